@@ -1,0 +1,101 @@
+"""Exception hierarchy: user errors, toolchain problems and compiler bugs are distinct classes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pypto.ir.span import Span
+
+
+class PyptoError(Exception):
+    """Base of every error pypto raises on purpose."""
+
+
+class UserError(PyptoError, ValueError):
+    """The user's program, arguments or settings are wrong; the message says how to fix them."""
+
+    def __init__(self, message: str, span: Span | None = None, hint: str | None = None) -> None:
+        self.message = message
+        self.span = span
+        self.hint = hint
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        """gcc-style text: ``file:line:col: error: msg``, source line, caret, hint."""
+        from pypto.diagnostics import render_message
+
+        return render_message("error", self.message, self.span, self.hint)
+
+
+class ParserError(UserError):
+    """Base of DSL frontend errors (codes E0xx-E3xx upstream)."""
+
+
+class ParserSyntaxError(ParserError):
+    """Malformed DSL source."""
+
+
+class ParserTypeError(ParserError):
+    """A type annotation or an operand type is wrong."""
+
+
+class UndefinedVariableError(ParserError):
+    """A name is used that is not defined."""
+
+
+class SSAViolationError(ParserError):
+    """A name is rebound under ``strict_ssa=True``."""
+
+
+class UnsupportedFeatureError(ParserError):
+    """A Python construct the DSL does not support."""
+
+
+class InvalidOperationError(ParserError):
+    """An op used where it is not allowed (wrong level, wrong memory space, ...)."""
+
+
+class ScopeIsolationError(ParserError):
+    """A scope refers to something it cannot see."""
+
+
+class SettingsError(UserError):
+    """A setting has a bad value, or two settings disagree."""
+
+
+class VerificationError(PyptoError):
+    """The IR breaks a property a pass relies on."""
+
+    def __init__(self, message: str, diagnostics: list | None = None) -> None:
+        self.diagnostics = list(diagnostics or [])
+        super().__init__(message)
+
+
+class ToolchainError(PyptoError, RuntimeError):
+    """An external tool is missing or failed; carries its stderr and a repro command."""
+
+    def __init__(self, message: str, *, stderr: str = "", repro: str = "", hint: str = "") -> None:
+        self.stderr = stderr
+        self.repro = repro
+        self.hint = hint
+        parts = [message]
+        if stderr.strip():
+            parts.append(stderr.rstrip())
+        if repro:
+            parts.append(f"Repro command:\n  {repro}")
+        if hint:
+            parts.append(f"hint: {hint}")
+        super().__init__("\n".join(parts))
+
+
+class PartialCodegenError(ToolchainError):
+    """Some kernel units failed to assemble; ``files`` holds what was produced."""
+
+    def __init__(self, message: str, files: dict[str, str] | None = None, **kw: str) -> None:
+        self.files = dict(files or {})
+        super().__init__(message, **kw)
+
+
+class InternalError(PyptoError):
+    """A pypto bug: an invariant the compiler itself should guarantee was broken."""
