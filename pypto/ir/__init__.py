@@ -1,0 +1,113 @@
+"""The IR: immutable nodes, types, the op registry, printer, structural equality.
+
+``ir.compile`` and ``ir.CompiledProgram`` are re-exported lazily from the driver so that this
+package imports nothing above it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pypto.ir.dtypes import DataType
+from pypto.ir.enums import (
+    ArgDirection,
+    ForKind,
+    FunctionType,
+    Level,
+    MemorySpace,
+    ParamDirection,
+    PadValue,
+    Role,
+    TensorLayout,
+    TileLayout,
+)
+from pypto.ir.expr import (
+    BinaryExpr,
+    BinOp,
+    Call,
+    ConstBool,
+    ConstFloat,
+    ConstInt,
+    Expr,
+    GlobalVar,
+    IterArg,
+    MakeTuple,
+    TupleGetItem,
+    UnaryExpr,
+    UnOp,
+    Var,
+)
+from pypto.ir.function import Function, Program
+from pypto.ir.options import (
+    BackendType,
+    DiagnosticCheck,
+    DiagnosticPhase,
+    MemoryPlanner,
+    OptimizationStrategy,
+    PassDumpLevel,
+    RuntimeKind,
+    VerificationLevel,
+)
+from pypto.ir.span import Span
+from pypto.ir.stmt import (
+    AssignStmt,
+    BreakStmt,
+    ClusterScopeStmt,
+    ContinueStmt,
+    EvalStmt,
+    ForStmt,
+    HierarchyScopeStmt,
+    IfStmt,
+    InCoreScopeStmt,
+    ReturnStmt,
+    RuntimeScopeStmt,
+    ScopeStmt,
+    SeqStmts,
+    Stmt,
+    WhileStmt,
+    YieldStmt,
+)
+from pypto.ir.structural import assert_structural_equal, structural_equal, structural_hash
+from pypto.ir.types import (
+    MemRef,
+    PtrType,
+    ScalarType,
+    ShapedType,
+    TensorType,
+    TensorView,
+    TileType,
+    TileView,
+    TupleType,
+    Type,
+    UnknownType,
+)
+
+_LAZY = {
+    "compile": ("pypto.driver", "compile"),
+    "CompiledProgram": ("pypto.compiled", "CompiledProgram"),
+    "python_print": ("pypto.ir.printer", "python_print"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module 'pypto.ir' has no attribute '{name}'")
+    import importlib
+
+    return getattr(importlib.import_module(target[0]), target[1])
+
+
+__all__ = [  # noqa: RUF022
+    "DataType", "ArgDirection", "ForKind", "FunctionType", "Level", "MemorySpace", "ParamDirection",
+    "PadValue", "Role", "TensorLayout", "TileLayout", "BinaryExpr", "BinOp", "Call", "ConstBool",
+    "ConstFloat", "ConstInt", "Expr", "GlobalVar", "IterArg", "MakeTuple", "TupleGetItem", "UnaryExpr",
+    "UnOp", "Var", "Function", "Program", "BackendType", "DiagnosticCheck", "DiagnosticPhase",
+    "MemoryPlanner", "OptimizationStrategy", "PassDumpLevel", "RuntimeKind", "VerificationLevel", "Span",
+    "AssignStmt", "BreakStmt", "ClusterScopeStmt", "ContinueStmt", "EvalStmt", "ForStmt",
+    "HierarchyScopeStmt", "IfStmt", "InCoreScopeStmt", "ReturnStmt", "RuntimeScopeStmt", "ScopeStmt",
+    "SeqStmts", "Stmt", "WhileStmt", "YieldStmt", "assert_structural_equal", "structural_equal",
+    "structural_hash", "MemRef", "PtrType", "ScalarType", "ShapedType", "TensorType", "TensorView",
+    "TileType", "TileView", "TupleType", "Type", "UnknownType", "compile", "CompiledProgram",
+    "python_print",
+]

@@ -1,0 +1,220 @@
+"""Op families shared by the ``tensor.*`` and ``tile.*`` namespaces, registered once per namespace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pypto.errors import UserError
+from pypto.ir.dtypes import DataType
+from pypto.ir.expr import Expr
+from pypto.ir.ops.infer import dims, like, require_2d, same_dtype, same_shape, scalar_dtype, shaped
+from pypto.ir.ops.registry import OpDef, register
+from pypto.ir.span import Span
+from pypto.ir.types import ScalarType, ShapedType, TensorType, TileType, Type
+
+BINARY = ("add", "sub", "mul", "div", "maximum", "minimum", "and_", "or_", "xor", "rem", "shl", "shr")
+SCALAR = ("adds", "subs", "muls", "divs", "maximums", "minimums", "ands", "ors", "rems", "shls", "shrs")
+UNARY = ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "recip", "relu", "not_", "sin", "cos")
+ROW_REDUCE = ("row_sum", "row_max", "row_min", "row_prod")
+COL_REDUCE = ("col_sum", "col_max", "col_min", "col_prod")
+ROW_EXPAND = ("row_expand", "row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div",
+              "row_expand_max", "row_expand_min", "row_expand_expdif")
+COL_EXPAND = ("col_expand", "col_expand_add", "col_expand_sub", "col_expand_mul", "col_expand_div",
+              "col_expand_max", "col_expand_min", "col_expand_expdif")
+
+# scalar form of each binary op, used by unified dispatch when the rhs is a number/Scalar
+SCALAR_FORM = {"add": "adds", "sub": "subs", "mul": "muls", "div": "divs", "maximum": "maximums",
+               "minimum": "minimums", "and_": "ands", "or_": "ors", "rem": "rems", "shl": "shls",
+               "shr": "shrs"}
+
+_BOOL_RESULT: frozenset[str] = frozenset()
+
+
+def _binary(name: str, kind: type):
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        a = shaped(args[0], name, "lhs", span, kind)
+        b = shaped(args[1], name, "rhs", span, kind)
+        same_shape(name, a, b, span)
+        same_dtype(name, a, b, span)
+        return like(a)
+    return infer
+
+
+def _scalar(name: str, kind: type):
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        a = shaped(args[0], name, "lhs", span, kind)
+        if not isinstance(args[1].type, ScalarType):
+            raise UserError(f"{name}: operand 'rhs' must be a scalar, got {args[1].type}", span)
+        return like(a)
+    return infer
+
+
+def _unary(name: str, kind: type):
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        a = shaped(args[0], name, "x", span, kind)
+        if name.endswith(("exp", "log", "sqrt", "rsqrt", "recip", "sin", "cos")) and not a.dtype.is_float:
+            raise UserError(f"{name}: needs a floating-point operand, got {a.dtype.value}", span,
+                            hint="pl.cast(x, pl.FP32) first")
+        return like(a)
+    return infer
+
+
+def _reduce(name: str, kind: type, axis: int):
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        a = shaped(args[0], name, "x", span, kind)
+        rows, cols = require_2d(name, a, span)
+        return like(a, (rows, 1) if axis == 1 else (1, cols))
+    return infer
+
+
+def _expand(name: str, kind: type, axis: int):
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        a = shaped(args[0], name, "lhs", span, kind)
+        b = shaped(args[1], name, "rhs", span, kind)
+        rows, cols = require_2d(name, a, span)
+        want = (rows, 1) if axis == 1 else (1, cols)
+        same_shape(name, like(b, want), b, span)
+        same_dtype(name, a, b, span)
+        return like(a)
+    return infer
+
+
+def _cast(name: str, kind: type):
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        a = shaped(args[0], name, "x", span, kind)
+        target = kw.get("target_type")
+        if not isinstance(target, DataType):
+            raise UserError(f"{name}: target_type must be a dtype such as pl.FP16", span)
+        return like(a, dtype=target)
+    return infer
+
+
+def _matmul(name: str, kind: type):
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        a = shaped(args[0], name, "lhs", span, kind)
+        b = shaped(args[1], name, "rhs", span, kind)
+        m, k1 = require_2d(name, a, span)
+        k2, n = require_2d(name, b, span)
+        if kw.get("a_trans"):
+            m, k1 = k1, m
+        if kw.get("b_trans"):
+            k2, n = n, k2
+        same_shape(name, like(a, (k1,)), like(b, (k2,)), span)
+        same_dtype(name, a, b, span)
+        out = kw.get("out_dtype") or (DataType.FP32 if a.dtype in (DataType.FP16, DataType.BF16, DataType.FP32)
+                                      else DataType.INT32)
+        return like(a, (m, n), dtype=out, space=None)
+    return infer
+
+
+def _matmul_acc(name: str, kind: type):
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        acc = shaped(args[0], name, "acc", span, kind)
+        prod = _matmul(name, kind)(args[1:], kw, span)
+        assert isinstance(prod, ShapedType)
+        same_shape(name, acc, prod, span)
+        return like(acc)
+    return infer
+
+
+def _slice(name: str, kind: type):
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        a = shaped(args[0], name, "x", span, kind)
+        shape = dims(args[1], name, "shape", span)
+        off = dims(args[2], name, "offset", span)
+        if len(shape) != a.rank or len(off) != a.rank:
+            raise UserError(f"{name}: shape/offset rank must match operand rank {a.rank}", span)
+        return like(a, shape)
+    return infer
+
+
+def _assemble(name: str, kind: type):
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        tgt = shaped(args[0], name, "target", span, kind)
+        src = shaped(args[1], name, "source", span)
+        if src.rank != tgt.rank:
+            raise UserError(f"{name}: source rank {src.rank} != target rank {tgt.rank}", span)
+        same_dtype(name, tgt, src, span)
+        return like(tgt)
+    return infer
+
+
+def _concat(name: str, kind: type):
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        a = shaped(args[0], name, "src0", span, kind)
+        b = shaped(args[1], name, "src1", span, kind)
+        r1, c1 = require_2d(name, a, span)
+        r2, c2 = require_2d(name, b, span)
+        same_dtype(name, a, b, span)
+        cols = c1 + c2 if isinstance(c1, int) and isinstance(c2, int) else c1
+        return like(a, (r1, cols))
+    return infer
+
+
+def _read(name: str, kind: type):
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        a = shaped(args[0], name, "src", span, kind)
+        return ScalarType(a.dtype)
+    return infer
+
+
+def _same_as_first(name: str, kind: type, what: str = "x"):
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        return like(shaped(args[0], name, what, span, kind))
+    return infer
+
+
+def _reshape(name: str, kind: type):
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        a = shaped(args[0], name, "x", span, kind)
+        return like(a, dims(args[1], name, "shape", span))
+    return infer
+
+
+def _transpose(name: str, kind: type):
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        a = shaped(args[0], name, "x", span, kind)
+        shape = list(a.shape)
+        i, j = (int(getattr(x, "value", 0)) for x in args[1:3])
+        shape[i], shape[j] = shape[j], shape[i]
+        return like(a, tuple(shape))
+    return infer
+
+
+def register_common(ns: str) -> None:
+    """Register the shared families under namespace ``ns`` (``tensor`` or ``tile``)."""
+    kind = TensorType if ns == "tensor" else TileType
+    for op in BINARY:
+        register(OpDef(f"{ns}.{op}", ("lhs", "rhs"), _binary(f"{ns}.{op}", kind), category="binary"))
+    for op in SCALAR:
+        register(OpDef(f"{ns}.{op}", ("lhs", "rhs"), _scalar(f"{ns}.{op}", kind), category="scalar"))
+    for op in UNARY:
+        register(OpDef(f"{ns}.{op}", ("x",), _unary(f"{ns}.{op}", kind), category="unary"))
+    for op in ROW_REDUCE:
+        register(OpDef(f"{ns}.{op}", ("x", "tmp_tile?"), _reduce(f"{ns}.{op}", kind, 1), category="reduce"))
+    for op in COL_REDUCE:
+        register(OpDef(f"{ns}.{op}", ("x", "tmp_tile?"), _reduce(f"{ns}.{op}", kind, 0), category="reduce"))
+    for op in ROW_EXPAND:
+        register(OpDef(f"{ns}.{op}", ("lhs", "rhs"), _expand(f"{ns}.{op}", kind, 1), category="expand"))
+    for op in COL_EXPAND:
+        register(OpDef(f"{ns}.{op}", ("lhs", "rhs"), _expand(f"{ns}.{op}", kind, 0), category="expand"))
+    register(OpDef(f"{ns}.cast", ("x",), _cast(f"{ns}.cast", kind),
+                   {"target_type": None, "mode": "round"}, category="cast"))
+    register(OpDef(f"{ns}.matmul", ("lhs", "rhs"), _matmul(f"{ns}.matmul", kind),
+                   {"out_dtype": None, "a_trans": False, "b_trans": False, "c_matrix_nz": False},
+                   category="matmul"))
+    register(OpDef(f"{ns}.matmul_acc", ("acc", "lhs", "rhs"), _matmul_acc(f"{ns}.matmul_acc", kind),
+                   {"a_trans": False, "b_trans": False, "init_cond": None}, category="matmul"))
+    register(OpDef(f"{ns}.slice", ("x", "shape", "offset", "valid_shape?"), _slice(f"{ns}.slice", kind),
+                   {"pad_value": None}, category="view"))
+    register(OpDef(f"{ns}.assemble", ("target", "source", "offset"), _assemble(f"{ns}.assemble", kind),
+                   {"atomic": None}, category="view"))
+    register(OpDef(f"{ns}.concat", ("src0", "src1"), _concat(f"{ns}.concat", kind), category="view"))
+    register(OpDef(f"{ns}.read", ("src", "offset"), _read(f"{ns}.read", kind), category="access"))
+    register(OpDef(f"{ns}.reshape", ("x", "shape"), _reshape(f"{ns}.reshape", kind), category="view"))
+    register(OpDef(f"{ns}.transpose", ("x", "axis1", "axis2"), _transpose(f"{ns}.transpose", kind),
+                   category="view"))
+    register(OpDef(f"{ns}.fillpad", ("x",), _same_as_first(f"{ns}.fillpad", kind),
+                   {"pad_value": None}, category="view"))
+    register(OpDef(f"{ns}.expands", ("target", "scalar"), _same_as_first(f"{ns}.expands", kind, "target"),
+                   category="create"))

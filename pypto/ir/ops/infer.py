@@ -1,0 +1,94 @@
+"""Type-inference helpers shared by the op tables."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from pypto.errors import UserError
+from pypto.ir.dtypes import DataType
+from pypto.ir.enums import MemorySpace
+from pypto.ir.expr import ConstInt, Expr, MakeTuple, as_int
+from pypto.ir.span import Span
+from pypto.ir.types import Dim, ScalarType, ShapedType, TensorType, TileType, Type
+
+KIND_NAME = {TensorType: "Tensor", TileType: "Tile"}
+
+
+def kind_of(t: Type) -> str:
+    return KIND_NAME.get(type(t), type(t).__name__.replace("Type", ""))
+
+
+def shaped(e: Expr, op: str, what: str, span: Span, kind: type | None = None) -> ShapedType:
+    """The ShapedType of operand ``what``; UserError when it is not a Tensor/Tile (of ``kind``)."""
+    t = e.type
+    want = kind or ShapedType
+    if not isinstance(t, want):
+        need = KIND_NAME.get(want, "Tensor or Tile")
+        raise UserError(f"{op}: operand '{what}' must be a {need}, got {kind_of(t)}", e.span if e.span.is_known() else span)
+    return t
+
+
+def scalar_dtype(e: Expr) -> DataType | None:
+    t = e.type
+    return t.dtype if isinstance(t, ScalarType) else None
+
+
+def dim_eq(a: Dim, b: Dim) -> bool:
+    """Static dims must match; a dynamic dim is only checked at run time."""
+    x, y = as_int(a), as_int(b)
+    if x is not None and y is not None:
+        return x == y
+    return True
+
+
+def fmt_shape(shape: tuple[Dim, ...]) -> str:
+    return "[" + ", ".join(str(d) if isinstance(d, int) else getattr(d, "name", "?") for d in shape) + "]"
+
+
+def same_shape(op: str, a: ShapedType, b: ShapedType, span: Span) -> None:
+    if len(a.shape) != len(b.shape) or not all(dim_eq(x, y) for x, y in zip(a.shape, b.shape, strict=True)):
+        raise UserError(f"{op}: shape mismatch {fmt_shape(a.shape)} vs {fmt_shape(b.shape)}", span,
+                        hint="elementwise operands must have the same shape")
+
+
+def same_dtype(op: str, a: ShapedType, b: ShapedType, span: Span) -> None:
+    if a.dtype is not b.dtype:
+        raise UserError(f"{op}: dtype mismatch {a.dtype.value} vs {b.dtype.value}", span,
+                        hint="insert pl.cast(x, ...) to convert one operand")
+
+
+def dims(e: Expr, op: str, what: str, span: Span) -> tuple[Dim, ...]:
+    """A list operand (MakeTuple of ints / index exprs) as a tuple of dims."""
+    if not isinstance(e, MakeTuple):
+        raise UserError(f"{op}: '{what}' must be a list such as [64, 64]", e.span if e.span.is_known() else span)
+    out: list[Dim] = []
+    for el in e.elements:
+        out.append(el.value if isinstance(el, ConstInt) else el)
+    return tuple(out)
+
+
+def like(t: ShapedType, shape: tuple[Dim, ...] | None = None, dtype: DataType | None = None,
+         space: MemorySpace | None | str = "keep") -> ShapedType:
+    """A fresh type of the same kind (no memref/view) with shape/dtype/space replaced."""
+    new_shape = t.shape if shape is None else tuple(shape)
+    new_dtype = t.dtype if dtype is None else dtype
+    if isinstance(t, TileType):
+        mem = t.memory_space if space == "keep" else space
+        return TileType(new_shape, new_dtype, memory_space=mem)  # type: ignore[arg-type]
+    return TensorType(new_shape, new_dtype)
+
+
+def require_2d(op: str, t: ShapedType, span: Span) -> tuple[Dim, Dim]:
+    if t.rank != 2:
+        raise UserError(f"{op}: expects a 2-D operand, got rank {t.rank} {fmt_shape(t.shape)}", span)
+    return t.shape[0], t.shape[1]
+
+
+def kw_dtype(kwargs: dict[str, Any], key: str) -> DataType | None:
+    v = kwargs.get(key)
+    return v if isinstance(v, DataType) or v is None else None
+
+
+def with_space(t: TileType, space: MemorySpace) -> TileType:
+    return replace(t, memory_space=space, memref=None, view=None)

@@ -1,0 +1,111 @@
+"""The op registry: the single source of truth for op names, operands, keyword defaults and typing.
+
+The DSL, the printer/parser, the verifier and every emitter look ops up here by name; an unknown
+name raises. Codegen rule tables are keyed by the same names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pypto.errors import InternalError, UserError
+from pypto.ir.expr import Call, Expr
+from pypto.ir.span import Span
+from pypto.ir.types import Type
+
+InferFn = Callable[["list[Expr]", "dict[str, Any]", Span], Type]
+
+
+@dataclass(frozen=True, slots=True)
+class OpDef:
+    """One op: ``args`` are positional operand names (``?`` suffix = optional), ``kwargs`` defaults.
+
+    ``positional_kwargs`` are non-Expr parameters (enums, sizes) that the DSL writes positionally
+    after the operands, e.g. ``pl.tile.alloc(pl.Mem.Vec, 65536)``; the IR keeps them in kwargs.
+    """
+
+    name: str
+    args: tuple[str, ...]
+    infer: InferFn
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    category: str = "misc"
+    doc: str = ""
+    positional_kwargs: tuple[str, ...] = ()
+
+    @property
+    def namespace(self) -> str:
+        return self.name.split(".", 1)[0]
+
+    @property
+    def short(self) -> str:
+        return self.name.split(".", 1)[1]
+
+    @property
+    def required(self) -> int:
+        return sum(1 for a in self.args if not a.endswith("?"))
+
+
+_REGISTRY: dict[str, OpDef] = {}
+
+
+def register(op: OpDef) -> OpDef:
+    """Add an op; a duplicate name is a pypto bug."""
+    if op.name in _REGISTRY:
+        raise InternalError(f"op '{op.name}' registered twice")
+    _REGISTRY[op.name] = op
+    return op
+
+
+def get_op(name: str) -> OpDef:
+    """The definition of ``name``; raises for unknown ops."""
+    _ensure_loaded()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise InternalError(f"unknown op '{name}'") from None
+
+
+def has_op(name: str) -> bool:
+    _ensure_loaded()
+    return name in _REGISTRY
+
+
+def all_ops() -> dict[str, OpDef]:
+    _ensure_loaded()
+    return dict(_REGISTRY)
+
+
+def make_call(
+    name: str,
+    args: list[Expr] | tuple[Expr, ...],
+    kwargs: dict[str, Any] | None = None,
+    span: Span | None = None,
+    attrs: dict[str, Any] | None = None,
+) -> Call:
+    """Build a typed Call to a registered op, checking arity and keyword names."""
+    op = get_op(name)
+    sp = span or Span.unknown()
+    args = list(args)
+    if not op.required <= len(args) <= len(op.args):
+        want = f"{op.required}" if op.required == len(op.args) else f"{op.required} to {len(op.args)}"
+        raise UserError(f"{name}() takes {want} positional arguments but {len(args)} were given", sp)
+    kw = dict(kwargs or {})
+    unknown = sorted(set(kw) - set(op.kwargs))
+    if unknown:
+        raise UserError(f"{name}() got an unexpected keyword argument '{unknown[0]}'", sp,
+                        hint=f"accepted keywords: {', '.join(op.kwargs) or 'none'}")
+    full_kw = {**op.kwargs, **kw}
+    result = op.infer(args, full_kw, sp)
+    return Call(name, tuple(args), kw, dict(attrs or {}), result, span=sp)
+
+
+_loaded = False
+
+
+def _ensure_loaded() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        from pypto.ir.ops import tensor_ops, tile_ops  # noqa: F401  (registers on import)

@@ -1,0 +1,101 @@
+"""``tile.*`` ops: on-chip tile operations inside InCore kernels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pypto.errors import UserError
+from pypto.ir.dtypes import DataType
+from pypto.ir.enums import MemorySpace
+from pypto.ir.expr import Expr
+from pypto.ir.ops.common import register_common
+from pypto.ir.ops.infer import dims, like, require_2d, shaped, with_space
+from pypto.ir.ops.registry import OpDef, register
+from pypto.ir.span import Span
+from pypto.ir.types import PtrType, TensorType, TileType, Type
+
+LOAD_SPACES = (MemorySpace.Vec, MemorySpace.Mat)
+
+
+def _space(kw: dict[str, Any], key: str, op: str, span: Span) -> MemorySpace:
+    v = kw.get(key)
+    if not isinstance(v, MemorySpace):
+        raise UserError(f"{op}: '{key}' must be a memory space such as pl.Mem.Vec, got {v!r}", span)
+    return v
+
+
+def _dtype(kw: dict[str, Any], op: str, span: Span) -> DataType:
+    dt = kw.get("dtype")
+    if not isinstance(dt, DataType):
+        raise UserError(f"{op}: 'dtype' must be a dtype constant such as pl.FP32", span)
+    return dt
+
+
+def _load(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+    t = shaped(args[0], "tile.load", "tensor", span, TensorType)
+    space = _space(kw, "target_memory", "tile.load", span)
+    if space not in LOAD_SPACES:
+        raise UserError(f"target_memory for tile.load must be MemorySpace.Vec or MemorySpace.Mat, got "
+                        f"MemorySpace.{space.value}", span,
+                        hint="load into Mat, then pl.move(tile, pl.Mem.Left/Right)")
+    shape = dims(args[2], "tile.load", "shapes", span)
+    if len(shape) != t.rank:
+        raise UserError(f"tile.load: shapes rank {len(shape)} != tensor rank {t.rank}", span)
+    return TileType(shape, t.dtype, memory_space=space)
+
+
+def _store(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+    shaped(args[0], "tile.store", "tile", span, TileType)
+    out = shaped(args[2], "tile.store", "output_tensor", span, TensorType)
+    return like(out)
+
+
+def _move(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+    t = shaped(args[0], "tile.move", "tile", span, TileType)
+    assert isinstance(t, TileType)
+    return with_space(t, _space(kw, "target_memory", "tile.move", span))
+
+
+def _create(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+    space = kw.get("target_memory") or MemorySpace.Vec
+    return TileType(dims(args[0], "tile.create", "shape", span), _dtype(kw, "tile.create", span),
+                    memory_space=space)
+
+
+def _full(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+    return TileType(dims(args[0], "tile.full", "shape", span), _dtype(kw, "tile.full", span),
+                    memory_space=MemorySpace.Vec)
+
+
+def _alloc(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+    _space(kw, "memory_space", "tile.alloc", span)
+    return PtrType()
+
+
+def _write(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+    return like(shaped(args[0], "tile.write", "dst", span, TileType))
+
+
+def _matmul_bias(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+    a = shaped(args[0], "tile.matmul_bias", "lhs", span, TileType)
+    b = shaped(args[1], "tile.matmul_bias", "rhs", span, TileType)
+    m, _ = require_2d("tile.matmul_bias", a, span)
+    _, n = require_2d("tile.matmul_bias", b, span)
+    return TileType((m, n), DataType.FP32, memory_space=MemorySpace.Acc)
+
+
+register_common("tile")
+register(OpDef("tile.load", ("tensor", "offsets", "shapes", "valid_shapes?"), _load,
+               {"target_memory": MemorySpace.Vec, "clamp": False}, category="memory"))
+register(OpDef("tile.store", ("tile", "offsets", "output_tensor"), _store,
+               {"atomic": None, "shapes": None}, category="memory"))
+register(OpDef("tile.move", ("tile",), _move,
+               {"target_memory": None, "blayout": None, "slayout": None}, category="memory",
+               positional_kwargs=("target_memory",)))
+register(OpDef("tile.create", ("shape",), _create, {"dtype": None, "target_memory": MemorySpace.Vec},
+               category="create"))
+register(OpDef("tile.full", ("shape", "value"), _full, {"dtype": None}, category="create"))
+register(OpDef("tile.alloc", (), _alloc, {"memory_space": None, "size": 0, "pinned": False},
+               category="memory", positional_kwargs=("memory_space", "size")))
+register(OpDef("tile.write", ("dst", "offset", "value"), _write, category="access"))
+register(OpDef("tile.matmul_bias", ("lhs", "rhs", "bias"), _matmul_bias, category="matmul"))

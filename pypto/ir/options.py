@@ -1,0 +1,98 @@
+"""Compile-option enums shared by the API, the pass manager, codegen and the runtime."""
+
+from __future__ import annotations
+
+from enum import Enum, IntEnum
+
+
+class BackendType(Enum):
+    """Pass and codegen target."""
+
+    Ascend910B = "Ascend910B"
+    Ascend950 = "Ascend950"
+
+
+class OptimizationStrategy(Enum):
+    """Pass pipeline recipe; ``Default`` is the only one."""
+
+    Default = "Default"
+
+
+class PassDumpLevel(IntEnum):
+    """IR snapshots after each pass: none, concise, or with explicit tile layouts."""
+
+    NONE = 0
+    CONCISE = 1
+    EXPLICIT = 2
+
+    @staticmethod
+    def coerce(value: bool | PassDumpLevel | int | str) -> PassDumpLevel:
+        """Accept bool (True -> CONCISE), an int, a name, or the enum itself."""
+        if isinstance(value, PassDumpLevel):
+            return value
+        if isinstance(value, bool):
+            return PassDumpLevel.CONCISE if value else PassDumpLevel.NONE
+        if isinstance(value, str):
+            try:
+                return PassDumpLevel[value.upper()]
+            except KeyError:
+                raise ValueError(f"Invalid dump level '{value}': expected none, concise or explicit") from None
+        return PassDumpLevel(value)
+
+
+class VerificationLevel(Enum):
+    NONE = "none"
+    BASIC = "basic"
+    ROUNDTRIP = "roundtrip"
+
+
+class MemoryPlanner(Enum):
+    """Who plans on-chip buffers: our passes, DSA with reuse penalties, or the assembler."""
+
+    PYPTO = "PYPTO"
+    DSA_RP = "DSA_RP"
+    PTOAS = "PTOAS"
+
+
+class DiagnosticPhase(Enum):
+    NONE = "none"
+    PRE_PIPELINE = "pre_pipeline"
+    POST_PASS = "post_pass"
+    POST_PIPELINE = "post_pipeline"
+
+
+class DiagnosticCheck(Enum):
+    UnusedVariable = "UnusedVariable"
+    UnusedControlFlowResult = "UnusedControlFlowResult"
+    OutParamWriteDropped = "OutParamWriteDropped"
+    TileInnermostDimGranularity = "TileInnermostDimGranularity"
+
+
+class RuntimeKind(Enum):
+    """Runtime ABI the artifact targets; the value is its wire name."""
+
+    TENSORMAP_AND_RINGBUFFER = "tensormap_and_ringbuffer"
+    HOST_BUILD_GRAPH = "host_build_graph"
+
+    @staticmethod
+    def from_name(name: str | RuntimeKind) -> RuntimeKind:
+        if isinstance(name, RuntimeKind):
+            return name
+        for kind in RuntimeKind:
+            if kind.value == name or kind.name == name:
+                return kind
+        raise ValueError(f"Unknown runtime '{name}': expected one of tensormap_and_ringbuffer, host_build_graph")
+
+
+PLATFORMS = ("a2a3sim", "a2a3", "a5sim", "a5")
+
+
+def backend_for_platform(platform: str) -> BackendType:
+    """a2a3* -> Ascend910B, a5* -> Ascend950; the upstream error for anything else."""
+    if platform not in PLATFORMS:
+        raise ValueError(f"Invalid platform '{platform}'. Expected 'a2a3sim', 'a2a3', 'a5sim', or 'a5'.")
+    return BackendType.Ascend950 if platform.startswith("a5") else BackendType.Ascend910B
+
+
+def default_sim_platform(backend: BackendType) -> str:
+    return "a5sim" if backend is BackendType.Ascend950 else "a2a3sim"

@@ -1,0 +1,150 @@
+"""IR statements. ``span`` and ``comments`` never take part in structural equality."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pypto.ir.enums import ForKind, Level, Role
+from pypto.ir.expr import Expr, IterArg, Var
+from pypto.ir.span import Span
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Stmt:
+    """Base of statements."""
+
+    span: Span = field(default_factory=Span.unknown, kw_only=True, repr=False)
+    comments: tuple[str, ...] = field(default=(), kw_only=True, repr=False)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class AssignStmt(Stmt):
+    """``var = value`` (defines ``var``)."""
+
+    var: Var
+    value: Expr
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class EvalStmt(Stmt):
+    """An expression evaluated for its effect."""
+
+    expr: Expr
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ReturnStmt(Stmt):
+    values: tuple[Expr, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class YieldStmt(Stmt):
+    """Binds the results of the enclosing ``for``/``while``/``if`` (its ``return_vars``)."""
+
+    values: tuple[Expr, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class BreakStmt(Stmt):
+    pass
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ContinueStmt(Stmt):
+    pass
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class SeqStmts(Stmt):
+    stmts: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class IfStmt(Stmt):
+    cond: Expr
+    then_body: Stmt
+    else_body: Stmt | None = None
+    return_vars: tuple[Var, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ForStmt(Stmt):
+    """``for loop_var in pl.range(start, stop, step, init_values=...)``."""
+
+    loop_var: Var
+    start: Expr
+    stop: Expr
+    step: Expr
+    body: Stmt
+    iter_args: tuple[IterArg, ...] = ()
+    return_vars: tuple[Var, ...] = ()
+    kind: ForKind = ForKind.Sequential
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class WhileStmt(Stmt):
+    cond: Expr
+    body: Stmt
+    iter_args: tuple[IterArg, ...] = ()
+    return_vars: tuple[Var, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ScopeStmt(Stmt):
+    """Base of ``with`` scopes."""
+
+    body: Stmt
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class InCoreScopeStmt(ScopeStmt):
+    """``with pl.at(level=pl.Level.CORE_GROUP, name_hint=..., deps=[...]) [as tid]:``."""
+
+    name_hint: str = ""
+    deps: tuple[Expr, ...] = ()
+    task_var: Var | None = None
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class HierarchyScopeStmt(ScopeStmt):
+    """``with pl.at(level=<not CORE_GROUP>, role=...)``."""
+
+    level: Level = Level.CHIP
+    role: Role | None = None
+    name_hint: str = ""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ClusterScopeStmt(ScopeStmt):
+    """``with pl.cluster(name_hint=...)`` -> a Group function."""
+
+    name_hint: str = ""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class RuntimeScopeStmt(ScopeStmt):
+    """``with pl.scope()`` / ``pl.manual_scope()`` -> ``PTO2_SCOPE()`` in orchestration C++."""
+
+    manual: bool = False
+
+
+def seq(stmts: list[Stmt] | tuple[Stmt, ...], span: Span | None = None) -> Stmt:
+    """One statement for a list: the single element itself, else a SeqStmts."""
+    if len(stmts) == 1:
+        return stmts[0]
+    return SeqStmts(tuple(stmts), span=span or Span.unknown())
+
+
+def flatten(stmt: Stmt | None) -> list[Stmt]:
+    """The statements of a body as a flat list (nested SeqStmts expanded)."""
+    if stmt is None:
+        return []
+    if isinstance(stmt, SeqStmts):
+        out: list[Stmt] = []
+        for s in stmt.stmts:
+            out.extend(flatten(s))
+        return out
+    return [stmt]

@@ -1,0 +1,122 @@
+"""Generic traversal over IR dataclasses: a read-only visitor and a rebuilding mutator.
+
+Subclasses override ``visit_<ClassName>`` for the nodes they care about; every other node is
+walked (visitor) or rebuilt only when a child changed (mutator), so untouched subtrees are shared.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from pypto.ir.expr import Expr, Var
+from pypto.ir.function import Function, Program
+from pypto.ir.stmt import Stmt
+
+_SKIP = frozenset({"span", "comments", "uid", "name"})
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def child_fields(cls: type) -> tuple[str, ...]:
+    """Names of fields that may hold IR children (cached per class)."""
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = tuple(f.name for f in dataclasses.fields(cls) if f.name not in _SKIP)
+        _FIELDS[cls] = names
+    return names
+
+
+def _is_node(v: Any) -> bool:
+    return isinstance(v, (Expr, Stmt))
+
+
+class IRVisitor:
+    """Walks statements and expressions (types, kwargs and attrs are not entered)."""
+
+    def visit(self, node: Any) -> None:
+        method = getattr(self, f"visit_{type(node).__name__}", None)
+        if method is not None:
+            method(node)
+        else:
+            self.generic_visit(node)
+
+    def generic_visit(self, node: Any) -> None:
+        for name in child_fields(type(node)):
+            if name in ("kwargs", "attrs", "var_type", "result_type"):
+                continue
+            value = getattr(node, name)
+            if _is_node(value):
+                self.visit(value)
+            elif isinstance(value, tuple):
+                for item in value:
+                    if _is_node(item):
+                        self.visit(item)
+
+    def visit_function(self, func: Function) -> None:
+        for p in func.params:
+            self.visit(p)
+        self.visit(func.body)
+
+    def visit_program(self, program: Program) -> None:
+        for f in program.functions:
+            self.visit_function(f)
+
+
+class IRMutator:
+    """Rebuilds the tree bottom-up; a node whose children are unchanged is returned as is."""
+
+    def visit(self, node: Any) -> Any:
+        method = getattr(self, f"visit_{type(node).__name__}", None)
+        if method is not None:
+            return method(node)
+        return self.generic_visit(node)
+
+    def visit_Var(self, var: Var) -> Expr:  # noqa: N802
+        return var
+
+    def generic_visit(self, node: Any) -> Any:
+        changes: dict[str, Any] = {}
+        for name in child_fields(type(node)):
+            if name in ("kwargs", "attrs", "var_type", "result_type"):
+                continue
+            value = getattr(node, name)
+            new = self._visit_value(value)
+            if new is not value:
+                changes[name] = new
+        return dataclasses.replace(node, **changes) if changes else node
+
+    def _visit_value(self, value: Any) -> Any:
+        if _is_node(value):
+            return self.visit(value)
+        if isinstance(value, tuple) and any(_is_node(v) for v in value):
+            new = tuple(self.visit(v) if _is_node(v) else v for v in value)
+            return value if all(a is b for a, b in zip(new, value, strict=True)) else new
+        return value
+
+    def visit_function(self, func: Function) -> Function:
+        body = self.visit(func.body)
+        return func if body is func.body else func.with_(body=body)
+
+    def visit_program(self, program: Program) -> Program:
+        funcs = [self.visit_function(f) for f in program.functions]
+        if all(a is b for a, b in zip(funcs, program.functions, strict=True)):
+            return program
+        return program.with_functions(funcs)
+
+
+class Substitute(IRMutator):
+    """Replace Vars by expressions (``mapping`` keyed by Var identity)."""
+
+    def __init__(self, mapping: dict[Var, Expr]) -> None:
+        self.mapping = mapping
+
+    def visit_Var(self, var: Var) -> Expr:  # noqa: N802
+        return self.mapping.get(var, var)
+
+    def visit_IterArg(self, var: Var) -> Expr:  # noqa: N802
+        return self.mapping.get(var, var)
+
+
+def substitute(node: Any, mapping: dict[Var, Expr]) -> Any:
+    """``node`` with every occurrence of a mapped Var replaced (definitions included)."""
+    return Substitute(mapping).visit(node) if mapping else node
