@@ -131,8 +131,6 @@ class SupportPin(_Pin):
     platforms: tuple[str, ...]
     backends: tuple[str, ...]
     runtimes: tuple[str, ...]
-    default_platform: str
-    default_runtime: str
 
     @model_validator(mode="after")
     def _known(self) -> SupportPin:
@@ -144,8 +142,6 @@ class SupportPin(_Pin):
         missing = [PLATFORMS[p].backend for p in self.platforms if PLATFORMS[p].backend not in self.backends]
         if missing:
             raise ValueError(f"platforms need backends that are not listed: {', '.join(sorted(set(missing)))}")
-        if self.default_platform not in self.platforms or self.default_runtime not in self.runtimes:
-            raise ValueError("default_platform/default_runtime must be in platforms/runtimes")
         return self
 
 

@@ -36,10 +36,12 @@ PLATFORMS: dict[str, PlatformInfo] = {
 }
 BACKEND_DEFAULT_SIM: dict[str, str] = {"Ascend910B": "a2a3sim", "Ascend950": "a5sim"}
 RUNTIMES: tuple[str, ...] = ("tensormap_and_ringbuffer", "host_build_graph")
+DEFAULT_PLATFORM = "a2a3sim"
 DEFAULT_RUNTIME = "tensormap_and_ringbuffer"
 GRAPH_RUNTIME = "host_build_graph"
 
-_FLAGS = {"platform": "--platform", "runtime": "--runtime", "toolchain": "--toolchain"}
+_FLAGS = {"platform": "--platform", "runtime": "--runtime", "toolchain": "--toolchain",
+          "log_level": "--log-level", "log_format": "--log-format"}
 
 
 def invalid_platform_text(name: object) -> str:
@@ -54,17 +56,18 @@ def unknown_runtime_text(name: object) -> str:
 
 def fix_hint(setting: str, source: str, example: str) -> str:
     """How to change ``setting`` where it was set (``source`` as from ``Settings.source_of``)."""
-    env_var = f"PYPTO_{setting.upper()}"
+    env_var = "PTOAS_ROOT" if setting == "ptoas_root" else f"PYPTO_{setting.upper()}"
     if source.startswith("env "):
         return f"set {source[4:]}={example} (or unset it)"
     if source.startswith("file "):
         return f"change `{setting} = \"{example}\"` in {source[5:]}"
-    flag = _FLAGS.get(setting, f"--{setting.replace('_', '-')}")
+    flag = _FLAGS.get(setting)
+    cli = f" (CLI: {flag} {example})" if flag else ""
     if source == "argument":
-        return f"pass {setting}='{example}' (CLI: {flag} {example})"
+        return f"pass {setting}='{example}'{cli}"
     if source == "artifact":
-        return f"recompile the program with {flag} {example}"
-    return f"choose one with {flag} {example} or {env_var}={example}"
+        return f"recompile the program with {flag or setting} {example}"
+    return f"set {env_var}={example}{cli}"
 
 
 def _error(message: str, setting: str, source: str, example: str) -> SettingsError:

@@ -1,0 +1,137 @@
+"""Structured logs (structlog): configured once at the entry point, always written to stderr.
+
+Human-readable console lines on a TTY, JSON lines otherwise or when ``log_format="json"``. Context
+bound with :func:`bind_context` or :func:`bound_context` (toolchain, platform, program, stage,
+output_dir) is attached to every line. Stdout stays free for data (``--json`` results).
+"""
+
+from __future__ import annotations
+
+import logging as _stdlib_logging
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, TextIO
+
+import structlog
+
+if TYPE_CHECKING:
+    from pypto.toolchain.settings import Settings
+
+LEVELS: dict[str, int] = {
+    "debug": _stdlib_logging.DEBUG,
+    "info": _stdlib_logging.INFO,
+    "event": _stdlib_logging.INFO,
+    "warn": _stdlib_logging.WARNING,
+    "warning": _stdlib_logging.WARNING,
+    "error": _stdlib_logging.ERROR,
+    "fatal": _stdlib_logging.CRITICAL,
+    "none": _stdlib_logging.CRITICAL,
+}
+CONTEXT_KEYS = ("toolchain", "platform", "program", "stage", "output_dir")
+
+
+class _Stderr:
+    """A file-like object that writes to whatever ``sys.stderr`` is at write time."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+    def isatty(self) -> bool:
+        return bool(getattr(sys.stderr, "isatty", lambda: False)())
+
+
+def _use_json(log_format: str, stream: TextIO | _Stderr) -> bool:
+    if log_format == "json":
+        return True
+    if log_format == "console":
+        return False
+    return not stream.isatty()
+
+
+def _colors(stream: TextIO | _Stderr) -> bool:
+    from pypto.toolchain.settings import terminal_env
+
+    term = terminal_env()
+    if term.no_color:
+        return False
+    return term.force_color or stream.isatty()
+
+
+def configure_logging(
+    settings: Settings | None = None,
+    *,
+    level: str | None = None,
+    log_format: str | None = None,
+    stream: TextIO | None = None,
+) -> None:
+    """Configure structlog for this process and bind ``toolchain`` and ``platform`` from settings.
+
+    Args:
+        settings: resolved settings (``log_level``, ``log_format``, ``toolchain``, ``platform``).
+        level: overrides ``settings.log_level``.
+        log_format: ``auto`` | ``console`` | ``json``; overrides ``settings.log_format``.
+        stream: where to write (default: the current ``sys.stderr``, looked up at each write).
+    """
+    level = level or (settings.log_level if settings else "info")
+    log_format = log_format or (settings.log_format if settings else "auto")
+    out: TextIO | _Stderr = stream or _Stderr()
+    shared: list[Any] = [
+        *([_drop_all] if level == "none" else []),
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
+    if _use_json(log_format, out):
+        renderer: list[Any] = [structlog.processors.dict_tracebacks, structlog.processors.JSONRenderer()]
+    else:
+        renderer = [structlog.dev.ConsoleRenderer(colors=_colors(out), pad_event_to=0,
+                                                  exception_formatter=structlog.dev.plain_traceback)]
+    structlog.configure(
+        processors=[*shared, *renderer],
+        wrapper_class=structlog.make_filtering_bound_logger(LEVELS[level]),
+        logger_factory=structlog.PrintLoggerFactory(file=out),  # type: ignore[arg-type]
+        cache_logger_on_first_use=False,
+    )
+    structlog.contextvars.clear_contextvars()
+    if settings is not None:
+        bind_context(toolchain=settings.toolchain, platform=settings.platform)
+
+
+def _drop_all(_logger: Any, _method: str, _event: Any) -> Any:
+    raise structlog.DropEvent
+
+
+def get_logger(name: str | None = None, **context: Any) -> Any:
+    """A lazy logger (it follows later :func:`configure_logging` calls); ``name`` shows as ``logger_name=``."""
+    initial = {"logger_name": name, **context} if name else context
+    return structlog.get_logger(**initial)
+
+
+def bind_context(**context: Any) -> None:
+    """Attach context (e.g. ``program=``, ``output_dir=``) to every following log line."""
+    structlog.contextvars.bind_contextvars(**{k: str(v) for k, v in context.items() if v is not None})
+
+
+@contextmanager
+def bound_context(**context: Any) -> Iterator[None]:
+    """Attach context to log lines inside the block only."""
+    with structlog.contextvars.bound_contextvars(**{k: str(v) for k, v in context.items() if v is not None}):
+        yield
+
+
+@contextmanager
+def stage(name: str, logger: Any | None = None, **context: Any) -> Iterator[None]:
+    """Log a compile stage's start and duration at debug, with ``stage=<name>`` bound inside."""
+    log = logger or get_logger("pypto.stage")
+    start = time.perf_counter()
+    with bound_context(stage=name, **context):
+        log.debug("stage start")
+        try:
+            yield
+        finally:
+            log.debug("stage done", duration_ms=round((time.perf_counter() - start) * 1000, 3))
