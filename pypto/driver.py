@@ -1,0 +1,311 @@
+"""``ir.compile``: run the pass pipeline, generate code, assemble, and commit an artifact directory.
+
+Writes are staged: everything but the pass dumps and reports goes to a staging directory first and
+is moved into place at the end, with ``compiled_meta.json`` (the completeness marker) last. A failed
+or interrupted compile therefore never leaves a directory that looks complete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pypto.compiled import META_FILE, CompiledProgram, ParamInfo
+from pypto.errors import PartialCodegenError
+from pypto.ir.enums import ParamDirection
+from pypto.ir.function import Program
+from pypto.ir.options import (
+    BackendType,
+    DiagnosticCheck,
+    DiagnosticPhase,
+    MemoryPlanner,
+    OptimizationStrategy,
+    PassDumpLevel,
+    RuntimeKind,
+    VerificationLevel,
+    backend_for_platform,
+    default_sim_platform,
+)
+from pypto.ir.types import ShapedType, TupleType
+
+# markers of the other build kinds, deleted by a fresh compile
+STALE_MARKERS = ("compiled_meta.json", "distributed_meta.json", "kernel_config.py", "orchestration/host_orch.py")
+
+
+@dataclass
+class CompileOptions:
+    """Every ``ir.compile`` knob after defaults and settings were applied."""
+
+    output_dir: Path
+    dump_level: PassDumpLevel
+    backend_type: BackendType
+    platform: str
+    skip_ptoas: bool
+    verification_level: VerificationLevel
+    diagnostic_phase: DiagnosticPhase
+    disabled_diagnostics: set[DiagnosticCheck]
+    memory_planner: MemoryPlanner
+    l0c_double_buffer: bool
+    profiling: bool
+    analyze_auto_scopes_for_deps: bool
+    emit_source_loc: bool
+    dump_ptoas_passes: bool
+    runtime: RuntimeKind
+    settings: Any = None
+    stages: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _settings() -> Any:
+    from pypto.toolchain.settings import resolve_settings
+
+    return resolve_settings()
+
+
+def _conflict(name: str, value: Any, op: str = "compile") -> None:
+    from pypto.passes.context import PassContext
+
+    if value is not None and PassContext.current() is not None:
+        raise RuntimeError(
+            f"{op}() was called with {name} while a PassContext is already active. "
+            f"Set the {name} on the existing PassContext instead.")
+
+
+def _default_output_dir(program: Program, settings: Any) -> Path:
+    base = Path(getattr(settings, "prog_build_dir", None) or "build_output")
+    stamp = datetime.now().strftime("%Y%m%d_%H%M%S")
+    out = base / f"{program.name}_{stamp}"
+    n = 1
+    while out.exists():
+        out = base / f"{program.name}_{stamp}_{n}"
+        n += 1
+    return out
+
+
+def resolve_options(program: Program, kw: dict[str, Any]) -> CompileOptions:
+    """Apply defaults, the PassContext conflict rule and settings to the raw keyword arguments."""
+    for name in ("verification_level", "diagnostic_phase", "memory_planner", "runtime"):
+        _conflict(name, kw[name])
+    if kw["strategy"] is not OptimizationStrategy.Default:
+        raise ValueError(f"Unsupported optimization strategy: {kw['strategy']!r}")
+    settings = kw.get("settings") or _settings()
+    backend = kw["backend_type"]
+    platform = kw["platform"]
+    if platform is not None:
+        backend = backend_for_platform(platform)
+    ctx = _active_context()
+    vlevel = kw["verification_level"] or (ctx.verification_level if ctx else None) or VerificationLevel(
+        getattr(settings, "verify_level", "basic") or "basic")
+    dphase = kw["diagnostic_phase"] or (ctx.diagnostic_phase if ctx else None) or DiagnosticPhase(
+        getattr(settings, "warning_level", "pre_pipeline") or "pre_pipeline")
+    disabled = kw["disabled_diagnostics"]
+    runtime = kw["runtime"] or (ctx.runtime if ctx else None) or getattr(settings, "runtime", None)
+    emit_loc = kw["emit_source_loc"]
+    return CompileOptions(
+        output_dir=Path(kw["output_dir"]) if kw["output_dir"] is not None else _default_output_dir(program, settings),
+        dump_level=PassDumpLevel.coerce(kw["dump_passes"]),
+        backend_type=backend,
+        platform=platform or default_sim_platform(backend),
+        skip_ptoas=bool(kw["skip_ptoas"]),
+        verification_level=vlevel,
+        diagnostic_phase=dphase,
+        disabled_diagnostics=set(disabled) if disabled is not None else {DiagnosticCheck.UnusedControlFlowResult},
+        memory_planner=kw["memory_planner"] or (ctx.memory_planner if ctx else None) or MemoryPlanner.PYPTO,
+        l0c_double_buffer=bool(kw["enable_pypto_l0c_double_buffer"]),
+        profiling=bool(kw["profiling"]) or bool(getattr(settings, "compile_profiling", False)),
+        analyze_auto_scopes_for_deps=bool(kw["analyze_auto_scopes_for_deps"]),
+        emit_source_loc=bool(getattr(settings, "emit_pto_loc", True)) if emit_loc is None else bool(emit_loc),
+        dump_ptoas_passes=bool(kw["dump_ptoas_passes"]),
+        runtime=RuntimeKind.from_name(runtime or RuntimeKind.TENSORMAP_AND_RINGBUFFER),
+        settings=settings,
+    )
+
+
+def _active_context() -> Any:
+    from pypto.passes.context import PassContext
+
+    return PassContext.current()
+
+
+def param_infos(program: Program) -> tuple[list[ParamInfo], int]:
+    """Orchestration params and return count of the program as given (for ``compiled_meta.json``)."""
+    orch = program.orchestrations()
+    if not orch:
+        return [], 0
+    func = orch[-1]
+    infos = []
+    for var, direction in zip(func.params, func.param_directions, strict=True):
+        t = var.type
+        shape = dtype = None
+        if isinstance(t, ShapedType):
+            static = t.static_shape()
+            shape = static if static is not None else None
+            dtype = t.dtype
+        elif hasattr(t, "dtype"):
+            dtype = t.dtype
+        infos.append(ParamInfo(var.name.split("__ssa_")[0], ParamDirection(direction).value, shape, dtype))
+    nret = sum(len(rt.types) if isinstance(rt, TupleType) else 1 for rt in func.return_types)
+    return infos, nret
+
+
+def _timed(opts: CompileOptions, name: str, children: list[dict[str, Any]] | None = None):
+    class _Stage:
+        def __enter__(self) -> None:
+            self.t0 = time.perf_counter()
+
+        def __exit__(self, *exc: object) -> None:
+            opts.stages.append({"name": name, "seconds": time.perf_counter() - self.t0,
+                                "children": children or []})
+    return _Stage()
+
+
+def compile(  # noqa: A001 - the upstream API name
+    program: Program,
+    *,
+    output_dir: str | os.PathLike[str] | None = None,
+    strategy: OptimizationStrategy = OptimizationStrategy.Default,
+    dump_passes: bool | PassDumpLevel = True,
+    backend_type: BackendType = BackendType.Ascend910B,
+    skip_ptoas: bool = False,
+    verification_level: VerificationLevel | None = None,
+    diagnostic_phase: DiagnosticPhase | None = None,
+    disabled_diagnostics: set[DiagnosticCheck] | None = None,
+    memory_planner: MemoryPlanner | None = None,
+    enable_pypto_l0c_double_buffer: bool | None = None,
+    profiling: bool = False,
+    platform: str | None = None,
+    distributed_config: Any = None,
+    analyze_auto_scopes_for_deps: bool = False,
+    emit_source_loc: bool | None = None,
+    dump_ptoas_passes: bool = False,
+    runtime: RuntimeKind | str | None = None,
+) -> CompiledProgram:
+    """Compile ``program`` into an artifact directory and return a CompiledProgram handle on it.
+
+    See the README ("ir.compile") for every parameter; all but ``program`` are keyword-only.
+    """
+    if not isinstance(program, Program):
+        raise TypeError(f"ir.compile() expects an ir.Program (a @pl.program class), got {type(program).__name__}")
+    if distributed_config is not None:
+        raise NotImplementedError("distributed_config: HOST-level (L3) programs are not supported by this pypto")
+    opts = resolve_options(program, dict(locals()))
+    return _compile(program, opts)
+
+
+def lower(program: Program, **kw: Any) -> Program:
+    """Run the pass pipeline only and return the post-pass Program; writes nothing."""
+    from pypto.passes import run_pipeline
+    from pypto.passes.context import PassContext
+
+    planner = kw.pop("memory_planner", None)
+    _conflict("memory_planner", planner, op="lower")
+    with PassContext(memory_planner=planner or MemoryPlanner.PYPTO, **kw) if PassContext.current() is None \
+            else _nullctx():
+        ctx = PassContext.current()
+        return run_pipeline(program, ctx=ctx, dump_level=PassDumpLevel.NONE, dump_dir=None,
+                            report_dir=None).program
+
+
+class _nullctx:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _compile(program: Program, opts: CompileOptions) -> CompiledProgram:
+    from pypto.passes import run_pipeline
+    from pypto.passes.context import PassContext
+
+    out = opts.output_dir
+    (out / "report").mkdir(parents=True, exist_ok=True)
+    for marker in STALE_MARKERS:
+        (out / marker).unlink(missing_ok=True)
+    outer = PassContext.current()
+    ctx = outer or PassContext(
+        verification_level=opts.verification_level, diagnostic_phase=opts.diagnostic_phase,
+        disabled_diagnostics=opts.disabled_diagnostics, memory_planner=opts.memory_planner,
+        runtime=opts.runtime, backend_type=opts.backend_type,
+        enable_l0c_double_buffer=opts.l0c_double_buffer)
+    with ctx if outer is None else _nullctx():
+        t0 = time.perf_counter()
+        result = run_pipeline(program, ctx=ctx, dump_level=opts.dump_level,
+                              dump_dir=out / "passes_dump" if opts.dump_level else None,
+                              report_dir=out / "report",
+                              analyze_auto_scopes_for_deps=opts.analyze_auto_scopes_for_deps)
+        opts.stages.append({"name": "passes", "seconds": time.perf_counter() - t0,
+                            "children": [{"name": n, "seconds": s, "children": []} for n, s in result.pass_times]})
+    compiled = _codegen_and_commit(program, result.program, opts)
+    if opts.profiling:
+        _write_profile(out, opts.stages)
+    return compiled
+
+
+def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions) -> CompiledProgram:
+    from pypto.backend import assemble
+    from pypto.codegen import generate
+
+    out = opts.output_dir
+    infos, nret = param_infos(program)
+    toolchain = getattr(opts.settings, "toolchain", None)
+    compiled = CompiledProgram(program, out, backend_type=opts.backend_type, platform=opts.platform,
+                               runtime=opts.runtime.value, params=infos, num_return_types=nret,
+                               toolchain=toolchain)
+    staging = out / f".staging-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    try:
+        t0 = time.perf_counter()
+        artifact = generate(lowered, backend_type=opts.backend_type, platform=opts.platform,
+                            runtime=opts.runtime, emit_source_loc=opts.emit_source_loc,
+                            toolchain_meta={"toolchain": toolchain})
+        t1 = time.perf_counter()
+        files = assemble(artifact, staging, ptoas=None if opts.skip_ptoas else _ptoas(opts),
+                         skip_ptoas=opts.skip_ptoas, dump_ptoas_passes=opts.dump_ptoas_passes,
+                         max_workers=getattr(opts.settings, "codegen_max_workers", None), timeout=60)
+        opts.stages.append({"name": "codegen", "seconds": t1 - t0, "children": []})
+        opts.stages.append({"name": "ptoas", "seconds": time.perf_counter() - t1, "children": []})
+        del files
+        _commit(staging, out, compiled)
+    except PartialCodegenError:
+        _commit(staging, out, None)
+        raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return compiled
+
+
+def _ptoas(opts: CompileOptions) -> Path:
+    from pypto.toolchain.ptoas import require_ptoas
+
+    settings = opts.settings
+    cache = getattr(settings, "cache_dir", None)
+    return require_ptoas(getattr(settings, "ptoas_root", None), Path(cache) if cache else None)
+
+
+def _commit(staging: Path, out: Path, compiled: CompiledProgram | None) -> None:
+    """Move staged files into ``out``; write the completeness marker last (only on success)."""
+    for src in sorted(p for p in staging.rglob("*") if p.is_file()):
+        rel = src.relative_to(staging)
+        if rel.as_posix() == META_FILE:
+            continue
+        dst = out / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(src, dst)
+    if compiled is not None:
+        tmp = out / f".{META_FILE}.tmp"
+        tmp.write_text(json.dumps(compiled.meta_json(), indent=2))
+        os.replace(tmp, out / META_FILE)
+
+
+def _write_profile(out: Path, stages: list[dict[str, Any]]) -> None:
+    from pypto.passes.profiling import format_profile_json, format_profile_txt
+
+    (out / "report" / "pipeline_profile.txt").write_text(format_profile_txt(stages))
+    (out / "report" / "pipeline_profile.json").write_text(format_profile_json(stages))

@@ -1,0 +1,179 @@
+"""``pl.jit``: specialize a Python kernel on its sample arguments, compile (cached), dispatch."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+from typing import Any
+
+import pypto
+from pypto.ir.enums import FunctionType
+from pypto.ir.function import Program
+from pypto.jit.meta import TensorMeta, is_tensor_like, tensor_meta
+from pypto.jit.specialize import rewrite_signature, scalar_literal, source_info
+
+_KIND_TYPE = {
+    "orchestration": FunctionType.Orchestration,
+    "incore": FunctionType.InCore,
+    "inline": FunctionType.Inline,
+    "opaque": FunctionType.Opaque,
+    "graph": FunctionType.Graph,
+}
+# RunConfig fields forwarded to ir.compile on the jit path (backend_type is decided by platform)
+_FORWARDED = ("strategy", "dump_passes", "dump_ptoas_passes", "diagnostic_phase",
+              "disabled_diagnostics", "analyze_auto_scopes_for_deps")
+
+
+class JITFunction:
+    """A ``@pl.jit`` kernel: ``f(*args, config=...)`` runs it, ``f.compile(...)`` stops after compiling."""
+
+    def __init__(self, func: Any, kind: str = "orchestration", *, auto_scope: bool = True,
+                 level: Any = None) -> None:
+        self.func = func
+        self.kind = kind
+        self.auto_scope = auto_scope
+        self.level = level
+        self.__name__ = func.__name__
+        self.__doc__ = func.__doc__
+        self.__wrapped__ = func
+        self._cache: dict[tuple, Any] = {}
+        self._sig = inspect.signature(func)
+
+    def __repr__(self) -> str:
+        return f"JITFunction('{self.__name__}', func_type='{self.kind}')"
+
+    # -- specialization -------------------------------------------------------------------------
+    def _bind(self, args: tuple, kwargs: dict[str, Any]) -> inspect.BoundArguments:
+        try:
+            bound = self._sig.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"@pl.jit function '{self.__name__}': {exc}") from None
+        bound.apply_defaults()
+        return bound
+
+    def _classify(self, bound: inspect.BoundArguments) -> tuple[dict[str, TensorMeta], dict[str, Any]]:
+        metas: dict[str, TensorMeta] = {}
+        scalars: dict[str, Any] = {}
+        for name, value in bound.arguments.items():
+            if value is RUNTIME:
+                raise TypeError(f"@pl.jit function '{self.__name__}': parameter '{name}' received pl.RUNTIME, "
+                                "which is a compile-time marker; pass a concrete value")
+            if is_tensor_like(value):
+                metas[name] = tensor_meta(self.__name__, name, value)
+            else:
+                scalars[name] = scalar_literal(name, value)
+        return metas, scalars
+
+    def _source_hash(self) -> str:
+        info = source_info(self.func)
+        return hashlib.sha256((pypto.__version__ + info.text).encode()).hexdigest()[:16]
+
+    def specialize(self, metas: dict[str, TensorMeta], scalars: dict[str, Any]) -> Program:
+        """The ``_jit_<name>`` program for these sample shapes/dtypes and scalar values."""
+        from pypto.language.jit_support import parse_jit_function
+
+        info = source_info(self.func)
+        func_type = _KIND_TYPE[self.kind]
+        extra = "" if self.auto_scope else ", auto_scope=False"
+        decorator = f"@pl.function(type=pl.FunctionType.{func_type.value}{extra})"
+        text = rewrite_signature(info, metas, scalars, decorator)
+        env = dict(self.func.__globals__)
+        env.update(scalars)
+        func = parse_jit_function(text, filename=info.filename, line_offset=info.first_line - 1,
+                                  col_offset=info.indent, env=env)
+        return Program(f"_jit_{self.__name__}", (func,))
+
+    def _key(self, metas: dict[str, TensorMeta], scalars: dict[str, Any], config: Any) -> tuple:
+        opts = tuple((f, repr(getattr(config, f, None))) for f in (*_FORWARDED, "memory_planner", "platform"))
+        return (self._source_hash(), tuple(sorted(metas.items())), tuple(sorted(scalars.items())), opts)
+
+    # -- public API -----------------------------------------------------------------------------
+    def compile(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:
+        """Specialize on the sample args and compile; the same key returns the identical object."""
+        from pypto.runtime import RunConfig
+
+        cfg = config or RunConfig()
+        metas, scalars = self._classify(self._bind(args, kwargs))
+        key = self._key(metas, scalars, cfg)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        program = self.specialize(metas, scalars)
+        compiled = pypto.ir.compile(program, **_compile_kwargs(cfg))
+        self._cache[key] = compiled
+        return compiled
+
+    def lower(self, *args: Any, config: Any = None, **kwargs: Any) -> Program:
+        """Specialize and run the passes only: the post-pass Program; writes nothing, caches nothing."""
+        from pypto.driver import lower
+
+        metas, scalars = self._classify(self._bind(args, kwargs))
+        if not metas and any(is_tensor_like(v) for v in args):
+            raise TypeError("lower(*sample_tensors) / compile(*sample_tensors) need sample tensors")
+        planner = getattr(config, "memory_planner", None) if config is not None else None
+        return lower(self.specialize(metas, scalars), memory_planner=planner)
+
+    def __call__(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:
+        """Compile (cached) and run on ``config.platform``; returns like CompiledProgram.__call__."""
+        compiled = self.compile(*args, config=config, **kwargs)
+        bound = self._bind(args, kwargs)
+        tensors = [v for v in bound.arguments.values() if is_tensor_like(v)]
+        return compiled(*tensors, config=config)
+
+
+def _compile_kwargs(cfg: Any) -> dict[str, Any]:
+    kw: dict[str, Any] = {f: getattr(cfg, f) for f in _FORWARDED if hasattr(cfg, f)}
+    kw["profiling"] = bool(getattr(cfg, "compile_profiling", False))
+    kw["platform"] = cfg.platform
+    if getattr(cfg, "save_kernels_dir", None):
+        kw["output_dir"] = cfg.save_kernels_dir
+    if getattr(cfg, "memory_planner", None) is not None:
+        kw["memory_planner"] = cfg.memory_planner
+    from pypto.toolchain.ptoas import find_ptoas
+
+    kw["skip_ptoas"] = find_ptoas() is None
+    return kw
+
+
+class _Runtime:
+    """``pl.RUNTIME``: keep a scalar parameter as a runtime value (signature-mode compile)."""
+
+    def __repr__(self) -> str:
+        return "pl.RUNTIME"
+
+
+RUNTIME = _Runtime()
+
+
+class _JITDecorator:
+    """``@pl.jit`` / ``@pl.jit(auto_scope=False)`` and the ``.incore/.inline/.opaque/.graph`` kinds."""
+
+    def __call__(self, func: Any = None, *, auto_scope: bool = True) -> Any:
+        if func is None:
+            return lambda f: JITFunction(f, "orchestration", auto_scope=auto_scope)
+        return JITFunction(func, "orchestration", auto_scope=auto_scope)
+
+    def _kind(self, kind: str, func: Any, **opts: Any) -> Any:
+        if "level" in opts and opts["level"] is not None and kind != "incore":
+            raise TypeError(f"@pl.jit.{kind} does not accept a level= argument")
+        if "auto_scope" in opts and kind in ("incore", "opaque"):
+            raise TypeError(f"@pl.jit.{kind} does not accept an auto_scope= argument "
+                            "(only orchestration-like kernels have runtime scopes)")
+        if func is None:
+            return lambda f: JITFunction(f, kind, **opts)
+        return JITFunction(func, kind, **opts)
+
+    def incore(self, func: Any = None, **opts: Any) -> Any:
+        return self._kind("incore", func, **opts)
+
+    def inline(self, func: Any = None, **opts: Any) -> Any:
+        return self._kind("inline", func, **opts)
+
+    def opaque(self, func: Any = None, **opts: Any) -> Any:
+        return self._kind("opaque", func, **opts)
+
+    def graph(self, func: Any = None, **opts: Any) -> Any:
+        return self._kind("graph", func, **opts)
+
+
+jit = _JITDecorator()

@@ -1,0 +1,48 @@
+"""Sample-argument classification for ``@pl.jit``: tensors become shape/dtype metadata."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pypto.ir.dtypes import DataType, from_numpy
+
+_TORCH_DTYPES = {"float16": DataType.FP16, "float32": DataType.FP32, "bfloat16": DataType.BF16,
+                 "int8": DataType.INT8, "int16": DataType.INT16, "int32": DataType.INT32,
+                 "int64": DataType.INT64, "uint8": DataType.UINT8, "bool": DataType.BOOL}
+
+
+@dataclass(frozen=True, slots=True)
+class TensorMeta:
+    """What a jit specialization needs from a sample tensor."""
+
+    shape: tuple[int, ...]
+    dtype: DataType
+
+
+def is_tensor_like(value: Any) -> bool:
+    """numpy arrays, torch tensors and pypto DeviceTensors."""
+    mod = type(value).__module__
+    return hasattr(value, "shape") and hasattr(value, "dtype") and (
+        mod.startswith(("numpy", "torch")) or type(value).__name__ == "DeviceTensor")
+
+
+def tensor_meta(func_name: str, param: str, value: Any) -> TensorMeta:
+    """TensorMeta of a numpy array or torch tensor (TypeError/ValueError for anything else)."""
+    mod = type(value).__module__
+    if type(value).__name__ == "DeviceTensor":
+        raise ValueError(f"@pl.jit: missing inferred tensor metadata for parameter '{param}'. "
+                         "A DeviceTensor carries no host metadata for specialization: compile with "
+                         "host tensors first (kernel.compile(...)), then dispatch the CompiledProgram "
+                         "with the DeviceTensor")
+    if mod.startswith("torch"):
+        name = str(value.dtype).removeprefix("torch.")
+        if name not in _TORCH_DTYPES:
+            raise TypeError(f"@pl.jit function '{func_name}': parameter '{param}' has unsupported "
+                            f"torch dtype {value.dtype}")
+        return TensorMeta(tuple(int(d) for d in value.shape), _TORCH_DTYPES[name])
+    try:
+        dtype = from_numpy(value.dtype)
+    except TypeError as exc:
+        raise TypeError(f"@pl.jit function '{func_name}': parameter '{param}': {exc}") from None
+    return TensorMeta(tuple(int(d) for d in value.shape), dtype)

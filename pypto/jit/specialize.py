@@ -1,0 +1,149 @@
+"""Turn a ``@pl.jit`` Python function plus sample-argument metadata into an ``ir.Program``.
+
+The function's own source is re-parsed by the DSL frontend with its real file name and line
+numbers, so every span (and every error) points into the user's file. Only the signature changes:
+bare ``pl.Tensor`` annotations get the sample shape and dtype, and a missing return annotation is
+synthesized from ``return <param>``. Specialized scalar parameters are removed from the signature
+and supplied as constants that the frontend folds.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from dataclasses import dataclass
+from typing import Any
+
+from pypto.errors import UserError
+from pypto.ir.dtypes import DataType
+from pypto.jit.meta import TensorMeta
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    """The dedented source of a function and where it sits in its file."""
+
+    text: str
+    filename: str
+    first_line: int
+    indent: int
+    tree: ast.FunctionDef
+
+
+def source_info(func: Any) -> SourceInfo:
+    """Read and parse the function's source (TypeError when Python cannot show it)."""
+    try:
+        lines, first = inspect.getsourcelines(func)
+    except (OSError, TypeError) as exc:
+        raise TypeError(f"@pl.jit needs the source of '{func.__name__}' ({exc}); define it in a .py file") from None
+    raw = "".join(lines)
+    text = textwrap.dedent(raw)
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    tree = ast.parse(text).body[0]
+    if not isinstance(tree, ast.FunctionDef):
+        raise TypeError(f"@pl.jit can only decorate a plain 'def' function, not {type(tree).__name__}")
+    return SourceInfo(text, inspect.getsourcefile(func) or "<unknown>", first, indent, tree)
+
+
+def type_text(meta: TensorMeta) -> str:
+    dims = ", ".join(str(d) for d in meta.shape)
+    return f"pl.Tensor[[{dims}], pl.{meta.dtype.value}]"
+
+
+def _is_bare_tensor(node: ast.expr) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "Tensor"
+
+
+def _wrapper(node: ast.expr) -> str | None:
+    """'Out'/'InOut' when the annotation is ``pl.Out[...]``/``pl.InOut[...]``."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr in ("Out", "InOut"):
+        return node.value.attr
+    return None
+
+
+def _annotation(info: SourceInfo, arg: ast.arg, meta: TensorMeta | None) -> str | None:
+    """The replacement text of one parameter's annotation, or None to keep it."""
+    ann = arg.annotation
+    if ann is None:
+        return None
+    wrap = _wrapper(ann)
+    inner = ann.slice if wrap else ann  # type: ignore[attr-defined]
+    if not _is_bare_tensor(inner):
+        return None
+    if meta is None:
+        raise TypeError(f"bare 'pl.Tensor' annotation of parameter '{arg.arg}' needs a sample tensor "
+                        "(pass one to compile(...) or write pl.Tensor[[shape], dtype])")
+    return f"pl.{wrap}[{type_text(meta)}]" if wrap else type_text(meta)
+
+
+def _segment_offsets(text: str) -> list[int]:
+    offs = [0]
+    for line in text.splitlines(keepends=True):
+        offs.append(offs[-1] + len(line))
+    return offs
+
+
+def rewrite_signature(info: SourceInfo, metas: dict[str, TensorMeta], scalars: dict[str, Any],
+                      decorator: str) -> str:
+    """Source text with the specialized signature; body lines keep their line and column."""
+    tree = info.tree
+    offs = _segment_offsets(info.text)
+    pos = lambda line, col: offs[line - 1] + col  # noqa: E731
+    edits: list[tuple[int, int, str]] = []
+    for dec in tree.decorator_list:
+        start = pos(dec.lineno, dec.col_offset) - 1  # include the '@'
+        edits.append((start, pos(dec.end_lineno, dec.end_col_offset), decorator if dec is tree.decorator_list[0] else ""))
+    args = tree.args.args
+    for i, arg in enumerate(args):
+        if arg.arg in scalars:
+            end = pos(args[i + 1].lineno, args[i + 1].col_offset) if i + 1 < len(args) else \
+                pos(arg.end_lineno, arg.end_col_offset)
+            edits.append((pos(arg.lineno, arg.col_offset), end, ""))
+            continue
+        new = _annotation(info, arg, metas.get(arg.arg))
+        if new is not None and arg.annotation is not None:
+            a = arg.annotation
+            edits.append((pos(a.lineno, a.col_offset), pos(a.end_lineno, a.end_col_offset), new))
+    if tree.returns is None:
+        ret = _return_text(tree, metas)
+        if ret:
+            colon = _def_colon(info.text, offs, tree)
+            edits.append((colon, colon, f" -> {ret}"))
+    out = info.text
+    for start, end, new in sorted(edits, reverse=True):
+        out = out[:start] + new + out[end:]
+    return out
+
+
+def _def_colon(text: str, offs: list[int], tree: ast.FunctionDef) -> int:
+    """Offset of the ':' that ends the def header (just before the first body statement)."""
+    body_start = offs[tree.body[0].lineno - 1]
+    idx = text.rfind(":", 0, body_start)
+    if idx < 0:
+        raise UserError("cannot find the end of the def header", None)
+    return idx
+
+
+def _return_text(tree: ast.FunctionDef, metas: dict[str, TensorMeta]) -> str | None:
+    rets = [n for n in ast.walk(tree) if isinstance(n, ast.Return) and n.value is not None]
+    if not rets:
+        return None
+    value = rets[-1].value
+    names = value.elts if isinstance(value, ast.Tuple) else [value]
+    texts = []
+    for n in names:
+        if not (isinstance(n, ast.Name) and n.id in metas):
+            return None
+        texts.append(type_text(metas[n.id]))
+    return texts[0] if len(texts) == 1 else f"tuple[{', '.join(texts)}]"
+
+
+def scalar_literal(name: str, value: Any) -> Any:
+    if isinstance(value, bool | int | float):
+        return value
+    raise TypeError(f"parameter '{name}': unsupported sample value of type {type(value).__name__}")
+
+
+def dtype_of(value: Any) -> DataType:
+    return DataType.BOOL if isinstance(value, bool) else DataType.INT64 if isinstance(value, int) else DataType.FP32
