@@ -40,6 +40,7 @@ DEFAULT_PLATFORM = "a2a3sim"
 DEFAULT_RUNTIME = "tensormap_and_ringbuffer"
 GRAPH_RUNTIME = "host_build_graph"
 
+UNPREFIXED_ENV = {"ptoas_root": "PTOAS_ROOT", "ascend_home_path": "ASCEND_HOME_PATH"}
 _FLAGS = {"platform": "--platform", "runtime": "--runtime", "toolchain": "--toolchain",
           "log_level": "--log-level", "log_format": "--log-format"}
 
@@ -56,7 +57,7 @@ def unknown_runtime_text(name: object) -> str:
 
 def fix_hint(setting: str, source: str, example: str) -> str:
     """How to change ``setting`` where it was set (``source`` as from ``Settings.source_of``)."""
-    env_var = "PTOAS_ROOT" if setting == "ptoas_root" else f"PYPTO_{setting.upper()}"
+    env_var = UNPREFIXED_ENV.get(setting, f"PYPTO_{setting.upper()}")
     if source.startswith("env "):
         return f"set {source[4:]}={example} (or unset it)"
     if source.startswith("file "):

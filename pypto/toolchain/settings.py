@@ -39,7 +39,7 @@ ContainerEngine = Literal["docker", "podman"]
 _RECORD: ContextVar[dict[str, str] | None] = ContextVar("pypto_settings_record", default=None)
 _CONFIG: ContextVar[Path | None] = ContextVar("pypto_settings_config", default=None)
 _OVERRIDES: ContextVar[dict[str, Any]] = ContextVar("pypto_settings_overrides", default={})  # noqa: B039
-_ALIASES = {"PTOAS_ROOT": "ptoas_root", "ptoas_root": "ptoas_root"}
+_ALIASES = {env: field for field, env in platforms.UNPREFIXED_ENV.items()}
 _EXAMPLES = {"codegen_max_workers": "4", "prog_build_dir": "build_output", "ptoas_root": "<ptoas release dir>",
              "cache_dir": "~/.cache/pypto", "container_image": "<image reference>"}
 _LOWERCASE = ("verify_level", "warning_level", "log_level", "log_format", "container_engine")
@@ -66,7 +66,7 @@ class _Recording(PydanticBaseSettingsSource):
         record = _RECORD.get()
         if record is not None:
             for key in data:
-                name = _ALIASES.get(key, key)
+                name = _ALIASES.get(key.upper(), key)
                 record.setdefault(name, f"env {env_var(name)}" if self.label == "env" else self.label)
         return data
 
@@ -95,6 +95,11 @@ class Settings(BaseSettings):
         None,
         validation_alias=AliasChoices("PTOAS_ROOT", "ptoas_root"),
         description="A ptoas release dir to use instead of the pinned wheel (env PTOAS_ROOT).",
+    )
+    ascend_home_path: Path | None = Field(
+        None,
+        validation_alias=AliasChoices("ASCEND_HOME_PATH", "ascend_home_path"),
+        description="CANN install dir for hardware platforms (env ASCEND_HOME_PATH).",
     )
     platform: str = Field(platforms.DEFAULT_PLATFORM, description="a2a3sim | a5sim | a2a3 | a5.")
     runtime: str = Field(platforms.DEFAULT_RUNTIME, description="tensormap_and_ringbuffer | host_build_graph.")
@@ -155,7 +160,7 @@ class Settings(BaseSettings):
             raise ValueError(platforms.unknown_runtime_text(value))
         return value
 
-    @field_validator("cache_dir", "prog_build_dir")
+    @field_validator("cache_dir", "prog_build_dir", "ascend_home_path")
     @classmethod
     def _expand(cls, value: Path | None) -> Path | None:
         return value.expanduser() if value is not None else None
@@ -227,7 +232,7 @@ def _jsonable(value: Any) -> Any:
 
 def env_var(field: str) -> str:
     """The environment variable of a field, e.g. ``platform`` -> ``PYPTO_PLATFORM``."""
-    return "PTOAS_ROOT" if field == "ptoas_root" else f"PYPTO_{field.upper()}"
+    return platforms.UNPREFIXED_ENV.get(field, f"PYPTO_{field.upper()}")
 
 
 def _config_file() -> tuple[Path | None, bool]:
@@ -263,7 +268,7 @@ def _read_config(path: Path, pyproject: bool) -> dict[str, Any]:
 def _wrap_validation_error(exc: ValidationError, record: Mapping[str, str]) -> SettingsError:
     lines, first = [], None
     for err in exc.errors():
-        field = _ALIASES.get(str(err["loc"][0]), str(err["loc"][0])) if err["loc"] else "settings"
+        field = _ALIASES.get(str(err["loc"][0]).upper(), str(err["loc"][0])) if err["loc"] else "settings"
         source = record.get(field, "default")
         reason = str(err.get("ctx", {}).get("error", "")) or err["msg"]
         if err["type"] == "extra_forbidden":

@@ -1,0 +1,234 @@
+"""``pypto compile`` and ``pypto run``: thin shells over ``pypto.driver.compile_file`` / ``run_file``.
+
+The driver receives ``(path, name, settings, request)`` where ``request`` is a :class:`CompileRequest`
+(duck-typed: read its attributes). ``--in-container`` hands the same command line, minus that flag, to
+``pypto.toolchain.docker.run_in_container``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+
+from pypto.cli._common import emit_json, progress, state
+from pypto.errors import ToolchainError
+
+_DTYPES = {
+    "fp16": ("f16", "fp16", "float16", "half"),
+    "bf16": ("bf16", "bfloat16"),
+    "fp32": ("f32", "fp32", "float32", "float"),
+    "int8": ("i8", "int8"),
+    "int16": ("i16", "int16"),
+    "int32": ("i32", "int32"),
+    "int64": ("i64", "int64"),
+    "uint8": ("u8", "uint8"),
+    "bool": ("bool",),
+}
+_DTYPE_ALIASES = {alias: name for name, aliases in _DTYPES.items() for alias in aliases}
+_SHAPE = re.compile(r"^(?P<name>[A-Za-z_]\w*)=(?P<dims>\d+(?:x\d+)*)(?::(?P<dtype>\w+))?$")
+
+
+@dataclass(frozen=True, slots=True)
+class ShapeSpec:
+    """A sample input spec for a ``@pl.jit`` function: ``name=128x128:f32``."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    """``compiled_meta.json`` spelling: fp16, bf16, fp32, int8, int16, int32, int64, uint8, bool."""
+
+
+@dataclass(frozen=True, slots=True)
+class CompileRequest:
+    """What the CLI asks of the driver, beyond :class:`~pypto.toolchain.settings.Settings`."""
+
+    output_dir: Path | None = None
+    skip_ptoas: bool = False
+    dump_passes: str = "concise"
+    """``none`` | ``concise`` | ``explicit`` (PassDumpLevel member names, lower case)."""
+    shapes: tuple[ShapeSpec, ...] = ()
+    run: bool = False
+    rtol: float = 1e-5
+    atol: float = 1e-5
+    seed: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_shape(text: str) -> ShapeSpec:
+    """Parse ``name=128x128:f32`` (dtype defaults to fp32); bad specs raise click.BadParameter."""
+    match = _SHAPE.match(text.strip())
+    dtype = (match.group("dtype") or "fp32").lower() if match else ""
+    if match is None or dtype not in _DTYPE_ALIASES:
+        raise click.BadParameter(
+            f"'{text}' is not NAME=DIMxDIM[:DTYPE] with DTYPE one of {', '.join(sorted(_DTYPE_ALIASES))} "
+            "(example: a=128x128:f32)", param_hint="--shape")
+    dims = tuple(int(d) for d in match.group("dims").split("x"))
+    if 0 in dims:
+        raise click.BadParameter(f"'{text}': dimensions must be positive", param_hint="--shape")
+    return ShapeSpec(match.group("name"), dims, _DTYPE_ALIASES[dtype])
+
+
+def split_target(spec: str) -> tuple[Path, str | None]:
+    """``FILE[::NAME]`` -> (path, name or None); a missing file is a usage error."""
+    path_text, _, name = spec.partition("::")
+    path = Path(path_text)
+    if not path.exists():
+        raise click.BadParameter(f"'{path_text}' does not exist", param_hint="FILE[::NAME]")
+    if "::" in spec and not name.isidentifier():
+        raise click.BadParameter(f"'{name}' is not a Python identifier", param_hint="FILE[::NAME]")
+    return path, name or None
+
+
+def _driver() -> Any:
+    try:
+        import pypto.driver as driver
+    except ImportError as exc:
+        raise ToolchainError(f"the pypto compiler driver could not be imported: {exc}") from exc
+    return driver
+
+
+def _call_driver(func_name: str, *args: Any) -> Any:
+    driver = _driver()
+    func = getattr(driver, func_name, None)
+    if func is None:
+        from pypto.errors import InternalError
+
+        raise InternalError(f"pypto.driver has no {func_name}(); this pypto build is incomplete")
+    return func(*args)
+
+
+def _in_container(ctx: click.Context, settings: Any, path: Path, out: Path | None) -> int:
+    from pypto.toolchain import docker
+
+    argv = [a for a in _command_argv(ctx) if a != "--in-container"]
+    run = docker.run_in_container
+    params = inspect.signature(run).parameters
+    kwargs = {k: v for k, v in {"source": path, "output_dir": out}.items() if k in params}
+    return int(run(argv, settings, **kwargs))
+
+
+def _command_argv(ctx: click.Context) -> list[str]:
+    """Rebuild ``<command> ARGS...`` from the parsed parameters (paths as given on the host)."""
+    argv = [ctx.info_name or "compile"]
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name)
+        if isinstance(param, click.Argument):
+            argv.append(str(value))
+        elif value in (None, False, ()) or not param.opts:
+            continue
+        elif getattr(param, "is_flag", False):
+            argv.append(param.opts[-1])
+        else:
+            for item in value if isinstance(value, tuple) else (value,):
+                argv += [param.opts[-1], str(item)]
+    return argv
+
+
+def _summary(result: Any, settings: Any, seconds: float, kind: str) -> dict[str, Any]:
+    to_json = getattr(result, "to_json", None)
+    data = dict(to_json()) if callable(to_json) else {}
+    artifact = getattr(result, "output_dir", None) or getattr(getattr(result, "compiled", None), "output_dir", None)
+    data.setdefault("artifact", str(artifact if artifact is not None else result))
+    for key in ("max_error", "passed", "outputs"):
+        if hasattr(result, key):
+            data.setdefault(key, getattr(result, key))
+    timings = dict(getattr(result, "timings", None) or {})
+    timings.setdefault("total_seconds", round(seconds, 6))
+    data.update(platform=settings.platform, runtime=settings.runtime, toolchain=settings.toolchain,
+                manifest_sha256=settings.manifest.sha256, timings=timings)
+    return {"ok": True, "command": kind, **data}
+
+
+def _print_human(summary: dict[str, Any]) -> None:
+    click.echo(summary["artifact"])
+    if "max_error" in summary:
+        click.echo(f"max error: {summary['max_error']}  passed: {summary.get('passed', '?')}")
+
+
+_TARGET = click.argument("target", metavar="FILE[::NAME]")
+_COMMON_OPTIONS = (
+    click.option("--platform", help="a2a3sim | a5sim | a2a3 | a5 [env PYPTO_PLATFORM]."),
+    click.option("--runtime", help="tensormap_and_ringbuffer | host_build_graph [env PYPTO_RUNTIME]."),
+    click.option("--output-dir", "-o", type=click.Path(path_type=Path, file_okay=False),
+                 help="Artifact dir (default: <PYPTO_PROG_BUILD_DIR or build_output>/<program>_<timestamp>)."),
+    click.option("--shape", "shapes", multiple=True, metavar="NAME=DIMS[:DTYPE]",
+                 help="Sample input for a @pl.jit function, e.g. a=128x128:f32 (repeatable)."),
+    click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout."),
+    click.option("--in-container", is_flag=True, help="Run inside the toolchain image (docker)."),
+)
+
+
+def _with_common(func: Any) -> Any:
+    for option in reversed(_COMMON_OPTIONS):
+        func = option(func)
+    return _TARGET(func)
+
+
+def _execute(ctx: click.Context, target: str, kind: str, overrides: dict[str, Any], request: CompileRequest,
+             in_container: bool) -> None:
+    path, name = split_target(target)
+    cli_state = state(ctx)
+    settings = cli_state.settings(**overrides)
+    if in_container:
+        ctx.exit(_in_container(ctx, settings, path, request.output_dir))
+    func_name = "run_file" if request.run else "compile_file"
+    start = time.perf_counter()
+    with progress(f"{kind} {target} for {settings.platform}", enabled=not cli_state.json):
+        result = _call_driver(func_name, path, name, settings, request)
+    summary = _summary(result, settings, time.perf_counter() - start, kind)
+    if cli_state.json:
+        emit_json(summary)
+    else:
+        _print_human(summary)
+    if summary.get("passed") is False:
+        ctx.exit(3)
+
+
+@click.command("compile")
+@_with_common
+@click.option("--skip-ptoas", is_flag=True, help="Stop at .pto files (no kernel wrappers, not runnable).")
+@click.option("--dump-passes", type=click.Choice(["none", "concise", "explicit"], case_sensitive=False),
+              default="concise", show_default=True, help="IR dumps after each pass into passes_dump/.")
+@click.option("--verify", type=click.Choice(["none", "basic", "roundtrip"], case_sensitive=False),
+              help="IR verification level [env PYPTO_VERIFY_LEVEL].")
+@click.option("--profile", is_flag=True, default=None, help="Write report/pipeline_profile.* [env PYPTO_COMPILE_PROFILING].")
+@click.option("--run", "run_after", is_flag=True, help="Run the artifact on the sim platform after compiling.")
+@click.pass_context
+def compile_cmd(ctx: click.Context, target: str, platform: str | None, runtime: str | None, output_dir: Path | None,
+                shapes: tuple[str, ...], as_json: bool, in_container: bool, skip_ptoas: bool, dump_passes: str,
+                verify: str | None, profile: bool | None, run_after: bool) -> None:
+    """Compile a @pl.program class or @pl.jit function in FILE (NAME picks one) into an artifact dir.
+
+    Prints the artifact directory (or, with --json, one JSON object with the artifact path,
+    platform, runtime, toolchain and timings).
+    """
+    state(ctx).json = as_json
+    request = CompileRequest(output_dir=output_dir, skip_ptoas=skip_ptoas, dump_passes=dump_passes.lower(),
+                             shapes=tuple(parse_shape(s) for s in shapes), run=run_after)
+    overrides = {"platform": platform, "runtime": runtime, "verify_level": verify, "compile_profiling": profile}
+    _execute(ctx, target, "compile", overrides, request, in_container)
+
+
+@click.command("run")
+@_with_common
+@click.option("--rtol", type=float, default=1e-5, show_default=True, help="Relative tolerance vs the golden.")
+@click.option("--atol", type=float, default=1e-5, show_default=True, help="Absolute tolerance vs the golden.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generated inputs.")
+@click.pass_context
+def run_cmd(ctx: click.Context, target: str, platform: str | None, runtime: str | None, output_dir: Path | None,
+            shapes: tuple[str, ...], as_json: bool, in_container: bool, rtol: float, atol: float, seed: int) -> None:
+    """Compile FILE[::NAME] if needed and run it on a sim platform with generated inputs.
+
+    Compares the outputs with the program's golden and reports the max error and timings;
+    exits 3 when the outputs do not match.
+    """
+    state(ctx).json = as_json
+    request = CompileRequest(output_dir=output_dir, shapes=tuple(parse_shape(s) for s in shapes), run=True,
+                             rtol=rtol, atol=atol, seed=seed)
+    _execute(ctx, target, "run", {"platform": platform, "runtime": runtime}, request, in_container)
