@@ -1,0 +1,4 @@
+// Entry used by generated kernel wrappers (`#include <pto/pto-inst.hpp>`).
+#pragma once
+
+#include "common/pto_instr.hpp"
