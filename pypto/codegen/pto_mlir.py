@@ -1,0 +1,429 @@
+"""PTO MLIR codegen for the ptoas 0.1.1 dialect: one module per kernel unit.
+
+A :class:`KernelCodegen` walks one AIV/AIC function. Tile ops are lowered by the rule table in
+:mod:`pypto.codegen.pto_rules` (keyed by op name); this module owns function arguments, GM views,
+tile buffers, scalar/index arithmetic and control flow.
+
+Tile buffers: ptoas 0.1.1 plans on-chip memory itself (``alloc_tile`` has no address), so our
+planner's addresses are dropped. Tiles the planner put at the same MemRef (base, offset) with the
+same ``tile_buf`` type share one hoisted ``alloc_tile`` SSA value: the planner only does that when
+lifetimes do not overlap (or the op is in place), so sharing is exact and keeps UB usage at what the
+planner computed. Tiles with a dynamic valid shape get their own ``alloc_tile`` at the definition.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pypto.codegen.artifact import KernelFunc, KernelParam
+from pypto.codegen.emitter import Emitter, base_name
+from pypto.codegen.pto_scalar import ScalarLowering
+from pypto.codegen.pto_types import (
+    DEVICE_SPEC,
+    TOOLCHAIN,
+    TileBuf,
+    check_dtype,
+    scalar_type,
+    tensor_view_type,
+    tile_buf,
+)
+from pypto.errors import UserError
+from pypto.ir.enums import FunctionType, MemorySpace
+from pypto.ir.expr import Call, Expr, Var, as_int
+from pypto.ir.function import Function
+from pypto.ir.span import Span
+from pypto.ir.stmt import (
+    AssignStmt,
+    EvalStmt,
+    ForStmt,
+    IfStmt,
+    ReturnStmt,
+    RuntimeScopeStmt,
+    SeqStmts,
+    Stmt,
+    YieldStmt,
+)
+from pypto.ir.types import MemRef, PtrType, ScalarType, TensorType, TileType
+
+_CORE_OF_TYPE = {FunctionType.AIV: "aiv", FunctionType.AIC: "aic"}
+_CUBE_SPACES = frozenset({MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc,
+                          MemorySpace.Bias})
+
+
+@dataclass(frozen=True, slots=True)
+class Tile:
+    """A tile buffer SSA value."""
+
+    ssa: str
+    buf: TileBuf
+
+    @property
+    def ty(self) -> str:
+        return self.buf.text
+
+
+@dataclass(frozen=True, slots=True)
+class GmView:
+    """A ``pto.make_tensor_view`` of a tensor argument (rank-1 tensors are viewed as [1, N])."""
+
+    ssa: str
+    tensor: TensorType
+    rank: int
+
+    @property
+    def ty(self) -> str:
+        return tensor_view_type(self.rank, self.tensor.dtype)
+
+
+@dataclass(frozen=True, slots=True)
+class Scalar:
+    ssa: str
+    ty: str
+
+
+def core_of(func: Function) -> str:
+    """``aiv`` or ``aic``: from the function type, else from the memory spaces its tiles use."""
+    if func.func_type in _CORE_OF_TYPE:
+        return _CORE_OF_TYPE[func.func_type]
+    from pypto.ir.visitor import IRVisitor
+
+    spaces: set[MemorySpace] = set()
+
+    class _Spaces(IRVisitor):
+        def visit_Var(self, v: Var) -> None:  # noqa: N802
+            t = v.type
+            if isinstance(t, TileType) and t.memory_space is not None:
+                spaces.add(t.memory_space)
+
+        visit_IterArg = visit_Var  # noqa: N815
+
+    _Spaces().visit(func.body)
+    return "aic" if spaces & _CUBE_SPACES else "aiv"
+
+
+def _loc_text(span: Span) -> str:
+    file = span.file.replace("\\", "\\\\").replace('"', '\\"')
+    return f' loc("{file}":{span.line}:{span.col})'
+
+
+class KernelCodegen(ScalarLowering):
+    """Emits one ``func.func`` for an InCore function."""
+
+    def __init__(self, func: Function, *, emit_loc: bool) -> None:
+        self.func = func
+        self.emit_loc = emit_loc
+        self.names = Emitter()
+        self.out = Emitter(level=2)
+        self.head: list[str] = []  # constants
+        self.views: list[str] = []
+        self.allocs: list[str] = []
+        self.env: dict[Var, Tile | GmView | Scalar] = {}
+        self.bufs: dict[tuple[int, object, str], Tile] = {}
+        self.written: set[str] = set()
+        self.span = func.span
+        self.yields: list[list[Tile | None]] = []
+        self.params: list[KernelParam] = []
+        ScalarLowering.__init__(self)
+
+    # ------------------------------------------------------------------ output helpers
+    def loc(self) -> str:
+        return _loc_text(self.span) if self.emit_loc and self.span.is_known() else ""
+
+    def op(self, text: str) -> None:
+        """Emit one operation line (with the current statement's source location)."""
+        self.out.line(text + self.loc())
+
+    def error(self, msg: str, hint: str | None = None) -> UserError:
+        return UserError(msg, self.span, hint=hint)
+
+    # ------------------------------------------------------------------ signature
+    def signature(self) -> str:
+        """Bind params to MLIR arguments: tensors, then scalars, then one index per dynamic dim."""
+        tensors = [p for p in self.func.params if isinstance(p.type, TensorType)]
+        scalars = [p for p in self.func.params if isinstance(p.type, ScalarType)]
+        others = [p for p in self.func.params if p not in tensors and p not in scalars]
+        if others:
+            raise UserError(f"kernel '{self.func.name}': parameter '{others[0].name}' of type "
+                            f"{others[0].type} cannot be passed to a {TOOLCHAIN} kernel", self.func.span)
+        args: list[str] = []
+        for i, p in enumerate(tensors):
+            t = p.type
+            assert isinstance(t, TensorType)
+            dt = check_dtype(t.dtype, f"kernel '{self.func.name}' parameter '{p.name}'", self.func.span)
+            ssa = self.names.unique(f"arg{len(args)}")
+            args.append(f"%{ssa}: !pto.ptr<{dt}>")
+            self.params.append(KernelParam(base_name(p.name), "tensor", t.dtype.value, t.dtype.ctype, i))
+            self.env[p] = Scalar(ssa, "ptr")
+        for j, p in enumerate(scalars):
+            t = p.type
+            assert isinstance(t, ScalarType)
+            ty = scalar_type(t.dtype, f"kernel '{self.func.name}' parameter '{p.name}'", self.func.span)
+            ssa = self.names.unique(f"arg{len(args)}")
+            args.append(f"%{ssa}: {ty}")
+            ctype = "int32_t" if ty == "index" else t.dtype.ctype
+            self.params.append(KernelParam(base_name(p.name), "scalar", t.dtype.value, ctype, len(tensors) + j))
+            self.env[p] = Scalar(ssa, ty)
+        for i, p in enumerate(tensors):
+            for axis, d in enumerate(p.type.shape):  # type: ignore[union-attr]
+                args += self._dim_arg(d, i, axis, len(args))
+        return ", ".join(args)
+
+    def _dim_arg(self, d: object, tensor_idx: int, axis: int, pos: int) -> list[str]:
+        if as_int(d) is not None or (isinstance(d, Var) and d in self.env):
+            return []
+        if not isinstance(d, Var):
+            raise UserError(f"kernel '{self.func.name}': dynamic dim {d} of tensor #{tensor_idx} must be a "
+                            "plain variable", self.func.span)
+        ssa = self.names.unique(f"arg{pos}")
+        self.env[d] = Scalar(ssa, "index")
+        self.params.append(KernelParam(base_name(d.name), "dim", "INDEX", "int32_t", tensor_idx, axis))
+        return [f"%{ssa}: index"]
+
+    # ------------------------------------------------------------------ GM views
+    def make_views(self) -> None:
+        for p in self.func.params:
+            if isinstance(p.type, TensorType):
+                self.env[p] = self._view(p)
+
+    def _view(self, p: Var) -> GmView:
+        t = p.type
+        assert isinstance(t, TensorType)
+        shape = list(t.shape)
+        if len(shape) == 1:
+            shape = [1, shape[0]]
+        if len(shape) != 2:
+            raise UserError(f"kernel '{self.func.name}': tensor '{base_name(p.name)}' has rank {len(shape)}; "
+                            f"the {TOOLCHAIN} codegen supports 1-D and 2-D GM tensors", p.span,
+                            hint="reshape the tensor to 2-D in the orchestration")
+        strides = self._strides(t, shape)
+        sh = [self.index(d, into=self.views) for d in shape]
+        st = [self.index(d, into=self.views) for d in strides]
+        arg = self.env[p]
+        ssa = self.names.unique(f"{base_name(p.name)}_view")
+        view = GmView(ssa, t, 2)
+        self.views.append(f"%{ssa} = pto.make_tensor_view %{arg.ssa}, shape = [{', '.join('%' + x for x in sh)}] "
+                          f"strides = [{', '.join('%' + x for x in st)}] : {view.ty}{_loc_text(p.span) if self._loc_ok(p.span) else ''}")
+        return view
+
+    def _loc_ok(self, span: Span) -> bool:
+        return self.emit_loc and span.is_known()
+
+    def _strides(self, t: TensorType, shape: list) -> list:
+        st = t.view.stride if t.view is not None else None
+        if st is not None and len(st) == 2:
+            return list(st)
+        return [shape[1], 1]
+
+    # ------------------------------------------------------------------ tiles
+    def tile_of(self, e: Expr) -> Tile:
+        """The tile buffer an operand refers to; never-written UB tiles are zero-filled first."""
+        v = self.env.get(e) if isinstance(e, Var) else None
+        if not isinstance(v, Tile):
+            raise self.error(f"expected a tile operand, got {e!r}")
+        if v.ssa not in self.written:
+            self.zero_fill(v)
+        return v
+
+    def zero_fill(self, t: Tile) -> None:
+        """``ptoas`` 0.1.1 aborts on reads of never-written tiles; give them a defined value (0)."""
+        if t.buf.loc != "ub":
+            raise self.error(f"a {t.buf.loc} tile is read before anything writes it; {TOOLCHAIN} cannot "
+                             "lower reads of never-written tiles",
+                             hint="load or compute the tile first (use tile.matmul, not matmul_acc, "
+                                  "for the first accumulation)")
+        ty = t.buf.dtype.mlir
+        zero = self.const(0.0 if t.buf.dtype.is_float else 0, ty)
+        self.op(f"pto.texpands ins(%{zero} : {ty}) outs(%{t.ssa} : {t.ty})")
+        self.written.add(t.ssa)
+
+    def buf_type(self, t: TileType) -> TileBuf:
+        return tile_buf(t, f"kernel '{self.func.name}'", self.span)
+
+    def def_tile(self, var: Var | None, ttype: TileType | None = None) -> Tile:
+        """The buffer that receives ``var`` (shared with same-MemRef, same-type tiles)."""
+        t = ttype or (var.type if var is not None else None)
+        if not isinstance(t, TileType):
+            raise self.error(f"result '{getattr(var, 'name', '?')}' must be a Tile, got {t}")
+        buf = self.buf_type(t)
+        hint = base_name(var.name) if var is not None else "tmp"
+        if buf.dynamic:
+            tile = Tile(self.names.unique(hint), buf)
+            vr, vc = (self.index(x) if not isinstance(x, int) else None for x in buf.valid)
+            ops = "".join(f" {k} = %{v}" for k, v in (("valid_row", vr), ("valid_col", vc)) if v)
+            self.op(f"%{tile.ssa} = pto.alloc_tile{ops} : {buf.text}")
+        else:
+            tile = self._shared(t.memref, buf, hint)
+        if var is not None:
+            self.env[var] = tile
+        return tile
+
+    def _shared(self, memref: MemRef | None, buf: TileBuf, hint: str) -> Tile:
+        key = None
+        if memref is not None and isinstance(memref.base, Var):
+            off = as_int(memref.offset)
+            key = (memref.base.uid, off if off is not None else id(memref.offset), buf.text)
+            if key in self.bufs:
+                return self.bufs[key]
+        return self.scratch(buf, hint, key)
+
+    def scratch(self, buf: TileBuf, hint: str = "tmp", key: tuple | None = None) -> Tile:
+        """A fresh hoisted ``alloc_tile`` (dynamic valid shapes are not allowed here)."""
+        tile = Tile(self.names.unique(hint), buf)
+        self.allocs.append(f"%{tile.ssa} = pto.alloc_tile : {buf.text}{self.loc()}")
+        if key is not None:
+            self.bufs[key] = tile
+        return tile
+
+    def emit_op(self, name: str, ins: str, out: Tile, suffix: str = "") -> None:
+        """``pto.<name> ins(<ins>) outs(%out : T)`` and mark ``out`` written."""
+        self.op(f"pto.{name} ins({ins}) outs(%{out.ssa} : {out.ty}){suffix}")
+        self.written.add(out.ssa)
+
+    def copy(self, src: Tile, dst: Tile) -> None:
+        if src.ssa != dst.ssa:
+            self.emit_op("tmov", f"%{src.ssa} : {src.ty}", dst)
+
+    # ------------------------------------------------------------------ statements
+    def stmt(self, s: Stmt) -> None:
+        prev = self.span
+        if s.span.is_known():
+            self.span = s.span
+        try:
+            handler = _STMTS.get(type(s))
+            if handler is None:
+                raise self.error(f"statement {type(s).__name__} is not supported in kernels by the "
+                                 f"{TOOLCHAIN} codegen")
+            handler(self, s)
+        finally:
+            self.span = prev
+
+    def _seq(self, s: SeqStmts) -> None:
+        for x in s.stmts:
+            self.stmt(x)
+
+    def _scope(self, s: RuntimeScopeStmt) -> None:
+        self.stmt(s.body)
+
+    def _assign(self, s: AssignStmt) -> None:
+        v = s.value
+        if isinstance(v.type, PtrType):
+            return  # tile.alloc: ptoas plans memory itself
+        if isinstance(v, Call):
+            self.call(v, s.var)
+        elif isinstance(v, Var) and v in self.env:
+            self.env[s.var] = self.env[v]
+        else:
+            ty = scalar_type(s.var.type.dtype, s.var.name, self.span) if isinstance(s.var.type, ScalarType) \
+                else "index"
+            self.env[s.var] = Scalar(self.value(v, ty), ty)
+
+    def _eval(self, s: EvalStmt) -> None:
+        if isinstance(s.expr, Call):
+            self.call(s.expr, None)
+
+    def call(self, c: Call, dst: Var | None) -> None:
+        from pypto.codegen.pto_rules import RULES
+
+        if c.span.is_known():
+            self.span = c.span
+        rule = RULES.get(c.op) if isinstance(c.op, str) else None
+        if rule is None:
+            raise self.error(f"op '{c.op_name}' has no lowering to the PTO dialect of {TOOLCHAIN}",
+                             hint="see docs for the list of supported tile ops")
+        rule(self, c, dst)
+
+    def _return(self, s: ReturnStmt) -> None:
+        return
+
+    def _for(self, s: ForStmt) -> None:
+        lb, ub, st = (self.loop_bound(e) for e in (s.start, s.stop, s.step))
+        for ia in s.iter_args:
+            self._bind_carry(ia, ia.init)
+        iv = self.names.unique(base_name(s.loop_var.name))
+        self.env[s.loop_var] = Scalar(iv, "index")
+        self.out.line(f"scf.for %{iv} = %{lb} to %{ub} step %{st} {{")
+        self.yields.append([self.env.get(ia) if isinstance(self.env.get(ia), Tile) else None  # type: ignore[misc]
+                            for ia in s.iter_args])
+        self.out.push()
+        self.stmt(s.body)
+        self.out.pop()
+        self.yields.pop()
+        self.out.line("}")
+        for ia, rv in zip(s.iter_args, s.return_vars, strict=False):
+            self.env[rv] = self.env[ia]
+
+    def _bind_carry(self, ia: Var, init: Expr | None) -> None:
+        val = self.env.get(init) if isinstance(init, Var) else None
+        if val is None or isinstance(val, Scalar):
+            raise self.error(f"loop-carried scalar '{base_name(ia.name)}' is not supported in kernels by "
+                             f"the {TOOLCHAIN} codegen", hint="carry the value in a tile, or compute it on the host")
+        self.env[ia] = val
+
+    def _if(self, s: IfStmt) -> None:
+        cond = self.value(s.cond, "i1")
+        self.out.line(f"scf.if %{cond} {{")
+        targets: list[Tile | None] = [None] * len(s.return_vars)
+        self.yields.append(targets)
+        self.out.push()
+        self.stmt(s.then_body)
+        self.out.pop()
+        if s.else_body is not None:
+            self.out.line("} else {")
+            self.out.push()
+            self.stmt(s.else_body)
+            self.out.pop()
+        self.yields.pop()
+        self.out.line("}")
+        for rv, t in zip(s.return_vars, targets, strict=False):
+            if t is not None:
+                self.env[rv] = t
+
+    def _yield(self, s: YieldStmt) -> None:
+        if not self.yields:
+            return
+        targets = self.yields[-1]
+        for i, v in enumerate(s.values):
+            val = self.env.get(v) if isinstance(v, Var) else None
+            if not isinstance(val, Tile) or i >= len(targets):
+                continue
+            if targets[i] is None:
+                targets[i] = val
+            else:
+                self.copy(val, targets[i])  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------------ whole function
+    def emit(self) -> tuple[str, KernelFunc]:
+        """The ``func.func`` text and its argument model."""
+        sig = self.signature()
+        self.make_views()
+        self.stmt(self.func.body)
+        lines = [f"  func.func @{self.func.name}({sig}) {{"]
+        lines += [f"    {x}" for x in self.head + self.views + self.allocs]
+        lines += self.out.lines
+        lines += ["    return", "  }"]
+        kf = KernelFunc(self.func.name, core_of(self.func), tuple(self.params))  # type: ignore[arg-type]
+        return "\n".join(lines), kf
+
+
+_STMTS = {
+    SeqStmts: KernelCodegen._seq,
+    AssignStmt: KernelCodegen._assign,
+    EvalStmt: KernelCodegen._eval,
+    ReturnStmt: KernelCodegen._return,
+    ForStmt: KernelCodegen._for,
+    IfStmt: KernelCodegen._if,
+    YieldStmt: KernelCodegen._yield,
+    RuntimeScopeStmt: KernelCodegen._scope,
+}
+
+
+def emit_module(funcs: list[Function], *, backend_type: str, emit_loc: bool) -> tuple[str, list[KernelFunc]]:
+    """One ``.pto`` module for the given kernel functions (a single kernel or a Group's members)."""
+    bodies, models = [], []
+    for f in funcs:
+        text, model = KernelCodegen(f, emit_loc=emit_loc).emit()
+        bodies.append(text)
+        models.append(model)
+    spec = DEVICE_SPEC.get(backend_type, DEVICE_SPEC["Ascend910B"])
+    head = f'module attributes {{"pto.device-spec" = "{spec}"}} {{'
+    return "\n".join([head, *bodies, "}"]) + "\n", models

@@ -1,0 +1,278 @@
+"""Lowering rules from ``tile.*`` ops to the ptoas 0.1.1 PTO dialect, keyed by op name.
+
+Each rule is ``rule(cg, call, dst)`` where ``cg`` is the :class:`KernelCodegen` and ``dst`` the
+Var receiving the result (None for statements). The two ``ins()`` spellings of 0.1.1 are kept
+apart: "list" ops (``ins(%a, %b : A, B)``) and "pair" ops (``ins(%a : A, %b : B)``). Ops 0.1.1 cannot
+lower are rewritten into ones it can (``maximums`` -> ``texpands`` + ``tmax``, ``row_expand_add`` ->
+``trowexpand`` + ``tadd``) or rejected with a UserError naming the op, the toolchain and an
+alternative.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from pypto.codegen.pto_types import TOOLCHAIN, tile_view_type
+from pypto.ir.expr import Call, ConstFloat, ConstInt, Expr, MakeTuple, Var, as_int
+
+if TYPE_CHECKING:
+    from pypto.codegen.pto_mlir import GmView, KernelCodegen, Tile
+
+Rule = Callable[["KernelCodegen", Call, "Var | None"], None]
+RULES: dict[str, Rule] = {}
+
+
+def _list(*xs: Tile) -> str:
+    return f"{', '.join('%' + x.ssa for x in xs)} : {', '.join(x.ty for x in xs)}"
+
+
+def _pair(a: Tile, b: Tile) -> str:
+    return f"%{a.ssa} : {a.ty}, %{b.ssa} : {b.ty}"
+
+
+def _srcs(cg: KernelCodegen, c: Call, n: int) -> list[Tile]:
+    return [cg.tile_of(a) for a in c.args[:n]]
+
+
+# ---------------------------------------------------------------- elementwise
+def _binary(pto: str, form: str) -> Rule:
+    def rule(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+        a, b = _srcs(cg, c, 2)
+        out = cg.def_tile(dst)
+        cg.emit_op(pto, _list(a, b) if form == "list" else _pair(a, b), out)
+    return rule
+
+
+def _unary(pto: str) -> Rule:
+    def rule(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+        (a,) = _srcs(cg, c, 1)
+        cg.emit_op(pto, _list(a), cg.def_tile(dst))
+    return rule
+
+
+def scalar_operand(cg: KernelCodegen, e: Expr, ty: str) -> str:
+    """SSA of a scalar operand converted to MLIR type ``ty`` (constants are re-typed freely)."""
+    if isinstance(e, ConstFloat | ConstInt):
+        return cg.const(e.value, ty)
+    return cg.value(e, ty)
+
+
+def _scalar(pto: str, typing: str) -> Rule:
+    """``typing``: ``tile`` (scalar has the tile dtype), ``f32`` (always f32), ``untyped`` (f32, no type)."""
+    def rule(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+        (a,) = _srcs(cg, c, 1)
+        ty = a.buf.dtype.mlir if typing == "tile" or not a.buf.dtype.is_float else "f32"
+        s = scalar_operand(cg, c.args[1], ty)
+        out = cg.def_tile(dst)
+        ins = f"%{a.ssa} : {a.ty}, %{s}" if typing == "untyped" else f"%{a.ssa}, %{s} : {a.ty}, {ty}"
+        cg.emit_op(pto, ins, out)
+    return rule
+
+
+def _maximums(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    # tmaxs aborts ptoas 0.1.1 (FloatAttr assertion): broadcast the scalar, then tmax
+    (a,) = _srcs(cg, c, 1)
+    s = scalar_operand(cg, c.args[1], a.buf.dtype.mlir)
+    tmp = cg.scratch(a.buf, "maxs_tmp")
+    cg.emit_op("texpands", f"%{s} : {a.buf.dtype.mlir}", tmp)
+    cg.emit_op("tmax", _pair(a, tmp), cg.def_tile(dst))
+
+
+def _fill(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    out = cg.def_tile(dst)
+    ty = out.buf.dtype.mlir
+    cg.emit_op("texpands", f"%{scalar_operand(cg, c.args[1], ty)} : {ty}", out)
+
+
+def _create(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    cg.def_tile(dst)  # contents undefined; a read before any write zero-fills it
+
+
+# ---------------------------------------------------------------- reductions / broadcasts
+def _reduce(pto: str, needs_tmp: bool) -> Rule:
+    def rule(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+        (a,) = _srcs(cg, c, 1)
+        ins = [a]
+        if needs_tmp:
+            tmp = cg.tile_of(c.args[1]) if len(c.args) > 1 else cg.scratch(a.buf, "red_tmp")
+            if tmp.ssa not in cg.written:
+                cg.zero_fill(tmp)
+            ins.append(tmp)
+        cg.emit_op(pto, _list(*ins), cg.def_tile(dst))
+    return rule
+
+
+def _expand_direct(pto: str, binary: bool) -> Rule:
+    def rule(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+        lhs, rhs = _srcs(cg, c, 2)
+        cg.emit_op(pto, _list(lhs, rhs) if binary else _list(rhs), cg.def_tile(dst))
+    return rule
+
+
+_COMBINE = {"add": ("tadd", "list"), "sub": ("tsub", "list"), "mul": ("tmul", "pair"),
+            "div": ("tdiv", "list"), "max": ("tmax", "pair"), "min": ("tmin", "pair")}
+
+
+def _expand_then(expand: str, combine: str) -> Rule:
+    """Broadcast ``rhs`` into a scratch tile, then combine ``lhs`` with it (``expdif`` = exp(lhs - rhs))."""
+    def rule(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+        lhs, rhs = _srcs(cg, c, 2)
+        tmp = cg.scratch(lhs.buf, "expand_tmp")
+        cg.emit_op(expand, _list(rhs), tmp)
+        out = cg.def_tile(dst)
+        op, form = _COMBINE["sub" if combine == "expdif" else combine]
+        cg.emit_op(op, _list(lhs, tmp) if form == "list" else _pair(lhs, tmp), out)
+        if combine == "expdif":
+            cg.emit_op("texp", _list(out), out)
+    return rule
+
+
+def _row_expdif(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    lhs, rhs = _srcs(cg, c, 2)
+    out = cg.def_tile(dst)
+    cg.emit_op("trowexpandsub", _list(lhs, rhs), out)
+    cg.emit_op("texp", _list(out), out)
+
+
+# ---------------------------------------------------------------- memory
+def _dims(cg: KernelCodegen, e: Expr | None) -> list:
+    if not isinstance(e, MakeTuple):
+        raise cg.error(f"expected a list of dims, got {e!r}")
+    return [as_int(x) if as_int(x) is not None else x for x in e.elements]
+
+
+def _window(cg: KernelCodegen, view: GmView, offsets: list, sizes: list) -> str:
+    """``pto.subview`` of a GM view; rank-1 tensors get a leading [0] / [1]."""
+    if len(offsets) == 1:
+        offsets, sizes = [0, *offsets], [1, *sizes]
+    if len(offsets) != view.rank or len(sizes) != view.rank:
+        raise cg.error(f"window rank {len(offsets)} does not match tensor rank {view.tensor.rank}")
+    offs = ", ".join("%" + cg.index(o) for o in offsets)
+    szs = ", ".join("%" + cg.index(s) for s in sizes)
+    ssa = cg.names.unique(f"{view.ssa.removesuffix('_view')}_sv")
+    cg.op(f"%{ssa} = pto.subview %{view.ssa}, offsets = [{offs}], sizes = [{szs}] : {view.ty} -> "
+          f"{tile_view_type(sizes, view.tensor.dtype)}")
+    return ssa
+
+
+def _gm(cg: KernelCodegen, e: Expr) -> GmView:
+    from pypto.codegen.pto_mlir import GmView
+
+    v = cg.env.get(e) if isinstance(e, Var) else None
+    if not isinstance(v, GmView):
+        raise cg.error(f"expected a tensor argument of the kernel, got {e!r}")
+    return v
+
+
+def _load(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    view = _gm(cg, c.args[0])
+    sizes = _dims(cg, c.args[2])
+    if len(c.args) > 3 and c.args[3] is not None:
+        valid = _dims(cg, c.args[3])
+        sizes = [v if not isinstance(v, int) else s for v, s in zip(valid, sizes, strict=True)]
+    out = cg.def_tile(dst)
+    sv = _window(cg, view, _dims(cg, c.args[1]), sizes)
+    cg.emit_op("tload", f"%{sv} : {tile_view_type(sizes if len(sizes) > 1 else [1, *sizes], view.tensor.dtype)}",
+               out)
+
+
+def _store(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    src = cg.tile_of(c.args[0])
+    view = _gm(cg, c.args[2])
+    sizes = list(src.buf.valid)
+    offsets = _dims(cg, c.args[1])
+    if len(offsets) == 1 and src.buf.rows == 1:
+        sizes = sizes[1:]
+    sv = _window(cg, view, offsets, sizes)
+    vt = tile_view_type(sizes if len(sizes) > 1 else [1, *sizes], view.tensor.dtype)
+    cg.op(f"pto.tstore ins(%{src.ssa} : {src.ty}) outs(%{sv} : {vt})")
+    if dst is not None:
+        cg.env[dst] = view
+
+
+def _move(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    (a,) = _srcs(cg, c, 1)
+    cg.emit_op("tmov", _list(a), cg.def_tile(dst))
+
+
+def _reshape(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    (a,) = _srcs(cg, c, 1)
+    if dst is None or cg.buf_type(dst.type).text != a.ty:  # type: ignore[arg-type]
+        raise cg.error(f"tile.reshape to a different tile layout is not supported by the {TOOLCHAIN} codegen",
+                       hint="load the data with the target shape instead")
+    cg.env[dst] = a
+
+
+_RMODE = {"none": "NONE", "rint": "RINT", "round": "ROUND", "floor": "FLOOR", "ceil": "CEIL",
+          "trunc": "TRUNC", "odd": "ODD", "cast_rint": "CAST_RINT"}
+
+
+def _cast(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    (a,) = _srcs(cg, c, 1)
+    mode = str(getattr(c.kwargs.get("mode", "round"), "value", c.kwargs.get("mode", "round"))).lower()
+    rmode = _RMODE.get(mode, "ROUND")
+    cg.emit_op("tcvt", _list(a), cg.def_tile(dst), f" {{rmode = #pto<round_mode {rmode}>}}")
+
+
+# ---------------------------------------------------------------- cube
+def _matmul(pto: str, n: int) -> Rule:
+    def rule(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+        if c.kwargs.get("a_trans") or c.kwargs.get("b_trans"):
+            raise cg.error(f"{c.op_name} with a_trans/b_trans is not supported by the {TOOLCHAIN} codegen",
+                           hint="transpose the operand when loading it (a DN tensor view)")
+        cg.emit_op(pto, _list(*_srcs(cg, c, n)), cg.def_tile(dst))
+    return rule
+
+
+def _unsupported(op: str, alternative: str) -> Rule:
+    def rule(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+        raise cg.error(f"{op} cannot be lowered by {TOOLCHAIN} (the pinned assembler has no such "
+                       "instruction)", hint=alternative)
+    return rule
+
+
+def _register() -> None:
+    for op, pto in (("add", "tadd"), ("sub", "tsub"), ("div", "tdiv"), ("and_", "tand"), ("xor", "txor")):
+        RULES[f"tile.{op}"] = _binary(pto, "list")
+    for op, pto in (("mul", "tmul"), ("maximum", "tmax"), ("minimum", "tmin"), ("or_", "tor"),
+                    ("rem", "trem"), ("shl", "tshl"), ("shr", "tshr")):
+        RULES[f"tile.{op}"] = _binary(pto, "pair")
+    for op in ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "recip", "relu"):
+        RULES[f"tile.{op}"] = _unary(f"t{op}")
+    RULES["tile.not_"] = _unary("tnot")
+    RULES.update({
+        "tile.adds": _scalar("tadds", "tile"), "tile.subs": _scalar("tsubs", "f32"),
+        "tile.muls": _scalar("tmuls", "f32"), "tile.divs": _scalar("tdivs", "tile"),
+        "tile.minimums": _scalar("tmins", "untyped"), "tile.rems": _scalar("trems", "untyped"),
+        "tile.maximums": _maximums,
+        "tile.row_sum": _reduce("trowsum", False), "tile.row_max": _reduce("trowmax", False),
+        "tile.row_min": _reduce("trowmin", True), "tile.col_sum": _reduce("tcolsum", True),
+        "tile.col_max": _reduce("tcolmax", False), "tile.col_min": _reduce("tcolmin", False),
+        "tile.row_expand": _expand_direct("trowexpand", False),
+        "tile.col_expand": _expand_direct("tcolexpand", False),
+        "tile.row_expand_expdif": _row_expdif,
+        "tile.load": _load, "tile.store": _store, "tile.move": _move, "tile.reshape": _reshape,
+        "tile.cast": _cast, "tile.create": _create, "tile.full": _fill, "tile.expands": _fill,
+        "tile.matmul": _matmul("tmatmul", 2), "tile.matmul_acc": _matmul("tmatmul.acc", 3),
+        "tile.matmul_bias": _matmul("tmatmul.bias", 3),
+    })
+    for k in ("sub", "mul", "div"):
+        RULES[f"tile.row_expand_{k}"] = _expand_direct(f"trowexpand{k}", True)
+    for k in ("add", "max", "min"):
+        RULES[f"tile.row_expand_{k}"] = _expand_then("trowexpand", k)
+    for k in ("add", "sub", "mul", "div", "max", "min", "expdif"):
+        RULES[f"tile.col_expand_{k}"] = _expand_then("tcolexpand", k)
+    for op, alt in (("row_prod", "multiply with tile.mul in a loop over columns, or reduce on the host"),
+                    ("col_prod", "reduce on the host"), ("sin", "compute it on the host"),
+                    ("cos", "compute it on the host"),
+                    ("ands", "broadcast the scalar with pl.tile.full and use tile.and_"),
+                    ("ors", "broadcast the scalar with pl.tile.full and use tile.or_"),
+                    ("shls", "broadcast the scalar with pl.tile.full and use tile.shl"),
+                    ("shrs", "broadcast the scalar with pl.tile.full and use tile.shr"),
+                    ("concat", "store both halves into one GM tensor at different offsets"),
+                    ("transpose", "load the operand through a transposed (DN) tensor view")):
+        RULES[f"tile.{op}"] = _unsupported(f"tile.{op}", alt)
+
+
+_register()

@@ -1,0 +1,180 @@
+"""Scalar and index arithmetic for PTO kernels, restricted to what ptoas 0.1.1 can lower.
+
+Only ``arith.constant``, ``addi``, ``muli``, ``index_cast`` and ``cmpi`` lower in ptoas 0.1.1.
+Integer expressions are constant-folded first; subtraction becomes ``addi`` with a negated operand;
+everything else is a compile-time UserError that says to compute the value on the host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pypto.codegen.pto_types import TOOLCHAIN, float_literal
+from pypto.ir.expr import COMPARISONS, BinaryExpr, BinOp, ConstBool, ConstFloat, ConstInt, Expr, UnaryExpr, UnOp, Var
+
+if TYPE_CHECKING:
+    from pypto.errors import UserError
+
+_INT_TYPES = ("index", "i32", "i64", "i16", "i8")
+_CMP = {BinOp.Eq: "eq", BinOp.Ne: "ne", BinOp.Lt: "slt", BinOp.Le: "sle", BinOp.Gt: "sgt", BinOp.Ge: "sge"}
+_ARITH_NAME = {BinOp.FloorDiv: "arith.floordivsi", BinOp.FloorMod: "arith.remsi", BinOp.FloatDiv: "arith.divf",
+               BinOp.Min: "arith.minsi", BinOp.Max: "arith.maxsi", BinOp.BitAnd: "arith.andi",
+               BinOp.BitOr: "arith.ori", BinOp.BitXor: "arith.xori", BinOp.BitShiftLeft: "arith.shli",
+               BinOp.BitShiftRight: "arith.shrsi", BinOp.Pow: "math.powi", BinOp.And: "arith.andi",
+               BinOp.Or: "arith.ori"}
+_FOLD: dict[BinOp, Callable[[int, int], int]] = {
+    BinOp.Add: lambda a, b: a + b, BinOp.Sub: lambda a, b: a - b, BinOp.Mul: lambda a, b: a * b,
+    BinOp.FloorDiv: lambda a, b: a // b, BinOp.FloorMod: lambda a, b: a % b,
+    BinOp.Min: min, BinOp.Max: max,
+}
+
+
+def fold(e: Any) -> int | None:
+    """The value of an integer expression made of constants, else None."""
+    if isinstance(e, bool):
+        return None
+    if isinstance(e, int):
+        return e
+    if isinstance(e, ConstInt):
+        return e.value
+    if isinstance(e, UnaryExpr) and e.op is UnOp.Neg:
+        v = fold(e.operand)
+        return -v if v is not None else None
+    if isinstance(e, BinaryExpr) and e.op in _FOLD:
+        a, b = fold(e.lhs), fold(e.rhs)
+        if a is None or b is None or (b == 0 and e.op in (BinOp.FloorDiv, BinOp.FloorMod)):
+            return None
+        return _FOLD[e.op](a, b)
+    return None
+
+
+def _const_name(value: Any, ty: str) -> str:
+    if ty == "i1":
+        return "true" if value else "false"
+    if isinstance(value, float) or ty in ("f32", "f16"):
+        return f"cst_{ty}"
+    sign = "n" if value < 0 else ""
+    return f"c{sign}{abs(value)}" + ("" if ty == "index" else f"_{ty}")
+
+
+class ScalarLowering:
+    """Mixin of KernelCodegen: constants section, index arithmetic and scalar operands."""
+
+    env: dict
+    head: list[str]
+    names: Any
+
+    def __init__(self) -> None:
+        self.consts: dict[tuple[str, str], str] = {}
+
+    def op(self, text: str) -> None:  # provided by KernelCodegen
+        raise NotImplementedError
+
+    def error(self, msg: str, hint: str | None = None) -> UserError:  # provided by KernelCodegen
+        raise NotImplementedError
+
+    def const(self, value: Any, ty: str) -> str:
+        """SSA name of an ``arith.constant`` (deduplicated, emitted at the top of the function)."""
+        if ty in ("f32", "f16"):
+            value = float(value)
+            lit = float_literal(value, ty)
+        elif ty == "i1":
+            value = bool(value)
+            lit = "true" if value else "false"
+        else:
+            value = int(value)
+            lit = str(value)
+        key = (ty, repr(value))
+        if key not in self.consts:
+            name = self.names.unique(_const_name(value, ty))
+            self.consts[key] = name
+            self.head.append(f"%{name} = arith.constant {lit} : {ty}")
+        return self.consts[key]
+
+    def index(self, d: Any, into: list[str] | None = None) -> str:
+        """An ``index`` SSA value for a dim / offset (int or Expr)."""
+        return self.value(d, "index", into)
+
+    def _emit(self, text: str, into: list[str] | None) -> None:
+        if into is None:
+            self.op(text)
+        else:
+            into.append(text)
+
+    def value(self, e: Any, ty: str, into: list[str] | None = None) -> str:
+        """Lower a scalar expression to an SSA value of MLIR type ``ty``."""
+        folded = fold(e)
+        if folded is not None:
+            return self.const(folded, ty)
+        if isinstance(e, ConstFloat):
+            return self.const(e.value, ty)
+        if isinstance(e, ConstBool):
+            return self.const(e.value, "i1")
+        if isinstance(e, Var):
+            return self._var(e, ty, into)
+        if isinstance(e, BinaryExpr):
+            return self._binary(e, ty, into)
+        raise self.error(f"scalar expression {e!r} cannot be lowered by {TOOLCHAIN}",
+                         hint="compute it on the host and pass it as a kernel argument")
+
+    def scalar_type_of(self, e: Expr) -> str | None:
+        v = self.env.get(e) if isinstance(e, Var) else None
+        return getattr(v, "ty", None)
+
+    def _var(self, e: Var, ty: str, into: list[str] | None) -> str:
+        v = self.env.get(e)
+        if v is None or not hasattr(v, "ty") or v.ty == "ptr":
+            raise self.error(f"'{e.name}' is not a scalar available in this kernel")
+        if v.ty == ty:
+            return v.ssa
+        if ty == "index" and v.ty in _INT_TYPES:
+            out = self.names.unique("idx")
+            self._emit(f"%{out} = arith.index_cast %{v.ssa} : {v.ty} to index", into)
+            return out
+        raise self.error(f"scalar '{e.name}' has type {v.ty} but {ty} is needed here; {TOOLCHAIN} cannot lower "
+                         "scalar conversions (arith.extf/truncf/sitofp)",
+                         hint=f"pass the value as a {ty} kernel argument")
+
+    def _binary(self, e: BinaryExpr, ty: str, into: list[str] | None) -> str:
+        if e.op in COMPARISONS:
+            operand_ty = self.scalar_type_of(e.lhs) or self.scalar_type_of(e.rhs) or "index"
+            if operand_ty not in _INT_TYPES:
+                raise self.error(f"float comparison '{e.op.value}' (arith.cmpf) cannot be lowered by {TOOLCHAIN}",
+                                 hint="compare on the host and pass a flag")
+            a, b = self.value(e.lhs, operand_ty, into), self.value(e.rhs, operand_ty, into)
+            out = self.names.unique("cond")
+            self._emit(f"%{out} = arith.cmpi {_CMP[e.op]}, %{a}, %{b} : {operand_ty}", into)
+            return out
+        if ty not in _INT_TYPES or e.op not in (BinOp.Add, BinOp.Sub, BinOp.Mul):
+            name = _ARITH_NAME.get(e.op, f"arith.{e.op.name.lower()}")
+            if ty not in _INT_TYPES:
+                name = {BinOp.Add: "arith.addf", BinOp.Sub: "arith.subf", BinOp.Mul: "arith.mulf"}.get(e.op, name)
+            raise self.error(f"scalar operation '{e.op.value}' ({name}) cannot be lowered by {TOOLCHAIN}; only "
+                             "integer +, -, * and comparisons are supported in kernels",
+                             hint="compute the value on the host and pass it as a kernel argument")
+        a = self.value(e.lhs, ty, into)
+        if e.op is BinOp.Sub:
+            rb = fold(e.rhs)
+            b = self.const(-rb, ty) if rb is not None else self._neg(self.value(e.rhs, ty, into), ty, into)
+            kind = "addi"
+        else:
+            b = self.value(e.rhs, ty, into)
+            kind = "addi" if e.op is BinOp.Add else "muli"
+        out = self.names.unique("v")
+        self._emit(f"%{out} = arith.{kind} %{a}, %{b} : {ty}", into)
+        return out
+
+    def _neg(self, ssa: str, ty: str, into: list[str] | None) -> str:
+        out = self.names.unique("neg")
+        self._emit(f"%{out} = arith.muli %{ssa}, %{self.const(-1, ty)} : {ty}", into)
+        return out
+
+    def loop_bound(self, e: Expr) -> str:
+        """A loop bound: a constant or an ``index`` value (``index_cast`` bounds break ptoas 0.1.1)."""
+        ty = self.scalar_type_of(e)
+        if ty is not None and ty != "index":
+            raise self.error(f"loop bound '{getattr(e, 'name', e)}' is a {ty} scalar; {TOOLCHAIN} cannot use "
+                             "an arith.index_cast result as an scf.for bound",
+                             hint="declare the trip count as a pl.INDEX scalar (or use a constant)")
+        return self.value(e, "index")
