@@ -1,24 +1,28 @@
 #!/usr/bin/env bash
 # Build a minimal Debian base image with debootstrap + `docker import` (for hosts without a registry).
 #
-# Usage: docker/make_base.sh --suite SUITE --tag TAG [--mirror URL] [--include PKG,PKG]
-#   SUITE    Debian suite to bootstrap (the toolchain manifest's base suite, e.g. bookworm)
+# Usage: docker/make_base.sh --suite SUITE --tag TAG [--variant V] [--mirror URL] [--fallback-mirror URL]
+#                           [--include PKG,PKG]
+#   SUITE    Debian suite to bootstrap (the toolchain manifest's base_image.suite)
 #   TAG      image reference to create (pypto's image driver derives it from the build inputs)
-#   URL      Debian mirror; default: the first Debian URI configured in this host's apt sources
+#   V        debootstrap variant (manifest base_image.debootstrap_variant; default minbase)
+#   URL      Debian mirror; default: the first Debian URI in this host's apt sources, else the fallback
 #   PKG      extra packages baked into the base (optional; the Dockerfiles install what they need)
 # Env: SOURCE_DATE_EPOCH clamps file times in the imported tarball (default: 0).
 # The rootfs is cleaned of logs/caches and packed with sorted names and numeric owners, so the same
 # mirror state gives the same file set; the package list is recorded in /etc/pypto-base-packages.txt.
 set -euo pipefail
 
-suite="" tag="" mirror="" include=""
+suite="" tag="" mirror="" fallback="http://deb.debian.org/debian" include="" variant="minbase"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --suite) suite="$2"; shift 2 ;;
     --tag) tag="$2"; shift 2 ;;
     --mirror) mirror="$2"; shift 2 ;;
+    --fallback-mirror) fallback="$2"; shift 2 ;;
+    --variant) variant="$2"; shift 2 ;;
     --include) include="$2"; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "make_base.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -37,7 +41,7 @@ host_mirror() {
   done | grep -E '/debian/?$' | head -n1
 }
 [[ -n "$mirror" ]] || mirror="$(host_mirror)"
-[[ -n "$mirror" ]] || mirror="http://deb.debian.org/debian"
+[[ -n "$mirror" ]] || mirror="$fallback"
 epoch="${SOURCE_DATE_EPOCH:-0}"
 
 work="$(mktemp -d)"
@@ -45,7 +49,7 @@ trap 'rm -rf "$work"' EXIT
 root="$work/rootfs"
 echo "make_base.sh: debootstrap $suite from $mirror into $root" >&2
 start=$(date +%s)
-args=(--variant=minbase --arch=amd64)
+args=("--variant=$variant" --arch=amd64)
 [[ -n "$include" ]] && args+=("--include=$include")
 debootstrap "${args[@]}" "$suite" "$root" "$mirror" >"$work/debootstrap.log" 2>&1 || {
   tail -n 30 "$work/debootstrap.log" >&2

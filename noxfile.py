@@ -1,0 +1,88 @@
+"""Developer sessions: ``nox -l`` lists them; ``nox`` runs lint and the tests on every sim platform.
+
+Sessions run in the current environment (``python=False``): install once with
+``pip install -e '.[dev]'`` and everything works offline. Select with short ids or tags, e.g.
+``nox -s "tests(a5sim)"``, ``nox -k a2a3sim``, ``nox -t docker``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import nox
+
+nox.needs_version = ">=2024.4.15"
+nox.options.sessions = ["lint", "tests"]
+nox.options.reuse_venv = "yes"
+
+ROOT = Path(__file__).resolve().parent
+SIM_PLATFORMS = [nox.param(p, id=p, tags=[p, "sim"]) for p in ("a2a3sim", "a5sim")]
+
+
+def _require(session: nox.Session, module: str, package: str) -> None:
+    if importlib.util.find_spec(module) is None:
+        session.error(f"{package} is not installed in this environment: pip install -e '.[dev]' (or pip install {package})")
+
+
+@nox.session(python=False, tags=["tests"])
+@nox.parametrize("platform", SIM_PLATFORMS)
+def tests(session: nox.Session, platform: str) -> None:
+    """Unit and simulation tests on one sim platform (container tests excluded: see container_tests)."""
+    session.run(sys.executable, "-m", "pytest", "-q", "-m", "not container", *session.posargs,
+                env={"PYPTO_PLATFORM": platform})
+
+
+@nox.session(python=False, tags=["lint"])
+def lint(session: nox.Session) -> None:
+    """ruff over the package, tests, docker tooling and this file."""
+    _require(session, "ruff", "ruff")
+    session.run(sys.executable, "-m", "ruff", "check", "pypto", "tests", "docker", "noxfile.py", *session.posargs)
+
+
+@nox.session(python=False, tags=["lint"])
+def typecheck(session: nox.Session) -> None:
+    """mypy over the package (skipped when mypy is not installed)."""
+    if importlib.util.find_spec("mypy") is None:
+        session.skip("mypy is not installed (pip install mypy)")
+    session.run(sys.executable, "-m", "mypy", "--ignore-missing-imports", "pypto", *session.posargs)
+
+
+@nox.session(python=False, tags=["docker"])
+@nox.parametrize("flavor", [nox.param("sim", id="sim")])
+def images(session: nox.Session, flavor: str) -> None:
+    """Build (or reuse, by content-hash tag) the toolchain image; needs a running Docker engine."""
+    session.run(sys.executable, "-m", "pypto.toolchain.images", "build", "--flavor", flavor, *session.posargs)
+
+
+@nox.session(python=False, tags=["docker"], requires=["images(sim)"])
+def container_tests(session: nox.Session) -> None:
+    """Compile/run in the image, launcher isolation and ownership, refusal of mismatched images."""
+    session.run(sys.executable, "-m", "pytest", "-q", "tests/container", "-m", "container", *session.posargs)
+
+
+@nox.session(python=False, tags=["examples"])
+@nox.parametrize("platform", SIM_PLATFORMS)
+def examples(session: nox.Session, platform: str) -> None:
+    """Run every script in examples/ on one sim platform."""
+    scripts = sorted((ROOT / "examples").glob("*.py"))
+    if not scripts:
+        session.skip("no examples yet")
+    for script in scripts:
+        session.run(sys.executable, str(script), *session.posargs, env={"PYPTO_PLATFORM": platform})
+
+
+@nox.session(python=False, tags=["bench"])
+def bench(session: nox.Session) -> None:
+    """Benchmarks under benchmarks/ (pytest-benchmark files, else plain scripts)."""
+    bench_dir = ROOT / "benchmarks"
+    tests_ = sorted(bench_dir.glob("test_*.py")) + sorted(bench_dir.glob("*_test.py"))
+    if tests_:
+        session.run(sys.executable, "-m", "pytest", "-q", *map(str, tests_), *session.posargs)
+        return
+    scripts = sorted(p for p in bench_dir.glob("*.py") if not p.name.startswith("_"))
+    if not scripts:
+        session.skip("no benchmarks yet")
+    for script in scripts:
+        session.run(sys.executable, str(script), *session.posargs)

@@ -1,0 +1,345 @@
+"""Run pypto inside the toolchain image (docker SDK): identity check, hardened sandbox, full cleanup.
+
+The container gets the source read-only at ``/src`` and the output dir read-write at ``/out``, runs
+as the caller's uid:gid with no network, no capabilities, no-new-privileges, a read-only root and a
+tmpfs ``/tmp``. Its output is streamed, its exit code returned, and it is removed on every path
+(Ctrl-C and timeouts included). Engine failures become :class:`ToolchainError` with a repro command.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from pypto.errors import ToolchainError, UserError
+from pypto.toolchain.images import LABEL_FLAVOR, LABEL_MANIFEST, LABEL_VERSION, build_command
+from pypto.toolchain.manifest import Manifest
+from pypto.toolchain.settings import Settings, env_var
+
+CONTAINER_SRC = "/src"
+CONTAINER_OUT = "/out"
+CONTAINER_HOME = "/tmp/home"
+# exec is allowed on /tmp: the simulator dlopen()s kernels it builds into its cache.
+TMPFS = {"/tmp": "rw,exec,nosuid,nodev,size=1g"}
+PIDS_LIMIT = 512
+KILL_TIMEOUT_S = 10
+FORWARDED_SETTINGS = ("platform", "runtime", "toolchain", "verify_level", "warning_level", "log_level",
+                      "log_format", "compile_profiling", "emit_pto_loc", "codegen_max_workers", "emit_debug_runner")
+ENGINE_EXIT_CODES = {
+    125: "the container engine could not run the container",
+    126: "the image's entrypoint (pypto) could not be executed",
+    127: "the image's entrypoint (pypto) was not found in the image",
+    137: "the container was killed (SIGKILL: out of memory, or killed from outside)",
+}
+DAEMON_HINT = "start the engine (`sudo dockerd &` or `systemctl start docker`), then check with `pypto doctor`"
+
+
+@dataclass(frozen=True, slots=True)
+class Mount:
+    """One bind mount."""
+
+    host: str
+    container: str
+    read_only: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RunSpec:
+    """A fully decided container run; renders to SDK kwargs and to an equivalent ``docker run``."""
+
+    image: str
+    argv: tuple[str, ...]
+    user: str | None
+    mounts: tuple[Mount, ...]
+    environment: dict[str, str] = field(default_factory=dict)
+    workdir: str = CONTAINER_SRC
+    userns_mode: str | None = None
+
+    def create_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``client.containers.create``."""
+        from docker.types import Mount as DockerMount
+
+        kwargs: dict[str, Any] = dict(
+            image=self.image, command=list(self.argv), user=self.user, environment=dict(self.environment),
+            working_dir=self.workdir, network_mode="none", cap_drop=["ALL"], security_opt=["no-new-privileges"],
+            read_only=True, tmpfs=dict(TMPFS), init=True, pids_limit=PIDS_LIMIT, detach=True,
+            mounts=[DockerMount(m.container, m.host, type="bind", read_only=m.read_only) for m in self.mounts],
+            labels={"io.pypto.launcher": "1"},
+        )
+        if self.userns_mode:
+            kwargs["userns_mode"] = self.userns_mode
+        return {k: v for k, v in kwargs.items() if v is not None}
+
+    def cli_argv(self, *, interactive: bool = False, entrypoint: str | None = None) -> list[str]:
+        """The same run as a ``docker run`` command line."""
+        argv = ["docker", "run", "--rm", "--init", "--network", "none", "--cap-drop", "ALL",
+                "--security-opt", "no-new-privileges", "--read-only", "--pids-limit", str(PIDS_LIMIT)]
+        argv += [x for path, opts in TMPFS.items() for x in ("--tmpfs", f"{path}:{opts}")]
+        if interactive:
+            argv.append("-it")
+        if self.user:
+            argv += ["--user", self.user]
+        if self.userns_mode:
+            argv += ["--userns", self.userns_mode]
+        for m in self.mounts:
+            argv += ["--mount", f"type=bind,src={m.host},dst={m.container}" + (",readonly" if m.read_only else "")]
+        argv += [x for k, v in sorted(self.environment.items()) for x in ("-e", f"{k}={v}")]
+        argv += ["-w", self.workdir]
+        if entrypoint:
+            argv += ["--entrypoint", entrypoint]
+        return [*argv, self.image, *self.argv]
+
+    def repro(self) -> str:
+        return shlex.join(self.cli_argv())
+
+
+def docker_client(timeout: int = 60) -> Any:
+    """A docker SDK client; an unreachable engine becomes a ToolchainError."""
+    try:
+        import docker
+    except ImportError as exc:
+        raise ToolchainError("The docker SDK is not installed", hint="pip install 'pypto[container]'") from exc
+    try:
+        client = docker.from_env(timeout=timeout)
+        client.ping()
+    except docker.errors.DockerException as exc:
+        raise ToolchainError(f"Cannot reach the Docker engine: {exc}", repro="docker info", hint=DAEMON_HINT) from None
+    return client
+
+
+def image_flavor(settings: Settings) -> str:
+    """``sim`` for simulated platforms, ``hw`` for hardware ones."""
+    return "sim" if settings.platform_info.simulated else "hw"
+
+
+def check_image_labels(ref: str, labels: dict[str, str] | None, manifest: Manifest, flavor: str) -> None:
+    """Refuse an image whose toolchain labels do not match the manifest (names the build command)."""
+    labels = labels or {}
+    want = {LABEL_VERSION: manifest.version, LABEL_MANIFEST: manifest.sha256, LABEL_FLAVOR: flavor}
+    wrong = {k: labels.get(k) for k, v in want.items() if labels.get(k) != v}
+    if wrong:
+        got = ", ".join(f"{k}={v or '<missing>'}" for k, v in wrong.items())
+        exp = ", ".join(f"{k}={want[k]}" for k in wrong)
+        raise ToolchainError(
+            f"Image '{ref}' does not match toolchain {manifest.version}: it has {got}; expected {exp}. "
+            "Refusing to compile with a different toolchain than the one selected.",
+            hint=f"build the matching image with: {build_command(flavor, manifest.version)}",
+        )
+
+
+def select_image(client: Any, settings: Settings, image: str | None = None) -> Any:
+    """The image for the active toolchain: the given/configured reference, else the newest labelled one."""
+    import docker
+
+    manifest, flavor = settings.manifest, image_flavor(settings)
+    ref = image or settings.container_image
+    if ref:
+        try:
+            found = client.images.get(ref)
+        except docker.errors.ImageNotFound:
+            raise ToolchainError(f"Image '{ref}' is not present in the local engine", repro=f"docker image inspect {ref}",
+                                 hint=f"build it with: {build_command(flavor, manifest.version)}") from None
+        check_image_labels(ref, found.labels, manifest, flavor)
+        return found
+    filters = {"label": [f"{LABEL_VERSION}={manifest.version}", f"{LABEL_FLAVOR}={flavor}"]}
+    candidates = client.images.list(filters=filters)
+    matching = [i for i in candidates if i.labels.get(LABEL_MANIFEST) == manifest.sha256]
+    if not matching:
+        stale = f" ({len(candidates)} image(s) carry another manifest sha256)" if candidates else ""
+        raise ToolchainError(f"No '{flavor}' image for toolchain {manifest.version}{stale}",
+                             hint=f"build it with: {build_command(flavor, manifest.version)}")
+    return max(matching, key=_preference)
+
+
+def _preference(image: Any) -> tuple[bool, str]:
+    from importlib.metadata import version
+
+    same = image.labels.get("org.opencontainers.image.version") == version("pypto")
+    return same, image.attrs.get("Created", "")
+
+
+def forwarded_env(settings: Settings) -> dict[str, str]:
+    """Settings the container must share with the host, as ``PYPTO_*`` variables."""
+    env = {}
+    for name in FORWARDED_SETTINGS:
+        value = getattr(settings, name)
+        if value is None:
+            continue
+        env[env_var(name)] = str(value).lower() if isinstance(value, bool) else str(value)
+    return env
+
+
+def _is_rootless(client: Any) -> bool:
+    try:
+        return any("rootless" in opt for opt in client.info().get("SecurityOptions") or [])
+    except Exception:  # noqa: BLE001 - an info failure only loses the rootless refinement
+        return False
+
+
+def plan_run(argv: Sequence[str], *, settings: Settings, source_dir: Path, output_dir: Path, image: str,
+             rootless: bool = False, extra_mounts: Sequence[Mount] = ()) -> RunSpec:
+    """Decide mounts, user and environment for one run (pure; no engine calls)."""
+    uid, gid = os.getuid(), os.getgid()
+    # Rootless engines map container root to the caller; podman needs keep-id for the same effect.
+    user = None if rootless else f"{uid}:{gid}"
+    userns = "keep-id" if settings.container_engine == "podman" else None
+    env = {"HOME": CONTAINER_HOME, "XDG_CACHE_HOME": "/tmp/cache", **forwarded_env(settings)}
+    mounts = (Mount(str(source_dir.resolve()), CONTAINER_SRC, True),
+              Mount(str(output_dir.resolve()), CONTAINER_OUT, False), *extra_mounts)
+    return RunSpec(image, tuple(argv), user, mounts, env, CONTAINER_SRC, userns)
+
+
+def to_container_path(path: Path, source_dir: Path, output_dir: Path) -> str:
+    """A host path under the source or output dir, as seen inside the container."""
+    path = path.resolve()
+    for host, inside in ((output_dir.resolve(), CONTAINER_OUT), (source_dir.resolve(), CONTAINER_SRC)):
+        if path == host or host in path.parents:
+            return f"{inside}/{path.relative_to(host).as_posix()}".rstrip("/.") or inside
+    raise UserError(f"{path} is outside the directories mounted into the container ({source_dir}, {output_dir})",
+                    hint="pass a source dir that contains it, or copy it there")
+
+
+@contextmanager
+def _identity_files(uid: int, gid: int) -> Iterator[tuple[Mount, ...]]:
+    """A passwd/group pair naming the caller (so whoami and ~ work), mounted read-only."""
+    with tempfile.TemporaryDirectory(prefix="pypto-id-") as tmp:
+        passwd, group = Path(tmp) / "passwd", Path(tmp) / "group"
+        passwd.write_text(f"root:x:0:0:root:/root:/bin/sh\npypto:x:{uid}:{gid}:pypto:{CONTAINER_HOME}:/bin/sh\n")
+        group.write_text(f"root:x:0:\npypto:x:{gid}:\n")
+        for f in (passwd, group):
+            f.chmod(0o644)
+        Path(tmp).chmod(0o755)
+        yield (Mount(str(passwd), "/etc/passwd", True), Mount(str(group), "/etc/group", True))
+
+
+def _writer(stream: IO[Any]) -> Any:
+    buffer = getattr(stream, "buffer", None)
+    if buffer is not None:
+        return lambda data: (buffer.write(data), buffer.flush())
+    return lambda data: (stream.write(data.decode(errors="replace")), stream.flush())
+
+
+def _pump(client: Any, container_id: str) -> None:
+    out, err = _writer(sys.stdout), _writer(sys.stderr)
+    for stdout, stderr in client.api.attach(container_id, stdout=True, stderr=True, stream=True, logs=True,
+                                            demux=True):
+        if stdout:
+            out(stdout)
+        if stderr:
+            err(stderr)
+
+
+def _kill(container: Any) -> None:
+    try:
+        container.kill()
+    except Exception:  # noqa: BLE001 - already exited or engine gone; removal below still runs
+        pass
+
+
+def _remove(container: Any) -> None:
+    try:
+        container.remove(force=True)
+    except Exception:  # noqa: BLE001 - removal already in progress or container gone
+        pass
+
+
+def execute(client: Any, spec: RunSpec, timeout: float | None = None) -> int:
+    """Create, start, stream, wait; kill on Ctrl-C/timeout; always remove. Returns the exit code."""
+    import requests
+
+    import docker
+
+    try:
+        container = client.containers.create(**spec.create_kwargs())
+    except docker.errors.ImageNotFound:
+        raise ToolchainError(f"Image '{spec.image}' is not present", repro=spec.repro()) from None
+    except docker.errors.APIError as exc:
+        raise ToolchainError(f"The engine refused to create the container: {exc.explanation or exc}",
+                             repro=spec.repro()) from None
+    pump: threading.Thread | None = None
+    try:
+        container.start()
+        pump = threading.Thread(target=_pump, args=(client, container.id), daemon=True)
+        pump.start()
+        try:
+            result = container.wait(timeout=timeout) if timeout else container.wait()
+        except requests.exceptions.RequestException:
+            _kill(container)
+            raise ToolchainError(f"The container did not finish within {timeout:g}s and was killed",
+                                 repro=spec.repro(), hint="raise the timeout, or run the repro command") from None
+        except KeyboardInterrupt:
+            _kill(container)
+            raise
+        pump.join(timeout=KILL_TIMEOUT_S)
+        return _exit_code(result, spec)
+    except docker.errors.APIError as exc:
+        raise ToolchainError(f"The engine failed running the container: {exc.explanation or exc}",
+                             repro=spec.repro()) from None
+    finally:
+        _remove(container)
+
+
+def _exit_code(result: dict[str, Any], spec: RunSpec) -> int:
+    code = int(result.get("StatusCode", 125))
+    if result.get("Error"):
+        raise ToolchainError(f"The engine reported an error: {result['Error']}", repro=spec.repro())
+    if code in ENGINE_EXIT_CODES:
+        raise ToolchainError(f"Container exit {code}: {ENGINE_EXIT_CODES[code]}", repro=spec.repro(),
+                             hint="check the image with `pypto doctor` inside it, or rebuild it")
+    if code > 128:
+        raise ToolchainError(f"Container exit {code}: pypto was killed by signal {code - 128}", repro=spec.repro())
+    return code
+
+
+def run_in_container(argv: Sequence[str], *, settings: Settings, source_dir: Path, output_dir: Path,
+                     image: str | None = None, timeout: float | None = None) -> int:
+    """Run ``pypto <argv>`` in the toolchain image; return its exit code.
+
+    Args:
+        argv: arguments after ``pypto`` (paths already mapped with :func:`to_container_path`).
+        settings: resolved settings; selects the toolchain/flavor and is forwarded as ``PYPTO_*``.
+        source_dir: mounted read-only at ``/src`` (the working directory).
+        output_dir: created if missing, mounted read-write at ``/out``.
+        image: image reference (default: ``settings.container_image``, else the newest matching image).
+        timeout: seconds before the container is killed (ToolchainError).
+
+    Raises:
+        ToolchainError: engine unreachable, image missing or not matching the manifest, engine exit
+            codes 125/126/127/137, timeout.
+    """
+    client = docker_client()
+    selected = select_image(client, settings, image)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    ref = selected.tags[0] if selected.tags else selected.id
+    with _identity_files(os.getuid(), os.getgid()) as ids:
+        spec = plan_run(argv, settings=settings, source_dir=source_dir, output_dir=output_dir, image=ref,
+                        rootless=_is_rootless(client), extra_mounts=ids)
+        return execute(client, spec, timeout)
+
+
+def shell_command(*, settings: Settings, source_dir: Path, output_dir: Path, image: str | None = None) -> list[str]:
+    """``docker run -it`` argv for an interactive shell in the image, with the same sandbox."""
+    client = docker_client()
+    selected = select_image(client, settings, image)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    ref = selected.tags[0] if selected.tags else selected.id
+    spec = plan_run([], settings=settings, source_dir=source_dir, output_dir=output_dir, image=ref,
+                    rootless=_is_rootless(client))
+    return spec.cli_argv(interactive=sys.stdin.isatty(), entrypoint="/bin/bash")
+
+
+def open_shell(*, settings: Settings, source_dir: Path, output_dir: Path, image: str | None = None) -> int:
+    """Start an interactive shell in the image (``pypto toolchain shell``); returns its exit code."""
+    import subprocess
+
+    argv = shell_command(settings=settings, source_dir=source_dir, output_dir=output_dir, image=image)
+    print("+ " + shlex.join(argv), file=sys.stderr)
+    return subprocess.run(argv).returncode

@@ -1,0 +1,415 @@
+"""Build the toolchain images (``sim``, ``hw``) from a manifest, with content-hash tags and labels.
+
+The build context is assembled on the host: a hash-verified wheelhouse (``docker/wheelhouse.py``),
+an ``image.lock`` pinning every wheel (the project's own included), the manifest, the smoke test.
+The tag is ``pypto-<toolchain>-<flavor>:<hash12>`` where the hash covers every context file and
+build argument, so an existing tag means "already built from these inputs".
+
+    python -m pypto.toolchain.images build --flavor sim
+    python -m pypto.toolchain.images build --flavor hw --installers DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pypto.errors import InternalError, PyptoError, ToolchainError
+from pypto.toolchain.manifest import Manifest, load_manifest
+
+REPO = Path(__file__).resolve().parents[2]
+DOCKER_DIR = REPO / "docker"
+LABEL_PREFIX = "io.pypto"
+LABEL_VERSION = f"{LABEL_PREFIX}.toolchain.version"
+LABEL_MANIFEST = f"{LABEL_PREFIX}.toolchain.manifest-sha256"
+LABEL_FLAVOR = f"{LABEL_PREFIX}.image.flavor"
+LABEL_INPUTS = f"{LABEL_PREFIX}.image.inputs-sha256"
+FLAVORS = ("sim", "hw")
+SMOKE_EXAMPLE_ENV = "PYPTO_IMAGE_SMOKE_EXAMPLES"
+
+
+@dataclass(frozen=True, slots=True)
+class BuildPlan:
+    """Everything that determines one image: context dir, Dockerfile, build args, labels, tag."""
+
+    flavor: str
+    context: Path
+    dockerfile: str
+    buildargs: dict[str, str]
+    labels: dict[str, str]
+    tag: str
+    inputs_sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltImage:
+    """Result of :func:`build_image` (also printed as JSON by the CLI)."""
+
+    tag: str
+    id: str
+    flavor: str
+    size_mb: float
+    seconds: float
+    cached: bool
+    base_image: str
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+def build_command(flavor: str, toolchain: str) -> str:
+    """The copy-pasteable command that builds the image the launcher needs."""
+    extra = " --installers DIR" if flavor == "hw" else ""
+    return f"python -m pypto.toolchain.images build --flavor {flavor} --toolchain {toolchain}{extra}"
+
+
+def image_repository(manifest: Manifest, flavor: str) -> str:
+    return f"pypto-{manifest.version}-{flavor}"
+
+
+def source_date_epoch() -> str:
+    """``$SOURCE_DATE_EPOCH``, else the checkout's last commit time, else 0."""
+    if os.environ.get("SOURCE_DATE_EPOCH"):
+        return os.environ["SOURCE_DATE_EPOCH"]
+    proc = subprocess.run(["git", "-C", str(REPO), "log", "-1", "--format=%ct"], capture_output=True, text=True)
+    return proc.stdout.strip() if proc.returncode == 0 and proc.stdout.strip() else "0"
+
+
+def _git_revision() -> str:
+    proc = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True)
+    return proc.stdout.strip() if proc.returncode == 0 else "unknown"
+
+
+def _run(argv: list[str], what: str, env: dict[str, str] | None = None) -> str:
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise ToolchainError(f"{what} failed (exit {proc.returncode})", stderr=proc.stderr[-4000:],
+                             repro=shlex.join(argv))
+    return proc.stdout
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _require_checkout() -> None:
+    if not (DOCKER_DIR / "sim.Dockerfile").is_file():
+        raise ToolchainError(f"Image builds need a pypto source checkout; {DOCKER_DIR}/sim.Dockerfile is missing",
+                             hint="clone the pypto repository and run the build from there")
+
+
+def wheelhouse_dir() -> Path:
+    """Host download cache for image wheels (``<checkout>/wheelhouse``, git-ignored)."""
+    return Path(os.environ.get("PYPTO_WHEELHOUSE", REPO / "wheelhouse"))
+
+
+def fetch_wheels(manifest: Manifest) -> dict[str, str]:
+    """Download/verify every locked wheel plus ptoas into the wheelhouse; {file name: sha256}."""
+    argv = [sys.executable, str(DOCKER_DIR / "wheelhouse.py"), "fetch", "--toolchain", manifest.version,
+            "--dest", str(wheelhouse_dir())]
+    return json.loads(_run(argv, "Fetching the image wheelhouse"))
+
+
+def build_project_wheel(dest: Path, epoch: str) -> Path:
+    """Build this checkout's pypto wheel (deterministic under SOURCE_DATE_EPOCH)."""
+    argv = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(dest), str(REPO)]
+    _run(argv, "Building the pypto wheel", env={**os.environ, "SOURCE_DATE_EPOCH": epoch})
+    wheels = sorted(dest.glob("pypto-*.whl"))
+    if len(wheels) != 1:
+        raise InternalError(f"expected one pypto wheel in {dest}, found {[w.name for w in wheels]}")
+    return wheels[0]
+
+
+def _lock_lines(files: dict[str, str], project: Path) -> list[str]:
+    lines = []
+    for name, digest in sorted({**files, project.name: _sha256(project)}.items()):
+        dist, version = name.split("-")[:2]
+        lines.append(f"{dist.replace('_', '-')}=={version} --hash=sha256:{digest}")
+    return lines
+
+
+def smoke_examples() -> list[Path]:
+    """Examples compiled by the build-time smoke test (``$PYPTO_IMAGE_SMOKE_EXAMPLES``, comma list)."""
+    names = os.environ.get(SMOKE_EXAMPLE_ENV)
+    if names is not None:
+        return [REPO / n.strip() for n in names.split(",") if n.strip()]
+    return sorted((REPO / "examples").glob("*add*.py"))[:1]
+
+
+def assemble_context(manifest: Manifest, flavor: str, ctx: Path, epoch: str) -> None:
+    """Fill ``ctx`` with the Dockerfile, wheelhouse, image.lock, manifest and smoke inputs."""
+    _require_checkout()
+    files = fetch_wheels(manifest)
+    wh = ctx / "wheelhouse"
+    wh.mkdir(parents=True)
+    for name in files:
+        shutil.copy2(wheelhouse_dir() / name, wh / name)
+    project = build_project_wheel(wh, epoch)
+    (ctx / "image.lock").write_text("\n".join(_lock_lines(files, project)) + "\n")
+    shutil.copy2(manifest.path, ctx / "toolchain.toml")
+    shutil.copy2(DOCKER_DIR / f"{flavor}.Dockerfile", ctx / "Dockerfile")
+    smoke = ctx / "smoke"
+    smoke.mkdir()
+    shutil.copy2(DOCKER_DIR / "smoke.sh", smoke / "smoke.sh")
+    for example in smoke_examples():
+        shutil.copy2(example, smoke / example.name)
+
+
+def inputs_hash(ctx: Path, buildargs: dict[str, str]) -> str:
+    """sha256 over every context file (path + content) and the build arguments."""
+    h = hashlib.sha256()
+    for path in sorted(p for p in ctx.rglob("*") if p.is_file()):
+        rel = path.relative_to(ctx).as_posix()
+        if rel.startswith("wheelhouse/pypto-"):
+            continue  # covered by image.lock's hash line; wheel names carry no extra information
+        h.update(f"{rel}\0{_sha256(path)}\n".encode())
+    h.update(json.dumps(buildargs, sort_keys=True).encode())
+    return h.hexdigest()
+
+
+def build_args(manifest: Manifest, flavor: str, base_image: str, epoch: str) -> dict[str, str]:
+    """Every pinned value the Dockerfiles need, taken from the manifest."""
+    args = {
+        "BASE_IMAGE": base_image,
+        "PYTHON_VERSION": manifest.python.version,
+        "GXX_MIN": str(manifest.compilers.gxx_min),
+        "TOOLCHAIN_VERSION": manifest.version,
+        "PTOAS_VERSION": manifest.ptoas.version,
+        "SOURCE_DATE_EPOCH": epoch,
+    }
+    if flavor == "hw":
+        cann = manifest.hardware.cann
+        args.update({"CANN_VERSION": cann.version, "CANN_TOOLKIT": cann.toolkit_installer,
+                     "SIMPLER_COMMIT": manifest.hardware.simpler.commit})
+    return args
+
+
+def image_labels(manifest: Manifest, flavor: str, inputs: str, epoch: str) -> dict[str, str]:
+    """OCI labels plus ours (toolchain version, manifest sha256, flavor, inputs hash)."""
+    from importlib.metadata import version
+
+    created = datetime.fromtimestamp(int(epoch), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {
+        "org.opencontainers.image.title": image_repository(manifest, flavor),
+        "org.opencontainers.image.description": f"pypto toolchain {manifest.version} ({flavor}): {manifest.description}",
+        "org.opencontainers.image.version": version("pypto"),
+        "org.opencontainers.image.revision": _git_revision(),
+        "org.opencontainers.image.created": created,
+        "org.opencontainers.image.licenses": "Apache-2.0",
+        LABEL_VERSION: manifest.version,
+        LABEL_MANIFEST: manifest.sha256,
+        LABEL_FLAVOR: flavor,
+        LABEL_INPUTS: inputs,
+        f"{LABEL_PREFIX}.toolchain.ptoas.version": manifest.ptoas.version,
+    }
+
+
+def plan_build(manifest: Manifest, flavor: str, base_image: str, ctx: Path,
+               installers: Path | None = None) -> BuildPlan:
+    """Assemble the context in ``ctx`` and derive build args, labels and the content-hash tag."""
+    if flavor not in FLAVORS:
+        raise ToolchainError(f"Unknown image flavor '{flavor}'", hint=f"use one of {', '.join(FLAVORS)}")
+    epoch = source_date_epoch()
+    if flavor == "hw":
+        stage_installers(manifest, installers, ctx)
+    else:
+        assemble_context(manifest, flavor, ctx, epoch)
+    args = build_args(manifest, flavor, base_image, epoch)
+    digest = inputs_hash(ctx, args)
+    return BuildPlan(flavor, ctx, "Dockerfile", args, image_labels(manifest, flavor, digest, epoch),
+                     f"{image_repository(manifest, flavor)}:{digest[:12]}", digest)
+
+
+def _hw_required(manifest: Manifest) -> list[tuple[str, str, str]]:
+    """(file name, expected sha256, manifest key) of every installer a hw image needs."""
+    cann = manifest.hardware.cann
+    need = [(cann.toolkit_installer, cann.toolkit_sha256, "hardware.cann.toolkit_sha256")]
+    for backend, name in sorted(cann.kernels_installer.items()):
+        if name:
+            need.append((name, cann.kernels_sha256.get(backend, ""), f"hardware.cann.kernels_sha256.{backend}"))
+    return need
+
+
+def _simpler_archive(manifest: Manifest, installers: Path, problems: list[str]) -> Path | None:
+    import tarfile
+
+    commit = manifest.hardware.simpler.commit
+    if not commit:
+        problems.append(f"the manifest pins no simpler commit (set hardware.simpler.commit in {manifest.path})")
+        return None
+    path = installers / f"simpler-{commit}.tar.gz"
+    if not path.is_file():
+        problems.append(f"missing {path.name}: create it in a simpler checkout with "
+                        f"`git archive --format=tar.gz -o {path.name} {commit}`")
+        return None
+    with tarfile.open(path) as tar:
+        embedded = tar.pax_headers.get("comment", "")
+    if embedded != commit:
+        problems.append(f"{path.name} was archived from commit '{embedded or 'unknown'}', expected {commit} "
+                        "(use `git archive`, which records the commit)")
+    return path
+
+
+def stage_installers(manifest: Manifest, installers: Path | None, ctx: Path) -> None:
+    """Check the user-supplied CANN installers and simpler archive against the manifest; stage them."""
+    _require_checkout()
+    if installers is None or not installers.is_dir():
+        names = ", ".join(n for n, _, _ in _hw_required(manifest))
+        raise ToolchainError(
+            f"A hw image needs the CANN installers and a simpler archive, supplied by you: {names}, "
+            f"simpler-<commit>.tar.gz" + (f" (directory {installers} does not exist)" if installers else ""),
+            hint=f"put them in one directory and run: {build_command('hw', manifest.version).replace('DIR', '<dir>')}",
+        )
+    problems: list[str] = []
+    sums = []
+    for name, expected, key in _hw_required(manifest):
+        path = installers / name
+        if not expected:
+            problems.append(f"the manifest pins no sha256 for {name} (set {key} in {manifest.path})")
+        elif not path.is_file():
+            problems.append(f"missing {path}")
+        elif (actual := _sha256(path)) != expected:
+            problems.append(f"{path} has sha256 {actual}, the manifest ({key}) expects {expected}")
+        else:
+            sums.append(f"{expected}  {name}")
+    simpler = _simpler_archive(manifest, installers, problems)
+    if problems:
+        raise ToolchainError(f"Refusing to build the hw image for toolchain {manifest.version}:\n  - "
+                             + "\n  - ".join(problems),
+                             hint="supply exactly the installers the manifest pins; nothing is downloaded")
+    staged = ctx / "installers"
+    staged.mkdir(parents=True)
+    for name, _, _ in _hw_required(manifest):
+        _link_or_copy(installers / name, staged / name)
+    shutil.copy2(simpler, staged / "simpler.tar.gz")
+    (staged / "SHA256SUMS").write_text("\n".join(sums) + "\n")
+    shutil.copy2(DOCKER_DIR / "hw.Dockerfile", ctx / "Dockerfile")
+
+
+def _link_or_copy(src: Path, dst: Path) -> None:
+    try:
+        os.link(src, dst)  # installers are large; a hard link avoids a copy on the same filesystem
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+def _client() -> Any:
+    from pypto.toolchain.docker import docker_client
+
+    return docker_client()
+
+
+def base_tag(manifest: Manifest) -> str:
+    """Tag of the debootstrap base: suite, variant and the script's content."""
+    pin = manifest.base_image
+    digest = hashlib.sha256(f"{pin.suite}|{pin.debootstrap_variant}|".encode()
+                            + (DOCKER_DIR / "make_base.sh").read_bytes()).hexdigest()
+    return f"pypto-base-{pin.suite}:{digest[:12]}"
+
+
+def ensure_base(manifest: Manifest, client: Any) -> str:
+    """Build the debootstrap base unless an image with its tag exists; return the tag."""
+    import docker
+
+    tag = base_tag(manifest)
+    try:
+        client.images.get(tag)
+        return tag
+    except docker.errors.ImageNotFound:
+        pass
+    pin = manifest.base_image
+    argv = ["bash", str(DOCKER_DIR / "make_base.sh"), "--suite", pin.suite, "--variant", pin.debootstrap_variant,
+            "--tag", tag, "--fallback-mirror", pin.mirror]
+    if os.environ.get("PYPTO_DEBIAN_MIRROR"):
+        argv += ["--mirror", os.environ["PYPTO_DEBIAN_MIRROR"]]
+    _log(f"building base image {tag} (debootstrap {pin.suite})")
+    _run(argv, "Building the debootstrap base image", env={**os.environ, "SOURCE_DATE_EPOCH": source_date_epoch()})
+    return tag
+
+
+def _log(msg: str) -> None:
+    print(f"pypto-images: {msg}", file=sys.stderr, flush=True)
+
+
+def run_build(client: Any, plan: BuildPlan) -> str:
+    """docker build through the engine API, streaming its output to stderr; return the image id."""
+    repro = shlex.join(["docker", "build", "-t", plan.tag, *[x for k, v in plan.buildargs.items()
+                                                              for x in ("--build-arg", f"{k}={v}")],
+                        str(plan.context)])
+    image_id = ""
+    for chunk in client.api.build(path=str(plan.context), dockerfile=plan.dockerfile, tag=plan.tag,
+                                  buildargs=plan.buildargs, labels=plan.labels, rm=True, forcerm=True,
+                                  decode=True):
+        if "stream" in chunk:
+            sys.stderr.write(chunk["stream"])
+        if "error" in chunk:
+            raise ToolchainError(f"Building {plan.tag} failed: {chunk['error'].strip()}",
+                                 repro=repro, hint=f"the build context is kept in {plan.context}")
+        image_id = chunk.get("aux", {}).get("ID", image_id)
+    return image_id or client.images.get(plan.tag).id
+
+
+def build_image(flavor: str = "sim", toolchain: str | None = None, base_image: str | None = None,
+                installers: Path | None = None, rebuild: bool = False) -> BuiltImage:
+    """Build (or reuse, when the content-hash tag exists) the ``flavor`` image for a toolchain."""
+    import docker
+
+    manifest = load_manifest(toolchain)
+    client = _client()
+    start = time.monotonic()
+    if flavor == "hw":
+        base_image = base_image or build_image("sim", manifest.version).tag
+    else:
+        base_image = base_image or ensure_base(manifest, client)
+    ctx = Path(tempfile.mkdtemp(prefix=f"pypto-image-{flavor}-"))
+    plan = plan_build(manifest, flavor, base_image, ctx, installers)
+    cached = False
+    try:
+        image = None if rebuild else client.images.get(plan.tag)
+        cached = image is not None
+    except docker.errors.ImageNotFound:
+        image = None
+    if image is None:
+        _log(f"building {plan.tag} from {base_image}")
+        run_build(client, plan)
+        image = client.images.get(plan.tag)
+    shutil.rmtree(ctx, ignore_errors=True)
+    return BuiltImage(plan.tag, image.id, flavor, round(image.attrs["Size"] / 2**20, 1),
+                      round(time.monotonic() - start, 1), cached, base_image, dict(image.labels))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pypto.toolchain.images", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="build (or reuse) an image; prints its tag, id, size and time as JSON")
+    b.add_argument("--flavor", choices=FLAVORS, default="sim")
+    b.add_argument("--toolchain", help="toolchain version (default: newest manifest)")
+    b.add_argument("--base-image", help="base image reference (default: a debootstrap base built here)")
+    b.add_argument("--installers", type=Path, help="hw only: directory with the CANN installers and simpler archive")
+    b.add_argument("--rebuild", action="store_true", help="build even if the tag exists")
+    sub.add_parser("base", help="build (or reuse) the debootstrap base image; prints its tag")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "base":
+            print(ensure_base(load_manifest(), _client()))
+            return 0
+        built = build_image(args.flavor, args.toolchain, args.base_image, args.installers, args.rebuild)
+    except PyptoError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(asdict(built), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
