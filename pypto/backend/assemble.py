@@ -1,0 +1,113 @@
+"""``assemble``: write an :class:`Artifact` to its directory, run ptoas, wrap kernels, write configs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pypto.backend.ptoas_stage import PtoasResult, error_report, run_units, split_debug_modules
+from pypto.codegen.artifact import Artifact, KernelFunc, KernelUnit
+from pypto.codegen.generate import skip_ptoas_files
+from pypto.codegen.kernel_config import render_kernel_config
+from pypto.errors import PartialCodegenError, ToolchainError
+
+_WRAP_KIND = {"tensor": "tensor", "scalar": "scalar", "dim": "dyn_dim"}
+
+
+class _Writer:
+    """Writes text files under ``root`` and remembers them (relpath -> text)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.files: dict[str, str] = {}
+
+    def write(self, rel: str, text: str) -> None:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        self.files[rel] = text
+
+
+def wrapper_params(kf: KernelFunc) -> list:
+    """The kernel wrapper's parameter model for a kernel function (MLIR argument order)."""
+    from pypto.backend.kernel_wrapper import KernelParam
+
+    n_tensors = sum(1 for p in kf.params if p.kind == "tensor")
+    out = []
+    for i, p in enumerate(kf.params):
+        index = p.index - n_tensors if p.kind == "scalar" else p.index
+        out.append(KernelParam(f"arg{i}", _WRAP_KIND[p.kind], p.ctype, index, p.axis))  # type: ignore[arg-type]
+    return out
+
+
+def _wrap_unit(w: _Writer, unit: KernelUnit, cpp: str) -> None:
+    from pypto.backend.kernel_wrapper import wrap_kernel
+
+    for kf in unit.funcs:
+        w.write(f"kernels/{kf.core}/{kf.name}.cpp", wrap_kernel(cpp, kf.name, wrapper_params(kf)))
+
+
+def _resolve_ptoas(ptoas: Path | None) -> Path:
+    if ptoas is not None:
+        return Path(ptoas)
+    from pypto.toolchain.ptoas import require_ptoas
+
+    return require_ptoas()
+
+
+def assemble(artifact: Artifact, out_dir: Path, *, ptoas: Path | None = None, skip_ptoas: bool = False,
+             dump_ptoas_passes: bool = False, max_workers: int | None = None, timeout: float = 60.0,
+             insert_sync: bool = True) -> dict[str, str]:
+    """Write the artifact into ``out_dir`` and (unless ``skip_ptoas``) assemble every kernel unit.
+
+    Returns the files written (relpath -> text). On ptoas failures writes ``report/codegen_errors.txt``
+    and raises :class:`PartialCodegenError` (some units compiled; ``.files`` lists what was written)
+    or :class:`ToolchainError` (none did), both carrying ptoas' error text and a repro command.
+    """
+    out_dir = Path(out_dir)
+    w = _Writer(out_dir)
+    (out_dir / "report").mkdir(parents=True, exist_ok=True)
+    for rel, text in artifact.files.items():
+        w.write(rel, text)
+    if skip_ptoas:
+        for rel, text in skip_ptoas_files(artifact.units).items():
+            if rel not in w.files:
+                w.write(rel, text)
+        return w.files
+    exe = _resolve_ptoas(ptoas)
+    for u in artifact.units:
+        w.write(f"ptoas/{u.name}.pto", u.pto)
+    results = run_units(exe, out_dir, artifact.units, max_workers=max_workers, timeout=timeout,
+                        insert_sync=insert_sync)
+    for u, r in zip(artifact.units, results, strict=True):
+        _collect(w, u, r, dump_ptoas_passes)
+    failed = [r for r in results if not r.ok]
+    if failed:
+        _fail(w, failed, len(results))
+    if artifact.orchestration_names:
+        orch = artifact.orchestration_names[0]
+        w.write("kernel_config.py", render_kernel_config(
+            orch, artifact.func_ids, runtime=artifact.runtime, orch_signature=artifact.orch_signatures.get(orch)))
+    return w.files
+
+
+def _collect(w: _Writer, unit: KernelUnit, r: PtoasResult, dump: bool) -> None:
+    w.write(f"ptoas/{unit.name}.log", r.log)
+    if dump:
+        w.write(f"ptoas_passes/{unit.name}/ptoas_debug.log", r.log)
+        for name, text in split_debug_modules(r.log).items():
+            w.write(f"ptoas_passes/{unit.name}/{name}", text)
+    if r.ok:
+        cpp = (w.root / "ptoas" / f"{unit.name}.cpp").read_text()
+        w.files[f"ptoas/{unit.name}.cpp"] = cpp
+        _wrap_unit(w, unit, cpp)
+
+
+def _fail(w: _Writer, failed: list[PtoasResult], total: int) -> None:
+    table, full = error_report(failed, total)
+    w.write("report/codegen_errors.txt", full)
+    first = failed[0]
+    msg = f"ptoas compilation failed\n{table}"
+    hint = "see report/codegen_errors.txt and ptoas/<unit>.log; the .pto is kept under ptoas/"
+    if len(failed) < total:
+        raise PartialCodegenError(msg, files=dict(w.files), stderr=first.error, repro=first.repro, hint=hint)
+    raise ToolchainError(msg, stderr=first.error, repro=first.repro, hint=hint)

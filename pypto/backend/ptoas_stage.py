@@ -1,0 +1,120 @@
+"""The assembler stage: run ptoas 0.1.1 on each kernel unit, in parallel, with a timeout.
+
+ptoas 0.1.1 prints its intermediate modules and debug text on stderr and parse errors on stdout;
+both go to ``ptoas/<unit>.log``. It has no ``--mlir-print-ir-*`` flags, so ``dump_ptoas_passes``
+splits that captured text into one file per printed module under ``ptoas_passes/<unit>/``.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from pypto.codegen.artifact import KernelUnit
+
+_ERROR_LINE = re.compile(r"error:|Error:|Assertion|Aborted|terminate called")
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+@dataclass(frozen=True, slots=True)
+class PtoasResult:
+    """Outcome of one ptoas run."""
+
+    unit: str
+    ok: bool
+    log: str
+    error: str
+    repro: str
+    seconds: float
+
+
+def ptoas_argv(ptoas: Path, pto: Path, cpp: Path, *, insert_sync: bool = True) -> list[str]:
+    """The ptoas 0.1.1 command line (it has no --pto-level / --pto-arch flags)."""
+    argv = [str(ptoas), str(pto), "-o", str(cpp)]
+    return argv + ["--enable-insert-sync"] if insert_sync else argv
+
+
+def _summary(stdout: str, stderr: str, rc: int | None) -> str:
+    lines = [ln for ln in (stdout + "\n" + stderr).splitlines() if _ERROR_LINE.search(ln)]
+    if lines:
+        return "\n".join(lines[:20])
+    tail = (stderr or stdout).strip().splitlines()[-10:]
+    return "\n".join([f"ptoas exited with status {rc}", *tail])
+
+
+def run_ptoas(ptoas: Path, out_dir: Path, unit: str, *, timeout: float, insert_sync: bool = True) -> PtoasResult:
+    """Run ptoas on ``ptoas/<unit>.pto`` (already written) producing ``ptoas/<unit>.cpp``."""
+    pto, cpp = out_dir / "ptoas" / f"{unit}.pto", out_dir / "ptoas" / f"{unit}.cpp"
+    argv = ptoas_argv(ptoas, pto, cpp, insert_sync=insert_sync)
+    repro = shlex.join(argv)
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired as exc:
+        out = _text(exc.stdout) + _text(exc.stderr)
+        return PtoasResult(unit, False, out, f"ptoas timed out after {timeout:g}s", repro,
+                           time.perf_counter() - start)
+    except OSError as exc:
+        return PtoasResult(unit, False, "", f"cannot run ptoas: {exc}", repro, time.perf_counter() - start)
+    log = f"$ {repro}\n# exit status {proc.returncode}\n# --- stdout ---\n{proc.stdout}# --- stderr ---\n{proc.stderr}"
+    ok = proc.returncode == 0 and cpp.is_file()
+    err = "" if ok else _summary(proc.stdout, proc.stderr, proc.returncode)
+    return PtoasResult(unit, ok, log, err, repro, time.perf_counter() - start)
+
+
+def _text(b: bytes | str | None) -> str:
+    if b is None:
+        return ""
+    return b.decode(errors="replace") if isinstance(b, bytes) else b
+
+
+def split_debug_modules(log: str) -> dict[str, str]:
+    """The modules ptoas printed while lowering, named after the marker line that follows each."""
+    out: dict[str, str] = {}
+    block: list[str] | None = None
+    pending: list[str] = []
+    for line in log.splitlines():
+        if block is None and line.startswith("module"):
+            block = [line]
+        elif block is not None:
+            block.append(line)
+            if line == "}":
+                pending.append("\n".join(block) + "\n")
+                block = None
+        elif pending and line.strip() and not line.startswith(("[Debug]", "#", "$")):
+            slug = _SLUG.sub("_", line.lower()).strip("_") or "stage"
+            out[f"{len(out):02d}_{slug}.mlir"] = pending.pop()
+    for rest in pending:
+        out[f"{len(out):02d}_final.mlir"] = rest
+    return out
+
+
+def run_units(ptoas: Path, out_dir: Path, units: list[KernelUnit], *, max_workers: int | None,
+              timeout: float, insert_sync: bool = True) -> list[PtoasResult]:
+    """Run ptoas on every unit in a thread pool (``max_workers=1`` = sequential); results in unit order."""
+    if max_workers == 1 or len(units) <= 1:
+        return [run_ptoas(ptoas, out_dir, u.name, timeout=timeout, insert_sync=insert_sync) for u in units]
+    with ThreadPoolExecutor(max_workers=max_workers) as pool:
+        futures = [pool.submit(run_ptoas, ptoas, out_dir, u.name, timeout=timeout, insert_sync=insert_sync)
+                   for u in units]
+        return [f.result() for f in futures]
+
+
+def error_report(failed: list[PtoasResult], total: int) -> tuple[str, str]:
+    """(summary table, full text of ``report/codegen_errors.txt``)."""
+    width = max([len("Function"), *(len(r.unit) for r in failed)])
+    rows = [f"{len(failed)} function(s) failed to compile:", "", f"{'Function':<{width}} | Error",
+            f"{'-' * width}-+-{'-' * 40}"]
+    for r in failed:
+        first = r.error.splitlines()[0] if r.error else "unknown error"
+        rows.append(f"{r.unit:<{width}} | {first}")
+    table = "\n".join(rows)
+    full = [table, "", f"({total - len(failed)} of {total} unit(s) compiled)", ""]
+    for r in failed:
+        full += [f"=== {r.unit} ===", r.error, "", "Repro command:", f"  {r.repro}", ""]
+    return table, "\n".join(full)
