@@ -2,12 +2,12 @@
 
 The driver receives ``(path, name, settings, request)`` where ``request`` is a :class:`CompileRequest`
 (duck-typed: read its attributes). ``--in-container`` hands the same command line, minus that flag, to
-``pypto.toolchain.docker.run_in_container``.
+``pypto.toolchain.docker.run_in_container`` with the working directory mounted at ``/src`` and the
+output directory at ``/out``.
 """
 
 from __future__ import annotations
 
-import inspect
 import re
 import time
 from dataclasses import dataclass, field
@@ -103,31 +103,34 @@ def _call_driver(func_name: str, *args: Any) -> Any:
     return func(*args)
 
 
-def _in_container(ctx: click.Context, settings: Any, path: Path, out: Path | None) -> int:
+def _in_container(ctx: click.Context, settings: Any, path: Path, name: str | None, out: Path | None) -> int:
+    """Re-run this command in the toolchain image: cwd at /src (read-only), the output dir at /out."""
     from pypto.toolchain import docker
 
-    argv = [a for a in _command_argv(ctx) if a != "--in-container"]
-    run = docker.run_in_container
-    params = inspect.signature(run).parameters
-    kwargs = {k: v for k, v in {"source": path, "output_dir": out}.items() if k in params}
-    return int(run(argv, settings, **kwargs))
+    source_dir = Path.cwd()
+    if out is None:
+        stamp = time.strftime("%Y%m%d_%H%M%S")
+        out = settings.output_base / f"{name or path.stem}_{stamp}"
+    out = out if out.is_absolute() else source_dir / out
+    target = docker.to_container_path(path.resolve(), source_dir, out) + (f"::{name}" if name else "")
+    argv = _command_argv(ctx, target, docker.CONTAINER_OUT)
+    return int(docker.run_in_container(argv, settings=settings, source_dir=source_dir, output_dir=out))
 
 
-def _command_argv(ctx: click.Context) -> list[str]:
-    """Rebuild ``<command> ARGS...`` from the parsed parameters (paths as given on the host)."""
-    argv = [ctx.info_name or "compile"]
+def _command_argv(ctx: click.Context, target: str, output_dir: str) -> list[str]:
+    """Rebuild ``<command> TARGET [options] --output-dir OUT`` from the parsed parameters."""
+    argv = [ctx.info_name or "compile", target]
+    skip = {"target", "output_dir", "in_container"}
     for param in ctx.command.params:
         value = ctx.params.get(param.name)
-        if isinstance(param, click.Argument):
-            argv.append(str(value))
-        elif value in (None, False, ()) or not param.opts:
+        if param.name in skip or value in (None, False, ()) or not param.opts:
             continue
-        elif getattr(param, "is_flag", False):
-            argv.append(param.opts[-1])
-        else:
-            for item in value if isinstance(value, tuple) else (value,):
-                argv += [param.opts[-1], str(item)]
-    return argv
+        if getattr(param, "is_flag", False):
+            argv.append(max(param.opts, key=len))
+            continue
+        for item in value if isinstance(value, tuple) else (value,):
+            argv += [max(param.opts, key=len), str(item)]
+    return [*argv, "--output-dir", output_dir]
 
 
 def _summary(result: Any, settings: Any, seconds: float, kind: str) -> dict[str, Any]:
@@ -176,7 +179,7 @@ def _execute(ctx: click.Context, target: str, kind: str, overrides: dict[str, An
     cli_state = state(ctx)
     settings = cli_state.settings(**overrides)
     if in_container:
-        ctx.exit(_in_container(ctx, settings, path, request.output_dir))
+        ctx.exit(_in_container(ctx, settings, path, name, request.output_dir))
     func_name = "run_file" if request.run else "compile_file"
     start = time.perf_counter()
     with progress(f"{kind} {target} for {settings.platform}", enabled=not cli_state.json):

@@ -16,7 +16,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from pypto.errors import SettingsError, ToolchainError
 from pypto.toolchain.platforms import BACKEND_DEFAULT_SIM, PLATFORMS, RUNTIMES

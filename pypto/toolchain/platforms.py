@@ -40,7 +40,8 @@ DEFAULT_PLATFORM = "a2a3sim"
 DEFAULT_RUNTIME = "tensormap_and_ringbuffer"
 GRAPH_RUNTIME = "host_build_graph"
 
-UNPREFIXED_ENV = {"ptoas_root": "PTOAS_ROOT", "ascend_home_path": "ASCEND_HOME_PATH"}
+UNPREFIXED_ENV = {"ptoas_root": "PTOAS_ROOT", "ascend_home_path": "ASCEND_HOME_PATH",
+                  "source_date_epoch": "SOURCE_DATE_EPOCH"}
 _FLAGS = {"platform": "--platform", "runtime": "--runtime", "toolchain": "--toolchain",
           "log_level": "--log-level", "log_format": "--log-format"}
 

@@ -108,6 +108,15 @@ class Settings(BaseSettings):
     cache_dir: Path = Field(default_factory=_default_cache_dir, description="Build and shim cache.")
     container_engine: ContainerEngine = Field("docker", description="Engine for --in-container: docker | podman.")
     container_image: str | None = Field(None, description="Image for --in-container (unset: from the manifest).")
+    source_date_epoch: int | None = Field(
+        None,
+        ge=0,
+        validation_alias=AliasChoices("SOURCE_DATE_EPOCH", "source_date_epoch"),
+        description="Timestamp for reproducible image builds (env SOURCE_DATE_EPOCH).",
+    )
+    wheelhouse: Path | None = Field(None, description="Download cache of image wheels (unset: <checkout>/wheelhouse).")
+    debian_mirror: str | None = Field(None, description="Debian mirror for debootstrap base images.")
+    image_smoke_examples: str | None = Field(None, description="Comma list of examples the image smoke test compiles.")
 
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
     _config_file: Path | None = PrivateAttr(default=None)
@@ -160,7 +169,7 @@ class Settings(BaseSettings):
             raise ValueError(platforms.unknown_runtime_text(value))
         return value
 
-    @field_validator("cache_dir", "prog_build_dir", "ascend_home_path")
+    @field_validator("cache_dir", "prog_build_dir", "ascend_home_path", "wheelhouse")
     @classmethod
     def _expand(cls, value: Path | None) -> Path | None:
         return value.expanduser() if value is not None else None
