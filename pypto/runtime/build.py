@@ -1,0 +1,211 @@
+"""g++ builds for the simulation platforms: the runtime library, kernel and orchestration ``.so`` files.
+
+Every build is cached by a content key (sources, flags, simulator headers, compiler version), so a
+second run with unchanged inputs starts no compiler. Cached objects are content addressed and are
+what gets ``dlopen``ed; the copies written into the artifact directory (``kernels/<ct>/<f>.so``,
+``orchestration/<o>.so``) are for inspection.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from pypto.errors import ToolchainError
+from pypto.runtime.artifact import ArtifactInfo, KernelSpec
+
+SIM_DIR = Path(__file__).parent / "sim"
+INCLUDE_DIR = SIM_DIR / "include"
+SRC_DIR = SIM_DIR / "src"
+GXX = "g++"
+KERNEL_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-D__CPU_SIM")
+ORCH_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-pthread")
+RUNTIME_FLAGS = ("-std=c++17", "-O2", "-pthread", "-fPIC", "-shared")
+CORE_FLAGS = {"aiv": ("-D__DAV_VEC__",), "aic": ("-D__DAV_CUBE__",)}
+PLATFORM_FLAGS = {"a2a3sim": (), "a5sim": ("-DPTO_SIM_ARCH_A5",)}
+RUNTIME_MACROS = {"tensormap_and_ringbuffer": (), "host_build_graph": ("-DPTO_SIM_RUNTIME_HBG",)}
+
+_cache_override: list[Path] = []
+
+
+@contextlib.contextmanager
+def use_cache_dir(path: Path) -> Iterator[Path]:
+    """Build into ``path`` instead of the settings' cache dir while the context is active."""
+    _cache_override.append(Path(path))
+    try:
+        yield Path(path)
+    finally:
+        _cache_override.pop()
+
+
+def cache_root() -> Path:
+    """``<cache_dir>/sim``: the override if one is active, else the settings' cache dir."""
+    if _cache_override:
+        return _cache_override[-1]
+    return _settings_cache_dir() / "sim"
+
+
+@lru_cache(maxsize=1)
+def _settings_cache_dir() -> Path:
+    from pypto.toolchain.settings import Settings
+
+    return Path(Settings().cache_dir)
+
+
+def check_platform(platform: str) -> None:
+    """Only the simulation platforms can build here."""
+    if platform not in PLATFORM_FLAGS:
+        raise ToolchainError(
+            f"platform '{platform}' cannot run on this machine: only a2a3sim and a5sim are simulated",
+            hint="use RunConfig(platform='a2a3sim') or 'a5sim'; hardware platforms need CANN and a device",
+        )
+
+
+@lru_cache(maxsize=1)
+def compiler_id() -> str:
+    """``g++ --version`` first line (part of every cache key)."""
+    exe = shutil.which(GXX)
+    if exe is None:
+        raise ToolchainError(f"{GXX} not found on PATH", hint="install it, e.g. `apt-get install g++`")
+    out = subprocess.run([exe, "--version"], capture_output=True, text=True, check=False).stdout
+    return out.splitlines()[0] if out else exe
+
+
+def _tree_hash(root: Path, suffixes: tuple[str, ...]) -> str:
+    h = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in suffixes):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def header_hash() -> str:
+    """Hash of every simulator header (tile ISA + runtime ABI)."""
+    return _tree_hash(INCLUDE_DIR, (".h", ".hpp"))
+
+
+def _key(*parts: str | bytes) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part if isinstance(part, bytes) else part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:24]
+
+
+def compile_so(argv: list[str], out: Path, what: str) -> Path:
+    """Run g++ (``argv`` without ``-o``) into ``out`` atomically; ToolchainError on failure."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(suffix=".so", dir=out.parent)
+    os.close(fd)
+    cmd = [*argv, "-o", tmp]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        os.unlink(tmp)
+        repro = shlex.join([*argv, "-o", os.fspath(out)])
+        raise ToolchainError(f"g++ failed to build {what}", stderr=proc.stderr, repro=repro)
+    os.replace(tmp, out)
+    return out
+
+
+def runtime_library(platform: str, runtime: str) -> Path:
+    """The runtime ``.so`` for (platform, runtime), built once per header and source hash.
+
+    Only ``capi.cpp`` depends on the (platform, runtime) macros, so the other objects are shared.
+    """
+    check_platform(platform)
+    variant = (*PLATFORM_FLAGS[platform], *RUNTIME_MACROS[runtime])
+    src_hash = _tree_hash(SRC_DIR, (".h", ".cpp"))
+    key = _key(platform, runtime, header_hash(), src_hash, *RUNTIME_FLAGS, *variant, compiler_id())
+    out = cache_root() / "runtime" / f"libpto_sim_{platform}_{runtime}_{key}.so"
+    if out.is_file():
+        return out
+    objs = [_runtime_object(src, variant if src.name == "capi.cpp" else (), src_hash)
+            for src in sorted(SRC_DIR.glob("*.cpp"))]
+    argv = [GXX, *RUNTIME_FLAGS, *map(os.fspath, objs), "-ldl"]
+    return compile_so(argv, out, f"the {platform}/{runtime} simulation runtime")
+
+
+def _runtime_object(src: Path, variant: tuple[str, ...], src_hash: str) -> Path:
+    flags = [f for f in RUNTIME_FLAGS if f != "-shared"]
+    key = _key(src.name, src_hash, header_hash(), *flags, *variant, compiler_id())
+    out = cache_root() / "runtime" / "obj" / f"{src.stem}-{key}.o"
+    if not out.is_file():
+        argv = [GXX, *flags, *variant, "-I", os.fspath(INCLUDE_DIR), "-I", os.fspath(SRC_DIR), "-c", os.fspath(src)]
+        compile_so(argv, out, f"runtime source {src.name}")
+    return out
+
+
+def kernel_argv(source: Path, platform: str, core_type: str, include_dirs: tuple[Path, ...] = ()) -> list[str]:
+    """g++ command (without ``-o``) for one kernel wrapper ``.cpp``."""
+    incs = [arg for d in (INCLUDE_DIR, *include_dirs) for arg in ("-I", os.fspath(d))]
+    return [GXX, *KERNEL_FLAGS, *CORE_FLAGS[core_type], *PLATFORM_FLAGS[platform], *incs, os.fspath(source)]
+
+
+def orchestration_argv(source: Path) -> list[str]:
+    """g++ command (without ``-o``) for an orchestration ``.cpp``."""
+    return [GXX, *ORCH_FLAGS, "-I", os.fspath(INCLUDE_DIR), os.fspath(source)]
+
+
+def _cached_build(argv: list[str], source: Path, sidecar: Path, kind: str, what: str) -> Path:
+    key = _key(kind, source.read_bytes(), *argv[1:-1], header_hash(), compiler_id())
+    out = cache_root() / kind / f"{source.stem}-{key}.so"
+    if not out.is_file():
+        compile_so(argv, out, what)
+    _write_sidecar(out, sidecar, key)
+    return out
+
+
+def _write_sidecar(built: Path, sidecar: Path, key: str) -> None:
+    stamp = sidecar.with_name(sidecar.name + ".key")
+    with contextlib.suppress(OSError):
+        if stamp.is_file() and stamp.read_text() == key and sidecar.is_file():
+            return
+        shutil.copyfile(built, sidecar)
+        stamp.write_text(key)
+
+
+def build_kernel(spec: KernelSpec, platform: str) -> Path:
+    """Build (or reuse) one kernel; returns the content-addressed ``.so`` to load."""
+    check_platform(platform)
+    if spec.core_type not in CORE_FLAGS:
+        raise ToolchainError(f"kernel '{spec.name}': core_type must be 'aiv' or 'aic', got '{spec.core_type}'")
+    if not spec.source.is_file():
+        raise FileNotFoundError(f"kernel '{spec.name}': source {spec.source} does not exist")
+    argv = kernel_argv(spec.source, platform, spec.core_type, spec.include_dirs)
+    return _cached_build(argv, spec.source, spec.source.with_suffix(".so"), f"kernels-{platform}",
+                         f"kernel '{spec.name}' ({spec.source})")
+
+
+def build_orchestration(source: Path) -> Path:
+    """Build (or reuse) the orchestration ``.so``."""
+    if not source.is_file():
+        raise FileNotFoundError(f"orchestration source {source} does not exist")
+    return _cached_build(orchestration_argv(source), source, source.with_suffix(".so"), "orchestration",
+                         f"orchestration {source}")
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltProgram:
+    """Loadable objects of one artifact for one platform."""
+
+    orchestration: Path
+    kernels: tuple[tuple[KernelSpec, Path], ...]
+
+
+def build_artifact(info: ArtifactInfo, platform: str, jobs: int = 2) -> BuiltProgram:
+    """Build every kernel and the orchestration of an artifact (in parallel on cold caches)."""
+    check_platform(platform)
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        orch = pool.submit(build_orchestration, info.orchestration)
+        kernels = [(k, pool.submit(build_kernel, k, platform)) for k in info.kernels]
+        return BuiltProgram(orch.result(), tuple((k, f.result()) for k, f in kernels))

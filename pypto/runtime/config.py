@@ -1,0 +1,118 @@
+"""``RunConfig``: how to build, run and check a compiled program."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pypto.ir import MemoryPlanner, OptimizationStrategy
+
+PLATFORMS = ("a2a3sim", "a2a3", "a5sim", "a5")
+_INT32_MAX = 2**31 - 1
+
+
+def _backend_of(platform: str) -> str:
+    return "Ascend950" if platform.startswith("a5") else "Ascend910B"
+
+
+def _ring_values(name: str, value: int | list[int] | tuple[int, ...] | None) -> None:
+    if value is None:
+        return
+    values = list(value) if isinstance(value, list | tuple) else [value]
+    if isinstance(value, list | tuple) and len(values) != 4:
+        raise ValueError(f"{name} must be a scalar or a list of 4 (one per ring), got {len(values)} values")
+    for v in values:
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise ValueError(f"{name} values must be non-negative integers, got {v!r}")
+        if v == 0:
+            continue
+        if name == "ring_task_window" and (v < 4 or v & (v - 1)):
+            raise ValueError(f"ring_task_window must be a power of 2 >= 4 (0 = default), got {v}")
+        if name == "ring_heap" and (v < 1024 or v & (v - 1)):
+            raise ValueError(f"ring_heap must be a power of 2 >= 1024 bytes (0 = default), got {v}")
+        if name == "ring_dep_pool" and not 4 <= v <= _INT32_MAX:
+            raise ValueError(f"ring_dep_pool must be in [4, {_INT32_MAX}] (0 = default), got {v}")
+
+
+@dataclass
+class RunConfig:
+    """Run-time settings; field names and defaults follow upstream pypto's ``RunConfig``.
+
+    ``backend_type`` is derived from ``platform`` (``a5*`` -> Ascend950, else Ascend910B). Any DFX flag
+    forces ``save_kernels``. ``deadlock_timeout_s`` (ours) bounds how long a simulated run may go without a
+    task finishing before it is reported as a deadlock.
+    """
+
+    platform: str = "a2a3sim"
+    device_id: int = 0
+    rtol: float = 1e-5
+    atol: float = 1e-5
+    strategy: OptimizationStrategy = OptimizationStrategy.Default
+    backend_type: str = "Ascend910B"
+    dump_passes: Any = False
+    save_kernels: bool = False
+    save_kernels_dir: str | Path | None = None
+    codegen_only: bool = False
+    enable_chip_swimlane: int | bool = 0
+    enable_dump_args: int = 0
+    enable_pmu: int = 0
+    enable_dep_gen: bool = False
+    enable_scope_stats: bool = False
+    compile_profiling: bool = False
+    diagnostic_phase: Any = None
+    disabled_diagnostics: Any = None
+    golden_data_dir: str | Path | None = None
+    aicpu_thread_num: int | None = None
+    ring_task_window: int | list[int] | None = None
+    ring_heap: int | list[int] | None = None
+    ring_dep_pool: int | list[int] | None = None
+    distributed_config: Any = None
+    analyze_auto_scopes_for_deps: bool = False
+    memory_planner: MemoryPlanner | None = None
+    dump_ptoas_passes: bool = False
+    deadlock_timeout_s: float = 30.0
+    enable_l2_swimlane: int | bool | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.platform not in PLATFORMS:
+            raise ValueError(f"Invalid platform '{self.platform}'. Expected 'a2a3sim', 'a2a3', 'a5sim', or 'a5'.")
+        self.backend_type = _backend_of(self.platform)
+        if self.enable_l2_swimlane is not None:
+            warnings.warn("enable_l2_swimlane is deprecated; use enable_chip_swimlane", DeprecationWarning,
+                          stacklevel=3)
+            self.enable_chip_swimlane = self.enable_l2_swimlane
+            self.enable_l2_swimlane = None
+        if self.enable_chip_swimlane is True:
+            self.enable_chip_swimlane = 4
+        self._validate()
+        if self.dfx_enabled:
+            self.save_kernels = True
+
+    def _validate(self) -> None:
+        if not 0 <= int(self.enable_chip_swimlane) <= 4:
+            raise ValueError(f"enable_chip_swimlane must be 0-4 or a bool, got {self.enable_chip_swimlane!r}")
+        if self.enable_dump_args not in (0, 1, 2):
+            raise ValueError(f"enable_dump_args must be 0, 1 or 2, got {self.enable_dump_args!r}")
+        if self.aicpu_thread_num not in (None, 0) and not 2 <= self.aicpu_thread_num <= 5:
+            raise ValueError(f"aicpu_thread_num must be 0 (auto) or in range [2, 5], got {self.aicpu_thread_num}")
+        if self.rtol < 0 or self.atol < 0:
+            raise ValueError(f"rtol and atol must be >= 0, got rtol={self.rtol}, atol={self.atol}")
+        if self.deadlock_timeout_s <= 0:
+            raise ValueError(f"deadlock_timeout_s must be > 0, got {self.deadlock_timeout_s}")
+        for name in ("ring_task_window", "ring_heap", "ring_dep_pool"):
+            _ring_values(name, getattr(self, name))
+
+    @property
+    def dfx_enabled(self) -> bool:
+        """True if any diagnostic output is requested."""
+        return bool(self.enable_chip_swimlane or self.enable_dump_args or self.enable_pmu or self.enable_dep_gen
+                    or self.enable_scope_stats)
+
+    @property
+    def task_window(self) -> int:
+        """The simulator's live-task limit per ring (largest non-zero ring value, 0 = default)."""
+        value = self.ring_task_window
+        values = list(value) if isinstance(value, list | tuple) else [value or 0]
+        return max(values)

@@ -1,0 +1,254 @@
+"""Turn user arguments into orchestration arguments, and run compiled programs.
+
+Tensors (numpy arrays, torch CPU tensors, :class:`DeviceTensor`) are passed zero-copy: on the
+simulator device memory is host memory, so kernels read and write the caller's buffers directly.
+Calls are either in place (one argument per orchestration parameter; returns None) or return style
+(inputs only; pure ``Out`` parameters are allocated and returned, one tensor or a tuple).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pypto.runtime import dtypes
+from pypto.runtime.artifact import ArtifactInfo, ParamSpec, load_artifact
+from pypto.runtime.native import MAX_DIMS, NO_OWNER, ChipTensor
+
+_SCALAR_FORMATS = {"fp32": "<f", "fp16": "<e", "int8": "<b", "int16": "<h", "int32": "<i", "int64": "<q",
+                   "uint8": "<B", "uint16": "<H", "uint32": "<I", "uint64": "<Q", "bool": "<?"}
+_CTYPES_META = {ctypes.c_float: "fp32", ctypes.c_double: "fp64", ctypes.c_int8: "int8", ctypes.c_int16: "int16",
+                ctypes.c_int32: "int32", ctypes.c_int64: "int64", ctypes.c_uint8: "uint8",
+                ctypes.c_uint16: "uint16", ctypes.c_uint32: "uint32", ctypes.c_uint64: "uint64",
+                ctypes.c_bool: "bool"}
+
+
+@dataclass(eq=False)
+class DeviceTensor:
+    """A tensor in (simulated) device memory; passed to programs without any copy.
+
+    Attributes:
+        data_ptr: device address (a host address on the simulator).
+        shape: element shape.
+        dtype: runtime dtype (anything :func:`pypto.runtime.dtypes.coerce` accepts).
+        buffer: owner of the memory (the allocating worker), if any.
+    """
+
+    data_ptr: int
+    shape: tuple[int, ...]
+    dtype: Any
+    buffer: Any = None
+    freed: bool = field(default=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.shape = tuple(int(s) for s in self.shape)
+        self.dtype = dtypes.coerce(self.dtype)
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    def numpy(self) -> np.ndarray:
+        """A numpy view of the memory (simulator only; raw bits for types numpy lacks)."""
+        if self.freed:
+            raise ValueError("DeviceTensor was freed")
+        carrier = dtypes.numpy_carrier(self.dtype)
+        raw = (ctypes.c_char * self.nbytes).from_address(self.data_ptr)
+        return np.frombuffer(raw, dtype=carrier).reshape(self.shape)
+
+
+@dataclass
+class BoundCall:
+    """Packed arguments of one call, plus what to hand back to the caller."""
+
+    tensors: ctypes.Array
+    num_tensors: int
+    scalars: ctypes.Array
+    num_scalars: int
+    outputs: list[Any]
+    return_style: bool
+    keepalive: list[Any]
+
+    def result(self) -> Any:
+        """None for in-place calls, else the allocated output(s)."""
+        if not self.return_style:
+            return None
+        return self.outputs[0] if len(self.outputs) == 1 else tuple(self.outputs)
+
+
+def _is_torch(x: Any) -> bool:
+    return type(x).__module__.startswith("torch") and hasattr(x, "data_ptr")
+
+
+def _is_tensor(x: Any) -> bool:
+    return isinstance(x, np.ndarray | DeviceTensor) or _is_torch(x)
+
+
+def _tensor_facts(i: int, x: Any, param: ParamSpec | None) -> tuple[int, tuple[int, ...], dtypes.RtDType, Any]:
+    """(address, shape, dtype, keepalive) of a tensor argument, with the upstream error texts."""
+    if isinstance(x, DeviceTensor):
+        if x.freed:
+            raise ValueError(f"Tensor at position {i} is a DeviceTensor that was already freed")
+        return x.data_ptr, x.shape, x.dtype, x
+    if isinstance(x, np.ndarray):
+        if not x.flags.c_contiguous:
+            raise ValueError(f"Tensor at position {i} is not contiguous. Call .contiguous() before packing into "
+                             "orch_args. (numpy: np.ascontiguousarray(x))")
+        if param is not None and param.direction != "In" and not x.flags.writeable:
+            raise ValueError(f"Tensor at position {i} ('{param.name}', {param.direction}) is read-only")
+        dt = _numpy_dtype(i, x.dtype, param)
+        return x.__array_interface__["data"][0], x.shape, dt, x
+    if x.device.type != "cpu":
+        raise ValueError(f"Tensor at position {i} is on {x.device}, expected CPU. Move it with .cpu() first.")
+    if not x.is_contiguous():
+        raise ValueError(f"Tensor at position {i} is not contiguous. Call .contiguous() before packing into orch_args.")
+    return x.data_ptr(), tuple(x.shape), dtypes.from_torch(x.dtype), x
+
+
+def _numpy_dtype(i: int, dt: np.dtype, param: ParamSpec | None) -> dtypes.RtDType:
+    want = dtypes.BY_META.get(param.dtype) if param is not None and param.dtype else None
+    if want is not None and want.numpy is None and dt == dtypes.RAW_CARRIERS.get(want.meta):
+        return want
+    return dtypes.from_numpy(dt)
+
+
+def _check_param(i: int, shape: tuple[int, ...], dt: dtypes.RtDType, param: ParamSpec | None) -> None:
+    if param is None:
+        return
+    if param.dtype and param.dtype != dt.meta:
+        raise TypeError(f"argument {i} ('{param.name}'): dtype {dt.meta} does not match the compiled dtype "
+                        f"{param.dtype}")
+    if param.shape is not None:
+        ok = len(shape) == len(param.shape) and all(p is None or p < 0 or p == s
+                                                    for p, s in zip(param.shape, shape, strict=True))
+        if not ok:
+            raise ValueError(f"argument {i} ('{param.name}'): shape {tuple(shape)} does not match the compiled "
+                             f"shape {tuple(param.shape)}")
+
+
+def _fill(ct: ChipTensor, addr: int, shape: tuple[int, ...], dt: dtypes.RtDType, i: int) -> None:
+    dims = shape or (1,)
+    if len(dims) > MAX_DIMS:
+        raise ValueError(f"Tensor at position {i} has {len(dims)} dimensions; at most {MAX_DIMS} are supported")
+    ct.buffer_addr = addr
+    ct.owner_task_id = NO_OWNER
+    ct.ndims = len(dims)
+    ct.dtype = dt.code
+    ct.is_contiguous = 1
+    ct.address_space = 1
+    stride = 1
+    for d in range(len(dims) - 1, -1, -1):
+        ct.shapes[d] = dims[d]
+        ct.strides[d] = stride
+        stride *= dims[d]
+    ct.buffer_size = stride * dt.itemsize
+    ct.extent_elem_cache = stride
+
+
+def scalar_bits(i: int, x: Any, param: ParamSpec | None) -> int:
+    """The u64 slot value of a scalar argument (float -> fp32 bits unless the parameter says otherwise)."""
+    meta = param.dtype if param is not None and param.dtype else None
+    if isinstance(x, ctypes._SimpleCData):
+        meta = meta or _CTYPES_META.get(type(x))
+        x = x.value
+    elif isinstance(x, np.generic):
+        meta = meta or dtypes.from_numpy(x.dtype).meta
+        x = x.item()
+    if meta is None:
+        meta = "bool" if isinstance(x, bool) else "int64" if isinstance(x, int) else "fp32"
+    if meta == "fp64":
+        return struct.unpack("<Q", struct.pack("<d", float(x)))[0]
+    fmt = _SCALAR_FORMATS.get(meta)
+    if fmt is None or not isinstance(x, int | float | bool):
+        raise TypeError(f"Argument at position {i} has unsupported type {type(x).__name__}; expected a numpy "
+                        "array, a torch CPU tensor, a DeviceTensor or a scalar (int, float, ctypes value)")
+    raw = struct.pack(fmt, x if "f" in fmt or "e" in fmt else int(x))
+    return int.from_bytes(raw.ljust(8, b"\0"), "little")
+
+
+def _allocate_output(param: ParamSpec, like_torch: Any) -> Any:
+    if param.shape is None or any(s is None or s < 0 for s in param.shape) or not param.dtype:
+        raise ValueError(f"cannot allocate output '{param.name}' in a return-style call: its shape or dtype is "
+                         "not static; pass all arguments (in-place call) instead")
+    dt = dtypes.from_meta(param.dtype)
+    if like_torch is not None and dt.torch:
+        import torch
+
+        return torch.empty(param.shape, dtype=getattr(torch, dt.torch))
+    return np.empty(param.shape, dtype=dtypes.numpy_carrier(dt))
+
+
+def _full_args(info: ArtifactInfo, args: tuple[Any, ...]) -> tuple[list[Any], list[Any], bool]:
+    params, outs = info.params, info.output_indices
+    if not params or len(args) == len(params):
+        return list(args), [], False
+    if outs and len(args) == len(params) - len(outs):
+        like_torch = next((a for a in args if _is_torch(a)), None)
+        it = iter(args)
+        full, allocated = [], []
+        for i, p in enumerate(params):
+            if i in outs:
+                allocated.append(_allocate_output(p, like_torch))
+                full.append(allocated[-1])
+            else:
+                full.append(next(it))
+        return full, allocated, True
+    names = ", ".join(p.name for p in params)
+    raise TypeError(f"program '{info.root.name}' takes {len(params)} arguments ({names}) for an in-place call"
+                    + (f" or {len(params) - len(outs)} inputs for a return-style call" if outs else "")
+                    + f", got {len(args)}")
+
+
+def bind_args(info: ArtifactInfo, args: tuple[Any, ...]) -> BoundCall:
+    """Pack user arguments: tensors in parameter order, then scalars (separate index pools)."""
+    full, outputs, return_style = _full_args(info, args)
+    params = info.params
+    n_t = sum(1 for a in full if _is_tensor(a))
+    tensors = (ChipTensor * max(1, n_t))()
+    scalars = (ctypes.c_uint64 * max(1, len(full) - n_t))()
+    keep: list[Any] = []
+    t = s = 0
+    for i, a in enumerate(full):
+        param = params[i] if i < len(params) else None
+        if _is_tensor(a):
+            addr, shape, dt, owner = _tensor_facts(i, a, param)
+            _check_param(i, shape, dt, param)
+            _fill(tensors[t], addr, shape, dt, i)
+            keep.append(owner)
+            t += 1
+        else:
+            scalars[s] = scalar_bits(i, a, param)
+            s += 1
+    return BoundCall(tensors, t, scalars, s, outputs, return_style, keep)
+
+
+def artifact_of(compiled: Any) -> ArtifactInfo:
+    """The parsed artifact of a CompiledProgram, an artifact path, or an ArtifactInfo."""
+    if isinstance(compiled, ArtifactInfo):
+        return compiled
+    path = getattr(compiled, "output_dir", compiled)
+    return load_artifact(Path(os.fspath(path)))
+
+
+def platform_of(compiled: Any, info: ArtifactInfo) -> str:
+    """The platform an artifact was compiled for (attribute, then metadata, then the default)."""
+    return getattr(compiled, "platform", None) or info.platform or "a2a3sim"
+
+
+def call_compiled(compiled: Any, args: tuple[Any, ...], config: Any = None) -> Any:
+    """Run ``compiled`` with ``args`` on an active matching ChipWorker, or on a cached implicit one.
+
+    ``config.platform`` (if a config is given) selects the platform; kernels are rebuilt for it.
+    """
+    from pypto.runtime.worker import ChipWorker, implicit_worker
+
+    info = artifact_of(compiled)
+    platform = config.platform if config is not None else platform_of(compiled, info)
+    worker = ChipWorker.current(platform=platform, runtime=info.runtime) or implicit_worker(platform, info.runtime)
+    return worker.execute(info, args, config)

@@ -1,0 +1,160 @@
+"""Compile-run-compare and benchmarking helpers (``pypto.runtime.run`` / ``pypto.runtime.benchmark``)."""
+
+from __future__ import annotations
+
+import os
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pypto.runtime.artifact import ArtifactInfo
+from pypto.runtime.config import RunConfig
+from pypto.runtime.dispatch import artifact_of, platform_of
+from pypto.runtime.worker import ChipWorker, LoadedProgram, implicit_worker
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """Outcome of :func:`run`: outputs, per-output max abs error against the golden, timings."""
+
+    compiled: Any
+    outputs: tuple[Any, ...]
+    max_abs_error: tuple[float, ...] = ()
+    host_s: float = 0.0
+    device_s: float = 0.0
+
+    @property
+    def max_error(self) -> float:
+        return max(self.max_abs_error, default=0.0)
+
+
+@dataclass(frozen=True, slots=True)
+class BenchmarkResult:
+    """Per-call wall times in microseconds over ``rounds`` calls (host = whole call, device = sim run)."""
+
+    rounds: int
+    host_us: tuple[float, ...] = field(repr=False)
+    device_us: tuple[float, ...] = field(repr=False)
+
+    @property
+    def host_median_us(self) -> float:
+        return statistics.median(self.host_us)
+
+    @property
+    def device_median_us(self) -> float:
+        return statistics.median(self.device_us)
+
+    def __str__(self) -> str:
+        return (f"{self.rounds} rounds: host {self.host_median_us:.1f} us (min {min(self.host_us):.1f}), "
+                f"device {self.device_median_us:.1f} us (min {min(self.device_us):.1f})")
+
+
+def _compile(program: Any, config: RunConfig) -> Any:
+    if hasattr(program, "output_dir") or isinstance(program, str | os.PathLike):
+        return program
+    from pypto.ir.function import Program
+
+    if isinstance(program, Program):
+        from pypto.driver import compile as ir_compile
+
+        return ir_compile(program, platform=config.platform, output_dir=config.save_kernels_dir,
+                          strategy=config.strategy, dump_passes=config.dump_passes,
+                          memory_planner=config.memory_planner)
+    compile_fn = getattr(program, "compile", None)
+    if callable(compile_fn):
+        return compile_fn(config=config)
+    raise TypeError(f"run() expects a CompiledProgram, an artifact directory or an ir.Program, "
+                    f"got {type(program).__name__}")
+
+
+def _loaded(compiled: Any, config: RunConfig) -> tuple[ChipWorker, LoadedProgram]:
+    info = artifact_of(compiled)
+    platform = config.platform
+    worker = ChipWorker.current(platform=platform, runtime=info.runtime) or implicit_worker(platform, info.runtime)
+    return worker, worker._load(info)
+
+
+def _checked_outputs(info: ArtifactInfo, args: tuple[Any, ...], result: Any) -> tuple[Any, ...]:
+    if result is not None:
+        return result if isinstance(result, tuple) else (result,)
+    idx = [i for i, p in enumerate(info.params) if p.direction in ("Out", "InOut")]
+    return tuple(args[i] for i in idx) if idx else (args[-1],)
+
+
+def _expected(golden: Any, args: tuple[Any, ...], info: ArtifactInfo) -> tuple[np.ndarray, ...]:
+    if callable(golden):
+        golden = golden(*[np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args])
+    if isinstance(golden, dict):
+        names = [p.name for p in info.params if p.direction in ("Out", "InOut")]
+        golden = tuple(golden[n] for n in names)
+    if not isinstance(golden, tuple | list):
+        golden = (golden,)
+    return tuple(np.asarray(g) for g in golden)
+
+
+def compare(actual: Sequence[Any], expected: Sequence[np.ndarray], rtol: float, atol: float) -> tuple[float, ...]:
+    """Max abs error per output; AssertionError naming the worst element when out of tolerance.
+
+    NaN positions of the golden are "don't care".
+    """
+    if len(actual) != len(expected):
+        raise AssertionError(f"golden has {len(expected)} outputs, the program produced {len(actual)}")
+    errors = []
+    for k, (a, e) in enumerate(zip(actual, expected, strict=True)):
+        a = np.asarray(a.numpy() if hasattr(a, "numpy") else a, dtype=np.float64)
+        e = np.broadcast_to(np.asarray(e, dtype=np.float64), a.shape)
+        care = ~np.isnan(e)
+        diff = np.where(care, np.abs(a - e), 0.0)
+        errors.append(float(np.nanmax(diff)) if diff.size else 0.0)
+        bad = care & ~np.isclose(a, e, rtol=rtol, atol=atol, equal_nan=False)
+        if bad.any():
+            pos = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise AssertionError(
+                f"output {k}: {int(bad.sum())} of {a.size} elements out of tolerance (rtol={rtol}, atol={atol}); "
+                f"max abs error {errors[-1]:.3g}; first at {pos}: got {a[pos]!r}, expected {e[pos]!r}")
+    return tuple(errors)
+
+
+def run(program: Any, *args: Any, golden: Any = None, config: RunConfig | None = None) -> RunResult:
+    """Compile (if needed), run on the configured sim platform, and compare with ``golden``.
+
+    ``golden`` is a callable taking the inputs (copies) and returning the expected output(s), or the
+    expected array(s) directly, or a dict by output name.
+    """
+    config = config or RunConfig()
+    compiled = _compile(program, config)
+    if config.codegen_only:
+        return RunResult(compiled, ())
+    worker, prog = _loaded(compiled, config)
+    expected = _expected(golden, args, prog.info) if golden is not None else None
+    result = worker._run_loaded(prog, args, config)
+    outputs = _checked_outputs(prog.info, args, result)
+    errors = compare(outputs, expected, config.rtol, config.atol) if expected is not None else ()
+    return RunResult(compiled, outputs, errors, worker.last_run.host_s, worker.last_run.device_s)
+
+
+def benchmark(program: Any, *args: Any, warmup: int = 2, rounds: int = 20,
+              config: RunConfig | None = None) -> BenchmarkResult:
+    """Run ``rounds`` timed calls (after ``warmup``) through a registered program; host/device wall split."""
+    config = config or RunConfig()
+    compiled = _compile(program, config)
+    worker, prog = _loaded(compiled, config)
+    for _ in range(warmup):
+        worker._run_loaded(prog, args, config)
+    host, device = [], []
+    for _ in range(rounds):
+        worker._run_loaded(prog, args, config)
+        host.append(worker.last_run.host_s * 1e6)
+        device.append(worker.last_run.device_s * 1e6)
+    return BenchmarkResult(rounds, tuple(host), tuple(device))
+
+
+def artifact_platform(compiled: Any) -> str:
+    """Platform recorded for an artifact (CompiledProgram attribute or metadata)."""
+    return platform_of(compiled, artifact_of(compiled))
+
+
+__all__ = ["BenchmarkResult", "RunResult", "artifact_platform", "benchmark", "compare", "run"]

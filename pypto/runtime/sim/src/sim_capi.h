@@ -1,0 +1,64 @@
+// extern "C" API of the simulation runtime library, called from Python through ctypes.
+//
+// Every call that can fail returns a PtoSimStatus and writes a message into (err, errlen).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tensor.h"
+
+#define PTO_SIM_CAPI_VERSION 1
+
+enum PtoSimStatus : int32_t {
+    PTO_SIM_OK = 0,
+    PTO_SIM_BAD_ARGUMENT = 1,  // bad call: unknown kernel, arg count, config
+    PTO_SIM_ORCH_ERROR = 2,    // orchestration code threw or reported a fatal error
+    PTO_SIM_KERNEL_FAULT = 3,  // a kernel threw (e.g. pto::SimError)
+    PTO_SIM_DEADLOCK = 4,      // no progress within timeout_ms, or flow-control deadlock
+    PTO_SIM_WORKER_BROKEN = 5, // a kernel from an earlier run still has not returned
+    PTO_SIM_LOAD_ERROR = 6,    // dlopen/dlsym failed
+};
+
+enum PtoSimCoreType : int32_t { PTO_SIM_CORE_AIC = 0, PTO_SIM_CORE_AIV = 1 };
+
+struct PtoSimRunConfig {
+    int64_t timeout_ms;         // no-progress limit before a deadlock is reported (<= 0: 30000)
+    uint64_t ring_task_window;  // live tasks per ring (0: 16384); must be a power of 2 >= 4
+    int32_t log_level;          // 0 error, 1 warn, 2 info, 3 debug
+    int32_t reserved;
+};
+
+struct PtoSimRunStats {
+    uint64_t num_tasks;
+    uint64_t orch_ns;    // time spent in aicpu_orchestration_entry
+    uint64_t device_ns;  // from the start of orchestration until the last task completed
+};
+
+extern "C" {
+int32_t pto_sim_capi_version(void);
+const char* pto_sim_identity(void);  // "<platform>/<runtime>"
+uint32_t pto_sim_chip_tensor_size(void);
+
+void* pto_sim_worker_create(int32_t num_clusters, char* err, size_t errlen);
+void pto_sim_worker_destroy(void* worker);
+
+void* pto_sim_program_load(const char* orch_so, char* err, size_t errlen);
+int32_t pto_sim_program_add_kernel(void* program, int32_t func_id, const char* name, int32_t core_type,
+                                   const char* kernel_so, char* err, size_t errlen);
+void pto_sim_program_free(void* program);
+
+int32_t pto_sim_run(void* worker, void* program, const ChipTensor* tensors, uint32_t num_tensors,
+                    const uint64_t* scalars, uint32_t num_scalars, const PtoSimRunConfig* cfg,
+                    PtoSimRunStats* stats, char* err, size_t errlen);
+
+void* pto_sim_malloc(uint64_t nbytes);
+void pto_sim_free(void* ptr);
+
+// Identity of the core thread calling (for the tile-ISA layer): -1 outside a core thread.
+int32_t pto_sim_get_block_idx(void);
+int32_t pto_sim_get_block_num(void);
+int32_t pto_sim_get_subblock_id(void);
+int32_t pto_sim_get_cluster_id(void);
+int32_t pto_sim_get_core_id(void);
+}

@@ -1,0 +1,194 @@
+// Internal data structures of the CPU simulation runtime (not part of any ABI).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "intrinsic.h"
+#include "pto_orchestration_api.h"
+#include "sim_capi.h"
+
+namespace ptosim {
+
+using Clock = std::chrono::steady_clock;
+using KernelFn = void (*)(int64_t*);
+using OrchEntryFn = void (*)(const ChipTaskArgs&);
+using OrchConfigFn = PTO2OrchestrationConfig (*)(const ChipTaskArgs&);
+using BindFn = void (*)(PTO2Runtime*);
+using SetCoreContextFn = void (*)(int64_t, int64_t, int64_t, int64_t);
+
+constexpr int kMaxRings = 4;
+constexpr int kMaxScopeDepth = 64;
+
+enum class CoreKind : uint8_t { AIC = 0, AIV = 1 };
+enum class Shape : uint8_t { AIC = 0, AIV = 1, MIX = 2 };
+enum class TaskState : uint8_t { PENDING, READY, RUNNING, COMPLETED };
+
+// Thrown to unwind orchestration code once the run has already failed.
+struct RunAborted : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct KernelInfo {
+    int32_t func_id = -1;
+    std::string name;
+    CoreKind core = CoreKind::AIV;
+    KernelFn fn = nullptr;
+    SetCoreContextFn set_ctx = nullptr;  // the tile-ISA layer's per-thread core identity, if exported
+};
+
+struct Program {
+    std::string orch_path;
+    OrchEntryFn entry = nullptr;
+    OrchConfigFn config = nullptr;
+    BindFn bind = nullptr;
+    std::unordered_map<int32_t, KernelInfo> kernels;
+};
+
+struct Task {
+    uint32_t index = 0;
+    PTO2TaskId id{};
+    int32_t kernel[3] = {INVALID_KERNEL_ID, INVALID_KERNEL_ID, INVALID_KERNEL_ID};  // aic, aiv0, aiv1
+    Shape shape = Shape::AIV;
+    bool dummy = false;
+    int ring = 0;
+    TaskState state = TaskState::PENDING;
+    std::vector<ChipTensor> tensors;
+    std::vector<uint64_t> scalars;
+    std::vector<ChipTensor> created;  // runtime-allocated outputs, in argument order
+    std::vector<uint32_t> fanin;      // producers this task waited for
+    std::vector<uint32_t> fanout;     // consumers waiting for this task
+    int32_t fanin_pending = 0;
+    int32_t refs = 0;  // pending consumers + the enclosing scope
+    bool retired = false;
+    int16_t block_num = 1;
+    int16_t blocks_dispatched = 0;
+    int16_t blocks_done = 0;
+    int16_t units_per_block = 1;
+    std::vector<int16_t> units_left;  // per block
+    bool sync_start = false;
+    bool has_predicate = false;
+    CoreTaskPredicate predicate;
+    ChipTensor predicate_tensor{};
+};
+
+struct Run;
+
+struct Job {
+    Run* run = nullptr;
+    uint32_t task = 0;
+    int16_t block = 0;
+    int slot = 0;  // 0 aic, 1 aiv0, 2 aiv1
+    const KernelInfo* kernel = nullptr;
+};
+
+struct Core {
+    int id = 0;
+    CoreKind kind = CoreKind::AIV;
+    int cluster = 0;
+    int subblock = 0;
+    bool busy = false;
+    bool has_job = false;
+    Job job;
+    std::condition_variable cv;
+    std::thread thread;
+    LocalContext lctx{};
+    GlobalContext gctx{};
+    int64_t args[64] = {};
+};
+
+struct TensorMapEntry {
+    uint32_t producer;
+    ChipTensor view;
+};
+
+class TensorMap {
+public:
+    // Producers (task indices) whose registered region may overlap t.
+    void lookup(const ChipTensor& t, const std::vector<std::unique_ptr<Task>>& tasks, std::vector<uint32_t>& out);
+    void insert(const ChipTensor& t, uint32_t producer);
+    void remove_covered(const ChipTensor& t);
+    void clear() { buckets_.clear(); }
+
+private:
+    std::unordered_map<uint64_t, std::vector<TensorMapEntry>> buckets_;
+};
+
+enum class Overlap { NONE, COVERED, OTHER };
+Overlap overlap(const ChipTensor& newer, const ChipTensor& older);
+
+struct Scope {
+    PTO2ScopeMode mode;
+    std::vector<uint32_t> tasks;
+};
+
+struct Worker;
+
+struct SimRuntime : PTO2Runtime {
+    Worker* worker = nullptr;
+    Run* run = nullptr;
+};
+
+struct Run {
+    Program* prog = nullptr;
+    PtoSimRunConfig cfg{};
+    bool host_build_graph = false;
+    bool hold_dispatch = false;
+    std::vector<std::unique_ptr<Task>> tasks;
+    std::deque<uint32_t> ready[3];
+    uint64_t completed = 0;
+    int running_units = 0;
+    uint64_t live[kMaxRings] = {};
+    TensorMap tmap;
+    std::vector<Scope> scopes;
+    std::vector<void*> allocations;
+    bool failed = false;
+    int err_code = 0;
+    std::string err;
+    Clock::time_point last_progress;
+    std::condition_variable cv;
+    SimRuntime rt;
+    std::vector<std::string> log;
+
+    ~Run();
+    Task& task(uint32_t i) { return *tasks[i]; }
+    void fail(int code, const std::string& msg);
+};
+
+struct Worker {
+    std::mutex mu;
+    std::vector<std::unique_ptr<Core>> cores;  // 0..C-1 AIC, then AIV pairs
+    int clusters = 8;
+    bool shutdown = false;
+    std::string broken;  // non-empty: a kernel never returned; runs are refused until it does
+    std::vector<std::unique_ptr<Run>> zombies;
+    Run* run = nullptr;
+
+    explicit Worker(int num_clusters);
+    ~Worker();
+    void core_loop(Core& core);
+    int idle_running_units() const;
+};
+
+// scheduler.cpp (all with Worker::mu held)
+void make_ready(Worker& w, Run& r, uint32_t t);
+void try_dispatch(Worker& w, Run& r);
+void complete_task(Worker& w, Run& r, uint32_t t);
+void maybe_retire(Run& r, Task& t);
+std::string describe_pending(Worker& w, Run& r, size_t limit);
+std::string task_label(Run& r, const Task& t);
+
+// orch_ops.cpp
+const PTO2RuntimeOps* runtime_ops();
+
+}  // namespace ptosim

@@ -1,0 +1,18 @@
+"""Shared fixtures: one build cache per test session, simple artifact directories."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from pypto.runtime import build
+
+needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def sim_cache(tmp_path_factory: pytest.TempPathFactory):
+    """Builds go to a per-session cache directory."""
+    with build.use_cache_dir(tmp_path_factory.mktemp("simcache")) as path:
+        yield path
