@@ -191,12 +191,14 @@ def check_cann(settings: Settings, manifest: Manifest) -> Check:
 
 def hw_image_hint(manifest: Manifest) -> str:
     """How to get a hardware toolchain: build the hw image from user-supplied installers."""
+    from pypto.toolchain.images import build_command
+
     cann = manifest.hardware.cann
     return (
-        f"build the hw image: python -m pypto.toolchain.images build --flavor hw, supplying the CANN "
-        f"{cann.version} installers ({cann.toolkit_installer} and the kernels package for your chip) "
-        f"and a checkout of simpler ({manifest.hardware.simpler.repository}); their sha256 and commit "
-        f"are recorded in toolchain {manifest.version}'s manifest"
+        f"build the hw image: {build_command('hw', manifest.version)}, where DIR holds the CANN {cann.version} "
+        f"installers ({cann.toolkit_installer} and the kernels package for your chip) and a simpler archive "
+        f"({manifest.hardware.simpler.repository}); their sha256 and commit are checked against toolchain "
+        f"{manifest.version}'s manifest"
     )
 
 
