@@ -13,7 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from dataclasses import replace
+
 from pypto.codegen.pto_types import TOOLCHAIN, tile_view_type
+from pypto.ir.enums import MemorySpace
+from pypto.ir.types import TileType
 from pypto.ir.expr import Call, ConstFloat, ConstInt, Expr, MakeTuple, Var, as_int
 
 if TYPE_CHECKING:
@@ -221,7 +225,10 @@ def _matmul(pto: str, n: int) -> Rule:
         if c.kwargs.get("a_trans") or c.kwargs.get("b_trans"):
             raise cg.error(f"{c.op_name} with a_trans/b_trans is not supported by the {TOOLCHAIN} codegen",
                            hint="transpose the operand when loading it (a DN tensor view)")
-        cg.emit_op(pto, _list(*_srcs(cg, c, n)), cg.def_tile(dst))
+        t = dst.type if dst is not None else None
+        if isinstance(t, TileType) and t.memory_space is None:
+            t = replace(t, memory_space=MemorySpace.Acc)  # before InferTileMemorySpace
+        cg.emit_op(pto, _list(*_srcs(cg, c, n)), cg.def_tile(dst, t if isinstance(t, TileType) else None))
     return rule
 
 
