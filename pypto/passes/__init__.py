@@ -1,0 +1,76 @@
+"""Pass registry (name -> class, imported lazily), the PassManager and the driver entry point."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pypto.passes.base import Pass
+
+_GUARDS = "pypto.passes.guards"
+
+# Upstream pass name -> module; identity passes that only guard unsupported constructs live in guards.py.
+REGISTRY: dict[str, str] = {
+    "InlineFunctions": "pypto.passes.inline_functions",
+    "UnrollLoops": "pypto.passes.unroll_loops",
+    "CtrlFlowTransform": "pypto.passes.ctrl_flow_transform",
+    "ConvertToSSA": "pypto.passes.convert_to_ssa",
+    "Simplify": "pypto.passes.simplify",
+    "NormalizeStmtStructure": "pypto.passes.normalize_stmt_structure",
+    "FlattenCallExpr": "pypto.passes.flatten_call_expr",
+    "OutlineIncoreScopes": "pypto.passes.outline_incore_scopes",
+    "ConvertTensorToTileOps": "pypto.passes.convert_tensor_to_tile_ops",
+    "InferTileMemorySpace": "pypto.passes.infer_tile_memory_space",
+    "ExpandMixedKernel": "pypto.passes.expand_mixed_kernel",
+    "NormalizeReturnOrder": "pypto.passes.normalize_return_order",
+    "MaterializeTensorStrides": "pypto.passes.materialize_tensor_strides",
+    "InitMemRef": "pypto.passes.init_memref",
+    "MaterializeSemanticAliases": "pypto.passes.materialize_semantic_aliases",
+    "MemoryReuse": "pypto.passes.memory_reuse",
+    "AllocateMemoryAddr": "pypto.passes.allocate_memory_addr",
+    "DeriveCallDirections": "pypto.passes.derive_call_directions",
+    "MaterializeRuntimeScopes": "pypto.passes.materialize_runtime_scopes",
+}
+for _name in ("OutlineHierarchyScopes", "OutlineClusterScopes", "OptimizeOrchTensors", "LowerCompositeOps",
+              "FlattenTileNdTo2D", "LegalizeTileCast", "AutoTileMatmulL0", "CanonicalizeTileSlice",
+              "InsertMxScaleAddr", "ResolveBackendOpLayouts", "LowerAutoVectorSplit", "InjectGMPipeBuffer",
+              "SplitVectorKernel", "StampTfreeSplit", "SkewCrossCorePipeline", "LowerPipelineToSlots",
+              "LowerPipelineLoops", "CanonicalizeIOOrder", "FoldNoOpReshape", "FuseCreateAssembleToSlice",
+              "AutoDeriveTaskDependencies", "ExpandManualPhaseFence", "SynthesizeAllReduceSignals",
+              "MaterializeCommDomainScopes", "LowerHostTensorCollectives", "MaterializeDistTensorCtx",
+              "ClassifyIterArgCarry", "InsertCommFence", "MaterializeValidShapeSymbols"):
+    REGISTRY[_name] = _GUARDS
+
+
+def _camel(name: str) -> str:
+    if "_" not in name and name[:1].isupper():
+        return name
+    by_snake = {re.sub(r"(?<!^)(?=[A-Z][a-z])", "_", k).lower().replace("s_s_a", "ssa"): k for k in REGISTRY}
+    return by_snake.get(name, name)
+
+
+def get_pass(name: str) -> type[Pass]:
+    """The pass class registered under ``name`` (``ConvertToSSA`` or ``convert_to_ssa``)."""
+    key = _camel(name)
+    module = REGISTRY.get(key)
+    if module is None:
+        raise KeyError(f"unknown pass '{name}'; known passes: {', '.join(sorted(REGISTRY))}")
+    return getattr(importlib.import_module(module), key)
+
+
+def all_pass_names() -> list[str]:
+    return sorted(REGISTRY)
+
+
+def __getattr__(name: str) -> Any:
+    lazy = {"PassManager": "pypto.passes.manager", "run_pipeline": "pypto.passes.manager",
+            "PipelineResult": "pypto.passes.manager", "PassContext": "pypto.passes.context"}
+    if name in lazy:
+        return getattr(importlib.import_module(lazy[name]), name)
+    raise AttributeError(f"module 'pypto.passes' has no attribute '{name}'")
+
+
+__all__ = ["REGISTRY", "PassContext", "PassManager", "PipelineResult", "all_pass_names", "get_pass",
+           "run_pipeline"]

@@ -1,0 +1,47 @@
+"""MemRef helpers shared by InitMemRef, MaterializeSemanticAliases, MemoryReuse and AllocateMemoryAddr."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+
+from pypto.ir.dtypes import DataType
+from pypto.ir.expr import Call, ConstInt, Var
+from pypto.ir.function import Function
+from pypto.ir.stmt import AssignStmt, Stmt, flatten, seq
+from pypto.ir.types import MemRef, ShapedType, TensorType, TileType, Type
+from pypto.passes._util import defined_vars
+
+
+def offset0() -> ConstInt:
+    return ConstInt(0, DataType.INT64)
+
+
+def with_memref(t: Type, mr: MemRef) -> Type:
+    return dataclasses.replace(t, memref=mr) if isinstance(t, (TensorType, TileType)) else t
+
+
+def memref_of(v: Var) -> MemRef | None:
+    t = v.var_type
+    return t.memref if isinstance(t, ShapedType) else None  # type: ignore[attr-defined]
+
+
+def all_vars(func: Function) -> Iterator[Var]:
+    yield from func.params
+    yield from defined_vars(func.body)
+
+
+def is_alloc(s: Stmt) -> bool:
+    return isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.alloc"
+
+
+def allocs(func: Function) -> list[AssignStmt]:
+    return [s for s in flatten(func.body) if is_alloc(s)]  # type: ignore[misc]
+
+
+def drop_unused_allocs(func: Function) -> Function:
+    """Remove ``tile.alloc`` statements whose buffer no MemRef refers to any more."""
+    used = {id(mr.base) for v in all_vars(func) if (mr := memref_of(v)) is not None and isinstance(mr.base, Var)}
+    stmts = flatten(func.body)
+    kept = [s for s in stmts if not is_alloc(s) or id(s.var) in used]  # type: ignore[attr-defined]
+    return func if len(kept) == len(stmts) else func.with_(body=seq(kept))

@@ -1,0 +1,164 @@
+"""Small IR helpers shared by the passes: use/def collection, name bases, fresh names."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, Var
+from pypto.ir.function import Function, Program
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt
+from pypto.ir.visitor import IRVisitor
+
+_SUFFIX = re.compile(r"__(ssa|tmp|idx|iter|rv|phi|tile|store)(_v\d+)?$")
+
+
+def base_name(name: str) -> str:
+    """``x__ssa_v3`` -> ``x``: the user-facing stem of a compiler-made name."""
+    while True:
+        stripped = _SUFFIX.sub("", name)
+        if stripped == name:
+            return name
+        name = stripped
+
+
+class _Uses(IRVisitor):
+    def __init__(self) -> None:
+        self.found: dict[Var, None] = {}
+
+    def visit_Var(self, node: Var) -> None:  # noqa: N802
+        self.found[node] = None
+
+    def visit_IterArg(self, node: IterArg) -> None:  # noqa: N802
+        self.found[node] = None
+
+
+def used_vars(node: Any) -> list[Var]:
+    """Vars referenced in an expression or statement tree, in first-use order (definitions included)."""
+    v = _Uses()
+    for n in node if isinstance(node, (list, tuple)) else [node]:
+        if n is not None:
+            v.visit(n)
+    return list(v.found)
+
+
+def expr_vars(expr: Expr) -> list[Var]:
+    return used_vars(expr)
+
+
+def iter_stmts(stmt: Stmt | None) -> Iterator[Stmt]:
+    """Pre-order walk over every statement (nested bodies included)."""
+    if stmt is None:
+        return
+    yield stmt
+    if isinstance(stmt, SeqStmts):
+        for s in stmt.stmts:
+            yield from iter_stmts(s)
+    elif isinstance(stmt, IfStmt):
+        yield from iter_stmts(stmt.then_body)
+        yield from iter_stmts(stmt.else_body)
+    elif isinstance(stmt, (ForStmt, WhileStmt, ScopeStmt)):
+        yield from iter_stmts(stmt.body)
+
+
+def defined_vars(stmt: Stmt) -> list[Var]:
+    """Vars defined anywhere inside ``stmt`` (assignments, loop vars, iter args, return vars)."""
+    out: list[Var] = []
+    for s in iter_stmts(stmt):
+        if isinstance(s, AssignStmt):
+            out.append(s.var)
+        elif isinstance(s, ForStmt):
+            out.extend((s.loop_var, *s.iter_args, *s.return_vars))
+        elif isinstance(s, WhileStmt):
+            out.extend((*s.iter_args, *s.return_vars))
+        elif isinstance(s, IfStmt):
+            out.extend(s.return_vars)
+    return out
+
+
+def calls_in(node: Any) -> list[Call]:
+    """Every Call in a tree (pre-order)."""
+    found: list[Call] = []
+
+    class _C(IRVisitor):
+        def visit_Call(self, c: Call) -> None:  # noqa: N802
+            found.append(c)
+            self.generic_visit(c)
+
+    _C().visit(node)
+    return found
+
+
+def callee(call: Call, program: Program) -> Function | None:
+    """The program function a Call targets, if it is a program call."""
+    if isinstance(call.op, GlobalVar):
+        return program.get_function(call.op.name)
+    return None
+
+
+def op_names(stmt: Stmt) -> set[str]:
+    """Names of the registry ops called anywhere inside ``stmt``."""
+    return {c.op for c in calls_in(stmt) if isinstance(c.op, str)}
+
+
+class NameGen:
+    """Per-stem counters producing ``<stem>__<kind>_v<k>`` names."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.counts: dict[str, int] = {}
+
+    def __call__(self, stem: str) -> str:
+        k = self.counts.get(stem, 0)
+        self.counts[stem] = k + 1
+        return f"{stem}__{self.kind}_v{k}"
+
+
+def map_blocks(body: Stmt, fn: Any) -> Stmt:
+    """Apply ``fn(list[Stmt]) -> list[Stmt]`` to every statement list, innermost first.
+
+    Returns ``body`` itself when nothing changed, so untouched functions are shared.
+    """
+    from pypto.ir.stmt import flatten, seq
+
+    old = flatten(body)
+    kids = [_map_child_blocks(s, fn) for s in old]
+    new = fn(kids)
+    if len(new) == len(old) and all(a is b for a, b in zip(new, old, strict=True)):
+        return body
+    return seq(new, span=body.span) if new else SeqStmts((), span=body.span)
+
+
+def _map_child_blocks(stmt: Stmt, fn: Any) -> Stmt:
+    import dataclasses
+
+    if isinstance(stmt, IfStmt):
+        then = map_blocks(stmt.then_body, fn)
+        other = map_blocks(stmt.else_body, fn) if stmt.else_body is not None else None
+        if then is stmt.then_body and other is stmt.else_body:
+            return stmt
+        return dataclasses.replace(stmt, then_body=then, else_body=other)
+    if isinstance(stmt, (ForStmt, WhileStmt, ScopeStmt)):
+        body = map_blocks(stmt.body, fn)
+        return stmt if body is stmt.body else dataclasses.replace(stmt, body=body)
+    return stmt
+
+
+def retype(func: Function, new_types: dict[Var, Any]) -> Function:
+    """``func`` with the given Vars replaced by fresh Vars of new types (uses and definitions)."""
+    import dataclasses
+
+    from pypto.ir.visitor import substitute
+
+    if not new_types:
+        return func
+    mapping: dict[Var, Any] = {}
+    for v, t in new_types.items():
+        if not isinstance(v, IterArg):
+            mapping[v] = Var(v.name, t, span=v.span)
+    for v, t in new_types.items():
+        if isinstance(v, IterArg):
+            mapping[v] = IterArg(v.name, t, init=substitute(v.init, mapping), span=v.span)
+    params = tuple(mapping.get(p, p) for p in func.params)
+    return dataclasses.replace(func, params=params, body=substitute(func.body, mapping))

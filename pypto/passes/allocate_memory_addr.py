@@ -1,0 +1,82 @@
+"""AllocateMemoryAddr: byte offsets for every on-chip buffer within the per-space capacities."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pypto.errors import UserError
+from pypto.ir.dtypes import DataType
+from pypto.ir.enums import MemorySpace
+from pypto.ir.expr import ConstInt, Var
+from pypto.ir.function import Function, Program
+from pypto.ir.options import BackendType
+from pypto.ir.properties import IRProperty
+from pypto.ir.types import MemRef
+from pypto.passes._memref import all_vars, allocs, memref_of, with_memref
+from pypto.passes._util import retype
+from pypto.passes.base import Pass
+from pypto.passes.context import PassContext
+
+KIB = 1024
+CAPACITY: dict[BackendType, dict[MemorySpace, int]] = {
+    BackendType.Ascend910B: {MemorySpace.Vec: 192 * KIB, MemorySpace.Mat: 512 * KIB, MemorySpace.Left: 64 * KIB,
+                             MemorySpace.Right: 64 * KIB, MemorySpace.Acc: 128 * KIB, MemorySpace.Bias: 64 * KIB},
+    BackendType.Ascend950: {MemorySpace.Vec: 256 * KIB, MemorySpace.Mat: 512 * KIB, MemorySpace.Left: 64 * KIB,
+                            MemorySpace.Right: 64 * KIB, MemorySpace.Acc: 256 * KIB, MemorySpace.Bias: 4 * KIB,
+                            MemorySpace.LeftScale: 4 * KIB, MemorySpace.RightScale: 4 * KIB},
+}
+ALIGN: dict[MemorySpace, int] = {MemorySpace.Mat: 128, MemorySpace.Left: 64, MemorySpace.Right: 64,
+                                 MemorySpace.Acc: 128, MemorySpace.Vec: 128}
+
+
+def _align(n: int, a: int) -> int:
+    return (n + a - 1) // a * a
+
+
+def _fmt(n: int) -> str:
+    return f"{n // KIB} KiB" if n % KIB == 0 else f"{n} B"
+
+
+@dataclass(frozen=True)
+class AllocateMemoryAddr(Pass):
+    """Bump allocation per memory space in alloc order; overflow is a UserError naming the tiles."""
+
+    name = "AllocateMemoryAddr"
+    produces = frozenset({IRProperty.AllocatedMemoryAddr})
+    backend: BackendType = BackendType.Ascend910B
+
+    @classmethod
+    def from_context(cls, ctx: PassContext) -> AllocateMemoryAddr:
+        return cls(backend=ctx.backend_type)
+
+    def run_function(self, func: Function, program: Program) -> Function:
+        if not func.is_incore:
+            return func
+        offsets: dict[int, int] = {}
+        used: dict[MemorySpace, int] = {}
+        for a in allocs(func):
+            space, size = a.value.kwargs["memory_space"], a.value.kwargs["size"]  # type: ignore[attr-defined]
+            off = _align(used.get(space, 0), ALIGN.get(space, 32))
+            offsets[id(a.var)] = off
+            used[space] = off + size
+        self._check(func, used)
+        types = {}
+        for v in all_vars(func):
+            mr = memref_of(v)
+            if mr is not None and isinstance(mr.base, Var) and id(mr.base) in offsets:
+                off = offsets[id(mr.base)]
+                if not (isinstance(mr.offset, ConstInt) and mr.offset.value == off):
+                    types[v] = with_memref(v.var_type, MemRef(mr.base, ConstInt(off, DataType.INT64), mr.size))
+        return retype(func, types)
+
+    def _check(self, func: Function, used: dict[MemorySpace, int]) -> None:
+        caps = CAPACITY[self.backend]
+        for space, total in used.items():
+            cap = caps.get(space)
+            if cap is not None and total > cap:
+                tiles = [f"{v.name} ({_fmt(mr.size)})" for v in all_vars(func)
+                         if (mr := memref_of(v)) is not None and getattr(v.var_type, "memory_space", None) is space]
+                raise UserError(
+                    f"{space.value} buffer usage {_fmt(total)} in kernel '{func.name}' exceeds platform limit "
+                    f"{_fmt(cap)} ({self.backend.value}); tiles: {', '.join(tiles)}", func.span,
+                    hint="use smaller tiles (loop over chunks) or reuse buffers")

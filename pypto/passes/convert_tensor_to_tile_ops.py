@@ -1,0 +1,124 @@
+"""ConvertTensorToTileOps: inside InCore functions, tensor ops become tile.load / tile.<op> / tile.store."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from pypto.errors import UnsupportedFeatureError
+from pypto.ir.enums import MemorySpace
+from pypto.ir.expr import Call, ConstInt, Expr, MakeTuple, Var
+from pypto.ir.function import Function, Program
+from pypto.ir.ops.common import BINARY, COL_EXPAND, COL_REDUCE, ROW_EXPAND, ROW_REDUCE, SCALAR, UNARY
+from pypto.ir.ops.registry import make_call
+from pypto.ir.properties import IRProperty
+from pypto.ir.stmt import AssignStmt, EvalStmt, Stmt
+from pypto.ir.types import TensorType
+from pypto.passes._util import base_name, calls_in, map_blocks
+from pypto.passes.base import Pass
+
+# tensor ops computed elementwise on tiles: tensor.<op> -> tile.<op>, operands loaded into Vec
+COMPUTE = frozenset((*BINARY, *SCALAR, *UNARY, *ROW_REDUCE, *COL_REDUCE, *ROW_EXPAND, *COL_EXPAND, "cast",
+                     "expands", "fillpad"))
+MATMUL = frozenset({"matmul", "matmul_acc"})
+
+
+def _index_list(values: tuple[int, ...] | list[object]) -> MakeTuple:
+    return MakeTuple(tuple(v if isinstance(v, Expr) else ConstInt(int(v)) for v in values))  # type: ignore[arg-type]
+
+
+@dataclass
+class _Converter:
+    tiles: dict[Var, Var] = field(default_factory=dict)
+
+    def tile_of(self, e: Expr, space: MemorySpace, out: list[Stmt]) -> Expr:
+        """The tile for operand ``e``: already a tile, a converted temp, or a fresh tile.load."""
+        if not isinstance(e, Var) or not isinstance(e.var_type, TensorType):
+            return e
+        if e in self.tiles:
+            return self.tiles[e]
+        t = e.var_type
+        zeros = _index_list([0] * len(t.shape))
+        load = make_call("tile.load", [e, zeros, _index_list(t.shape), _index_list(t.shape)],
+                         {"target_memory": space}, span=e.span)
+        tile = Var(f"{base_name(e.name)}__tile", load.result_type, span=e.span)
+        out.append(AssignStmt(tile, load, span=e.span))
+        self.tiles[e] = tile
+        return tile
+
+    def stmt(self, s: Stmt) -> list[Stmt]:
+        value = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+        if not isinstance(value, Call) or not isinstance(value.op, str) or not value.op.startswith("tensor."):
+            return [s]
+        short = value.op.split(".", 1)[1]
+        out: list[Stmt] = []
+        if short == "assemble":
+            return self.assemble(s, value, out)
+        if short == "slice":
+            return self.slice_(s, value, out)
+        if short in COMPUTE or short in MATMUL:
+            space = MemorySpace.Mat if short in MATMUL else MemorySpace.Vec
+            args = [self.tile_of(a, space, out) for a in value.args]
+            call = make_call(f"tile.{short}", args, value.kwargs, span=value.span)
+            if isinstance(s, AssignStmt):
+                tile = Var(f"{base_name(s.var.name)}__tile", call.result_type, span=s.var.span)
+                self.tiles[s.var] = tile
+                out.append(AssignStmt(tile, call, span=s.span))
+            return out
+        if short in ("create", "full") and isinstance(s, AssignStmt):
+            return self.create(s, value, short)
+        raise UnsupportedFeatureError(f"tensor op '{value.op}' inside an InCore kernel", value.span,
+                                      hint="use the tile-level op (pl.tile.*) or move it to the orchestration")
+
+    def assemble(self, s: Stmt, value: Call, out: list[Stmt]) -> list[Stmt]:
+        target, src, offsets = value.args
+        tile = self.tile_of(src, MemorySpace.Vec, out)
+        store = make_call("tile.store", [tile, offsets, target], span=value.span)
+        name = s.var.name if isinstance(s, AssignStmt) else getattr(target, "name", "out")
+        out.append(AssignStmt(Var(f"{base_name(name)}__tile", store.result_type, span=s.span), store, span=s.span))
+        return out
+
+    def slice_(self, s: Stmt, value: Call, out: list[Stmt]) -> list[Stmt]:
+        src, shape, offset = value.args[:3]
+        valid = value.args[3] if len(value.args) > 3 else shape
+        load = make_call("tile.load", [src, offset, shape, valid], {"target_memory": MemorySpace.Vec},
+                         span=value.span)
+        if isinstance(s, AssignStmt):
+            tile = Var(f"{base_name(s.var.name)}__tile", load.result_type, span=s.var.span)
+            self.tiles[s.var] = tile
+            out.append(AssignStmt(tile, load, span=s.span))
+        return out
+
+    def create(self, s: AssignStmt, value: Call, short: str) -> list[Stmt]:
+        kw = {"dtype": value.kwargs.get("dtype")}
+        if short == "create":
+            kw["target_memory"] = MemorySpace.Vec
+        call = make_call(f"tile.{short}", list(value.args), kw, span=value.span)
+        tile = Var(f"{base_name(s.var.name)}__tile", call.result_type, span=s.var.span)
+        self.tiles[s.var] = tile
+        return [AssignStmt(tile, call, span=s.span)]
+
+
+def _has_tensor_ops(func: Function) -> bool:
+    return any(isinstance(c.op, str) and c.op.startswith("tensor.") for c in calls_in(func.body))
+
+
+@dataclass(frozen=True)
+class ConvertTensorToTileOps(Pass):
+    """Tensor-level compute in kernels becomes explicit loads, tile compute and stores."""
+
+    name = "ConvertTensorToTileOps"
+    produces = frozenset({IRProperty.IncoreTileOps})
+
+    def run_function(self, func: Function, program: Program) -> Function:
+        if not func.is_incore or not _has_tensor_ops(func):
+            return func
+        conv = _Converter()
+
+        def block(stmts: list[Stmt]) -> list[Stmt]:
+            out: list[Stmt] = []
+            for s in stmts:
+                out.extend(conv.stmt(s))
+            return out
+
+        return dataclasses.replace(func, body=map_blocks(func.body, block))

@@ -1,0 +1,180 @@
+"""ConvertToSSA: one definition per variable (``x__ssa_vN``), loop-carried names become iter_args /
+return_vars, names assigned in if-branches become phi return_vars with yields."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from pypto.errors import InternalError
+from pypto.ir.expr import IterArg, Var
+from pypto.ir.function import Function, Program
+from pypto.ir.properties import IRProperty
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, Stmt, WhileStmt, YieldStmt, flatten, seq
+from pypto.ir.visitor import IRMutator
+from pypto.passes._util import NameGen, base_name, iter_stmts
+from pypto.passes.base import Pass
+
+Env = dict[str, Var]
+
+
+class _Rename(IRMutator):
+    def __init__(self, env: Env) -> None:
+        self.env = env
+
+    def visit_Var(self, var: Var) -> Var:  # noqa: N802
+        return self.env.get(var.name, var)
+
+    def visit_IterArg(self, var: Var) -> Var:  # noqa: N802
+        return self.env.get(var.name, var)
+
+
+def _assigned(stmt: Stmt | None) -> list[str]:
+    """Names assigned anywhere in ``stmt`` (first-assignment order)."""
+    names: dict[str, None] = {}
+    for s in iter_stmts(stmt):
+        if isinstance(s, AssignStmt):
+            names[s.var.name] = None
+        for rv in getattr(s, "return_vars", ()):
+            names[rv.name] = None
+    return list(names)
+
+
+class _Converter:
+    def __init__(self) -> None:
+        self.ssa = NameGen("ssa")
+        self.idx = NameGen("idx")
+        self.iter = NameGen("iter")
+        self.rv = NameGen("rv")
+
+    def fresh(self, var: Var, gen: NameGen) -> Var:
+        return Var(gen(base_name(var.name)), var.var_type, span=var.span)
+
+    def expr(self, e, env: Env):
+        return _Rename(env).visit(e)
+
+    def block(self, body: Stmt | None, env: Env) -> list[Stmt]:
+        out: list[Stmt] = []
+        for s in flatten(body):
+            out.extend(self.stmt(s, env))
+        return out
+
+    def stmt(self, s: Stmt, env: Env) -> list[Stmt]:
+        if isinstance(s, AssignStmt):
+            value = self.expr(s.value, env)
+            new = self.fresh(s.var, self.ssa)
+            env[s.var.name] = new
+            return [dataclasses.replace(s, var=new, value=value)]
+        if isinstance(s, ForStmt):
+            return self.for_(s, env)
+        if isinstance(s, WhileStmt):
+            return self.while_(s, env)
+        if isinstance(s, IfStmt):
+            return self.if_(s, env)
+        if isinstance(s, ScopeStmt):
+            deps = tuple(self.expr(d, env) for d in getattr(s, "deps", ()))
+            body = seq(self.block(s.body, env))
+            changes = {"body": body, "deps": deps} if hasattr(s, "deps") else {"body": body}
+            return [dataclasses.replace(s, **changes)]
+        return [self.expr(s, env)]
+
+    def _carry(self, s: ForStmt | WhileStmt, env: Env) -> tuple[list[IterArg], list[str]]:
+        explicit = {ia.name for ia in s.iter_args}
+        carried = [n for n in _assigned(s.body) if n in env and n not in explicit]
+        iters = [IterArg(self.iter(base_name(n)), env[n].var_type, init=env[n]) for n in carried]
+        return iters, carried
+
+    def _loop_body(self, s: ForStmt | WhileStmt, env: Env, body_env: Env, iters: list[IterArg],
+                   carried: list[str]) -> tuple[tuple[IterArg, ...], Stmt, tuple[Var, ...]]:
+        explicit = []
+        for ia in s.iter_args:
+            new = IterArg(self.iter(base_name(ia.name)), ia.var_type, init=self.expr(ia.init, env), span=ia.span)
+            body_env[ia.name] = new
+            explicit.append(new)
+        for n, ia in zip(carried, iters, strict=True):
+            body_env[n] = ia
+        stmts = self.block(s.body, body_env)
+        stmts = _merge_yield(stmts, [body_env[n] for n in carried])
+        rvs = [self.fresh(rv, self.ssa) for rv in s.return_vars]
+        for old, new in zip(s.return_vars, rvs, strict=True):
+            env[old.name] = new
+        for n in carried:
+            rv = Var(self.ssa(base_name(n)), env[n].var_type)
+            rvs.append(rv)
+            env[n] = rv
+        return (*explicit, *iters), seq(stmts), tuple(rvs)
+
+    def for_(self, s: ForStmt, env: Env) -> list[Stmt]:
+        start, stop, step = (self.expr(e, env) for e in (s.start, s.stop, s.step))
+        iters, carried = self._carry(s, env)
+        body_env = dict(env)
+        loop_var = self.fresh(s.loop_var, self.idx)
+        body_env[s.loop_var.name] = loop_var
+        all_iters, body, rvs = self._loop_body(s, env, body_env, iters, carried)
+        return [dataclasses.replace(s, loop_var=loop_var, start=start, stop=stop, step=step, body=body,
+                                    iter_args=all_iters, return_vars=rvs)]
+
+    def while_(self, s: WhileStmt, env: Env) -> list[Stmt]:
+        iters, carried = self._carry(s, env)
+        body_env = dict(env)
+        all_iters, body, rvs = self._loop_body(s, env, body_env, iters, carried)
+        cond_env = dict(env)
+        cond_env.update({ia.name: ia for ia in s.iter_args})
+        cond_env.update(dict(zip(carried, iters, strict=True)))
+        cond_env.update({old.name: new for old, new in zip(s.iter_args, all_iters, strict=False)})
+        return [dataclasses.replace(s, cond=self.expr(s.cond, cond_env), body=body, iter_args=all_iters,
+                                    return_vars=rvs)]
+
+    def if_(self, s: IfStmt, env: Env) -> list[Stmt]:
+        cond = self.expr(s.cond, env)
+        then_env, else_env = dict(env), dict(env)
+        then = self.block(s.then_body, then_env)
+        other = self.block(s.else_body, else_env) if s.else_body is not None else []
+        assigned = _assigned(s.then_body) + _assigned(s.else_body)
+        explicit = {rv.name for rv in s.return_vars}
+        phis = [n for n in dict.fromkeys(assigned)
+                if n not in explicit and n in then_env and n in else_env
+                and (then_env[n] is not env.get(n) or else_env[n] is not env.get(n))]
+        rvs = [self.fresh(rv, self.ssa) for rv in s.return_vars]
+        for old, new in zip(s.return_vars, rvs, strict=True):
+            env[old.name] = new
+        for n in phis:
+            rv = Var(self.ssa(base_name(n)), then_env[n].var_type)
+            rvs.append(rv)
+            env[n] = rv
+        if phis:
+            then = _merge_yield(then, [then_env[n] for n in phis])
+            other = _merge_yield(other, [else_env[n] for n in phis])
+        else_body = seq(other) if (other or s.else_body is not None) else None
+        return [dataclasses.replace(s, cond=cond, then_body=seq(then), else_body=else_body, return_vars=tuple(rvs))]
+
+
+def _merge_yield(stmts: list[Stmt], extra: list[Var]) -> list[Stmt]:
+    if not extra:
+        return stmts
+    if stmts and isinstance(stmts[-1], YieldStmt):
+        last = stmts[-1]
+        return [*stmts[:-1], dataclasses.replace(last, values=(*last.values, *extra))]
+    return [*stmts, YieldStmt(tuple(extra))]
+
+
+@dataclass(frozen=True)
+class ConvertToSSA(Pass):
+    """Rename every definition to a fresh ``<name>__ssa_v<k>`` Var (loop vars ``__idx_v``)."""
+
+    name = "ConvertToSSA"
+    produces = frozenset({IRProperty.SSAForm, IRProperty.UseAfterDef})
+
+    def run_function(self, func: Function, program: Program) -> Function:
+        conv = _Converter()
+        env: Env = {}
+        params = []
+        for p in func.params:
+            new = conv.fresh(p, conv.ssa)
+            env[p.name] = new
+            params.append(new)
+        try:
+            body = seq(conv.block(func.body, env))
+        except KeyError as exc:
+            raise InternalError(f"ConvertToSSA: unbound name {exc} in '{func.name}'") from exc
+        return func.with_(params=tuple(params), body=body)

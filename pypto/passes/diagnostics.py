@@ -1,0 +1,206 @@
+"""Diagnostic checks (warnings and perf hints) run by the PassManager at their registered phase."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pypto.diagnostics import Diagnostic, Severity
+from pypto.ir.enums import ParamDirection
+from pypto.ir.expr import Call, Var
+from pypto.ir.function import Function, Program
+from pypto.ir.options import BackendType, DiagnosticCheck, DiagnosticPhase
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, WhileStmt
+from pypto.ir.types import ShapedType, TileType
+from pypto.passes._util import calls_in, iter_stmts, used_vars
+from pypto.passes.context import PassContext
+
+Check = Callable[[Program, PassContext], list[Diagnostic]]
+INNERMOST_BYTES: dict[BackendType, int] = {BackendType.Ascend910B: 512, BackendType.Ascend950: 128}
+BACKEND_SHORT: dict[BackendType, str] = {BackendType.Ascend910B: "a2a3", BackendType.Ascend950: "a5"}
+
+
+def _uses(func: Function) -> set[Var]:
+    found: set[Var] = set()
+    for s in iter_stmts(func.body):
+        if isinstance(s, AssignStmt):
+            found.update(used_vars(s.value))
+        elif not isinstance(s, (ForStmt, IfStmt, WhileStmt)):
+            found.update(used_vars(s))
+        else:
+            found.update(used_vars(getattr(s, "cond", None) or s.stop))
+            for ia in getattr(s, "iter_args", ()):
+                found.update(used_vars(ia.init) if ia.init is not None else ())
+            if isinstance(s, ForStmt):
+                found.update(used_vars(s.start) + used_vars(s.step))
+    return found
+
+
+def _unused_variable(program: Program, ctx: PassContext) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for f in program.functions:
+        used = _uses(f)
+        used_names = {v.name for v in used}
+        for s in iter_stmts(f.body):
+            if isinstance(s, AssignStmt) and s.var not in used and s.var.name not in used_names \
+                    and not s.var.name.startswith("_"):
+                out.append(Diagnostic(Severity.WARNING, "UnusedVariable",
+                                      f"Variable '{s.var.name}' is defined but never used", s.span))
+    return out
+
+
+def _unused_cf_result(program: Program, ctx: PassContext) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for f in program.functions:
+        used = _uses(f)
+        for s in iter_stmts(f.body):
+            for rv in getattr(s, "return_vars", ()):
+                if rv not in used:
+                    out.append(Diagnostic(Severity.WARNING, "UnusedControlFlowResult",
+                                          f"Control-flow result '{rv.name}' is never used", s.span))
+    return out
+
+
+def _writes_into(value: object, old: set[str]) -> bool:
+    return any(isinstance(a, Var) and a.name in old for c in calls_in(value) for a in c.args)
+
+
+def _out_param_write_dropped(program: Program, ctx: PassContext) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for f in program.functions:
+        outs = {p.name for p, d in zip(f.params, f.param_directions, strict=True) if d is ParamDirection.Out}
+        for s in iter_stmts(f.body):
+            if isinstance(s, AssignStmt) and s.var.name in outs and not _writes_into(s.value, {s.var.name}):
+                out.append(Diagnostic(
+                    Severity.WARNING, "OutParamWriteDropped",
+                    f"assignment to Out parameter '{s.var.name}' in '{f.name}' rebinds the name only — the "
+                    f"caller's buffer is never written. Use '{s.var.name}[:] = <expr>' to write into it",
+                    s.span))
+    return out
+
+
+def _granularity(program: Program, ctx: PassContext) -> list[Diagnostic]:
+    limit = INNERMOST_BYTES[ctx.backend_type]
+    out: list[Diagnostic] = []
+    seen: set[tuple[str, int, int]] = set()
+    for f in program.functions:
+        if not f.is_incore:
+            continue
+        for c in calls_in(f.body):
+            hint = _granularity_hint(c, limit, ctx.backend_type)
+            key = (c.span.file, c.span.line, c.span.col)
+            if hint is not None and (key not in seen or not c.span.is_known()):
+                seen.add(key)
+                out.append(Diagnostic(Severity.PERF_HINT, "TileInnermostDimGranularity", hint, c.span,
+                                      code=1))
+    return out
+
+
+def _granularity_hint(c: Call, limit: int, backend: BackendType) -> str | None:
+    if c.op not in ("tile.load", "tile.store"):
+        return None
+    tile = c.result_type if c.op == "tile.load" else c.args[0].type
+    if not isinstance(tile, ShapedType) or tile.static_shape() is None or not tile.shape:
+        return None
+    inner = int(tile.shape[-1]) * tile.dtype.nbytes
+    if inner >= limit:
+        return None
+    rows = (tile.nbytes() or 0) // max(inner, 1)
+    space = tile.memory_space.value if isinstance(tile, TileType) and tile.memory_space else "DDR"
+    return (f"{c.op} has innermost dim = {inner}B (tile {tile.dtype.value.lower()}[{tile.shape[-1]}], "
+            f"target_memory={space}); moves {tile.nbytes()}B as {rows} x {inner}B rows; recommended >= "
+            f"{limit}B for backend {BACKEND_SHORT[backend]} (L2 cache line = {limit}B). Consider widening "
+            f"the innermost tile dimension or transposing the layout")
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    severity: Severity
+    phase: DiagnosticPhase
+    run: Check
+
+
+CHECKS: dict[DiagnosticCheck, CheckSpec] = {
+    DiagnosticCheck.UnusedVariable: CheckSpec(Severity.WARNING, DiagnosticPhase.PRE_PIPELINE, _unused_variable),
+    DiagnosticCheck.UnusedControlFlowResult: CheckSpec(Severity.WARNING, DiagnosticPhase.PRE_PIPELINE,
+                                                       _unused_cf_result),
+    DiagnosticCheck.OutParamWriteDropped: CheckSpec(Severity.WARNING, DiagnosticPhase.PRE_PIPELINE,
+                                                    _out_param_write_dropped),
+    DiagnosticCheck.TileInnermostDimGranularity: CheckSpec(Severity.PERF_HINT, DiagnosticPhase.POST_PIPELINE,
+                                                           _granularity),
+}
+PHASE_LABEL = {DiagnosticPhase.PRE_PIPELINE: "pipeline_input", DiagnosticPhase.POST_PASS: "post_pass",
+               DiagnosticPhase.POST_PIPELINE: "pipeline_output"}
+
+
+def _logger():
+    try:
+        from pypto.toolchain.logging import get_logger
+
+        return get_logger("pypto.passes")
+    except ImportError:
+        import logging
+
+        return logging.getLogger("pypto.passes")
+
+
+def format_warning(d: Diagnostic, phase: DiagnosticPhase) -> str:
+    """``[warning] [Rule] (pipeline_input) <msg> at file:line:col``."""
+    where = f" at {d.span}" if d.span is not None and d.span.is_known() else ""
+    return f"[warning] [{d.rule}] ({PHASE_LABEL[phase]}) {d.message}{where}"
+
+
+def format_perf_hint(d: Diagnostic) -> str:
+    where = f" at {d.span}" if d.span is not None and d.span.is_known() else ""
+    return f"[perf_hint PH{d.code:03d}] {d.rule}: {d.message}{where}"
+
+
+class DiagnosticsRunner:
+    """Runs the enabled checks of each phase, logs warnings, appends perf hints to the report dir."""
+
+    def __init__(self, ctx: PassContext, report_dir: Path | None) -> None:
+        self.ctx = ctx
+        self.report_dir = report_dir
+        self.found: list[Diagnostic] = []
+        off = ctx.diagnostic_phase is DiagnosticPhase.NONE
+        self.enabled = [] if off else [c for c in CHECKS if c not in (ctx.disabled_diagnostics or ())]
+
+    def _run(self, program: Program, phase: DiagnosticPhase) -> list[Diagnostic]:
+        out: list[Diagnostic] = []
+        for check in self.enabled:
+            spec = CHECKS[check]
+            if spec.phase is phase:
+                out.extend(spec.run(program, self.ctx))
+        self.found.extend(out)
+        return out
+
+    def pre_pipeline(self, program: Program) -> None:
+        log = _logger()
+        for d in self._run(program, DiagnosticPhase.PRE_PIPELINE):
+            log.warning(format_warning(d, DiagnosticPhase.PRE_PIPELINE))
+
+    def post_pass(self, program: Program) -> list[Diagnostic]:
+        found = self._run(program, DiagnosticPhase.POST_PASS) if self._has(DiagnosticPhase.POST_PASS) else []
+        for d in found:
+            _logger().warning(format_warning(d, DiagnosticPhase.POST_PASS))
+        return found
+
+    def _has(self, phase: DiagnosticPhase) -> bool:
+        return any(CHECKS[c].phase is phase for c in self.enabled)
+
+    def post_pipeline(self, program: Program) -> None:
+        hints = self._run(program, DiagnosticPhase.POST_PIPELINE)
+        if not hints:
+            return
+        log = _logger()
+        if self.report_dir is None:
+            for d in hints:
+                log.info(format_perf_hint(d))
+            return
+        self.report_dir.mkdir(parents=True, exist_ok=True)
+        path = self.report_dir / "perf_hints.log"
+        with path.open("a") as fh:
+            fh.writelines(format_perf_hint(d) + "\n" for d in hints)
+        sites = len({(d.span.file, d.span.line, d.span.col) for d in hints if d.span is not None})
+        log.info(f"[perf_hint] {len(hints)} hints across {sites} sites; see {path}")

@@ -1,0 +1,90 @@
+"""FlattenCallExpr: three-address form; calls nested in call args/conditions/bounds get ``t__tmp_vN`` temps."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from pypto.ir.expr import Call, Expr, Var
+from pypto.ir.function import Function, Program
+from pypto.ir.properties import IRProperty
+from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, Stmt, WhileStmt, YieldStmt
+from pypto.ir.visitor import IRMutator
+from pypto.passes._util import NameGen, calls_in, iter_stmts, map_blocks
+from pypto.passes.base import Pass
+
+
+class _Hoist(IRMutator):
+    """Replaces every nested Call by a temp Var, recording ``temp = call`` assignments (post-order)."""
+
+    def __init__(self, names: NameGen) -> None:
+        self.names = names
+        self.pre: list[Stmt] = []
+
+    def visit_Call(self, call: Call) -> Expr:  # noqa: N802
+        new = self.generic_visit(call)
+        tmp = Var(self.names("t"), new.result_type, span=call.span)
+        self.pre.append(AssignStmt(tmp, new, span=call.span))
+        return tmp
+
+    def args_of(self, call: Call) -> Call:
+        return self.generic_visit(call)
+
+
+def _has_nested(s: Stmt) -> bool:
+    heads = _heads(s)
+    if isinstance(s, (AssignStmt, EvalStmt)):
+        v = s.value if isinstance(s, AssignStmt) else s.expr
+        return isinstance(v, Call) and len(calls_in(v)) > 1 or not isinstance(v, Call) and bool(calls_in(v))
+    return any(calls_in(h) for h in heads)
+
+
+def _heads(s: Stmt) -> list[Any]:
+    if isinstance(s, ForStmt):
+        return [s.start, s.stop, s.step, *[ia.init for ia in s.iter_args]]
+    if isinstance(s, (IfStmt, WhileStmt)):
+        return [s.cond]
+    if isinstance(s, (ReturnStmt, YieldStmt)):
+        return list(s.values)
+    return []
+
+
+def _flatten_stmt(s: Stmt, h: _Hoist) -> list[Stmt]:
+    h.pre = []
+    if isinstance(s, AssignStmt) and isinstance(s.value, Call):
+        new: Stmt = dataclasses.replace(s, value=h.args_of(s.value))
+    elif isinstance(s, EvalStmt) and isinstance(s.expr, Call):
+        new = dataclasses.replace(s, expr=h.args_of(s.expr))
+    elif isinstance(s, AssignStmt):
+        new = dataclasses.replace(s, value=h.visit(s.value))
+    elif isinstance(s, (ReturnStmt, YieldStmt)):
+        new = dataclasses.replace(s, values=tuple(h.visit(v) for v in s.values))
+    elif isinstance(s, ForStmt):
+        new = dataclasses.replace(s, start=h.visit(s.start), stop=h.visit(s.stop), step=h.visit(s.step))
+    elif isinstance(s, IfStmt):
+        new = dataclasses.replace(s, cond=h.visit(s.cond))
+    else:
+        return [s]
+    return [*h.pre, new]
+
+
+@dataclass(frozen=True)
+class FlattenCallExpr(Pass):
+    """No call appears nested inside another call's arguments, a condition or a loop bound."""
+
+    name = "FlattenCallExpr"
+    produces = frozenset({IRProperty.NoNestedCalls})
+
+    def run_function(self, func: Function, program: Program) -> Function:
+        if not any(_has_nested(s) for s in iter_stmts(func.body)):
+            return func
+        h = _Hoist(NameGen("tmp"))
+
+        def block(stmts: list[Stmt]) -> list[Stmt]:
+            out: list[Stmt] = []
+            for s in stmts:
+                out.extend(_flatten_stmt(s, h) if _has_nested(s) else [s])
+            return out
+
+        return func.with_(body=map_blocks(func.body, block))

@@ -1,0 +1,119 @@
+"""Identity passes: upstream passes whose constructs our frontend never produces.
+
+Each one still runs (and produces its dump), but first scans the program for the construct it would
+have to transform and raises ``UnsupportedFeatureError`` naming it instead of passing it through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
+
+from pypto.errors import UnsupportedFeatureError
+from pypto.ir.enums import ForKind, Level
+from pypto.ir.function import Program
+from pypto.ir.properties import IRProperty
+from pypto.ir.span import Span
+from pypto.ir.stmt import ClusterScopeStmt, ForStmt, HierarchyScopeStmt
+from pypto.ir.types import TileType
+from pypto.passes._util import iter_stmts
+from pypto.passes.base import Pass
+
+Finding = tuple[str, Span] | None
+Guard = Callable[[Program], Finding]
+
+
+def _first_stmt(program: Program, pred: Callable[[object], bool], what: str) -> Finding:
+    for f in program.functions:
+        for s in iter_stmts(f.body):
+            if pred(s):
+                return what, s.span
+    return None
+
+
+def no_hierarchy_scopes(program: Program) -> Finding:
+    return _first_stmt(program, lambda s: isinstance(s, HierarchyScopeStmt),
+                       "pl.at(level=...) hierarchy scopes other than CORE_GROUP")
+
+
+def no_cluster_scopes(program: Program) -> Finding:
+    return _first_stmt(program, lambda s: isinstance(s, ClusterScopeStmt), "pl.cluster() scopes")
+
+
+def no_pipeline_loops(program: Program) -> Finding:
+    return _first_stmt(program, lambda s: isinstance(s, ForStmt) and s.kind is ForKind.Pipeline,
+                       "pl.pipeline() loops (ForKind.Pipeline)")
+
+
+def no_nd_tiles(program: Program) -> Finding:
+    for f in program.functions:
+        for s in iter_stmts(f.body):
+            t = getattr(getattr(s, "var", None), "var_type", None)
+            if isinstance(t, TileType) and len(t.shape) > 2:
+                return f"tiles of rank {len(t.shape)} (only 1-D/2-D tiles are supported)", s.span
+    return None
+
+
+def no_distributed(program: Program) -> Finding:
+    for f in program.functions:
+        if f.level is not None and f.level.linqu >= Level.HOST.linqu:
+            return f"HOST-level (distributed) function '{f.name}'", f.span
+    return None
+
+
+def nothing(program: Program) -> Finding:
+    return None
+
+
+@dataclass(frozen=True)
+class GuardPass(Pass):
+    """An identity pass with a guard; subclasses set ``name`` and ``guard``."""
+
+    guard: ClassVar[Guard] = nothing
+
+    def run(self, program: Program) -> Program:
+        found = type(self).guard(program)
+        if found is not None:
+            what, span = found
+            raise UnsupportedFeatureError(f"{what} are not supported by this pypto (pass {self.name})", span)
+        return program
+
+
+def _make(name: str, guard: Guard, produces: frozenset[IRProperty] = frozenset()) -> type[GuardPass]:
+    cls = type(name, (GuardPass,), {"name": name, "guard": staticmethod(guard), "produces": produces,
+                                    "__doc__": f"{name}: identity here; guarded by {guard.__name__}."})
+    return dataclass(frozen=True)(cls)
+
+
+P = IRProperty
+OutlineHierarchyScopes = _make("OutlineHierarchyScopes", no_hierarchy_scopes, frozenset({P.HierarchyOutlined}))
+OutlineClusterScopes = _make("OutlineClusterScopes", no_cluster_scopes, frozenset({P.ClusterOutlined}))
+OptimizeOrchTensors = _make("OptimizeOrchTensors", nothing)
+LowerCompositeOps = _make("LowerCompositeOps", nothing)
+FlattenTileNdTo2D = _make("FlattenTileNdTo2D", no_nd_tiles, frozenset({P.TileOps2D}))
+LegalizeTileCast = _make("LegalizeTileCast", nothing)
+AutoTileMatmulL0 = _make("AutoTileMatmulL0", nothing)
+CanonicalizeTileSlice = _make("CanonicalizeTileSlice", nothing)
+InsertMxScaleAddr = _make("InsertMxScaleAddr", nothing)
+ResolveBackendOpLayouts = _make("ResolveBackendOpLayouts", nothing)
+LowerAutoVectorSplit = _make("LowerAutoVectorSplit", nothing)
+InjectGMPipeBuffer = _make("InjectGMPipeBuffer", nothing)
+SplitVectorKernel = _make("SplitVectorKernel", nothing, frozenset({P.VectorKernelSplit}))
+StampTfreeSplit = _make("StampTfreeSplit", nothing)
+SkewCrossCorePipeline = _make("SkewCrossCorePipeline", no_pipeline_loops)
+LowerPipelineToSlots = _make("LowerPipelineToSlots", no_pipeline_loops)
+LowerPipelineLoops = _make("LowerPipelineLoops", no_pipeline_loops, frozenset({P.PipelineResolved}))
+CanonicalizeIOOrder = _make("CanonicalizeIOOrder", no_pipeline_loops)
+FoldNoOpReshape = _make("FoldNoOpReshape", nothing)
+FuseCreateAssembleToSlice = _make("FuseCreateAssembleToSlice", nothing)
+AutoDeriveTaskDependencies = _make("AutoDeriveTaskDependencies", nothing)
+ExpandManualPhaseFence = _make("ExpandManualPhaseFence", nothing)
+SynthesizeAllReduceSignals = _make("SynthesizeAllReduceSignals", no_distributed)
+MaterializeCommDomainScopes = _make("MaterializeCommDomainScopes", no_distributed,
+                                    frozenset({P.CommDomainScopesMaterialized}))
+LowerHostTensorCollectives = _make("LowerHostTensorCollectives", no_distributed)
+MaterializeDistTensorCtx = _make("MaterializeDistTensorCtx", no_distributed, frozenset({P.DistTensorCtxMaterialized}))
+ClassifyIterArgCarry = _make("ClassifyIterArgCarry", nothing, frozenset({P.IterArgCarryClassified}))
+InsertCommFence = _make("InsertCommFence", no_distributed)
+MaterializeValidShapeSymbols = _make("MaterializeValidShapeSymbols", nothing)

@@ -1,0 +1,89 @@
+"""InferTileMemorySpace: every tile gets a MemorySpace (Vec for vector ops, Acc for matmul results);
+matmul operands in Mat are moved to Left/Right with inserted ``tile.move``."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from pypto.errors import UserError
+from pypto.ir.enums import MemorySpace
+from pypto.ir.expr import Call, Expr, Var
+from pypto.ir.function import Function, Program
+from pypto.ir.ops.registry import make_call
+from pypto.ir.properties import IRProperty
+from pypto.ir.stmt import AssignStmt, Stmt
+from pypto.ir.types import TileType
+from pypto.passes._util import base_name, iter_stmts, map_blocks, retype
+from pypto.passes.base import Pass
+
+# op -> memory space of its result tile when the frontend left it open
+RESULT_SPACE: dict[str, MemorySpace] = {"tile.matmul": MemorySpace.Acc, "tile.matmul_acc": MemorySpace.Acc,
+                                        "tile.matmul_bias": MemorySpace.Acc}
+# matmul operand index -> the space the cube reads it from
+OPERAND_SPACE: dict[int, MemorySpace] = {0: MemorySpace.Left, 1: MemorySpace.Right}
+MOVE_SUFFIX = {MemorySpace.Left: "l0a", MemorySpace.Right: "l0b"}
+
+
+def _space(e: Expr) -> MemorySpace | None:
+    t = e.type
+    return t.memory_space if isinstance(t, TileType) else None
+
+
+def _moves(s: AssignStmt, call: Call) -> tuple[list[Stmt], Call]:
+    """Insert tile.move for matmul operands that still sit in Mat."""
+    pre: list[Stmt] = []
+    args = list(call.args)
+    first = 1 if call.op == "tile.matmul_acc" else 0
+    for i, want in OPERAND_SPACE.items():
+        a = args[first + i]
+        have = _space(a)
+        if have is want:
+            continue
+        if have is not MemorySpace.Mat:
+            raise UserError(f"{call.op} operand {i} is in {have.value if have else 'no memory space'}; the cube "
+                            f"reads operands from Mat via Left/Right", call.span,
+                            hint="load the operand with target_memory=pl.Mem.Mat")
+        move = make_call("tile.move", [a], {"target_memory": want}, span=call.span)
+        tmp = Var(f"{base_name(getattr(a, 'name', 't'))}_{MOVE_SUFFIX[want]}", move.result_type, span=call.span)
+        pre.append(AssignStmt(tmp, move, span=s.span))
+        args[first + i] = tmp
+    return pre, dataclasses.replace(call, args=tuple(args))
+
+
+@dataclass(frozen=True)
+class InferTileMemorySpace(Pass):
+    """Fill in the memory space of every tile in InCore functions."""
+
+    name = "InferTileMemorySpace"
+    produces = frozenset({IRProperty.TileMemoryInferred})
+
+    def run_function(self, func: Function, program: Program) -> Function:
+        if not func.is_incore:
+            return func
+
+        def block(stmts: list[Stmt]) -> list[Stmt]:
+            out: list[Stmt] = []
+            for s in stmts:
+                if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op in RESULT_SPACE:
+                    pre, call = _moves(s, s.value)
+                    out.extend(pre)
+                    s = s if not pre else dataclasses.replace(s, value=call)
+                out.append(s)
+            return out
+
+        func = func.with_(body=map_blocks(func.body, block))
+        return retype(func, _open_tiles(func))
+
+
+def _open_tiles(func: Function) -> dict[Var, TileType]:
+    new: dict[Var, TileType] = {}
+    for s in iter_stmts(func.body):
+        if isinstance(s, AssignStmt) and isinstance(s.var.var_type, TileType) and s.var.var_type.memory_space is None:
+            op = s.value.op if isinstance(s.value, Call) else None
+            space = RESULT_SPACE.get(op, MemorySpace.Vec) if isinstance(op, str) else MemorySpace.Vec
+            new[s.var] = dataclasses.replace(s.var.var_type, memory_space=space)
+    return new
+
+
+__all__ = ["InferTileMemorySpace"]

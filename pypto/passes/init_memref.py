@@ -1,0 +1,95 @@
+"""InitMemRef: attach a MemRef to every tensor and tile; kernels get one ``tile.alloc`` per on-chip buffer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pypto.ir.enums import MemorySpace
+from pypto.ir.expr import Call, IterArg, Var
+from pypto.ir.function import Function, Program
+from pypto.ir.ops.registry import make_call
+from pypto.ir.properties import IRProperty
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, WhileStmt, flatten, seq
+from pypto.ir.types import MemRef, PtrType, ShapedType, TensorType, TileType, Type
+from pypto.passes._memref import offset0, with_memref
+from pypto.passes._util import iter_stmts, retype
+from pypto.passes.base import Pass
+
+# op -> index of the operand whose buffer the result reuses (in-place semantics)
+ALIAS_ARG: dict[str, int] = {"tile.store": 2, "tile.matmul_acc": 0, "tensor.assemble": 0}
+
+
+@dataclass
+class _Planner:
+    incore: bool
+    n: int = 0
+    refs: dict[Var, MemRef] = field(default_factory=dict)
+    allocs: list[Stmt] = field(default_factory=list)
+
+    def ddr(self, t: ShapedType) -> MemRef:
+        mr = MemRef(f"mem_ddr_{self.n}", offset0(), t.nbytes() or 0)
+        self.n += 1
+        return mr
+
+    def onchip(self, t: TileType) -> MemRef:
+        space = t.memory_space or MemorySpace.Vec
+        size = t.nbytes() or 0
+        ptr = Var(f"mem_{space.value.lower()}_{self.n}", PtrType())
+        self.n += 1
+        self.allocs.append(AssignStmt(ptr, make_call("tile.alloc", [], {"memory_space": space, "size": size})))
+        return MemRef(ptr, offset0(), size)
+
+    def fresh(self, t: Type) -> MemRef | None:
+        if isinstance(t, TileType) and t.memory_space is not MemorySpace.DDR:
+            return self.onchip(t) if self.incore else None
+        if isinstance(t, (TensorType, TileType)):
+            return self.ddr(t)
+        return None
+
+    def define(self, v: Var, value: object = None) -> None:
+        if isinstance(v, IterArg) and isinstance(v.init, Var) and v.init in self.refs:
+            self.refs[v] = self.refs[v.init]
+            return
+        if isinstance(value, Call) and isinstance(value.op, str) and value.op in ALIAS_ARG:
+            src = value.args[ALIAS_ARG[value.op]]
+            if isinstance(src, Var) and src in self.refs and type(src.var_type) is type(v.var_type):
+                self.refs[v] = self.refs[src]
+                return
+        mr = self.fresh(v.var_type)
+        if mr is not None:
+            self.refs[v] = mr
+
+    def walk(self, body: Stmt) -> None:
+        for s in iter_stmts(body):
+            if isinstance(s, AssignStmt):
+                self.define(s.var, s.value)
+            elif isinstance(s, ForStmt):
+                for v in (*s.iter_args, *s.return_vars):
+                    self.define(v)
+            elif isinstance(s, (WhileStmt, IfStmt)):
+                for v in (*getattr(s, "iter_args", ()), *s.return_vars):
+                    self.define(v)
+
+
+@dataclass(frozen=True)
+class InitMemRef(Pass):
+    """Number buffers per function: DDR params first, then buffers in definition order."""
+
+    name = "InitMemRef"
+    produces = frozenset({IRProperty.HasMemRefs})
+
+    def run_function(self, func: Function, program: Program) -> Function:
+        plan = _Planner(func.is_incore)
+        for p in func.params:
+            if isinstance(p.var_type, TensorType) and p.var_type.memref is None:
+                plan.refs[p] = plan.ddr(p.var_type)
+        plan.walk(func.body)
+        types = {v: with_memref(v.var_type, mr) for v, mr in plan.refs.items() if memref_changed(v, mr)}
+        func = retype(func, types)
+        if plan.allocs:
+            func = func.with_(body=seq([*plan.allocs, *flatten(func.body)]))
+        return func
+
+
+def memref_changed(v: Var, mr: MemRef) -> bool:
+    return getattr(v.var_type, "memref", None) is None

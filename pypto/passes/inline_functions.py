@@ -1,0 +1,83 @@
+"""InlineFunctions: splice every ``FunctionType.Inline`` body into its call sites; drop Inline functions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pypto.errors import UnsupportedFeatureError
+from pypto.ir.enums import FunctionType
+from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, Var
+from pypto.ir.function import Function, Program
+from pypto.ir.properties import IRProperty
+from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, Stmt, flatten
+from pypto.ir.visitor import substitute
+from pypto.passes._util import calls_in, defined_vars, map_blocks
+from pypto.passes.base import Pass
+
+
+def _fresh_copy(body: list[Stmt], mapping: dict[Var, Expr]) -> list[Stmt]:
+    """The statements with params substituted and every local definition renamed to a fresh Var."""
+    for seq_stmt in body:
+        for v in defined_vars(seq_stmt):
+            if not isinstance(v, IterArg):
+                mapping[v] = Var(v.name, v.var_type, span=v.span)
+    for seq_stmt in body:
+        for v in defined_vars(seq_stmt):
+            if isinstance(v, IterArg):
+                mapping[v] = IterArg(v.name, v.var_type, init=substitute(v.init, mapping), span=v.span)
+    return [substitute(s, mapping) for s in body]
+
+
+def _expand(call: Call, target: Function, result: Var | None, span: object) -> list[Stmt]:
+    stmts = flatten(target.body)
+    ret = stmts[-1] if stmts and isinstance(stmts[-1], ReturnStmt) else None
+    if any(isinstance(s, ReturnStmt) for s in stmts[:-1]):
+        raise UnsupportedFeatureError(f"early return inside inline function '{target.name}'", target.span)
+    body = stmts[:-1] if ret is not None else stmts
+    mapping: dict[Var, Expr] = dict(zip(target.params, call.args, strict=True))
+    out = _fresh_copy([*body, *([ret] if ret is not None else [])], mapping)
+    tail = out.pop() if ret is not None else None
+    if result is not None:
+        if not isinstance(tail, ReturnStmt) or len(tail.values) != 1:
+            raise UnsupportedFeatureError(f"inline function '{target.name}' must return exactly one value", span)
+        out.append(AssignStmt(result, tail.values[0], span=span))
+    return out
+
+
+@dataclass(frozen=True)
+class InlineFunctions(Pass):
+    """Inline-typed functions are expanded at each statement-level call and removed."""
+
+    name = "InlineFunctions"
+    produces = frozenset({IRProperty.InlineFunctionsEliminated})
+
+    def run(self, program: Program) -> Program:
+        inline = {f.name: f for f in program.functions if f.func_type is FunctionType.Inline}
+        if not inline:
+            return program
+        funcs = []
+        for f in program.functions:
+            if f.func_type is not FunctionType.Inline:
+                for _ in range(len(inline) + 1):  # inline bodies may call other inline functions
+                    f = f.with_(body=map_blocks(f.body, lambda stmts: self._block(stmts, inline)))
+                funcs.append(f)
+        return program.with_functions(funcs)
+
+    def _block(self, stmts: list[Stmt], inline: dict[str, Function]) -> list[Stmt]:
+        out: list[Stmt] = []
+        for s in stmts:
+            value = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+            if isinstance(value, Call) and isinstance(value.op, GlobalVar) and value.op.name in inline:
+                result = s.var if isinstance(s, AssignStmt) else None
+                out.extend(_expand(value, inline[value.op.name], result, s.span))
+                continue
+            nested = [c for c in calls_in(s) if isinstance(c.op, GlobalVar) and c.op.name in inline]
+            if nested and not isinstance(s, (AssignStmt, EvalStmt)) or nested and value is not nested[0]:
+                raise UnsupportedFeatureError(
+                    f"call to inline function '{nested[0].op.name}' nested inside an expression", s.span,
+                    hint="assign the call's result to a variable first")
+            out.append(s)
+        return out
+
+
+__all__ = ["InlineFunctions"]

@@ -1,0 +1,11 @@
+"""Per-op memory facts used by the planners."""
+
+from __future__ import annotations
+
+from pypto.ir.ops.common import COL_REDUCE, ROW_REDUCE
+
+# Ops whose result must not overwrite an operand that dies at the same statement.
+NOT_IN_PLACE: frozenset[str] = frozenset({
+    "tile.recip", "tile.matmul", "tile.matmul_acc", "tile.matmul_bias", "tile.move", "tile.transpose",
+    *(f"tile.{op}" for op in (*ROW_REDUCE, *COL_REDUCE)),
+})

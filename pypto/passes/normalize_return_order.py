@@ -1,0 +1,55 @@
+"""NormalizeReturnOrder: kernels return their Out/InOut params themselves, in parameter order."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from pypto.ir.enums import ParamDirection
+from pypto.ir.expr import Call, Expr, Var
+from pypto.ir.function import Function, Program
+from pypto.ir.properties import IRProperty
+from pypto.ir.stmt import AssignStmt, ReturnStmt, Stmt, flatten, seq
+from pypto.ir.types import TensorType
+from pypto.passes._util import iter_stmts
+from pypto.passes.base import Pass
+
+WRITES: dict[str, int] = {"tile.store": 2, "tensor.assemble": 0}
+
+
+def _written_param(func: Function) -> dict[Var, Var]:
+    """Tensor var -> the param it is a write-result of (``c__store = tile.store(t, off, c)`` -> c)."""
+    alias: dict[Var, Var] = {}
+    for s in iter_stmts(func.body):
+        if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op in WRITES:
+            target = s.value.args[WRITES[s.value.op]]  # type: ignore[index]
+            if isinstance(target, Var):
+                alias[s.var] = alias.get(target, target)
+    return alias
+
+
+@dataclass(frozen=True)
+class NormalizeReturnOrder(Pass):
+    """Returned tensors are replaced by the Out/InOut params they were written into."""
+
+    name = "NormalizeReturnOrder"
+    produces = frozenset({IRProperty.ReturnParamsExplicit})
+
+    def run_function(self, func: Function, program: Program) -> Function:
+        if not func.is_incore:
+            return func
+        stmts = flatten(func.body)
+        if not stmts or not isinstance(stmts[-1], ReturnStmt):
+            return func
+        ret = stmts[-1]
+        alias = _written_param(func)
+        outs = {p for p, d in zip(func.params, func.param_directions, strict=True) if d is not ParamDirection.In}
+        values: list[Expr] = [alias.get(v, v) if isinstance(v, Var) and isinstance(v.type, TensorType) else v
+                              for v in ret.values]
+        if all(a is b for a, b in zip(values, ret.values, strict=True)):
+            return func
+        bad = [v for v in values if isinstance(v.type, TensorType) and v not in outs]
+        if bad:
+            return func
+        new: list[Stmt] = [*stmts[:-1], dataclasses.replace(ret, values=tuple(values))]
+        return func.with_(body=seq(new))

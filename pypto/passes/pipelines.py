@@ -1,0 +1,42 @@
+"""Named pipelines as data: the Default pipeline is the upstream list of 49 pass names (spec §4.2)."""
+
+from __future__ import annotations
+
+from pypto.ir.options import MemoryPlanner, OptimizationStrategy
+
+DEFAULT: tuple[str, ...] = (
+    "InlineFunctions", "UnrollLoops", "CtrlFlowTransform", "ConvertToSSA", "Simplify",
+    "NormalizeStmtStructure", "FlattenCallExpr", "OutlineHierarchyScopes", "OutlineIncoreScopes",
+    "OutlineClusterScopes", "ConvertTensorToTileOps", "OptimizeOrchTensors", "LowerCompositeOps",
+    "FlattenTileNdTo2D", "LegalizeTileCast", "AutoTileMatmulL0", "CanonicalizeTileSlice",
+    "InferTileMemorySpace", "InsertMxScaleAddr", "ResolveBackendOpLayouts", "LowerAutoVectorSplit",
+    "ExpandMixedKernel", "InjectGMPipeBuffer", "SplitVectorKernel", "StampTfreeSplit",
+    "NormalizeReturnOrder", "SkewCrossCorePipeline", "LowerPipelineToSlots", "LowerPipelineLoops",
+    "CanonicalizeIOOrder", "MaterializeTensorStrides", "InitMemRef", "MaterializeSemanticAliases",
+    "MemoryReuse", "AllocateMemoryAddr", "FoldNoOpReshape", "FuseCreateAssembleToSlice",
+    "DeriveCallDirections", "AutoDeriveTaskDependencies", "ExpandManualPhaseFence",
+    "SynthesizeAllReduceSignals", "MaterializeCommDomainScopes", "LowerHostTensorCollectives",
+    "MaterializeDistTensorCtx", "Simplify", "MaterializeRuntimeScopes", "ClassifyIterArgCarry",
+    "InsertCommFence", "MaterializeValidShapeSymbols",
+)
+
+# Passes a memory planner removes from the pipeline (the planner does that work instead).
+PLANNER_DROPS: dict[MemoryPlanner, frozenset[str]] = {
+    MemoryPlanner.PYPTO: frozenset(),
+    MemoryPlanner.DSA_RP: frozenset({"MemoryReuse"}),
+    MemoryPlanner.PTOAS: frozenset({"MemoryReuse", "AllocateMemoryAddr"}),
+}
+
+
+def pass_names(strategy: OptimizationStrategy = OptimizationStrategy.Default,
+               planner: MemoryPlanner = MemoryPlanner.PYPTO) -> tuple[str, ...]:
+    """The pass names of ``strategy`` under ``planner`` (49 / 48 / 47 for PYPTO / DSA_RP / PTOAS)."""
+    if not isinstance(strategy, OptimizationStrategy) or strategy is not OptimizationStrategy.Default:
+        raise ValueError(f"Unsupported optimization strategy: {strategy}")
+    drops = PLANNER_DROPS[planner]
+    return tuple(n for n in DEFAULT if n not in drops)
+
+
+def parse_spec(spec: str) -> tuple[str, ...]:
+    """``"ConvertToSSA,Simplify"`` -> a tuple of pass names (whitespace ignored)."""
+    return tuple(p.strip() for p in spec.split(",") if p.strip())
