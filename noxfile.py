@@ -65,12 +65,12 @@ def container_tests(session: nox.Session) -> None:
 @nox.session(python=False, tags=["examples"])
 @nox.parametrize("platform", SIM_PLATFORMS)
 def examples(session: nox.Session, platform: str) -> None:
-    """Run every script in examples/ on one sim platform."""
-    scripts = sorted((ROOT / "examples").glob("*.py"))
+    """Run every examples/<group>/*.py script on one sim platform (passed as its argument)."""
+    scripts = sorted(p for p in (ROOT / "examples").glob("*/*.py") if not p.name.startswith("_"))
     if not scripts:
         session.skip("no examples yet")
     for script in scripts:
-        session.run(sys.executable, str(script), *session.posargs, env={"PYPTO_PLATFORM": platform})
+        session.run(sys.executable, str(script), platform, *session.posargs, env={"PYPTO_PLATFORM": platform})
 
 
 @nox.session(python=False, tags=["bench"])

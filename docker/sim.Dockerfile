@@ -6,11 +6,11 @@ ARG BASE_IMAGE
 FROM ${BASE_IMAGE} AS os
 ARG PYTHON_VERSION
 ARG GXX_MIN
-ARG SOURCE_DATE_EPOCH=0
-ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH}
+ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
+# Debian packages: versions recorded in /opt/pypto/packages.txt (this layer is cached per base image).
 RUN test -n "${PYTHON_VERSION}" && test -n "${GXX_MIN}" \
- && apt-get update -q \
- && apt-get install -y -q --no-install-recommends "python${PYTHON_VERSION}" "python${PYTHON_VERSION}-venv" g++ libc6-dev \
+ && apt-get update -qq \
+ && apt-get install -y -qq -o Dpkg::Use-Pty=0 --no-install-recommends "python${PYTHON_VERSION}" "python${PYTHON_VERSION}-venv" g++ libc6-dev \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/* /var/cache/ldconfig/aux-cache \
  && gxx_major="$(g++ -dumpversion | cut -d. -f1)" \
  && { [ "${gxx_major}" -ge "${GXX_MIN}" ] || { echo "g++ ${gxx_major} < required ${GXX_MIN}" >&2; exit 1; }; } \
@@ -19,6 +19,9 @@ RUN test -n "${PYTHON_VERSION}" && test -n "${GXX_MIN}" \
 
 FROM os AS build
 ARG PYTHON_VERSION
+# Deterministic .pyc (checked-hash) and timestamps for everything pip writes.
+ARG SOURCE_DATE_EPOCH=0
+ENV SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH}
 COPY wheelhouse/ /wheelhouse/
 COPY image.lock /wheelhouse/image.lock
 RUN "python${PYTHON_VERSION}" -m venv /opt/pypto/venv \

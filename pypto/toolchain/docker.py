@@ -27,6 +27,7 @@ from pypto.toolchain.settings import Settings, env_var
 CONTAINER_SRC = "/src"
 CONTAINER_OUT = "/out"
 CONTAINER_HOME = "/tmp/home"
+CONTAINER_CACHE = "/tmp/cache/pypto"
 # exec is allowed on /tmp: the simulator dlopen()s kernels it builds into its cache.
 TMPFS = {"/tmp": "rw,exec,nosuid,nodev,size=1g"}
 PIDS_LIMIT = 512
@@ -62,6 +63,8 @@ class RunSpec:
     environment: dict[str, str] = field(default_factory=dict)
     workdir: str = CONTAINER_SRC
     userns_mode: str | None = None
+    entrypoint: tuple[str, ...] | None = None
+    """None: the image's (``pypto``)."""
 
     def create_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``client.containers.create``."""
@@ -76,6 +79,8 @@ class RunSpec:
         )
         if self.userns_mode:
             kwargs["userns_mode"] = self.userns_mode
+        if self.entrypoint:
+            kwargs["entrypoint"] = list(self.entrypoint)
         return {k: v for k, v in kwargs.items() if v is not None}
 
     def cli_argv(self, *, interactive: bool = False, entrypoint: str | None = None) -> list[str]:
@@ -93,9 +98,10 @@ class RunSpec:
             argv += ["--mount", f"type=bind,src={m.host},dst={m.container}" + (",readonly" if m.read_only else "")]
         argv += [x for k, v in sorted(self.environment.items()) for x in ("-e", f"{k}={v}")]
         argv += ["-w", self.workdir]
-        if entrypoint:
-            argv += ["--entrypoint", entrypoint]
-        return [*argv, self.image, *self.argv]
+        entry = [entrypoint] if entrypoint else list(self.entrypoint or ())
+        if entry:
+            argv += ["--entrypoint", entry[0]]
+        return [*argv, self.image, *entry[1:], *self.argv]
 
     def repro(self) -> str:
         return shlex.join(self.cli_argv())
@@ -191,7 +197,9 @@ def plan_run(argv: Sequence[str], *, settings: Settings, source_dir: Path, outpu
     # Rootless engines map container root to the caller; podman needs keep-id for the same effect.
     user = None if rootless else f"{uid}:{gid}"
     userns = "keep-id" if settings.container_engine == "podman" else None
-    env = {"HOME": CONTAINER_HOME, "XDG_CACHE_HOME": "/tmp/cache", **forwarded_env(settings)}
+    # The image's /opt/pypto/cache is read-only here; new kernel builds go to the tmpfs.
+    env = {"HOME": CONTAINER_HOME, "XDG_CACHE_HOME": "/tmp/cache", "PYPTO_CACHE_DIR": CONTAINER_CACHE,
+           "PYPTO_PROG_BUILD_DIR": CONTAINER_OUT, **forwarded_env(settings)}
     mounts = (Mount(str(source_dir.resolve()), CONTAINER_SRC, True),
               Mount(str(output_dir.resolve()), CONTAINER_OUT, False), *extra_mounts)
     return RunSpec(image, tuple(argv), user, mounts, env, CONTAINER_SRC, userns)
@@ -229,12 +237,15 @@ def _writer(stream: IO[Any]) -> Any:
 
 def _pump(client: Any, container_id: str) -> None:
     out, err = _writer(sys.stdout), _writer(sys.stderr)
-    for stdout, stderr in client.api.attach(container_id, stdout=True, stderr=True, stream=True, logs=True,
-                                            demux=True):
-        if stdout:
-            out(stdout)
-        if stderr:
-            err(stderr)
+    try:
+        for stdout, stderr in client.api.attach(container_id, stdout=True, stderr=True, stream=True, logs=True,
+                                                demux=True):
+            if stdout:
+                out(stdout)
+            if stderr:
+                err(stderr)
+    except (OSError, ValueError):  # our stdout closed, or the engine dropped the stream after a kill
+        pass
 
 
 def _kill(container: Any) -> None:
@@ -285,6 +296,8 @@ def execute(client: Any, spec: RunSpec, timeout: float | None = None) -> int:
                              repro=spec.repro()) from None
     finally:
         _remove(container)
+        if pump is not None:
+            pump.join(timeout=KILL_TIMEOUT_S)
 
 
 def _exit_code(result: dict[str, Any], spec: RunSpec) -> int:

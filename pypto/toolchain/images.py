@@ -21,13 +21,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pypto.errors import InternalError, PyptoError, ToolchainError
 from pypto.toolchain.manifest import Manifest, load_manifest
+from pypto.toolchain.settings import subprocess_env
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKER_DIR = REPO / "docker"
@@ -37,7 +38,29 @@ LABEL_MANIFEST = f"{LABEL_PREFIX}.toolchain.manifest-sha256"
 LABEL_FLAVOR = f"{LABEL_PREFIX}.image.flavor"
 LABEL_INPUTS = f"{LABEL_PREFIX}.image.inputs-sha256"
 FLAVORS = ("sim", "hw")
-SMOKE_EXAMPLE_ENV = "PYPTO_IMAGE_SMOKE_EXAMPLES"
+DEFAULT_WHEELHOUSE = REPO / "wheelhouse"
+
+
+@dataclass(frozen=True, slots=True)
+class BuildOptions:
+    """Knobs of one image build (the flags of ``python -m pypto.toolchain.images build``)."""
+
+    flavor: str = "sim"
+    toolchain: str | None = None
+    """Toolchain version (None: the newest manifest)."""
+    base_image: str | None = None
+    """Base image reference (None: the debootstrap base; for ``hw``: the matching sim image)."""
+    installers: Path | None = None
+    """``hw`` only: directory with the CANN installers and the simpler archive."""
+    rebuild: bool = False
+    wheelhouse: Path = DEFAULT_WHEELHOUSE
+    """Host download cache for the image's wheels (git-ignored)."""
+    smoke_examples: tuple[Path, ...] | None = None
+    """Example scripts the build-time smoke test runs (None: the first beginner example)."""
+    debian_mirror: str | None = None
+    """Mirror for debootstrap (None: the host's apt sources, else the manifest's)."""
+    source_date_epoch: str | None = None
+    """Timestamp for reproducible outputs (None: the checkout's last commit time)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,10 +100,10 @@ def image_repository(manifest: Manifest, flavor: str) -> str:
     return f"pypto-{manifest.version}-{flavor}"
 
 
-def source_date_epoch() -> str:
-    """``$SOURCE_DATE_EPOCH``, else the checkout's last commit time, else 0."""
-    if os.environ.get("SOURCE_DATE_EPOCH"):
-        return os.environ["SOURCE_DATE_EPOCH"]
+def source_date_epoch(options: BuildOptions) -> str:
+    """The option, else the checkout's last commit time, else 0."""
+    if options.source_date_epoch:
+        return options.source_date_epoch
     proc = subprocess.run(["git", "-C", str(REPO), "log", "-1", "--format=%ct"], capture_output=True, text=True)
     return proc.stdout.strip() if proc.returncode == 0 and proc.stdout.strip() else "0"
 
@@ -90,8 +113,8 @@ def _git_revision() -> str:
     return proc.stdout.strip() if proc.returncode == 0 else "unknown"
 
 
-def _run(argv: list[str], what: str, env: dict[str, str] | None = None) -> str:
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env)
+def _run(argv: list[str], what: str, extra_env: dict[str, str] | None = None) -> str:
+    proc = subprocess.run(argv, capture_output=True, text=True, env=subprocess_env(extra_env))
     if proc.returncode != 0:
         raise ToolchainError(f"{what} failed (exit {proc.returncode})", stderr=proc.stderr[-4000:],
                              repro=shlex.join(argv))
@@ -108,22 +131,17 @@ def _require_checkout() -> None:
                              hint="clone the pypto repository and run the build from there")
 
 
-def wheelhouse_dir() -> Path:
-    """Host download cache for image wheels (``<checkout>/wheelhouse``, git-ignored)."""
-    return Path(os.environ.get("PYPTO_WHEELHOUSE", REPO / "wheelhouse"))
-
-
-def fetch_wheels(manifest: Manifest) -> dict[str, str]:
+def fetch_wheels(manifest: Manifest, wheelhouse: Path) -> dict[str, str]:
     """Download/verify every locked wheel plus ptoas into the wheelhouse; {file name: sha256}."""
     argv = [sys.executable, str(DOCKER_DIR / "wheelhouse.py"), "fetch", "--toolchain", manifest.version,
-            "--dest", str(wheelhouse_dir())]
+            "--dest", str(wheelhouse)]
     return json.loads(_run(argv, "Fetching the image wheelhouse"))
 
 
 def build_project_wheel(dest: Path, epoch: str) -> Path:
     """Build this checkout's pypto wheel (deterministic under SOURCE_DATE_EPOCH)."""
     argv = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(dest), str(REPO)]
-    _run(argv, "Building the pypto wheel", env={**os.environ, "SOURCE_DATE_EPOCH": epoch})
+    _run(argv, "Building the pypto wheel", {"SOURCE_DATE_EPOCH": epoch})
     wheels = sorted(dest.glob("pypto-*.whl"))
     if len(wheels) != 1:
         raise InternalError(f"expected one pypto wheel in {dest}, found {[w.name for w in wheels]}")
@@ -138,31 +156,35 @@ def _lock_lines(files: dict[str, str], project: Path) -> list[str]:
     return lines
 
 
-def smoke_examples() -> list[Path]:
-    """Examples compiled by the build-time smoke test (``$PYPTO_IMAGE_SMOKE_EXAMPLES``, comma list)."""
-    names = os.environ.get(SMOKE_EXAMPLE_ENV)
-    if names is not None:
-        return [REPO / n.strip() for n in names.split(",") if n.strip()]
-    return sorted((REPO / "examples").glob("*add*.py"))[:1]
+def smoke_examples(options: BuildOptions) -> list[Path]:
+    """Example scripts the build-time smoke test runs; default: the first beginner example."""
+    if options.smoke_examples is not None:
+        return list(options.smoke_examples)
+    return sorted((REPO / "examples" / "beginner").glob("*.py"))[:1]
 
 
-def assemble_context(manifest: Manifest, flavor: str, ctx: Path, epoch: str) -> None:
+def assemble_context(manifest: Manifest, options: BuildOptions, ctx: Path, epoch: str) -> None:
     """Fill ``ctx`` with the Dockerfile, wheelhouse, image.lock, manifest and smoke inputs."""
     _require_checkout()
-    files = fetch_wheels(manifest)
+    files = fetch_wheels(manifest, options.wheelhouse)
     wh = ctx / "wheelhouse"
     wh.mkdir(parents=True)
     for name in files:
-        shutil.copy2(wheelhouse_dir() / name, wh / name)
+        shutil.copy2(options.wheelhouse / name, wh / name)
     project = build_project_wheel(wh, epoch)
     (ctx / "image.lock").write_text("\n".join(_lock_lines(files, project)) + "\n")
     shutil.copy2(manifest.path, ctx / "toolchain.toml")
-    shutil.copy2(DOCKER_DIR / f"{flavor}.Dockerfile", ctx / "Dockerfile")
+    shutil.copy2(DOCKER_DIR / f"{options.flavor}.Dockerfile", ctx / "Dockerfile")
     smoke = ctx / "smoke"
     smoke.mkdir()
     shutil.copy2(DOCKER_DIR / "smoke.sh", smoke / "smoke.sh")
-    for example in smoke_examples():
-        shutil.copy2(example, smoke / example.name)
+    examples = smoke_examples(options)
+    for example in examples:  # keep examples/<group>/<file> so their `parents[1]` import of _common works
+        dest = smoke / "examples" / example.parent.name / example.name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(example, dest)
+    if examples and (REPO / "examples" / "_common.py").is_file():
+        shutil.copy2(REPO / "examples" / "_common.py", smoke / "examples" / "_common.py")
 
 
 def inputs_hash(ctx: Path, buildargs: dict[str, str]) -> str:
@@ -214,16 +236,16 @@ def image_labels(manifest: Manifest, flavor: str, inputs: str, epoch: str) -> di
     }
 
 
-def plan_build(manifest: Manifest, flavor: str, base_image: str, ctx: Path,
-               installers: Path | None = None) -> BuildPlan:
+def plan_build(manifest: Manifest, options: BuildOptions, base_image: str, ctx: Path) -> BuildPlan:
     """Assemble the context in ``ctx`` and derive build args, labels and the content-hash tag."""
+    flavor = options.flavor
     if flavor not in FLAVORS:
         raise ToolchainError(f"Unknown image flavor '{flavor}'", hint=f"use one of {', '.join(FLAVORS)}")
-    epoch = source_date_epoch()
+    epoch = source_date_epoch(options)
     if flavor == "hw":
-        stage_installers(manifest, installers, ctx)
+        stage_installers(manifest, options.installers, ctx)
     else:
-        assemble_context(manifest, flavor, ctx, epoch)
+        assemble_context(manifest, options, ctx, epoch)
     args = build_args(manifest, flavor, base_image, epoch)
     digest = inputs_hash(ctx, args)
     return BuildPlan(flavor, ctx, "Dockerfile", args, image_labels(manifest, flavor, digest, epoch),
@@ -317,7 +339,7 @@ def base_tag(manifest: Manifest) -> str:
     return f"pypto-base-{pin.suite}:{digest[:12]}"
 
 
-def ensure_base(manifest: Manifest, client: Any) -> str:
+def ensure_base(manifest: Manifest, client: Any, options: BuildOptions) -> str:
     """Build the debootstrap base unless an image with its tag exists; return the tag."""
     import docker
 
@@ -330,10 +352,10 @@ def ensure_base(manifest: Manifest, client: Any) -> str:
     pin = manifest.base_image
     argv = ["bash", str(DOCKER_DIR / "make_base.sh"), "--suite", pin.suite, "--variant", pin.debootstrap_variant,
             "--tag", tag, "--fallback-mirror", pin.mirror]
-    if os.environ.get("PYPTO_DEBIAN_MIRROR"):
-        argv += ["--mirror", os.environ["PYPTO_DEBIAN_MIRROR"]]
+    if options.debian_mirror:
+        argv += ["--mirror", options.debian_mirror]
     _log(f"building base image {tag} (debootstrap {pin.suite})")
-    _run(argv, "Building the debootstrap base image", env={**os.environ, "SOURCE_DATE_EPOCH": source_date_epoch()})
+    _run(argv, "Building the debootstrap base image", {"SOURCE_DATE_EPOCH": source_date_epoch(options)})
     return tag
 
 
@@ -359,32 +381,32 @@ def run_build(client: Any, plan: BuildPlan) -> str:
     return image_id or client.images.get(plan.tag).id
 
 
-def build_image(flavor: str = "sim", toolchain: str | None = None, base_image: str | None = None,
-                installers: Path | None = None, rebuild: bool = False) -> BuiltImage:
-    """Build (or reuse, when the content-hash tag exists) the ``flavor`` image for a toolchain."""
+def build_image(options: BuildOptions | None = None) -> BuiltImage:
+    """Build (or reuse, when the content-hash tag exists) an image for a toolchain."""
     import docker
 
-    manifest = load_manifest(toolchain)
+    options = options or BuildOptions()
+    manifest = load_manifest(options.toolchain)
     client = _client()
     start = time.monotonic()
-    if flavor == "hw":
-        base_image = base_image or build_image("sim", manifest.version).tag
+    base_image = options.base_image
+    if options.flavor == "hw":
+        base_image = base_image or build_image(replace(options, flavor="sim", base_image=None)).tag
     else:
-        base_image = base_image or ensure_base(manifest, client)
-    ctx = Path(tempfile.mkdtemp(prefix=f"pypto-image-{flavor}-"))
-    plan = plan_build(manifest, flavor, base_image, ctx, installers)
-    cached = False
+        base_image = base_image or ensure_base(manifest, client, options)
+    ctx = Path(tempfile.mkdtemp(prefix=f"pypto-image-{options.flavor}-"))
+    plan = plan_build(manifest, options, base_image, ctx)
     try:
-        image = None if rebuild else client.images.get(plan.tag)
-        cached = image is not None
+        image = None if options.rebuild else client.images.get(plan.tag)
     except docker.errors.ImageNotFound:
         image = None
+    cached = image is not None
     if image is None:
         _log(f"building {plan.tag} from {base_image}")
         run_build(client, plan)
         image = client.images.get(plan.tag)
     shutil.rmtree(ctx, ignore_errors=True)
-    return BuiltImage(plan.tag, image.id, flavor, round(image.attrs["Size"] / 2**20, 1),
+    return BuiltImage(plan.tag, image.id, options.flavor, round(image.attrs["Size"] / 2**20, 1),
                       round(time.monotonic() - start, 1), cached, base_image, dict(image.labels))
 
 
@@ -393,17 +415,29 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="build (or reuse) an image; prints its tag, id, size and time as JSON")
     b.add_argument("--flavor", choices=FLAVORS, default="sim")
-    b.add_argument("--toolchain", help="toolchain version (default: newest manifest)")
     b.add_argument("--base-image", help="base image reference (default: a debootstrap base built here)")
     b.add_argument("--installers", type=Path, help="hw only: directory with the CANN installers and simpler archive")
     b.add_argument("--rebuild", action="store_true", help="build even if the tag exists")
-    sub.add_parser("base", help="build (or reuse) the debootstrap base image; prints its tag")
-    args = parser.parse_args(argv)
+    b.add_argument("--wheelhouse", type=Path, default=DEFAULT_WHEELHOUSE, help="wheel download cache")
+    b.add_argument("--smoke-example", action="append", type=Path, dest="smoke_examples",
+                   help="example script the smoke test runs (repeatable; default: the first beginner example)")
+    b.add_argument("--no-smoke-examples", action="store_true", help="smoke test without running examples")
+    for p in (b, sub.add_parser("base", help="build (or reuse) the debootstrap base image; prints its tag")):
+        p.add_argument("--toolchain", help="toolchain version (default: newest manifest)")
+        p.add_argument("--debian-mirror", help="debootstrap mirror (default: this host's apt sources)")
+        p.add_argument("--source-date-epoch", help="timestamp for reproducible outputs (default: last commit)")
+    args = vars(parser.parse_args(argv))
+    command = args.pop("command")
+    if args.pop("no_smoke_examples", False):
+        args["smoke_examples"] = ()
+    if args.get("smoke_examples"):
+        args["smoke_examples"] = tuple(p.resolve() for p in args["smoke_examples"])
+    options = BuildOptions(**args)
     try:
-        if args.command == "base":
-            print(ensure_base(load_manifest(), _client()))
+        if command == "base":
+            print(ensure_base(load_manifest(options.toolchain), _client(), options))
             return 0
-        built = build_image(args.flavor, args.toolchain, args.base_image, args.installers, args.rebuild)
+        built = build_image(options)
     except PyptoError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
