@@ -3,18 +3,30 @@
 from __future__ import annotations
 
 
-def tile(dtype: str, rows: int, cols: int, vr: int | str | None = None, vc: int | str | None = None,
-         loc: str = "ub", blayout: str = "row_major", slayout: str = "none_box", fractal: int = 512,
-         pad: int = 0) -> str:
+def tile(
+    dtype: str,
+    rows: int,
+    cols: int,
+    vr: int | str | None = None,
+    vc: int | str | None = None,
+    loc: str = "ub",
+    blayout: str = "row_major",
+    slayout: str = "none_box",
+    fractal: int = 512,
+    pad: int = 0,
+) -> str:
     """A fully written ``!pto.tile_buf`` type."""
     vr = rows if vr is None else vr
     vc = cols if vc is None else vc
-    return (f"!pto.tile_buf<loc={loc}, dtype={dtype}, rows={rows}, cols={cols}, v_row={vr}, v_col={vc}, "
-            f"blayout={blayout}, slayout={slayout}, fractal={fractal}, pad={pad}>")
+    return (
+        f"!pto.tile_buf<loc={loc}, dtype={dtype}, rows={rows}, cols={cols}, v_row={vr}, v_col={vc}, "
+        f"blayout={blayout}, slayout={slayout}, fractal={fractal}, pad={pad}>"
+    )
 
 
-def unary_stack_module(name: str, dtype: str, ops: list[str], rows: int = 16, cols: int = 64,
-                       scalar: str | None = None) -> str:
+def unary_stack_module(
+    name: str, dtype: str, ops: list[str], rows: int = 16, cols: int = 64, scalar: str | None = None
+) -> str:
     """``name(a, b, out[len(ops)*rows, cols], s)``: out block k = ops[k] applied to (a, b[, s]).
 
     Each op is a template with ``{a}``, ``{b}``, ``{o}``, ``{t}`` (tile type) and ``{s}`` (scalar).

@@ -25,8 +25,16 @@ CXX_FLAGS = ("-O2", "-std=c++17", "-shared", "-fPIC", "-w")
 _SIGNATURE = re.compile(r"__global__\s+AICORE\s+void\s+(\w+)\s*\(([^)]*)\)")
 _PARAM = re.compile(r"^(?:__gm__\s+)?([\w:]+)\s*(\*?)\s*\w+$")
 
-_CTYPES_SCALAR = {"float": np.float32, "half": np.float16, "int32_t": np.int32, "int64_t": np.int64,
-                  "bool": np.bool_, "int16_t": np.int16, "int8_t": np.int8, "uint8_t": np.uint8}
+_CTYPES_SCALAR = {
+    "float": np.float32,
+    "half": np.float16,
+    "int32_t": np.int32,
+    "int64_t": np.int64,
+    "bool": np.bool_,
+    "int16_t": np.int16,
+    "int8_t": np.int8,
+    "uint8_t": np.uint8,
+}
 
 
 class SimFailure(RuntimeError):
@@ -92,8 +100,8 @@ def shim_source(sig: KernelSig) -> str:
         f'extern "C" int pto_test_{sig.name}(void** ptrs, const double* scalars, char* err, int n) {{\n'
         f"  (void)ptrs; (void)scalars;\n"
         f"  try {{ {call} return 0; }}\n"
-        f"  catch (const pto::SimError& e) {{ snprintf(err, n, \"SimError: %s\", e.what()); return 1; }}\n"
-        f"  catch (const std::exception& e) {{ snprintf(err, n, \"%s\", e.what()); return 2; }}\n"
+        f'  catch (const pto::SimError& e) {{ snprintf(err, n, "SimError: %s", e.what()); return 1; }}\n'
+        f'  catch (const std::exception& e) {{ snprintf(err, n, "%s", e.what()); return 2; }}\n'
         f"}}\n"
     )
 
@@ -115,7 +123,9 @@ class SimKit:
         out = self.cache / f"ptoas_{_digest(text, str(insert_sync))}.cpp"
         if not out.exists():
             tmp = out.with_suffix(".tmp.cpp")
-            argv = [str(self.ptoas), str(pto), "-o", str(tmp)] + (["--enable-insert-sync"] if insert_sync else [])
+            argv = [str(self.ptoas), str(pto), "-o", str(tmp)] + (
+                ["--enable-insert-sync"] if insert_sync else []
+            )
             proc = subprocess.run(argv, capture_output=True, text=True, check=False)
             if proc.returncode != 0 or not tmp.exists():
                 tail = (proc.stdout + proc.stderr)[-2000:]
@@ -126,7 +136,11 @@ class SimKit:
     def build(self, cpp: str, defines: tuple[str, ...] = ()) -> tuple[Path, dict[str, KernelSig]]:
         """Compile kernel C++ plus shims into a cached shared object."""
         sigs = parse_kernels(cpp)
-        source = cpp + "\n#include <cstdio>\n#include <exception>\n" + "".join(shim_source(s) for s in sigs.values())
+        source = (
+            cpp
+            + "\n#include <cstdio>\n#include <exception>\n"
+            + "".join(shim_source(s) for s in sigs.values())
+        )
         key = _digest(source, self._hdr, " ".join(CXX_FLAGS + defines))
         so = self.cache / f"kernel_{key}.so"
         if not so.exists():
@@ -151,7 +165,12 @@ class SimKit:
             lib = self._libs[so] = ctypes.CDLL(str(so))
         fn = getattr(lib, f"pto_test_{name}")
         fn.restype = ctypes.c_int
-        fn.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_double), ctypes.c_char_p, ctypes.c_int]
+        fn.argtypes = [
+            ctypes.POINTER(ctypes.c_void_p),
+            ctypes.POINTER(ctypes.c_double),
+            ctypes.c_char_p,
+            ctypes.c_int,
+        ]
         return Kernel(sig=sigs[name], fn=fn)
 
     def pto_kernel(self, pto_name: str, func: str | None = None, defines: tuple[str, ...] = ()) -> Kernel:

@@ -37,8 +37,10 @@ def test_basics_copy_f32(pkit, rng):
     np.testing.assert_array_equal(y, x)
 
 
-@pytest.mark.parametrize(("name", "dtype", "tol"), [("binary_f32", np.float32, F32),
-                                                    ("binary_f16", np.float16, {"rtol": 2e-3, "atol": 2e-3})])
+@pytest.mark.parametrize(
+    ("name", "dtype", "tol"),
+    [("binary_f32", np.float32, F32), ("binary_f16", np.float16, {"rtol": 2e-3, "atol": 2e-3})],
+)
 def test_binary(pkit, rng, name, dtype, tol):
     a = rng.uniform(0.5, 2.0, size=(32, 64)).astype(dtype)
     b = rng.uniform(0.5, 2.0, size=(32, 64)).astype(dtype)
@@ -128,7 +130,7 @@ def test_dynamic_valid_rows(pkit, rng, vr, vc):
     pkit.pto_kernel("dynamic_rows_f32")(x, y, 32 * nblk, nblk, vr, vc)
     want = np.full_like(x, -7.0)
     for b in range(nblk):
-        want[b * 32:b * 32 + vr, :vc] = np.exp(x[b * 32:b * 32 + vr, :vc])
+        want[b * 32 : b * 32 + vr, :vc] = np.exp(x[b * 32 : b * 32 + vr, :vc])
     np.testing.assert_allclose(y, want, rtol=1e-6)
 
 

@@ -10,18 +10,26 @@ from sim_isa_kit import PTO_DIR
 pytestmark = [pytest.mark.sim, pytest.mark.ptoas]
 
 F32_OPS = {
-    "prelu": ("pto.tprelu ins({a} : {t}, {b} : {t}) outs({o} : {t})", lambda a, b, s: np.where(a > 0, a, a * b)),
+    "prelu": (
+        "pto.tprelu ins({a} : {t}, {b} : {t}) outs({o} : {t})",
+        lambda a, b, s: np.where(a > 0, a, a * b),
+    ),
     "rems": ("pto.trems ins({a} : {t}, {s}) outs({o} : {t})", lambda a, b, s: np.mod(a, np.float32(s))),
     "taddc": ("pto.taddc ins({a}, {b}, {a} : {t}, {t}, {t}) outs({o} : {t})", lambda a, b, s: a + b + a),
     "tsubc": ("pto.tsubc ins({a}, {b}, {a} : {t}, {t}, {t}) outs({o} : {t})", lambda a, b, s: a - b + a),
     "partadd": ("pto.tpartadd ins({a} : {t}, {b} : {t}) outs({o} : {t})", lambda a, b, s: a + b),
     "partmax": ("pto.tpartmax ins({a} : {t}, {b} : {t}) outs({o} : {t})", lambda a, b, s: np.maximum(a, b)),
     "partmin": ("pto.tpartmin ins({a} : {t}, {b} : {t}) outs({o} : {t})", lambda a, b, s: np.minimum(a, b)),
-    "addsc": ("pto.taddsc ins({a}, {s}, {b} : {t}, f32, {t}) outs({o} : {t})", lambda a, b, s: a + np.float32(s) + b),
+    "addsc": (
+        "pto.taddsc ins({a}, {s}, {b} : {t}, f32, {t}) outs({o} : {t})",
+        lambda a, b, s: a + np.float32(s) + b,
+    ),
     "fillpad": ("pto.tfillpad ins({a} : {t}) outs({o} : {t})", lambda a, b, s: a),
     "expands": ("pto.texpands ins({s} : f32) outs({o} : {t})", lambda a, b, s: np.full_like(a, s)),
-    "divs_lhs": ("pto.tdivs ins({a}, {s} : {t}, f32) outs({o} : {t}) scalar_lhs = true",
-                 lambda a, b, s: np.float32(s) / a),
+    "divs_lhs": (
+        "pto.tdivs ins({a}, {s} : {t}, f32) outs({o} : {t}) scalar_lhs = true",
+        lambda a, b, s: np.float32(s) / a,
+    ),
 }
 
 F16_UNARY = {
@@ -49,7 +57,7 @@ def test_int32_elementwise_and_scalar(pkit, rng, tmp_path):
     out = np.zeros((16 * len(INT_OPS), 64), np.int32)
     k(a, b, out, -17)
     for i, (name, (_, ref)) in enumerate(INT_OPS.items()):
-        np.testing.assert_array_equal(out[16 * i:16 * (i + 1)], ref(a, b, np.int32(-17)), err_msg=name)
+        np.testing.assert_array_equal(out[16 * i : 16 * (i + 1)], ref(a, b, np.int32(-17)), err_msg=name)
 
 
 def test_f32_binary_ternary_scalar_forms(pkit, rng, tmp_path):
@@ -60,7 +68,9 @@ def test_f32_binary_ternary_scalar_forms(pkit, rng, tmp_path):
     out = np.zeros((16 * len(F32_OPS), 64), np.float32)
     k(a, b, out, 0.75)
     for i, (name, (_, ref)) in enumerate(F32_OPS.items()):
-        np.testing.assert_allclose(out[16 * i:16 * (i + 1)], ref(a, b, 0.75), rtol=1e-6, atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(
+            out[16 * i : 16 * (i + 1)], ref(a, b, 0.75), rtol=1e-6, atol=1e-6, err_msg=name
+        )
 
 
 def test_f16_unary(pkit, rng, tmp_path):
@@ -70,8 +80,13 @@ def test_f16_unary(pkit, rng, tmp_path):
     k(a, a, out)
     for i, (name, (_, ref)) in enumerate(F16_UNARY.items()):
         want = ref(a.astype(np.float32)).astype(np.float16)
-        np.testing.assert_allclose(out[16 * i:16 * (i + 1)].astype(np.float32), want.astype(np.float32),
-                                   rtol=1e-3, atol=1e-3, err_msg=name)
+        np.testing.assert_allclose(
+            out[16 * i : 16 * (i + 1)].astype(np.float32),
+            want.astype(np.float32),
+            rtol=1e-3,
+            atol=1e-3,
+            err_msg=name,
+        )
 
 
 def test_matmul_bias_and_textract(pkit, rng):

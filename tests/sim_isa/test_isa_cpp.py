@@ -10,7 +10,9 @@ pytestmark = pytest.mark.sim
 
 PRELUDE = '#include "common/pto_instr.hpp"\nusing namespace pto;\n'
 
-PAD_KERNEL = PRELUDE + """
+PAD_KERNEL = (
+    PRELUDE
+    + """
 template <PadValue P>
 void load_partial(float* in, float* out, int vr, int vc) {
   using GS = pto::Shape<-1, -1>;
@@ -34,6 +36,7 @@ __global__ AICORE void pad_min(__gm__ float* a, __gm__ float* o, int32_t vr, int
   load_partial<PadValue::Min>(a, o, vr, vc);
 }
 """
+)
 
 
 @pytest.mark.parametrize(("kernel", "fill"), [("pad_zero", 0.0), ("pad_max", np.inf), ("pad_min", -np.inf)])
@@ -46,7 +49,9 @@ def test_tload_partial_tile_fills_pad(kit, rng, kernel, fill):
     np.testing.assert_array_equal(o, want)
 
 
-LAYOUT_KERNEL = PRELUDE + """
+LAYOUT_KERNEL = (
+    PRELUDE
+    + """
 template <class TileT, class T>
 void roundtrip(T* in, T* out, T* raw) {
   GlobalTensor<T, pto::Shape<32, 32>, pto::Stride<32, 1>> src(in), dst(out);
@@ -76,6 +81,7 @@ __global__ AICORE void colmajor_f32(__gm__ float* a, __gm__ float* o, __gm__ flo
   roundtrip<Tile<TileType::Vec, float, 32, 32, BLayout::ColMajor>>(a, o, raw);
 }
 """
+)
 
 
 def _boxed_offset(r, c, rows, cols, ir, ic, outer_col, inner_col):
@@ -85,14 +91,17 @@ def _boxed_offset(r, c, rows, cols, ir, ic, outer_col, inner_col):
     return (bc * rows * ic + br * ir * ic if outer_col else br * cols * ir + bc * ir * ic) + inner
 
 
-@pytest.mark.parametrize(("kernel", "dtype", "box", "outer_col", "inner_col"), [
-    ("nz_f16", np.float16, (16, 16), True, False),
-    ("zn_f32", np.float32, (8, 16), False, True),
-    ("zz_f32", np.float32, (16, 8), False, False),
-    ("nn_f16", np.float16, (16, 16), True, True),
-    ("acc_f32", np.float32, (16, 16), True, False),
-    ("colmajor_f32", np.float32, (1, 1), True, False),
-])
+@pytest.mark.parametrize(
+    ("kernel", "dtype", "box", "outer_col", "inner_col"),
+    [
+        ("nz_f16", np.float16, (16, 16), True, False),
+        ("zn_f32", np.float32, (8, 16), False, True),
+        ("zz_f32", np.float32, (16, 8), False, False),
+        ("nn_f16", np.float16, (16, 16), True, True),
+        ("acc_f32", np.float32, (16, 16), True, False),
+        ("colmajor_f32", np.float32, (1, 1), True, False),
+    ],
+)
 def test_tile_layout_offsets(kit, kernel, dtype, box, outer_col, inner_col):
     a = np.arange(32 * 32).reshape(32, 32).astype(dtype)
     o, raw = np.zeros_like(a), np.zeros(32 * 32, dtype)
@@ -105,7 +114,9 @@ def test_tile_layout_offsets(kit, kernel, dtype, box, outer_col, inner_col):
     np.testing.assert_array_equal(raw, want)
 
 
-ERROR_KERNEL = PRELUDE + """
+ERROR_KERNEL = (
+    PRELUDE
+    + """
 __global__ AICORE void ub_overflow(__gm__ float* a, int64_t addr) {
   Tile<TileType::Vec, float, 128, 128> t;  // 64 KiB
   TASSIGN(t, addr);
@@ -145,19 +156,27 @@ __global__ AICORE void load_too_big(__gm__ float* a) {
   TLOAD(x, g);
 }
 """
+)
 
 
-@pytest.mark.parametrize(("kernel", "args", "pattern"), [
-    ("ub_overflow", (196608 - 65536 + 4,), r"TASSIGN of Vec tile 128x128 \(65536 B\) at byte address 131076 "
-                                          r"exceeds UB capacity 196608 B \(a2a3\)"),
-    ("ub_overflow", (-64,), "exceeds UB capacity"),
-    ("l0c_overflow", (65536 + 32,), "exceeds L0C capacity 131072 B"),
-    ("valid_mismatch", (), r"TADD operands have different valid shapes \(16, 16\) vs \(8, 16\)"),
-    ("unassigned", (), "TEXP on a Vec tile 16x16 that was never TASSIGNed"),
-    ("int_div_zero", (), "TDIVS integer division by zero"),
-    ("matmul_k_mismatch", (), "TMATMUL K mismatch"),
-    ("load_too_big", (), r"TLOAD of valid region \(16, 16\) does not fit the GlobalTensor view 8x16"),
-])
+@pytest.mark.parametrize(
+    ("kernel", "args", "pattern"),
+    [
+        (
+            "ub_overflow",
+            (196608 - 65536 + 4,),
+            r"TASSIGN of Vec tile 128x128 \(65536 B\) at byte address 131076 "
+            r"exceeds UB capacity 196608 B \(a2a3\)",
+        ),
+        ("ub_overflow", (-64,), "exceeds UB capacity"),
+        ("l0c_overflow", (65536 + 32,), "exceeds L0C capacity 131072 B"),
+        ("valid_mismatch", (), r"TADD operands have different valid shapes \(16, 16\) vs \(8, 16\)"),
+        ("unassigned", (), "TEXP on a Vec tile 16x16 that was never TASSIGNed"),
+        ("int_div_zero", (), "TDIVS integer division by zero"),
+        ("matmul_k_mismatch", (), "TMATMUL K mismatch"),
+        ("load_too_big", (), r"TLOAD of valid region \(16, 16\) does not fit the GlobalTensor view 8x16"),
+    ],
+)
 def test_isa_misuse_raises_sim_error(kit, kernel, args, pattern):
     buf = np.zeros(256, np.float32 if kernel != "int_div_zero" else np.int32)
     with pytest.raises(SimFailure, match="SimError: .*" + pattern):
@@ -172,7 +191,9 @@ def test_ub_capacity_follows_platform_macro(kit):
     kit.kernel(ERROR_KERNEL, "l0c_overflow", defines=("-DPTO_SIM_ARCH_A5",))(np.zeros(4, np.float32), 131072)
 
 
-CVT_KERNEL = PRELUDE + """
+CVT_KERNEL = (
+    PRELUDE
+    + """
 template <RoundMode M, class D>
 void cvt(float* in, D* out) {
   Tile<TileType::Vec, float, 1, 16> s;
@@ -192,18 +213,30 @@ __global__ AICORE void trunc(__gm__ float* a, __gm__ int32_t* o) { cvt<RoundMode
 __global__ AICORE void odd(__gm__ float* a, __gm__ int32_t* o) { cvt<RoundMode::CAST_ODD>(a, o); }
 __global__ AICORE void to_i16_sat(__gm__ float* a, __gm__ int16_t* o) { cvt<RoundMode::CAST_RINT>(a, o); }
 """
+)
 
-CVT_IN = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 1.2, -1.2, 1.7, -1.7, 3.0, 1e10, -1e10, 7.5, 0.0, -3.5],
-                  np.float32)
+CVT_IN = np.array(
+    [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 1.2, -1.2, 1.7, -1.7, 3.0, 1e10, -1e10, 7.5, 0.0, -3.5], np.float32
+)
 _X = CVT_IN.astype(np.float64)
-_ODD = np.where(np.abs(_X - np.floor(_X) - 0.5) < 1e-12,
-                np.where(np.floor(_X) % 2 != 0, np.floor(_X), np.floor(_X) + 1), np.rint(_X))
+_ODD = np.where(
+    np.abs(_X - np.floor(_X) - 0.5) < 1e-12,
+    np.where(np.floor(_X) % 2 != 0, np.floor(_X), np.floor(_X) + 1),
+    np.rint(_X),
+)
 
 
-@pytest.mark.parametrize(("kernel", "ref"), [
-    ("rint", np.rint(_X)), ("round", np.sign(_X) * np.floor(np.abs(_X) + 0.5)), ("floor", np.floor(_X)),
-    ("ceil", np.ceil(_X)), ("trunc", np.trunc(_X)), ("odd", _ODD),
-])
+@pytest.mark.parametrize(
+    ("kernel", "ref"),
+    [
+        ("rint", np.rint(_X)),
+        ("round", np.sign(_X) * np.floor(np.abs(_X) + 0.5)),
+        ("floor", np.floor(_X)),
+        ("ceil", np.ceil(_X)),
+        ("trunc", np.trunc(_X)),
+        ("odd", _ODD),
+    ],
+)
 def test_tcvt_float_to_int_round_modes(kit, kernel, ref):
     o = np.zeros(16, np.int32)
     kit.kernel(CVT_KERNEL, kernel)(CVT_IN.copy(), o)
@@ -217,7 +250,9 @@ def test_tcvt_clamps_out_of_range_ints(kit):
     assert o[11] == 32767 and o[12] == -32768
 
 
-MISC_KERNEL = PRELUDE + """
+MISC_KERNEL = (
+    PRELUDE
+    + """
 __global__ AICORE void rowsum_f16(__gm__ half* a, __gm__ half* rs, __gm__ float* rs32, __gm__ half* cs) {
   Tile<TileType::Vec, half, 16, 128> x;
   Tile<TileType::Vec, half, 16, 1, BLayout::ColMajor> r;
@@ -274,11 +309,16 @@ __global__ AICORE void block_ids(__gm__ int64_t* o) {
   o[0] = get_block_idx(); o[1] = get_block_num(); o[2] = get_subblockid(); o[3] = get_subblockdim();
 }
 """
+)
 
 
 def test_row_and_col_sums_f16(kit, rng):
     a = rng.uniform(0, 1, size=(16, 128)).astype(np.float16)
-    rs, rs32, cs = np.zeros((16, 1), np.float16), np.zeros((16, 1), np.float32), np.zeros((1, 128), np.float16)
+    rs, rs32, cs = (
+        np.zeros((16, 1), np.float16),
+        np.zeros((16, 1), np.float32),
+        np.zeros((1, 128), np.float16),
+    )
     kit.kernel(MISC_KERNEL, "rowsum_f16")(a, rs, rs32, cs)
     exact = a.astype(np.float64).sum(axis=1, keepdims=True)
     np.testing.assert_allclose(rs32, exact, rtol=1e-6)  # accumulated in f32

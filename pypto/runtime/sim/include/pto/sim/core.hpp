@@ -42,7 +42,8 @@ inline void mem_bar(int = 0) { std::atomic_thread_fence(std::memory_order_seq_cs
 namespace pto {
 namespace sim {
 
-// Identity of the simulated core running on this thread (set by the runtime per dispatch).
+// Identity of the simulated core running on this thread, per kernel .so (set per dispatch through
+// pto_sim_set_core_context or pto::sim::set_core_context).
 struct CoreContext {
     int64_t block_idx = 0;
     int64_t block_num = 1;
@@ -50,7 +51,7 @@ struct CoreContext {
     int64_t subblock_num = 1;
 };
 
-inline CoreContext& core_context() {
+__attribute__((visibility("hidden"))) inline CoreContext& core_context() {
     static thread_local CoreContext ctx;
     return ctx;
 }

@@ -1,4 +1,5 @@
-// Per-core on-chip buffers: one zero-initialised byte array per region and simulated core thread.
+// Per-core on-chip buffers: one zero-initialised byte array per region, simulated core thread and
+// kernel .so.
 #pragma once
 
 #include <cstdlib>
@@ -41,10 +42,9 @@ class CoreMemory {
         unsigned char*& p = base_[static_cast<int>(r)];
         if (p == nullptr) {
             std::size_t cap = region_capacity(r);
-            std::size_t alloc = ((cap == 0 ? 1 : cap) + 63) / 64 * 64;
-            p = static_cast<unsigned char*>(std::aligned_alloc(64, alloc));
-            if (p == nullptr) failf("pto sim: cannot allocate %zu bytes for region %s", alloc, region_name(r));
-            std::memset(p, 0, alloc);
+            // calloc: large zeroed blocks come from fresh pages, touched only where tiles are used.
+            p = static_cast<unsigned char*>(std::calloc(cap == 0 ? 1 : cap, 1));
+            if (p == nullptr) failf("pto sim: cannot allocate %zu bytes for region %s", cap, region_name(r));
         }
         return p;
     }
@@ -72,7 +72,9 @@ class CoreMemory {
     unsigned char* base_[static_cast<int>(Region::kCount)] = {};
 };
 
-inline CoreMemory& core_memory() {
+// Hidden: each kernel .so owns its per-thread buffers (no GNU-unique sharing across .so files
+// built from different header versions or platforms).
+__attribute__((visibility("hidden"))) inline CoreMemory& core_memory() {
     static thread_local CoreMemory mem;
     return mem;
 }

@@ -15,7 +15,7 @@ struct MatmulScratch {
 };
 
 template <class A>
-inline MatmulScratch<A>& matmul_scratch() {
+__attribute__((visibility("hidden"))) inline MatmulScratch<A>& matmul_scratch() {
     static thread_local MatmulScratch<A> s;
     return s;
 }
