@@ -309,3 +309,35 @@ def _write_profile(out: Path, stages: list[dict[str, Any]]) -> None:
 
     (out / "report" / "pipeline_profile.txt").write_text(format_profile_txt(stages))
     (out / "report" / "pipeline_profile.json").write_text(format_profile_json(stages))
+
+
+def compile_with_settings(program: Program, settings: Any, **kw: Any) -> CompiledProgram:
+    """``ir.compile`` with an already-resolved Settings object (the CLI path)."""
+    raw: dict[str, Any] = {
+        "output_dir": None, "strategy": OptimizationStrategy.Default, "dump_passes": True,
+        "backend_type": BackendType.Ascend910B, "skip_ptoas": False, "verification_level": None,
+        "diagnostic_phase": None, "disabled_diagnostics": None, "memory_planner": None,
+        "enable_pypto_l0c_double_buffer": None, "profiling": False, "platform": settings.platform,
+        "distributed_config": None, "analyze_auto_scopes_for_deps": False, "emit_source_loc": None,
+        "dump_ptoas_passes": False, "runtime": settings.runtime, "settings": settings,
+    }
+    raw.update(kw)
+    if raw["verification_level"] is None and settings.source_of("verify_level") != "default":
+        raw["verification_level"] = VerificationLevel(settings.verify_level)
+    return _compile(program, resolve_options(program, raw))
+
+
+def compile_file(path: Path, name: str | None, settings: Any, request: Any) -> Any:
+    """``pypto compile FILE[::NAME]``: compile one kernel of a user file."""
+    from pypto.loader import FileResult, compile_target
+
+    t0 = time.perf_counter()
+    compiled, _, _ = compile_target(Path(path), name, settings, request)
+    return FileResult(compiled, {"compile_seconds": round(time.perf_counter() - t0, 6)})
+
+
+def run_file(path: Path, name: str | None, settings: Any, request: Any) -> Any:
+    """``pypto run FILE[::NAME]``: compile, run with seeded inputs, compare with the golden."""
+    from pypto.loader import run_target
+
+    return run_target(Path(path), name, settings, request)

@@ -1,6 +1,6 @@
 """Locate a runnable ``ptoas`` assembler; make the pinned PyPI wheel's CLI runnable with a library shim.
 
-The ptoas 0.1.1 wheel ships its CLI linked against MLIR/LLVM shared libraries that auditwheel
+The pinned ptoas wheel ships its CLI linked against MLIR/LLVM shared libraries that auditwheel
 renamed (``libMLIRFoo-1a2b3c4d.so``), and it names some tool libraries the wheel does not contain.
 The shim is a directory of symlinks from the original library names to the renamed files (absent
 ones point at an already-loaded library; with ``LD_BIND_NOW=1`` nothing from them is used) plus a
@@ -140,8 +140,14 @@ def _from_root(root: str) -> Path:
     raise ToolchainError(
         f"PTOAS_ROOT is set to '{root}' but no executable ptoas was found there. "
         f"Tried: {', '.join(str(t) for t in tried)}",
-        hint="unset PTOAS_ROOT to use the pinned ptoas==0.1.1 wheel, or point it at a ptoas release dir",
+        hint=f"unset PTOAS_ROOT to use the pinned {_pinned_requirement()} wheel, or point it at a ptoas release dir",
     )
+
+
+def _pinned_requirement() -> str:
+    from pypto.toolchain.manifest import load_manifest
+
+    return load_manifest().ptoas.requirement
 
 
 def default_cache_dir() -> Path:
@@ -171,7 +177,7 @@ def require_ptoas(ptoas_root: str | None = None, cache_dir: Path | None = None) 
         raise ToolchainError(
             "ptoas binary not found. Set PTOAS_ROOT to the extracted release directory, "
             "or add ptoas to your PATH.",
-            hint="pip install 'ptoas==0.1.1' (the pinned assembler; `pypto doctor` checks it), "
+            hint=f"pip install '{_pinned_requirement()}' (the pinned assembler; `pypto doctor` checks it), "
             "or pass skip_ptoas=True to stop at .pto",
         )
     return found

@@ -1,0 +1,187 @@
+"""Compile or run the kernels of a user's ``.py`` file (what ``pypto compile|run FILE[::NAME]`` does).
+
+A file may hold ``@pl.program`` classes (``ir.Program`` objects) and ``@pl.jit`` functions. A jit
+function needs sample shapes: ``--shape a=128x128:f32`` or a module dict ``SHAPES = {"add": {"a":
+"128x128:f32", ...}}``. ``pypto run`` compares with ``golden_<name>(*inputs)`` or ``golden(*inputs)``
+when the module defines one (it returns the expected output arrays, in Out-parameter order).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pypto.errors import UserError
+from pypto.ir.dtypes import DataType, from_meta
+from pypto.ir.function import Program
+
+
+def load_module(path: Path) -> Any:
+    """Execute the user's file as a fresh module (its directory is importable while it runs)."""
+    path = path.resolve()
+    name = "_pypto_user_" + hashlib.sha1(str(path).encode()).hexdigest()[:10]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise UserError(f"{path}: not a Python file", hint="pass a .py file holding @pl.program / @pl.jit kernels")
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(path.parent))
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(path.parent))
+    return module
+
+
+def kernel_targets(module: Any) -> dict[str, Any]:
+    """Public ``ir.Program`` objects and entry ``@pl.jit`` functions of a module, by name."""
+    from pypto.jit import JITFunction
+
+    out: dict[str, Any] = {}
+    for key, obj in vars(module).items():
+        if key.startswith("_"):
+            continue
+        if isinstance(obj, Program) or (isinstance(obj, JITFunction) and obj.kind in ("orchestration", "graph")):
+            out[key] = obj
+    return out
+
+
+def select_target(path: Path, module: Any, name: str | None) -> tuple[str, Any]:
+    """The kernel NAME picks, or the only one; a UserError listing the choices otherwise."""
+    targets = kernel_targets(module)
+    if name is not None:
+        if name not in targets:
+            raise UserError(f"{path}: no @pl.program or @pl.jit kernel named '{name}'",
+                            hint=f"available: {', '.join(sorted(targets)) or 'none'}")
+        return name, targets[name]
+    if len(targets) != 1:
+        what = ", ".join(sorted(targets)) if targets else "none found"
+        raise UserError(f"{path}: pick one kernel with FILE::NAME ({what})")
+    return next(iter(targets.items()))
+
+
+def parse_dims(text: str) -> tuple[tuple[int, ...], DataType]:
+    dims, _, dtype = text.partition(":")
+    return tuple(int(d) for d in dims.split("x")), from_meta((dtype or "fp32").replace("f32", "fp32")
+                                                              if dtype in ("", "f32") else dtype)
+
+
+def jit_shapes(module: Any, name: str, specs: tuple[Any, ...]) -> dict[str, tuple[tuple[int, ...], DataType]]:
+    """Sample shapes of a jit kernel from ``--shape`` specs, else from the module's SHAPES dict."""
+    if specs:
+        return {s.name: (tuple(s.shape), from_meta(s.dtype)) for s in specs}
+    table = getattr(module, "SHAPES", {}).get(name)
+    if not table:
+        raise UserError(f"@pl.jit kernel '{name}' needs sample shapes",
+                        hint="pass --shape NAME=128x128:f32 for each tensor parameter, "
+                             "or define SHAPES = {'%s': {'a': '128x128:f32', ...}} in the file" % name)
+    return {k: parse_dims(v) for k, v in table.items()}
+
+
+def make_inputs(params: list[tuple[str, str, tuple[int, ...], DataType]], seed: int) -> list[np.ndarray]:
+    """Seeded random inputs for In/InOut params, zeros for Out params."""
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for _, direction, shape, dtype in params:
+        np_dtype = dtype.numpy()
+        if direction == "Out":
+            arrays.append(np.zeros(shape, np_dtype))
+        elif dtype.is_float:
+            arrays.append(rng.standard_normal(shape).astype(np_dtype))
+        else:
+            arrays.append(rng.integers(-8, 8, shape).astype(np_dtype))
+    return arrays
+
+
+@dataclass
+class FileResult:
+    """What ``compile_file`` / ``run_file`` report to the CLI."""
+
+    compiled: Any
+    timings: dict[str, float] = field(default_factory=dict)
+    max_error: float | None = None
+    passed: bool | None = None
+
+    @property
+    def output_dir(self) -> Path:
+        return self.compiled.output_dir
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"artifact": str(self.output_dir), "program": self.compiled.output_dir.name}
+        if self.passed is not None:
+            out.update(max_error=self.max_error, passed=self.passed)
+        return out
+
+
+def _jit_params(fn: Any, shapes: dict[str, tuple[tuple[int, ...], DataType]]) -> list[tuple[str, str, tuple[int, ...], DataType]]:
+    import inspect
+
+    params = []
+    for pname, p in inspect.signature(fn.func).parameters.items():
+        if pname not in shapes:
+            raise UserError(f"no sample shape for parameter '{pname}' of @pl.jit kernel '{fn.__name__}'",
+                            hint=f"add --shape {pname}=128x128:f32")
+        ann = "" if p.annotation is inspect.Parameter.empty else str(p.annotation)
+        direction = "Out" if "Out[" in ann and "InOut[" not in ann else "In"
+        params.append((pname, direction, *shapes[pname]))
+    return params
+
+
+def _run_config(settings: Any, request: Any) -> Any:
+    from pypto.runtime import RunConfig
+
+    return RunConfig(platform=settings.platform, rtol=request.rtol, atol=request.atol,
+                     save_kernels_dir=request.output_dir, dump_passes=request.dump_passes,
+                     compile_profiling=bool(settings.compile_profiling))
+
+
+def compile_target(path: Path, name: str | None, settings: Any, request: Any) -> tuple[Any, Any, list]:
+    """Compile the selected kernel; returns (compiled, module, sample inputs)."""
+    from pypto.driver import compile_with_settings
+
+    module = load_module(path)
+    key, target = select_target(path, module, name)
+    if isinstance(target, Program):
+        compiled = compile_with_settings(target, settings, output_dir=request.output_dir,
+                                         skip_ptoas=request.skip_ptoas, dump_passes=request.dump_passes)
+        params = [(p.name, p.direction, p.shape, p.dtype) for p in compiled.params]
+        if any(p[2] is None or p[3] is None for p in params):
+            raise UserError(f"'{key}' has dynamic shapes: give concrete inputs through the Python API")
+        return compiled, module, make_inputs(params, request.seed)
+    params = _jit_params(target, jit_shapes(module, key, tuple(request.shapes)))
+    inputs = make_inputs(params, request.seed)
+    compiled = target.compile(*inputs, config=_run_config(settings, request))
+    return compiled, module, inputs
+
+
+def run_target(path: Path, name: str | None, settings: Any, request: Any) -> FileResult:
+    """Compile, run on the sim platform with seeded inputs, compare with the module's golden."""
+    from pypto.runtime.harness import compare
+
+    t0 = time.perf_counter()
+    compiled, module, inputs = compile_target(path, name, settings, request)
+    t1 = time.perf_counter()
+    key = select_target(path, module, name)[0]
+    golden_fn = getattr(module, f"golden_{key}", None) or getattr(module, "golden", None)
+    expected = golden_fn(*[a.copy() for a in inputs]) if golden_fn else None
+    result = compiled(*inputs, config=_run_config(settings, request))
+    t2 = time.perf_counter()
+    out = FileResult(compiled, {"compile_seconds": round(t1 - t0, 6), "run_seconds": round(t2 - t1, 6)})
+    if expected is not None:
+        outs = result if isinstance(result, tuple) else (result,) if result is not None else tuple(
+            a for a, p in zip(inputs, compiled.params, strict=True) if p.direction in ("Out", "InOut"))
+        exp = expected if isinstance(expected, tuple | list) else (expected,)
+        try:
+            errors = compare(outs, exp, request.rtol, request.atol)
+            out.max_error, out.passed = max(errors, default=0.0), True
+        except AssertionError as exc:
+            out.max_error, out.passed = float("nan"), False
+            out.timings["mismatch"] = str(exc)  # type: ignore[assignment]
+    return out
