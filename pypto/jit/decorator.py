@@ -68,20 +68,29 @@ class JITFunction:
         info = source_info(self.func)
         return hashlib.sha256((pypto.__version__ + info.text).encode()).hexdigest()[:16]
 
-    def specialize(self, metas: dict[str, TensorMeta], scalars: dict[str, Any]) -> Program:
-        """The ``_jit_<name>`` program for these sample shapes/dtypes and scalar values."""
-        from pypto.language.jit_support import parse_jit_function
+    def specialize_function(self, metas: dict[str, TensorMeta], scalars: dict[str, Any]) -> tuple:
+        """This function alone, specialized: (ir.Function, the functions it calls)."""
+        from pypto.jit.frontend import install, parse_jit_function
 
+        install()
         info = source_info(self.func)
         func_type = _KIND_TYPE[self.kind]
         extra = "" if self.auto_scope else ", auto_scope=False"
+        if self.level is not None:
+            extra += f", level=pl.Level.{self.level.name}"
         decorator = f"@pl.function(type=pl.FunctionType.{func_type.value}{extra})"
         text = rewrite_signature(info, metas, scalars, decorator)
         env = dict(self.func.__globals__)
         env.update(scalars)
-        func = parse_jit_function(text, filename=info.filename, line_offset=info.first_line - 1,
+        return parse_jit_function(text, filename=info.filename, line_offset=info.first_line - 1,
                                   col_offset=info.indent, env=env)
-        return Program(f"_jit_{self.__name__}", (func,))
+
+    def specialize(self, metas: dict[str, TensorMeta], scalars: dict[str, Any]) -> Program:
+        """The ``_jit_<name>`` program for these sample shapes/dtypes and scalar values."""
+        from pypto.ir.printer import callee_first
+
+        func, deps = self.specialize_function(metas, scalars)
+        return Program(f"_jit_{self.__name__}", tuple(callee_first([*deps, func])))
 
     def _key(self, metas: dict[str, TensorMeta], scalars: dict[str, Any], config: Any) -> tuple:
         opts = tuple((f, repr(getattr(config, f, None))) for f in (*_FORWARDED, "memory_planner", "platform"))

@@ -1,0 +1,64 @@
+"""Bridge from the jit layer to the DSL frontend: parse specialized source; specialize called deps."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from pypto.errors import ParserTypeError
+from pypto.ir.function import Function
+from pypto.ir.span import Span
+from pypto.ir.types import ScalarType, TensorType
+from pypto.jit.meta import TensorMeta
+
+
+def parse_jit_function(text: str, *, filename: str, line_offset: int, col_offset: int,
+                       env: dict[str, Any]) -> tuple[Function, list[Function]]:
+    """Parse one specialized ``@pl.function`` text; returns it and the functions it calls."""
+    from pypto.language.expr_parser import ProgramCtx
+    from pypto.language.parser import FunctionParser
+    from pypto.language.program import decorator_options
+    from pypto.language.source import Source
+
+    source = Source(filename, text, line_offset, col_offset)
+    fdef = source.parse().body[0]
+    assert isinstance(fdef, ast.FunctionDef)
+    opts = decorator_options(fdef, source, env)
+    ctx = ProgramCtx()
+    func = FunctionParser(source, env, ctx, False).parse(fdef, opts)
+    return func, list(ctx.externals.values())
+
+
+def _dep_call(parser: Any, target: Any, node: ast.Call, span: Span) -> Any:
+    """A call to another jit kernel inside a jit body: specialize it on the argument types."""
+    args, kwargs = parser.call_args(node)
+    if kwargs:
+        raise ParserTypeError(f"call to @pl.jit.{target.kind} '{target.__name__}': keyword arguments are "
+                              "not supported; pass arguments positionally", span)
+    names = list(target._sig.parameters)
+    if len(args) != len(names):
+        raise ParserTypeError(f"'{target.__name__}' takes {len(names)} arguments but {len(args)} were given", span)
+    metas: dict[str, TensorMeta] = {}
+    scalars: dict[str, Any] = {}
+    for pname, value in zip(names, args, strict=True):
+        t = getattr(value, "type", None)
+        if isinstance(t, TensorType) and t.static_shape() is not None:
+            metas[pname] = TensorMeta(t.static_shape(), t.dtype)  # type: ignore[arg-type]
+        elif isinstance(value, int | float | bool):
+            scalars[pname] = value
+        elif isinstance(t, ScalarType):
+            raise ParserTypeError(f"argument '{pname}' of '{target.__name__}' is a runtime scalar; "
+                                  "jit deps are specialized on constant scalars only", span)
+        else:
+            raise ParserTypeError(f"argument '{pname}' of '{target.__name__}' must be a statically shaped "
+                                  f"Tensor or a constant, got {t}", span)
+    func = target.specialize_function(metas, scalars)[0]
+    return parser._external_call(func, node, span)
+
+
+def install() -> None:
+    """Register the dep-call handler with the frontend (idempotent)."""
+    from pypto.jit.decorator import JITFunction
+    from pypto.language.expr_parser import register_call_handler
+
+    register_call_handler(JITFunction, _dep_call)
