@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -45,10 +44,11 @@ for _name in ("OutlineHierarchyScopes", "OutlineClusterScopes", "OptimizeOrchTen
 
 
 def _camel(name: str) -> str:
-    if "_" not in name and name[:1].isupper():
+    """Registry key for a CamelCase or snake_case pass name (underscores and case ignored)."""
+    if name in REGISTRY:
         return name
-    by_snake = {re.sub(r"(?<!^)(?=[A-Z][a-z])", "_", k).lower().replace("s_s_a", "ssa"): k for k in REGISTRY}
-    return by_snake.get(name, name)
+    flat = name.replace("_", "").lower()
+    return next((k for k in REGISTRY if k.lower() == flat), name)
 
 
 def get_pass(name: str) -> type[Pass]:

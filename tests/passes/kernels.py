@@ -87,3 +87,60 @@ def matmul_acc_program() -> Program:
     stmts.append(EvalStmt(make_call("tile.store", [acc1, ints(0, 0), c])))
     scope = InCoreScopeStmt(SeqStmts(tuple(stmts)))
     return Program("_jit_matmul_acc_64", (orch("matmul_acc_64", [a, b, c], [IN, IN, OUT], [scope], c),))
+
+
+def _kernel(name: str, params: list[Var], dirs: list[ParamDirection], build) -> Function:
+    stmts: list = []
+
+    def assign(vname: str, call) -> Var:
+        v = Var(vname, call.result_type)
+        stmts.append(AssignStmt(v, call))
+        return v
+
+    ret = build(assign, stmts)
+    stmts.append(ReturnStmt((ret,)))
+    return Function(name, tuple(params), tuple(dirs), (ret.var_type,), SeqStmts(tuple(stmts)), FunctionType.InCore)
+
+
+def swiglu_program() -> Program:
+    """ffn_swiglu's vector kernel (gate * sigmoid(gate) * up) called once from an orchestration."""
+    gate, up, out = tensor("gate", 64, 64), tensor("up", 64, 64), tensor("output", 64, 64)
+    vec = {"target_memory": MemorySpace.Vec}
+
+    def build(assign, stmts):
+        g = assign("tile_gate", make_call("tile.load", [gate, ints(0, 0), ints(64, 64), ints(64, 64)], vec))
+        u = assign("tile_up", make_call("tile.load", [up, ints(0, 0), ints(64, 64), ints(64, 64)], vec))
+        from pypto.ir import ConstFloat
+        neg = assign("gate_neg", make_call("tile.muls", [g, ConstFloat(-1.0)]))
+        e = assign("exp_neg", make_call("tile.exp", [neg]))
+        d = assign("denom", make_call("tile.adds", [e, ConstFloat(1.0)]))
+        s = assign("sigmoid", make_call("tile.recip", [d]))
+        sw = assign("swish", make_call("tile.mul", [g, s]))
+        r = assign("result", make_call("tile.mul", [sw, u]))
+        stmts.append(EvalStmt(make_call("tile.store", [r, ints(0, 0), out])))
+        return out
+
+    kernel = _kernel("swiglu_kernel", [gate, up, out], [IN, IN, OUT], build)
+    a, b, o = tensor("a", 64, 64), tensor("b", 64, 64), tensor("o", 64, 64)
+    from pypto.ir import GlobalVar
+    from pypto.ir.expr import Call
+    res = Var("o_v1", o.var_type)
+    call = Call(GlobalVar("swiglu_kernel"), (a, b, o), result_type=o.var_type)
+    return Program("_jit_swiglu", (kernel, orch("ffn", [a, b, o], [IN, IN, OUT], [AssignStmt(res, call)], res)))
+
+
+def big_vec_program(rows: int) -> Program:
+    """One vector kernel with three live [rows, 128] fp32 tiles (for capacity tests)."""
+    a, b, out = tensor("a", rows, 128), tensor("b", rows, 128), tensor("out", rows, 128)
+    vec = {"target_memory": MemorySpace.Vec}
+
+    def build(assign, stmts):
+        x = assign("x", make_call("tile.load", [a, ints(0, 0), ints(rows, 128), ints(rows, 128)], vec))
+        y = assign("y", make_call("tile.load", [b, ints(0, 0), ints(rows, 128), ints(rows, 128)], vec))
+        z = assign("z", make_call("tile.add", [x, y]))
+        w = assign("w", make_call("tile.mul", [z, x]))
+        stmts.append(EvalStmt(make_call("tile.store", [w, ints(0, 0), out])))
+        return out
+
+    kernel = _kernel("big", [a, b, out], [IN, IN, OUT], build)
+    return Program("_jit_big", (kernel,))
