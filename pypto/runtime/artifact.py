@@ -8,6 +8,7 @@ import sys
 import threading
 import types
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,12 @@ class ArtifactInfo:
     @property
     def output_indices(self) -> tuple[int, ...]:
         """Indices of pure ``Out`` parameters (allocated by return-style calls)."""
-        return tuple(i for i, p in enumerate(self.params) if p.direction == "Out")
+        return _outputs(self.params)
+
+
+@lru_cache(maxsize=256)
+def _outputs(params: tuple[ParamSpec, ...]) -> tuple[int, ...]:
+    return tuple(i for i, p in enumerate(params) if p.direction == "Out")
 
 
 _lock = threading.Lock()

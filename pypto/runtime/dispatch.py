@@ -12,6 +12,7 @@ import ctypes
 import os
 import struct
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ import numpy as np
 
 from pypto.runtime import dtypes
 from pypto.runtime.artifact import ArtifactInfo, ParamSpec, load_artifact
-from pypto.runtime.native import MAX_DIMS, NO_OWNER, ChipTensor
+from pypto.runtime.native import MAX_DIMS, NO_OWNER
 
 _SCALAR_FORMATS = {"fp32": "<f", "fp16": "<e", "int8": "<b", "int16": "<h", "int32": "<i", "int64": "<q",
                    "uint8": "<B", "uint16": "<H", "uint32": "<I", "uint64": "<Q", "bool": "<?"}
@@ -102,13 +103,22 @@ def _tensor_facts(i: int, x: Any, param: ParamSpec | None) -> tuple[int, tuple[i
                              "orch_args. (numpy: np.ascontiguousarray(x))")
         if param is not None and param.direction != "In" and not x.flags.writeable:
             raise ValueError(f"Tensor at position {i} ('{param.name}', {param.direction}) is read-only")
-        dt = _numpy_dtype(i, x.dtype, param)
+        dt = _numpy_checked(i, x.shape, x.dtype, param)
+        if x.flags.writeable and x.size:
+            return ctypes.addressof(ctypes.c_char.from_buffer(x)), x.shape, dt, x
         return x.__array_interface__["data"][0], x.shape, dt, x
     if x.device.type != "cpu":
         raise ValueError(f"Tensor at position {i} is on {x.device}, expected CPU. Move it with .cpu() first.")
     if not x.is_contiguous():
         raise ValueError(f"Tensor at position {i} is not contiguous. Call .contiguous() before packing into orch_args.")
     return x.data_ptr(), tuple(x.shape), dtypes.from_torch(x.dtype), x
+
+
+@lru_cache(maxsize=4096)
+def _numpy_checked(i: int, shape: tuple[int, ...], dt: np.dtype, param: ParamSpec | None) -> dtypes.RtDType:
+    rt = _numpy_dtype(i, dt, param)
+    _check_param(i, shape, rt, param)
+    return rt
 
 
 def _numpy_dtype(i: int, dt: np.dtype, param: ParamSpec | None) -> dtypes.RtDType:
@@ -132,23 +142,21 @@ def _check_param(i: int, shape: tuple[int, ...], dt: dtypes.RtDType, param: Para
                              f"shape {tuple(param.shape)}")
 
 
-def _fill(ct: ChipTensor, addr: int, shape: tuple[int, ...], dt: dtypes.RtDType, i: int) -> None:
-    dims = shape or (1,)
-    if len(dims) > MAX_DIMS:
-        raise ValueError(f"Tensor at position {i} has {len(dims)} dimensions; at most {MAX_DIMS} are supported")
-    ct.buffer_addr = addr
-    ct.owner_task_id = NO_OWNER
-    ct.ndims = len(dims)
-    ct.dtype = dt.code
-    ct.is_contiguous = 1
-    ct.address_space = 1
-    stride = 1
-    for d in range(len(dims) - 1, -1, -1):
-        ct.shapes[d] = dims[d]
-        ct.strides[d] = stride
-        stride *= dims[d]
-    ct.buffer_size = stride * dt.itemsize
-    ct.extent_elem_cache = stride
+_CHIP_TENSOR = struct.Struct("<QQQQiIBBBB5IQ5I36x")  # ChipTensor layout (tensor.h), 128 bytes
+
+
+def _pack(buf: ctypes.Array, k: int, addr: int, shape: tuple[int, ...], dt: dtypes.RtDType, i: int) -> None:
+    dims = tuple(shape) or (1,)
+    nd = len(dims)
+    if nd > MAX_DIMS:
+        raise ValueError(f"Tensor at position {i} has {nd} dimensions; at most {MAX_DIMS} are supported")
+    strides = [1] * nd
+    for d in range(nd - 1, 0, -1):
+        strides[d - 1] = strides[d] * dims[d]
+    numel = strides[0] * dims[0]
+    pad = (0,) * (MAX_DIMS - nd)
+    _CHIP_TENSOR.pack_into(buf, k * 128, addr, numel * dt.itemsize, NO_OWNER, 0, 0, nd, dt.code, 0, 1, 1,
+                           *dims, *pad, numel, *strides, *pad)
 
 
 def scalar_bits(i: int, x: Any, param: ParamSpec | None) -> int:
@@ -210,7 +218,7 @@ def bind_args(info: ArtifactInfo, args: tuple[Any, ...]) -> BoundCall:
     full, outputs, return_style = _full_args(info, args)
     params = info.params
     n_t = sum(1 for a in full if _is_tensor(a))
-    tensors = (ChipTensor * max(1, n_t))()
+    tensors = ctypes.create_string_buffer(128 * max(1, n_t))
     scalars = (ctypes.c_uint64 * max(1, len(full) - n_t))()
     keep: list[Any] = []
     t = s = 0
@@ -218,8 +226,9 @@ def bind_args(info: ArtifactInfo, args: tuple[Any, ...]) -> BoundCall:
         param = params[i] if i < len(params) else None
         if _is_tensor(a):
             addr, shape, dt, owner = _tensor_facts(i, a, param)
-            _check_param(i, shape, dt, param)
-            _fill(tensors[t], addr, shape, dt, i)
+            if not isinstance(a, np.ndarray):
+                _check_param(i, shape, dt, param)
+            _pack(tensors, t, addr, shape, dt, i)
             keep.append(owner)
             t += 1
         else:
