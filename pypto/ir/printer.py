@@ -1,0 +1,374 @@
+"""IR -> ``pl`` DSL source (the pass-dump format); ``pypto.language.parse`` reads it back.
+
+Names: a Var prints as its hint; when two live Vars share a hint the later one gets ``_1``, ``_2``...
+A function is printed twice: the first run records where each Var is used, the second picks names
+so that a reused name never hides a Var that is still used later in the text.
+"""
+
+from __future__ import annotations
+
+import keyword
+from enum import Enum
+from typing import Any
+
+from pypto.ir.dtypes import DataType
+from pypto.ir.enums import ArgDirection, MemorySpace
+from pypto.ir.expr import (
+    BinaryExpr,
+    BinOp,
+    Call,
+    ConstBool,
+    ConstFloat,
+    ConstInt,
+    Expr,
+    GlobalVar,
+    MakeTuple,
+    TupleGetItem,
+    UnaryExpr,
+    UnOp,
+    Var,
+)
+from pypto.ir.function import Function, Program
+from pypto.ir.stmt import Stmt, flatten
+from pypto.ir.types import (
+    MemRef,
+    PtrType,
+    ScalarType,
+    TensorType,
+    TensorView,
+    TileType,
+    TileView,
+    TupleType,
+    Type,
+)
+
+_PREC = {BinOp.Or: 1, BinOp.And: 2, BinOp.Eq: 4, BinOp.Ne: 4, BinOp.Lt: 4, BinOp.Le: 4, BinOp.Gt: 4,
+         BinOp.Ge: 4, BinOp.BitOr: 5, BinOp.BitXor: 6, BinOp.BitAnd: 7, BinOp.BitShiftLeft: 8,
+         BinOp.BitShiftRight: 8, BinOp.Add: 9, BinOp.Sub: 9, BinOp.Mul: 10, BinOp.FloatDiv: 10,
+         BinOp.FloorDiv: 10, BinOp.FloorMod: 10, BinOp.Pow: 12}
+_ATOM = 13
+# ops whose non-Expr parameters print positionally, e.g. pl.tile.alloc(pl.Mem.Vec, 65536)
+_POSITIONAL_KW = {"tile.alloc": ("memory_space", "size")}
+_INF = 1 << 60
+
+
+class _Namer:
+    """Var -> printed name; ``plan`` mode only records the position of every use."""
+
+    def __init__(self, plan: dict[int, int] | None, free: dict[int, Var] | None = None,
+                 reserved: frozenset[str] = frozenset()) -> None:
+        self.planning = plan is None
+        self.last_use: dict[int, int] = {} if plan is None else plan
+        self.names: dict[int, str] = {}
+        self.holders: dict[str, Var] = {}
+        self.defined: set[int] = set()
+        self.used: dict[int, Var] = {}
+        self.pos = 0
+        for name in reserved:
+            self.holders[name] = Var(name)
+            self.last_use[id(self.holders[name])] = _INF
+        for var in (free or {}).values():
+            name = _sanitize(var.name)
+            self.names[id(var)] = name
+            self.holders[name] = var
+            self.last_use[id(var)] = _INF
+
+    def use(self, var: Var) -> str:
+        self.pos += 1
+        if self.planning:
+            self.last_use[id(var)] = self.pos
+            self.used[id(var)] = var
+        return self.names.get(id(var)) or _sanitize(var.name)
+
+    def define(self, var: Var) -> str:
+        self.pos += 1
+        self.defined.add(id(var))
+        known = self.names.get(id(var))
+        if known is not None:
+            return known
+        base = _sanitize(var.name)
+        name, k = base, 0
+        while not self._free(name, var):
+            k += 1
+            name = f"{base}_{k}"
+        self.names[id(var)] = name
+        self.holders[name] = var
+        return name
+
+    def _free(self, name: str, var: Var) -> bool:
+        if self.planning:
+            return True
+        holder = self.holders.get(name)
+        return holder is None or holder is var or self.last_use.get(id(holder), -1) < self.pos
+
+
+def _sanitize(hint: str) -> str:
+    name = "".join(c if c.isalnum() or c == "_" else "_" for c in hint) or "v"
+    if name[0].isdigit():
+        name = "v" + name
+    if keyword.iskeyword(name) or name in ("self", "pl", "tuple"):
+        name += "_"
+    return name
+
+
+def _quote(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+class Printer:
+    """Writes IR nodes as ``pl`` source text."""
+
+    def __init__(self, prefix: str = "pl", concise: bool = False) -> None:
+        self.p = prefix
+        self.concise = concise
+        self.namer = _Namer({})
+        self.lines: list[str] = []
+
+    # -- values -------------------------------------------------------------------------------
+    def value(self, v: Any) -> str:
+        """A kwarg/attr value: enums, dtypes, literals, containers, Exprs."""
+        if isinstance(v, Expr):
+            return self.expr(v)
+        if isinstance(v, DataType):
+            return f"{self.p}.{v.value}"
+        if isinstance(v, MemorySpace):
+            return f"{self.p}.Mem.{v.name}"
+        if isinstance(v, ArgDirection):
+            return f"{self.p}.adir.{v.value}"
+        if isinstance(v, Enum):
+            return f"{self.p}.{type(v).__name__}.{v.name}"
+        if isinstance(v, str):
+            return _quote(v)
+        if isinstance(v, (list, tuple)):
+            return "[" + ", ".join(self.value(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{" + ", ".join(f"{self.value(k)}: {self.value(x)}" for k, x in v.items()) + "}"
+        if isinstance(v, Var):
+            return self.namer.use(v)
+        return repr(v)
+
+    # -- types --------------------------------------------------------------------------------
+    def type(self, t: Type) -> str:
+        p = self.p
+        if isinstance(t, TileType):
+            slots = [self._dims(t.shape), f"{p}.{t.dtype.value}"]
+            if t.memref is not None:
+                slots.append(self._memref(t.memref))
+            if t.memory_space is not None:
+                slots.append(f"{p}.Mem.{t.memory_space.name}")
+            if t.view is not None:
+                slots.append(self._view("TileView", t.view, TileView()))
+            return f"{p}.Tile[{', '.join(slots)}]"
+        if isinstance(t, TensorType):
+            slots = [self._dims(t.shape), f"{p}.{t.dtype.value}"]
+            if t.memref is not None:
+                slots.append(self._memref(t.memref))
+            if t.view is not None:
+                slots.append(self._view("TensorView", t.view, TensorView(layout=None)))  # type: ignore[arg-type]
+            return f"{p}.Tensor[{', '.join(slots)}]"
+        if isinstance(t, ScalarType):
+            return f"{p}.Scalar[{p}.{t.dtype.value}]"
+        if isinstance(t, PtrType):
+            return f"{p}.Ptr"
+        if isinstance(t, TupleType):
+            return "tuple[" + ", ".join(self.type(x) for x in t.types) + "]"
+        return "None"
+
+    def _dims(self, dims: tuple) -> str:
+        return "[" + ", ".join(str(d) if isinstance(d, int) else self.expr(d) for d in dims) + "]"
+
+    def _memref(self, m: MemRef) -> str:
+        base = _quote(m.base) if isinstance(m.base, str) else self.namer.use(m.base)
+        off = f"{self.p}.const({m.offset}, {self.p}.INT64)" if isinstance(m.offset, int) else self.expr(m.offset)
+        return f"{self.p}.MemRef({base}, {off}, {m.size})"
+
+    def _view(self, name: str, view: Any, default: Any) -> str:
+        parts = []
+        for f in type(view).__dataclass_fields__:
+            v = getattr(view, f)
+            if v == getattr(default, f) and not (name == "TensorView" and f == "layout"):
+                continue
+            if isinstance(v, tuple):
+                v = list(v)
+            parts.append(f"{f}={self._dims(v) if isinstance(v, list) else self.value(v)}")
+        return f"{self.p}.{name}({', '.join(parts)})"
+
+    # -- expressions --------------------------------------------------------------------------
+    def expr(self, e: Expr) -> str:
+        return self._expr(e)[0]
+
+    def _expr(self, e: Expr) -> tuple[str, int]:
+        method = _EXPR.get(type(e))
+        if method is None:
+            for cls, m in _EXPR.items():
+                if isinstance(e, cls):
+                    method = m
+                    break
+        if method is None:
+            raise TypeError(f"python_print: cannot print {type(e).__name__}")
+        return method(self, e)
+
+    def _var(self, e: Var) -> tuple[str, int]:
+        return self.namer.use(e), _ATOM
+
+    def _const_int(self, e: ConstInt) -> tuple[str, int]:
+        if e.dtype is DataType.INDEX:
+            return str(e.value), _ATOM if e.value >= 0 else 11
+        return f"{self.p}.const({e.value}, {self.p}.{e.dtype.value})", _ATOM
+
+    def _const_float(self, e: ConstFloat) -> tuple[str, int]:
+        text = repr(e.value) if e.value == e.value and abs(e.value) != float("inf") else f'float("{e.value}")'
+        if e.dtype is DataType.FP32:
+            return text, _ATOM if not text.startswith("-") else 11
+        return f"{self.p}.const({text}, {self.p}.{e.dtype.value})", _ATOM
+
+    def _const_bool(self, e: ConstBool) -> tuple[str, int]:
+        return repr(e.value), _ATOM
+
+    def _binary(self, e: BinaryExpr) -> tuple[str, int]:
+        if e.op in (BinOp.Min, BinOp.Max):
+            return f"{self.p}.{e.op.value}({self.expr(e.lhs)}, {self.expr(e.rhs)})", _ATOM
+        prec = _PREC[e.op]
+        lhs, lp = self._expr(e.lhs)
+        rhs, rp = self._expr(e.rhs)
+        if lp < prec or (e.op is BinOp.Pow and lp <= prec):
+            lhs = f"({lhs})"
+        if rp <= prec and not (e.op is BinOp.Pow and rp > prec):
+            rhs = f"({rhs})"
+        return f"{lhs} {e.op.value} {rhs}", prec
+
+    def _unary(self, e: UnaryExpr) -> tuple[str, int]:
+        inner, ip = self._expr(e.operand)
+        if e.op is UnOp.Not:
+            return f"not {inner if ip > 3 else f'({inner})'}", 3
+        if e.op in (UnOp.Neg, UnOp.BitNot):
+            return f"{e.op.value}{inner if ip >= 11 else f'({inner})'}", 11
+        return f"{self.p}.{e.op.name.lower()}({inner})", _ATOM
+
+    def _call(self, e: Call) -> tuple[str, int]:
+        args = [self.expr(a) for a in e.args]
+        if isinstance(e.op, GlobalVar):
+            if e.attrs:
+                args.append(f"attrs={self.value(e.attrs)}")
+            return f"self.{e.op.name}({', '.join(args)})", _ATOM
+        kwargs = dict(e.kwargs)
+        for key in _POSITIONAL_KW.get(e.op, ()):
+            if key in kwargs:
+                args.append(self.value(kwargs.pop(key)))
+        args += [f"{k}={self.value(v)}" for k, v in kwargs.items()]
+        return f"{self.p}.{e.op}({', '.join(args)})", _ATOM
+
+    def _tuple(self, e: MakeTuple) -> tuple[str, int]:
+        return "[" + ", ".join(self.expr(x) for x in e.elements) + "]", _ATOM
+
+    def _getitem(self, e: TupleGetItem) -> tuple[str, int]:
+        inner, ip = self._expr(e.tuple_value)
+        return f"{inner if ip == _ATOM else f'({inner})'}[{e.index}]", _ATOM
+
+    def _global(self, e: GlobalVar) -> tuple[str, int]:
+        return f"self.{e.name}", _ATOM
+
+    # -- statements ---------------------------------------------------------------------------
+    def emit(self, indent: int, text: str) -> None:
+        self.lines.append("    " * indent + text)
+
+    def block(self, body: Stmt | None, indent: int, targets: tuple[Var, ...] = ()) -> None:
+        """Print a body; a trailing YieldStmt binds ``targets``."""
+        stmts = flatten(body)
+        if not stmts:
+            self.emit(indent, "pass")
+        for i, s in enumerate(stmts):
+            self.stmt(s, indent, targets if i == len(stmts) - 1 else ())
+
+    def stmt(self, s: Stmt, indent: int, targets: tuple[Var, ...] = ()) -> None:
+        for c in s.comments:
+            self.emit(indent, f"# {c}")
+        from pypto.ir.printer_stmts import STMT_PRINTERS
+
+        printer = STMT_PRINTERS.get(type(s))
+        if printer is None:
+            raise TypeError(f"python_print: cannot print {type(s).__name__}")
+        printer(self, s, indent, targets)
+
+
+_EXPR: dict[type, Any] = {
+    Var: Printer._var, ConstInt: Printer._const_int, ConstFloat: Printer._const_float,
+    ConstBool: Printer._const_bool, BinaryExpr: Printer._binary, UnaryExpr: Printer._unary, Call: Printer._call,
+    MakeTuple: Printer._tuple, TupleGetItem: Printer._getitem, GlobalVar: Printer._global,
+}
+
+
+def python_print(node: Any, prefix: str = "pl", concise: bool = False) -> str:
+    """Print a Program, Function, Stmt, Expr or Type as ``pl`` DSL source."""
+    from pypto.ir.printer_stmts import print_function, print_program
+
+    if isinstance(node, Program):
+        return print_program(node, prefix, concise)
+    if isinstance(node, Function):
+        return _header(prefix, _dynamic_vars([node]), node.name, program=False) + \
+            print_function(node, prefix, concise, in_class=False)
+    pr = Printer(prefix, concise)
+    if isinstance(node, Stmt):
+        pr.stmt(node, 0)
+        return "\n".join(pr.lines)
+    if isinstance(node, Expr):
+        return pr.expr(node)
+    if isinstance(node, Type):
+        return pr.type(node)
+    raise TypeError(f"python_print: unsupported node {type(node).__name__}")
+
+
+def _header(prefix: str, dyn: list[Var], name: str, program: bool = True) -> str:
+    imp = "import pypto.language as pl" if prefix == "pl" else f"from pypto import language as {prefix}"
+    lines = [f"# pypto.program: {name or 'Program'}"] if program else []
+    lines.append(imp)
+    lines += [f'{v.name} = {prefix}.dynamic("{v.name}")' for v in dyn]
+    return "\n".join(lines) + "\n\n"
+
+
+def _dynamic_vars(funcs: list[Function]) -> list[Var]:
+    """Free Vars in signature types (dynamic dims), sorted by name."""
+    found: dict[int, Var] = {}
+
+    def scan(t: Any) -> None:
+        if isinstance(t, TupleType):
+            for x in t.types:
+                scan(x)
+        elif isinstance(t, (TensorType, TileType)):
+            for d in t.shape:
+                if isinstance(d, Var):
+                    found.setdefault(id(d), d)
+    for f in funcs:
+        for p in f.params:
+            scan(p.var_type)
+        for r in f.return_types:
+            scan(r)
+    return sorted(found.values(), key=lambda v: v.name)
+
+
+def callee_first(funcs: list[Function] | tuple[Function, ...]) -> list[Function]:
+    """Functions ordered callees before callers, ties broken by name (the printed order)."""
+    from pypto.ir.visitor import IRVisitor
+
+    by_name = {f.name: f for f in funcs}
+    deps: dict[str, set[str]] = {}
+    for f in funcs:
+        calls: set[str] = set()
+
+        class _Calls(IRVisitor):
+            def visit_Call(self, c: Call) -> None:  # noqa: N802
+                if isinstance(c.op, GlobalVar) and c.op.name in by_name and c.op.name != f.name:
+                    calls.add(c.op.name)
+                self.generic_visit(c)
+        _Calls().visit(f.body)
+        deps[f.name] = calls
+    out: list[Function] = []
+    done: set[str] = set()
+    while len(out) < len(funcs):
+        ready = sorted(n for n in by_name if n not in done and deps[n] <= done)
+        if not ready:
+            ready = sorted(n for n in by_name if n not in done)[:1]
+        done.add(ready[0])
+        out.append(by_name[ready[0]])
+    return out
+

@@ -1,0 +1,298 @@
+"""Compound statements: ``for`` over pl.range/parallel/unroll/pipeline/while_ (with init_values and
+pl.yield_), ``if``/``else`` with yields, and ``with`` scopes (pl.at, pl.cluster, pl.scope)."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Any
+
+from pypto.errors import ParserSyntaxError, ParserTypeError, UnsupportedFeatureError
+from pypto.ir.dtypes import DataType
+from pypto.ir.enums import ForKind, Level, Role, ScopeMode
+from pypto.ir.expr import ConstInt, Expr, IterArg, Var, as_int
+from pypto.ir.span import Span
+from pypto.ir.stmt import (
+    ClusterScopeStmt,
+    ForStmt,
+    HierarchyScopeStmt,
+    IfStmt,
+    InCoreScopeStmt,
+    RuntimeScopeStmt,
+    SeqStmts,
+    Stmt,
+    WhileStmt,
+)
+from pypto.ir.types import ScalarType, ShapedType
+from pypto.language import dsl
+
+if TYPE_CHECKING:
+    from pypto.language.parser import FunctionParser, YieldFrame
+
+_LOOPS = {dsl.range: ForKind.Sequential, dsl.parallel: ForKind.Parallel, dsl.unroll: ForKind.Unroll,
+          dsl.pipeline: ForKind.Pipeline}
+_AT_ATTRS = ("allow_early_resolve", "windowize", "dumps", "no_dep_args", "optimizations")
+
+
+def _block(p: FunctionParser, stmts: list[Stmt], span: Span) -> Stmt:
+    return stmts[0] if len(stmts) == 1 else SeqStmts(tuple(stmts), span=span)
+
+
+def _bound(p: FunctionParser, value: Any, node: ast.expr, literal: bool) -> Expr:
+    span = p.span(node)
+    if literal and as_int(value) is None:
+        raise ParserTypeError("pl.unroll() bounds must be integer literals", span)
+    if isinstance(value, bool) or isinstance(value, float):
+        raise ParserTypeError(f"loop bounds must be integers, got {value!r}", span)
+    e = p.ev.to_expr(value, span, node)
+    t = e.type
+    if not isinstance(t, ScalarType) or t.dtype.is_float:
+        raise ParserTypeError(f"loop bound '{ast.unparse(node)}' must be an integer scalar", span)
+    return e
+
+
+def _loop_header(p: FunctionParser, call: ast.Call, kind: ForKind) -> tuple[list[Expr], list[Any] | None, dict]:
+    span = p.span(call)
+    args, kwargs = p.ev.call_args(call)
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else "range"
+    init = kwargs.pop("init_values", None)
+    attrs: dict[str, Any] = {}
+    if kind is ForKind.Pipeline:
+        stage = kwargs.pop("stage", None)
+        if not isinstance(stage, int) or isinstance(stage, bool) or stage <= 0:
+            raise ParserTypeError("pl.pipeline() needs stage=<positive int>", span)
+        attrs["pipeline_stages"] = stage
+    if kwargs:
+        raise ParserTypeError(f"pl.{name}() got an unexpected keyword argument '{next(iter(kwargs))}'", span)
+    if not 1 <= len(args) <= 3:
+        raise ParserTypeError(f"pl.{name}() takes 1 to 3 positional arguments (stop | start, stop | start, stop, "
+                              f"step) but {len(args)} were given", span)
+    bounds = [_bound(p, a, n, kind is ForKind.Unroll) for a, n in zip(args, call.args, strict=True)]
+    if len(bounds) == 1:
+        bounds = [ConstInt(0, span=span), bounds[0]]
+    if len(bounds) == 2:
+        bounds.append(ConstInt(1, span=span))
+    if as_int(bounds[2]) == 0:
+        raise ParserTypeError(f"pl.{name}() step must not be zero", span)
+    if init is not None and kind is ForKind.Unroll:
+        raise ParserTypeError("pl.unroll() does not take init_values", span)
+    if init is not None and not isinstance(init, list):
+        raise ParserTypeError("init_values must be a tuple such as (acc,)", span)
+    return bounds, init, attrs
+
+
+def _iter_targets(p: FunctionParser, target: ast.expr, n: int, has_loop_var: bool) -> tuple[ast.Name | None, list[ast.Name]]:
+    span = p.span(target)
+    if n == 0:
+        if not isinstance(target, ast.Name):
+            raise ParserTypeError("the loop target must be a single name", span)
+        return target, []
+    want = "for i, (a, b) in pl.range(n, init_values=(a0, b0))" if has_loop_var else \
+        "for (a, b) in pl.while_(init_values=(a0, b0))"
+    elts = target.elts if isinstance(target, ast.Tuple) else None
+    if has_loop_var:
+        ok = elts is not None and len(elts) == 2 and isinstance(elts[0], ast.Name) and isinstance(elts[1], ast.Tuple)
+        loop, group = (elts[0], elts[1].elts) if ok else (None, [])  # type: ignore[union-attr,index]
+    else:
+        ok, loop, group = elts is not None, None, elts or []
+    if not ok or len(group) != n or not all(isinstance(g, ast.Name) for g in group):
+        raise ParserTypeError(f"loop with {n} init_values needs {n} carried names: {want}", span)
+    return loop, group  # type: ignore[return-value]
+
+
+def _iter_args(p: FunctionParser, names: list[ast.Name], inits: list[Any], call: ast.Call) -> list[IterArg]:
+    out = []
+    for name, init in zip(names, inits, strict=True):
+        e = p.ev.to_expr(init, p.span(call), call)
+        ia = IterArg(name.id, e.type, init=e, span=p.span(name))
+        p.scope.bind(name.id, ia, p.span(name))
+        out.append(ia)
+    return out
+
+
+def _return_vars(p: FunctionParser, frame: YieldFrame, iter_args: list[IterArg], span: Span) -> list[Var]:
+    if frame.values is None:
+        raise ParserSyntaxError("a loop with init_values must end with pl.yield_(...)", span)
+    if len(frame.values) != len(iter_args):
+        raise ParserTypeError(f"pl.yield_ gives {len(frame.values)} values for {len(iter_args)} init_values", span)
+    names = frame.targets or [(ia.name, None) for ia in iter_args]
+    rvs = [Var(n, t or v.type, span=span) for (n, t), v in zip(names, frame.values, strict=True)]
+    if frame.targets:
+        for rv in rvs:
+            p.scope.bind(rv.name, rv, span)
+    return rvs
+
+
+def parse_for(p: FunctionParser, node: ast.For) -> list[Stmt]:
+    """``for i in pl.range(...)`` (+ init_values) and ``for (a,) in pl.while_(init_values=...)``."""
+    span = p.span(node)
+    if node.orelse:
+        raise UnsupportedFeatureError("for-else is not supported", span)
+    c = p._construct(node.iter)
+    if c is dsl.while_:
+        return _parse_while(p, node)
+    if c not in _LOOPS:
+        hint = "write pl.range(...) instead of range(...)" if ast.unparse(node.iter).startswith("range(") else None
+        raise UnsupportedFeatureError(f"for loops must iterate over pl.range/pl.parallel/pl.unroll/pl.pipeline, "
+                                      f"not '{ast.unparse(node.iter)}'", p.span(node.iter), hint)
+    kind = _LOOPS[c]  # type: ignore[index]
+    call = node.iter
+    assert isinstance(call, ast.Call)
+    bounds, init, attrs = _loop_header(p, call, kind)
+    loop_name, carried = _iter_targets(p, node.target, len(init or []), True)
+    assert loop_name is not None
+    loop_var = Var(loop_name.id, ScalarType(DataType.INDEX), span=p.span(loop_name))
+    iter_args = _iter_args(p, carried, init or [], call)
+    p.scope.bind(loop_name.id, loop_var, p.span(loop_name))
+    frame = p.push("for")
+    p.loop_depth += 1
+    try:
+        body = p.body(node.body, node.lineno)
+    finally:
+        p.loop_depth -= 1
+        p.pop()
+    rvs: list[Var] = []
+    if iter_args:
+        rvs = _return_vars(p, frame, iter_args, span)
+    elif frame.values is not None:
+        raise ParserSyntaxError("pl.yield_() in a loop without init_values", span)
+    return [ForStmt(loop_var, bounds[0], bounds[1], bounds[2], _block(p, body, span), tuple(iter_args),
+                    tuple(rvs), kind, attrs, span=span)]
+
+
+def _parse_while(p: FunctionParser, node: ast.For) -> list[Stmt]:
+    span = p.span(node)
+    call = node.iter
+    assert isinstance(call, ast.Call)
+    args, kwargs = p.ev.call_args(call)
+    init = kwargs.pop("init_values", None)
+    if not init or args or kwargs:
+        raise ParserTypeError("while_() requires init_values to be specified", span)
+    _, carried = _iter_targets(p, node.target, len(init), False)
+    iter_args = _iter_args(p, carried, init, call)
+    nodes = list(node.body)
+    if not nodes or p._construct(nodes[0]) is not dsl.cond:
+        raise ParserSyntaxError("pl.cond(<condition>) must be the first statement of a pl.while_ loop", span)
+    cond = p.ev.expr(nodes[0].value.args[0])  # type: ignore[attr-defined]
+    frame = p.push("while")
+    p.loop_depth += 1
+    try:
+        body = p.body(nodes[1:], nodes[0].lineno)
+    finally:
+        p.loop_depth -= 1
+        p.pop()
+    rvs = _return_vars(p, frame, iter_args, span)
+    return [WhileStmt(cond, _block(p, body, span), tuple(iter_args), tuple(rvs), span=span)]
+
+
+def parse_if(p: FunctionParser, node: ast.If) -> list[Stmt]:
+    """``if``/``else``; yields in both branches define the if's return vars."""
+    span = p.span(node)
+    cond = p.ev.expr(node.test)
+    if isinstance(cond.type, ShapedType):
+        raise ParserTypeError("an if condition must be a scalar, not a tensor or tile", p.span(node.test))
+    snap = p.scope.snapshot()
+    f1 = p.push("if")
+    try:
+        then = p.body(node.body, node.lineno)
+    finally:
+        p.pop()
+    p.scope.restore(snap)
+    els, f2 = None, None
+    if node.orelse:
+        f2 = p.push("if")
+        try:
+            els = p.body(node.orelse, node.orelse[0].lineno - 1)
+        finally:
+            p.pop()
+        p.scope.restore(snap)
+    rvs = _if_return_vars(p, f1, f2, span)
+    else_body = _block(p, els, span) if els else None
+    return [IfStmt(cond, _block(p, then, span) if then else SeqStmts((), span=span), else_body, tuple(rvs),
+                   span=span)]
+
+
+def _if_return_vars(p: FunctionParser, f1: YieldFrame, f2: YieldFrame | None, span: Span) -> list[Var]:
+    if f1.values is None and (f2 is None or f2.values is None):
+        return []
+    if f2 is None or f1.values is None or f2.values is None:
+        raise ParserSyntaxError("if/else with pl.yield_ must yield in both branches", span)
+    if len(f1.values) != len(f2.values):
+        raise ParserTypeError(f"branches yield {len(f1.values)} and {len(f2.values)} values", span)
+    if f1.targets and f2.targets and [n for n, _ in f1.targets] != [n for n, _ in f2.targets]:
+        raise ParserTypeError("both branches must yield into the same names", span)
+    targets = f1.targets or f2.targets
+    if not targets:
+        return []
+    rvs = [Var(n, t or v.type, span=span) for (n, t), v in zip(targets, f1.values, strict=True)]
+    for rv in rvs:
+        p.scope.bind(rv.name, rv, span)
+    return rvs
+
+
+def parse_with(p: FunctionParser, node: ast.With) -> list[Stmt]:
+    """``with pl.at(...)``, ``pl.cluster()``, ``pl.scope()``, ``pl.manual_scope()``."""
+    span = p.span(node)
+    if len(node.items) != 1:
+        raise UnsupportedFeatureError("a with-statement takes exactly one scope", span)
+    item = node.items[0]
+    c = p._construct(item.context_expr)
+    if c not in (dsl.at, dsl.cluster, dsl.scope, dsl.manual_scope):
+        raise UnsupportedFeatureError(f"'with {ast.unparse(item.context_expr)}' is not supported "
+                                      "(use pl.at, pl.cluster, pl.scope or pl.manual_scope)", span)
+    call = item.context_expr
+    assert isinstance(call, ast.Call)
+    args, kwargs = p.ev.call_args(call)
+    if item.optional_vars is not None and c is not dsl.at:
+        raise UnsupportedFeatureError("'as' is only supported with pl.at", p.span(item.optional_vars))
+    body = p.body(node.body, node.lineno)
+    block = _block(p, body, span)
+    if c is dsl.at:
+        return [_at(p, args, kwargs, block, item, span)]
+    if args:
+        raise ParserTypeError(f"pl.{c.name}() takes keyword arguments only", span)  # type: ignore[union-attr]
+    if c is dsl.cluster:
+        hint = kwargs.pop("name_hint", "")
+        _no_more(kwargs, "cluster", span)
+        return [ClusterScopeStmt(block, hint, span=span)]
+    manual = c is dsl.manual_scope
+    if c is dsl.scope:
+        mode = kwargs.pop("mode", ScopeMode.AUTO)
+        if not isinstance(mode, ScopeMode):
+            raise ParserTypeError("pl.scope(mode=...) takes pl.ScopeMode.AUTO or pl.ScopeMode.MANUAL", span)
+        manual = mode is ScopeMode.MANUAL
+    _no_more(kwargs, c.name, span)  # type: ignore[union-attr]
+    return [RuntimeScopeStmt(block, manual, span=span)]
+
+
+def _no_more(kwargs: dict[str, Any], name: str, span: Span) -> None:
+    if kwargs:
+        raise ParserTypeError(f"pl.{name}() got an unexpected keyword argument '{next(iter(kwargs))}'", span)
+
+
+def _at(p: FunctionParser, args: list[Any], kwargs: dict[str, Any], block: Stmt, item: ast.withitem,
+        span: Span) -> Stmt:
+    level = kwargs.pop("level", args[0] if args else None)
+    role = kwargs.pop("role", args[1] if len(args) > 1 else None)
+    name_hint = kwargs.pop("name_hint", "")
+    deps = kwargs.pop("deps", None) or []
+    attrs = {k: kwargs.pop(k) for k in _AT_ATTRS if k in kwargs}
+    _no_more(kwargs, "at", span)
+    if not isinstance(level, Level):
+        raise ParserTypeError("pl.at() needs level=pl.Level.X", span, hint="e.g. pl.at(level=pl.Level.CORE_GROUP)")
+    if role is not None and not isinstance(role, Role):
+        raise ParserTypeError("pl.at(role=...) takes pl.Role.Orchestrator or pl.Role.SubWorker", span)
+    if level is Level.CORE_GROUP:
+        if role is not None:
+            raise ParserTypeError("pl.at(level=pl.Level.CORE_GROUP) does not take role=", span)
+        task = None
+        if item.optional_vars is not None:
+            if not isinstance(item.optional_vars, ast.Name):
+                raise ParserTypeError("'as' needs a single name", p.span(item.optional_vars))
+            task = Var(item.optional_vars.id, ScalarType(DataType.TASK_ID), span=p.span(item.optional_vars))
+            p.scope.bind(task.name, task, task.span)
+        dep_exprs = tuple(p.ev.to_expr(d, span) for d in deps)
+        return InCoreScopeStmt(block, name_hint, dep_exprs, task, attrs, span=span)
+    if item.optional_vars is not None or deps or attrs:
+        raise ParserTypeError(f"pl.at(level=pl.Level.{level.name}) takes only level=, role= and name_hint=", span)
+    return HierarchyScopeStmt(block, level, role, name_hint, span=span)
+

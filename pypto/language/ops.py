@@ -1,0 +1,90 @@
+"""The ``pl.tensor.*`` / ``pl.tile.*`` namespaces (generated from the op registry) and the top-level
+op names: unified dispatchers (``pl.add`` picks ``tensor.add``/``tile.add``/``tile.adds`` by operand
+type) and promoted tile/tensor functions (``pl.load`` is ``pl.tile.load``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pypto.errors import UserError
+
+
+@dataclass(frozen=True, slots=True)
+class OpStub:
+    """``pl.tile.load`` & co: a registry op; ``convenience`` = called through a promoted name."""
+
+    op: str
+    convenience: bool = False
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise UserError(f"pl.{self.op}() can only be used inside a @pl.function body "
+                        "(function bodies are parsed, not executed)")
+
+
+@dataclass(frozen=True, slots=True)
+class UnifiedStub:
+    """``pl.add`` & co: dispatched on the first operand (Tensor -> tensor., Tile -> tile., Scalar)."""
+
+    name: str
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise UserError(f"pl.{self.name}() can only be used inside a @pl.function body "
+                        "(function bodies are parsed, not executed)")
+
+
+class OpNamespace:
+    """``pl.tensor`` / ``pl.tile``: attribute access looks the op up in the registry."""
+
+    def __init__(self, ns: str) -> None:
+        self._ns = ns
+
+    def __getattr__(self, name: str) -> OpStub:
+        from pypto.ir.ops.registry import has_op
+
+        if name.startswith("__") or not has_op(f"{self._ns}.{name}"):
+            raise AttributeError(f"pl.{self._ns} has no op '{name}'")
+        return OpStub(f"{self._ns}.{name}", convenience=self._ns == "tile" and name in _TILE_CONVENIENT)
+
+    def __dir__(self) -> list[str]:
+        from pypto.ir.ops.registry import all_ops
+
+        return sorted(o.short for o in all_ops().values() if o.namespace == self._ns)
+
+    def __repr__(self) -> str:
+        return f"pl.{self._ns}"
+
+
+tensor = OpNamespace("tensor")
+tile = OpNamespace("tile")
+
+# pl.tile.X called with the DSL's short form (e.g. 3-arg load) is normalised like pl.X
+_TILE_CONVENIENT = frozenset({"load"})
+
+PROMOTED: dict[str, str] = {
+    "load": "tile.load", "store": "tile.store", "move": "tile.move", "create_tile": "tile.create",
+    "matmul_bias": "tile.matmul_bias", "alloc": "tile.alloc", "create_tensor": "tensor.create",
+    "dim": "tensor.dim",
+}
+
+UNIFIED_EXTRA = ("cast", "matmul", "matmul_acc", "slice", "assemble", "concat", "read", "write",
+                 "reshape", "transpose", "fillpad", "expands", "full")
+
+
+def unified_names() -> tuple[str, ...]:
+    """Every unified dispatcher name (op families shared by both namespaces)."""
+    from pypto.ir.ops import common
+
+    fams = (common.BINARY, common.SCALAR, common.UNARY, common.ROW_REDUCE, common.COL_REDUCE,
+            common.ROW_EXPAND, common.COL_EXPAND, UNIFIED_EXTRA)
+    return tuple(n for fam in fams for n in fam) + ("max", "min")
+
+
+def top_level(name: str) -> OpStub | UnifiedStub | None:
+    """The stub behind a top-level ``pl.<name>``, or None."""
+    if name in PROMOTED:
+        return OpStub(PROMOTED[name], convenience=True)
+    if name in unified_names():
+        return UnifiedStub(name)
+    return None

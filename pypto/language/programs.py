@@ -1,0 +1,100 @@
+"""Program-level parsing shared by the decorators and the text parser: ``@pl.function(...)``
+decorator options, ``@pl.program`` classes (signatures first, then bodies, so ``self.f(...)``
+calls see every callee), and standalone functions.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from pypto.errors import ParserTypeError, UnsupportedFeatureError
+from pypto.ir.enums import FunctionType, Level, Role
+from pypto.ir.function import Function, Program
+from pypto.language.expr_parser import ExprParser, ProgramCtx
+from pypto.language.parser import FuncOptions, FunctionParser
+from pypto.language.bindings import Scope
+from pypto.language.source import Source
+
+_OPTION_TYPES: dict[str, tuple[str, Any]] = {
+    "type": ("func_type", FunctionType), "level": ("level", Level), "role": ("role", Role),
+    "auto_scope": ("auto_scope", bool), "strict_ssa": ("strict_ssa", bool), "attrs": ("attrs", dict),
+    "external_source": ("external_source", str),
+}
+
+
+def options_from_kwargs(kwargs: dict[str, Any], span: Any = None, base: FuncOptions | None = None) -> FuncOptions:
+    """FuncOptions from ``@pl.function`` keyword values (checked)."""
+    out: dict[str, Any] = {}
+    for key, value in kwargs.items():
+        spec = _OPTION_TYPES.get(key)
+        if spec is None:
+            raise ParserTypeError(f"@pl.function() got an unexpected keyword argument '{key}'", span,
+                                  hint="accepted: " + ", ".join(_OPTION_TYPES))
+        field_name, want = spec
+        if value is None and key in ("level", "role", "attrs", "external_source"):
+            continue
+        if not isinstance(value, want):
+            raise ParserTypeError(f"@pl.function({key}=...) expects {want.__name__}, got {value!r}", span)
+        out[field_name] = value
+    base = base or FuncOptions()
+    from dataclasses import replace
+
+    return replace(base, **out)
+
+
+def decorator_options(fdef: ast.FunctionDef, source: Source, env: dict[str, Any]) -> FuncOptions | None:
+    """The options of the ``@pl.function`` decorator of ``fdef``, or None when it has none."""
+    from pypto.language import decorators
+
+    ev = ExprParser(source, env, Scope())
+    for dec in fdef.decorator_list:
+        node = dec.func if isinstance(dec, ast.Call) else dec
+        if ev.eval(node) is not decorators.function:
+            continue
+        if not isinstance(dec, ast.Call):
+            return FuncOptions()
+        args, kwargs = ev.call_args(dec)
+        if args:
+            raise ParserTypeError("@pl.function takes keyword arguments only", source.span(dec))
+        return options_from_kwargs(kwargs, source.span(dec))
+    return None
+
+
+def parse_class(cdef: ast.ClassDef, source: Source, env: dict[str, Any], strict_ssa: bool = False,
+                text_mode: bool = False) -> Program:
+    """A ``@pl.program`` class -> Program (functions in callee-before-caller order)."""
+    ctx = ProgramCtx()
+    work: list[tuple[ast.FunctionDef, FuncOptions, FunctionParser, tuple]] = []
+    for node in cdef.body:
+        if isinstance(node, ast.Pass) or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):
+            continue
+        if not isinstance(node, ast.FunctionDef):
+            raise UnsupportedFeatureError(f"only @pl.function methods may appear in a @pl.program class, "
+                                          f"not {type(node).__name__}", source.span(node))
+        opts = decorator_options(node, source, env)
+        if opts is None:
+            raise ParserTypeError(f"method '{node.name}' of @pl.program '{cdef.name}' needs a @pl.function decorator",
+                                  source.span(node))
+        if strict_ssa and not opts.strict_ssa:
+            from dataclasses import replace
+
+            opts = replace(opts, strict_ssa=True)
+        parser = FunctionParser(source, env, ctx, text_mode)
+        sig = parser.signature(node, opts)
+        if node.name in ctx.returns:
+            raise ParserTypeError(f"function '{node.name}' defined twice", source.span(node))
+        ctx.returns[node.name] = sig[2]
+        ctx.arity[node.name] = len(sig[0])
+        work.append((node, opts, parser, sig))
+    funcs = [parser.parse(node, opts, sig) for node, opts, parser, sig in work]
+    funcs += [f for name, f in ctx.externals.items() if all(g.name != name for g in funcs)]
+    from pypto.ir.printer import callee_first
+
+    return Program(cdef.name, tuple(callee_first(funcs)), span=source.span(cdef))
+
+
+def parse_function(fdef: ast.FunctionDef, source: Source, env: dict[str, Any], opts: FuncOptions,
+                   text_mode: bool = False) -> Function:
+    """A standalone ``@pl.function`` -> Function."""
+    return FunctionParser(source, env, None, text_mode).parse(fdef, opts)
