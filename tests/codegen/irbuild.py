@@ -144,8 +144,8 @@ def softmax_program(n: int = 64) -> Program:
     return Program("_jit_tile_softmax", (k, _single_orch("tile_softmax", k, [(n, n)] * 2, [IN, OUT])))
 
 
-def _matmul_kernel(name: str, k_split: int = 1) -> Function:
-    a, bt, c = (tensor(n, (64, 64), ddr=i) for i, n in enumerate(("a__ssa_v0", "b__ssa_v0", "output__ssa_v0")))
+def _matmul_kernel(name: str, k_split: int = 1, out: str = "output") -> Function:
+    a, bt, c = (tensor(n, (64, 64), ddr=i) for i, n in enumerate(("a__ssa_v0", "b__ssa_v0", f"{out}__ssa_v0")))
     b = Body()
     kk = 64 // k_split
     m3, m4 = b.alloc(MemorySpace.Mat, 64 * kk * 4), b.alloc(MemorySpace.Mat, 64 * kk * 4)
@@ -164,7 +164,7 @@ def _matmul_kernel(name: str, k_split: int = 1) -> Function:
 
 
 def matmul_program(k_split: int = 1) -> Program:
-    k = _matmul_kernel("matmul_64_incore_0" if k_split == 1 else "matmul_acc_64_incore_0", k_split)
+    k = _matmul_kernel("matmul_64_incore_0" if k_split == 1 else "matmul_acc_64_incore_0", k_split, "c")
     name = "matmul_64" if k_split == 1 else "matmul_acc_64"
     return Program(f"_jit_{name}", (k, _single_orch(name, k, [(64, 64)] * 3, [IN, IN, OUT])))
 
