@@ -5,16 +5,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 
-from pypto.ir.dtypes import DataType
-from pypto.ir.expr import Call, ConstInt, Var
+from pypto.ir.expr import Call, Var
 from pypto.ir.function import Function
 from pypto.ir.stmt import AssignStmt, Stmt, flatten, seq
 from pypto.ir.types import MemRef, ShapedType, TensorType, TileType, Type
 from pypto.passes._util import defined_vars
 
 
-def offset0() -> ConstInt:
-    return ConstInt(0, DataType.INT64)
+def offset0() -> int:
+    """Static offsets are plain ints (printed ``pl.const(0, pl.INT64)``)."""
+    return 0
 
 
 def with_memref(t: Type, mr: MemRef) -> Type:

@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pypto.errors import UserError
-from pypto.ir.dtypes import DataType
 from pypto.ir.enums import MemorySpace
-from pypto.ir.expr import ConstInt, Var
+from pypto.ir.expr import Var
 from pypto.ir.function import Function, Program
 from pypto.ir.options import BackendType
 from pypto.ir.properties import IRProperty
@@ -65,8 +64,8 @@ class AllocateMemoryAddr(Pass):
             mr = memref_of(v)
             if mr is not None and isinstance(mr.base, Var) and id(mr.base) in offsets:
                 off = offsets[id(mr.base)]
-                if not (isinstance(mr.offset, ConstInt) and mr.offset.value == off):
-                    types[v] = with_memref(v.var_type, MemRef(mr.base, ConstInt(off, DataType.INT64), mr.size))
+                if mr.offset != off:
+                    types[v] = with_memref(v.var_type, MemRef(mr.base, off, mr.size))
         return retype(func, types)
 
     def _check(self, func: Function, used: dict[MemorySpace, int]) -> None:

@@ -21,10 +21,10 @@ PARAM_TO_ARG: dict[ParamDirection, ArgDirection] = {
 }
 
 
-def directions(call: Call, callee: Function) -> list[ArgDirection]:
+def directions(call: Call, callee: Function) -> tuple[ArgDirection, ...]:
     """Scalar args -> scalar; tensors follow the callee's parameter direction."""
-    return [ArgDirection.Scalar if isinstance(a.type, ScalarType) else PARAM_TO_ARG[d]
-            for a, d in zip(call.args, callee.param_directions, strict=True)]
+    return tuple(ArgDirection.Scalar if isinstance(a.type, ScalarType) else PARAM_TO_ARG[d]
+                 for a, d in zip(call.args, callee.param_directions, strict=True))
 
 
 class _Stamp(IRMutator):

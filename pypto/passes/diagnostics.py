@@ -11,7 +11,7 @@ from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import Call, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.options import BackendType, DiagnosticCheck, DiagnosticPhase
-from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, WhileStmt
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, WhileStmt
 from pypto.ir.types import ShapedType, TileType
 from pypto.passes._util import calls_in, iter_stmts, used_vars
 from pypto.passes.context import PassContext
@@ -26,6 +26,8 @@ def _uses(func: Function) -> set[Var]:
     for s in iter_stmts(func.body):
         if isinstance(s, AssignStmt):
             found.update(used_vars(s.value))
+        elif isinstance(s, (SeqStmts, ScopeStmt)):
+            continue
         elif not isinstance(s, (ForStmt, IfStmt, WhileStmt)):
             found.update(used_vars(s))
         else:

@@ -21,7 +21,7 @@ def placements(func):
         if isinstance(s, AssignStmt) and getattr(s.var.var_type, "memref", None) is not None:
             mr = s.var.var_type.memref
             base = mr.base if isinstance(mr.base, str) else mr.base.name
-            out[s.var.name] = (base, mr.offset.value)
+            out[s.var.name] = (base, mr.offset)
     return out
 
 

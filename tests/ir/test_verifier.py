@@ -1,0 +1,107 @@
+"""The IR verifier: each checked property reports violations with rule, code and span."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "passes"))
+from kernels import IN, add_program, orch, tensor  # noqa: E402
+
+from pypto.errors import VerificationError  # noqa: E402
+from pypto.ir import (  # noqa: E402
+    AssignStmt,
+    BreakStmt,
+    DataType,
+    FunctionType,
+    Program,
+    SeqStmts,
+    Span,
+    TensorType,
+    Var,
+)
+from pypto.ir.ops.registry import make_call  # noqa: E402
+from pypto.ir.properties import STRUCTURAL, VERIFIED, IRProperty  # noqa: E402
+from pypto.ir.verifier import CHECKERS, verify, verify_or_raise  # noqa: E402
+from pypto.passes.context import PassContext  # noqa: E402
+from pypto.passes.manager import run_pipeline  # noqa: E402
+
+
+def test_every_verified_property_has_a_checker():
+    assert VERIFIED <= set(CHECKERS)
+    assert len(IRProperty) == 41
+
+
+def test_lowered_program_satisfies_all_verified_properties():
+    prog = run_pipeline(add_program(), ctx=PassContext()).program
+    assert verify(prog, VERIFIED) == []
+
+
+def test_input_program_is_structurally_valid():
+    assert verify(add_program(), STRUCTURAL) == []
+
+
+def test_multiple_assignment_is_ssa_error_code_1():
+    a = tensor("a", 4, 4)
+    x = Var("x", a.var_type)
+    span = Span("k.py", 3, 5)
+    prog = Program("p", (orch("f", [a], [IN], [AssignStmt(x, a), AssignStmt(x, a, span=span)], x),))
+    [d] = verify(prog, {IRProperty.SSAForm})
+    assert (d.rule, d.code, d.span) == ("SSAForm", 1, span)
+    with pytest.raises(VerificationError, match=r"\[SSAForm #1\] variable 'x' is assigned more than once") as ei:
+        verify_or_raise(prog, {IRProperty.SSAForm})
+    assert ei.value.diagnostics[0].code == 1
+
+
+def test_use_before_def_code_401():
+    a = tensor("a", 4, 4)
+    ghost = Var("ghost", a.var_type)
+    x = Var("x", a.var_type)
+    prog = Program("p", (orch("f", [a], [IN], [AssignStmt(x, make_call("tensor.add", [a, ghost]))], x),))
+    [d] = verify(prog, {IRProperty.UseAfterDef})
+    assert d.code == 401 and "ghost" in d.message
+
+
+def test_type_mismatch_code_101():
+    a = tensor("a", 4, 4)
+    x = Var("x", TensorType((4, 4), DataType.FP16))
+    prog = Program("p", (orch("f", [a], [IN], [AssignStmt(x, a)], x),))
+    [d] = verify(prog, {IRProperty.TypeChecked})
+    assert d.code == 101
+
+
+def test_break_outside_loop():
+    a = tensor("a", 4, 4)
+    prog = Program("p", (orch("f", [a], [IN], [BreakStmt()], a),))
+    [d] = verify(prog, {IRProperty.BreakContinueValid})
+    assert "outside a loop" in d.message
+
+
+def test_nested_block_is_redundant():
+    a = tensor("a", 4, 4)
+    x = Var("x", a.var_type)
+    prog = Program("p", (orch("f", [a], [IN], [SeqStmts((AssignStmt(x, a),))], x),))
+    assert [d.rule for d in verify(prog, {IRProperty.NoRedundantBlocks})] == ["NoRedundantBlocks"]
+
+
+def test_missing_call_directions_and_runtime_scopes():
+    prog = run_pipeline(add_program(), ctx=PassContext()).program
+    from pypto.passes import get_pass
+
+    assert get_pass("DeriveCallDirections")().run(prog) is prog
+    raw = add_program()
+    from pypto.passes.pipelines import DEFAULT
+
+    for name in DEFAULT[:37]:
+        raw = get_pass(name)().run(raw)
+    rules = {d.rule for d in verify(raw, {IRProperty.CallDirectionsResolved, IRProperty.RuntimeScopesMaterialized})}
+    assert rules == {"CallDirectionsResolved", "RuntimeScopesMaterialized"}
+
+
+def test_incore_left_over_breaks_mixed_kernel_expanded():
+    prog = run_pipeline(add_program(), ctx=PassContext()).program
+    kernel = prog.functions[0].with_(func_type=FunctionType.InCore)
+    bad = prog.with_functions([kernel, prog.functions[1]])
+    assert [d.code for d in verify(bad, {IRProperty.MixedKernelExpanded})] == [601]

@@ -1,0 +1,38 @@
+"""Our pipeline on each upstream 00_frontend program vs the upstream dumps (needs pl.parse)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pypto.ir.structural import structural_diff
+from pypto.passes import get_pass
+from pypto.passes.context import PassContext
+from pypto.passes.pipelines import DEFAULT
+
+REF = Path(__file__).parent / "reference"
+KERNELS = sorted(p.name for p in REF.iterdir())
+CHECKED = sorted({int(p.name[:2]) for p in REF.glob("*/*.py.txt")} - {0})
+
+
+def _parse():
+    pl = pytest.importorskip("pypto.language")
+    if not hasattr(pl, "parse"):
+        pytest.skip("pypto.language.parse is not available yet")
+    return pl.parse
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_pipeline_matches_reference_dumps(kernel):
+    parse = _parse()
+    program = parse((REF / kernel / "00_frontend.py.txt").read_text())
+    expected = {n: REF / kernel for n in CHECKED}
+    with PassContext():
+        for index, name in enumerate(DEFAULT, start=1):
+            program = get_pass(name)().run(program)
+            if index in expected:
+                path = next(expected[index].glob(f"{index:02d}_after_*.py.txt"))
+                want = parse(path.read_text())
+                diff = structural_diff(program, want)
+                assert diff is None, f"{kernel}: after {name} ({path.name}): {diff}"
