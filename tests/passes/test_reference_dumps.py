@@ -36,3 +36,16 @@ def test_pipeline_matches_reference_dumps(kernel):
                 want = parse(path.read_text())
                 diff = structural_diff(program, want)
                 assert diff is None, f"{kernel}: after {name} ({path.name}): {diff}"
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_roundtrip_verification_with_dumps(kernel, tmp_path):
+    parse = _parse()
+    from pypto.ir import PassDumpLevel, VerificationLevel
+    from pypto.passes.manager import run_pipeline
+
+    program = parse((REF / kernel / "00_frontend.py.txt").read_text())
+    ctx = PassContext(verification_level=VerificationLevel.ROUNDTRIP)
+    result = run_pipeline(program, ctx=ctx, dump_level=PassDumpLevel.CONCISE, dump_dir=tmp_path)
+    assert len(list(tmp_path.glob("*_after_*.py"))) == 49
+    assert not [d for d in result.diagnostics if d.severity.value == "warning"]
