@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pypto.errors import ParserTypeError
+from pypto.errors import ParserTypeError, UserError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import MemorySpace, TensorLayout
 from pypto.ir.expr import ConstBool, ConstFloat, ConstInt, Expr, MakeTuple
@@ -111,10 +111,17 @@ def call_op(op: str, args: list[Any], kwargs: dict[str, Any], span: Span, conven
     conv = to_expr or (lambda v, i: default_conv(v, i, span))
     exprs = [conv(a, i) for i, a in enumerate(args)]
     kwargs = {k: _kw_value(v) for k, v in kwargs.items()}
-    return make_call(op, exprs, kwargs, span)
+    try:
+        return make_call(op, exprs, kwargs, span)
+    except ParserTypeError:
+        raise
+    except UserError as exc:
+        raise ParserTypeError(exc.message, span, exc.hint) from None
 
 
 def _kw_value(v: Any) -> Any:
+    if isinstance(v, list):
+        return tuple(_kw_value(x) for x in v)
     var = getattr(v, "var", None)
     if isinstance(var, Expr) and type(v).__name__ == "DynVar":
         return var
