@@ -112,7 +112,7 @@ def compile_so(argv: list[str], out: Path, what: str) -> Path:
     if proc.returncode != 0:
         os.unlink(tmp)
         repro = shlex.join([*argv, "-o", os.fspath(out)])
-        raise ToolchainError(f"g++ failed to build {what}", stderr=proc.stderr, repro=repro)
+        raise ToolchainError(f"compilation failed: g++ could not build {what}", stderr=proc.stderr, repro=repro)
     os.replace(tmp, out)
     return out
 
