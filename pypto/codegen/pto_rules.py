@@ -11,14 +11,13 @@ alternative.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
-
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from pypto.codegen.pto_types import TOOLCHAIN, tile_view_type
 from pypto.ir.enums import MemorySpace
-from pypto.ir.types import TileType
 from pypto.ir.expr import Call, ConstFloat, ConstInt, Expr, MakeTuple, Var, as_int
+from pypto.ir.types import TileType
 
 if TYPE_CHECKING:
     from pypto.codegen.pto_mlir import GmView, KernelCodegen, Tile

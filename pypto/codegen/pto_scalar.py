@@ -11,7 +11,18 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pypto.codegen.pto_types import TOOLCHAIN, float_literal
-from pypto.ir.expr import COMPARISONS, BinaryExpr, BinOp, ConstBool, ConstFloat, ConstInt, Expr, UnaryExpr, UnOp, Var
+from pypto.ir.expr import (
+    COMPARISONS,
+    BinaryExpr,
+    BinOp,
+    ConstBool,
+    ConstFloat,
+    ConstInt,
+    Expr,
+    UnaryExpr,
+    UnOp,
+    Var,
+)
 
 if TYPE_CHECKING:
     from pypto.errors import UserError

@@ -56,7 +56,7 @@ class Body:
 
 def kernel(name: str, params: list[Var], dirs: list[ParamDirection], body: Stmt,
            ftype: FunctionType = FunctionType.AIV) -> Function:
-    rets = tuple(p.type for p, d in zip(params, dirs) if d is ParamDirection.Out)
+    rets = tuple(p.type for p, d in zip(params, dirs, strict=False) if d is ParamDirection.Out)
     return Function(name, tuple(params), tuple(dirs), rets, body, ftype, span=SPAN)
 
 
@@ -66,7 +66,7 @@ def call_kernel(f: Function, args: list[Expr], adirs: list[ArgDirection], result
 
 def orchestration(name: str, params: list[Var], dirs: list[ParamDirection], stmts: list[Stmt],
                   manual: bool = False) -> Function:
-    rets = tuple(p.type for p, d in zip(params, dirs) if d is ParamDirection.Out)
+    rets = tuple(p.type for p, d in zip(params, dirs, strict=False) if d is ParamDirection.Out)
     body = RuntimeScopeStmt(seq(stmts), manual=manual)
     return Function(name, tuple(params), tuple(dirs), rets, body, FunctionType.Orchestration, span=SPAN)
 
@@ -99,8 +99,8 @@ AIN, AOUT = ArgDirection.Input, ArgDirection.OutputExisting
 
 
 def _single_orch(name: str, k: Function, shapes: list, dirs: list[ParamDirection]) -> Function:
-    params = [tensor(f"{p.name}", s, ddr=i) for i, (p, s) in enumerate(zip(k.params, shapes))]
-    outs = [p for p, d in zip(params, dirs) if d is OUT]
+    params = [tensor(f"{p.name}", s, ddr=i) for i, (p, s) in enumerate(zip(k.params, shapes, strict=False))]
+    outs = [p for p, d in zip(params, dirs, strict=False) if d is OUT]
     res = Var(f"{outs[0].name.split('__')[0]}__ssa_v1", outs[0].type)
     adirs = [AOUT if d is OUT else AIN for d in dirs]
     c = call_kernel(k, params, adirs, outs[0].type)
