@@ -346,22 +346,25 @@ def _dynamic_vars(funcs: list[Function]) -> list[Var]:
     return sorted(found.values(), key=lambda v: v.name)
 
 
-def callee_first(funcs: list[Function] | tuple[Function, ...]) -> list[Function]:
-    """Functions ordered callees before callers, ties broken by name (the printed order)."""
+def _callees(f: Function, names: dict[str, Function]) -> set[str]:
     from pypto.ir.visitor import IRVisitor
 
-    by_name = {f.name: f for f in funcs}
-    deps: dict[str, set[str]] = {}
-    for f in funcs:
-        calls: set[str] = set()
+    calls: set[str] = set()
 
-        class _Calls(IRVisitor):
-            def visit_Call(self, c: Call) -> None:  # noqa: N802
-                if isinstance(c.op, GlobalVar) and c.op.name in by_name and c.op.name != f.name:
-                    calls.add(c.op.name)
-                self.generic_visit(c)
-        _Calls().visit(f.body)
-        deps[f.name] = calls
+    class _Calls(IRVisitor):
+        def visit_Call(self, c: Call) -> None:  # noqa: N802
+            if isinstance(c.op, GlobalVar) and c.op.name in names and c.op.name != f.name:
+                calls.add(c.op.name)
+            self.generic_visit(c)
+
+    _Calls().visit(f.body)
+    return calls
+
+
+def callee_first(funcs: list[Function] | tuple[Function, ...]) -> list[Function]:
+    """Functions ordered callees before callers, ties broken by name (the printed order)."""
+    by_name = {f.name: f for f in funcs}
+    deps = {f.name: _callees(f, by_name) for f in funcs}
     out: list[Function] = []
     done: set[str] = set()
     while len(out) < len(funcs):

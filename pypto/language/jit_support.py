@@ -20,7 +20,6 @@ def parse_jit_function(text: str, *, filename: str, line_offset: int = 0, col_of
     holds the names the body may use (module globals, closure values, specialized scalars).
     """
     import pypto.language as pl
-
     from pypto.language.programs import decorator_options
 
     source = Source(filename, text, line_offset, col_offset)

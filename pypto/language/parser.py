@@ -26,8 +26,8 @@ from pypto.ir.stmt import AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ReturnS
 from pypto.ir.types import ScalarType, ShapedType, TensorType, TileType, TupleType, Type, UnknownType
 from pypto.language import dsl
 from pypto.language.annotations import AnnotationResolver
-from pypto.language.expr_parser import ExprParser, ProgramCtx
 from pypto.language.bindings import Scope
+from pypto.language.expr_parser import ExprParser, ProgramCtx
 from pypto.language.source import Source
 from pypto.language.subscript import assemble, write_offsets
 

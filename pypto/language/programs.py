@@ -11,9 +11,9 @@ from typing import Any
 from pypto.errors import ParserTypeError, UnsupportedFeatureError
 from pypto.ir.enums import FunctionType, Level, Role
 from pypto.ir.function import Function, Program
+from pypto.language.bindings import Scope
 from pypto.language.expr_parser import ExprParser, ProgramCtx
 from pypto.language.parser import FuncOptions, FunctionParser
-from pypto.language.bindings import Scope
 from pypto.language.source import Source
 
 _OPTION_TYPES: dict[str, tuple[str, Any]] = {

@@ -8,9 +8,9 @@ from typing import Any
 
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.function import Function, Program
+from pypto.language.bindings import Scope
 from pypto.language.expr_parser import ExprParser
 from pypto.language.parser import FuncOptions
-from pypto.language.bindings import Scope
 from pypto.language.source import Source
 
 
@@ -45,7 +45,6 @@ def _is_decorated(node: ast.AST, name: str) -> bool:
 def parse(code: str, filename: str = "<string>", env: dict[str, Any] | None = None) -> Program | Function:
     """Parse DSL text holding exactly one ``@pl.program`` class or one ``@pl.function``."""
     import pypto.language as pl
-
     from pypto.language.programs import decorator_options, parse_class, parse_function
 
     source = Source(filename, code, embed_text=True)

@@ -90,7 +90,7 @@ def test_failure_report_and_repro(tmp_path):
     msg = str(ei.value)
     assert "1 function(s) failed to compile:" in msg and "add_incore_0" in msg
     assert "expected" in ei.value.stderr
-    assert ei.value.repro.startswith(str(exe)) and "ptoas/add_incore_0.pto" in ei.value.repro
+    assert ei.value.repro.startswith(f"cd <artifact dir> && {exe}") and "ptoas/add_incore_0.pto" in ei.value.repro
     report = (tmp_path / "report" / "codegen_errors.txt").read_text()
     assert report.startswith("1 function(s) failed to compile:") and "Repro command:" in report
     assert not (tmp_path / "kernel_config.py").exists()
@@ -137,3 +137,12 @@ def test_no_machine_paths_in_generated_files(tmp_path):
     files = assemble(_gen(B.add_program()), tmp_path, skip_ptoas=True)
     home = os.path.expanduser("~")
     assert not any(home in t or str(tmp_path) in t for t in files.values())
+
+
+def test_normalize_ptoas_cpp_renumbers_address_names():
+    from pypto.backend.ptoas_stage import normalize_ptoas_cpp
+
+    a = "using GTShape_692729600 = S;\nGT_692729600 v = GT_692729600(GTShape_692729600());\nGT_11 w;"
+    b = "using GTShape_5 = S;\nGT_5 v = GT_5(GTShape_5());\nGT_77 w;"
+    assert normalize_ptoas_cpp(a) == normalize_ptoas_cpp(b)
+    assert "GT_0 v" in normalize_ptoas_cpp(a) and "GT_1 w" in normalize_ptoas_cpp(a)

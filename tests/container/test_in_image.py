@@ -51,6 +51,7 @@ def _ref(image: Any) -> str:
 
 def _spec(settings: Settings, image: Any, src: Path, out: Path, entry: tuple[str, ...], argv: list[str],
           user: str | None = None) -> launcher.RunSpec:
+    out.mkdir(parents=True, exist_ok=True)
     spec = launcher.plan_run(argv, settings=settings, source_dir=src, output_dir=out, image=_ref(image))
     return replace(spec, entrypoint=entry, user=user or spec.user)
 
@@ -74,7 +75,7 @@ def test_version_and_exit_code(engine: Any, sim_image: Any, settings: Settings, 
 def test_sandbox(engine: Any, sim_image: Any, settings: Settings, workdirs: tuple[Path, Path],
                  capfd: pytest.CaptureFixture[str], user: str | None) -> None:
     src, out = workdirs
-    out.mkdir()
+    out.mkdir()  # pre-created like the launcher does, owned by the user the container runs as
     uid = int(user.split(":")[0]) if user else os.getuid()
     os.chown(out, uid, uid if user else os.getgid())
     spec = _spec(settings, sim_image, src, out, ("python", "-c"), [PROBE], user)
@@ -133,7 +134,7 @@ def test_compile_in_image_matches_host(engine: Any, sim_image: Any, tmp_path: Pa
     src = tmp_path / "src"
     kernel = _example_tree(src)
     target = f"{kernel.relative_to(src)}::add"
-    cli = [sys.executable, "-m", "pypto.cli.main"]
+    cli = [sys.executable, "-c", "import sys; from pypto.cli.main import main; sys.exit(main())"]
     env = {**os.environ, "PYPTO_CONTAINER_IMAGE": _ref(sim_image), "PYPTO_PLATFORM": "a2a3sim"}
     host = subprocess.run([*cli, "compile", target, *SHAPES, "-o", str(tmp_path / "host")], cwd=src, env=env,
                           capture_output=True, text=True)
