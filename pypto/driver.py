@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pypto.compiled import META_FILE, CompiledProgram, ParamInfo
-from pypto.errors import PartialCodegenError
+from pypto.errors import PartialCodegenError, ToolchainError
 from pypto.ir.enums import ParamDirection
 from pypto.ir.function import Program
 from pypto.ir.options import (
@@ -273,12 +273,21 @@ def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions
         opts.stages.append({"name": "ptoas", "seconds": time.perf_counter() - t1, "children": []})
         del files
         _commit(staging, out, compiled)
-    except PartialCodegenError:
-        _commit(staging, out, None)
-        raise
+    except ToolchainError as exc:
+        _commit(staging, out, None)  # keep .pto files and logs so the repro command works
+        raise _relocated(exc, out) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return compiled
+
+
+def _relocated(exc: ToolchainError, out: Path) -> ToolchainError:
+    """The same error with ``<artifact dir>`` in its repro command replaced by the real directory."""
+    repro = exc.repro.replace("<artifact dir>", str(out.resolve()))
+    message = exc.message
+    if isinstance(exc, PartialCodegenError):
+        return PartialCodegenError(message, files=exc.files, stderr=exc.stderr, repro=repro, hint=exc.hint)
+    return ToolchainError(message, stderr=exc.stderr, repro=repro, hint=exc.hint)
 
 
 def _ptoas(opts: CompileOptions) -> Path:

@@ -76,6 +76,7 @@ class ToolchainError(PyptoError, RuntimeError):
     """An external tool is missing or failed; carries its stderr and a repro command."""
 
     def __init__(self, message: str, *, stderr: str = "", repro: str = "", hint: str = "") -> None:
+        self.message = message
         self.stderr = stderr
         self.repro = repro
         self.hint = hint

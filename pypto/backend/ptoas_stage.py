@@ -33,6 +33,23 @@ class PtoasResult:
     seconds: float
 
 
+_ADDR_NAME = re.compile(r"\b(GTShape|GTStride|GT)_(\d+)\b")
+
+
+def normalize_ptoas_cpp(text: str) -> str:
+    """Renumber ptoas' pointer-derived type alias names (``GT_692729600``) by first appearance.
+
+    ptoas 0.1.1 names GlobalTensor aliases after heap addresses, so two runs on the same input
+    differ; renumbering makes the C++ (and every cache key and artifact built from it) reproducible.
+    """
+    ids: dict[str, int] = {}
+
+    def sub(m: re.Match[str]) -> str:
+        n = ids.setdefault(m.group(2), len(ids))
+        return f"{m.group(1)}_{n}"
+    return _ADDR_NAME.sub(sub, text)
+
+
 def ptoas_argv(ptoas: Path, pto: Path, cpp: Path, *, insert_sync: bool = True) -> list[str]:
     """The ptoas 0.1.1 command line (it has no --pto-level / --pto-arch flags)."""
     argv = [str(ptoas), str(pto), "-o", str(cpp)]
@@ -48,21 +65,26 @@ def _summary(stdout: str, stderr: str, rc: int | None) -> str:
 
 
 def run_ptoas(ptoas: Path, out_dir: Path, unit: str, *, timeout: float, insert_sync: bool = True) -> PtoasResult:
-    """Run ptoas on ``ptoas/<unit>.pto`` (already written) producing ``ptoas/<unit>.cpp``."""
-    pto, cpp = out_dir / "ptoas" / f"{unit}.pto", out_dir / "ptoas" / f"{unit}.cpp"
+    """Run ptoas on ``ptoas/<unit>.pto`` (already written) producing ``ptoas/<unit>.cpp``.
+
+    It runs in ``out_dir`` with relative paths, so the log and the repro command name no staging path.
+    """
+    pto, cpp = Path("ptoas") / f"{unit}.pto", Path("ptoas") / f"{unit}.cpp"
     argv = ptoas_argv(ptoas, pto, cpp, insert_sync=insert_sync)
-    repro = shlex.join(argv)
+    repro = f"cd <artifact dir> && {shlex.join(argv)}"
     start = time.perf_counter()
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False, cwd=out_dir)
     except subprocess.TimeoutExpired as exc:
         out = _text(exc.stdout) + _text(exc.stderr)
         return PtoasResult(unit, False, out, f"ptoas timed out after {timeout:g}s", repro,
                            time.perf_counter() - start)
     except OSError as exc:
         return PtoasResult(unit, False, "", f"cannot run ptoas: {exc}", repro, time.perf_counter() - start)
-    log = f"$ {repro}\n# exit status {proc.returncode}\n# --- stdout ---\n{proc.stdout}# --- stderr ---\n{proc.stderr}"
-    ok = proc.returncode == 0 and cpp.is_file()
+    log = f"$ {shlex.join(['ptoas', *argv[1:]])}\n# exit status {proc.returncode}\n# --- stdout ---\n{proc.stdout}# --- stderr ---\n{proc.stderr}"
+    ok = proc.returncode == 0 and (out_dir / cpp).is_file()
+    if ok:
+        (out_dir / cpp).write_text(normalize_ptoas_cpp((out_dir / cpp).read_text()))
     err = "" if ok else _summary(proc.stdout, proc.stderr, proc.returncode)
     return PtoasResult(unit, ok, log, err, repro, time.perf_counter() - start)
 

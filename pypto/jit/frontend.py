@@ -15,17 +15,12 @@ from pypto.jit.meta import TensorMeta
 def parse_jit_function(text: str, *, filename: str, line_offset: int, col_offset: int,
                        env: dict[str, Any]) -> tuple[Function, list[Function]]:
     """Parse one specialized ``@pl.function`` text; returns it and the functions it calls."""
+    from pypto.language import jit_support
     from pypto.language.expr_parser import ProgramCtx
-    from pypto.language.parser import FunctionParser
-    from pypto.language.program import decorator_options
-    from pypto.language.source import Source
 
-    source = Source(filename, text, line_offset, col_offset)
-    fdef = source.parse().body[0]
-    assert isinstance(fdef, ast.FunctionDef)
-    opts = decorator_options(fdef, source, env)
     ctx = ProgramCtx()
-    func = FunctionParser(source, env, ctx, False).parse(fdef, opts)
+    func = jit_support.parse_jit_function(text, filename=filename, line_offset=line_offset,
+                                          col_offset=col_offset, env=env, program=ctx)
     return func, list(ctx.externals.values())
 
 
