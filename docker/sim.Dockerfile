@@ -8,9 +8,11 @@ ARG PYTHON_VERSION
 ARG GXX_MIN
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 # Debian packages: versions recorded in /opt/pypto/packages.txt (this layer is cached per base image).
+# SOURCE_DATE_EPOCH makes the postinst byte-compilation write checked-hash .pyc files, which carry
+# no timestamp (so its value does not matter and does not invalidate this layer).
 RUN test -n "${PYTHON_VERSION}" && test -n "${GXX_MIN}" \
  && apt-get update -qq \
- && apt-get install -y -qq -o Dpkg::Use-Pty=0 --no-install-recommends "python${PYTHON_VERSION}" "python${PYTHON_VERSION}-venv" g++ libc6-dev \
+ && SOURCE_DATE_EPOCH=0 apt-get install -y -qq -o Dpkg::Use-Pty=0 --no-install-recommends "python${PYTHON_VERSION}" "python${PYTHON_VERSION}-venv" g++ libc6-dev \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/* /var/cache/ldconfig/aux-cache \
  && gxx_major="$(g++ -dumpversion | cut -d. -f1)" \
  && { [ "${gxx_major}" -ge "${GXX_MIN}" ] || { echo "g++ ${gxx_major} < required ${GXX_MIN}" >&2; exit 1; }; } \
@@ -43,7 +45,9 @@ ENV PATH=/opt/pypto/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/
     PYPTO_TOOLCHAIN=${TOOLCHAIN_VERSION} \
     PYTHONDONTWRITEBYTECODE=1
 COPY smoke/ /opt/pypto/smoke/
-RUN sh /opt/pypto/smoke/smoke.sh && chmod -R a+rX,go-w /opt/pypto
+# Only what the smoke test adds (the prebuilt runtime, written 0600 by mkstemp) is made world-readable:
+# a chmod over all of /opt/pypto would copy every file into this layer again.
+RUN sh /opt/pypto/smoke/smoke.sh && chmod -R a+rX,go-w /opt/pypto/cache/sim
 WORKDIR /src
 ENTRYPOINT ["pypto"]
 CMD ["--help"]

@@ -34,6 +34,7 @@ PIDS_LIMIT = 512
 KILL_TIMEOUT_S = 10
 FORWARDED_SETTINGS = ("platform", "runtime", "toolchain", "verify_level", "warning_level", "log_level",
                       "log_format", "compile_profiling", "emit_pto_loc", "codegen_max_workers", "emit_debug_runner")
+ALWAYS_FORWARDED = ("platform", "runtime", "toolchain")
 ENGINE_EXIT_CODES = {
     125: "the container engine could not run the container",
     126: "the image's entrypoint (pypto) could not be executed",
@@ -173,11 +174,12 @@ def _preference(image: Any) -> tuple[bool, str]:
 
 
 def forwarded_env(settings: Settings) -> dict[str, str]:
-    """Settings the container must share with the host, as ``PYPTO_*`` variables."""
+    """Settings the container must share with the host, as ``PYPTO_*`` variables (defaults left out,
+    except the platform, runtime and toolchain, which always travel)."""
     env = {}
     for name in FORWARDED_SETTINGS:
         value = getattr(settings, name)
-        if value is None:
+        if value is None or (name not in ALWAYS_FORWARDED and settings.source_of(name) == "default"):
             continue
         env[env_var(name)] = str(value).lower() if isinstance(value, bool) else str(value)
     return env

@@ -53,6 +53,8 @@ class BuildOptions:
     installers: Path | None = None
     """``hw`` only: directory with the CANN installers and the simpler archive."""
     rebuild: bool = False
+    no_cache: bool = False
+    """Ignore the engine's layer cache (to check that a rebuild reproduces the image)."""
     wheelhouse: Path = DEFAULT_WHEELHOUSE
     """Host download cache for the image's wheels (git-ignored)."""
     smoke_examples: tuple[Path, ...] | None = None
@@ -363,7 +365,7 @@ def _log(msg: str) -> None:
     print(f"pypto-images: {msg}", file=sys.stderr, flush=True)
 
 
-def run_build(client: Any, plan: BuildPlan) -> str:
+def run_build(client: Any, plan: BuildPlan, no_cache: bool = False) -> str:
     """docker build through the engine API, streaming its output to stderr; return the image id."""
     repro = shlex.join(["docker", "build", "-t", plan.tag, *[x for k, v in plan.buildargs.items()
                                                               for x in ("--build-arg", f"{k}={v}")],
@@ -371,7 +373,7 @@ def run_build(client: Any, plan: BuildPlan) -> str:
     image_id = ""
     for chunk in client.api.build(path=str(plan.context), dockerfile=plan.dockerfile, tag=plan.tag,
                                   buildargs=plan.buildargs, labels=plan.labels, rm=True, forcerm=True,
-                                  decode=True):
+                                  nocache=no_cache, decode=True):
         if "stream" in chunk:
             sys.stderr.write(chunk["stream"])
         if "error" in chunk:
@@ -403,7 +405,7 @@ def build_image(options: BuildOptions | None = None) -> BuiltImage:
     cached = image is not None
     if image is None:
         _log(f"building {plan.tag} from {base_image}")
-        run_build(client, plan)
+        run_build(client, plan, options.no_cache)
         image = client.images.get(plan.tag)
     shutil.rmtree(ctx, ignore_errors=True)
     return BuiltImage(plan.tag, image.id, options.flavor, round(image.attrs["Size"] / 2**20, 1),
@@ -418,6 +420,7 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--base-image", help="base image reference (default: a debootstrap base built here)")
     b.add_argument("--installers", type=Path, help="hw only: directory with the CANN installers and simpler archive")
     b.add_argument("--rebuild", action="store_true", help="build even if the tag exists")
+    b.add_argument("--no-cache", action="store_true", help="with --rebuild: ignore the engine's layer cache")
     b.add_argument("--wheelhouse", type=Path, default=DEFAULT_WHEELHOUSE, help="wheel download cache")
     b.add_argument("--smoke-example", action="append", type=Path, dest="smoke_examples",
                    help="example script the smoke test runs (repeatable; default: the first beginner example)")
