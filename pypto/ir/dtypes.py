@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
-
-import numpy as np
+from typing import Any
 
 
 class DataType(Enum):
@@ -70,8 +69,10 @@ class DataType(Enum):
     def is_signed(self) -> bool:
         return self.is_float or self.name.startswith("INT") or self is DataType.INDEX
 
-    def numpy(self) -> np.dtype:
-        """The numpy dtype, or raise for types numpy cannot hold."""
+    def numpy(self) -> Any:
+        """The numpy dtype, or raise for types numpy cannot hold (numpy is imported on first use)."""
+        import numpy as np
+
         name = _INFO[self][4]
         if name is None:
             raise TypeError(f"dtype {self.value} has no numpy equivalent")
@@ -112,13 +113,15 @@ _INFO: dict[DataType, tuple[int, str, str, str, str | None]] = {
     DataType.TASK_ID: (64, "i64", "task_id", "uint64_t", None),
 }
 
-_FROM_NUMPY = {np.dtype(v[4]): k for k, v in _INFO.items() if v[4] and k is not DataType.INDEX}
+_NUMPY_NAMES = {v[4]: k for k, v in _INFO.items() if v[4] and k is not DataType.INDEX}
 
 
-def from_numpy(dtype: np.dtype) -> DataType:
+def from_numpy(dtype: Any) -> DataType:
     """Map a numpy dtype to a DataType (TypeError for unsupported ones)."""
+    import numpy as np
+
     try:
-        return _FROM_NUMPY[np.dtype(dtype)]
+        return _NUMPY_NAMES[np.dtype(dtype).name]
     except KeyError:
         raise TypeError(f"numpy dtype {dtype} is not supported by pypto") from None
 
