@@ -37,6 +37,7 @@ class JITFunction:
         self.__doc__ = func.__doc__
         self.__wrapped__ = func
         self._cache: dict[tuple, Any] = {}
+        self._deps: dict[tuple, Any] = {}
         self._sig = inspect.signature(func)
 
     def __repr__(self) -> str:
@@ -85,6 +86,19 @@ class JITFunction:
         return parse_jit_function(text, filename=info.filename, line_offset=info.first_line - 1,
                                   col_offset=info.indent, env=env)
 
+    def specialize_dep(self, metas: dict[str, TensorMeta], scalars: dict[str, Any], variant: int = 0) -> Any:
+        """This function as a callee, memoized so equal argument types give one Function object.
+
+        ``variant`` n > 0 names the copy ``<name>_<n>``: a kernel called with different argument
+        types in one program needs a distinct name per specialization.
+        """
+        key = (self._source_hash(), tuple(sorted(metas.items())), tuple(sorted(scalars.items())), variant)
+        hit = self._deps.get(key)
+        if hit is None:
+            func = self.specialize_function(metas, scalars)[0]
+            hit = self._deps[key] = func.with_(name=f"{func.name}_{variant}") if variant else func
+        return hit
+
     def specialize(self, metas: dict[str, TensorMeta], scalars: dict[str, Any]) -> Program:
         """The ``_jit_<name>`` program for these sample shapes/dtypes and scalar values."""
         from pypto.ir.printer import callee_first
@@ -131,7 +145,7 @@ class JITFunction:
 
 
 def _compile_kwargs(cfg: Any) -> dict[str, Any]:
-    kw: dict[str, Any] = {f: getattr(cfg, f) for f in _FORWARDED if hasattr(cfg, f)}
+    kw: dict[str, Any] = {f: getattr(cfg, f) for f in _FORWARDED if getattr(cfg, f, None) is not None}
     kw["profiling"] = bool(getattr(cfg, "compile_profiling", False))
     kw["platform"] = cfg.platform
     if getattr(cfg, "save_kernels_dir", None):

@@ -47,8 +47,13 @@ def _dep_call(parser: Any, target: Any, node: ast.Call, span: Span) -> Any:
         else:
             raise ParserTypeError(f"argument '{pname}' of '{target.__name__}' must be a statically shaped "
                                   f"Tensor or a constant, got {t}", span)
-    func = target.specialize_function(metas, scalars)[0]
-    return parser._external_call(func, node, span)
+    externals = parser.program.externals if parser.program else {}
+    for n in range(len(externals) + 1):
+        func = target.specialize_dep(metas, scalars, n)
+        prev = externals.get(func.name)
+        if prev is None or prev is func:
+            return parser._external_call(func, node, span)
+    raise AssertionError("unreachable: a free function name always exists")
 
 
 def install() -> None:
