@@ -114,7 +114,9 @@ class FileResult:
         return self.compiled.output_dir
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"artifact": str(self.output_dir), "program": self.compiled.output_dir.name}
+        program = getattr(self.compiled, "program", None)
+        out: dict[str, Any] = {"artifact": str(self.output_dir),
+                               "program": program.name if program is not None else self.output_dir.name}
         if self.passed is not None:
             out.update(max_error=self.max_error, passed=self.passed)
         return out

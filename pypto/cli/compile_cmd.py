@@ -139,7 +139,7 @@ def _summary(result: Any, settings: Any, seconds: float, kind: str) -> dict[str,
     artifact = getattr(result, "output_dir", None) or getattr(getattr(result, "compiled", None), "output_dir", None)
     data.setdefault("artifact", str(artifact if artifact is not None else result))
     for key in ("max_error", "passed", "outputs"):
-        if hasattr(result, key):
+        if getattr(result, key, None) is not None:
             data.setdefault(key, getattr(result, key))
     timings = dict(getattr(result, "timings", None) or {})
     timings.setdefault("total_seconds", round(seconds, 6))

@@ -40,7 +40,9 @@ def _ring_values(name: str, value: int | list[int] | tuple[int, ...] | None) -> 
 class RunConfig:
     """Run-time settings; field names and defaults follow upstream pypto's ``RunConfig``.
 
-    ``backend_type`` is derived from ``platform`` (``a5*`` -> Ascend950, else Ascend910B). Any DFX flag
+    ``backend_type`` is derived from ``platform`` (``a5*`` -> Ascend950, else Ascend910B).
+    ``dump_passes=None`` (the default) keeps ``ir.compile``'s default, so a jit ``compile()`` writes
+    ``passes_dump/`` as the compile page describes; ``False`` turns the dumps off. Any DFX flag
     forces ``save_kernels``. ``deadlock_timeout_s`` (ours) bounds how long a simulated run may go without a
     task finishing before it is reported as a deadlock.
     """
@@ -51,7 +53,7 @@ class RunConfig:
     atol: float = 1e-5
     strategy: OptimizationStrategy = OptimizationStrategy.Default
     backend_type: str = "Ascend910B"
-    dump_passes: Any = False
+    dump_passes: Any = None
     save_kernels: bool = False
     save_kernels_dir: str | Path | None = None
     codegen_only: bool = False

@@ -61,7 +61,8 @@ def _compile(program: Any, config: RunConfig) -> Any:
         from pypto.driver import compile as ir_compile
 
         return ir_compile(program, platform=config.platform, output_dir=config.save_kernels_dir,
-                          strategy=config.strategy, dump_passes=config.dump_passes,
+                          strategy=config.strategy,
+                          dump_passes=True if config.dump_passes is None else config.dump_passes,
                           memory_planner=config.memory_planner)
     compile_fn = getattr(program, "compile", None)
     if callable(compile_fn):
