@@ -284,9 +284,11 @@ def _simpler_archive(manifest: Manifest, installers: Path, problems: list[str]) 
     return path
 
 
-def stage_installers(manifest: Manifest, installers: Path | None, ctx: Path) -> None:
-    """Check the user-supplied CANN installers and simpler archive against the manifest; stage them."""
-    _require_checkout()
+def check_installers(manifest: Manifest, installers: Path | None) -> tuple[list[str], Path]:
+    """Check the user-supplied CANN installers and simpler archive against the manifest.
+
+    Returns the SHA256SUMS lines and the simpler archive; raises ToolchainError listing every problem.
+    """
     if installers is None or not installers.is_dir():
         names = ", ".join(n for n, _, _ in _hw_required(manifest))
         raise ToolchainError(
@@ -311,6 +313,15 @@ def stage_installers(manifest: Manifest, installers: Path | None, ctx: Path) -> 
         raise ToolchainError(f"Refusing to build the hw image for toolchain {manifest.version}:\n  - "
                              + "\n  - ".join(problems),
                              hint="supply exactly the installers the manifest pins; nothing is downloaded")
+    assert simpler is not None
+    return sums, simpler
+
+
+def stage_installers(manifest: Manifest, installers: Path | None, ctx: Path) -> None:
+    """Check the installers (see :func:`check_installers`) and stage them with the hw Dockerfile in ``ctx``."""
+    _require_checkout()
+    sums, simpler = check_installers(manifest, installers)
+    assert installers is not None
     staged = ctx / "installers"
     staged.mkdir(parents=True)
     for name, _, _ in _hw_required(manifest):
@@ -389,6 +400,8 @@ def build_image(options: BuildOptions | None = None) -> BuiltImage:
 
     options = options or BuildOptions()
     manifest = load_manifest(options.toolchain)
+    if options.flavor == "hw":
+        check_installers(manifest, options.installers)  # refuse before spending minutes on the sim image
     client = _client()
     start = time.monotonic()
     base_image = options.base_image

@@ -144,3 +144,11 @@ def test_nox_lists_sessions() -> None:
     for name in ("tests(a2a3sim)", "tests(a5sim)", "lint", "typecheck", "images(sim)", "container_tests",
                  "examples(a2a3sim)", "bench"):
         assert name in proc.stdout
+
+
+def test_hw_build_cli_refuses_before_any_engine_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(images, "_client", lambda: pytest.fail("the engine must not be contacted"))
+    assert images.main(["build", "--flavor", "hw", "--installers", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "Refusing to build the hw image" in err or "supplied by you" in err
