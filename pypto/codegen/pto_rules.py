@@ -181,17 +181,26 @@ def _load(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
 
 
 def _store(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
-    src = cg.tile_of(c.args[0])
+    from pypto.codegen.pto_views import ColumnJoin, store_join
+
     view = _gm(cg, c.args[2])
-    sizes = list(src.buf.valid)
     offsets = _dims(cg, c.args[1])
+    joined = cg.env.get(c.args[0]) if isinstance(c.args[0], Var) else None
+    if isinstance(joined, ColumnJoin):
+        store_join(cg, joined, offsets, lambda t, offs: _store_tile(cg, t, view, offs))
+    else:
+        _store_tile(cg, cg.tile_of(c.args[0]), view, offsets)
+    if dst is not None:
+        cg.env[dst] = view
+
+
+def _store_tile(cg: KernelCodegen, src: Tile, view: GmView, offsets: list) -> None:
+    sizes = list(src.buf.valid)
     if len(offsets) == 1 and src.buf.rows == 1:
         sizes = sizes[1:]
     sv = _window(cg, view, offsets, sizes)
     vt = tile_view_type(sizes if len(sizes) > 1 else [1, *sizes], view.tensor.dtype)
     cg.op(f"pto.tstore ins(%{src.ssa} : {src.ty}) outs(%{sv} : {vt})")
-    if dst is not None:
-        cg.env[dst] = view
 
 
 def _move(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
@@ -263,6 +272,9 @@ def _register() -> None:
         "tile.matmul": _matmul("tmatmul", 2), "tile.matmul_acc": _matmul("tmatmul.acc", 3),
         "tile.matmul_bias": _matmul("tmatmul.bias", 3),
     })
+    from pypto.codegen import pto_views
+
+    RULES["tile.concat"] = pto_views.concat
     for k in ("sub", "mul", "div"):
         RULES[f"tile.row_expand_{k}"] = _expand_direct(f"trowexpand{k}", True)
     for k in ("add", "max", "min"):
@@ -276,7 +288,6 @@ def _register() -> None:
                     ("ors", "broadcast the scalar with pl.tile.full and use tile.or_"),
                     ("shls", "broadcast the scalar with pl.tile.full and use tile.shl"),
                     ("shrs", "broadcast the scalar with pl.tile.full and use tile.shr"),
-                    ("concat", "store both halves into one GM tensor at different offsets"),
                     ("transpose", "load the operand through a transposed (DN) tensor view")):
         RULES[f"tile.{op}"] = _unsupported(f"tile.{op}", alt)
 
