@@ -1,5 +1,10 @@
 """OutlineIncoreScopes: each ``pl.at(level=CORE_GROUP)`` region becomes an InCore function
-``<f>_incore_<k>`` (or its name_hint) called from the parent, which becomes an Orchestration."""
+``<f>_incore_<k>`` (or its name_hint) called from the parent, which becomes an Orchestration.
+
+A region may write several outer tensors (``pl.Out`` params or orchestration tensors): each becomes
+an Out (InOut when the region also reads it) param and a result of the call; with several results the
+call returns a tuple whose items rebind every version of the written tensors after the region.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +13,22 @@ from dataclasses import dataclass, field
 
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.enums import FunctionType, ParamDirection
-from pypto.ir.expr import Call, Expr, GlobalVar, Var
+from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, TupleGetItem, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import AssignStmt, EvalStmt, InCoreScopeStmt, ReturnStmt, Stmt, flatten, seq
+from pypto.ir.stmt import (
+    AssignStmt,
+    EvalStmt,
+    ForStmt,
+    IfStmt,
+    InCoreScopeStmt,
+    ReturnStmt,
+    Stmt,
+    WhileStmt,
+    YieldStmt,
+    flatten,
+    seq,
+)
 from pypto.ir.types import TensorType, TupleType
 from pypto.ir.visitor import substitute
 from pypto.passes._util import base_name, defined_vars, iter_stmts, map_blocks, used_vars
@@ -21,24 +38,75 @@ from pypto.passes.base import Pass
 WRITES: dict[str, int] = {"tensor.assemble": 0, "tile.store": 2, "tensor.write": 0}
 
 
-def _written(body: Stmt, program: Program) -> dict[Var, Var | None]:
-    """Outer tensors written inside ``body`` -> the var holding the written result (if any)."""
-    out: dict[Var, Var | None] = {}
-    for s in iter_stmts(body):
-        value = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+@dataclass
+class _Region:
+    """Def-use facts of one region: which outer tensors it writes and which local vars are versions of them."""
+
+    body: Stmt
+    program: Program
+    source: dict[Var, Var] = field(default_factory=dict)  # local version -> the var it was derived from
+    targets: list[Var] = field(default_factory=list)      # vars written (before root resolution)
+    reads: set[Var] = field(default_factory=set)          # vars read by something other than a write
+    merged: set[Var] = field(default_factory=set)         # loop / if results (the values after a construct)
+
+    def __post_init__(self) -> None:
+        for s in iter_stmts(self.body):
+            self._scan(s)
+
+    def _scan(self, s: Stmt) -> None:
+        if isinstance(s, (ForStmt, WhileStmt)):
+            for ia in s.iter_args:
+                if ia.init is not None and isinstance(ia.init, Var):
+                    self.source[ia] = ia.init
+            self.source.update(zip(s.return_vars, s.iter_args, strict=False))
+            self.merged.update(s.return_vars)
+        elif isinstance(s, IfStmt) and s.return_vars:
+            yields = [y for y in flatten(s.then_body) if isinstance(y, YieldStmt)]
+            for rv, val in zip(s.return_vars, yields[-1].values if yields else (), strict=False):
+                if isinstance(val, Var):
+                    self.source[rv] = val
+                    self.merged.add(rv)
+        elif isinstance(s, AssignStmt):
+            self._scan_value(s.value, s.var)
+        elif isinstance(s, EvalStmt):
+            self._scan_value(s.expr, None)
+
+    def _scan_value(self, value: Expr, result: Var | None) -> None:
+        if isinstance(value, Var) and result is not None:
+            self.source[result] = value
+            return
         if not isinstance(value, Call):
-            continue
-        result = s.var if isinstance(s, AssignStmt) else None
-        if isinstance(value.op, str) and value.op in WRITES:
-            target = value.args[WRITES[value.op]]
-            if isinstance(target, Var):
-                out[target] = result
-        elif isinstance(value.op, GlobalVar):
-            callee = program.get_function(value.op.name)
-            for a, d in zip(value.args, callee.param_directions if callee else (), strict=False):
-                if isinstance(a, Var) and d is not ParamDirection.In:
-                    out[a] = result
-    return out
+            self.reads.update(used_vars(value))
+            return
+        written = self._written_args(value)
+        for i, a in enumerate(value.args):
+            if i in written and isinstance(a, Var):
+                self.targets.append(a)
+                if result is not None and len(written) == 1:
+                    self.source[result] = a
+            else:
+                self.reads.update(used_vars(a))
+
+    def _written_args(self, call: Call) -> set[int]:
+        if isinstance(call.op, str):
+            return {WRITES[call.op]} if call.op in WRITES else set()
+        callee = self.program.get_function(call.op.name) if isinstance(call.op, GlobalVar) else None
+        dirs = callee.param_directions if callee else ()
+        return {i for i, d in enumerate(dirs) if d is not ParamDirection.In}
+
+    def root(self, v: Var) -> Var:
+        seen: set[Var] = set()
+        while v in self.source and v not in seen:
+            seen.add(v)
+            v = self.source[v]
+        return v
+
+
+def _free_vars(body: Stmt) -> list[Var]:
+    local = set(defined_vars(body))
+    inits = [ia.init for s in iter_stmts(body) if isinstance(s, (ForStmt, WhileStmt))
+             for ia in s.iter_args if ia.init is not None]
+    return [v for v in used_vars([body, *inits]) if v not in local]
 
 
 @dataclass
@@ -57,6 +125,7 @@ class _Outliner:
                 out.append(s)
                 continue
             call_stmts, renames = self.outline(s)
+            _check_escapes(s, rest, renames)
             out.extend(call_stmts)
             rest = [substitute(r, renames) for r in rest]
         return out
@@ -70,37 +139,72 @@ class _Outliner:
         return name
 
     def outline(self, scope: InCoreScopeStmt) -> tuple[list[Stmt], dict[Var, Expr]]:
-        local = set(defined_vars(scope.body))
-        free = [v for v in used_vars(scope.body) if v not in local]
-        written = _written(scope.body, self.program)
+        free = _free_vars(scope.body)
+        region = _Region(scope.body, self.program)
+        written = {region.root(t) for t in region.targets}
         outs = [v for v in free if v in written and isinstance(v.var_type, TensorType)]
         fname = scope.name_hint or f"{self.parent.name}_incore_{len(self.new_funcs)}"
-        params = {v: Var(v.name, v.var_type, span=v.span) for v in free}
-        dirs = tuple(ParamDirection.Out if v in written else ParamDirection.In for v in free)
-        inner = map_blocks(substitute(scope.body, params), lambda stmts: [_name_store(s) for s in stmts])
+        params: dict[Var, Expr] = {v: Var(v.name, v.var_type, span=v.span) for v in free}
+        dirs = tuple(_direction(v, written, region.reads) for v in free)
+        inner = map_blocks(substitute(scope.body, _with_iter_args(scope.body, params)),
+                           lambda stmts: [_name_store(s) for s in stmts])
         body = flatten(inner)
         body.append(ReturnStmt(tuple(params[v] for v in outs), span=scope.span))
-        func = Function(fname, tuple(params[v] for v in free), dirs, tuple(v.var_type for v in outs), seq(body),
-                        FunctionType.InCore, span=scope.span)
+        func = Function(fname, tuple(params[v] for v in free), dirs,  # type: ignore[misc]
+                        tuple(v.var_type for v in outs), seq(body), FunctionType.InCore, span=scope.span)
         self.new_funcs.append(func)
-        return self._call_site(scope, func, free, outs, written)
+        return self._call_site(scope, func, free, outs, region)
 
     def _call_site(self, scope: InCoreScopeStmt, func: Function, free: list[Var], outs: list[Var],
-                   written: dict[Var, Var | None]) -> tuple[list[Stmt], dict[Var, Expr]]:
+                   region: _Region) -> tuple[list[Stmt], dict[Var, Expr]]:
         call = Call(GlobalVar(func.name), tuple(free), result_type=_ret_type(func), span=scope.span)
         if not outs:
             return [EvalStmt(call, span=scope.span)], {}
-        if len(outs) > 1:
-            raise UnsupportedFeatureError(f"pl.at(CORE_GROUP) region writing {len(outs)} tensors "
-                                          f"({', '.join(v.name for v in outs)}); write one output per region",
-                                          scope.span)
-        v = outs[0]
-        result = written[v] or Var(self._fresh_name(base_name(v.name)), v.var_type, span=scope.span)
-        result = Var(result.name, v.var_type, span=result.span) if written[v] else result
-        renames: dict[Var, Expr] = {v: result}
-        if written[v] is not None:
-            renames[written[v]] = result  # type: ignore[index]
-        return [AssignStmt(result, call, span=scope.span)], renames
+        versions = {v: [lv for lv in region.source if region.root(lv) is v] for v in outs}
+        results = {v: Var(self._result_name(v, versions[v], region.merged), v.var_type, span=scope.span)
+                   for v in outs}
+        if len(outs) == 1:
+            stmts: list[Stmt] = [AssignStmt(results[outs[0]], call, span=scope.span)]
+        else:
+            tup = Var(self._fresh_name(f"{func.name}_out"), call.result_type, span=scope.span)
+            stmts = [AssignStmt(tup, call, span=scope.span)]
+            stmts += [AssignStmt(results[v], TupleGetItem(tup, i, span=scope.span), span=scope.span)
+                      for i, v in enumerate(outs)]
+        renames: dict[Var, Expr] = {lv: results[v] for v in outs for lv in versions[v]}
+        renames.update({v: results[v] for v in outs})
+        return stmts, renames
+
+    def _result_name(self, v: Var, versions: list[Var], merged: set[Var]) -> str:
+        """The name of the region's last version of ``v`` (a loop/if result wins over a body version)."""
+        local = sorted((lv for lv in versions if not isinstance(lv, IterArg)), key=lambda lv: lv in merged)
+        return local[-1].name if local else self._fresh_name(base_name(v.name))
+
+
+def _direction(v: Var, written: set[Var], reads: set[Var]) -> ParamDirection:
+    if v not in written:
+        return ParamDirection.In
+    return ParamDirection.InOut if v in reads else ParamDirection.Out
+
+
+def _with_iter_args(body: Stmt, params: dict[Var, Expr]) -> dict[Var, Expr]:
+    """``params`` plus fresh IterArgs whose init refers to a param (substitute leaves inits alone)."""
+    mapping = dict(params)
+    for s in iter_stmts(body):
+        if isinstance(s, (ForStmt, WhileStmt)):
+            for ia in s.iter_args:
+                if isinstance(ia.init, Var) and ia.init in params:
+                    mapping[ia] = IterArg(ia.name, ia.var_type, init=params[ia.init], span=ia.span)
+    return mapping
+
+
+def _check_escapes(scope: InCoreScopeStmt, rest: list[Stmt], renames: dict[Var, Expr]) -> None:
+    local = set(defined_vars(scope.body))
+    leaked = [v for v in used_vars(rest) if v in local and v not in renames]
+    if leaked:
+        raise UnsupportedFeatureError(
+            f"value '{base_name(leaked[0].name)}' computed inside a pl.at(CORE_GROUP) region is used after it; only "
+            f"tensors written by the region (e.g. `out[:] = ...`) can flow out", scope.span,
+            hint="write the value into an output tensor inside the region")
 
 
 def _name_store(s: Stmt) -> Stmt:
