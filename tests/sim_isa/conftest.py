@@ -10,13 +10,19 @@ from sim_isa_kit import SimKit
 
 
 @pytest.fixture(scope="session")
-def kit(request: pytest.FixtureRequest) -> SimKit:
-    """Build kit without ptoas (for hand-written C++ kernels); skips when g++ is missing."""
+def kit(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> SimKit:
+    """Build kit without ptoas (for hand-written C++ kernels); skips when g++ is missing.
+
+    Builds are cached in pytest's cache dir (kept across runs), or a session temp dir when the
+    cache provider is disabled (``-p no:cacheprovider``).
+    """
     if shutil.which("g++") is None:
         pytest.skip("g++ not found on PATH; the CPU simulator tests need it")
     from pypto.toolchain.ptoas import find_ptoas
 
-    return SimKit(request.config.cache.mkdir("sim_isa"), find_ptoas())
+    cache = getattr(request.config, "cache", None)
+    root = cache.mkdir("sim_isa") if cache is not None else tmp_path_factory.mktemp("sim_isa")
+    return SimKit(root, find_ptoas())
 
 
 @pytest.fixture(scope="session")
