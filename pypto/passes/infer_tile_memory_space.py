@@ -12,7 +12,7 @@ from pypto.ir.expr import Call, Expr, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import AssignStmt, Stmt
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, WhileStmt, YieldStmt
 from pypto.ir.types import TileType
 from pypto.passes._util import base_name, iter_stmts, map_blocks, retype
 from pypto.passes.base import Pass
@@ -83,7 +83,43 @@ def _open_tiles(func: Function) -> dict[Var, TileType]:
             op = s.value.op if isinstance(s.value, Call) else None
             space = RESULT_SPACE.get(op, MemorySpace.Vec) if isinstance(op, str) else MemorySpace.Vec
             new[s.var] = dataclasses.replace(s.var.var_type, memory_space=space)
+    _carried_tiles(func, new)
     return new
+
+
+def _known_space(e: Expr | None, new: dict[Var, TileType]) -> MemorySpace | None:
+    t = new.get(e, e.type) if isinstance(e, Var) else getattr(e, "type", None)
+    return t.memory_space if isinstance(t, TileType) else None
+
+
+def _open(v: Var, new: dict[Var, TileType]) -> bool:
+    return isinstance(v.var_type, TileType) and v.var_type.memory_space is None and v not in new
+
+
+def _last_yield(body: Stmt | None) -> YieldStmt | None:
+    stmts = list(iter_stmts(body))
+    ys = [s for s in stmts if isinstance(s, YieldStmt)]
+    return ys[-1] if ys else None
+
+
+def _carried_tiles(func: Function, new: dict[Var, TileType]) -> None:
+    """Loop-carried tiles take the space of their init; loop/if results the space of what they carry."""
+    for _ in range(4):  # nested loops/ifs settle in a few rounds
+        changed = False
+        for s in iter_stmts(func.body):
+            pairs: list[tuple[Var, Expr | None]] = []
+            if isinstance(s, (ForStmt, WhileStmt)):
+                pairs += [(ia, ia.init) for ia in s.iter_args]
+                pairs += list(zip(s.return_vars, s.iter_args, strict=False))
+            elif isinstance(s, IfStmt) and (y := _last_yield(s.then_body)) is not None:
+                pairs += list(zip(s.return_vars, y.values, strict=False))
+            for v, src in pairs:
+                space = _known_space(src, new)
+                if _open(v, new) and space is not None:
+                    new[v] = dataclasses.replace(v.var_type, memory_space=space)
+                    changed = True
+        if not changed:
+            return
 
 
 __all__ = ["InferTileMemorySpace"]
