@@ -1,15 +1,16 @@
 """``ir.compile``: run the pass pipeline, generate code, assemble, and commit an artifact directory.
 
-Writes are staged: everything but the pass dumps and reports goes to a staging directory first and
-is moved into place at the end, with ``compiled_meta.json`` (the completeness marker) last. A failed
-or interrupted compile therefore never leaves a directory that looks complete.
+``compiled_meta.json`` is the completeness marker: a compile deletes it (and the other build-kind
+markers) first and writes it last, with an atomic rename. A
+failed or interrupted compile therefore never leaves a directory that looks complete
+(``CompiledProgram.from_dir`` refuses it), while the files it did produce stay for inspection.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
-import shutil
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -257,28 +258,34 @@ def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions
     compiled = CompiledProgram(program, out, backend_type=opts.backend_type, platform=opts.platform,
                                runtime=opts.runtime.value, params=infos, num_return_types=nret,
                                toolchain=toolchain)
-    staging = out / f".staging-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir()
+    t0 = time.perf_counter()
+    artifact = generate(lowered, backend_type=opts.backend_type, platform=opts.platform,
+                        runtime=opts.runtime, emit_source_loc=opts.emit_source_loc,
+                        toolchain_meta={"toolchain": toolchain})
+    t1 = time.perf_counter()
     try:
-        t0 = time.perf_counter()
-        artifact = generate(lowered, backend_type=opts.backend_type, platform=opts.platform,
-                            runtime=opts.runtime, emit_source_loc=opts.emit_source_loc,
-                            toolchain_meta={"toolchain": toolchain})
-        t1 = time.perf_counter()
-        files = assemble(artifact, staging, ptoas=None if opts.skip_ptoas else _ptoas(opts),
-                         skip_ptoas=opts.skip_ptoas, dump_ptoas_passes=opts.dump_ptoas_passes,
-                         max_workers=getattr(opts.settings, "codegen_max_workers", None), timeout=60)
-        opts.stages.append({"name": "codegen", "seconds": t1 - t0, "children": []})
-        opts.stages.append({"name": "ptoas", "seconds": time.perf_counter() - t1, "children": []})
-        del files
-        _commit(staging, out, compiled)
+        assemble(_without_meta(artifact), out, ptoas=None if opts.skip_ptoas else _ptoas(opts),
+                 skip_ptoas=opts.skip_ptoas, dump_ptoas_passes=opts.dump_ptoas_passes,
+                 max_workers=getattr(opts.settings, "codegen_max_workers", None), timeout=60)
     except ToolchainError as exc:
-        _commit(staging, out, None)  # keep .pto files and logs so the repro command works
         raise _relocated(exc, out) from None
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    opts.stages.append({"name": "codegen", "seconds": t1 - t0, "children": []})
+    opts.stages.append({"name": "ptoas", "seconds": time.perf_counter() - t1, "children": []})
+    _write_meta(out, compiled)
     return compiled
+
+
+def _without_meta(artifact: Any) -> Any:
+    """The artifact minus ``compiled_meta.json``: the driver writes that marker last itself."""
+    files = {k: v for k, v in artifact.files.items() if k != META_FILE}
+    return dataclasses.replace(artifact, files=files) if dataclasses.is_dataclass(artifact) else artifact
+
+
+def _write_meta(out: Path, compiled: CompiledProgram) -> None:
+    """Write the completeness marker atomically (only ever after every other file)."""
+    tmp = out / f".{META_FILE}.tmp{os.getpid()}"
+    tmp.write_text(json.dumps(compiled.meta_json(), indent=2))
+    os.replace(tmp, out / META_FILE)
 
 
 def _relocated(exc: ToolchainError, out: Path) -> ToolchainError:
@@ -296,21 +303,6 @@ def _ptoas(opts: CompileOptions) -> Path:
     settings = opts.settings
     cache = getattr(settings, "cache_dir", None)
     return require_ptoas(getattr(settings, "ptoas_root", None), Path(cache) if cache else None)
-
-
-def _commit(staging: Path, out: Path, compiled: CompiledProgram | None) -> None:
-    """Move staged files into ``out``; write the completeness marker last (only on success)."""
-    for src in sorted(p for p in staging.rglob("*") if p.is_file()):
-        rel = src.relative_to(staging)
-        if rel.as_posix() == META_FILE:
-            continue
-        dst = out / rel
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(src, dst)
-    if compiled is not None:
-        tmp = out / f".{META_FILE}.tmp"
-        tmp.write_text(json.dumps(compiled.meta_json(), indent=2))
-        os.replace(tmp, out / META_FILE)
 
 
 def _write_profile(out: Path, stages: list[dict[str, Any]]) -> None:
