@@ -1,4 +1,4 @@
-"""The ``pypto`` command line: ``compile``, ``run``, ``toolchain``, ``doctor``, ``settings``.
+"""The ``pypto`` command line: ``compile``, ``run``, ``run-pto``, ``toolchain``, ``doctor``, ``settings``.
 
 Data goes to stdout (``--json``: one JSON object with ``schema_version``), logs to stderr.
 
@@ -72,6 +72,7 @@ def cli(ctx: click.Context, toolchain: str | None, log_level: str | None, log_fo
       pypto compile examples/hello_world.py --platform a2a3sim
       pypto compile kernel.py::tile_add --shape a=128x128:f32 --json
       pypto run kernel.py --platform a5sim
+      pypto run-pto add.pto --arg x=128x128:f32:in --arg y=128x128:f32:in --arg z=128x128:f32:out
       pypto toolchain show --get ptoas.sha256
       pypto doctor
     """
@@ -84,9 +85,10 @@ def cli(ctx: click.Context, toolchain: str | None, log_level: str | None, log_fo
 
 def _register() -> None:
     from pypto.cli.compile_cmd import compile_cmd, run_cmd
+    from pypto.cli.run_pto_cmd import run_pto_cmd
     from pypto.cli.toolchain_cmd import doctor_cmd, settings_cmd, toolchain_group
 
-    for command in (compile_cmd, run_cmd, toolchain_group, doctor_cmd, settings_cmd):
+    for command in (compile_cmd, run_cmd, run_pto_cmd, toolchain_group, doctor_cmd, settings_cmd):
         cli.add_command(command)
 
 
