@@ -1,55 +1,181 @@
-"""MaterializeSemanticAliases: loop-carried and if-merged values share one buffer (MemRef)."""
+"""MaterializeSemanticAliases: loop-carried and if-merged values share one buffer (MemRef).
+
+Alias groups are (init, iter arg, yielded value, loop result) per carried value and (then value,
+else value, if result) per ``if`` result; groups that share a member are merged. A member whose
+value is still needed while another member of its group is written cannot share the buffer: a
+yielded value of that kind is copied (``tile.move`` in its own memory space) right before the
+``yield``, a loop init right before the loop. Then every group member takes one MemRef.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import dataclass, field
 
-from pypto.ir.expr import Var
+from pypto.ir.expr import IterArg, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.stmt import ForStmt, IfStmt, Stmt, WhileStmt, YieldStmt, flatten
-from pypto.ir.types import MemRef
+from pypto.ir.ops.registry import make_call
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, WhileStmt, YieldStmt, flatten
+from pypto.ir.types import MemRef, TileType
+from pypto.ir.visitor import substitute
+from pypto.passes._liveness import Liveness
 from pypto.passes._memref import drop_unused_allocs, memref_of, with_memref
-from pypto.passes._util import iter_stmts, retype
+from pypto.passes._util import iter_stmts, map_blocks, retype
 from pypto.passes.base import Pass
 
 
-def _yield_values(body: Stmt | None) -> tuple[object, ...]:
+def _last_yield(body: Stmt | None) -> YieldStmt | None:
     stmts = flatten(body)
-    return stmts[-1].values if stmts and isinstance(stmts[-1], YieldStmt) else ()
+    return stmts[-1] if stmts and isinstance(stmts[-1], YieldStmt) else None  # type: ignore[return-value]
 
 
-def _groups(func: Function) -> list[list[Var]]:
-    """Sets of vars that must share a buffer: (init, iter_arg, yielded, result) and (then, else, result)."""
-    out: list[list[Var]] = []
+@dataclass
+class _Groups:
+    """Union-find over vars, plus the copies needed to keep interfering members apart."""
+
+    life: Liveness
+    parent: dict[Var, Var] = field(default_factory=dict)
+    members: dict[Var, list[Var]] = field(default_factory=dict)
+    yield_copies: dict[int, dict[int, Var]] = field(default_factory=dict)  # id(YieldStmt) -> index -> copy
+    init_copies: dict[IterArg, Var] = field(default_factory=dict)
+
+    def find(self, v: Var) -> Var:
+        while self.parent.get(v, v) is not v:
+            v = self.parent[v]
+        return v
+
+    def clashes(self, a: Var, b: Var) -> bool:
+        ra, rb = self.find(a), self.find(b)
+        if ra is rb:
+            return False
+        return any(self.life.interfere(x, y) for x in self.members.get(ra, [ra])
+                   for y in self.members.get(rb, [rb]))
+
+    def union(self, a: Var, b: Var) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra is rb:
+            return
+        self.parent[rb] = ra
+        self.members[ra] = self.members.get(ra, [ra]) + self.members.pop(rb, [rb])
+
+    def join_yield(self, target: Var, ys: YieldStmt, i: int) -> None:
+        """Alias ``ys.values[i]`` with ``target``, or record a copy when they interfere."""
+        v = ys.values[i]
+        if not isinstance(v, Var) or not isinstance(v.var_type, TileType):
+            return
+        if self.clashes(target, v) or isinstance(v, IterArg) or self._yielded_twice(ys, v):
+            copy = Var(f"{v.name}__carry", v.var_type, span=v.span)
+            self.yield_copies.setdefault(id(ys), {})[i] = copy
+            self.union(target, copy)
+        else:
+            self.union(target, v)
+
+    @staticmethod
+    def _yielded_twice(ys: YieldStmt, v: Var) -> bool:
+        return sum(1 for x in ys.values if x is v) > 1
+
+    def join_init(self, ia: IterArg) -> None:
+        init = ia.init
+        if not isinstance(init, Var) or not isinstance(init.var_type, TileType):
+            return
+        if self.clashes(ia, init):
+            copy = Var(f"{init.name}__carry", init.var_type, span=init.span)
+            self.init_copies[ia] = copy
+            self.union(ia, copy)
+        else:
+            self.union(ia, init)
+
+
+def _collect(func: Function, life: Liveness) -> _Groups:
+    g = _Groups(life)
     for s in iter_stmts(func.body):
         if isinstance(s, (ForStmt, WhileStmt)):
-            ys = _yield_values(s.body)
+            ys = _last_yield(s.body)
             for i, ia in enumerate(s.iter_args):
-                group = [ia.init, ia, ys[i] if i < len(ys) else None, s.return_vars[i] if i < len(s.return_vars) else None]
-                out.append([v for v in group if isinstance(v, Var)])
+                if not isinstance(ia.var_type, TileType):
+                    continue
+                if i < len(s.return_vars):
+                    g.union(ia, s.return_vars[i])
+                g.join_init(ia)
+                if ys is not None and i < len(ys.values):
+                    g.join_yield(ia, ys, i)
         elif isinstance(s, IfStmt) and s.return_vars:
-            ts, es = _yield_values(s.then_body), _yield_values(s.else_body)
-            for i, rv in enumerate(s.return_vars):
-                group = [ts[i] if i < len(ts) else None, es[i] if i < len(es) else None, rv]
-                out.append([v for v in group if isinstance(v, Var)])
-    return out
+            for body in (s.then_body, s.else_body):
+                ys = _last_yield(body)
+                for i, rv in enumerate(s.return_vars):
+                    if ys is not None and i < len(ys.values) and isinstance(rv.var_type, TileType):
+                        g.join_yield(rv, ys, i)
+    return g
+
+
+def _copy_stmt(copy: Var, src: Var) -> AssignStmt:
+    space = src.var_type.memory_space  # type: ignore[union-attr]
+    call = make_call("tile.move", [src], {"target_memory": space}, span=src.span)
+    return AssignStmt(copy, dataclasses.replace(call, result_type=copy.var_type), span=src.span)
+
+
+def _insert_copies(func: Function, g: _Groups) -> Function:
+    def block(stmts: list[Stmt]) -> list[Stmt]:
+        out: list[Stmt] = []
+        for s in stmts:
+            if isinstance(s, YieldStmt) and id(s) in g.yield_copies:
+                copies = g.yield_copies[id(s)]
+                out += [_copy_stmt(c, s.values[i]) for i, c in copies.items()]  # type: ignore[arg-type]
+                s = dataclasses.replace(s, values=tuple(copies.get(i, v) for i, v in enumerate(s.values)))
+            elif isinstance(s, (ForStmt, WhileStmt)) and any(ia in g.init_copies for ia in s.iter_args):
+                s, pre = _with_init_copies(s, g.init_copies)
+                out += pre
+            out.append(s)
+        return out
+
+    if not g.yield_copies and not g.init_copies:
+        return func
+    return func.with_(body=map_blocks(func.body, block))
+
+
+def _with_init_copies(s: ForStmt | WhileStmt, copies: dict[IterArg, Var]) -> tuple[Stmt, list[Stmt]]:
+    pre: list[Stmt] = []
+    mapping: dict[Var, IterArg] = {}
+    for ia in s.iter_args:
+        if ia in copies:
+            pre.append(_copy_stmt(copies[ia], ia.init))  # type: ignore[arg-type]
+            mapping[ia] = IterArg(ia.name, ia.var_type, init=copies[ia], span=ia.span)
+    body = substitute(s.body, mapping)
+    iter_args = tuple(mapping.get(ia, ia) for ia in s.iter_args)
+    return dataclasses.replace(s, body=body, iter_args=iter_args), pre
 
 
 @dataclass(frozen=True)
 class MaterializeSemanticAliases(Pass):
-    """Every member of an alias group takes the MemRef of the group's first member."""
+    """Every member of an alias group takes the MemRef of the group's first member with one."""
 
     name = "MaterializeSemanticAliases"
 
     def run_function(self, func: Function, program: Program) -> Function:
+        groups = _analyze(func)
+        for _ in range(_MAX_ROUNDS):  # copies are new vars: re-analyze until none are needed
+            if not groups.yield_copies and not groups.init_copies:
+                break
+            func = _insert_copies(func, groups)
+            groups = _analyze(func)
         types: dict[Var, object] = {}
-        for group in _groups(func):
-            lead: MemRef | None = next((m for v in group if (m := memref_of(v)) is not None), None)
+        for root in {groups.find(v) for v in groups.members}:
+            members = groups.members[root]
+            lead: MemRef | None = next((m for v in members if (m := memref_of(v)) is not None), None)
             if lead is None:
                 continue
-            for v in group:
-                if memref_of(v) is not None and memref_of(v) != lead:
+            for v in members:
+                if memref_of(v) != lead:
                     types[v] = with_memref(v.var_type, lead)
         if not types:
             return func
         return drop_unused_allocs(retype(func, types))  # type: ignore[arg-type]
+
+
+_MAX_ROUNDS = 4
+
+
+def _analyze(func: Function) -> _Groups:
+    life = Liveness()
+    life.walk(func.body)
+    return _collect(func, life)

@@ -4,59 +4,36 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pypto.ir.expr import Call, Var
+from pypto.ir.expr import Var
 from pypto.ir.function import Function, Program
-from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt
+from pypto.ir.stmt import Stmt
 from pypto.ir.types import MemRef, PtrType, TileType
+from pypto.passes._liveness import Liveness
 from pypto.passes._memref import allocs, drop_unused_allocs, memref_of, with_memref
-from pypto.passes._util import retype, used_vars
+from pypto.passes._util import retype
 from pypto.passes.base import Pass
 from pypto.passes.memory_rules import NOT_IN_PLACE
 
 
 @dataclass
 class _Lifetimes:
-    """Linear statement positions: where each tile var is defined and last used."""
+    """Linear statement positions: where each tile var is defined and last used.
 
-    pos: int = 0
+    Built from :class:`Liveness`, so iter args (defined at the loop header), loop/if results
+    (defined at the end) and values used inside a loop (live to its end) are accounted for.
+    """
+
     defined: dict[Var, int] = field(default_factory=dict)
     last: dict[Var, int] = field(default_factory=dict)
     def_op: dict[Var, str] = field(default_factory=dict)
 
-    def use(self, v: Var) -> None:
-        if isinstance(v.var_type, TileType):
-            self.last[v] = max(self.last.get(v, 0), self.pos)
-
     def walk(self, stmt: Stmt | None) -> None:
-        if stmt is None:
-            return
-        if isinstance(stmt, SeqStmts):
-            for s in stmt.stmts:
-                self.walk(s)
-            return
-        if isinstance(stmt, (ForStmt, WhileStmt)):
-            start = self.pos
-            self.walk(stmt.body)
-            for v in used_vars(stmt.body):  # values from outside live through the whole loop
-                if v in self.defined and self.defined[v] < start:
-                    self.use(v)
-            return
-        if isinstance(stmt, IfStmt):
-            self.walk(stmt.then_body)
-            self.walk(stmt.else_body)
-            return
-        if isinstance(stmt, ScopeStmt):
-            self.walk(stmt.body)
-            return
-        self.pos += 1
-        value = stmt.value if isinstance(stmt, AssignStmt) else stmt
-        for v in used_vars(value):
-            self.use(v)
-        if isinstance(stmt, AssignStmt):
-            self.defined[stmt.var] = self.pos
-            self.last.setdefault(stmt.var, self.pos)
-            if isinstance(stmt.value, Call) and isinstance(stmt.value.op, str):
-                self.def_op[stmt.var] = stmt.value.op
+        life = Liveness()
+        life.walk(stmt)
+        for v, at in life.defs.items():
+            self.defined[v] = at.pos
+            self.last[v] = max([at.pos, *(q.pos for q in life.uses.get(v, ()))])
+        self.def_op.update(life.ops)
 
 
 @dataclass
