@@ -10,7 +10,7 @@ import pypto
 from pypto.ir.enums import FunctionType
 from pypto.ir.function import Program
 from pypto.jit.meta import TensorMeta, is_tensor_like, tensor_meta
-from pypto.jit.specialize import rewrite_signature, scalar_literal, source_info
+from pypto.jit.specialize import dynamic_axes, rewrite_signature, scalar_literal, source_info
 
 _KIND_TYPE = {
     "orchestration": FunctionType.Orchestration,
@@ -107,8 +107,12 @@ class JITFunction:
         return Program(f"_jit_{self.__name__}", tuple(callee_first([*deps, func])))
 
     def _key(self, metas: dict[str, TensorMeta], scalars: dict[str, Any], config: Any) -> tuple:
+        """Cache key: source, tensor shapes (``None`` on ``pl.dynamic`` axes), dtypes, scalars, options."""
         opts = tuple((f, repr(getattr(config, f, None))) for f in (*_FORWARDED, "memory_planner", "platform"))
-        return (self._source_hash(), tuple(sorted(metas.items())), tuple(sorted(scalars.items())), opts)
+        dyn = dynamic_axes(source_info(self.func), self.func.__globals__)
+        shapes = tuple(sorted((name, tuple(None if i in dyn.get(name, ()) else d for i, d in enumerate(m.shape)),
+                               m.dtype) for name, m in metas.items()))
+        return (self._source_hash(), shapes, tuple(sorted(scalars.items())), opts)
 
     # -- public API -----------------------------------------------------------------------------
     def compile(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:

@@ -39,6 +39,8 @@ def _dep_call(parser: Any, target: Any, node: ast.Call, span: Span) -> Any:
         t = getattr(value, "type", None)
         if isinstance(t, TensorType) and t.static_shape() is not None:
             metas[pname] = TensorMeta(t.static_shape(), t.dtype)  # type: ignore[arg-type]
+        elif isinstance(t, TensorType) and not _bare_tensor_param(target, pname):
+            continue  # dynamic dims: the callee's own annotation (pl.dynamic names) types it
         elif isinstance(value, int | float | bool):
             scalars[pname] = value
         elif isinstance(t, ScalarType):
@@ -54,6 +56,15 @@ def _dep_call(parser: Any, target: Any, node: ast.Call, span: Span) -> Any:
         if prev is None or prev is func:
             return parser._external_call(func, node, span)
     raise AssertionError("unreachable: a free function name always exists")
+
+
+def _bare_tensor_param(target: Any, pname: str) -> bool:
+    """Is the callee parameter annotated with a bare ``pl.Tensor`` (shape taken from the argument)?"""
+    from pypto.jit.specialize import is_bare_tensor_annotation, source_info
+
+    tree = source_info(target.func).tree
+    arg = next((a for a in tree.args.args if a.arg == pname), None)
+    return arg is not None and arg.annotation is not None and is_bare_tensor_annotation(arg.annotation)
 
 
 def install() -> None:

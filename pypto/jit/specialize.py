@@ -77,6 +77,32 @@ def _annotation(info: SourceInfo, arg: ast.arg, meta: TensorMeta | None) -> str 
     return f"pl.{wrap}[{type_text(meta)}]" if wrap else type_text(meta)
 
 
+def is_bare_tensor_annotation(ann: ast.expr) -> bool:
+    """``pl.Tensor``, ``pl.Out[pl.Tensor]`` or ``pl.InOut[pl.Tensor]`` (shape from the sample)."""
+    inner = ann.slice if _wrapper(ann) else ann  # type: ignore[attr-defined]
+    return _is_bare_tensor(inner)
+
+
+def dynamic_axes(info: SourceInfo, env: dict[str, Any]) -> dict[str, tuple[int, ...]]:
+    """Per parameter, the axes its annotation declares with ``pl.dynamic`` names."""
+    from pypto.language.types import DynVar
+
+    out: dict[str, tuple[int, ...]] = {}
+    for arg in info.tree.args.args:
+        ann = arg.annotation
+        if ann is None or is_bare_tensor_annotation(ann):
+            continue
+        inner = ann.slice if _wrapper(ann) else ann  # type: ignore[attr-defined]
+        if not (isinstance(inner, ast.Subscript) and isinstance(inner.slice, ast.Tuple) and inner.slice.elts
+                and isinstance(inner.slice.elts[0], ast.List)):
+            continue
+        dims = inner.slice.elts[0].elts
+        axes = tuple(i for i, d in enumerate(dims) if isinstance(d, ast.Name) and isinstance(env.get(d.id), DynVar))
+        if axes:
+            out[arg.arg] = axes
+    return out
+
+
 def _segment_offsets(text: str) -> list[int]:
     offs = [0]
     for line in text.splitlines(keepends=True):
@@ -131,11 +157,16 @@ def _return_text(tree: ast.FunctionDef, metas: dict[str, TensorMeta]) -> str | N
         return None
     value = rets[-1].value
     names = value.elts if isinstance(value, ast.Tuple) else [value]
+    declared = {a.arg: a.annotation for a in tree.args.args if a.annotation is not None}
     texts = []
     for n in names:
-        if not (isinstance(n, ast.Name) and n.id in metas):
+        if isinstance(n, ast.Name) and n.id in metas:
+            texts.append(type_text(metas[n.id]))
+        elif isinstance(n, ast.Name) and n.id in declared and not is_bare_tensor_annotation(declared[n.id]):
+            ann = declared[n.id]
+            texts.append(ast.unparse(ann.slice if _wrapper(ann) else ann))  # type: ignore[attr-defined]
+        else:
             return None
-        texts.append(type_text(metas[n.id]))
     return texts[0] if len(texts) == 1 else f"tuple[{', '.join(texts)}]"
 
 
