@@ -1,49 +1,303 @@
-"""ExpandMixedKernel: InCore kernels become AIC (pure cube) or AIV (vector); none stay InCore."""
+"""ExpandMixedKernel: InCore kernels become AIC (pure cube) or AIV (vector); none stay InCore.
+
+A kernel mixing cube ops (matmul, Mat/Left/Right/Acc tiles) and vector ops (Vec tiles) is split into
+one kernel per *stage* (see ``_mixed_split``): e.g. ``<f>_aic`` computing the matmul and ``<f>_aiv``
+doing the epilogue. Cube and vector exchange tiles through GM temp tensors, as on a2a3 where every
+C<->V transfer goes through a GM slot buffer (ptoas 0.1.1 has no tpush/tpop pipes): the producer
+stores the tile (``tile.store`` from Acc or Vec) into a temp param, the consumer loads it (into Vec,
+or into Mat for the cube). Every call of the mixed kernel in an orchestration becomes
+``tensor.create`` of the temps followed by one call per stage.
+
+Group representation: no Group function is made. With GM intermediates the stages are ordinary
+tasks submitted one after another; the runtime's TensorMap orders them through the temps (the
+producer writes a temp, the consumer reads it), which is exactly the sequencing a Group with
+MixedKernels would need, without co-scheduling. The split is visible in the pass's dump.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pypto.errors import UnsupportedFeatureError
-from pypto.ir.enums import FunctionType, MemorySpace
-from pypto.ir.expr import Call
+from pypto.ir.enums import FunctionType, MemorySpace, ParamDirection, TensorLayout
+from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, MakeTuple, TupleGetItem, Var
 from pypto.ir.function import Function, Program
+from pypto.ir.ops.registry import make_call
 from pypto.ir.properties import IRProperty
-from pypto.ir.types import TileType
-from pypto.passes._util import calls_in
+from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, Stmt, seq
+from pypto.ir.types import TensorType, TileType, TupleType, Type
+from pypto.ir.visitor import substitute
+from pypto.passes._mixed_split import CUBE, VECTOR, Analysis, core_of, stmt_cores
+from pypto.passes._util import NameGen, base_name, defined_vars, map_blocks, used_vars
 from pypto.passes.base import Pass
 
-CUBE_OPS = frozenset({"tile.matmul", "tile.matmul_acc", "tile.matmul_bias"})
-CUBE_SPACES = frozenset({MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc, MemorySpace.Bias})
+__all__ = ["ExpandMixedKernel", "core_of"]
+
+CORE_TYPE = {CUBE: FunctionType.AIC, VECTOR: FunctionType.AIV}
+LOAD_SPACE = {CUBE: MemorySpace.Mat, VECTOR: MemorySpace.Vec}
+STORE_SPACES = frozenset({MemorySpace.Vec, MemorySpace.Acc})
+
+# A kernel argument: ("param", index into the mixed kernel's params) or ("temp", the crossing tile var)
+Source = tuple[str, object]
 
 
-def core_of(call: Call) -> str | None:
-    """``cube``, ``vector`` or None (no tile involved) for one op call."""
-    if not isinstance(call.op, str) or not call.op.startswith("tile."):
-        return None
-    if call.op in CUBE_OPS:
-        return "cube"
-    tiles = [t for t in (call.result_type, *(a.type for a in call.args)) if isinstance(t, TileType)]
-    if not tiles:
-        return None
-    return "cube" if any(t.memory_space in CUBE_SPACES for t in tiles) else "vector"
+@dataclass
+class StageKernel:
+    func: Function
+    args: list[Source]
+    results: list[Source]
+
+
+def _ints(vals: tuple) -> MakeTuple:
+    return MakeTuple(tuple(ConstInt(v) for v in vals))
+
+
+@dataclass
+class _Splitter:
+    """Builds the per-stage kernels of one mixed kernel."""
+
+    an: Analysis
+    temps: dict[Var, Var] = field(default_factory=dict)  # crossing tile -> GM temp param (kernel side)
+
+    @property
+    def func(self) -> Function:
+        return self.an.func
+
+    def kernel_name(self, k: int) -> str:
+        cores = self.an.stage_cores
+        suffix = "aic" if cores[k] == CUBE else "aiv"
+        return f"{self.func.name}_{suffix}" if len(cores) == len(set(cores)) else f"{self.func.name}_{k}_{suffix}"
+
+    def temp(self, v: Var) -> Var:
+        if v not in self.temps:
+            t = v.var_type
+            assert isinstance(t, TileType)
+            if not all(isinstance(d, int) for d in t.shape) or t.memory_space not in STORE_SPACES:
+                raise UnsupportedFeatureError(
+                    f"kernel '{self.func.name}': tile '{base_name(v.name)}' ({t.memory_space.value if t.memory_space else '?'}, "
+                    f"shape {list(t.shape)}) must pass between cube and vector, but only statically shaped Vec/Acc "
+                    f"tiles can go through GM", v.span)
+            self.temps[v] = Var(f"{base_name(v.name)}_gm", TensorType(tuple(t.shape), t.dtype), span=v.span)
+        return self.temps[v]
+
+    def crossing(self) -> dict[Var, tuple[int, set[int]]]:
+        """Tile vars used outside their defining stage -> (defining stage, consuming stages)."""
+        an = self.an
+        where = {v: an.stage[i] for i, it in enumerate(an.items) if i in an.stage for v in it.defs}
+        out: dict[Var, tuple[int, set[int]]] = {}
+        for i, it in enumerate(an.items):
+            for v in it.uses:
+                if v not in where or i not in an.stage or an.stage[i] == where[v]:
+                    continue
+                if isinstance(v.var_type, TileType):
+                    out.setdefault(v, (where[v], set()))[1].add(an.stage[i])
+                elif not isinstance(v.var_type, TensorType):
+                    raise UnsupportedFeatureError(
+                        f"kernel '{self.func.name}': scalar '{base_name(v.name)}' computed on one core is used on the "
+                        f"other; only tiles can pass between cube and vector", it.stmt.span)
+        return out
+
+    def build(self, k: int, cross: dict[Var, tuple[int, set[int]]]) -> StageKernel:
+        an = self.an
+        mine = [i for i in range(len(an.items)) if an.stage.get(i) == k]
+        incoming = [v for v, (src, dst) in cross.items() if k in dst]
+        outgoing = [v for v, (src, _) in cross.items() if src == k]
+        body = self._loads(k, incoming, mine)
+        body += self._with_scalars(mine)
+        body += [self._store(v) for v in outgoing]
+        local = {v for s in body for v in defined_vars(s)}
+        renames: dict[Var, Expr] = {v: an.root(v) for it in an.items for v in it.defs
+                                    if isinstance(v.var_type, TensorType) and an.root(v) is not v and v not in local}
+        body = [substitute(s, renames) for s in body]
+        used = set(used_vars(body))
+        params = [p for p in self.func.params if p in used]
+        written = {w for i in mine for w in an.items[i].writes}
+        results: list[Source] = [("param", self.func.params.index(p)) for p in params
+                                 if p in written and self._dir(p) is not ParamDirection.In]
+        results += [("temp", v) for v in outgoing]
+        ret_vals = [self._expr(s) for s in results]
+        body.append(ReturnStmt(tuple(ret_vals), span=self.func.span))
+        args: list[Source] = [("temp", v) for v in incoming] + [("param", self.func.params.index(p)) for p in params]
+        args += [("temp", v) for v in outgoing]
+        all_params = tuple(self._expr(s) for s in args)
+        dirs = (ParamDirection.In,) * len(incoming) + tuple(self._dir(p) for p in params) \
+            + (ParamDirection.Out,) * len(outgoing)
+        func = Function(self.kernel_name(k), all_params, dirs, tuple(v.type for v in ret_vals),  # type: ignore[arg-type]
+                        seq(body, span=self.func.span), CORE_TYPE[an.stage_cores[k]], attrs=dict(self.func.attrs),
+                        span=self.func.span)
+        return StageKernel(func, args, results)
+
+    def _expr(self, s: Source) -> Var:
+        kind, key = s
+        return self.func.params[key] if kind == "param" else self.temp(key)  # type: ignore[index,arg-type]
+
+    def _dir(self, p: Var) -> ParamDirection:
+        return self.func.param_directions[self.func.params.index(p)]
+
+    def _loads(self, k: int, incoming: list[Var], mine: list[int]) -> list[Stmt]:
+        """Loads of the incoming tiles; a ``tile.move`` of an incoming tile becomes the load itself."""
+        space = LOAD_SPACE[self.an.stage_cores[k]]
+        out: list[Stmt] = []
+        for v in incoming:
+            gm = self.temp(v)
+            shape = _ints(gm.var_type.shape)  # type: ignore[union-attr]
+            load = make_call("tile.load", [gm, _ints((0,) * len(shape.elements)), shape, shape],
+                             {"target_memory": space}, span=v.span)
+            out.append(AssignStmt(Var(v.name, load.result_type, span=v.span), load, span=v.span))
+        self._loaded = {v: s.var for v, s in zip(incoming, out, strict=True)}  # type: ignore[attr-defined]
+        return out
+
+    def _with_scalars(self, mine: list[int]) -> list[Stmt]:
+        """This stage's statements plus the core-less (scalar) statements they need, in program order."""
+        an = self.an
+        free_items = {v: i for i, it in enumerate(an.items) if it.core is None for v in it.defs}
+        keep = set(mine)
+        todo = [v for i in mine for v in an.items[i].uses]
+        while todo:
+            v = todo.pop()
+            j = free_items.get(v)
+            if j is not None and j not in keep:
+                keep.add(j)
+                todo.extend(an.items[j].uses)
+        renames: dict[Var, Expr] = dict(self._loaded)  # type: ignore[attr-defined]
+        out: list[Stmt] = []
+        for i in sorted(keep):
+            s = substitute(an.items[i].stmt, renames)
+            if _is_noop_move(s):
+                renames[s.var] = s.value.args[0]  # type: ignore[attr-defined]
+                continue
+            out.append(s)
+        return out
+
+    def _store(self, v: Var) -> Stmt:
+        gm = self.temp(v)
+        zeros = _ints((0,) * len(gm.var_type.shape))  # type: ignore[union-attr]
+        store = make_call("tile.store", [v, zeros, gm], span=v.span)
+        return AssignStmt(Var(f"{gm.name}__store", store.result_type, span=v.span), store, span=v.span)
+
+
+def _is_noop_move(s: Stmt) -> bool:
+    """``x = tile.move(t, target_memory=S)`` with ``t`` already in S (a loaded GM temp)."""
+    if not (isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.move"):
+        return False
+    src = s.value.args[0].type
+    return isinstance(src, TileType) and src.memory_space is s.value.kwargs.get("target_memory")
+
+
+def split_kernel(func: Function) -> tuple[list[StageKernel], Analysis]:
+    """The stage kernels of a mixed kernel (in execution order)."""
+    an = Analysis(func)
+    sp = _Splitter(an)
+    cross = sp.crossing()
+    return [sp.build(k, cross) for k in range(an.n_stages)], an
+
+
+@dataclass
+class _CallRewriter:
+    """Rewrites the calls of split kernels in orchestration functions."""
+
+    splits: dict[str, tuple[list[StageKernel], Analysis]]
+    names: NameGen = field(default_factory=lambda: NameGen("rv"))
+
+    def block(self, stmts: list[Stmt]) -> list[Stmt]:
+        out: list[Stmt] = []
+        renames: dict[Var, Expr] = {}
+        drop: dict[Var, list[Expr]] = {}
+        for s in stmts:
+            s = substitute(s, renames) if renames else s
+            if isinstance(s, AssignStmt) and isinstance(s.value, TupleGetItem) and s.value.tuple_value in drop:
+                renames[s.var] = drop[s.value.tuple_value][s.value.index]  # type: ignore[index]
+                continue
+            call = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+            if not (isinstance(call, Call) and isinstance(call.op, GlobalVar) and call.op.name in self.splits):
+                out.append(s)
+                continue
+            stmts_new, results = self.expand(call)
+            out.extend(stmts_new)
+            if isinstance(s, AssignStmt):
+                if isinstance(s.var.var_type, TupleType):
+                    drop[s.var] = results
+                else:
+                    renames[s.var] = results[0]
+        return out
+
+    def expand(self, call: Call) -> tuple[list[Stmt], list[Expr]]:
+        kernels, an = self.splits[call.op.name]  # type: ignore[union-attr]
+        span = call.span
+        env: dict[Source, Expr] = {("param", i): a for i, a in enumerate(call.args)}
+        stmts: list[Stmt] = []
+        for k in kernels:
+            for src in k.args:
+                if src[0] == "temp" and src not in env:
+                    t = k.func.params[k.args.index(src)].var_type
+                    assert isinstance(t, TensorType)
+                    create = make_call("tensor.create", [_ints(t.shape)], {"dtype": t.dtype,
+                                                                          "layout": TensorLayout.ND}, span=span)
+                    var = Var(f"{base_name(src[1].name)}_gm", t, span=span)  # type: ignore[union-attr]
+                    stmts.append(AssignStmt(var, create, span=span))
+                    env[src] = var
+            kcall = Call(GlobalVar(k.func.name), tuple(env[a] for a in k.args),
+                         result_type=_ret_type(k.func.return_types), span=span)
+            stmts.extend(self._bind(k, kcall, env))
+        return stmts, self._results(an, env)
+
+    def _bind(self, k: StageKernel, kcall: Call, env: dict[Source, Expr]) -> list[Stmt]:
+        span = kcall.span
+        if not k.results:
+            return [EvalStmt(kcall, span=span)]
+        names = [base_name(k.func.params[k.args.index(r)].name) if r in k.args else "out" for r in k.results]
+        if len(k.results) == 1:
+            var = Var(self.names(names[0]), kcall.result_type, span=span)
+            env[k.results[0]] = var
+            return [AssignStmt(var, kcall, span=span)]
+        tup = Var(self.names(f"{k.func.name}_out"), kcall.result_type, span=span)
+        stmts: list[Stmt] = [AssignStmt(tup, kcall, span=span)]
+        for i, (r, n) in enumerate(zip(k.results, names, strict=True)):
+            item = TupleGetItem(tup, i, span=span)
+            var = Var(self.names(n), item.type, span=span)
+            stmts.append(AssignStmt(var, item, span=span))
+            env[r] = var
+        return stmts
+
+    def _results(self, an: Analysis, env: dict[Source, Expr]) -> list[Expr]:
+        """The mixed kernel's return values, as the split calls' results."""
+        out: list[Expr] = []
+        for v in an.ret.values if an.ret is not None else ():
+            root = an.root(v) if isinstance(v, Var) else v
+            if root not in an.func.params:
+                raise UnsupportedFeatureError(f"kernel '{an.func.name}' returns a value that is not one of its "
+                                              f"tensor params; a mixed kernel can only return its outputs", v.span)
+            out.append(env[("param", an.func.params.index(root))])
+        return out
+
+
+def _ret_type(types: tuple[Type, ...]) -> Type:
+    return types[0] if len(types) == 1 else TupleType(types)
 
 
 @dataclass(frozen=True)
 class ExpandMixedKernel(Pass):
-    """Classify each InCore kernel by the cores its ops need; mixed kernels are rejected."""
+    """Type each InCore kernel AIC or AIV; split mixed ones into per-stage AIC/AIV kernels (see module doc)."""
 
     name = "ExpandMixedKernel"
     produces = frozenset({IRProperty.MixedKernelExpanded})
 
-    def run_function(self, func: Function, program: Program) -> Function:
-        if func.func_type is not FunctionType.InCore:
-            return func
-        cores = {c for c in (core_of(call) for call in calls_in(func.body)) if c is not None}
-        if cores == {"cube", "vector"}:
-            raise UnsupportedFeatureError(
-                f"kernel '{func.name}' mixes cube (matmul / Mat-Left-Right-Acc tiles) and vector ops; mixed "
-                f"AIC+AIV kernels are not supported", func.span,
-                hint="split it into a cube kernel and a vector kernel that communicate through a tensor")
-        ftype = FunctionType.AIC if cores == {"cube"} else FunctionType.AIV
-        return func.with_(func_type=ftype)
+    def run(self, program: Program) -> Program:
+        funcs: list[Function] = []
+        splits: dict[str, tuple[list[StageKernel], Analysis]] = {}
+        for f in program.functions:
+            if f.func_type is not FunctionType.InCore:
+                funcs.append(f)
+                continue
+            cores = stmt_cores(f.body)
+            if len(cores) < 2:
+                funcs.append(f.with_(func_type=FunctionType.AIC if cores == {CUBE} else FunctionType.AIV))
+                continue
+            splits[f.name] = split_kernel(f)
+            funcs.extend(k.func for k in splits[f.name][0])
+        if not splits:
+            return program if all(a is b for a, b in zip(funcs, program.functions, strict=True)) \
+                else program.with_functions(funcs)
+        rw = _CallRewriter(splits)
+        funcs = [f if f.is_incore else f.with_(body=map_blocks(f.body, rw.block)) for f in funcs]
+        return program.with_functions(funcs)

@@ -1,0 +1,215 @@
+"""Stage analysis for ExpandMixedKernel: which top-level statements of a mixed kernel run on which core,
+and in which order, when cube and vector exchange tiles through GM.
+
+Each top-level statement gets a core (``cube``/``vector``; scalar-only statements get none and are
+copied into every stage that needs them) and a stage. Stages alternate cores; a statement runs in the
+first stage of its core that comes after everything it depends on (on the other core: strictly after).
+Pure statements then sink to the latest stage of their core before their first consumer, so a bias
+load sits with the vector ops that use it. Every tile used in a later stage than the one defining it
+crosses through a GM temp tensor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pypto.errors import UnsupportedFeatureError
+from pypto.ir.enums import MemorySpace
+from pypto.ir.expr import Call, Var
+from pypto.ir.function import Function
+from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, Stmt, WhileStmt, flatten
+from pypto.ir.types import TensorType, TileType
+from pypto.passes._util import calls_in, defined_vars, iter_stmts, used_vars
+
+CUBE, VECTOR = "cube", "vector"
+CUBE_OPS = frozenset({"tile.matmul", "tile.matmul_acc", "tile.matmul_bias"})
+CUBE_SPACES = frozenset({MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc, MemorySpace.Bias})
+# op -> index of the tensor argument it writes into
+TENSOR_WRITES: dict[str, int] = {"tile.store": 2, "tensor.assemble": 0, "tensor.write": 0}
+OTHER = {CUBE: VECTOR, VECTOR: CUBE}
+
+
+def _space_core(space: MemorySpace | None) -> str:
+    return CUBE if space in CUBE_SPACES else VECTOR
+
+
+def core_of(call: Call) -> str | None:
+    """``cube``, ``vector`` or None (no tile involved): the core that executes one op call.
+
+    Ops producing a tile run where the result lives (``tile.add`` of an Acc tile into Vec is vector
+    work that reads a cube value); other tile ops run where their tile operands live.
+    """
+    if not isinstance(call.op, str) or not call.op.startswith("tile."):
+        return None
+    if call.op in CUBE_OPS:
+        return CUBE
+    if isinstance(call.result_type, TileType):
+        return _space_core(call.result_type.memory_space)
+    tiles = [a.type for a in call.args if isinstance(a.type, TileType)]
+    if not tiles:
+        return None
+    return CUBE if all(t.memory_space in CUBE_SPACES for t in tiles) else VECTOR
+
+
+def stmt_cores(stmt: Stmt) -> set[str]:
+    return {c for c in (core_of(call) for call in calls_in(stmt)) if c is not None}
+
+
+@dataclass
+class Item:
+    """One top-level statement with its def/use and tensor read/write sets."""
+
+    stmt: Stmt
+    core: str | None
+    defs: list[Var]
+    uses: list[Var]
+    reads: set[Var] = field(default_factory=set)
+    writes: set[Var] = field(default_factory=set)
+
+    @property
+    def pure(self) -> bool:
+        return not self.writes
+
+
+def _uses(stmt: Stmt) -> list[Var]:
+    local = set(defined_vars(stmt))
+    inits = [ia.init for s in iter_stmts(stmt) if isinstance(s, (ForStmt, WhileStmt))
+             for ia in s.iter_args if ia.init is not None]
+    return [v for v in used_vars([stmt, *inits]) if v not in local]
+
+
+def _defs(stmt: Stmt) -> list[Var]:
+    if isinstance(stmt, AssignStmt):
+        return [stmt.var]
+    if isinstance(stmt, (ForStmt, WhileStmt, IfStmt)):
+        return list(stmt.return_vars)
+    return []
+
+
+@dataclass
+class Analysis:
+    """Items, their stages and the tile values crossing between stages."""
+
+    func: Function
+    items: list[Item] = field(default_factory=list)
+    roots: dict[Var, Var] = field(default_factory=dict)   # tensor version (store result) -> param
+    stage: dict[int, int] = field(default_factory=dict)
+    first_core: str = CUBE
+
+    def __post_init__(self) -> None:
+        body = flatten(self.func.body)
+        self.ret = body[-1] if body and isinstance(body[-1], ReturnStmt) else None
+        for s in body[:-1] if self.ret is not None else body:
+            self.items.append(self._item(s))
+        self._inherit_cores()
+        self._assign_stages()
+
+    def root(self, v: Var) -> Var:
+        while v in self.roots:
+            v = self.roots[v]
+        return v
+
+    def _item(self, s: Stmt) -> Item:
+        cores = stmt_cores(s)
+        if len(cores) > 1:
+            kind = {ForStmt: "for-loop", WhileStmt: "while-loop", IfStmt: "if/else"}.get(type(s), "statement")
+            raise UnsupportedFeatureError(
+                f"kernel '{self.func.name}': a {kind} that mixes cube ops (matmul, Mat/Left/Right/Acc tiles) with "
+                f"vector ops cannot be split into AIC and AIV kernels", s.span,
+                hint="keep each loop/if on one core: do the cube work in one loop and the vector work in another")
+        item = Item(s, next(iter(cores)) if cores else None, _defs(s), _uses(s))
+        for call in calls_in(s):
+            self._tensor_access(call, s, item)
+        return item
+
+    def _tensor_access(self, call: Call, s: Stmt, item: Item) -> None:
+        target = TENSOR_WRITES.get(call.op) if isinstance(call.op, str) else None
+        for i, a in enumerate(call.args):
+            if isinstance(a, Var) and isinstance(a.type, TensorType):
+                (item.writes if i == target else item.reads).add(self.root(a))
+        if target is not None and isinstance(s, AssignStmt) and s.value is call:
+            t = call.args[target]
+            if isinstance(t, Var):
+                self.roots[s.var] = self.root(t)
+
+    def _producers(self) -> dict[Var, int]:
+        return {v: i for i, it in enumerate(self.items) for v in it.defs}
+
+    def deps(self, i: int) -> set[int]:
+        """Earlier items that item ``i`` depends on (data, or the same tensor with a write involved)."""
+        prod = self._producers()
+        it = self.items[i]
+        out = {prod[v] for v in it.uses if v in prod}
+        for j, other in enumerate(self.items[:i]):
+            if (it.writes & (other.reads | other.writes)) or (it.reads & other.writes):
+                out.add(j)
+        return out
+
+    def _inherit_cores(self) -> None:
+        """Scalar statements computed from a core's values belong to that core."""
+        for i, it in enumerate(self.items):
+            if it.core is None:
+                cores = {self.items[j].core for j in self.deps(i)} - {None}
+                if len(cores) == 1:
+                    it.core = cores.pop()
+                elif cores:
+                    raise UnsupportedFeatureError(
+                        f"kernel '{self.func.name}': a scalar computed from both cube and vector values cannot be "
+                        f"split into AIC and AIV kernels", it.stmt.span)
+
+    def stage_core(self, k: int) -> str:
+        return self.first_core if k % 2 == 0 else OTHER[self.first_core]
+
+    def _assign_stages(self) -> None:
+        best: tuple[int, str, dict[int, int]] | None = None
+        for first in (CUBE, VECTOR):
+            self.first_core = first
+            stages = self._asap()
+            n = len(set(stages.values()))
+            if best is None or n < best[0]:
+                best = (n, first, stages)
+        assert best is not None
+        self.first_core, self.stage = best[1], best[2]
+        self._sink()
+        self.stage_cores: list[str] = []
+        renumber: dict[int, int] = {}
+        for k in sorted(set(self.stage.values())):
+            if not self.stage_cores or self.stage_cores[-1] != self.stage_core(k):
+                self.stage_cores.append(self.stage_core(k))
+            renumber[k] = len(self.stage_cores) - 1
+        self.stage = {i: renumber[k] for i, k in self.stage.items()}
+
+    def _next_stage(self, core: str, at_least: int) -> int:
+        k = at_least
+        while self.stage_core(k) != core:
+            k += 1
+        return k
+
+    def _asap(self) -> dict[int, int]:
+        stages: dict[int, int] = {}
+        for i, it in enumerate(self.items):
+            if it.core is None:
+                continue
+            req = max((stages[j] + (self.items[j].core != it.core) for j in self.deps(i) if j in stages), default=0)
+            stages[i] = self._next_stage(it.core, req)
+        return stages
+
+    def _sink(self) -> None:
+        succs: dict[int, set[int]] = {i: set() for i in self.stage}
+        for i in self.stage:
+            for j in self.deps(i):
+                if j in succs:
+                    succs[j].add(i)
+        for i in sorted(self.stage, reverse=True):
+            it = self.items[i]
+            if not it.pure or not succs[i]:
+                continue
+            limit = min(self.stage[j] - (self.items[j].core != it.core) for j in succs[i])
+            k = limit
+            while k > self.stage[i] and self.stage_core(k) != it.core:
+                k -= 1
+            self.stage[i] = max(k, self.stage[i])
+
+    @property
+    def n_stages(self) -> int:
+        return len(self.stage_cores)
