@@ -219,10 +219,10 @@ class KernelCodegen(ScalarLowering):
         """The tile buffer an operand refers to; never-written UB tiles are zero-filled first."""
         v = self.env.get(e) if isinstance(e, Var) else None
         if not isinstance(v, Tile):
-            from pypto.codegen.pto_views import ColumnJoin, join_error
+            from pypto.codegen.pto_views import Pieces, pieces_error
 
-            if isinstance(v, ColumnJoin):
-                raise join_error(self, e)
+            if isinstance(v, Pieces):
+                raise pieces_error(self, e, v)
             raise self.error(f"expected a tile operand, got {e!r}")
         if v.ssa not in self.written:
             self.zero_fill(v)

@@ -181,13 +181,13 @@ def _load(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
 
 
 def _store(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
-    from pypto.codegen.pto_views import ColumnJoin, store_join
+    from pypto.codegen.pto_views import Pieces, store_pieces
 
     view = _gm(cg, c.args[2])
     offsets = _dims(cg, c.args[1])
-    joined = cg.env.get(c.args[0]) if isinstance(c.args[0], Var) else None
-    if isinstance(joined, ColumnJoin):
-        store_join(cg, joined, offsets, lambda t, offs: _store_tile(cg, t, view, offs))
+    pieces = cg.env.get(c.args[0]) if isinstance(c.args[0], Var) else None
+    if isinstance(pieces, Pieces):
+        store_pieces(cg, pieces, offsets, lambda t, offs: _store_tile(cg, t, view, offs))
     else:
         _store_tile(cg, cg.tile_of(c.args[0]), view, offsets)
     if dst is not None:
@@ -275,6 +275,7 @@ def _register() -> None:
     from pypto.codegen import pto_views
 
     RULES["tile.concat"] = pto_views.concat
+    RULES["tile.assemble"] = pto_views.assemble
     for k in ("sub", "mul", "div"):
         RULES[f"tile.row_expand_{k}"] = _expand_direct(f"trowexpand{k}", True)
     for k in ("add", "max", "min"):

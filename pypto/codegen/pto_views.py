@@ -1,76 +1,100 @@
-"""Lowerings of tile ops that ptoas 0.1.1 has no single instruction for (concat).
+"""Lowerings of tile ops that ptoas 0.1.1 has no single instruction for: concat and assemble.
 
 ptoas 0.1.1 has neither ``tconcat`` nor ``tinsert``, and its ``pto.subset`` lowers to pointer
-arithmetic on a tile object, so a tile cannot be written into a window of a bigger tile. A column
-concat is therefore kept as a list of column blocks (:class:`ColumnJoin`); storing it writes each
-block at its column offset. Any other use of a concat result is a compile-time error naming the
-alternative.
+arithmetic on a tile object, so a tile cannot be written into a window of a bigger on-chip tile.
+A column concat or an assemble is therefore kept as a list of blocks painted in order
+(:class:`Pieces`); storing it writes each block at its offset, later blocks over earlier ones.
+MemoryReuse keeps the blocks' buffers live until the result's last use (``DEFERRED_VIEWS``). Any
+other use of such a result is a compile-time error naming the alternative.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pypto.codegen.pto_types import TOOLCHAIN
 from pypto.ir.dtypes import DataType
-from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, Var
+from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, MakeTuple, Var, as_int
 
 if TYPE_CHECKING:
     from pypto.codegen.pto_mlir import KernelCodegen, Tile
 
-CONCAT_ALTERNATIVE = ("store the concat result directly (each half is stored at its column offset), or store "
-                      "the two tiles into one GM tensor at column offsets yourself and load the joined tile "
-                      "in a following kernel")
+ALTERNATIVE = {
+    "tile.concat": "store the concat result directly (each half is stored at its column offset), or store the "
+                   "two tiles into one GM tensor at column offsets and load the joined tile in a following kernel",
+    "tile.assemble": "store the assembled result directly (the target and the source are stored at their "
+                     "offsets), or write the source into the GM tensor at the offset (pl.store / "
+                     "out[a:b, :] = src)",
+}
+
+Block = tuple["Tile", object, object]  # tile, row offset, column offset (int or index Expr)
 
 
 @dataclass(frozen=True, slots=True)
-class ColumnJoin:
-    """A column concat result: ``(tile, column offset)`` blocks, left to right."""
+class Pieces:
+    """A tile assembled from blocks that are only written out when it is stored."""
 
-    blocks: tuple[tuple[Tile, int], ...]
-    cols: int
-
-
-def join_error(cg: KernelCodegen, e: Expr) -> Exception:
-    return cg.error(f"the result of tile.concat ('{getattr(e, 'name', e)}') is used as a tile operand; "
-                    f"{TOOLCHAIN} has no tconcat/tinsert instruction, so a concat can only be stored",
-                    hint=CONCAT_ALTERNATIVE)
+    op: str
+    blocks: tuple[Block, ...]
 
 
-def _blocks(cg: KernelCodegen, e: Expr) -> tuple[tuple[tuple[Tile, int], ...], int]:
+def pieces_error(cg: KernelCodegen, e: Expr, p: Pieces) -> Exception:
+    return cg.error(f"the result of {p.op} ('{getattr(e, 'name', e)}') is used as a tile operand; {TOOLCHAIN} "
+                    f"has no tconcat/tinsert instruction, so {p.op} results can only be stored",
+                    hint=ALTERNATIVE[p.op])
+
+
+def _blocks(cg: KernelCodegen, e: Expr, op: str) -> tuple[Block, ...]:
     v = cg.env.get(e) if isinstance(e, Var) else None
-    if isinstance(v, ColumnJoin):
-        return v.blocks, v.cols
+    if isinstance(v, Pieces):
+        return v.blocks
     t = cg.tile_of(e)
-    if t.buf.dynamic or t.buf.valid != (t.buf.rows, t.buf.cols):
-        raise cg.error(f"tile.concat of a tile with a partial valid shape {t.buf.valid} cannot be lowered by "
-                       f"{TOOLCHAIN}", hint=CONCAT_ALTERNATIVE)
-    return ((t, 0),), t.buf.cols
+    if t.buf.loc != "ub":
+        raise cg.error(f"{op} of a {t.buf.loc} tile cannot be lowered by {TOOLCHAIN}", hint=ALTERNATIVE[op])
+    return ((t, 0, 0),)
+
+
+def _add(a: object, b: object) -> object:
+    ia, ib = as_int(a) if isinstance(a, Expr) else a, as_int(b) if isinstance(b, Expr) else b
+    if isinstance(ia, int) and isinstance(ib, int):
+        return ia + ib
+    if ia == 0:
+        return b
+    if ib == 0:
+        return a
+    lhs = a if isinstance(a, Expr) else ConstInt(int(a))  # type: ignore[call-overload]
+    rhs = b if isinstance(b, Expr) else ConstInt(int(b))  # type: ignore[call-overload]
+    return BinaryExpr(BinOp.Add, lhs, rhs, DataType.INDEX)
+
+
+def _shifted(blocks: tuple[Block, ...], row: object, col: object) -> tuple[Block, ...]:
+    return tuple((t, _add(r, row), _add(c, col)) for t, r, c in blocks)
 
 
 def concat(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
-    """``tile.concat(a, b)``: remember the column blocks; :func:`store_join` writes them."""
-    left, lcols = _blocks(cg, c.args[0])
-    right, rcols = _blocks(cg, c.args[1])
-    rows = {t.buf.rows for t, _ in left + right}
-    if len(rows) != 1:
-        raise cg.error(f"tile.concat operands have different row counts {sorted(rows)}")
+    """``tile.concat(a, b)``: b's blocks to the right of a's."""
+    left, right = _blocks(cg, c.args[0], c.op_name), _blocks(cg, c.args[1], c.op_name)
+    width = c.args[0].type.shape[-1]  # type: ignore[union-attr]
     if dst is not None:
-        cg.env[dst] = ColumnJoin(left + tuple((t, off + lcols) for t, off in right), lcols + rcols)
+        cg.env[dst] = Pieces("tile.concat", left + _shifted(right, 0, width))
 
 
-def _shift(off: object, k: int) -> object:
-    if k == 0:
-        return off
-    if isinstance(off, int):
-        return off + k
-    return BinaryExpr(BinOp.Add, off, ConstInt(k), DataType.INDEX)  # type: ignore[arg-type]
+def assemble(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    """``tile.assemble(target, source, offset)``: the source's blocks painted over the target at ``offset``."""
+    target, source = _blocks(cg, c.args[0], "tile.assemble"), _blocks(cg, c.args[1], "tile.assemble")
+    offs = c.args[2]
+    if not isinstance(offs, MakeTuple) or len(offs.elements) not in (1, 2):
+        raise cg.error(f"tile.assemble offset must be a list of 1 or 2 dims, got {offs!r}")
+    row, col = (0, offs.elements[0]) if len(offs.elements) == 1 else offs.elements
+    if dst is not None:
+        cg.env[dst] = Pieces("tile.assemble", target + _shifted(source, row, col))
 
 
-def store_join(cg: KernelCodegen, join: ColumnJoin, offsets: list, store_block) -> None:
-    """Store each block of a concat at ``offsets`` shifted by its column offset."""
+def store_pieces(cg: KernelCodegen, p: Pieces, offsets: list, store_block: Callable[[Tile, list], None]) -> None:
+    """Store each block at ``offsets`` plus its own offset, in painting order."""
     if len(offsets) != 2:
-        raise cg.error(f"tile.concat results can only be stored into 2-D tensors, got offsets {offsets}")
-    for tile, col in join.blocks:
-        store_block(tile, [offsets[0], _shift(offsets[1], col)])
+        raise cg.error(f"{p.op} results can only be stored into 2-D tensors, got offsets {offsets}")
+    for tile, r, col in p.blocks:
+        store_block(tile, [_add(offsets[0], r), _add(offsets[1], col)])

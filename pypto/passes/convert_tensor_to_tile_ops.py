@@ -14,6 +14,7 @@ from pypto.ir.ops.registry import make_call
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, EvalStmt, Stmt
 from pypto.ir.types import TensorType
+from pypto.ir.visitor import substitute
 from pypto.passes._util import base_name, calls_in, map_blocks
 from pypto.passes.base import Pass
 
@@ -30,6 +31,7 @@ def _index_list(values: tuple[int, ...] | list[object]) -> MakeTuple:
 @dataclass
 class _Converter:
     tiles: dict[Var, Var] = field(default_factory=dict)
+    renames: dict[Var, Var] = field(default_factory=dict)
 
     def tile_of(self, e: Expr, space: MemorySpace, out: list[Stmt]) -> Expr:
         """The tile for operand ``e``: already a tile, a converted temp, or a fresh tile.load."""
@@ -75,7 +77,10 @@ class _Converter:
         tile = self.tile_of(src, MemorySpace.Vec, out)
         store = make_call("tile.store", [tile, offsets, target], span=value.span)
         name = s.var.name if isinstance(s, AssignStmt) else getattr(target, "name", "out")
-        out.append(AssignStmt(Var(f"{base_name(name)}__tile", store.result_type, span=s.span), store, span=s.span))
+        result = Var(f"{base_name(name)}__tile", store.result_type, span=s.span)
+        if isinstance(s, AssignStmt):
+            self.renames[s.var] = result  # later writes into the same tensor chain on the store result
+        out.append(AssignStmt(result, store, span=s.span))
         return out
 
     def slice_(self, s: Stmt, value: Call, out: list[Stmt]) -> list[Stmt]:
@@ -121,4 +126,5 @@ class ConvertTensorToTileOps(Pass):
                 out.extend(conv.stmt(s))
             return out
 
-        return dataclasses.replace(func, body=map_blocks(func.body, block))
+        body = map_blocks(func.body, block)
+        return dataclasses.replace(func, body=substitute(body, conv.renames) if conv.renames else body)

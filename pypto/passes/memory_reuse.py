@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pypto.ir.expr import Var
+from pypto.ir.expr import Call, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.stmt import Stmt
+from pypto.ir.stmt import AssignStmt, Stmt
 from pypto.ir.types import MemRef, PtrType, TileType
 from pypto.passes._liveness import Liveness
 from pypto.passes._memref import allocs, drop_unused_allocs, memref_of, with_memref
-from pypto.passes._util import retype
+from pypto.passes._util import iter_stmts, retype
 from pypto.passes.base import Pass
-from pypto.passes.memory_rules import NOT_IN_PLACE
+from pypto.passes.memory_rules import DEFERRED_VIEWS, NOT_IN_PLACE
 
 
 @dataclass
@@ -34,6 +34,17 @@ class _Lifetimes:
             self.defined[v] = at.pos
             self.last[v] = max([at.pos, *(q.pos for q in life.uses.get(v, ()))])
         self.def_op.update(life.ops)
+        self._extend_deferred(stmt)
+
+    def _extend_deferred(self, stmt: Stmt | None) -> None:
+        """Operands of deferred-view ops (concat/assemble) stay live as long as the result."""
+        views = [s for s in iter_stmts(stmt) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
+                 and s.value.op in DEFERRED_VIEWS]
+        for s in reversed(views):  # results before the views that feed them
+            end = self.last.get(s.var)
+            for a in s.value.args:
+                if isinstance(a, Var) and a in self.last and end is not None:
+                    self.last[a] = max(self.last[a], end)
 
 
 @dataclass

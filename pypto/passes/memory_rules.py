@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pypto.ir.ops.common import COL_REDUCE, ROW_REDUCE
 
+# Ops the ptoas 0.1.1 codegen lowers lazily (at the store), so their operands must outlive the result.
+DEFERRED_VIEWS: frozenset[str] = frozenset({"tile.concat", "tile.assemble"})
+
 # Ops whose result must not overwrite an operand that dies at the same statement.
 NOT_IN_PLACE: frozenset[str] = frozenset({
     "tile.recip", "tile.matmul", "tile.matmul_acc", "tile.matmul_bias", "tile.move", "tile.transpose",
