@@ -1,0 +1,52 @@
+"""The model examples (examples/models/*.py) run and check themselves on both sim platforms."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from pypto.toolchain.ptoas import find_ptoas
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+MODELS = sorted(p.name for p in (EXAMPLES / "models").glob("[0-9][0-9]_*.py"))
+
+pytestmark = [
+    pytest.mark.sim,
+    pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++"),
+    pytest.mark.skipif(find_ptoas() is None, reason="needs the pinned ptoas"),
+]
+
+
+def load_example(rel: str):
+    """Import an example file as a module (examples/ on sys.path for ``_common``)."""
+    if str(EXAMPLES) not in sys.path:
+        sys.path.insert(0, str(EXAMPLES))
+    path = EXAMPLES / rel
+    spec = importlib.util.spec_from_file_location(f"example_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("models")
+
+
+def test_all_model_examples_are_listed() -> None:
+    assert MODELS == ["01_ffn.py", "02_vector_dag.py", "03_flash_attention.py", "04_dynamic_shape.py"]
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+@pytest.mark.parametrize("name", MODELS)
+def test_model_example(name: str, platform: str, workdir: Path, monkeypatch: pytest.MonkeyPatch,
+                       capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(workdir)  # build_output/ goes to a temp dir
+    load_example(f"models/{name}").main(platform)
+    out = capsys.readouterr().out
+    assert f"on {platform}: OK" in out
