@@ -73,12 +73,28 @@ def check_platform(platform: str) -> None:
 
 @lru_cache(maxsize=1)
 def compiler_id() -> str:
-    """``g++ --version`` first line (part of every cache key)."""
+    """``g++ --version`` first line (part of every cache key).
+
+    Remembered on disk per compiler binary (path, size, mtime), so a process whose builds are all
+    cached starts no g++ at all.
+    """
     exe = shutil.which(GXX)
     if exe is None:
         raise ToolchainError(f"{GXX} not found on PATH", hint="install it, e.g. `apt-get install g++`")
+    real = Path(exe).resolve()
+    st = real.stat()
+    stamp = cache_root() / "compiler" / _key(str(real), str(st.st_size), str(st.st_mtime_ns))
+    with contextlib.suppress(OSError):
+        if stamp.is_file():
+            return stamp.read_text()
     out = subprocess.run([exe, "--version"], capture_output=True, text=True, check=False).stdout
-    return out.splitlines()[0] if out else exe
+    ident = out.splitlines()[0] if out else exe
+    with contextlib.suppress(OSError):
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        tmp = stamp.with_name(f"{stamp.name}.{os.getpid()}.tmp")
+        tmp.write_text(ident)
+        os.replace(tmp, stamp)
+    return ident
 
 
 def _tree_hash(root: Path, suffixes: tuple[str, ...]) -> str:
