@@ -276,6 +276,7 @@ def _register() -> None:
 
     RULES["tile.concat"] = pto_views.concat
     RULES["tile.assemble"] = pto_views.assemble
+    RULES["tile.fillpad"] = pto_views.fillpad
     for k in ("sub", "mul", "div"):
         RULES[f"tile.row_expand_{k}"] = _expand_direct(f"trowexpand{k}", True)
     for k in ("add", "max", "min"):

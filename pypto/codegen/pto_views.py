@@ -98,3 +98,30 @@ def store_pieces(cg: KernelCodegen, p: Pieces, offsets: list, store_block: Calla
         raise cg.error(f"{p.op} results can only be stored into 2-D tensors, got offsets {offsets}")
     for tile, r, col in p.blocks:
         store_block(tile, [_add(offsets[0], r), _add(offsets[1], col)])
+
+
+def fillpad(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    """``tile.fillpad(x, pad_value)``: ``tfillpad`` into a full-valid tile whose ``pad`` is the pad value.
+
+    The destination type carries the pad value (``pad=1|2|3``); rows/columns past ``x``'s valid
+    region are filled with it.
+    """
+    from dataclasses import replace
+
+    from pypto.ir.enums import PadValue
+    from pypto.ir.types import TileType, default_tile_view
+
+    src = cg.tile_of(c.args[0])
+    pad = c.kwargs.get("pad_value") or PadValue.zero
+    pad = PadValue[pad] if isinstance(pad, str) else PadValue(pad)
+    if pad is PadValue.null:
+        raise cg.error("tile.fillpad needs a pad value (zero, max or min), got null",
+                       hint="pass pad_value=pl.PadValue.zero")
+    t = dst.type if dst is not None else c.result_type
+    if not isinstance(t, TileType):
+        raise cg.error(f"tile.fillpad result must be a tile, got {t}")
+    view = t.view or default_tile_view(t.shape, t.memory_space)
+    t = replace(t, view=replace(view, valid_shape=None, pad=pad))
+    cg.valid = None  # the result is valid everywhere: it does not inherit x's valid region
+    out = cg.def_tile(dst, t)
+    cg.emit_op("tfillpad", f"%{src.ssa} : {src.ty}", out)
