@@ -158,18 +158,25 @@ class _Outliner:
     def _call_site(self, scope: InCoreScopeStmt, func: Function, free: list[Var], outs: list[Var],
                    region: _Region) -> tuple[list[Stmt], dict[Var, Expr]]:
         call = Call(GlobalVar(func.name), tuple(free), result_type=_ret_type(func), span=scope.span)
-        if not outs:
+        if scope.deps:  # declared edges: the orchestration passes them to set_dependencies
+            call = dataclasses.replace(call, attrs={**call.attrs, "manual_dep_edges": list(scope.deps)})
+        task = scope.task_var
+        if task is not None:  # `as tid`: the call also yields its task id, as the last tuple item
+            call = dataclasses.replace(call, result_type=TupleType((*func.return_types, task.var_type)))
+        if not outs and task is None:
             return [EvalStmt(call, span=scope.span)], {}
         versions = {v: [lv for lv in region.source if region.root(lv) is v] for v in outs}
         results = {v: Var(self._result_name(v, versions[v], region.merged), v.var_type, span=scope.span)
                    for v in outs}
-        if len(outs) == 1:
+        if len(outs) == 1 and task is None:
             stmts: list[Stmt] = [AssignStmt(results[outs[0]], call, span=scope.span)]
         else:
             tup = Var(self._fresh_name(f"{func.name}_out"), call.result_type, span=scope.span)
             stmts = [AssignStmt(tup, call, span=scope.span)]
             stmts += [AssignStmt(results[v], TupleGetItem(tup, i, span=scope.span), span=scope.span)
                       for i, v in enumerate(outs)]
+            if task is not None:
+                stmts.append(AssignStmt(task, TupleGetItem(tup, len(outs), span=scope.span), span=scope.span))
         renames: dict[Var, Expr] = {lv: results[v] for v in outs for lv in versions[v]}
         renames.update({v: results[v] for v in outs})
         return stmts, renames
