@@ -17,7 +17,7 @@ from pypto.errors import UnsupportedFeatureError
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call, Var
 from pypto.ir.function import Function
-from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, Stmt, WhileStmt, flatten
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ReturnStmt, Stmt, WhileStmt, flatten
 from pypto.ir.types import TensorType, TileType
 from pypto.passes._util import calls_in, defined_vars, iter_stmts, used_vars
 

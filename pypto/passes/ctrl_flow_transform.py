@@ -1,29 +1,156 @@
-"""CtrlFlowTransform: break/continue -> structured control flow (rejected here, see below)."""
+"""CtrlFlowTransform: ``break``/``continue`` -> structured control flow.
+
+Runs before ConvertToSSA, where a name rebound in a loop or branch is still just a rebinding (SSA
+turns it into iter args and phis). Inside a loop body:
+
+- ``continue`` drops the rest of its path: in ``if c: ...; continue`` the statements after the ``if``
+  move into the branches that fall through (``if c: ... else: <rest>``);
+- ``break`` does the same and also sets a flag ``broke = True``; the flag starts ``False`` before the
+  loop, and the whole body of a ``for`` runs under ``if not broke:`` (a ``while`` gets
+  ``cond and not broke``), so no later iteration does anything.
+
+A loop with explicit ``init_values`` keeps one final ``pl.yield_``: its values are first rebound to
+the iter-arg names, so every path reaches the yield with the values current on that path.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from pypto.errors import UnsupportedFeatureError
+from pypto.ir.dtypes import DataType
+from pypto.ir.enums import ForKind
+from pypto.ir.expr import BinaryExpr, BinOp, ConstBool, UnaryExpr, UnOp, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import BreakStmt, ContinueStmt
-from pypto.passes._util import iter_stmts
+from pypto.ir.stmt import (
+    AssignStmt,
+    BreakStmt,
+    ContinueStmt,
+    ForStmt,
+    IfStmt,
+    ScopeStmt,
+    SeqStmts,
+    Stmt,
+    WhileStmt,
+    YieldStmt,
+    flatten,
+    seq,
+)
+from pypto.ir.types import ScalarType
+from pypto.passes._util import defined_vars, map_blocks
 from pypto.passes.base import Pass
+
+BOOL = ScalarType(DataType.BOOL)
+JUMPS = (BreakStmt, ContinueStmt)
+
+
+def _jumps(stmt: Stmt | None, kinds: tuple[type, ...] = JUMPS) -> list[Stmt]:
+    """Jump statements of the innermost enclosing loop (nested loops are not searched)."""
+    if stmt is None:
+        return []
+    if isinstance(stmt, kinds):
+        return [stmt]
+    if isinstance(stmt, SeqStmts):
+        return [j for s in stmt.stmts for j in _jumps(s, kinds)]
+    if isinstance(stmt, IfStmt):
+        return _jumps(stmt.then_body, kinds) + _jumps(stmt.else_body, kinds)
+    if isinstance(stmt, ScopeStmt):
+        return _jumps(stmt.body, kinds)
+    return []
+
+
+@dataclass(frozen=True)
+class _Rewriter:
+    flag: str
+
+    def block(self, stmts: list[Stmt]) -> list[Stmt]:
+        """``stmts`` with every jump ending its path (the rest moves into the branches that fall through)."""
+        out: list[Stmt] = []
+        for k, s in enumerate(stmts):
+            if isinstance(s, ContinueStmt):
+                return out
+            if isinstance(s, BreakStmt):
+                return [*out, AssignStmt(Var(self.flag, BOOL, span=s.span), ConstBool(True, span=s.span), span=s.span)]
+            if _jumps(s):
+                return [*out, self._branch(s, stmts[k + 1:])]
+            out.append(s)
+        return out
+
+    def _branch(self, s: Stmt, rest: list[Stmt]) -> Stmt:
+        kw = "break" if _jumps(s, (BreakStmt,)) else "continue"
+        if not isinstance(s, IfStmt):
+            raise UnsupportedFeatureError(f"'{kw}' inside a {type(s).__name__} scope cannot leave the scope",
+                                          _jumps(s)[0].span, hint=f"move the '{kw}' out of the `with` block")
+        if s.return_vars:
+            raise UnsupportedFeatureError(f"'{kw}' inside an if/else that yields values (pl.yield_) is not supported",
+                                          _jumps(s)[0].span, hint="assign the values by name instead of yielding them")
+        then = self.block(flatten(s.then_body) + rest)
+        other = self.block(flatten(s.else_body) + rest)
+        return dataclasses.replace(s, then_body=seq(then, span=s.span) if then else SeqStmts((), span=s.span),
+                                   else_body=seq(other, span=s.span) if other else None)
+
+
+def _split_yield(loop: ForStmt | WhileStmt) -> tuple[list[Stmt], list[Stmt]]:
+    """(body without its final yield, the final yield as rebinds of the iter-arg names + yield of them)."""
+    stmts = flatten(loop.body)
+    if not loop.iter_args or not stmts or not isinstance(stmts[-1], YieldStmt):
+        return stmts, []
+    y = stmts[-1]
+    rebinds: list[Stmt] = [AssignStmt(Var(ia.name, ia.var_type, span=y.span), v, span=y.span)
+                           for ia, v in zip(loop.iter_args, y.values, strict=True) if v is not ia]
+    return stmts[:-1] + rebinds, [YieldStmt(tuple(loop.iter_args), span=y.span)]
+
+
+def _transform_loop(loop: ForStmt | WhileStmt, flag: str) -> list[Stmt]:
+    breaks = _jumps(loop.body, (BreakStmt,))
+    if breaks and isinstance(loop, ForStmt) and loop.kind is ForKind.Parallel:
+        raise UnsupportedFeatureError("'break' inside a pl.parallel loop is not supported (iterations are "
+                                      "independent)", breaks[0].span, hint="use pl.range for a loop that can stop early")
+    body, final = _split_yield(loop)
+    body = _Rewriter(flag).block(body)
+    if not breaks:
+        return [dataclasses.replace(loop, body=seq([*body, *final], span=loop.span))]
+    sp = loop.span
+    init = AssignStmt(Var(flag, BOOL, span=sp), ConstBool(False, span=sp), span=sp)
+    not_broke = UnaryExpr(UnOp.Not, init.var, DataType.BOOL, span=sp)
+    if isinstance(loop, WhileStmt):
+        cond = BinaryExpr(BinOp.And, loop.cond, not_broke, DataType.BOOL, span=sp)
+        return [init, dataclasses.replace(loop, cond=cond, body=seq([*body, *final], span=sp))]
+    guarded = IfStmt(not_broke, seq(body, span=sp) if body else SeqStmts((), span=sp), None, span=sp)
+    return [init, dataclasses.replace(loop, body=seq([guarded, *final], span=sp))]
+
+
+def _fresh(taken: set[str], stem: str = "broke") -> str:
+    k = 0
+    while (name := stem if k == 0 else f"{stem}_{k}") in taken:
+        k += 1
+    taken.add(name)
+    return name
 
 
 @dataclass(frozen=True)
 class CtrlFlowTransform(Pass):
-    """Programs without break/continue are already structured; break/continue raise UnsupportedFeatureError."""
+    """Rewrite break/continue into if-structured bodies with a loop-carried break flag."""
 
     name = "CtrlFlowTransform"
     produces = frozenset({IRProperty.StructuredCtrlFlow})
 
     def run_function(self, func: Function, program: Program) -> Function:
-        for s in iter_stmts(func.body):
-            if isinstance(s, (BreakStmt, ContinueStmt)):
-                kw = "break" if isinstance(s, BreakStmt) else "continue"
-                raise UnsupportedFeatureError(
-                    f"'{kw}' inside a loop is not supported (function '{func.name}')", s.span,
-                    hint="restructure the loop with an if/else around the body")
-        return func
+        taken = {v.name for v in (*func.params, *defined_vars(func.body))}
+
+        def block(stmts: list[Stmt]) -> list[Stmt]:
+            out: list[Stmt] = []
+            for s in stmts:
+                if isinstance(s, (ForStmt, WhileStmt)) and _jumps(s.body):
+                    out.extend(_transform_loop(s, _fresh(taken)))
+                else:
+                    out.append(s)
+            return out
+
+        stray = _jumps(func.body)
+        if stray:
+            raise UnsupportedFeatureError("'break'/'continue' outside a loop", stray[0].span)
+        body = map_blocks(func.body, block)
+        return func if body is func.body else func.with_(body=body)

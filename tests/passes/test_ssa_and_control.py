@@ -86,13 +86,13 @@ def test_flatten_call_expr_creates_tmp():
     assert second.value.args[1] is first.var
 
 
-def test_break_is_rejected_with_span():
+def test_break_becomes_a_guard_flag():
     a, out = tensor("a", 16, 16), tensor("out", 16, 16)
     i = Var("i", ScalarType(DataType.INDEX))
     loop = ForStmt(i, ConstInt(0), ConstInt(3), ConstInt(1), SeqStmts((BreakStmt(),)))
     prog = Program("p", (orch("f", [a, out], [IN, OUT], [loop], out),))
-    with pytest.raises(UnsupportedFeatureError, match="'break' inside a loop is not supported"):
-        get_pass("CtrlFlowTransform")().run(prog)
+    text = get_pass("CtrlFlowTransform")().run(prog).as_python()
+    assert "broke: pl.Scalar[pl.BOOL] = False" in text and "if not broke:" in text and "break" not in text
 
 
 def test_pipeline_loops_are_rejected_not_passed_through():
