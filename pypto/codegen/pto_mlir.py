@@ -123,6 +123,8 @@ class KernelCodegen(ScalarLowering):
         self.span = func.span
         self.yields: list[list[Tile | None]] = []
         self.params: list[KernelParam] = []
+        self.dst: Var | None = None  # the statement's result and its valid region (see inherited_valid)
+        self.valid: tuple | None = None
         ScalarLowering.__init__(self)
 
     # ------------------------------------------------------------------ output helpers
@@ -240,19 +242,35 @@ class KernelCodegen(ScalarLowering):
         self.op(f"pto.texpands ins(%{zero} : {ty}) outs(%{t.ssa} : {t.ty})")
         self.written.add(t.ssa)
 
-    def buf_type(self, t: TileType) -> TileBuf:
-        return tile_buf(t, f"kernel '{self.func.name}'", self.span)
+    def buf_type(self, t: TileType, valid: tuple | None = None) -> TileBuf:
+        return tile_buf(t, f"kernel '{self.func.name}'", self.span, valid)
+
+    def inherited_valid(self, c: Call, dst: Var | None) -> tuple | None:
+        """The valid region ``dst`` gets from its op: a load's ``valid_shapes``, else the first
+        tile operand's valid region on the axes where the shapes agree (None: the full tile)."""
+        t = dst.type if dst is not None else None
+        if not isinstance(t, TileType) or len(t.shape) != 2 or (t.view is not None and t.view.valid_shape):
+            return None
+        if c.op == "tile.load":
+            dims = c.args[3].elements if len(c.args) > 3 and hasattr(c.args[3], "elements") else ()
+            return tuple(as_int(d) if as_int(d) is not None else d for d in dims) if len(dims) == 2 else None
+        for a in c.args:
+            src = self.env.get(a) if isinstance(a, Var) else None
+            if isinstance(src, Tile) and src.buf.valid != (src.buf.rows, src.buf.cols):
+                full = (src.buf.rows, src.buf.cols)
+                return tuple(v if as_int(d) == n else d for v, d, n in zip(src.buf.valid, t.shape, full, strict=True))
+        return None
 
     def def_tile(self, var: Var | None, ttype: TileType | None = None) -> Tile:
         """The buffer that receives ``var`` (shared with same-MemRef, same-type tiles)."""
         t = ttype or (var.type if var is not None else None)
         if not isinstance(t, TileType):
             raise self.error(f"result '{getattr(var, 'name', '?')}' must be a Tile, got {t}")
-        buf = self.buf_type(t)
+        buf = self.buf_type(t, self.valid if var is not None and var is self.dst else None)
         hint = base_name(var.name) if var is not None else "tmp"
         if buf.dynamic:
             tile = Tile(self.names.unique(hint), buf)
-            vr, vc = (self.index(x) if not isinstance(x, int) else None for x in buf.valid)
+            vr, vc = (self.index(x) if op else None for x, op in zip(buf.valid, buf.operand_axes, strict=True))
             ops = "".join(f" {k} = %{v}" for k, v in (("valid_row", vr), ("valid_col", vc)) if v)
             self.op(f"%{tile.ssa} = pto.alloc_tile{ops} : {buf.text}")
         else:
@@ -334,7 +352,11 @@ class KernelCodegen(ScalarLowering):
         if rule is None:
             raise self.error(f"op '{c.op_name}' has no lowering to the PTO dialect of {TOOLCHAIN}",
                              hint="see docs for the list of supported tile ops")
-        rule(self, c, dst)
+        self.dst, self.valid = dst, self.inherited_valid(c, dst)
+        try:
+            rule(self, c, dst)
+        finally:
+            self.dst, self.valid = None, None
 
     def _return(self, s: ReturnStmt) -> None:
         return

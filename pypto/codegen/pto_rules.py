@@ -173,7 +173,7 @@ def _load(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     sizes = _dims(cg, c.args[2])
     if len(c.args) > 3 and c.args[3] is not None:
         valid = _dims(cg, c.args[3])
-        sizes = [v if not isinstance(v, int) else s for v, s in zip(valid, sizes, strict=True)]
+        sizes = list(valid)  # the GM window is the valid region; the tile keeps its full shape
     out = cg.def_tile(dst)
     sv = _window(cg, view, _dims(cg, c.args[1]), sizes)
     cg.emit_op("tload", f"%{sv} : {tile_view_type(sizes if len(sizes) > 1 else [1, *sizes], view.tensor.dtype)}",

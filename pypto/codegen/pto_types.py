@@ -67,8 +67,13 @@ class TileBuf:
     loc: str
 
     @property
+    def operand_axes(self) -> tuple[bool, bool]:
+        """Per axis: is the valid extent an ``alloc_tile`` operand (``v_row=?``)? True unless full."""
+        return tuple(v is not full and v != full for v, full in zip(self.valid, (self.rows, self.cols), strict=True))
+
+    @property
     def dynamic(self) -> bool:
-        return any(not isinstance(v, int) for v in self.valid)
+        return any(self.operand_axes)
 
 
 def _dims2(shape: tuple[Dim, ...], what: str, span: Span) -> tuple[Dim, Dim]:
@@ -80,8 +85,13 @@ def _dims2(shape: tuple[Dim, ...], what: str, span: Span) -> tuple[Dim, Dim]:
     return shape[0], shape[1]
 
 
-def tile_buf(t: TileType, what: str, span: Span) -> TileBuf:
-    """The full 10-field ``!pto.tile_buf<...>`` of a tile type."""
+def tile_buf(t: TileType, what: str, span: Span, valid: tuple[Dim, Dim] | None = None) -> TileBuf:
+    """The full 10-field ``!pto.tile_buf<...>`` of a tile type.
+
+    ``valid`` is the valid region the producing op gives the tile (a load's ``valid_shapes``, or
+    an operand's valid region carried through an elementwise op); an explicit ``TileView``
+    valid shape in the type wins.
+    """
     space = t.memory_space or MemorySpace.Vec
     loc = LOC.get(space)
     if loc is None:
@@ -94,11 +104,13 @@ def tile_buf(t: TileType, what: str, span: Span) -> TileBuf:
     view: TileView = t.view or default_tile_view(t.shape, space)
     if view.fractal not in FRACTALS:
         raise UserError(f"{what}: fractal {view.fractal} is not one of 16, 32, 512, 1024", span)
-    valid: tuple[Dim, Dim] = (rows, cols)
+    valid = (rows, cols) if valid is None else valid
     if view.valid_shape is not None:
         v = _dims2(view.valid_shape, what, span)
         valid = tuple(as_int(x) if as_int(x) is not None else x for x in v)  # type: ignore[assignment]
-    vr, vc = (str(x) if isinstance(x, int) else "?" for x in valid)
+    # ptoas 0.1.1 drops a static partial v_row/v_col (emits the full shape): a partial valid
+    # region is always written '?' and supplied as alloc_tile operands (constants if static)
+    vr, vc = (str(x) if x == full else "?" for x, full in zip(valid, (rows, cols), strict=True))
     text = (f"!pto.tile_buf<loc={loc}, dtype={dtype}, rows={rows}, cols={cols}, v_row={vr}, v_col={vc}, "
             f"blayout={view.blayout.value}, slayout={view.slayout.value}, fractal={view.fractal}, "
             f"pad={int(view.pad)}>")
