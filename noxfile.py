@@ -13,7 +13,7 @@ from pathlib import Path
 
 import nox
 
-nox.needs_version = ">=2024.4.15"
+nox.needs_version = ">=2025.2.9"  # session `requires`
 nox.options.sessions = ["lint", "tests"]
 nox.options.reuse_venv = "yes"
 

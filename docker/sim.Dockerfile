@@ -21,6 +21,7 @@ RUN test -n "${PYTHON_VERSION}" && test -n "${GXX_MIN}" \
 
 FROM os AS build
 ARG PYTHON_VERSION
+ARG PTOAS_VERSION
 # Deterministic .pyc (checked-hash) and timestamps for everything pip writes.
 ARG SOURCE_DATE_EPOCH=0
 ENV SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH}
@@ -30,6 +31,8 @@ RUN "python${PYTHON_VERSION}" -m venv /opt/pypto/venv \
  && /opt/pypto/venv/bin/pip install -q --no-index --no-cache-dir --disable-pip-version-check \
       --find-links /wheelhouse --require-hashes --no-deps -r /wheelhouse/image.lock \
  && /opt/pypto/venv/bin/pip check \
+ && /opt/pypto/venv/bin/python -c "import importlib.metadata as m, sys; v = m.version('ptoas'); \
+sys.exit(0 if v == '${PTOAS_VERSION}' else f'ptoas {v} installed, the manifest pins ${PTOAS_VERSION}')" \
  && /opt/pypto/venv/bin/pip freeze --all | LC_ALL=C sort > /opt/pypto/python-packages.txt
 COPY toolchain.toml /opt/pypto/toolchain.toml
 # Build the ptoas library shim once, into a cache dir every uid can read.
