@@ -39,7 +39,8 @@ from pypto.ir.stmt import (
     seq,
 )
 from pypto.ir.types import ScalarType
-from pypto.passes._util import defined_vars, map_blocks
+from pypto.ir.visitor import substitute
+from pypto.passes._util import defined_vars, map_blocks, used_vars
 from pypto.passes.base import Pass
 
 BOOL = ScalarType(DataType.BOOL)
@@ -153,4 +154,53 @@ class CtrlFlowTransform(Pass):
         if stray:
             raise UnsupportedFeatureError("'break'/'continue' outside a loop", stray[0].span)
         body = map_blocks(func.body, block)
-        return func if body is func.body else func.with_(body=body)
+        if body is func.body:
+            return func
+        return func.with_(body=seq(_Rebinder({p.name: p for p in func.params}).block(flatten(body)), span=body.span))
+
+
+@dataclass(frozen=True)
+class _Rebinder:
+    """Re-point every use to the Var the frontend would bind its name to (so dumps re-parse identically):
+    names assigned inside an if-branch fall back to their pre-if binding after the if; loop and
+    scope bodies keep theirs."""
+
+    env: dict[str, Var]
+
+    def use(self, node):
+        mapping = {v: self.env[v.name] for v in used_vars(node) if v.name in self.env and self.env[v.name] is not v}
+        return substitute(node, mapping) if mapping else node
+
+    def block(self, stmts: list[Stmt]) -> list[Stmt]:
+        return [self.stmt(s) for s in stmts]
+
+    def _body(self, body: Stmt | None, restore: bool) -> Stmt | None:
+        if body is None:
+            return None
+        snap = dict(self.env)
+        out = seq(self.block(flatten(body)), span=body.span) if flatten(body) else body
+        if restore:
+            self.env.clear()
+            self.env.update(snap)
+        return out
+
+    def stmt(self, s: Stmt) -> Stmt:
+        if isinstance(s, AssignStmt):
+            s = dataclasses.replace(s, value=self.use(s.value))
+            self.env[s.var.name] = s.var
+            return s
+        if isinstance(s, IfStmt):
+            s = dataclasses.replace(s, cond=self.use(s.cond), then_body=self._body(s.then_body, True),
+                                    else_body=self._body(s.else_body, True))
+        elif isinstance(s, (ForStmt, WhileStmt)):
+            changes = {k: self.use(getattr(s, k)) for k in ("start", "stop", "step") if hasattr(s, k)}
+            self.env.update({v.name: v for v in (getattr(s, "loop_var", None), *s.iter_args) if v is not None})
+            if isinstance(s, WhileStmt):
+                changes["cond"] = self.use(s.cond)
+            s = dataclasses.replace(s, body=self._body(s.body, False), **changes)
+        elif isinstance(s, ScopeStmt):
+            s = dataclasses.replace(s, body=self._body(s.body, False))
+        else:
+            return self.use(s)
+        self.env.update({v.name: v for v in getattr(s, "return_vars", ())})
+        return s

@@ -53,7 +53,7 @@ def scale_matmul_bias(x: pl.Tensor, w: pl.Tensor, bias: pl.Tensor, y: pl.Out[pl.
 @pl.jit
 def mixed_loop(x: pl.Tensor, w: pl.Tensor, y: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
-        for i in pl.range(2):
+        for _i in pl.range(2):
             a = pl.tile.load(x, [0, 0], [64, 64], [64, 64], target_memory=pl.Mem.Mat)
             b = pl.tile.load(w, [0, 0], [64, 64], [64, 64], target_memory=pl.Mem.Mat)
             c = pl.tile.matmul(pl.tile.move(a, target_memory=pl.Mem.Left), pl.tile.move(b, target_memory=pl.Mem.Right))
