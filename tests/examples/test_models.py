@@ -50,3 +50,14 @@ def test_model_example(name: str, platform: str, workdir: Path, monkeypatch: pyt
     load_example(f"models/{name}").main(platform)
     out = capsys.readouterr().out
     assert f"on {platform}: OK" in out
+
+
+def test_model_pto_files_pass_the_dialect_checker(workdir: Path) -> None:
+    """Every .pto the model examples produced (runs above) passes pto_verify --ptoas --strict."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "codegen"))
+    from ptocheck import verify
+
+    files = sorted(workdir.glob("build_output/*/ptoas/*.pto"))
+    if not files:
+        pytest.skip("no model example ran in this session")
+    verify(*files)
