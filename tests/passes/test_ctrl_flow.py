@@ -202,3 +202,17 @@ def test_orchestration_loop_with_jump_runs_on_a2a3sim(kernel, tmp_path):
         want = a * b
         want[32:] = 0
     np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)
+
+
+def test_transformed_program_reparses_identically():
+    prog = _transform(_prog("""
+        s: pl.Scalar[pl.INDEX] = 0
+        for i in pl.range(8):
+            if i == 2:
+                continue
+            s = s + i
+            if i == n:
+                break
+        return s
+    """))
+    assert_structural_equal(pl.parse(prog.as_python()), prog)
