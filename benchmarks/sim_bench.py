@@ -189,7 +189,8 @@ def _fresh(code: str, arg: str, work: Path) -> tuple[float, float]:
 
 def _fresh_process_rows(artifact: Path, platform: str, work: Path) -> None:
     wall, inner = _fresh(FRESH_FROM_DIR, str(artifact), work)
-    _row("fresh interpreter: import + from_dir + run (process wall)", wall, f"[in-process {inner * 1e3:.0f} ms]")
+    _row("fresh interpreter: import + from_dir + run (process wall)", wall, f"[in-process {inner * 1e3:.0f} ms]",
+         f"(same target, informational: {_verdict(wall <= WARM_TARGET_S)})")
     wall, inner = _fresh(FRESH_JIT, platform, work)
     _row("fresh interpreter: @pl.jit call (ir.compile + ptoas again; g++ cached)", wall,
          f"[in-process {inner * 1e3:.0f} ms]")

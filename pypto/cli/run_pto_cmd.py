@@ -129,7 +129,8 @@ def make_value(a: Any, spec: ArgSpec, direction: str, rng: np.random.Generator) 
         try:
             return float(spec.value) if a.dtype in ("fp32", "fp16") else int(spec.value, 0)
         except ValueError:
-            raise UserError(f"--arg {spec.text}: '{spec.value}' is not a valid {a.dtype} value for %{a.name}") from None
+            raise UserError(f"--arg {spec.text}: '{spec.value}' is not a valid {a.dtype} value "
+                            f"for %{a.name}") from None
     dt = dtypes.from_meta(a.dtype)
     if dt.numpy is None:
         raise UserError(f"--arg {spec.text}: dtype {a.dtype} has no numpy type; call pypto.runtime.run_pto "
@@ -207,8 +208,8 @@ def run_pto_cmd(ctx: click.Context, file: Path, arg_texts: tuple[str, ...], func
       pypto run-pto add.pto --arg x=128x128:f32:in --arg y=128x128:f32:in --arg z=128x128:f32:out
       pypto run-pto scale.pto --arg x=64x32:in --arg y=64x32:out --arg alpha=2.5 --save out/ --json
     """
-    from pypto.runtime import ChipWorker, RunConfig, build
-    from pypto.runtime.pto_runner import execute, load_signature, prepare_pto
+    from pypto.runtime import ChipWorker, DeadlockError, KernelFaultError, RunConfig, build
+    from pypto.runtime.pto_runner import execute, load_signature, normalize_directions, prepare_pto
 
     cli_state = state(ctx)
     cli_state.json = as_json
@@ -217,18 +218,23 @@ def run_pto_cmd(ctx: click.Context, file: Path, arg_texts: tuple[str, ...], func
     start = time.perf_counter()
     sig = load_signature(file, func, core)
     specs = match_specs(sig, specs)
-    dirs = tuple(s.direction or "inout" for s, a in zip(specs, sig.user_args, strict=True) if a.kind == "tensor")
+    dirs = normalize_directions(sig, [s.direction or "inout" for s, a in zip(specs, sig.user_args, strict=True)
+                                      if a.kind == "tensor"])
+    it = iter(dirs)
+    args_dirs = [next(it) if a.kind == "tensor" else None for a in sig.user_args]
     rng = np.random.default_rng(seed)
+    values = [make_value(a, s, d, rng) for a, s, d in zip(sig.user_args, specs, args_dirs, strict=True)]
+    inputs = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
     with build.use_cache_dir(Path(settings.cache_dir) / "sim"), \
             progress(f"run-pto {file} on {settings.platform}", enabled=not as_json):
         prepared = prepare_pto(file, platform=settings.platform, func=sig.func, directions=dirs, core=sig.core,
                                insert_sync=not no_insert_sync, runtime=settings.runtime, ptoas=_ptoas(settings))
-        it = iter(prepared.directions)
-        args_dirs = [next(it) if a.kind == "tensor" else None for a in sig.user_args]
-        values = [make_value(a, s, d, rng) for a, s, d in zip(sig.user_args, specs, args_dirs, strict=True)]
-        inputs = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
         with ChipWorker(RunConfig(platform=settings.platform), runtime=settings.runtime) as worker:
-            execute(prepared, values)
+            try:
+                execute(prepared, values)
+            except (KernelFaultError, DeadlockError) as exc:  # a bug of the hand-written kernel
+                raise UserError(f"@{sig.func} failed on {settings.platform}: {exc}",
+                                hint=f"the generated kernel and orchestration are in {prepared.artifact}") from exc
             device_s = worker.last_run.device_s
     rows = [_summary(a, s, d, v) for a, s, d, v in zip(sig.user_args, specs, args_dirs, values, strict=True)]
     data = {"ok": True, "command": "run-pto", "file": str(file), "func": sig.func, "core": sig.core,

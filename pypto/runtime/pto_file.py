@@ -206,7 +206,8 @@ def _classify(where: str, name: str, t: str, views: dict[str, list[list[str]]], 
 def _select(where: str, funcs: list[_Func], func: str | None) -> _Func:
     names = [f.name for f in funcs]
     if not funcs:
-        raise UserError(f"{where}: no func.func found", hint="a kernel file holds module { func.func @name(...) {...} }")
+        raise UserError(f"{where}: no func.func found",
+                        hint="a kernel file holds module { func.func @name(...) {...} }")
     if func is None:
         if len(funcs) > 1:
             raise UserError(f"{where} defines {len(funcs)} functions ({', '.join(names)}); say which one to run",

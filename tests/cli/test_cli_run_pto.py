@@ -89,6 +89,8 @@ def test_dynamic_dim_is_not_an_arg(tmp_path: Path) -> None:
     assert result.exit_code == ExitCode.USER and "%s: f32 is a scalar" in result.output
     result = invoke("run-pto", path)
     assert result.exit_code == ExitCode.USER and "%x needs an --arg" in result.output
+    result = invoke("run-pto", path, "--arg", "x=64x32", "--arg", "y=64x32", "--arg", "s=abc")
+    assert result.exit_code == ExitCode.USER and "'abc' is not a valid fp32 value for %s" in result.output
 
 
 @running
@@ -130,3 +132,16 @@ def test_softmax_json_on_both_platforms(platform: str, tmp_path: Path) -> None:
     e = np.exp(x - x.max(axis=1, keepdims=True))
     np.testing.assert_allclose(got, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
     assert data["timings"]["device_seconds"] > 0
+
+
+@running
+def test_kernel_fault_is_a_user_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pypto.runtime import KernelFaultError, pto_runner
+
+    def fault(*_a: object, **_k: object) -> None:
+        raise KernelFaultError("kernel fault in task 0 (kernel 'softmax_rows_64x128', func_id 0): boom")
+
+    monkeypatch.setattr(pto_runner, "execute", fault)
+    result = invoke("run-pto", SOFTMAX)
+    assert result.exit_code == ExitCode.USER
+    assert "@softmax_rows_64x128 failed on a2a3sim: kernel fault in task 0" in result.output
