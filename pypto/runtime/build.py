@@ -72,13 +72,23 @@ def _settings_cache_dir() -> Path:
     return Path(Settings().cache_dir)
 
 
-def check_platform(platform: str) -> None:
-    """Only the simulation platforms can build here."""
-    if platform not in PLATFORM_FLAGS:
-        raise ToolchainError(
-            f"platform '{platform}' cannot run on this machine: only a2a3sim and a5sim are simulated",
-            hint="use RunConfig(platform='a2a3sim') or 'a5sim'; hardware platforms need CANN and a device",
-        )
+def check_platform(platform: str, info: ArtifactInfo | None = None) -> None:
+    """Only the simulation platforms build here; a hardware platform names what it would need."""
+    if platform in PLATFORM_FLAGS:
+        return
+    if info is not None and platform in ("a2a3", "a5"):
+        from pypto.backend.hardware import require_hardware_toolchain
+        from pypto.toolchain.settings import Settings
+
+        settings = Settings()
+        require_hardware_toolchain(
+            info, platform, settings.ascend_home_path,
+            how=f"use RunConfig(platform='{platform}sim') to simulate, or run inside the hw image "
+                f"(python -m pypto.toolchain.images build --flavor hw --installers DIR; see `pypto doctor`)")
+    raise ToolchainError(
+        f"platform '{platform}' cannot run on this machine: only a2a3sim and a5sim are simulated",
+        hint="use RunConfig(platform='a2a3sim') or 'a5sim'; hardware platforms need CANN and a device",
+    )
 
 
 @lru_cache(maxsize=1)
@@ -230,7 +240,7 @@ class BuiltProgram:
 
 def build_artifact(info: ArtifactInfo, platform: str, jobs: int = 2) -> BuiltProgram:
     """Build every kernel and the orchestration of an artifact (in parallel on cold caches)."""
-    check_platform(platform)
+    check_platform(platform, info)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         orch = pool.submit(build_orchestration, info.orchestration)
         kernels = [(k, pool.submit(build_kernel, k, platform)) for k in info.kernels]

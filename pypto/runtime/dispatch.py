@@ -259,5 +259,9 @@ def call_compiled(compiled: Any, args: tuple[Any, ...], config: Any = None) -> A
 
     info = artifact_of(compiled)
     platform = config.platform if config is not None else platform_of(compiled, info)
+    if platform in ("a2a3", "a5"):
+        from pypto.runtime.build import check_platform
+
+        check_platform(platform, info)  # names CANN, the tools and the commands it would run
     worker = ChipWorker.current(platform=platform, runtime=info.runtime) or implicit_worker(platform, info.runtime)
     return worker.execute(info, args, config)
