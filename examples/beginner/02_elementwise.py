@@ -64,6 +64,16 @@ def chunked_add(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
     return out
 
 
+# Sample shapes (the CLI's `pypto compile FILE::NAME` and tests/roundtrip use them).
+SHAPES = {
+    "add_128": {"a": "128x128:f32", "b": "128x128:f32", "out": "128x128:f32"},
+    "mul_128": {"a": "128x128:f32", "b": "128x128:f32", "out": "128x128:f32"},
+    "add_64": {"a": "64x64:f32", "b": "64x64:f32", "out": "64x64:f32"},
+    "mul_add_64": {"a": "64x64:f32", "b": "64x64:f32", "c": "64x64:f32", "out": "64x64:f32"},
+    "chunked_add": {"a": "512x128:f32", "b": "512x128:f32", "out": "512x128:f32"},
+}
+
+
 def main(platform: str) -> None:
     cfg = RunConfig(platform=platform)
     a, b = rand(128, 128, seed=1), rand(128, 128, seed=2)

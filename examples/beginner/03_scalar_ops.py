@@ -33,6 +33,13 @@ def affine(x: pl.Tensor, out: pl.Out[pl.Tensor]):
     return out
 
 
+# Sample shapes (the CLI's `pypto compile FILE::NAME` and tests/roundtrip use them).
+SHAPES = {
+    "add_then_double": {"a": "128x128:f32", "b": "128x128:f32", "out": "128x128:f32"},
+    "affine": {"x": "64x64:f32", "out": "64x64:f32"},
+}
+
+
 def main(platform: str) -> None:
     cfg = RunConfig(platform=platform)
     a, b = rand(128, 128, seed=1), rand(128, 128, seed=2)

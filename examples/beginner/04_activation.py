@@ -50,6 +50,14 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-x))
 
 
+# Sample shapes (the CLI's `pypto compile FILE::NAME` and tests/roundtrip use them).
+SHAPES = {
+    "add_relu": {"a": "64x64:f32", "b": "64x64:f32", "out": "64x64:f32"},
+    "silu": {"x": "64x64:f32", "out": "64x64:f32"},
+    "gelu": {"x": "64x64:f32", "out": "64x64:f32"},
+}
+
+
 def main(platform: str) -> None:
     cfg = RunConfig(platform=platform)
     a, b = rand(64, 64, seed=1), rand(64, 64, seed=2)

@@ -30,6 +30,10 @@ def matmul(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
     return c
 
 
+# Sample shapes (the CLI's `pypto compile FILE::NAME` and tests/roundtrip use them).
+SHAPES = {"matmul": {"a": "64x64:f32", "b": "64x64:f32", "c": "64x64:f32"}}
+
+
 def main(platform: str) -> None:
     cfg = RunConfig(platform=platform)
     a, b = rand(64, 64, seed=1), rand(64, 64, seed=2)

@@ -30,6 +30,10 @@ def concat_cols(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
     return out
 
 
+# Sample shapes (the CLI's `pypto compile FILE::NAME` and tests/roundtrip use them).
+SHAPES = {"concat_cols": {"a": "32x16:f32", "b": "32x16:f32", "out": "32x32:f32"}}
+
+
 def main(platform: str) -> None:
     cfg = RunConfig(platform=platform)
     a, b = rand(32, 16, seed=1), rand(32, 16, seed=2)

@@ -45,6 +45,10 @@ def fused_linear(x: pl.Tensor, w: pl.Tensor, bias: pl.Tensor, y: pl.Out[pl.Tenso
     return y
 
 
+# Sample shapes (the CLI's `pypto compile FILE::NAME` and tests/roundtrip use them).
+SHAPES = {"fused_linear": {"x": "64x64:f32", "w": "64x64:f32", "bias": "64x64:f32", "y": "64x64:f32"}}
+
+
 def main(platform: str) -> None:
     cfg = RunConfig(platform=platform)
     x, w, bias = rand(64, 64, seed=1), rand(64, 64, seed=2), rand(64, 64, seed=3)

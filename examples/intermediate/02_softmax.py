@@ -32,6 +32,10 @@ def row_softmax(x: pl.Tensor, out: pl.Out[pl.Tensor]):
     return out
 
 
+# Sample shapes (the CLI's `pypto compile FILE::NAME` and tests/roundtrip use them).
+SHAPES = {"row_softmax": {"x": "64x64:f32", "out": "64x64:f32"}}
+
+
 def main(platform: str) -> None:
     cfg = RunConfig(platform=platform)
     x = rand(64, 64, seed=1) * 4.0

@@ -49,6 +49,13 @@ def layer_norm(x: pl.Tensor, gamma: pl.Tensor, beta: pl.Tensor, out: pl.Out[pl.T
     return out
 
 
+# Sample shapes (the CLI's `pypto compile FILE::NAME` and tests/roundtrip use them).
+SHAPES = {
+    "rms_norm": {"x": "32x64:f32", "gamma": "1x64:f32", "out": "32x64:f32"},
+    "layer_norm": {"x": "32x64:f32", "gamma": "1x64:f32", "beta": "1x64:f32", "out": "32x64:f32"},
+}
+
+
 def main(platform: str) -> None:
     cfg = RunConfig(platform=platform)
     x = rand(32, 64, seed=1) * 2.0 + 0.5

@@ -47,6 +47,13 @@ def matmul_acc_loop(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
     return c
 
 
+# Sample shapes (the CLI's `pypto compile FILE::NAME` and tests/roundtrip use them).
+SHAPES = {
+    "matmul_acc_unrolled": {"a": "64x64:f32", "b": "64x64:f32", "c": "64x64:f32"},
+    "matmul_acc_loop": {"a": "64x64:f32", "b": "64x64:f32", "c": "64x64:f32"},
+}
+
+
 def main(platform: str) -> None:
     cfg = RunConfig(platform=platform)
     a, b = rand(64, 64, seed=1), rand(64, 64, seed=2)

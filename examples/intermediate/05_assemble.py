@@ -39,6 +39,13 @@ def patch_tile(x: pl.Tensor, y: pl.Tensor, out: pl.Out[pl.Tensor]):
     return out
 
 
+# Sample shapes (the CLI's `pypto compile FILE::NAME` and tests/roundtrip use them).
+SHAPES = {
+    "row_halves": {"a": "64x64:f32", "b": "64x64:f32", "out": "64x64:f32"},
+    "patch_tile": {"x": "64x64:f32", "y": "16x32:f32", "out": "64x64:f32"},
+}
+
+
 def main(platform: str) -> None:
     cfg = RunConfig(platform=platform)
     a, b = rand(64, 64, seed=1), rand(64, 64, seed=2)

@@ -35,6 +35,10 @@ def pad_and_sum(x: pl.Tensor[[M, 64], pl.FP32], padded: pl.Out[pl.Tensor], col_s
     return padded, col_sums
 
 
+# Sample shapes (the CLI's `pypto compile FILE::NAME` and tests/roundtrip use them).
+SHAPES = {"pad_and_sum": {"x": "20x64:f32", "padded": "32x64:f32", "col_sums": "1x64:f32"}}
+
+
 def main(platform: str) -> None:
     cfg = RunConfig(platform=platform)
     artifacts = set()

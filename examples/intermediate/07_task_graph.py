@@ -33,6 +33,10 @@ def task_graph(a: pl.Tensor, b: pl.Tensor, out1: pl.Out[pl.Tensor], out2: pl.Out
     return out1, out2
 
 
+# Sample shapes (the CLI's `pypto compile FILE::NAME` and tests/roundtrip use them).
+SHAPES = {"task_graph": {"a": "64x64:f32", "b": "64x64:f32", "out1": "64x64:f32", "out2": "64x64:f32"}}
+
+
 def main(platform: str) -> None:
     cfg = RunConfig(platform=platform)
     a, b = rand(64, 64, seed=1), rand(64, 64, seed=2)

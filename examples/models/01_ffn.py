@@ -57,6 +57,11 @@ def reference(x: np.ndarray, wg: np.ndarray, wu: np.ndarray, wd: np.ndarray) -> 
     return ((g / (1.0 + np.exp(-g))) * u) @ wd
 
 
+# Sample shapes (the CLI's `pypto compile FILE::NAME` and tests/roundtrip use them).
+SHAPES = {"ffn": {"x": "64x64:f32", "w_gate": "64x64:f32", "w_up": "64x64:f32", "w_down": "64x64:f32",
+                  "out": "64x64:f32"}}
+
+
 def main(platform: str) -> None:
     cfg = RunConfig(platform=platform)
     x = rand(64, 64, seed=1)

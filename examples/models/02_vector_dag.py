@@ -58,6 +58,10 @@ def vector_dag(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
     return out
 
 
+# Sample shapes (the CLI's `pypto compile FILE::NAME` and tests/roundtrip use them).
+SHAPES = {"vector_dag": {p: f"{ROWS}x{COLS}:f32" for p in ("a", "b", "out")}}
+
+
 def main(platform: str) -> None:
     cfg = RunConfig(platform=platform)
     a, b = rand(ROWS, COLS, seed=1), rand(ROWS, COLS, seed=2)

@@ -116,6 +116,11 @@ def reference(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
     return (e / e.sum(axis=1, keepdims=True)) @ v
 
 
+# Sample shapes (the CLI's `pypto compile FILE::NAME` and tests/roundtrip use them).
+SHAPES = {"flash_attention": {"q": f"{SQ}x{D}:f32", "kt": f"{D}x{S}:f32", "v": f"{S}x{D}:f32",
+                              "out": f"{SQ}x{D}:f32"}}
+
+
 def main(platform: str) -> None:
     cfg = RunConfig(platform=platform)
     q, k, v = rand(SQ, D, seed=1), rand(S, D, seed=2), rand(S, D, seed=3)

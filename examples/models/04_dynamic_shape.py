@@ -43,6 +43,10 @@ def dyn_rows(x: pl.Tensor[[M, COLS], pl.FP32], y: pl.Tensor[[M, COLS], pl.FP32],
     return out
 
 
+# Sample shapes (the CLI's `pypto compile FILE::NAME` and tests/roundtrip use them).
+SHAPES = {"dyn_rows": {p: f"192x{COLS}:f32" for p in ("x", "y", "out")}}
+
+
 def main(platform: str) -> None:
     cfg = RunConfig(platform=platform)
     artifacts = set()
