@@ -95,7 +95,9 @@ def report_error(exc: BaseException, as_json: bool) -> ExitCode:
     if as_json:
         emit_json({"ok": False, "exit_code": int(code), "error": {"type": type(exc).__name__, "message": text}})
     else:
-        click.echo(text if text.startswith("error") or not known else f"error: {text}", err=True)
+        located = text.split("\n", 1)[0].find(": error: ") > 0  # gcc-style "file:line:col: error: ..."
+        plain = text.startswith("error") or located or not known
+        click.echo(text if plain else f"error: {text}", err=True)
     return code
 
 
