@@ -18,7 +18,7 @@ from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call, Var
 from pypto.ir.function import Function
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ReturnStmt, Stmt, WhileStmt, flatten
-from pypto.ir.types import TensorType, TileType
+from pypto.ir.types import TensorType, TileType, Type
 from pypto.passes._util import calls_in, defined_vars, iter_stmts, used_vars
 
 CUBE, VECTOR = "cube", "vector"
@@ -33,18 +33,20 @@ def _space_core(space: MemorySpace | None) -> str:
     return CUBE if space in CUBE_SPACES else VECTOR
 
 
-def core_of(call: Call) -> str | None:
+def core_of(call: Call, dest: Type | None = None) -> str | None:
     """``cube``, ``vector`` or None (no tile involved): the core that executes one op call.
 
-    Ops producing a tile run where the result lives (``tile.add`` of an Acc tile into Vec is vector
-    work that reads a cube value); other tile ops run where their tile operands live.
+    Ops producing a tile run where the result lives, i.e. in the space of the variable it is assigned
+    to (``dest``; ``tile.add`` of an Acc tile into Vec is vector work that reads a cube value);
+    other tile ops run where their tile operands live.
     """
     if not isinstance(call.op, str) or not call.op.startswith("tile."):
         return None
     if call.op in CUBE_OPS:
         return CUBE
-    if isinstance(call.result_type, TileType):
-        return _space_core(call.result_type.memory_space)
+    result = dest if isinstance(dest, TileType) else call.result_type
+    if isinstance(result, TileType):
+        return _space_core(result.memory_space)
     tiles = [a.type for a in call.args if isinstance(a.type, TileType)]
     if not tiles:
         return None
@@ -52,7 +54,8 @@ def core_of(call: Call) -> str | None:
 
 
 def stmt_cores(stmt: Stmt) -> set[str]:
-    return {c for c in (core_of(call) for call in calls_in(stmt)) if c is not None}
+    dests = {id(s.value): s.var.var_type for s in iter_stmts(stmt) if isinstance(s, AssignStmt)}
+    return {c for c in (core_of(call, dests.get(id(call))) for call in calls_in(stmt)) if c is not None}
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -9,7 +10,8 @@ from typing import Any
 from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt
-from pypto.ir.visitor import IRVisitor
+from pypto.ir.ops.registry import get_op, has_op
+from pypto.ir.visitor import IRVisitor, Substitute
 
 _SUFFIX = re.compile(r"__(ssa|tmp|idx|iter|rv|phi|tile|store)(_v\d+)?$")
 
@@ -147,8 +149,6 @@ def _map_child_blocks(stmt: Stmt, fn: Any) -> Stmt:
 
 def retype(func: Function, new_types: dict[Var, Any]) -> Function:
     """``func`` with the given Vars replaced by fresh Vars of new types (uses and definitions)."""
-    import dataclasses
-
     from pypto.ir.visitor import substitute
 
     if not new_types:
@@ -161,4 +161,19 @@ def retype(func: Function, new_types: dict[Var, Any]) -> Function:
         if isinstance(v, IterArg):
             mapping[v] = IterArg(v.name, t, init=substitute(v.init, mapping), span=v.span)
     params = tuple(mapping.get(p, p) for p in func.params)
-    return dataclasses.replace(func, params=params, body=substitute(func.body, mapping))
+    return dataclasses.replace(func, params=params, body=_RetypeCalls(mapping).visit(func.body))
+
+
+class _RetypeCalls(Substitute):
+    """Substitute, re-deriving the result type of every op Call whose arguments changed.
+
+    The parser types a call from its arguments, so a stale result type would not survive a dump.
+    """
+
+    def visit_Call(self, call: Call) -> Expr:  # noqa: N802
+        new = self.generic_visit(call)
+        if new is call or not isinstance(new.op, str) or not has_op(new.op):
+            return new
+        op = get_op(new.op)
+        result = op.infer(list(new.args), {**op.kwargs, **new.kwargs}, new.span)
+        return new if result == new.result_type else dataclasses.replace(new, result_type=result)

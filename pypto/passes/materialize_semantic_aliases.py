@@ -111,7 +111,7 @@ def _collect(func: Function, life: Liveness) -> _Groups:
 def _copy_stmt(copy: Var, src: Var) -> AssignStmt:
     space = src.var_type.memory_space  # type: ignore[union-attr]
     call = make_call("tile.move", [src], {"target_memory": space}, span=src.span)
-    return AssignStmt(copy, dataclasses.replace(call, result_type=copy.var_type), span=src.span)
+    return AssignStmt(copy, call, span=src.span)
 
 
 def _insert_copies(func: Function, g: _Groups) -> Function:
