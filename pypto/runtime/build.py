@@ -57,16 +57,6 @@ def cache_root() -> Path:
 
 @lru_cache(maxsize=1)
 def _settings_cache_dir() -> Path:
-    """``Settings().cache_dir``, read straight from the environment when no config file can apply.
-
-    Importing pydantic-settings costs ~0.35 s, most of a warm run in a fresh process.
-    """
-    if not any((Path.cwd() / name).is_file() for name in ("pypto.toml", "pyproject.toml")):
-        env = next((v for k, v in os.environ.items() if k.upper() == "PYPTO_CACHE_DIR" and v), None)
-        if env is not None:
-            return Path(env).expanduser()
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        return (Path(xdg) if xdg else Path.home() / ".cache") / "pypto"
     from pypto.toolchain.settings import Settings
 
     return Path(Settings().cache_dir)

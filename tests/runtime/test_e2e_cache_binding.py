@@ -147,24 +147,3 @@ def test_program_rejected_by_a_worker_on_another_runtime(half_sum: dict[str, obj
         worker.register(compiled)(a, b, out)
     np.testing.assert_allclose(out, (a + b) * 0.5, rtol=1e-6, atol=1e-6)
 
-
-@pytest.mark.parametrize("case", ["default", "env", "xdg", "config-file"])
-def test_fast_cache_dir_lookup_agrees_with_settings(case: str, tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from pypto.runtime import build
-    from pypto.toolchain.settings import Settings
-
-    monkeypatch.chdir(tmp_path)
-    for name in [k for k in os.environ if k.startswith("PYPTO_")] + ["XDG_CACHE_HOME"]:
-        monkeypatch.delenv(name, raising=False)
-    if case == "env":
-        monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "env-cache"))
-    elif case == "xdg":
-        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    elif case == "config-file":
-        (tmp_path / "pypto.toml").write_text(f'cache_dir = "{tmp_path / "file-cache"}"\n')
-    build._settings_cache_dir.cache_clear()
-    try:
-        assert build._settings_cache_dir() == Path(Settings().cache_dir)
-    finally:
-        build._settings_cache_dir.cache_clear()
