@@ -181,3 +181,28 @@ def settings_cmd(ctx: click.Context, as_json: bool) -> None:
         return
     for row in rows:
         click.echo(f"{row['name']:20} = {row['value']!s:32} ({row['source']}; {row['env']})")
+
+
+@toolchain_group.command("shell")
+@click.option("--image", help="Image to use (default: the newest local image whose labels match the toolchain).")
+@click.option("--output-dir", "-o", type=click.Path(path_type=Path, file_okay=False), default=Path("build_output"),
+              show_default=True, help="Host dir mounted read-write at /out.")
+@click.option("--print-command", is_flag=True, help="Print the docker command instead of running it.")
+@click.pass_context
+def shell_cmd(ctx: click.Context, image: str | None, output_dir: Path, print_command: bool) -> None:
+    """Open a developer shell in the toolchain image (current dir read-only at /src, -o at /out).
+
+    The shell runs with the launcher's sandbox: your uid:gid, no network, no capabilities,
+    no-new-privileges, a read-only root and a tmpfs /tmp.
+    """
+    import shlex
+
+    from pypto.toolchain import docker
+
+    settings = state(ctx).settings()
+    out = output_dir if output_dir.is_absolute() else Path.cwd() / output_dir
+    if print_command:
+        argv = docker.shell_command(settings=settings, source_dir=Path.cwd(), output_dir=out, image=image)
+        click.echo(shlex.join(argv))
+        return
+    ctx.exit(docker.open_shell(settings=settings, source_dir=Path.cwd(), output_dir=out, image=image))

@@ -27,11 +27,12 @@ _ROOT_CANDIDATES = ("ptoas", "ptoas.sh", "bin/ptoas")
 
 @dataclass(frozen=True, slots=True)
 class PtoasInstall:
-    """The ptoas wheel as installed in this interpreter: raw binary and its renamed libraries."""
+    """The ptoas wheel as installed in this interpreter: raw binary, its renamed libraries, its hash."""
 
     binary: Path
     libs: Path
     version: str
+    record_hash: str = ""
 
 
 def installed_wheel() -> PtoasInstall | None:
@@ -41,15 +42,17 @@ def installed_wheel() -> PtoasInstall | None:
     except metadata.PackageNotFoundError:
         return None
     binary = libs = None
+    digest = ""
     for f in dist.files or ():
         parts = f.parts
         if parts[-1] == "ptoas" and "bin" in parts:
             binary = Path(dist.locate_file(f)).resolve()
+            digest = f.hash.value if f.hash is not None else ""
         elif "ptoas.libs" in parts and libs is None:
             libs = Path(dist.locate_file(f)).resolve().parent
     if binary is None or libs is None or not binary.is_file():
         return None
-    return PtoasInstall(binary=binary, libs=libs, version=dist.version)
+    return PtoasInstall(binary=binary, libs=libs, version=dist.version, record_hash=digest)
 
 
 def elf_needed(path: Path) -> list[str]:
@@ -82,8 +85,9 @@ def elf_needed(path: Path) -> list[str]:
 
 
 def _shim_key(install: PtoasInstall) -> str:
-    stat = install.binary.stat()
-    text = f"{install.binary}|{stat.st_size}|{stat.st_mtime_ns}|{install.version}"
+    """Same wheel, same install location -> same shim dir (no mtimes: image builds stay reproducible)."""
+    ident = install.record_hash or str(install.binary.stat().st_size)
+    text = f"{install.binary}|{install.libs}|{install.version}|{ident}"
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -1,0 +1,64 @@
+"""Locating ptoas: PTOAS_ROOT, the pinned wheel through its library shim, PATH; clear errors."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pypto.errors import ToolchainError
+from pypto.toolchain import ptoas
+
+
+def _script(path: Path, body: str = "echo ptoas-stub") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+@pytest.mark.parametrize("rel", ["ptoas", "ptoas.sh", "bin/ptoas"])
+def test_ptoas_root_candidates(tmp_path, rel):
+    exe = _script(tmp_path / rel)
+    assert ptoas.find_ptoas(str(tmp_path)) == exe
+
+
+def test_ptoas_root_without_binary_names_what_was_tried(tmp_path):
+    with pytest.raises(ToolchainError) as ei:
+        ptoas.find_ptoas(str(tmp_path))
+    msg = str(ei.value)
+    assert f"PTOAS_ROOT is set to '{tmp_path}' but no executable ptoas was found there" in msg
+    assert str(tmp_path / "bin" / "ptoas") in msg and "unset PTOAS_ROOT" in msg
+
+
+def test_require_ptoas_says_how_to_get_it(monkeypatch, tmp_path):
+    monkeypatch.setattr(ptoas, "installed_wheel", lambda: None)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ToolchainError) as ei:
+        ptoas.require_ptoas(None, tmp_path)
+    assert "ptoas binary not found" in str(ei.value) and "pip install 'ptoas==" in str(ei.value)
+
+
+def test_elf_needed_reads_the_dynamic_section():
+    needed = ptoas.elf_needed(Path(sys.executable).resolve())
+    assert any(n.startswith("libc.so") or n.startswith("libpython") for n in needed)
+    with pytest.raises(ToolchainError, match="not an ELF64"):
+        ptoas.elf_needed(Path(__file__))
+
+
+def test_pinned_wheel_shim_runs_and_is_stable(tmp_path):
+    install = ptoas.installed_wheel()
+    if install is None:
+        pytest.skip("the pinned ptoas wheel is not installed")
+    first = ptoas.find_ptoas(None, tmp_path)
+    assert first is not None and first.parent.parent == tmp_path / "ptoas-shim"
+    assert ptoas.find_ptoas(None, tmp_path) == first  # built once, then reused
+    assert install.record_hash  # the shim key comes from the wheel's RECORD, not mtimes
+    proc = subprocess.run([str(first), "--version"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "LLVM" in proc.stdout
+    links = os.listdir(first.parent / "lib")
+    assert links and all((first.parent / "lib" / n).is_symlink() for n in links)
