@@ -247,6 +247,14 @@ def _unsupported(op: str, alternative: str) -> Rule:
     return rule
 
 
+def _miscompiled(op: str, pto: str) -> Rule:
+    def rule(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+        raise cg.error(f"{op} cannot be lowered by {TOOLCHAIN}: it accepts pto.{pto} but emits TCOLEXPAND "
+                       "for it, which computes something else",
+                       hint="combine row blocks with pl.maximum/pl.minimum, or reduce on the host")
+    return rule
+
+
 def _register() -> None:
     for op, pto in (("add", "tadd"), ("sub", "tsub"), ("div", "tdiv"), ("and_", "tand"), ("xor", "txor")):
         RULES[f"tile.{op}"] = _binary(pto, "list")
@@ -263,7 +271,8 @@ def _register() -> None:
         "tile.maximums": _maximums,
         "tile.row_sum": _reduce("trowsum", False), "tile.row_max": _reduce("trowmax", False),
         "tile.row_min": _reduce("trowmin", True), "tile.col_sum": _reduce("tcolsum", True),
-        "tile.col_max": _reduce("tcolmax", False), "tile.col_min": _reduce("tcolmin", False),
+        "tile.col_max": _miscompiled("tile.col_max", "tcolmax"),
+        "tile.col_min": _miscompiled("tile.col_min", "tcolmin"),
         "tile.row_expand": _expand_direct("trowexpand", False),
         "tile.col_expand": _expand_direct("tcolexpand", False),
         "tile.row_expand_expdif": _row_expdif,

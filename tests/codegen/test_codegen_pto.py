@@ -138,8 +138,21 @@ def test_scalar_and_cast_rules(case, tmp_path):
 REDUCE_CASES = {
     "row_min_tmp_filled": ("tile.row_min", "pto.trowmin ins(%t, %red_tmp"),
     "col_sum_tmp": ("tile.col_sum", "pto.tcolsum ins(%t, %red_tmp"),
-    "col_max": ("tile.col_max", "pto.tcolmax ins(%t : "),
 }
+
+
+@pytest.mark.parametrize("op", ["tile.col_max", "tile.col_min"])
+def test_col_max_min_rejected_because_ptoas_miscompiles_them(op):
+    from pypto.errors import UserError
+
+    x, o = B.tensor("x", (32, 64)), B.tensor("out", (1, 64), ddr=1)
+    b = B.Body()
+    t = b.assign("t", make_call("tile.load", [x, B.ints(0, 0), B.ints(32, 64)], B.VEC))
+    r = b.assign("r", make_call(op, [t]))
+    b.eval(make_call("tile.store", [r, B.ints(0, 0), o]))
+    with pytest.raises(UserError) as ei:
+        _kernel_text(b.ret(o), [x, o], [B.IN, B.OUT])
+    assert f"{op} cannot be lowered by ptoas 0.1.1" in str(ei.value) and "TCOLEXPAND" in str(ei.value)
 
 
 @pytest.mark.ptoas
