@@ -30,6 +30,7 @@ from pypto.ir.expr import (
     Expr,
     GlobalVar,
     MakeTuple,
+    TupleGetItem,
     UnaryExpr,
     UnOp,
 )
@@ -247,11 +248,22 @@ class ExprParser:
             idx = self.eval(node.slice)
             if isinstance(idx, int):
                 return base[idx]
+        if isinstance(base, Expr) and isinstance(base.type, TupleType):
+            return self._tuple_item(base, node, span)
         if not isinstance(base, Expr) or not isinstance(base.type, ShapedType):
             raise ParserTypeError(f"'{ast.unparse(node.value)}' cannot be subscripted", span)
         from pypto.language.subscript import read_subscript
 
         return read_subscript(self, base, node.slice, span)
+
+    def _tuple_item(self, base: Expr, node: ast.Subscript, span: Span) -> Expr:
+        """``t[i]`` on a tuple-typed value (a multi-result call) -> TupleGetItem."""
+        idx = self.eval(node.slice)
+        n = len(base.type.types)  # type: ignore[attr-defined]
+        if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < n:
+            raise ParserTypeError(f"'{ast.unparse(node)}': a tuple of {n} values takes a constant index "
+                                  f"0..{n - 1}", span)
+        return TupleGetItem(base, idx, span=span)
 
     # -- calls --------------------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> Any:  # noqa: N802

@@ -18,7 +18,8 @@ from pypto.errors import (
     UserError,
 )
 from pypto.ir.enums import FunctionType, Level, ParamDirection, Role
-from pypto.ir.expr import Expr, Var
+from pypto.ir.dtypes import DataType
+from pypto.ir.expr import Call, Expr, GlobalVar, Var
 from pypto.ir.function import Function
 from pypto.ir.ops.infer import dim_eq, fmt_shape
 from pypto.ir.span import Span
@@ -274,7 +275,9 @@ class FunctionParser:
         value = self.ev.expr(value_node)
         vtype = value.type
         if ann is not None:
-            vtype = merge_annotation(self.resolver.type(ann), vtype, target.id, self.span(ann))
+            ann_t = self.resolver.type(ann)
+            value = _with_task_id(value, ann_t)
+            vtype = merge_annotation(ann_t, value.type, target.id, self.span(ann))
         self._check_out_rebind(target.id, vtype, span)
         var = Var(target.id, vtype, span=self.span(target))
         self.scope.bind(target.id, var, self.span(target))
@@ -357,6 +360,20 @@ class FunctionParser:
         from pypto.language.control import parse_with
 
         return parse_with(self, node)
+
+
+def _with_task_id(value: Expr, ann: Type) -> Expr:
+    """A kernel call annotated ``tuple[<its results>..., pl.Scalar[pl.TASK_ID]]`` also yields its task id.
+
+    (``with pl.at(...) as tid`` outlines to such a call.)
+    """
+    if not (isinstance(value, Call) and isinstance(value.op, GlobalVar) and isinstance(ann, TupleType)):
+        return value
+    rets = value.result_type.types if isinstance(value.result_type, TupleType) else (value.result_type,)
+    last = ann.types[-1] if ann.types else None
+    if isinstance(last, ScalarType) and last.dtype is DataType.TASK_ID and tuple(ann.types[:-1]) == tuple(rets):
+        return dataclasses.replace(value, result_type=ann)
+    return value
 
 
 def merge_annotation(ann: Type, inferred: Type, name: str, span: Span) -> Type:

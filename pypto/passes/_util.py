@@ -164,6 +164,29 @@ def retype(func: Function, new_types: dict[Var, Any]) -> Function:
     return dataclasses.replace(func, params=params, body=_RetypeCalls(mapping).visit(func.body))
 
 
+def fresh_vars(func: Function) -> Function:
+    """``func`` with its params and every local definition renamed to fresh Vars.
+
+    Functions built from statements of another function (kernel splits) must not share Var objects:
+    a Var belongs to one function, as in a re-parsed dump.
+    """
+    mapping: dict[Var, Any] = {}
+    defs = [*func.params, *defined_vars(func.body)]
+    for v in defs:
+        if not isinstance(v, IterArg):
+            mapping[v] = Var(v.name, v.var_type, span=v.span)
+    for v in defs:
+        if isinstance(v, IterArg):
+            mapping[v] = IterArg(v.name, v.var_type, init=Substitute(mapping).visit(v.init), span=v.span)
+    return dataclasses.replace(func, params=tuple(mapping[p] for p in func.params),
+                               body=Substitute(mapping).visit(func.body))
+
+
+def substitute_typed(node: Any, mapping: dict[Var, Expr]) -> Any:
+    """``substitute`` that also re-derives the result type of op calls whose arguments changed."""
+    return _RetypeCalls(mapping).visit(node) if mapping else node
+
+
 class _RetypeCalls(Substitute):
     """Substitute, re-deriving the result type of every op Call whose arguments changed.
 

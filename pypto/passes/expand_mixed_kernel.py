@@ -27,8 +27,17 @@ from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, Stmt, seq
 from pypto.ir.types import TensorType, TileType, TupleType, Type
 from pypto.ir.visitor import substitute
+from pypto.ir.printer import callee_first
 from pypto.passes._mixed_split import CUBE, VECTOR, Analysis, core_of, stmt_cores
-from pypto.passes._util import NameGen, base_name, defined_vars, map_blocks, used_vars
+from pypto.passes._util import (
+    NameGen,
+    base_name,
+    defined_vars,
+    fresh_vars,
+    map_blocks,
+    substitute_typed,
+    used_vars,
+)
 from pypto.passes.base import Pass
 
 __all__ = ["ExpandMixedKernel", "core_of"]
@@ -125,7 +134,7 @@ class _Splitter:
         func = Function(self.kernel_name(k), all_params, dirs, tuple(v.type for v in ret_vals),  # type: ignore[arg-type]
                         seq(body, span=self.func.span), CORE_TYPE[an.stage_cores[k]], attrs=dict(self.func.attrs),
                         span=self.func.span)
-        return StageKernel(func, args, results)
+        return StageKernel(fresh_vars(func), args, results)
 
     def _expr(self, s: Source) -> Var:
         kind, key = s
@@ -162,7 +171,7 @@ class _Splitter:
         renames: dict[Var, Expr] = dict(self._loaded)  # type: ignore[attr-defined]
         out: list[Stmt] = []
         for i in sorted(keep):
-            s = substitute(an.items[i].stmt, renames)
+            s = substitute_typed(an.items[i].stmt, renames)
             if _is_noop_move(s):
                 renames[s.var] = s.value.args[0]  # type: ignore[attr-defined]
                 continue
@@ -297,7 +306,7 @@ class ExpandMixedKernel(Pass):
             funcs.extend(k.func for k in splits[f.name][0])
         if not splits:
             return program if all(a is b for a, b in zip(funcs, program.functions, strict=True)) \
-                else program.with_functions(funcs)
+                else program.with_functions(callee_first(funcs))
         rw = _CallRewriter(splits)
         funcs = [f if f.is_incore else f.with_(body=map_blocks(f.body, rw.block)) for f in funcs]
-        return program.with_functions(funcs)
+        return program.with_functions(callee_first(funcs))

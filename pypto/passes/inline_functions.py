@@ -11,6 +11,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, Stmt, flatten
 from pypto.ir.visitor import substitute
+from pypto.ir.printer import callee_first
 from pypto.passes._util import calls_in, defined_vars, map_blocks
 from pypto.passes.base import Pass
 
@@ -61,7 +62,7 @@ class InlineFunctions(Pass):
                 for _ in range(len(inline) + 1):  # inline bodies may call other inline functions
                     f = f.with_(body=map_blocks(f.body, lambda stmts: self._block(stmts, inline)))
                 funcs.append(f)
-        return program.with_functions(funcs)
+        return program.with_functions(callee_first(funcs))
 
     def _block(self, stmts: list[Stmt], inline: dict[str, Function]) -> list[Stmt]:
         out: list[Stmt] = []

@@ -31,6 +31,7 @@ from pypto.ir.stmt import (
 )
 from pypto.ir.types import TensorType, TupleType
 from pypto.ir.visitor import substitute
+from pypto.ir.printer import callee_first
 from pypto.passes._util import base_name, defined_vars, iter_stmts, map_blocks, used_vars
 from pypto.passes.base import Pass
 
@@ -159,7 +160,7 @@ class _Outliner:
                    region: _Region) -> tuple[list[Stmt], dict[Var, Expr]]:
         call = Call(GlobalVar(func.name), tuple(free), result_type=_ret_type(func), span=scope.span)
         if scope.deps:  # declared edges: the orchestration passes them to set_dependencies
-            call = dataclasses.replace(call, attrs={**call.attrs, "manual_dep_edges": list(scope.deps)})
+            call = dataclasses.replace(call, attrs={**call.attrs, "manual_dep_edges": tuple(scope.deps)})
         task = scope.task_var
         if task is not None:  # `as tid`: the call also yields its task id, as the last tuple item
             call = dataclasses.replace(call, result_type=TupleType((*func.return_types, task.var_type)))
@@ -250,4 +251,4 @@ class OutlineIncoreScopes(Pass):
             funcs.append(dataclasses.replace(f, body=body, func_type=ftype) if ftype is f.func_type
                          else f.with_(body=body, func_type=ftype))
             changed = True
-        return program.with_functions(funcs) if changed else program
+        return program.with_functions(callee_first(funcs)) if changed else program
