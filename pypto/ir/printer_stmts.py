@@ -153,7 +153,7 @@ def _cluster(pr: Printer, s: ClusterScopeStmt, indent: int, targets: tuple) -> N
 
 def _runtime(pr: Printer, s: RuntimeScopeStmt, indent: int, targets: tuple) -> None:
     pr.emit(indent, f"with {pr.p}.{'manual_scope' if s.manual else 'scope'}():")
-    pr.block(s.body, indent + 1)
+    pr.block(s.body, indent + 1, targets)  # a loop/branch body wrapped in a scope ends with its yield
 
 
 STMT_PRINTERS = {

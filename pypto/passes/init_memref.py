@@ -9,10 +9,21 @@ from pypto.ir.expr import Call, IterArg, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, WhileStmt, flatten, seq
+from pypto.ir.stmt import (
+    AssignStmt,
+    ForStmt,
+    IfStmt,
+    ScopeStmt,
+    SeqStmts,
+    Stmt,
+    WhileStmt,
+    YieldStmt,
+    flatten,
+    seq,
+)
 from pypto.ir.types import MemRef, PtrType, ShapedType, TensorType, TileType, Type
 from pypto.passes._memref import offset0, with_memref
-from pypto.passes._util import iter_stmts, retype
+from pypto.passes._util import retype
 from pypto.passes.base import Pass
 
 # op -> index of the operand whose buffer the result reuses (in-place semantics)
@@ -59,16 +70,53 @@ class _Planner:
         if mr is not None:
             self.refs[v] = mr
 
-    def walk(self, body: Stmt) -> None:
-        for s in iter_stmts(body):
-            if isinstance(s, AssignStmt):
-                self.define(s.var, s.value)
-            elif isinstance(s, ForStmt):
-                for v in (*s.iter_args, *s.return_vars):
-                    self.define(v)
-            elif isinstance(s, (WhileStmt, IfStmt)):
-                for v in (*getattr(s, "iter_args", ()), *s.return_vars):
-                    self.define(v)
+    def walk(self, stmt: Stmt | None) -> None:
+        """Definitions in order; loop/if results after their bodies, sharing the yielded buffer.
+
+        A result takes the MemRef of the value its (then-)body yields, which is also the type the
+        parser gives an unannotated ``a, b = pl.yield_(x, y)`` target, so dumps re-parse identically.
+        """
+        if stmt is None:
+            return
+        if isinstance(stmt, AssignStmt):
+            self.define(stmt.var, stmt.value)
+        elif isinstance(stmt, (ForStmt, WhileStmt)):
+            for v in stmt.iter_args:
+                self.define(v)
+            self.walk(stmt.body)
+            self.results(stmt.return_vars, stmt.body)
+        elif isinstance(stmt, IfStmt):
+            self.walk(stmt.then_body)
+            self.walk(stmt.else_body)
+            self.results(stmt.return_vars, stmt.then_body)
+        else:
+            for child in _child_bodies(stmt):
+                self.walk(child)
+
+    def results(self, rvs: tuple[Var, ...], body: Stmt | None) -> None:
+        y = trailing_yield(body)
+        for i, rv in enumerate(rvs):
+            src = y.values[i] if y is not None and i < len(y.values) else None
+            if isinstance(src, Var) and src in self.refs and type(src.var_type) is type(rv.var_type):
+                self.refs[rv] = self.refs[src]
+            else:
+                self.define(rv)
+
+
+def _child_bodies(stmt: Stmt) -> list[Stmt]:
+    if isinstance(stmt, SeqStmts):
+        return list(stmt.stmts)
+    body = getattr(stmt, "body", None)
+    return [body] if isinstance(body, Stmt) else []
+
+
+def trailing_yield(body: Stmt | None) -> YieldStmt | None:
+    """The yield that ends a loop/branch body (possibly inside the runtime scope wrapping it)."""
+    stmts = flatten(body) if body is not None else []
+    last = stmts[-1] if stmts else None
+    if isinstance(last, ScopeStmt):
+        return trailing_yield(last.body)
+    return last if isinstance(last, YieldStmt) else None
 
 
 @dataclass(frozen=True)
