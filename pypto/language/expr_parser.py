@@ -258,7 +258,7 @@ class ExprParser:
 
     def _tuple_item(self, base: Expr, node: ast.Subscript, span: Span) -> Expr:
         """``t[i]`` on a tuple-typed value (a multi-result call) -> TupleGetItem."""
-        idx = self.eval(node.slice)
+        idx = None if isinstance(node.slice, ast.Slice | ast.Tuple) else self.eval(node.slice)
         n = len(base.type.types)  # type: ignore[attr-defined]
         if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < n:
             raise ParserTypeError(f"'{ast.unparse(node)}': a tuple of {n} values takes a constant index "
