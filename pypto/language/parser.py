@@ -17,8 +17,8 @@ from pypto.errors import (
     UnsupportedFeatureError,
     UserError,
 )
-from pypto.ir.enums import FunctionType, Level, ParamDirection, Role
 from pypto.ir.dtypes import DataType
+from pypto.ir.enums import FunctionType, Level, ParamDirection, Role
 from pypto.ir.expr import Call, Expr, GlobalVar, Var
 from pypto.ir.function import Function
 from pypto.ir.ops.infer import dim_eq, fmt_shape

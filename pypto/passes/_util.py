@@ -9,8 +9,8 @@ from typing import Any
 
 from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt
 from pypto.ir.ops.registry import get_op, has_op
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt
 from pypto.ir.visitor import IRVisitor, Substitute
 
 _SUFFIX = re.compile(r"__(ssa|tmp|idx|iter|rv|phi|tile|store)(_v\d+)?$")

@@ -23,11 +23,11 @@ from pypto.ir.enums import FunctionType, MemorySpace, ParamDirection, TensorLayo
 from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, MakeTuple, TupleGetItem, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
+from pypto.ir.printer import callee_first
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, Stmt, seq
 from pypto.ir.types import TensorType, TileType, TupleType, Type
 from pypto.ir.visitor import substitute
-from pypto.ir.printer import callee_first
 from pypto.passes._mixed_split import CUBE, VECTOR, Analysis, core_of, stmt_cores
 from pypto.passes._util import (
     NameGen,

@@ -8,10 +8,10 @@ from pypto.errors import UnsupportedFeatureError
 from pypto.ir.enums import FunctionType
 from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, Var
 from pypto.ir.function import Function, Program
+from pypto.ir.printer import callee_first
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, Stmt, flatten
 from pypto.ir.visitor import substitute
-from pypto.ir.printer import callee_first
 from pypto.passes._util import calls_in, defined_vars, map_blocks
 from pypto.passes.base import Pass
 

@@ -15,6 +15,7 @@ from pypto.errors import UnsupportedFeatureError
 from pypto.ir.enums import FunctionType, ParamDirection
 from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, TupleGetItem, Var
 from pypto.ir.function import Function, Program
+from pypto.ir.printer import callee_first
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import (
     AssignStmt,
@@ -31,7 +32,6 @@ from pypto.ir.stmt import (
 )
 from pypto.ir.types import TensorType, TupleType
 from pypto.ir.visitor import substitute
-from pypto.ir.printer import callee_first
 from pypto.passes._util import base_name, defined_vars, iter_stmts, map_blocks, used_vars
 from pypto.passes.base import Pass
 

@@ -6,6 +6,7 @@ import types
 
 import numpy as np
 import pytest
+from test_examples_roundtrip import example_args
 
 import pypto.language as pl
 from pypto.errors import ParserTypeError
@@ -17,7 +18,6 @@ from pypto.ir.structural import assert_structural_equal
 from pypto.ir.types import TileType
 from pypto.passes import get_pass
 from pypto.passes._util import iter_stmts
-from test_examples_roundtrip import example_args
 
 H = "import pypto.language as pl\n\n"
 T64 = "pl.Tensor[[64, 64], pl.FP32]"
