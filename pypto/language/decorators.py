@@ -25,11 +25,42 @@ class PendingFunction:
                         "and compile the program")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class InlineFunction:
-    """``pl.inline(f)``: a helper meant to be expanded at each call site."""
+    """``pl.inline(f)``: a helper expanded at each call site.
+
+    A call to it inside a DSL function adds the helper to the program as a
+    ``FunctionType.Inline`` function (parsed from its source, with its annotations); the
+    InlineFunctions pass splices its body into every call site and deletes it.
+    """
 
     func: Any
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(f"'{self.func.__qualname__}' is a pl.inline helper; call it from a DSL function")
+
+    def ir_function(self) -> Function:
+        """The helper as an Inline ir.Function (parsed once)."""
+        cached = _INLINE_CACHE.get(id(self))
+        if cached is not None and cached[0] is self:
+            return cached[1]
+        from pypto.language.programs import parse_function
+
+        source = Source.from_object(self.func)
+        tree = source.parse().body[0]
+        if not isinstance(tree, ast.FunctionDef):
+            raise TypeError("pl.inline expects a plain 'def' function")
+        tree.decorator_list = []
+        func = parse_function(tree, source, _env(None, self.func), FuncOptions(func_type=FunctionType.Inline))
+        _INLINE_CACHE[id(self)] = (self, func)
+        return func
+
+
+_INLINE_CACHE: dict[int, tuple[InlineFunction, Function]] = {}
+
+
+def _inline_call(parser: Any, target: InlineFunction, node: ast.Call, span: Any) -> Any:
+    return parser._external_call(target.ir_function(), node, span)
 
 
 def _env(frame: Any, func: Any = None) -> dict[str, Any]:
@@ -107,5 +138,8 @@ def program(cls: Any = None, *, strict_ssa: bool = False) -> Any:
 
 
 def inline(func: Any) -> InlineFunction:
-    """Mark a helper for expansion at each call (calls to it are not supported by this frontend yet)."""
+    """Mark a helper for expansion at each call site (see :class:`InlineFunction`)."""
+    from pypto.language.expr_parser import register_call_handler
+
+    register_call_handler(InlineFunction, _inline_call)
     return InlineFunction(func)
