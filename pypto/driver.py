@@ -107,6 +107,8 @@ def resolve_options(program: Program, kw: dict[str, Any]) -> CompileOptions:
     disabled = kw["disabled_diagnostics"]
     runtime = kw["runtime"] or (ctx.runtime if ctx else None) or getattr(settings, "runtime", None)
     emit_loc = kw["emit_source_loc"]
+    _check_graph_runtime(program, runtime, "argument" if kw["runtime"] is not None else
+                         settings.source_of("runtime") if hasattr(settings, "source_of") else "default")
     return CompileOptions(
         output_dir=Path(kw["output_dir"]) if kw["output_dir"] is not None else _default_output_dir(program, settings),
         dump_level=PassDumpLevel.coerce(kw["dump_passes"]),
@@ -125,6 +127,17 @@ def resolve_options(program: Program, kw: dict[str, Any]) -> CompileOptions:
         runtime=RuntimeKind.from_name(runtime or RuntimeKind.TENSORMAP_AND_RINGBUFFER),
         settings=settings,
     )
+
+
+def _check_graph_runtime(program: Program, runtime: Any, source: str) -> None:
+    """A Graph function needs the host_build_graph runtime (the host records and replays it)."""
+    from pypto.ir.enums import FunctionType
+    from pypto.toolchain.platforms import check_graph_runtime
+
+    name = RuntimeKind.from_name(runtime or RuntimeKind.TENSORMAP_AND_RINGBUFFER).value
+    for func in program.functions:
+        if func.func_type is FunctionType.Graph:
+            check_graph_runtime(func.name, name, source)
 
 
 def _active_context() -> Any:

@@ -126,7 +126,12 @@ class JITFunction:
         if hit is not None:
             return hit
         program = self.specialize(metas, scalars)
-        compiled = pypto.ir.compile(program, **_compile_kwargs(cfg))
+        kwargs = _compile_kwargs(cfg)
+        if self.kind == "graph" and _no_pass_context():
+            from pypto.ir.options import RuntimeKind
+
+            kwargs["runtime"] = RuntimeKind.HOST_BUILD_GRAPH  # a Graph needs the host-built graph runtime
+        compiled = pypto.ir.compile(program, **kwargs)
         self._cache[key] = compiled
         return compiled
 
@@ -146,6 +151,12 @@ class JITFunction:
         bound = self._bind(args, kwargs)
         tensors = [v for v in bound.arguments.values() if is_tensor_like(v)]
         return compiled(*tensors, config=config)
+
+
+def _no_pass_context() -> bool:
+    from pypto.passes.context import PassContext
+
+    return PassContext.current() is None
 
 
 def _compile_kwargs(cfg: Any) -> dict[str, Any]:
