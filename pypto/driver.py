@@ -234,8 +234,17 @@ class _nullctx:
 
 
 def _compile(program: Program, opts: CompileOptions) -> CompiledProgram:
+    from pypto.toolchain.logging import bound_context
+
+    with bound_context(program=program.name, platform=opts.platform, output_dir=opts.output_dir,
+                       toolchain=getattr(opts.settings, "toolchain", None)):
+        return _compile_in_context(program, opts)
+
+
+def _compile_in_context(program: Program, opts: CompileOptions) -> CompiledProgram:
     from pypto.passes import run_pipeline
     from pypto.passes.context import PassContext
+    from pypto.toolchain.logging import stage
 
     out = opts.output_dir
     (out / "report").mkdir(parents=True, exist_ok=True)
@@ -247,7 +256,7 @@ def _compile(program: Program, opts: CompileOptions) -> CompiledProgram:
         disabled_diagnostics=opts.disabled_diagnostics, memory_planner=opts.memory_planner,
         runtime=opts.runtime, backend_type=opts.backend_type,
         enable_l0c_double_buffer=opts.l0c_double_buffer)
-    with ctx if outer is None else _nullctx():
+    with ctx if outer is None else _nullctx(), stage("passes"):
         t0 = time.perf_counter()
         result = run_pipeline(program, ctx=ctx, dump_level=opts.dump_level,
                               dump_dir=out / "passes_dump" if opts.dump_level else None,
@@ -264,6 +273,7 @@ def _compile(program: Program, opts: CompileOptions) -> CompiledProgram:
 def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions) -> CompiledProgram:
     from pypto.backend import assemble
     from pypto.codegen import generate
+    from pypto.toolchain.logging import stage
 
     out = opts.output_dir
     infos, nret = param_infos(program)
@@ -272,14 +282,16 @@ def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions
                                runtime=opts.runtime.value, params=infos, num_return_types=nret,
                                toolchain=toolchain)
     t0 = time.perf_counter()
-    artifact = generate(lowered, backend_type=opts.backend_type, platform=opts.platform,
-                        runtime=opts.runtime, emit_source_loc=opts.emit_source_loc,
-                        toolchain_meta={"toolchain": toolchain})
+    with stage("codegen"):
+        artifact = generate(lowered, backend_type=opts.backend_type, platform=opts.platform,
+                            runtime=opts.runtime, emit_source_loc=opts.emit_source_loc,
+                            toolchain_meta={"toolchain": toolchain})
     t1 = time.perf_counter()
     try:
-        assemble(_without_meta(artifact), out, ptoas=None if opts.skip_ptoas else _ptoas(opts),
-                 skip_ptoas=opts.skip_ptoas, dump_ptoas_passes=opts.dump_ptoas_passes,
-                 max_workers=getattr(opts.settings, "codegen_max_workers", None), timeout=60)
+        with stage("ptoas" if not opts.skip_ptoas else "assemble"):
+            assemble(_without_meta(artifact), out, ptoas=None if opts.skip_ptoas else _ptoas(opts),
+                     skip_ptoas=opts.skip_ptoas, dump_ptoas_passes=opts.dump_ptoas_passes,
+                     max_workers=getattr(opts.settings, "codegen_max_workers", None), timeout=60)
     except ToolchainError as exc:
         raise _relocated(exc, out) from None
     opts.stages.append({"name": "codegen", "seconds": t1 - t0, "children": []})
