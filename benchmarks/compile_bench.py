@@ -1,9 +1,11 @@
-"""Compile-time figures: ``import pypto.language`` time and median ``ir.compile`` per example kernel.
+"""Compile-time figures for every tutorial kernel under examples/.
 
-    python benchmarks/compile_bench.py [--repeat N]
+    python benchmarks/compile_bench.py [--repeat N] [--only SUBSTRING] [--no-ptoas]
 
-Prints one line per kernel: median compile time with pass dumps, without dumps, and the codegen /
-ptoas split when available. Not a test: it only prints figures.
+Prints ``import pypto.language`` time (fresh interpreters), then per kernel the median ``ir.compile``
+time with pass dumps and without (both stopping at ``.pto``), and the full compile with ptoas;
+then the codegen / ptoas split per kernel (``benchmarks/codegen_bench.py``). Targets on this
+machine: hello-world add with dumps <= 25 ms, import <= 0.3 s. It only prints figures.
 """
 
 from __future__ import annotations
@@ -16,10 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "examples"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
 def import_time() -> float:
@@ -29,44 +29,65 @@ def import_time() -> float:
     return statistics.median(runs)
 
 
-def _kernels():
-    import pypto.language as pl
+def example_kernels(only: str | None):
+    """(label, specialized Program) for each entry kernel of each example (SHAPES convention)."""
+    import numpy as np
 
-    @pl.jit
-    def add(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
-        with pl.at(level=pl.Level.CORE_GROUP):
-            out[:] = pl.add(a, b)
-        return out
+    from pypto.ir.function import Program
+    from pypto.loader import kernel_targets, load_module, parse_dims
 
-    a = np.zeros((128, 128), np.float32)
-    yield "hello_world_add", add, (a, a, a)
+    for path in sorted((ROOT / "examples").glob("*/[0-9][0-9]_*.py")):
+        module = load_module(path)
+        for name, target in kernel_targets(module).items():
+            label = f"{path.parent.name}/{path.stem}::{name}"
+            if only and only not in label:
+                continue
+            if isinstance(target, Program):
+                yield label, target
+                continue
+            table = getattr(module, "SHAPES", {}).get(name)
+            if table is None:
+                continue
+            import inspect
+
+            params = list(inspect.signature(target.func).parameters)
+            args = [np.zeros(s, d.numpy()) for s, d in (parse_dims(table[p]) for p in params)]
+            yield label, target.specialize(*target._classify(target._bind(tuple(args), {})))
 
 
-def median_compile(jit_fn, args, dump: bool, skip_ptoas: bool, repeat: int) -> float:
+def median_compile(program, repeat: int, **kw) -> float:
     import pypto
 
-    program = jit_fn.specialize(*jit_fn._classify(jit_fn._bind(args, {})))
     times = []
     with tempfile.TemporaryDirectory() as td:
         for i in range(repeat):
             t0 = time.perf_counter()
-            pypto.ir.compile(program, output_dir=Path(td) / str(i), dump_passes=dump, skip_ptoas=skip_ptoas,
-                             platform="a2a3sim")
+            pypto.ir.compile(program, output_dir=Path(td) / str(i), platform="a2a3sim", **kw)
             times.append(time.perf_counter() - t0)
     return statistics.median(times)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repeat", type=int, default=15)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeat", type=int, default=11)
+    ap.add_argument("--only", help="only kernels whose label contains this text")
+    ap.add_argument("--no-ptoas", action="store_true", help="skip the full compiles (ptoas)")
     a = ap.parse_args()
-    print(f"import pypto.language: {import_time() * 1e3:.1f} ms (median of 5 fresh interpreters)")
-    print(f"{'kernel':24} {'dumps, .pto only':>18} {'no dumps, .pto':>16} {'full (ptoas)':>14}")
-    for name, fn, args in _kernels():
-        with_d = median_compile(fn, args, True, True, a.repeat)
-        no_d = median_compile(fn, args, False, True, a.repeat)
-        full = median_compile(fn, args, True, False, max(3, a.repeat // 5))
-        print(f"{name:24} {with_d * 1e3:15.1f} ms {no_d * 1e3:13.1f} ms {full * 1e3:11.1f} ms")
+    from pypto.toolchain.logging import configure_logging
+
+    configure_logging(level="warn")  # perf-hint summaries would drown the table
+    imp = import_time()
+    print(f"import pypto.language: {imp * 1e3:.1f} ms (median of 5 fresh interpreters; target <= 300 ms)")
+    print(f"{'kernel':48} {'dumps':>9} {'no dumps':>9} {'+ptoas':>9}   (median ir.compile, ms)")
+    for label, program in example_kernels(a.only):
+        with_d = median_compile(program, a.repeat, dump_passes=True, skip_ptoas=True)
+        no_d = median_compile(program, a.repeat, dump_passes=False, skip_ptoas=True)
+        full = "-" if a.no_ptoas else f"{median_compile(program, 3, dump_passes=True) * 1e3:9.1f}"
+        print(f"{label:48} {with_d * 1e3:9.1f} {no_d * 1e3:9.1f} {full:>9}")
+    from codegen_bench import bench_codegen
+
+    print()
+    bench_codegen(run_ptoas=not a.no_ptoas)
 
 
 if __name__ == "__main__":

@@ -63,9 +63,12 @@ class CompileOptions:
 
 
 def _settings() -> Any:
+    from pypto.toolchain.logging import ensure_configured
     from pypto.toolchain.settings import resolve_settings
 
-    return resolve_settings()
+    settings = resolve_settings()
+    ensure_configured(settings)  # PYPTO_LOG_LEVEL / PYPTO_LOG_FORMAT apply to library use too
+    return settings
 
 
 def _conflict(name: str, value: Any, op: str = "compile") -> None:

@@ -106,8 +106,19 @@ def _drop_all(_logger: Any, _method: str, _event: Any) -> Any:
     raise structlog.DropEvent
 
 
+def ensure_configured(settings: Settings | None = None) -> None:
+    """Configure logging with ``settings`` (or info level) unless the application already did.
+
+    Library use of pypto (no CLI) then logs at info to stderr instead of structlog's
+    print-everything default.
+    """
+    if not structlog.is_configured():
+        configure_logging(settings)
+
+
 def get_logger(name: str | None = None, **context: Any) -> Any:
     """A lazy logger (it follows later :func:`configure_logging` calls); ``name`` shows as ``logger_name=``."""
+    ensure_configured()
     initial = {"logger_name": name, **context} if name else context
     return structlog.get_logger(**initial)
 
