@@ -89,6 +89,8 @@ void drain(Worker& w, Run& r, std::unique_lock<std::mutex>& lk) {
                                          " task(s) can never run:" + describe_pending(w, r, 16));
             return;
         }
+        const uint64_t seen = r.events.load();
+        if (spin_wait(w, lk, kWaitSpin, [&] { return r.events.load(std::memory_order_acquire) != seen; })) continue;
         if (r.cv.wait_until(lk, r.last_progress + timeout) == std::cv_status::timeout &&
             Clock::now() >= r.last_progress + timeout) {
             std::string pending = describe_pending(w, r, 16);

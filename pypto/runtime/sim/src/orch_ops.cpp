@@ -190,7 +190,11 @@ void finish_submit(Worker& w, Run& r, Task& t) {
     try_dispatch(w, r);
 }
 
-std::unique_lock<std::mutex> lock(Worker& w) { return std::unique_lock<std::mutex>(w.mu); }
+std::unique_lock<std::mutex> lock(Worker& w) {
+    std::unique_lock<std::mutex> lk(w.mu, std::defer_lock);
+    lock_spinning(lk);
+    return lk;
+}
 
 TaskOutputTensors op_submit_task(PTO2Runtime* rt, const MixedKernels& mk, const CoreTaskArgs& args) {
     auto [w, r] = ctx(rt);
@@ -276,7 +280,7 @@ void op_scope_end(PTO2Runtime* rt) {
         maybe_retire(r, t);
     }
     r.scopes.pop_back();
-    r.cv.notify_all();
+    r.signal();
 }
 
 void op_orchestration_done(PTO2Runtime*) {}

@@ -1,5 +1,8 @@
 // Core threads, ready queues, dispatch and completion. Every function here runs with Worker::mu held,
 // except the kernel call itself inside Worker::core_loop.
+#include <sched.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <sstream>
 
@@ -105,7 +108,7 @@ bool dispatch_blocks(Worker& w, Run& r, Task& t) {
         if (!find_cores(w, t, cores)) return false;
         const int16_t block = t.blocks_dispatched++;
         for (auto& [core, slot] : cores) {
-            core->job = Job{&r, t.index, block, slot, &r.prog->kernels.at(t.kernel[slot])};
+            core->job = Job{&r, t.index, &t, block, slot, &r.prog->kernels.at(t.kernel[slot])};
             core->busy = true;
             core->has_job = true;
             ++r.running_units;
@@ -132,9 +135,15 @@ void unit_done(Worker& w, Run& r, const Job& j, Core& core, bool faulted, const 
     try_dispatch(w, r);
 }
 
+int usable_cpus() {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
+    return std::max(1u, std::thread::hardware_concurrency());
+}
+
 }  // namespace
 
-Worker::Worker(int num_clusters) : clusters(num_clusters) {
+Worker::Worker(int num_clusters) : clusters(num_clusters), cpus(usable_cpus()) {
     const int total = 3 * clusters;
     for (int i = 0; i < total; ++i) {
         auto c = std::make_unique<Core>();
@@ -170,12 +179,17 @@ int Worker::idle_running_units() const {
 void Worker::core_loop(Core& c) {
     tl_core = &c;
     std::unique_lock<std::mutex> lk(mu);
+    const auto woken = [&] { return c.has_job.load(std::memory_order_acquire) || shutdown.load(); };
     for (;;) {
-        c.cv.wait(lk, [&] { return c.has_job || shutdown; });
+        // A job found while polling is picked up without the lock: the dispatcher wrote it (and the task
+        // was complete) before publishing has_job, and nothing changes them until this core finishes.
+        const auto now = Clock::now();
+        const bool polled = !woken() && c.spin_until > now && spin_unlocked(*this, lk, c.spin_until - now, woken);
+        if (!polled) c.cv.wait(lk, woken);
         if (!c.has_job) return;
         const Job j = c.job;
         Run& r = *j.run;
-        Task& t = r.task(j.task);
+        Task& t = *j.task_ptr;
         const size_t nt = t.tensors.size();
         for (size_t i = 0; i < nt; ++i) c.args[i] = reinterpret_cast<int64_t>(&t.tensors[i]);
         for (size_t i = 0; i < t.scalars.size(); ++i) c.args[nt + i] = static_cast<int64_t>(t.scalars[i]);
@@ -187,7 +201,7 @@ void Worker::core_loop(Core& c) {
         c.gctx.sub_block_id = lane;
         c.args[PTO_ARG_LOCAL_CONTEXT_SLOT] = reinterpret_cast<int64_t>(&c.lctx);
         c.args[PTO_ARG_GLOBAL_CONTEXT_SLOT] = reinterpret_cast<int64_t>(&c.gctx);
-        lk.unlock();
+        if (lk.owns_lock()) lk.unlock();
         bool faulted = false;
         std::string what;
         try {
@@ -200,13 +214,14 @@ void Worker::core_loop(Core& c) {
             faulted = true;
             what = "unknown C++ exception";
         }
-        lk.lock();
+        lock_spinning(lk);
         c.has_job = false;
         c.busy = false;
         --r.running_units;
         r.last_progress = Clock::now();
+        c.spin_until = r.last_progress + kCoreSpin;
         unit_done(*this, r, j, c, faulted, what);
-        r.cv.notify_all();
+        r.signal();
     }
 }
 
@@ -216,7 +231,7 @@ void Run::fail(int code, const std::string& msg) {
         err_code = code;
         err = msg;
     }
-    cv.notify_all();
+    signal();
 }
 
 Run::~Run() {
@@ -252,7 +267,7 @@ void complete_task(Worker& w, Run& r, uint32_t first) {
         maybe_retire(r, t);
     }
     r.last_progress = Clock::now();
-    r.cv.notify_all();
+    r.signal();
 }
 
 void make_ready(Worker& w, Run& r, uint32_t idx) {

@@ -1,6 +1,8 @@
 // Internal data structures of the CPU simulation runtime (not part of any ABI).
 #pragma once
 
+#include <sched.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -87,6 +89,7 @@ struct Run;
 struct Job {
     Run* run = nullptr;
     uint32_t task = 0;
+    Task* task_ptr = nullptr;  // stable (tasks are heap objects); read by the core without Worker::mu
     int16_t block = 0;
     int slot = 0;  // 0 aic, 1 aiv0, 2 aiv1
     const KernelInfo* kernel = nullptr;
@@ -98,7 +101,8 @@ struct Core {
     int cluster = 0;
     int subblock = 0;
     bool busy = false;
-    bool has_job = false;
+    std::atomic<bool> has_job{false};  // written under Worker::mu; read without it while spinning
+    Clock::time_point spin_until{};    // after a job: poll for the next one until then, then sleep
     Job job;
     std::condition_variable cv;
     std::thread thread;
@@ -157,19 +161,26 @@ struct Run {
     std::string err;
     Clock::time_point last_progress;
     std::condition_variable cv;
+    std::atomic<uint64_t> events{0};  // bumped with every cv notification (for waiters that spin)
     SimRuntime rt;
     std::vector<std::string> log;
 
     ~Run();
     Task& task(uint32_t i) { return *tasks[i]; }
     void fail(int code, const std::string& msg);
+    void signal() {  // Worker::mu held
+        events.fetch_add(1, std::memory_order_release);
+        cv.notify_all();
+    }
 };
 
 struct Worker {
     std::mutex mu;
     std::vector<std::unique_ptr<Core>> cores;  // 0..C-1 AIC, then AIV pairs
     int clusters = 8;
-    bool shutdown = false;
+    std::atomic<bool> shutdown{false};
+    std::atomic<int> spinners{0};  // threads polling instead of sleeping (see spin_wait)
+    int cpus = 1;                  // CPUs this process may run on
     std::string broken;  // non-empty: a kernel never returned; runs are refused until it does
     std::vector<std::unique_ptr<Run>> zombies;
     Run* run = nullptr;
@@ -179,6 +190,57 @@ struct Worker {
     void core_loop(Core& core);
     int idle_running_units() const;
 };
+
+// Spin-before-sleep: waking an idle CPU costs tens of microseconds, more than a small kernel runs, so a
+// thread about to block first polls ready() (lock released) for up to `budget`, if a CPU is free for it
+// (busy cores + spinners < cpus). Returns ready(), evaluated with the lock held again.
+constexpr auto kCoreSpin = std::chrono::microseconds(200);  // a core thread after finishing a job
+constexpr auto kWaitSpin = std::chrono::microseconds(200);  // the caller waiting for a run to finish
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+}
+
+// Locks Worker::mu, polling briefly first: holders keep it for microseconds, a futex sleep costs more.
+inline void lock_spinning(std::unique_lock<std::mutex>& lk) {
+    for (int i = 0; i < 2048; ++i) {
+        if (lk.try_lock()) return;
+        cpu_relax();
+    }
+    lk.lock();
+}
+
+// Polls ready() with the lock released; true (lock NOT held) once it holds, false (lock held) when the
+// budget ran out or no CPU is free for polling.
+template <typename Ready>
+bool spin_unlocked(Worker& w, std::unique_lock<std::mutex>& lk, Clock::duration budget, Ready ready) {
+    if (budget <= Clock::duration::zero() || w.idle_running_units() + w.spinners.load() + 1 > w.cpus) return false;
+    w.spinners.fetch_add(1);
+    lk.unlock();
+    const auto end = Clock::now() + budget;
+    bool hit = false;
+    for (unsigned i = 1; !(hit = ready()); ++i) {
+        cpu_relax();
+        if ((i & 15) == 0) {
+            if (Clock::now() >= end) break;
+            sched_yield();  // a thread woken onto this CPU (often the one we wait for) runs first
+        }
+    }
+    w.spinners.fetch_sub(1);
+    if (!hit) lock_spinning(lk);
+    return hit;
+}
+
+// spin_unlocked, then ready() evaluated with the lock held again.
+template <typename Ready>
+bool spin_wait(Worker& w, std::unique_lock<std::mutex>& lk, Clock::duration budget, Ready ready) {
+    if (spin_unlocked(w, lk, budget, ready)) lock_spinning(lk);
+    return ready();
+}
 
 // scheduler.cpp (all with Worker::mu held)
 void make_ready(Worker& w, Run& r, uint32_t t);
