@@ -29,11 +29,14 @@ def test_corpus_covers_all_kernels() -> None:
     assert len(DUMPS) >= 60
 
 
+SHARED_REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference" / "upstream-pypto"
+
+
 def test_full_upstream_reference_when_available() -> None:
-    """Set PYPTO_UPSTREAM_REFERENCE to the upstream artifact dir to check all 350 original files."""
-    root = os.environ.get("PYPTO_UPSTREAM_REFERENCE")
+    """All 350 original upstream dumps: from PYPTO_UPSTREAM_REFERENCE, else the shared/ dir beside the repo."""
+    root = os.environ.get("PYPTO_UPSTREAM_REFERENCE") or (str(SHARED_REFERENCE) if SHARED_REFERENCE.is_dir() else "")
     if not root:
-        pytest.skip("PYPTO_UPSTREAM_REFERENCE not set")
+        pytest.skip("no upstream reference dir (set PYPTO_UPSTREAM_REFERENCE)")
     files = sorted(Path(root).glob("*/passes_dump/*.py"))
     assert files
     for f in files:
