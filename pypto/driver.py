@@ -170,17 +170,6 @@ def param_infos(program: Program) -> tuple[list[ParamInfo], int]:
     return infos, nret
 
 
-def _timed(opts: CompileOptions, name: str, children: list[dict[str, Any]] | None = None):
-    class _Stage:
-        def __enter__(self) -> None:
-            self.t0 = time.perf_counter()
-
-        def __exit__(self, *exc: object) -> None:
-            opts.stages.append({"name": name, "seconds": time.perf_counter() - self.t0,
-                                "children": children or []})
-    return _Stage()
-
-
 def compile(  # noqa: A001 - the upstream API name
     program: Program,
     *,
