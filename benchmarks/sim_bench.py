@@ -4,12 +4,14 @@
 
 1. The hello-world add (``@pl.jit``, 128x128 f32): a cold first run (compile + every g++ build, into
    a fresh temporary cache) and warm runs that start no compiler: a new ChipWorker loading the
-   artifact (``CompiledProgram.from_dir``) in this process, the same in a fresh interpreter, and a
-   fresh interpreter that re-runs ``@pl.jit`` (ir.compile, whose ptoas runs again; g++ cached).
+   artifact (``CompiledProgram.from_dir``) in this process, the same in a fresh interpreter, and
+   fresh interpreters running a ``@pl.jit`` kernel: the first one compiles (ptoas; g++ cached), the
+   next ones hit the on-disk jit cache (``<cache_dir>/jit``) and start no compiler at all.
 2. Steady-state time per call of a registered handle vs ``np.add(a, b, out=c)`` / ``torch.add``
    for the add, a 64x64 f16 x f16 -> f32 matmul and a 64x64 f32 row softmax.
 
-Targets: warm run with no compiler invocation <= 0.3 s end to end; registered add <= 100 us per call.
+Targets: warm run with no compiler invocation <= 0.3 s end to end (in this process, and a fresh
+interpreter running the @pl.jit kernel: process wall, median of 3); registered add <= 100 us per call.
 """
 
 from __future__ import annotations
@@ -107,7 +109,7 @@ def _verdict(ok: bool) -> str:
 
 
 def hello_world(platform: str, work: Path) -> bool:
-    """Cold and warm runs of the add; returns whether the warm-run target is met."""
+    """Cold and warm runs of the add; returns whether the warm-run targets (in process, fresh jit) are met."""
     cfg = RunConfig(platform=platform)
     a = np.random.default_rng(1).standard_normal((128, 128), np.float32)
     b = np.random.default_rng(2).standard_normal((128, 128), np.float32)
@@ -139,11 +141,21 @@ def hello_world(platform: str, work: Path) -> bool:
     t0 = time.perf_counter()
     add(a, b, out, config=cfg)
     _row("warm @pl.jit call in this process (compile cache hit)", time.perf_counter() - t0)
-    _fresh_process_rows(compiled.output_dir, platform, work)
-    return met
+    fresh_met = _fresh_process_rows(compiled.output_dir, platform, work)
+    return met and fresh_met
 
 
-FRESH_FROM_DIR = """
+SPY = """
+import subprocess
+spawned = []
+_init = subprocess.Popen.__init__
+def _spy(self, args, *a, **k):
+    spawned.append(str((args if isinstance(args, (list, tuple)) else [args])[0]).rsplit("/", 1)[-1])
+    _init(self, args, *a, **k)
+subprocess.Popen.__init__ = _spy
+"""
+
+FRESH_FROM_DIR = SPY + """
 import sys, time, numpy as np
 t0 = time.perf_counter()
 from pypto.compiled import CompiledProgram
@@ -151,10 +163,10 @@ a = np.ones((128, 128), np.float32)
 out = np.zeros_like(a)
 CompiledProgram.from_dir(sys.argv[1])(a, a, out)
 assert (out == 2).all()
-print(time.perf_counter() - t0)
+print(time.perf_counter() - t0, *spawned)
 """
 
-FRESH_JIT = """
+FRESH_JIT = SPY + """
 import sys, time, numpy as np
 t0 = time.perf_counter()
 import pypto.language as pl
@@ -170,11 +182,12 @@ a = np.ones((128, 128), np.float32)
 out = np.zeros_like(a)
 add(a, a, out, config=RunConfig(platform=sys.argv[1]))
 assert (out == 2).all()
-print(time.perf_counter() - t0)
+print(time.perf_counter() - t0, *spawned)
 """
 
 
-def _fresh(code: str, arg: str, work: Path) -> tuple[float, float]:
+def _fresh(code: str, arg: str, work: Path) -> tuple[float, float, dict[str, int]]:
+    """(process wall, in-process seconds, compilers spawned) of one fresh interpreter."""
     env = dict(os.environ, PYPTO_CACHE_DIR=str(work / "cache"))
     script = work / f"fresh_{abs(hash(code))}.py"  # @pl.jit needs its source in a file
     script.write_text(code)
@@ -184,16 +197,27 @@ def _fresh(code: str, arg: str, work: Path) -> tuple[float, float]:
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise RuntimeError(f"fresh-process run failed:\n{proc.stderr}")
-    return wall, float(proc.stdout.strip().splitlines()[-1])
+    inner, *names = proc.stdout.strip().splitlines()[-1].split()
+    return wall, float(inner), {c: names.count(c) for c in COMPILERS if c in names}
 
 
-def _fresh_process_rows(artifact: Path, platform: str, work: Path) -> None:
-    wall, inner = _fresh(FRESH_FROM_DIR, str(artifact), work)
-    _row("fresh interpreter: import + from_dir + run (process wall)", wall, f"[in-process {inner * 1e3:.0f} ms]",
-         f"(same target, informational: {_verdict(wall <= WARM_TARGET_S)})")
-    wall, inner = _fresh(FRESH_JIT, platform, work)
-    _row("fresh interpreter: @pl.jit call (ir.compile + ptoas again; g++ cached)", wall,
-         f"[in-process {inner * 1e3:.0f} ms]")
+def _fresh_process_rows(artifact: Path, platform: str, work: Path) -> bool:
+    """Fresh-interpreter rows; returns whether the warm @pl.jit run meets the warm-run target."""
+    wall, inner, spawned = _fresh(FRESH_FROM_DIR, str(artifact), work)
+    _row("fresh interpreter: import + from_dir + run (process wall)", wall,
+         f"[in-process {inner * 1e3:.0f} ms; spawned {_fmt_compilers(spawned)}]",
+         f"(<= {WARM_TARGET_S} s: {_verdict(wall <= WARM_TARGET_S and not spawned)})")
+    wall, inner, spawned = _fresh(FRESH_JIT, platform, work)
+    _row("fresh interpreter: first @pl.jit call (compile; g++ cached)", wall,
+         f"[in-process {inner * 1e3:.0f} ms; spawned {_fmt_compilers(spawned)}]")
+    runs = [_fresh(FRESH_JIT, platform, work) for _ in range(3)]
+    wall, inner = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+    spawned = {c: n for r in runs for c, n in r[2].items()}
+    met = wall <= WARM_TARGET_S and not spawned
+    _row("fresh interpreter: warm @pl.jit call (jit disk cache; median of 3)", wall,
+         f"[in-process {inner * 1e3:.0f} ms; spawned {_fmt_compilers(spawned)}]",
+         f"(<= {WARM_TARGET_S} s: {_verdict(met)})")
+    return met
 
 
 def _per_call_us(fn: Callable[[], Any], calls: int) -> float:

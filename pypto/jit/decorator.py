@@ -1,14 +1,20 @@
-"""``pl.jit``: specialize a Python kernel on its sample arguments, compile (cached), dispatch."""
+"""``pl.jit``: specialize a Python kernel on its sample arguments, compile (cached), dispatch.
+
+Compiles are cached per function in memory (L1) and across processes on disk (L2, see
+:mod:`pypto.jit.disk_cache`).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import inspect
+import sys
 from typing import Any
 
 import pypto
 from pypto.ir.enums import FunctionType
 from pypto.ir.function import Program
+from pypto.jit import disk_cache
 from pypto.jit.meta import TensorMeta, is_tensor_like, tensor_meta
 from pypto.jit.specialize import dynamic_axes, rewrite_signature, scalar_literal, source_info
 
@@ -125,15 +131,33 @@ class JITFunction:
         hit = self._cache.get(key)
         if hit is not None:
             return hit
+        name, disk_key = f"_jit_{self.__name__}", self._disk_key(key, cfg)
+        compiled = disk_cache.lookup(name, disk_key, cfg.save_kernels_dir,
+                                     lambda: self.specialize(metas, scalars)) if disk_key else None
+        if compiled is None:
+            compiled = self._compile(metas, scalars, cfg)
+            if disk_key and compiled.output_dir.joinpath("kernel_config.py").is_file():  # ptoas ran
+                disk_cache.store(name, disk_key, compiled.output_dir)
+        self._cache[key] = compiled
+        return compiled
+
+    def _compile(self, metas: dict[str, TensorMeta], scalars: dict[str, Any], cfg: Any) -> Any:
         program = self.specialize(metas, scalars)
         kwargs = _compile_kwargs(cfg)
         if self.kind == "graph" and _no_pass_context():
             from pypto.ir.options import RuntimeKind
 
             kwargs["runtime"] = RuntimeKind.HOST_BUILD_GRAPH  # a Graph needs the host-built graph runtime
-        compiled = pypto.ir.compile(program, **kwargs)
-        self._cache[key] = compiled
-        return compiled
+        return pypto.ir.compile(program, **kwargs)
+
+    def _disk_key(self, key: tuple, cfg: Any) -> str | None:
+        """The on-disk cache key, or None when bypassed: turned off, a compile profile asked for, or an
+        active PassContext (its options are not part of the key)."""
+        context = sys.modules.get("pypto.passes.context")  # not imported: no context can be active
+        if getattr(cfg, "compile_profiling", False) or not disk_cache.enabled(cfg) or (
+                context is not None and context.PassContext.current() is not None):
+            return None
+        return disk_cache.entry_key(self, key, cfg)
 
     def lower(self, *args: Any, config: Any = None, **kwargs: Any) -> Program:
         """Specialize and run the passes only: the post-pass Program; writes nothing, caches nothing."""

@@ -57,9 +57,9 @@ def cache_root() -> Path:
 
 @lru_cache(maxsize=1)
 def _settings_cache_dir() -> Path:
-    from pypto.toolchain.settings import Settings
+    from pypto.toolchain.settings import cache_dir
 
-    return Path(Settings().cache_dir)
+    return cache_dir()  # light: no pydantic import on the run path
 
 
 def check_platform(platform: str, info: ArtifactInfo | None = None) -> None:

@@ -44,7 +44,9 @@ class RunConfig:
     ``dump_passes=None`` (the default) keeps ``ir.compile``'s default, so a jit ``compile()`` writes
     ``passes_dump/`` as the compile page describes; ``False`` turns the dumps off. Any DFX flag
     forces ``save_kernels``. ``deadlock_timeout_s`` (ours) bounds how long a simulated run may go without a
-    task finishing before it is reported as a deadlock.
+    task finishing before it is reported as a deadlock. ``jit_cache`` (ours) turns the on-disk ``@pl.jit``
+    compile cache on or off for this config (None: the ``jit_cache`` setting, env ``PYPTO_JIT_CACHE``,
+    default on).
     """
 
     platform: str = "a2a3sim"
@@ -75,6 +77,7 @@ class RunConfig:
     memory_planner: MemoryPlanner | None = None
     dump_ptoas_passes: bool = False
     deadlock_timeout_s: float = 30.0
+    jit_cache: bool | None = None
     enable_l2_swimlane: int | bool | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:

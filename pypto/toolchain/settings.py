@@ -5,10 +5,15 @@ highest first: explicit argument > environment > config file (``--config FILE``,
 in the working directory, else ``[tool.pypto]`` of ``pyproject.toml`` there) > default. Every value
 remembers where it came from (:meth:`Settings.source_of`), so errors can name it. This is the only
 module of pypto that reads ``os.environ``; code that starts subprocesses uses :func:`subprocess_env`.
+
+The pydantic model (:class:`Settings`, in ``settings_model``) is imported on first use; the run path
+needs only :func:`cache_dir`, :func:`jit_cache_enabled` and :func:`compile_fingerprint`, which
+resolve with the same precedence without it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tomllib
 from collections.abc import Iterator, Mapping
@@ -16,19 +21,13 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
-
-from pydantic import AliasChoices, Field, PrivateAttr, ValidationError, field_validator
-from pydantic_settings import (
-    BaseSettings,
-    InitSettingsSource,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-)
+from typing import TYPE_CHECKING, Any, Literal
 
 from pypto.errors import SettingsError
 from pypto.toolchain import platforms
-from pypto.toolchain.manifest import Manifest, latest_version, load_manifest
+
+if TYPE_CHECKING:
+    from pypto.toolchain.settings_model import Settings
 
 VerifyLevel = Literal["none", "basic", "roundtrip"]
 WarningLevel = Literal["none", "pre_pipeline", "post_pass", "post_pipeline"]
@@ -48,195 +47,6 @@ _LOWERCASE = ("verify_level", "warning_level", "log_level", "log_format", "conta
 def _default_cache_dir() -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME")
     return (Path(xdg) if xdg else Path.home() / ".cache") / "pypto"
-
-
-class _Recording(PydanticBaseSettingsSource):
-    """Wraps a source and records, per field, the first (highest-priority) source that set it."""
-
-    def __init__(self, settings_cls: type[BaseSettings], inner: PydanticBaseSettingsSource, label: str):
-        super().__init__(settings_cls)
-        self.inner = inner
-        self.label = label
-
-    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
-        return self.inner.get_field_value(field, field_name)
-
-    def __call__(self) -> dict[str, Any]:
-        data = self.inner()
-        record = _RECORD.get()
-        if record is not None:
-            for key in data:
-                name = _ALIASES.get(key.upper(), key)
-                record.setdefault(name, f"env {env_var(name)}" if self.label == "env" else self.label)
-        return data
-
-
-class Settings(BaseSettings):
-    """Every knob of pypto. Fields map to ``PYPTO_<FIELD>`` environment variables."""
-
-    model_config = SettingsConfigDict(
-        env_prefix="PYPTO_",
-        frozen=True,
-        extra="forbid",
-        env_ignore_empty=True,
-        populate_by_name=True,
-        validate_default=True,
-    )
-
-    prog_build_dir: Path | None = Field(None, description="Base dir of default output dirs (unset: build_output).")
-    verify_level: VerifyLevel = Field("basic", description="IR verification: none | basic | roundtrip.")
-    warning_level: WarningLevel = Field("pre_pipeline", description="Diagnostic phase gate (none silences).")
-    log_level: LogLevel = Field("info", description="Log threshold (debug|info|warn|error|fatal|event|none).")
-    compile_profiling: bool = Field(False, description="Write report/pipeline_profile.{txt,json}.")
-    emit_pto_loc: bool = Field(True, description="Emit loc(...) source locations in .pto files.")
-    codegen_max_workers: int | None = Field(None, ge=1, description="ptoas thread pool size (1 = sequential).")
-    emit_debug_runner: bool = Field(True, description="Write debug/run.py into artifacts.")
-    ptoas_root: str | None = Field(
-        None,
-        validation_alias=AliasChoices("PTOAS_ROOT", "ptoas_root"),
-        description="A ptoas release dir to use instead of the pinned wheel (env PTOAS_ROOT).",
-    )
-    ascend_home_path: Path | None = Field(
-        None,
-        validation_alias=AliasChoices("ASCEND_HOME_PATH", "ascend_home_path"),
-        description="CANN install dir for hardware platforms (env ASCEND_HOME_PATH).",
-    )
-    platform: str = Field(platforms.DEFAULT_PLATFORM, description="a2a3sim | a5sim | a2a3 | a5.")
-    runtime: str = Field(platforms.DEFAULT_RUNTIME, description="tensormap_and_ringbuffer | host_build_graph.")
-    toolchain: str = Field(default_factory=latest_version, description="Toolchain manifest version.")
-    log_format: LogFormat = Field("auto", description="auto (console on a TTY, else JSON) | console | json.")
-    cache_dir: Path = Field(default_factory=_default_cache_dir, description="Build and shim cache.")
-    container_engine: ContainerEngine = Field("docker", description="Engine for --in-container: docker | podman.")
-    container_image: str | None = Field(None, description="Image for --in-container (unset: from the manifest).")
-    source_date_epoch: int | None = Field(
-        None,
-        ge=0,
-        validation_alias=AliasChoices("SOURCE_DATE_EPOCH", "source_date_epoch"),
-        description="Timestamp for reproducible image builds (env SOURCE_DATE_EPOCH).",
-    )
-    wheelhouse: Path | None = Field(None, description="Download cache of image wheels (unset: <checkout>/wheelhouse).")
-    debian_mirror: str | None = Field(None, description="Debian mirror for debootstrap base images.")
-    image_smoke_examples: str | None = Field(None, description="Comma list of examples the image smoke test compiles.")
-
-    _sources: dict[str, str] = PrivateAttr(default_factory=dict)
-    _config_file: Path | None = PrivateAttr(default=None)
-
-    def __init__(self, **values: Any) -> None:
-        record: dict[str, str] = {}
-        token = _RECORD.set(record)
-        try:
-            super().__init__(**values)
-        except ValidationError as exc:
-            raise _wrap_validation_error(exc, record) from None
-        finally:
-            _RECORD.reset(token)
-        self._sources = record
-        self._config_file = _config_file()[0]
-        self._check_agreement()
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        sources = [_Recording(settings_cls, init_settings, "argument"), _Recording(settings_cls, env_settings, "env")]
-        config, table = _config_file()
-        if config is not None:
-            data = _read_config(config, table)
-            sources.append(_Recording(settings_cls, InitSettingsSource(settings_cls, data), f"file {config}"))
-        return tuple(sources)
-
-    @field_validator(*_LOWERCASE, mode="before")
-    @classmethod
-    def _lower(cls, value: Any) -> Any:
-        return value.strip().lower() if isinstance(value, str) else value
-
-    @field_validator("platform")
-    @classmethod
-    def _platform(cls, value: str) -> str:
-        if value not in platforms.PLATFORMS:
-            raise ValueError(platforms.invalid_platform_text(value))
-        return value
-
-    @field_validator("runtime")
-    @classmethod
-    def _runtime(cls, value: str) -> str:
-        if value not in platforms.RUNTIMES:
-            raise ValueError(platforms.unknown_runtime_text(value))
-        return value
-
-    @field_validator("cache_dir", "prog_build_dir", "ascend_home_path", "wheelhouse")
-    @classmethod
-    def _expand(cls, value: Path | None) -> Path | None:
-        return value.expanduser() if value is not None else None
-
-    def _check_agreement(self) -> None:
-        try:
-            manifest = load_manifest(self.toolchain)
-        except SettingsError as exc:
-            src = self.source_of("toolchain")
-            raise SettingsError(f"{exc.message} [toolchain from {src}]",
-                                hint=platforms.fix_hint("toolchain", src, latest_version())) from None
-        support = manifest.support
-        platforms.check_supported(manifest.version, support.platforms, "platform", self.platform,
-                                  self.source_of("platform"))
-        platforms.check_supported(manifest.version, support.runtimes, "runtime", self.runtime,
-                                  self.source_of("runtime"))
-
-    def source_of(self, field: str) -> str:
-        """``"argument"``, ``"env PYPTO_X"``, ``"file <path>"`` or ``"default"``."""
-        if field not in type(self).model_fields:
-            raise KeyError(field)
-        return self._sources.get(field, "default")
-
-    @property
-    def config_file(self) -> Path | None:
-        """The config file that was read, if any."""
-        return self._config_file
-
-    @property
-    def manifest(self) -> Manifest:
-        """The selected toolchain manifest."""
-        return load_manifest(self.toolchain)
-
-    @property
-    def platform_info(self) -> platforms.PlatformInfo:
-        """Facts about the selected platform."""
-        return platforms.PLATFORMS[self.platform]
-
-    @property
-    def backend(self) -> str:
-        """``Ascend910B`` for ``a2a3*``, ``Ascend950`` for ``a5*``."""
-        return self.platform_info.backend
-
-    @property
-    def output_base(self) -> Path:
-        """Where default output dirs go: ``prog_build_dir`` or ``build_output``."""
-        return self.prog_build_dir or Path("build_output")
-
-    def explicit_arguments(self) -> dict[str, Any]:
-        """The values that came from arguments (to re-resolve with more overrides)."""
-        return {k: getattr(self, k) for k, src in self._sources.items() if src == "argument"}
-
-    def replace(self, **overrides: Any) -> Settings:
-        """A new, re-validated Settings with more explicit arguments (None values are ignored)."""
-        return resolve_settings(config_file=self._config_file, **{**self.explicit_arguments(), **overrides})
-
-    def describe(self) -> list[dict[str, Any]]:
-        """One row per field: name, value, source, environment variable (for ``--json`` dumps)."""
-        return [
-            {"name": name, "value": _jsonable(getattr(self, name)), "source": self.source_of(name),
-             "env": env_var(name)}
-            for name in type(self).model_fields
-        ]
-
-
-def _jsonable(value: Any) -> Any:
-    return str(value) if isinstance(value, Path) else value
 
 
 def env_var(field: str) -> str:
@@ -274,42 +84,6 @@ def _read_config(path: Path, pyproject: bool) -> dict[str, Any]:
     return data.get("tool", {}).get("pypto", {}) if pyproject else data
 
 
-def _wrap_validation_error(exc: ValidationError, record: Mapping[str, str]) -> SettingsError:
-    lines, first = [], None
-    for err in exc.errors():
-        field = _ALIASES.get(str(err["loc"][0]).upper(), str(err["loc"][0])) if err["loc"] else "settings"
-        source = record.get(field, "default")
-        reason = str(err.get("ctx", {}).get("error", "")) or err["msg"]
-        if err["type"] == "extra_forbidden":
-            reason = f"Unknown setting '{field}'"
-        elif "error" not in err.get("ctx", {}):
-            reason = f"Invalid value {err.get('input')!r} for setting '{field}': {reason}"
-        lines.append(f"{reason} [{field} from {source}]")
-        first = first or (field, source)
-    field, source = first or ("settings", "default")
-    example = _example(field)
-    err = SettingsError("\n".join(lines), hint=_validation_hint(field, source, example))
-    err.setting, err.source = field, source  # type: ignore[attr-defined]
-    return err
-
-
-def _example(field: str) -> str:
-    info = Settings.model_fields.get(field)
-    if info is None:
-        return "<value>"
-    choices = get_args(info.annotation)
-    if get_origin(info.annotation) is Literal:
-        return "|".join(choices)
-    return _EXAMPLES.get(field, str(info.default))
-
-
-def _validation_hint(field: str, source: str, example: str) -> str:
-    if field not in Settings.model_fields:
-        known = ", ".join(Settings.model_fields)
-        return f"remove '{field}' from {source.removeprefix('file ')}; known settings: {known}"
-    return platforms.fix_hint(field, source, example)
-
-
 def resolve_settings(config_file: str | Path | None = None, **overrides: Any) -> Settings:
     """Resolve settings once at an entry point: arguments > env > config file > defaults.
 
@@ -328,7 +102,7 @@ def resolve_settings(config_file: str | Path | None = None, **overrides: Any) ->
                             hint="pass an existing pypto.toml or pyproject.toml to --config")
     token = _CONFIG.set(path)
     try:
-        return Settings(**args)
+        return _model()(**args)
     finally:
         _CONFIG.reset(token)
 
@@ -364,3 +138,83 @@ def terminal_env() -> TerminalEnv:
     env = os.environ
     return TerminalEnv(no_color=bool(env.get("NO_COLOR")), force_color=bool(env.get("FORCE_COLOR")),
                        ci=bool(env.get("CI")))
+
+
+def _model() -> type[Settings]:
+    from pypto.toolchain.settings_model import Settings
+
+    return Settings
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Settings":  # loads pydantic on first use
+        return _model()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# -- light resolution (no pydantic): the run path needs a few values only ----------------------------
+_UNSET = object()
+_TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
+_FALSE = frozenset({"0", "false", "f", "no", "n", "off"})
+# Settings that cannot change what a compile writes (left out of compile_fingerprint)
+_RUN_ONLY = frozenset({"cache_dir", "jit_cache", "log_level", "log_format", "verify_level", "warning_level",
+                       "codegen_max_workers", "container_engine", "container_image", "source_date_epoch",
+                       "wheelhouse", "debian_mirror", "image_smoke_examples", "ascend_home_path"})
+
+
+def _upper_env() -> dict[str, str]:
+    return {k.upper(): v for k, v in os.environ.items() if v}  # case-insensitive, empty ignored (as Settings)
+
+
+def _light_value(field: str) -> Any:
+    """A field's raw value by Settings' precedence (argument > env > config file), or ``_UNSET``."""
+    args = _OVERRIDES.get()
+    if args.get(field) is not None:
+        return args[field]
+    env = _upper_env().get(env_var(field))
+    if env is not None:
+        return env
+    config, table = _config_file()
+    if config is not None:
+        return _read_config(config, table).get(field, _UNSET)
+    return _UNSET
+
+
+def cache_dir() -> Path:
+    """``Settings().cache_dir`` without importing pydantic: PYPTO_CACHE_DIR, config file, XDG default."""
+    value = _light_value("cache_dir")
+    if value is _UNSET:
+        return _default_cache_dir()
+    if not isinstance(value, str | os.PathLike):
+        return Path(resolve_settings().cache_dir)  # let validation name the bad value and its source
+    return Path(value).expanduser()
+
+
+def jit_cache_enabled() -> bool:
+    """``Settings().jit_cache`` (PYPTO_JIT_CACHE, default on) without importing pydantic."""
+    value = _light_value("jit_cache")
+    if value is _UNSET:
+        return True
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE or text in _FALSE:
+        return text in _TRUE
+    return bool(resolve_settings().jit_cache)  # raises a SettingsError naming the value and its source
+
+
+def compile_fingerprint() -> str:
+    """Digest of every raw setting that may change what a compile writes (for on-disk compile caches).
+
+    Arguments, ``PYPTO_*``/``PTOAS_ROOT`` environment variables and the config file, minus run-only
+    settings; any change means a different digest (never a stale hit).
+    """
+    known = {env: f for f, env in platforms.UNPREFIXED_ENV.items()}
+    env = sorted((k, v) for k, v in _upper_env().items()
+                 if (k.startswith("PYPTO_") or k in known)
+                 and known.get(k, k.removeprefix("PYPTO_").lower()) not in _RUN_ONLY)
+    config, table = _config_file()
+    data = _read_config(config, table) if config is not None else {}
+    parts = (env, sorted((k, repr(v)) for k, v in data.items() if k not in _RUN_ONLY),
+             sorted((k, repr(v)) for k, v in _OVERRIDES.get().items() if k not in _RUN_ONLY and v is not None))
+    return hashlib.sha256(repr(parts).encode()).hexdigest()

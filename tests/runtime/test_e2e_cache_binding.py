@@ -1,5 +1,5 @@
-"""End to end through the DSL: a warm second process starts no g++; artifacts bound to another platform or
-runtime are rejected by a ChipWorker with the upstream messages."""
+"""End to end through the DSL: a warm second process starts no ptoas or g++ (jit disk cache + build cache);
+artifacts bound to another platform or runtime are rejected by a ChipWorker with the upstream messages."""
 
 from __future__ import annotations
 
@@ -45,7 +45,8 @@ SCRIPT = textwrap.dedent('''
     b = np.full((128, 128), 0.5, np.float32)
     out = np.zeros_like(a)
     add(a, b, out)
-    print(json.dumps({"ok": bool(np.array_equal(out, a + b)), "spawned": spawned}))
+    print(json.dumps({"ok": bool(np.array_equal(out, a + b)), "spawned": spawned,
+                      "pydantic": "pydantic" in sys.modules}))
 ''')
 
 SRC = '''
@@ -70,9 +71,10 @@ class HalfSum:
 '''
 
 
-def _run_script(script: Path, cache: Path, cwd: Path) -> dict:
+def _run_script(script: Path, cache: Path, cwd: Path, extra: dict[str, str] | None = None) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYPTO_")}
     env["PYPTO_CACHE_DIR"] = str(cache)
+    env.update(extra or {})
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=cwd, env=env,
                           timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr
@@ -84,7 +86,7 @@ def _compilers(spawned: list[list[str]]) -> list[list[str]]:
 
 
 def test_second_process_starts_no_compiler(tmp_path: Path, sim_cache: Path) -> None:
-    """Process 1 builds (or reuses the session's runtime build); process 2, same program, builds nothing."""
+    """Process 1 compiles and builds; process 2, same program, starts no subprocess; PYPTO_JIT_CACHE=0 compiles."""
     cache = tmp_path / "cache"
     cache.mkdir()
     (cache / "sim").symlink_to(sim_cache, target_is_directory=True)  # reuse this session's runtime library
@@ -93,11 +95,15 @@ def test_second_process_starts_no_compiler(tmp_path: Path, sim_cache: Path) -> N
     first = _run_script(script, cache, tmp_path)
     assert first["ok"]
     assert any(Path(argv[0]).name == "g++" and "-shared" in argv for argv in first["spawned"])  # kernels built
+    assert any(Path(argv[0]).name == "ptoas" for argv in first["spawned"])
+    assert len(list((cache / "jit").iterdir())) == 1  # one published entry
     second = _run_script(script, cache, tmp_path)
     assert second["ok"]
-    assert _compilers(second["spawned"]) == []
-    # ir.compile itself still runs in a new process (no on-disk jit cache): ptoas is its only subprocess
-    assert {Path(argv[0]).name for argv in second["spawned"]} <= {"ptoas"}
+    # the on-disk jit cache (<cache>/jit) and the build cache: no ptoas, no g++, no subprocess at all
+    assert second["spawned"] == []
+    assert not second["pydantic"]  # the run path resolves the cache dir without the settings model
+    third = _run_script(script, cache, tmp_path, {"PYPTO_JIT_CACHE": "0"})
+    assert third["ok"] and {Path(argv[0]).name for argv in third["spawned"]} == {"ptoas"}
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,236 @@
+"""On-disk (L2) cache of ``@pl.jit`` compiles: a fresh process reuses the artifact of an identical compile.
+
+An entry is the artifact directory of one complete compile (``compiled_meta.json`` present), stored
+as ``<cache_dir>/jit/<program>-<key>/``. The key covers the in-memory specialization key, the
+sources and referenced globals of the kernel and every jit kernel it calls, the pypto version and
+package contents, the toolchain manifests, the compile-relevant settings and the platform. Entries
+are published with an atomic rename, so concurrent processes only ever see complete ones; a
+corrupt or incomplete entry is discarded and recompiled. ``PYPTO_JIT_CACHE=0`` (or
+``RunConfig(jit_cache=False)``) bypasses the cache.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import enum
+import hashlib
+import inspect
+import os
+import shutil
+import tempfile
+import textwrap
+import types
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import pypto
+
+SCHEMA = "1"
+META_FILE = "compiled_meta.json"
+_SIMPLE = (type(None), bool, int, float, complex, str, bytes, enum.Enum)
+_PACKAGE = Path(pypto.__file__).resolve().parent
+
+
+class Uncacheable(Exception):
+    """The kernel references a value whose effect on the compile cannot be fingerprinted."""
+
+
+def cache_root() -> Path:
+    """``<cache_dir>/jit``, next to the simulator build cache ``<cache_dir>/sim``."""
+    from pypto.runtime import build
+
+    return build.cache_root().parent / "jit"
+
+
+def enabled(config: Any) -> bool:
+    """``config.jit_cache`` if set, else the ``jit_cache`` setting (``PYPTO_JIT_CACHE``, default on)."""
+    explicit = getattr(config, "jit_cache", None)
+    if explicit is not None:
+        return bool(explicit)
+    from pypto.toolchain.settings import jit_cache_enabled
+
+    return jit_cache_enabled()
+
+
+# -- key ---------------------------------------------------------------------------------------------
+@lru_cache(maxsize=1)
+def package_digest() -> str:
+    """sha256 of the pypto package files that shape a compile (the simulator's C++ has its own cache)."""
+    h = hashlib.sha256(pypto.__version__.encode() + b"\0")
+    skip = _PACKAGE / "runtime" / "sim"
+    files = []
+    for dirpath, dirnames, filenames in os.walk(_PACKAGE):
+        dirnames[:] = [d for d in dirnames if d != "__pycache__" and Path(dirpath, d) != skip]
+        files += [Path(dirpath, f) for f in filenames if not f.endswith((".pyc", ".so"))]
+    for path in sorted(files):
+        h.update(path.relative_to(_PACKAGE).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def manifest_digest() -> str:
+    """sha256 of every toolchain manifest (wheel: ``pypto/_toolchains``; checkout: ``toolchains/``)."""
+    h = hashlib.sha256()
+    for folder in (_PACKAGE / "_toolchains", _PACKAGE.parent / "toolchains"):
+        for path in sorted(folder.glob("*.toml")) if folder.is_dir() else ():
+            h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _value_text(value: Any, seen: set[int]) -> str:
+    """A deterministic text for a global the kernel names (Uncacheable if there is none)."""
+    from pypto.jit.decorator import JITFunction
+
+    if isinstance(value, JITFunction):
+        return f"jit {value.kind} {value.auto_scope} {value.level!r}\n" + _function_text(value.func, seen)
+    if isinstance(value, types.ModuleType):
+        return f"module {value.__name__}"
+    if isinstance(value, _SIMPLE):
+        return f"{type(value).__qualname__} {value!r}"
+    if isinstance(value, tuple | list | frozenset):
+        items = sorted(_value_text(v, seen) for v in value) if isinstance(value, frozenset) else \
+            [_value_text(v, seen) for v in value]
+        return f"{type(value).__name__}({', '.join(items)})"
+    module = getattr(value, "__module__", None) or type(value).__module__
+    if isinstance(value, type | types.FunctionType | types.BuiltinFunctionType) and module.split(".")[0] in (
+            "pypto", "builtins", "math", "numpy"):
+        return f"{module}.{getattr(value, '__qualname__', value)}"  # covered by the package digest / versions
+    if isinstance(value, types.FunctionType):
+        return _function_text(value, seen)
+    text = repr(value)
+    if module.split(".")[0] == "pypto" and " at 0x" not in text:
+        return f"{type(value).__qualname__} {text}"  # e.g. pl.dynamic("M")
+    raise Uncacheable(f"global of type {type(value).__qualname__}")
+
+
+def _function_text(func: Any, seen: set[int]) -> str:
+    """Source (with file and line, which ``loc()`` records) plus the globals and free variables it names."""
+    if id(func) in seen:
+        return f"<recursive {func.__qualname__}>"
+    seen.add(id(func))
+    try:
+        lines, first = inspect.getsourcelines(func)
+    except (OSError, TypeError) as exc:
+        raise Uncacheable(f"no source for {func!r}") from exc
+    text = "".join(lines)
+    env = dict(func.__globals__)
+    cells = func.__closure__ or ()
+    with contextlib.suppress(ValueError):  # an empty cell: the name is not bound yet
+        env.update({n: c.cell_contents for n, c in zip(func.__code__.co_freevars, cells, strict=True)})
+    parts = [f"{inspect.getsourcefile(func)}:{first}", text]
+    parts += [f"{n} = {_value_text(env[n], seen)}" for n in _free_names(text) if n in env]
+    return "\n".join(parts)
+
+
+def _free_names(text: str) -> list[str]:
+    """Names a function reads but does not bind (parameters and assigned names are local)."""
+    tree = ast.parse(textwrap.dedent(text))
+    loads, bound = set(), {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loads if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+    return sorted(loads - bound)
+
+
+def entry_key(jit_func: Any, memory_key: tuple, config: Any) -> str | None:
+    """The L2 key of one specialization, or None if it cannot be cached (see :class:`Uncacheable`)."""
+    from pypto.toolchain.settings import compile_fingerprint
+
+    try:
+        closure = _function_text(jit_func.func, set())
+    except Uncacheable:
+        return None
+    parts = (SCHEMA, pypto.__version__, package_digest(), manifest_digest(), compile_fingerprint(),
+             repr(memory_key), jit_func.kind, repr(jit_func.auto_scope), repr(jit_func.level), closure,
+             str(getattr(config, "platform", None)))
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+
+
+# -- entries -----------------------------------------------------------------------------------------
+def _entry_dir(name: str, key: str) -> Path:
+    return cache_root() / f"{name}-{key}"
+
+
+def _valid(entry: Path) -> bool:
+    """A complete entry: metadata, kernel_config and every source it names parse and exist."""
+    from pypto.runtime.artifact import load_artifact
+
+    if not (entry / META_FILE).is_file():
+        return False
+    try:
+        info = load_artifact(entry)
+    except Exception:  # noqa: BLE001 - any parse failure means a corrupt entry
+        return False
+    return info.orchestration.is_file() and all(k.source.is_file() for k in info.kernels) and bool(info.meta)
+
+
+def _discard(entry: Path) -> None:
+    """Remove an entry atomically for readers (rename first), ignoring races with other processes."""
+    trash = entry.with_name(f".trash-{entry.name}-{os.getpid()}")
+    with contextlib.suppress(OSError):
+        os.rename(entry, trash)
+        shutil.rmtree(trash, ignore_errors=True)
+
+
+def lookup(name: str, key: str, save_dir: Any, specialize: Callable[[], Any]) -> Any:
+    """The cached CompiledProgram (copied into ``save_dir`` if given); None on a miss or a bad entry.
+
+    Its ``program`` (the specialized input Program) is rebuilt by ``specialize`` on first access.
+    """
+    entry = _entry_dir(name, key)
+    if not entry.is_dir():
+        return None
+    if not _valid(entry):
+        _discard(entry)
+        return None
+    try:
+        if save_dir:
+            shutil.copytree(entry, save_dir, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.so", "*.so.key"))
+        compiled = _cached_program_class().from_dir(save_dir or entry)
+    except (OSError, ValueError):
+        return None
+    compiled._specialize = specialize
+    return compiled
+
+
+@lru_cache(maxsize=1)
+def _cached_program_class() -> type:
+    from pypto.compiled import CompiledProgram
+
+    class CachedCompiledProgram(CompiledProgram):
+        """A CompiledProgram read back from the jit disk cache; ``program`` is re-specialized lazily."""
+
+        _specialize: Callable[[], Any] | None = None
+        _program: Any = None
+
+        @property  # type: ignore[override]
+        def program(self) -> Any:
+            if self._program is None and self._specialize is not None:
+                self._program = self._specialize()
+            return self._program
+
+        @program.setter
+        def program(self, value: Any) -> None:
+            self._program = value
+
+    return CachedCompiledProgram
+
+
+def store(name: str, key: str, artifact: Path) -> None:
+    """Publish a copy of a complete artifact under the key (first writer wins; errors are ignored)."""
+    entry = _entry_dir(name, key)
+    if entry.is_dir() or not (artifact / META_FILE).is_file():
+        return
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{name}-", dir=entry.parent))
+    except OSError:
+        return
+    try:
+        shutil.copytree(artifact, tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.so", "*.so.key"))
+        os.rename(tmp, entry)  # atomic; fails if another process published first
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
