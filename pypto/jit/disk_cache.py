@@ -87,7 +87,7 @@ def _value_text(value: Any, seen: set[int]) -> str:
     if isinstance(value, JITFunction):
         return f"jit {value.kind} {value.auto_scope} {value.level!r}\n" + _function_text(value.func, seen)
     if isinstance(value, types.ModuleType):
-        return f"module {value.__name__}"
+        return _module_text(value)
     if isinstance(value, _SIMPLE):
         return f"{type(value).__qualname__} {value!r}"
     if isinstance(value, tuple | list | frozenset):
@@ -104,6 +104,18 @@ def _value_text(value: Any, seen: set[int]) -> str:
     if module.split(".")[0] == "pypto" and " at 0x" not in text:
         return f"{type(value).__qualname__} {text}"  # e.g. pl.dynamic("M")
     raise Uncacheable(f"global of type {type(value).__qualname__}")
+
+
+def _module_text(module: types.ModuleType) -> str:
+    """pypto modules by name (the package digest covers them); others also by their file's contents, since
+    the kernel may reach jit kernels or constants through them (``helpers.tile_add(...)``)."""
+    path = getattr(module, "__file__", None)
+    if module.__name__.split(".")[0] == "pypto" or not path:
+        return f"module {module.__name__}"
+    try:
+        return f"module {module.__name__} {hashlib.sha256(Path(path).read_bytes()).hexdigest()}"
+    except OSError as exc:
+        raise Uncacheable(f"cannot read module {module.__name__}") from exc
 
 
 def _function_text(func: Any, seen: set[int]) -> str:

@@ -173,3 +173,16 @@ def test_light_cache_dir_agrees_with_the_settings(monkeypatch: pytest.MonkeyPatc
     with settings.override(cache_dir=tmp_path / "o"):
         assert settings.cache_dir() == tmp_path / "o"
     shutil.rmtree(tmp_path / "c", ignore_errors=True)
+
+
+def test_user_modules_are_fingerprinted_by_content(tmp_path: Path) -> None:
+    import importlib.util
+
+    path = tmp_path / "helpers_mod.py"
+    path.write_text("TILE = 64\n")
+    spec = importlib.util.spec_from_file_location("helpers_mod", path)
+    module = importlib.util.module_from_spec(spec)
+    before = disk_cache._value_text(module, set())
+    path.write_text("TILE = 32\n")
+    assert disk_cache._value_text(module, set()) != before
+    assert disk_cache._value_text(pl, set()) == "module pypto.language"
