@@ -81,7 +81,7 @@ def jit_shapes(module: Any, name: str, specs: tuple[Any, ...]) -> dict[str, tupl
     if not table:
         raise UserError(f"@pl.jit kernel '{name}' needs sample shapes",
                         hint="pass --shape NAME=128x128:f32 for each tensor parameter, "
-                             "or define SHAPES = {'%s': {'a': '128x128:f32', ...}} in the file" % name)
+                             f"or define SHAPES = {{'{name}': {{'a': '128x128:f32', ...}}}} in the file")
     return {k: parse_dims(v) for k, v in table.items()}
 
 

@@ -14,8 +14,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import pypto.language as pl  # noqa: E402
 from _common import check, platform_from_argv, rand  # noqa: E402
+
+import pypto.language as pl  # noqa: E402
 from pypto.runtime import RunConfig  # noqa: E402
 
 

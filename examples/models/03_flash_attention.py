@@ -30,8 +30,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import pypto.language as pl  # noqa: E402
 from _common import check, platform_from_argv, rand  # noqa: E402
+
+import pypto.language as pl  # noqa: E402
 from pypto.runtime import RunConfig  # noqa: E402
 
 SQ, D, S, B = 64, 64, 256, 64  # query rows, head dim, keys, key block

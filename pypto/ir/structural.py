@@ -52,18 +52,22 @@ class _Equal:
                 self.check(a.init, b.init, path + ".init")
         elif dataclasses.is_dataclass(a):
             self.fields(a, b, path)
-        elif isinstance(a, (tuple, list)):
-            if len(a) != len(b):
-                raise _Mismatch(path + ".len", len(a), len(b))
-            for i, (x, y) in enumerate(zip(a, b, strict=True)):
-                self.check(x, y, f"{path}[{i}]")
-        elif isinstance(a, dict):
+        elif isinstance(a, (tuple, list, dict)):
+            self.container(a, b, path)
+        elif a != b:
+            raise _Mismatch(path, a, b)
+
+    def container(self, a: Any, b: Any, path: str) -> None:
+        if isinstance(a, dict):
             if a.keys() != b.keys():
                 raise _Mismatch(path + ".keys", sorted(a), sorted(b))
             for k in a:
                 self.check(a[k], b[k], f"{path}[{k!r}]")
-        elif a != b:
-            raise _Mismatch(path, a, b)
+            return
+        if len(a) != len(b):
+            raise _Mismatch(path + ".len", len(a), len(b))
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            self.check(x, y, f"{path}[{i}]")
 
     def fields(self, a: Any, b: Any, path: str) -> None:
         cls = type(a)

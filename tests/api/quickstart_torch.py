@@ -1,3 +1,4 @@
+# ruff: noqa: I001  (kept in the order of the compile page)
 # The quickstart of the compile page, as written there (platform a2a3sim). Imported by the test.
 import pypto.language as pl
 import torch

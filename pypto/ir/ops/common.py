@@ -7,7 +7,7 @@ from typing import Any
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
 from pypto.ir.expr import Expr
-from pypto.ir.ops.infer import dims, like, require_2d, same_dtype, same_shape, scalar_dtype, shaped
+from pypto.ir.ops.infer import dims, like, require_2d, same_dtype, same_shape, shaped
 from pypto.ir.ops.registry import OpDef, register
 from pypto.ir.span import Span
 from pypto.ir.types import ScalarType, ShapedType, TensorType, TileType, Type
