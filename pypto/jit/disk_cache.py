@@ -1,11 +1,13 @@
 """On-disk (L2) cache of ``@pl.jit`` compiles: a fresh process reuses the artifact of an identical compile.
 
 An entry is the artifact directory of one complete compile (``compiled_meta.json`` present), stored
-as ``<cache_dir>/jit/<program>-<key>/``. The key covers the in-memory specialization key, the
-sources and referenced globals of the kernel and every jit kernel it calls, the pypto version and
-package contents, the toolchain manifests, the compile-relevant settings and the platform. Entries
-are published with an atomic rename, so concurrent processes only ever see complete ones; a
-corrupt or incomplete entry is discarded and recompiled. ``PYPTO_JIT_CACHE=0`` (or
+as ``<cache_dir>/jit/<program>-<key>/``. A hit copies it to where the compile would have written
+(``save_kernels_dir``, else a new ``build_output/<program>_<timestamp>``): users see the same
+artifacts as after a compile, and nobody writes into an entry. The key covers the in-memory
+specialization key, the sources and referenced globals of the kernel and every jit kernel it calls,
+the pypto version and package contents, the toolchain manifests, the compile-relevant settings and
+the platform. Entries are published with an atomic rename, so concurrent processes only ever see
+complete ones; a corrupt or incomplete entry is discarded and recompiled. ``PYPTO_JIT_CACHE=0`` (or
 ``RunConfig(jit_cache=False)``) bypasses the cache.
 """
 
@@ -188,9 +190,11 @@ def _discard(entry: Path) -> None:
 
 
 def lookup(name: str, key: str, save_dir: Any, specialize: Callable[[], Any]) -> Any:
-    """The cached CompiledProgram (copied into ``save_dir`` if given); None on a miss or a bad entry.
+    """A copy of the cached artifact where the compile would have written it; None on a miss or a bad entry.
 
-    Its ``program`` (the specialized input Program) is rebuilt by ``specialize`` on first access.
+    The copy goes to ``save_dir`` if given, else to a new ``<output_base>/<name>_<timestamp>`` as
+    ``ir.compile`` names its default output dirs. Its ``program`` (the specialized input Program) is
+    rebuilt by ``specialize`` on first access.
     """
     entry = _entry_dir(name, key)
     if not entry.is_dir():
@@ -199,13 +203,33 @@ def lookup(name: str, key: str, save_dir: Any, specialize: Callable[[], Any]) ->
         _discard(entry)
         return None
     try:
-        if save_dir:
-            shutil.copytree(entry, save_dir, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.so", "*.so.key"))
-        compiled = _cached_program_class().from_dir(save_dir or entry)
+        out = _copy_out(entry, Path(save_dir) if save_dir else None, name)
+        compiled = _cached_program_class().from_dir(out)
     except (OSError, ValueError):
         return None
     compiled._specialize = specialize
     return compiled
+
+
+def _copy_out(entry: Path, save_dir: Path | None, name: str) -> Path:
+    ignore = shutil.ignore_patterns("*.so", "*.so.key")
+    if save_dir is not None:
+        shutil.copytree(entry, save_dir, dirs_exist_ok=True, ignore=ignore)
+        return save_dir
+    from datetime import datetime
+
+    from pypto.toolchain.settings import output_base
+
+    base = output_base()
+    stamp = f"{name}_{datetime.now().strftime('%Y%m%d_%H%M%S')}"
+    for n in range(1000):
+        out = base / (stamp if n == 0 else f"{stamp}_{n}")
+        try:
+            shutil.copytree(entry, out, ignore=ignore)  # creating `out` claims the name
+            return out
+        except FileExistsError:
+            continue
+    raise OSError(f"no free output dir name under {base} for {stamp}")
 
 
 @lru_cache(maxsize=1)

@@ -7,8 +7,8 @@ remembers where it came from (:meth:`Settings.source_of`), so errors can name it
 module of pypto that reads ``os.environ``; code that starts subprocesses uses :func:`subprocess_env`.
 
 The pydantic model (:class:`Settings`, in ``settings_model``) is imported on first use; the run path
-needs only :func:`cache_dir`, :func:`jit_cache_enabled` and :func:`compile_fingerprint`, which
-resolve with the same precedence without it.
+needs only :func:`cache_dir`, :func:`output_base`, :func:`jit_cache_enabled` and
+:func:`compile_fingerprint`, which resolve with the same precedence without it.
 """
 
 from __future__ import annotations
@@ -187,6 +187,16 @@ def cache_dir() -> Path:
         return _default_cache_dir()
     if not isinstance(value, str | os.PathLike):
         return Path(resolve_settings().cache_dir)  # let validation name the bad value and its source
+    return Path(value).expanduser()
+
+
+def output_base() -> Path:
+    """``Settings().output_base`` (``prog_build_dir``, else ``build_output``) without importing pydantic."""
+    value = _light_value("prog_build_dir")
+    if value is _UNSET or value is None:
+        return Path("build_output")
+    if not isinstance(value, str | os.PathLike):
+        return resolve_settings().output_base
     return Path(value).expanduser()
 
 

@@ -53,18 +53,22 @@ def compiles(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 @needs_ptoas
-def test_a_new_instance_reuses_the_entry_without_compiling(cache_dir: Path, compiles: list[str]) -> None:
+def test_a_new_instance_reuses_the_entry_without_compiling(cache_dir: Path, tmp_path: Path,
+                                                           compiles: list[str]) -> None:
     first = _fresh().compile(*_args(), config=CFG)
     [entry] = _entries(cache_dir)
     assert entry.name.startswith("_jit_scaled_add-") and (entry / "compiled_meta.json").is_file()
-    assert first.output_dir != entry.resolve()  # the compile itself still wrote its own output dir
     second = _fresh().compile(*_args(), config=CFG)
     assert compiles == ["_jit_scaled_add"]
-    assert second.output_dir == entry.resolve() and second.param_names == first.param_names
+    # a copy where the compile would have written: a new build_output/_jit_scaled_add_<timestamp>
+    assert second.output_dir.parent == first.output_dir.parent == (tmp_path / "build_output").resolve()
+    assert second.output_dir.name.startswith("_jit_scaled_add_") and second.output_dir != first.output_dir
+    assert (second.output_dir / "kernel_config.py").is_file() and second.param_names == first.param_names
     assert second.program.name == "_jit_scaled_add"  # re-specialized on first access
     a, b, out = _args()
     second(a, b, out)
     np.testing.assert_allclose(out, (a + b) * 2.0, rtol=1e-6, atol=1e-6)
+    assert not list(entry.rglob("*.so"))  # runs write their .so copies into the user's dir, not the entry
 
 
 @needs_ptoas
@@ -107,8 +111,8 @@ def test_a_damaged_entry_is_recompiled_and_replaced(cache_dir: Path, compiles: l
     _fresh().compile(*_args(), config=CFG)
     [entry] = _entries(cache_dir)
     damage(entry)
-    again = _fresh().compile(*_args(), config=CFG)
-    assert len(compiles) == 2 and again.output_dir != entry.resolve()
+    _fresh().compile(*_args(), config=CFG)
+    assert len(compiles) == 2
     [replaced] = _entries(cache_dir)
     assert replaced == entry and (entry / "compiled_meta.json").is_file()
     assert disk_cache._valid(entry)
@@ -170,8 +174,10 @@ def test_light_cache_dir_agrees_with_the_settings(monkeypatch: pytest.MonkeyPatc
     monkeypatch.delenv("PYPTO_CACHE_DIR")
     (tmp_path / "pypto.toml").write_text('cache_dir = "~/elsewhere"\n')
     assert settings.cache_dir() == Path("~/elsewhere").expanduser() == settings.resolve_settings().cache_dir
-    with settings.override(cache_dir=tmp_path / "o"):
+    with settings.override(cache_dir=tmp_path / "o", prog_build_dir=tmp_path / "b"):
         assert settings.cache_dir() == tmp_path / "o"
+        assert settings.output_base() == tmp_path / "b" == settings.resolve_settings().output_base
+    assert settings.output_base() == Path("build_output")
     shutil.rmtree(tmp_path / "c", ignore_errors=True)
 
 
