@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import sys
 from pathlib import Path
 
 import pytest
+from example_runner import load_example
 
 from pypto.toolchain.ptoas import find_ptoas
 
@@ -19,18 +19,6 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++"),
     pytest.mark.skipif(find_ptoas() is None, reason="needs the pinned ptoas"),
 ]
-
-
-def load_example(rel: str):
-    """Import an example file as a module (examples/ on sys.path for ``_common``)."""
-    if str(EXAMPLES) not in sys.path:
-        sys.path.insert(0, str(EXAMPLES))
-    path = EXAMPLES / rel
-    spec = importlib.util.spec_from_file_location(f"example_{path.stem}", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(scope="module")
