@@ -58,8 +58,9 @@ debootstrap "${args[@]}" "$suite" "$root" "$mirror" >"$work/debootstrap.log" 2>&
 }
 
 # Non-deterministic leftovers; apt lists are dropped so images start from `apt-get update`.
+root_home="$root/root"
 rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/* "$root"/var/log/* \
-       "$root"/var/cache/ldconfig/aux-cache "$root"/tmp/* "$root"/var/tmp/* "$root"/root/.bash_history
+       "$root"/var/cache/ldconfig/aux-cache "$root"/tmp/* "$root"/var/tmp/* "$root_home/.bash_history"
 : > "$root/etc/machine-id"
 printf 'deb %s %s main\n' "$mirror" "$suite" > "$root/etc/apt/sources.list"
 chroot "$root" dpkg-query -W -f='${Package}=${Version}\n' | LC_ALL=C sort > "$root/etc/pypto-base-packages.txt"

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pypto.compiled import META_FILE, CompiledProgram, ParamInfo
-from pypto.errors import PartialCodegenError, ToolchainError
+from pypto.errors import PartialCodegenError, ToolchainError, UnsupportedFeatureError
 from pypto.ir.enums import ParamDirection
 from pypto.ir.function import Program
 from pypto.ir.options import (
@@ -198,7 +198,9 @@ def compile(  # noqa: A001 - the upstream API name
     if not isinstance(program, Program):
         raise TypeError(f"ir.compile() expects an ir.Program (a @pl.program class), got {type(program).__name__}")
     if distributed_config is not None:
-        raise NotImplementedError("distributed_config: HOST-level (L3) programs are not supported by this pypto")
+        raise UnsupportedFeatureError(
+            "distributed_config: HOST-level (L3, distributed) programs are not supported by this pypto",
+            hint="compile CHIP-level programs (an Orchestration function with pl.at(CORE_GROUP) kernels)")
     opts = resolve_options(program, dict(locals()))
     return _compile(program, opts)
 

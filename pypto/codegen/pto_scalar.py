@@ -75,15 +75,12 @@ class ScalarLowering:
     env: dict
     head: list[str]
     names: Any
+    # provided by KernelCodegen, the class this mixin is used in
+    op: Callable[[str], None]
+    error: Callable[..., UserError]
 
     def __init__(self) -> None:
         self.consts: dict[tuple[str, str], str] = {}
-
-    def op(self, text: str) -> None:  # provided by KernelCodegen
-        raise NotImplementedError
-
-    def error(self, msg: str, hint: str | None = None) -> UserError:  # provided by KernelCodegen
-        raise NotImplementedError
 
     def const(self, value: Any, ty: str) -> str:
         """SSA name of an ``arith.constant`` (deduplicated, emitted at the top of the function)."""

@@ -152,3 +152,10 @@ def test_missing_ptoas_is_a_clear_error(program, tmp_path, monkeypatch):
     monkeypatch.setenv("PTOAS_ROOT", str(tmp_path / "nowhere"))
     with settings_mod.override(), pytest.raises(ToolchainError, match="PTOAS_ROOT is set to"):
         ir.compile(program, output_dir=tmp_path / "o", dump_passes=False)
+
+
+def test_distributed_config_is_rejected_clearly(program):
+    from pypto.errors import UnsupportedFeatureError
+
+    with pytest.raises(UnsupportedFeatureError, match="HOST-level"):
+        ir.compile(program, distributed_config=object())
