@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from pypto.errors import UserError
-from pypto.ir.dtypes import DataType, from_meta
+from pypto.ir.dtypes import DataType, from_meta, from_name
 from pypto.ir.function import Program
 
 
@@ -68,9 +68,9 @@ def select_target(path: Path, module: Any, name: str | None) -> tuple[str, Any]:
 
 
 def parse_dims(text: str) -> tuple[tuple[int, ...], DataType]:
+    """``"128x128:f32"`` -> ((128, 128), FP32); the dtype defaults to f32."""
     dims, _, dtype = text.partition(":")
-    return tuple(int(d) for d in dims.split("x")), from_meta((dtype or "fp32").replace("f32", "fp32")
-                                                              if dtype in ("", "f32") else dtype)
+    return tuple(int(d) for d in dims.split("x")), from_name(dtype or "f32")
 
 
 def jit_shapes(module: Any, name: str, specs: tuple[Any, ...]) -> dict[str, tuple[tuple[int, ...], DataType]]:

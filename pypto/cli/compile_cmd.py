@@ -18,19 +18,9 @@ import click
 
 from pypto.cli._common import emit_json, progress, state
 from pypto.errors import ToolchainError
+from pypto.ir.dtypes import ALIASES
 
-_DTYPES = {
-    "fp16": ("f16", "fp16", "float16", "half"),
-    "bf16": ("bf16", "bfloat16"),
-    "fp32": ("f32", "fp32", "float32", "float"),
-    "int8": ("i8", "int8"),
-    "int16": ("i16", "int16"),
-    "int32": ("i32", "int32"),
-    "int64": ("i64", "int64"),
-    "uint8": ("u8", "uint8"),
-    "bool": ("bool",),
-}
-_DTYPE_ALIASES = {alias: name for name, aliases in _DTYPES.items() for alias in aliases}
+_DTYPE_ALIASES = {alias: dt.meta for alias, dt in ALIASES.items()}
 _SHAPE = re.compile(r"^(?P<name>[A-Za-z_]\w*)=(?P<dims>\d+(?:x\d+)*)(?::(?P<dtype>\w+))?$")
 
 

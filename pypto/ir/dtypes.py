@@ -132,3 +132,25 @@ def from_meta(name: str) -> DataType:
         if info[2] == name:
             return dt
     raise ValueError(f"unknown dtype '{name}' in artifact metadata")
+
+
+# short spellings accepted by the CLI (`--shape a=128x128:f16`) and example SHAPES tables
+ALIASES: dict[str, DataType] = {
+    **{a: DataType.FP16 for a in ("f16", "fp16", "float16", "half")},
+    **{a: DataType.BF16 for a in ("bf16", "bfloat16")},
+    **{a: DataType.FP32 for a in ("f32", "fp32", "float32", "float")},
+    **{a: DataType.INT8 for a in ("i8", "int8")},
+    **{a: DataType.INT16 for a in ("i16", "int16")},
+    **{a: DataType.INT32 for a in ("i32", "int32")},
+    **{a: DataType.INT64 for a in ("i64", "int64")},
+    **{a: DataType.UINT8 for a in ("u8", "uint8")},
+    "bool": DataType.BOOL,
+}
+
+
+def from_name(text: str) -> DataType:
+    """A dtype from a short spelling (``f32``, ``fp16``, ``int32``, ...), case-insensitive."""
+    try:
+        return ALIASES[text.lower()]
+    except KeyError:
+        raise ValueError(f"unknown dtype '{text}': expected one of {', '.join(sorted(ALIASES))}") from None
