@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
+from rt_marks import needs_gxx  # noqa: F401  (re-exported for older imports)
 
 from pypto.runtime import build
-
-needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import simkit as sk
-from conftest import needs_gxx
+from rt_marks import needs_gxx
 
 from pypto.errors import ToolchainError
 from pypto.runtime import RunConfig, build

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import needs_gxx
+from rt_marks import needs_gxx
 
 import pypto.language as pl
 from pypto import ir

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import simkit as sk
-from conftest import needs_gxx
+from rt_marks import needs_gxx
 
 from pypto.backend.kernel_wrapper import KernelParam, wrap_kernel
 from pypto.runtime import ChipWorker, KernelFaultError, RunConfig, benchmark, run

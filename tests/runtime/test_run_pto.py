@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import needs_gxx
+from rt_marks import needs_gxx
 
 from pypto.errors import ToolchainError, UserError
 from pypto.runtime import ChipWorker, RunConfig, prepare_pto, run_pto

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import simkit as sk
-from conftest import needs_gxx
+from rt_marks import needs_gxx
 
 from pypto.runtime import ChipWorker
 
