@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from rt_marks import needs_gxx  # noqa: F401  (re-exported for older imports)
 
 from pypto.runtime import build
 
