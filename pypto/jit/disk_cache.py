@@ -32,6 +32,7 @@ import pypto
 
 SCHEMA = "1"
 META_FILE = "compiled_meta.json"
+MAX_ENTRIES = 256  # least recently used entries beyond this are removed (~0.3 MB each)
 _SIMPLE = (type(None), bool, int, float, complex, str, bytes, enum.Enum)
 _PACKAGE = Path(pypto.__file__).resolve().parent
 
@@ -208,6 +209,8 @@ def lookup(name: str, key: str, save_dir: Any, specialize: Callable[[], Any]) ->
     except (OSError, ValueError):
         return None
     compiled._specialize = specialize
+    with contextlib.suppress(OSError):
+        os.utime(entry)  # recently used: pruned last
     return compiled
 
 
@@ -270,3 +273,21 @@ def store(name: str, key: str, artifact: Path) -> None:
         os.rename(tmp, entry)  # atomic; fails if another process published first
     except OSError:
         shutil.rmtree(tmp, ignore_errors=True)
+        return
+    prune(entry.parent)
+
+
+def prune(root: Path, keep: int | None = None) -> int:
+    """Remove the least recently used entries beyond ``keep`` (default MAX_ENTRIES); returns how many."""
+    keep = MAX_ENTRIES if keep is None else keep
+    try:
+        entries = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    except OSError:
+        return 0
+    if len(entries) <= keep:
+        return 0
+    entries.sort(key=lambda p: p.stat().st_mtime if p.exists() else 0.0)
+    stale = entries[: len(entries) - keep]
+    for entry in stale:
+        _discard(entry)
+    return len(stale)

@@ -168,6 +168,21 @@ def test_store_is_first_writer_wins_and_leaves_no_temporaries(cache_dir: Path, t
     assert not (cache_dir / "jit").exists() or list((cache_dir / "jit").iterdir()) == []
 
 
+def test_least_recently_used_entries_beyond_the_limit_are_pruned(cache_dir: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    monkeypatch.setattr(disk_cache, "MAX_ENTRIES", 2)
+    root = cache_dir / "jit"
+    for i, key in enumerate(("a", "b")):
+        disk_cache.store("_jit_k", key, _fake_artifact(tmp_path / key, key))
+        os.utime(root / f"_jit_k-{key}", (1000 + i, 1000 + i))
+    os.utime(root / "_jit_k-a", (2000, 2000))  # "a" was used after "b"
+    disk_cache.store("_jit_k", "c", _fake_artifact(tmp_path / "c", "c"))
+    assert sorted(p.name for p in root.iterdir()) == ["_jit_k-a", "_jit_k-c"]
+    assert disk_cache.prune(root, keep=1) == 1 and [p.name for p in root.iterdir()] == ["_jit_k-c"]
+
+
 def test_light_cache_dir_agrees_with_the_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "c"))
     assert settings.cache_dir() == tmp_path / "c" == settings.resolve_settings().cache_dir
