@@ -9,6 +9,7 @@ tmpfs ``/tmp``. Its output is streamed, its exit code returned, and it is remove
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sys
 import tempfile
@@ -237,15 +238,49 @@ def _writer(stream: IO[Any]) -> Any:
     return lambda data: (stream.write(data.decode(errors="replace")), stream.flush())
 
 
-def _pump(client: Any, container_id: str) -> None:
+class HostPaths:
+    """Rewrites container mount paths (``/out``, ``/src``) to host paths in complete stdout lines.
+
+    What the CLI prints (the artifact path, ``--json`` results) then names directories the caller
+    can open; partial lines are held until their newline arrives.
+    """
+
+    def __init__(self, mounts: tuple[Mount, ...]) -> None:
+        pairs = sorted(((m.container.encode(), m.host.encode()) for m in mounts
+                        if m.container in (CONTAINER_OUT, CONTAINER_SRC)), key=lambda p: -len(p[0]))
+        self.pattern = re.compile(rb"(?<![\w/.-])(" + b"|".join(re.escape(c) for c, _ in pairs) + rb")(?=/|\b|$)") \
+            if pairs else None
+        self.hosts = dict(pairs)
+        self.pending = b""
+
+    def feed(self, data: bytes) -> bytes:
+        """The complete lines of ``pending + data``, rewritten; the rest waits for :meth:`flush`."""
+        text = self.pending + data
+        cut = text.rfind(b"\n") + 1
+        self.pending = text[cut:]
+        return self._map(text[:cut])
+
+    def flush(self) -> bytes:
+        rest, self.pending = self.pending, b""
+        return self._map(rest)
+
+    def _map(self, text: bytes) -> bytes:
+        if self.pattern is None or not text:
+            return text
+        return self.pattern.sub(lambda m: self.hosts[m.group(1)], text)
+
+
+def _pump(client: Any, container_id: str, paths: HostPaths | None = None) -> None:
     out, err = _writer(sys.stdout), _writer(sys.stderr)
     try:
         for stdout, stderr in client.api.attach(container_id, stdout=True, stderr=True, stream=True, logs=True,
                                                 demux=True):
             if stdout:
-                out(stdout)
+                out(paths.feed(stdout) if paths else stdout)
             if stderr:
                 err(stderr)
+        if paths is not None:
+            out(paths.flush())
     except (OSError, ValueError):  # our stdout closed, or the engine dropped the stream after a kill
         pass
 
@@ -280,7 +315,7 @@ def execute(client: Any, spec: RunSpec, timeout: float | None = None) -> int:
     pump: threading.Thread | None = None
     try:
         container.start()
-        pump = threading.Thread(target=_pump, args=(client, container.id), daemon=True)
+        pump = threading.Thread(target=_pump, args=(client, container.id, HostPaths(spec.mounts)), daemon=True)
         pump.start()
         try:
             result = container.wait(timeout=timeout) if timeout else container.wait()

@@ -159,3 +159,15 @@ def test_container_removed_on_every_path(outcome: Any, expect: Any, spec: launch
             launcher.execute(FakeClient(container), spec, timeout=5)
         assert "kill" in container.calls
     assert container.calls[-1] == "remove(force=True)"
+
+
+def test_host_paths_rewrite_complete_stdout_lines():
+    from pypto.toolchain.docker import HostPaths, Mount
+
+    paths = HostPaths((Mount("/home/u/proj", "/src", True), Mount("/home/u/build", "/out", False)))
+    assert paths.feed(b'/out\n{"artifact": "/out/k", "src": "/src/k.py", "o": "/outer", "v": "/var/out"}\n'
+                      b"half /o") == (b'/home/u/build\n{"artifact": "/home/u/build/k", "src": "/home/u/proj/k.py", '
+                                      b'"o": "/outer", "v": "/var/out"}\n')
+    assert paths.feed(b"ut line\n") == b"half /home/u/build line\n"
+    assert paths.feed(b"tail /src") == b"" and paths.flush() == b"tail /home/u/proj"
+    assert HostPaths(()).feed(b"/out\n") == b"/out\n"
