@@ -315,7 +315,9 @@ def execute(client: Any, spec: RunSpec, timeout: float | None = None) -> int:
     pump: threading.Thread | None = None
     try:
         container.start()
-        pump = threading.Thread(target=_pump, args=(client, container.id, HostPaths(spec.mounts)), daemon=True)
+        # pypto's own output names artifact dirs: show host paths; a custom entrypoint's output is left as is
+        paths = HostPaths(spec.mounts) if spec.entrypoint is None else None
+        pump = threading.Thread(target=_pump, args=(client, container.id, paths), daemon=True)
         pump.start()
         try:
             result = container.wait(timeout=timeout) if timeout else container.wait()
