@@ -9,9 +9,11 @@ failed or interrupted compile therefore never leaves a directory that looks comp
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import os
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -212,19 +214,11 @@ def lower(program: Program, **kw: Any) -> Program:
 
     planner = kw.pop("memory_planner", None)
     _conflict("memory_planner", planner, op="lower")
-    with PassContext(memory_planner=planner or MemoryPlanner.PYPTO, **kw) if PassContext.current() is None \
-            else _nullctx():
-        ctx = PassContext.current()
+    outer = PassContext.current()
+    ctx = outer or PassContext(memory_planner=planner or MemoryPlanner.PYPTO, **kw)
+    with nullcontext() if outer else ctx:
         return run_pipeline(program, ctx=ctx, dump_level=PassDumpLevel.NONE, dump_dir=None,
                             report_dir=None).program
-
-
-class _nullctx:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def _compile(program: Program, opts: CompileOptions) -> CompiledProgram:
@@ -250,7 +244,7 @@ def _compile_in_context(program: Program, opts: CompileOptions) -> CompiledProgr
         disabled_diagnostics=opts.disabled_diagnostics, memory_planner=opts.memory_planner,
         runtime=opts.runtime, backend_type=opts.backend_type,
         enable_l0c_double_buffer=opts.l0c_double_buffer)
-    with ctx if outer is None else _nullctx(), stage("passes"):
+    with nullcontext() if outer else ctx, stage("passes"):
         t0 = time.perf_counter()
         result = run_pipeline(program, ctx=ctx, dump_level=opts.dump_level,
                               dump_dir=out / "passes_dump" if opts.dump_level else None,
@@ -333,14 +327,9 @@ def _write_profile(out: Path, stages: list[dict[str, Any]]) -> None:
 
 def compile_with_settings(program: Program, settings: Any, **kw: Any) -> CompiledProgram:
     """``ir.compile`` with an already-resolved Settings object (the CLI path)."""
-    raw: dict[str, Any] = {
-        "output_dir": None, "strategy": OptimizationStrategy.Default, "dump_passes": True,
-        "backend_type": BackendType.Ascend910B, "skip_ptoas": False, "verification_level": None,
-        "diagnostic_phase": None, "disabled_diagnostics": None, "memory_planner": None,
-        "enable_pypto_l0c_double_buffer": None, "profiling": False, "platform": settings.platform,
-        "distributed_config": None, "analyze_auto_scopes_for_deps": False, "emit_source_loc": None,
-        "dump_ptoas_passes": False, "runtime": settings.runtime, "settings": settings,
-    }
+    raw: dict[str, Any] = {name: p.default for name, p in inspect.signature(compile).parameters.items()
+                           if name != "program"}
+    raw.update(platform=settings.platform, runtime=settings.runtime, settings=settings)
     raw.update(kw)
     if raw["verification_level"] is None and settings.source_of("verify_level") != "default":
         raw["verification_level"] = VerificationLevel(settings.verify_level)
