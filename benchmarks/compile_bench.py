@@ -31,10 +31,9 @@ def import_time() -> float:
 
 def example_kernels(only: str | None):
     """(label, specialized Program) for each entry kernel of each example (SHAPES convention)."""
-    import numpy as np
-
+    from pypto.errors import UserError
     from pypto.ir.function import Program
-    from pypto.loader import kernel_targets, load_module, parse_dims
+    from pypto.loader import kernel_targets, load_module, sample_args
 
     for path in sorted((ROOT / "examples").glob("*/[0-9][0-9]_*.py")):
         module = load_module(path)
@@ -45,14 +44,11 @@ def example_kernels(only: str | None):
             if isinstance(target, Program):
                 yield label, target
                 continue
-            table = getattr(module, "SHAPES", {}).get(name)
-            if table is None:
+            try:
+                args = sample_args(module, name, target)
+            except UserError:  # a kernel without sample inputs is not benchmarked
                 continue
-            import inspect
-
-            params = list(inspect.signature(target.func).parameters)
-            args = [np.zeros(s, d.numpy()) for s, d in (parse_dims(table[p]) for p in params)]
-            yield label, target.specialize(*target._classify(target._bind(tuple(args), {})))
+            yield label, target.specialize(*target._classify(target._bind(args, {})))
 
 
 def median_compile(program, repeat: int, **kw) -> float:

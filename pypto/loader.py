@@ -85,6 +85,28 @@ def jit_shapes(module: Any, name: str, specs: tuple[Any, ...]) -> dict[str, tupl
     return {k: parse_dims(v) for k, v in table.items()}
 
 
+def sample_args(module: Any, name: str, fn: Any) -> tuple[Any, ...]:
+    """Zero-filled sample arguments of jit kernel ``name``: its ``SHAPES`` table, else ``sample_args()``.
+
+    A kernel taking scalars or other non-tensor arguments provides ``sample_args() -> {name: (...)}``.
+    """
+    import inspect
+
+    table = getattr(module, "SHAPES", {}).get(name)
+    if table is not None:
+        params = list(inspect.signature(fn.func).parameters)
+        missing = [p for p in params if p not in table]
+        if missing:
+            raise UserError(f"SHAPES['{name}'] has no entry for {missing} (module {module.__file__})")
+        return tuple(np.zeros(shape, dtype.numpy()) for shape, dtype in (parse_dims(table[p]) for p in params))
+    provider = getattr(module, "sample_args", None)
+    if provider is not None and name in provider():
+        return tuple(provider()[name])
+    raise UserError(f"@pl.jit kernel '{name}' in {module.__file__} has no sample inputs",
+                    hint=f"add SHAPES = {{'{name}': {{'a': '128x128:f32', ...}}}} "
+                         f"(or sample_args() -> {{'{name}': (...)}}) to the file")
+
+
 def make_inputs(params: list[tuple[str, str, tuple[int, ...], DataType]], seed: int) -> list[np.ndarray]:
     """Seeded random inputs for In/InOut params, zeros for Out params."""
     rng = np.random.default_rng(seed)

@@ -5,11 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pypto.ir.dtypes import DataType, from_numpy
-
-_TORCH_DTYPES = {"float16": DataType.FP16, "float32": DataType.FP32, "bfloat16": DataType.BF16,
-                 "int8": DataType.INT8, "int16": DataType.INT16, "int32": DataType.INT32,
-                 "int64": DataType.INT64, "uint8": DataType.UINT8, "bool": DataType.BOOL}
+from pypto.ir.dtypes import DataType, from_meta, from_numpy
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,11 +32,14 @@ def tensor_meta(func_name: str, param: str, value: Any) -> TensorMeta:
                          "host tensors first (kernel.compile(...)), then dispatch the CompiledProgram "
                          "with the DeviceTensor")
     if mod.startswith("torch"):
-        name = str(value.dtype).removeprefix("torch.")
-        if name not in _TORCH_DTYPES:
+        from pypto.runtime.dtypes import from_torch
+
+        try:
+            dtype = from_meta(from_torch(value.dtype).meta)
+        except TypeError:
             raise TypeError(f"@pl.jit function '{func_name}': parameter '{param}' has unsupported "
-                            f"torch dtype {value.dtype}")
-        return TensorMeta(tuple(int(d) for d in value.shape), _TORCH_DTYPES[name])
+                            f"torch dtype {value.dtype}") from None
+        return TensorMeta(tuple(int(d) for d in value.shape), dtype)
     try:
         dtype = from_numpy(value.dtype)
     except TypeError as exc:

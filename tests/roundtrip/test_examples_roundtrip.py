@@ -26,7 +26,7 @@ from pypto.errors import UserError
 from pypto.ir.function import Program
 from pypto.ir.options import BackendType, VerificationLevel
 from pypto.jit import JITFunction
-from pypto.loader import kernel_targets, load_module, parse_dims
+from pypto.loader import kernel_targets, load_module, sample_args
 from pypto.passes.context import PassContext
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -51,19 +51,13 @@ def _example_cases() -> list[Any]:
 
 
 def example_args(module: Any, name: str, fn: JITFunction) -> tuple[Any, ...]:
-    """Sample args of a jit kernel: ``SHAPES[name]`` (zeros), else ``sample_args()[name]``."""
-    table = getattr(module, "SHAPES", {}).get(name)
-    if table is not None:
-        params = list(inspect.signature(fn.func).parameters)
-        missing = [p for p in params if p not in table]
-        assert not missing, f"SHAPES['{name}'] has no entry for {missing} (module {module.__file__})"
-        return tuple(np.zeros(shape, dtype.numpy()) for shape, dtype in (parse_dims(table[p]) for p in params))
-    provider: Callable[[], dict[str, tuple]] | None = getattr(module, "sample_args", None)
-    if provider is not None and name in provider():
-        return tuple(provider()[name])
-    pytest.fail(f"@pl.jit kernel '{name}' in {module.__file__} has no sample inputs: add "
-                f"SHAPES = {{'{name}': {{'a': '128x128:f32', ...}}}} (or sample_args() -> {{'{name}': (...)}}) "
-                "to the example")
+    """Sample args of a jit kernel (``pypto.loader.sample_args``); a missing or incomplete table fails."""
+    try:
+        return sample_args(module, name, fn)
+    except UserError as exc:
+        if name in getattr(module, "SHAPES", {}):
+            raise AssertionError(str(exc)) from None  # the table exists but lacks a parameter
+        pytest.fail(str(exc))
 
 
 def lower_roundtrip(target: Program | JITFunction, args: tuple[Any, ...], backend: BackendType) -> Program:
