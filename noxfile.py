@@ -86,3 +86,12 @@ def bench(session: nox.Session) -> None:
         session.skip("no benchmarks yet")
     for script in scripts:
         session.run(sys.executable, str(script), *session.posargs)
+
+
+@nox.session(python=False, tags=["upstream"])
+@nox.parametrize("platform", SIM_PLATFORMS)
+def upstream(session: nox.Session, platform: str) -> None:
+    """Upstream PyPTO's manual blocks and example scripts against this pypto (needs a checkout:
+    ``nox -s "upstream(a2a3sim)" -- --upstream DIR``)."""
+    session.run(sys.executable, str(ROOT / "benchmarks" / "upstream_compat.py"), "--platform", platform,
+                *session.posargs)
