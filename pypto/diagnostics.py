@@ -8,7 +8,7 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pypto.ir.span import Span
+    from pypto.span import Span
 
 
 class Severity(Enum):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pypto.ir.span import Span
+    from pypto.span import Span
 
 
 class PyptoError(Exception):

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from pypto.codegen.artifact import KernelUnit
+from pypto.artifact.model import KernelUnit
 
 _ERROR_LINE = re.compile(r"error:|Error:|Assertion|Aborted|terminate called")
 _SLUG = re.compile(r"[^a-z0-9]+")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pypto.codegen.artifact import CoreKind
+from pypto.artifact.model import CoreKind
 from pypto.codegen.emitter import Emitter, base_name
 from pypto.codegen.orch_expr import CppExpr, runtime_dtype
 from pypto.errors import UserError

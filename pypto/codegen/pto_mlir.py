@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pypto.codegen.artifact import KernelFunc, KernelParam
+from pypto.artifact.model import KernelFunc, KernelParam
 from pypto.codegen.emitter import Emitter, base_name
 from pypto.codegen.pto_scalar import ScalarLowering
 from pypto.codegen.pto_types import (
@@ -31,7 +31,6 @@ from pypto.errors import UserError
 from pypto.ir.enums import FunctionType, MemorySpace
 from pypto.ir.expr import Call, Expr, Var, as_int
 from pypto.ir.function import Function
-from pypto.ir.span import Span
 from pypto.ir.stmt import (
     AssignStmt,
     EvalStmt,
@@ -44,6 +43,7 @@ from pypto.ir.stmt import (
     YieldStmt,
 )
 from pypto.ir.types import MemRef, PtrType, ScalarType, TensorType, TileType
+from pypto.span import Span
 
 _CORE_OF_TYPE = {FunctionType.AIV: "aiv", FunctionType.AIC: "aic"}
 _CUBE_SPACES = frozenset({MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc,

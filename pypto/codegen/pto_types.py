@@ -8,8 +8,8 @@ from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Expr, as_int
-from pypto.ir.span import Span
 from pypto.ir.types import Dim, TileType, TileView, default_tile_view
+from pypto.span import Span
 
 TOOLCHAIN = "ptoas 0.1.1"
 

@@ -48,7 +48,6 @@ from pypto.ir.options import (
     RuntimeKind,
     VerificationLevel,
 )
-from pypto.ir.span import Span
 from pypto.ir.stmt import (
     AssignStmt,
     BreakStmt,
@@ -81,6 +80,7 @@ from pypto.ir.types import (
     Type,
     UnknownType,
 )
+from pypto.span import Span
 
 _LAZY = {
     "compile": ("pypto.driver", "compile"),

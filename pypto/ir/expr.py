@@ -8,8 +8,8 @@ from enum import Enum
 from typing import Any
 
 from pypto.ir.dtypes import DataType
-from pypto.ir.span import Span
 from pypto.ir.types import ScalarType, TupleType, Type, UnknownType
+from pypto.span import Span
 
 _ids = itertools.count(1)
 

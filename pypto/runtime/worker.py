@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from pypto.artifact.directory import ArtifactInfo
 from pypto.runtime import build, dtypes, native
-from pypto.runtime.artifact import ArtifactInfo
 from pypto.runtime.config import RunConfig
 from pypto.runtime.dispatch import DeviceTensor, artifact_of, bind_args, platform_of
 

@@ -39,6 +39,8 @@ RUNTIMES: tuple[str, ...] = ("tensormap_and_ringbuffer", "host_build_graph")
 DEFAULT_PLATFORM = "a2a3sim"
 DEFAULT_RUNTIME = "tensormap_and_ringbuffer"
 GRAPH_RUNTIME = "host_build_graph"
+# the preprocessor macro a kernel of each core type is compiled with (g++ on sim, ccec on hardware)
+CORE_MACROS: dict[str, str] = {"aiv": "-D__DAV_VEC__", "aic": "-D__DAV_CUBE__"}
 
 UNPREFIXED_ENV = {"ptoas_root": "PTOAS_ROOT", "ascend_home_path": "ASCEND_HOME_PATH",
                   "source_date_epoch": "SOURCE_DATE_EPOCH"}

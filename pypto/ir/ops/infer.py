@@ -9,8 +9,8 @@ from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import ConstInt, Expr, MakeTuple, as_int
-from pypto.ir.span import Span
 from pypto.ir.types import Dim, ScalarType, ShapedType, TensorType, TileType, Type
+from pypto.span import Span
 
 KIND_NAME = {TensorType: "Tensor", TileType: "Tile"}
 
