@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pypto.artifact import Artifact, FuncId, KernelUnit, orchestration_source, skip_ptoas_files
 from pypto.codegen.orchestration_cpp import FuncIds, OrchCodegen
-from pypto.codegen.pto_mlir import emit_module
+from pypto.codegen.pto_module import emit_module
 from pypto.errors import UserError
 from pypto.ir.enums import FunctionType
 from pypto.ir.function import Function, Program
