@@ -110,7 +110,7 @@ class JITFunction:
 
     def specialize(self, metas: dict[str, TensorMeta], scalars: dict[str, Any]) -> Program:
         """The ``_jit_<name>`` program for these sample shapes/dtypes and scalar values."""
-        from pypto.ir.printer import callee_first
+        from pypto.ir.callgraph import callee_first
 
         func, deps = self.specialize_function(metas, scalars)
         return Program(f"_jit_{self.__name__}", tuple(callee_first([*deps, func])))
