@@ -324,9 +324,3 @@ _STMTS = {
     IfStmt: OrchCodegen._if,
     YieldStmt: OrchCodegen._yield,
 }
-
-
-def emit_orchestration(func: Function, program: Program, func_ids: FuncIds) -> str:
-    """The C++ text of ``orchestration/<func.name>.cpp``."""
-    return OrchCodegen(func, program, func_ids).emit()
-

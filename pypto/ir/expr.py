@@ -37,10 +37,6 @@ class Var(Expr):
     def type(self) -> Type:
         return self.var_type
 
-    def with_type(self, new_type: Type) -> Var:
-        """A fresh Var with the same name hint and another type."""
-        return Var(self.name, new_type, span=self.span)
-
     def __repr__(self) -> str:
         return f"Var({self.name}#{self.uid})"
 
