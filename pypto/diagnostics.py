@@ -1,4 +1,7 @@
-"""Diagnostics: severity + span + message, rendered gcc-style with the source line and a caret."""
+"""Diagnostics: severity + span + message, rendered gcc-style with the source line and a caret.
+
+Floor: above ``span`` only.
+"""
 
 from __future__ import annotations
 

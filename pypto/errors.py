@@ -1,4 +1,7 @@
-"""Exception hierarchy: user errors, toolchain problems and compiler bugs are distinct classes."""
+"""Exception hierarchy: user errors, toolchain problems and compiler bugs are distinct classes.
+
+Floor: above ``span`` and ``diagnostics`` only; every other room may raise these.
+"""
 
 from __future__ import annotations
 

@@ -76,11 +76,12 @@ def _resolve(base: str, names: tuple[str, ...], modules: dict[str, Path]) -> Ite
         yield base, plain
 
 
-def imports_of(path: Path, modules: dict[str, Path]) -> Iterator[Import]:
+def imports_of(path: Path, modules: dict[str, Path], text: str | None = None) -> Iterator[Import]:
+    """Every ``pypto`` import in the file, wherever it sits (module level, functions, ``TYPE_CHECKING``)."""
     source = module_name(path)
     is_package = path.name == "__init__.py"
     rel = str(path.relative_to(ROOT.parent))
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(ast.parse(path.read_text() if text is None else text, str(path))):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] == "pypto":
@@ -124,8 +125,8 @@ def _is_up(imp: Import) -> bool:
 
 def _declared(imp: Import, modules: dict[str, Path]) -> bool:
     """An upward import in a face, taking only names that face re-exports through ``_LAZY``."""
-    path = modules[imp.source]
-    if path.name != "__init__.py" or not imp.names:
+    path = modules.get(imp.source)
+    if path is None or path.name != "__init__.py" or not imp.names:
         return False
     table = lazy_table(path)
     prefix = imp.source + "."
@@ -182,6 +183,13 @@ def test_every_room_has_a_floor():
     assert not missing, f"rooms without a floor in FLOORS (tests/test_layers.py): {missing}"
 
 
+def test_every_face_states_its_floor():
+    """A package face's docstring says what it may import (like tinygrad's helpers.py first lines)."""
+    missing = [str(p.relative_to(ROOT.parent)) for p in sorted(ROOT.rglob("__init__.py"))
+               if "Floor:" not in (ast.get_docstring(ast.parse(p.read_text())) or "")]
+    assert not missing, f"package faces whose docstring has no 'Floor:' line: {missing}"
+
+
 def test_no_import_runs_back_up():
     modules, edges = scan()
     bad = [e for e in edges if _is_up(e) and not _declared(e, modules)]
@@ -201,23 +209,21 @@ def test_circles_are_few_and_local():
     assert not wide, "import circles spanning two folders:\n" + "\n".join("  " + " <-> ".join(c) for c in wide)
 
 
-def test_scanner_sees_function_level_and_type_checking_imports(tmp_path):
-    """The walk must not miss the imports that hide circles."""
-    src = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pypto.ir import Span\n"
-           "def f():\n    from pypto.errors import UserError\n    import pypto.span\n")
-    probe = ROOT / "__probe_layers__.py"
-    modules = {**all_modules(), "pypto.__probe_layers__": probe}
-    tree_path = tmp_path / "probe.py"
-    tree_path.write_text(src)
-    found = {(i.target, i.line) for i in imports_of_text(src, "pypto.__probe_layers__", modules)}
-    assert {("pypto.ir", 3), ("pypto.errors", 5)} <= found
+def test_scanner_sees_function_level_and_type_checking_imports():
+    """The walk must not miss the imports that hide circles, nor relative ones."""
+    text = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pypto.ir import Span\n"
+            "def f():\n    from pypto.errors import UserError\n    import pypto.span\n"
+            "    from . import dtypes\n")
+    modules = all_modules()
+    found = {(i.target, i.line) for i in imports_of(ROOT / "ir" / "probe.py", modules, text)}
+    assert found == {("pypto.ir", 3), ("pypto.errors", 5), ("pypto.span", 6), ("pypto.ir.dtypes", 7)}
 
 
-def imports_of_text(text: str, source: str, modules: dict[str, Path]) -> Iterator[Import]:
-    for node in ast.walk(ast.parse(text)):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pypto"):
-            for target, names in _resolve(node.module, tuple(a.name for a in node.names), modules):
-                yield Import("<text>", node.lineno, source, target, names)
+def test_an_upward_import_is_reported_with_its_place():
+    modules = all_modules()
+    [imp] = imports_of(ROOT / "ir" / "probe.py", modules, "def f():\n    from pypto.driver import compile\n")
+    assert _is_up(imp) and not _declared(imp, modules)
+    assert str(imp) == "pypto/ir/probe.py:2: pypto.ir.probe -> pypto.driver"
 
 
 def main() -> int:

@@ -1,4 +1,8 @@
-"""Codegen: post-pipeline IR -> PTO MLIR units, orchestration C++, metadata (an :class:`Artifact`)."""
+"""Codegen: post-pipeline IR -> PTO MLIR units and orchestration C++ (an :class:`Artifact`).
+
+Floor: above ``artifact``, ``ir`` and ``errors``; it knows nothing of the assembler or the runtime
+(they meet in :mod:`pypto.artifact`).
+"""
 
 from pypto.artifact.model import Artifact, FuncId, KernelFunc, KernelParam, KernelUnit
 from pypto.codegen.generate import generate

@@ -1,7 +1,8 @@
 """The IR: immutable nodes, types, the op registry, printer, structural equality.
 
-``ir.compile`` and ``ir.CompiledProgram`` are re-exported lazily from the driver so that this
-package imports nothing above it.
+Floor: above ``toolchain`` and the ground (``span``, ``diagnostics``, ``errors``). ``ir.compile`` and
+``ir.CompiledProgram`` are re-exported from the driver through ``_LAZY`` (declared upward reach),
+so that this package imports nothing above it.
 """
 
 from __future__ import annotations
