@@ -35,6 +35,7 @@ from pypto.ir.options import (
     backend_for_platform,
     default_sim_platform,
 )
+from pypto.passes.context import DEFAULT_DISABLED
 
 
 @dataclass
@@ -118,7 +119,7 @@ def resolve_options(program: Program, kw: dict[str, Any]) -> CompileOptions:
         skip_ptoas=bool(kw["skip_ptoas"]),
         verification_level=vlevel,
         diagnostic_phase=dphase,
-        disabled_diagnostics=set(disabled) if disabled is not None else {DiagnosticCheck.UnusedControlFlowResult},
+        disabled_diagnostics=set(disabled if disabled is not None else DEFAULT_DISABLED),
         memory_planner=kw["memory_planner"] or (ctx.memory_planner if ctx else None) or MemoryPlanner.PYPTO,
         l0c_double_buffer=bool(kw["enable_pypto_l0c_double_buffer"]),
         profiling=bool(kw["profiling"]) or bool(getattr(settings, "compile_profiling", False)),

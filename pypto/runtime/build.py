@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pypto.artifact.directory import ArtifactInfo, KernelSpec
 from pypto.errors import ToolchainError
-from pypto.toolchain.platforms import CORE_MACROS
+from pypto.toolchain.platforms import CORE_MACROS, HARDWARE_PLATFORMS
 
 SIM_DIR = Path(__file__).parent / "sim"
 INCLUDE_DIR = SIM_DIR / "include"
@@ -67,7 +67,7 @@ def check_platform(platform: str, info: ArtifactInfo | None = None) -> None:
     """Only the simulation platforms build here; a hardware platform names what it would need."""
     if platform in PLATFORM_FLAGS:
         return
-    if info is not None and platform in ("a2a3", "a5"):
+    if info is not None and platform in HARDWARE_PLATFORMS:
         from pypto.runtime.hardware import require_hardware_toolchain
         from pypto.toolchain.settings import Settings
 

@@ -22,6 +22,7 @@ from pypto.artifact.directory import ArtifactInfo, load_artifact
 from pypto.artifact.meta import ParamInfo
 from pypto.runtime import dtypes
 from pypto.runtime.native import MAX_DIMS, NO_OWNER
+from pypto.toolchain.platforms import HARDWARE_PLATFORMS
 
 _SCALAR_FORMATS = {"fp32": "<f", "fp16": "<e", "int8": "<b", "int16": "<h", "int32": "<i", "int64": "<q",
                    "uint8": "<B", "uint16": "<H", "uint32": "<I", "uint64": "<Q", "bool": "<?"}
@@ -260,7 +261,7 @@ def call_compiled(compiled: Any, args: tuple[Any, ...], config: Any = None) -> A
 
     info = artifact_of(compiled)
     platform = config.platform if config is not None else platform_of(compiled, info)
-    if platform in ("a2a3", "a5"):
+    if platform in HARDWARE_PLATFORMS:
         from pypto.runtime.build import check_platform
 
         check_platform(platform, info)  # names CANN, the tools and the commands it would run

@@ -35,6 +35,8 @@ PLATFORMS: dict[str, PlatformInfo] = {
     "a5": PlatformInfo("a5", "Ascend950", "a5", False, "ccec"),
 }
 BACKEND_DEFAULT_SIM: dict[str, str] = {"Ascend910B": "a2a3sim", "Ascend950": "a5sim"}
+BACKEND_ARCH: dict[str, str] = {p.backend: p.arch for p in PLATFORMS.values()}  # Ascend910B -> a2a3
+HARDWARE_PLATFORMS: tuple[str, ...] = tuple(n for n, p in PLATFORMS.items() if not p.simulated)
 RUNTIMES: tuple[str, ...] = ("tensormap_and_ringbuffer", "host_build_graph")
 DEFAULT_PLATFORM = "a2a3sim"
 DEFAULT_RUNTIME = "tensormap_and_ringbuffer"
