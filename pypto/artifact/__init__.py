@@ -9,6 +9,7 @@ written last, atomically) and :func:`load_artifact` for the runtime, ``kernel_co
 """
 
 from pypto.artifact.directory import (
+    CODEGEN_ERRORS,
     KERNEL_CONFIG,
     PASSES_DUMP_DIR,
     REPORT_DIR,
@@ -23,6 +24,7 @@ from pypto.artifact.directory import (
     load_artifact,
     orchestration_source,
     ptoas_file,
+    ptoas_passes_file,
     skip_ptoas_files,
 )
 from pypto.artifact.kernel_config import ArgDirection, render_kernel_config
@@ -30,8 +32,8 @@ from pypto.artifact.meta import META_FILE, META_SCHEMA, ArtifactMeta, ParamInfo
 from pypto.artifact.model import Artifact, CoreKind, FuncId, KernelFunc, KernelParam, KernelUnit
 
 __all__ = [
-    "KERNEL_CONFIG", "META_FILE", "META_SCHEMA", "PASSES_DUMP_DIR", "REPORT_DIR", "STALE_MARKERS", "ArgDirection", "Artifact", "ArtifactInfo",
+    "CODEGEN_ERRORS", "KERNEL_CONFIG", "META_FILE", "META_SCHEMA", "PASSES_DUMP_DIR", "REPORT_DIR", "STALE_MARKERS", "ArgDirection", "Artifact", "ArtifactInfo",
     "ArtifactMeta", "CoreKind", "FuncId", "KernelFunc", "KernelParam", "KernelSpec", "KernelUnit", "ParamInfo",
     "begin", "commit", "is_assembled", "is_complete", "kernel_source", "load_artifact", "orchestration_source",
-    "ptoas_file", "render_kernel_config", "skip_ptoas_files",
+    "ptoas_file", "ptoas_passes_file", "render_kernel_config", "skip_ptoas_files",
 ]

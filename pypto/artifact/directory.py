@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 KERNEL_CONFIG = "kernel_config.py"
 REPORT_DIR = "report"
 PASSES_DUMP_DIR = "passes_dump"
+CODEGEN_ERRORS = f"{REPORT_DIR}/codegen_errors.txt"
 # completion markers of every build kind, deleted by a fresh compile before it writes anything
 STALE_MARKERS = (META_FILE, "distributed_meta.json", KERNEL_CONFIG, "orchestration/host_orch.py")
 
@@ -46,6 +47,11 @@ def kernel_source(core: str, name: str) -> str:
 def ptoas_file(unit: str, suffix: str) -> str:
     """Relative path of a ptoas input or product of one kernel unit (``ptoas/<unit>.<pto|cpp|log>``)."""
     return f"ptoas/{unit}.{suffix}"
+
+
+def ptoas_passes_file(unit: str, name: str) -> str:
+    """Relative path of one ptoas pass dump of a unit (``dump_ptoas_passes``)."""
+    return f"ptoas_passes/{unit}/{name}"
 
 
 def skip_ptoas_files(units: list[KernelUnit]) -> dict[str, str]:

@@ -5,12 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from pypto.artifact import (
+    CODEGEN_ERRORS,
     KERNEL_CONFIG,
+    REPORT_DIR,
     Artifact,
     KernelFunc,
     KernelUnit,
     kernel_source,
     ptoas_file,
+    ptoas_passes_file,
     render_kernel_config,
     skip_ptoas_files,
 )
@@ -72,7 +75,7 @@ def assemble(artifact: Artifact, out_dir: Path, *, ptoas: Path | None = None, sk
     """
     out_dir = Path(out_dir)
     w = _Writer(out_dir)
-    (out_dir / "report").mkdir(parents=True, exist_ok=True)
+    (out_dir / REPORT_DIR).mkdir(parents=True, exist_ok=True)
     for rel, text in artifact.files.items():
         w.write(rel, text)
     if skip_ptoas:
@@ -100,9 +103,9 @@ def assemble(artifact: Artifact, out_dir: Path, *, ptoas: Path | None = None, sk
 def _collect(w: _Writer, unit: KernelUnit, r: PtoasResult, dump: bool) -> None:
     w.write(ptoas_file(unit.name, "log"), r.log)
     if dump:
-        w.write(f"ptoas_passes/{unit.name}/ptoas_debug.log", r.log)
+        w.write(ptoas_passes_file(unit.name, "ptoas_debug.log"), r.log)
         for name, text in split_debug_modules(r.log).items():
-            w.write(f"ptoas_passes/{unit.name}/{name}", text)
+            w.write(ptoas_passes_file(unit.name, name), text)
     if r.ok:
         cpp = (w.root / ptoas_file(unit.name, "cpp")).read_text()
         w.files[ptoas_file(unit.name, "cpp")] = cpp
@@ -111,7 +114,7 @@ def _collect(w: _Writer, unit: KernelUnit, r: PtoasResult, dump: bool) -> None:
 
 def _fail(w: _Writer, failed: list[PtoasResult], total: int) -> None:
     table, full = error_report(failed, total)
-    w.write("report/codegen_errors.txt", full)
+    w.write(CODEGEN_ERRORS, full)
     first = failed[0]
     msg = f"ptoas compilation failed\n{table}"
     hint = "see report/codegen_errors.txt and ptoas/<unit>.log; the .pto is kept under ptoas/"

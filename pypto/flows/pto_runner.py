@@ -161,7 +161,7 @@ def _assemble(stage: Path, text: str, sig: PtoSignature, exe: Path, insert_sync:
     shutil.rmtree(kept, ignore_errors=True)
     shutil.copytree(stage / "ptoas", kept)
     argv = [str(exe), str(kept / f"{sig.func}.pto"), "-o", str(kept / f"{sig.func}.cpp")]
-    stderr = res.error.replace(f'"ptoas/{sig.func}.pto"', f'"{sig.path}"')
+    stderr = res.error.replace(f'"{ptoas_file(sig.func, "pto")}"', f'"{sig.path}"')
     raise ToolchainError(f"ptoas failed on {sig.path} (function @{sig.func})", stderr=stderr,
                          repro=shlex.join(argv + (["--enable-insert-sync"] if insert_sync else [])),
                          hint=f"full ptoas output: {kept / (sig.func + '.log')}")
