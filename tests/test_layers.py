@@ -241,6 +241,13 @@ def main() -> int:
     print(f"re-exports declared in _LAZY tables pointing up: {len(lazy_arrows(modules))}")
     for a, b in lazy_arrows(modules):
         print(f"  {a} -> {b}")
+    rooms: dict[str, set[str]] = {}
+    for e in edges:
+        if room(e.source) != room(e.target):
+            rooms.setdefault(room(e.source), set()).add(room(e.target))
+    print("rooms (floor: room -> rooms it imports):")
+    for name in sorted(rooms, key=lambda r: (FLOORS[r], r)):
+        print(f"  {FLOORS[name]:2d}: {name} -> {', '.join(sorted(rooms[name], key=lambda r: (FLOORS[r], r)))}")
     wide = [c for c in found if len({folder(m, modules) for m in c}) > 1]
     print(f"circles: {len(found)} ({len(wide)} spanning two folders)")
     for c in found:
