@@ -95,7 +95,7 @@ class CompiledProgram:
         """Run on the sim platform: in place (all args) -> None; inputs only -> outputs."""
         if self.orchestration_names:
             raise TypeError("this artifact has several orchestration programs; call compiled['name'](...)")
-        from pypto.runtime.dispatch import call_compiled
+        from pypto.runtime.worker import call_compiled
 
         return call_compiled(self, args, config)
 

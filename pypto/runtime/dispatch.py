@@ -22,7 +22,6 @@ from pypto.artifact.directory import ArtifactInfo, load_artifact
 from pypto.artifact.meta import ParamInfo
 from pypto.runtime import dtypes
 from pypto.runtime.native import MAX_DIMS, NO_OWNER
-from pypto.toolchain.platforms import HARDWARE_PLATFORMS
 
 _SCALAR_FORMATS = {"fp32": "<f", "fp16": "<e", "int8": "<b", "int16": "<h", "int32": "<i", "int64": "<q",
                    "uint8": "<B", "uint16": "<H", "uint32": "<I", "uint64": "<Q", "bool": "<?"}
@@ -250,20 +249,3 @@ def artifact_of(compiled: Any) -> ArtifactInfo:
 def platform_of(compiled: Any, info: ArtifactInfo) -> str:
     """The platform an artifact was compiled for (attribute, then metadata, then the default)."""
     return getattr(compiled, "platform", None) or info.platform or "a2a3sim"
-
-
-def call_compiled(compiled: Any, args: tuple[Any, ...], config: Any = None) -> Any:
-    """Run ``compiled`` with ``args`` on an active matching ChipWorker, or on a cached implicit one.
-
-    ``config.platform`` (if a config is given) selects the platform; kernels are rebuilt for it.
-    """
-    from pypto.runtime.worker import ChipWorker, implicit_worker
-
-    info = artifact_of(compiled)
-    platform = config.platform if config is not None else platform_of(compiled, info)
-    if platform in HARDWARE_PLATFORMS:
-        from pypto.runtime.build import check_platform
-
-        check_platform(platform, info)  # names CANN, the tools and the commands it would run
-    worker = ChipWorker.current(platform=platform, runtime=info.runtime) or implicit_worker(platform, info.runtime)
-    return worker.execute(info, args, config)
