@@ -1,11 +1,14 @@
-"""Exception hierarchy: user errors, toolchain problems and compiler bugs are distinct classes."""
+"""Exception hierarchy: user errors, toolchain problems and compiler bugs are distinct classes.
+
+Floor: above ``span`` and ``diagnostics`` only; every other room may raise these.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pypto.ir.span import Span
+    from pypto.span import Span
 
 
 class PyptoError(Exception):

@@ -15,12 +15,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from pypto.codegen.pto_types import TOOLCHAIN, tile_view_type
+from pypto.codegen.pto_values import GmView, Tile
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call, ConstFloat, ConstInt, Expr, MakeTuple, Var, as_int
 from pypto.ir.types import TileType
 
 if TYPE_CHECKING:
-    from pypto.codegen.pto_mlir import GmView, KernelCodegen, Tile
+    from pypto.codegen.pto_mlir import KernelCodegen
 
 Rule = Callable[["KernelCodegen", Call, "Var | None"], None]
 RULES: dict[str, Rule] = {}
@@ -160,8 +161,6 @@ def _window(cg: KernelCodegen, view: GmView, offsets: list, sizes: list) -> str:
 
 
 def _gm(cg: KernelCodegen, e: Expr) -> GmView:
-    from pypto.codegen.pto_mlir import GmView
-
     v = cg.env.get(e) if isinstance(e, Var) else None
     if not isinstance(v, GmView):
         raise cg.error(f"expected a tensor argument of the kernel, got {e!r}")

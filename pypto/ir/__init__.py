@@ -1,7 +1,8 @@
 """The IR: immutable nodes, types, the op registry, printer, structural equality.
 
-``ir.compile`` and ``ir.CompiledProgram`` are re-exported lazily from the driver so that this
-package imports nothing above it.
+Floor: above ``toolchain`` and the ground (``span``, ``diagnostics``, ``errors``). ``ir.compile`` and
+``ir.CompiledProgram`` are re-exported from the driver through ``_LAZY`` (declared upward reach),
+so that this package imports nothing above it.
 """
 
 from __future__ import annotations
@@ -48,7 +49,6 @@ from pypto.ir.options import (
     RuntimeKind,
     VerificationLevel,
 )
-from pypto.ir.span import Span
 from pypto.ir.stmt import (
     AssignStmt,
     BreakStmt,
@@ -81,6 +81,7 @@ from pypto.ir.types import (
     Type,
     UnknownType,
 )
+from pypto.span import Span
 
 _LAZY = {
     "compile": ("pypto.driver", "compile"),

@@ -16,9 +16,9 @@ from pypto.ir.enums import (
     Role,
 )
 from pypto.ir.expr import Var
-from pypto.ir.span import Span
 from pypto.ir.stmt import Stmt
 from pypto.ir.types import Type
+from pypto.span import Span
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 import pypto
+from pypto.artifact import is_assembled
 from pypto.ir.enums import FunctionType
 from pypto.ir.function import Program
 from pypto.jit import disk_cache
@@ -32,6 +33,8 @@ _FORWARDED = ("strategy", "dump_passes", "dump_ptoas_passes", "diagnostic_phase"
 
 class JITFunction:
     """A ``@pl.jit`` kernel: ``f(*args, config=...)`` runs it, ``f.compile(...)`` stops after compiling."""
+
+    __pypto_jit__ = True  # how layers below recognize a jit kernel without importing this class
 
     def __init__(self, func: Any, kind: str = "orchestration", *, auto_scope: bool = True,
                  level: Any = None) -> None:
@@ -77,9 +80,9 @@ class JITFunction:
 
     def specialize_function(self, metas: dict[str, TensorMeta], scalars: dict[str, Any]) -> tuple:
         """This function alone, specialized: (ir.Function, the functions it calls)."""
-        from pypto.jit.frontend import install, parse_jit_function
+        from pypto.jit.frontend import parse_jit_function
 
-        install()
+        _install_dep_calls()
         info = source_info(self.func)
         func_type = _KIND_TYPE[self.kind]
         extra = "" if self.auto_scope else ", auto_scope=False"
@@ -107,7 +110,7 @@ class JITFunction:
 
     def specialize(self, metas: dict[str, TensorMeta], scalars: dict[str, Any]) -> Program:
         """The ``_jit_<name>`` program for these sample shapes/dtypes and scalar values."""
-        from pypto.ir.printer import callee_first
+        from pypto.ir.callgraph import callee_first
 
         func, deps = self.specialize_function(metas, scalars)
         return Program(f"_jit_{self.__name__}", tuple(callee_first([*deps, func])))
@@ -136,19 +139,21 @@ class JITFunction:
                                      lambda: self.specialize(metas, scalars)) if disk_key else None
         if compiled is None:
             compiled = self._compile(metas, scalars, cfg)
-            if disk_key and compiled.output_dir.joinpath("kernel_config.py").is_file():  # ptoas ran
+            if disk_key and is_assembled(compiled.output_dir):  # ptoas ran
                 disk_cache.store(name, disk_key, compiled.output_dir)
         self._cache[key] = compiled
         return compiled
 
     def _compile(self, metas: dict[str, TensorMeta], scalars: dict[str, Any], cfg: Any) -> Any:
+        from pypto.driver import compile as ir_compile
+
         program = self.specialize(metas, scalars)
         kwargs = _compile_kwargs(cfg)
         if self.kind == "graph" and _no_pass_context():
             from pypto.ir.options import RuntimeKind
 
             kwargs["runtime"] = RuntimeKind.HOST_BUILD_GRAPH  # a Graph needs the host-built graph runtime
-        return pypto.ir.compile(program, **kwargs)
+        return ir_compile(program, **kwargs)
 
     def _disk_key(self, key: tuple, cfg: Any) -> str | None:
         """The on-disk cache key, or None when bypassed: turned off, a compile profile asked for, or an
@@ -175,6 +180,14 @@ class JITFunction:
         bound = self._bind(args, kwargs)
         tensors = [v for v in bound.arguments.values() if is_tensor_like(v)]
         return compiled(*tensors, config=config)
+
+
+def _install_dep_calls() -> None:
+    """Register the frontend's handler for calls to other jit kernels (idempotent)."""
+    from pypto.jit.frontend import dep_call
+    from pypto.language.expr_parser import register_call_handler
+
+    register_call_handler(JITFunction, dep_call)
 
 
 def _no_pass_context() -> bool:

@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import pypto
+from pypto.artifact import is_complete
 
 SCHEMA = "1"
-META_FILE = "compiled_meta.json"
 MAX_ENTRIES = 256  # least recently used entries beyond this are removed (~0.3 MB each)
 _SIMPLE = (type(None), bool, int, float, complex, str, bytes, enum.Enum)
 _PACKAGE = Path(pypto.__file__).resolve().parent
@@ -85,9 +85,7 @@ def manifest_digest() -> str:
 
 def _value_text(value: Any, seen: set[int]) -> str:
     """A deterministic text for a global the kernel names (Uncacheable if there is none)."""
-    from pypto.jit.decorator import JITFunction
-
-    if isinstance(value, JITFunction):
+    if getattr(type(value), "__pypto_jit__", False):  # a @pl.jit kernel (JITFunction)
         return f"jit {value.kind} {value.auto_scope} {value.level!r}\n" + _function_text(value.func, seen)
     if isinstance(value, types.ModuleType):
         return _module_text(value)
@@ -171,9 +169,9 @@ def _entry_dir(name: str, key: str) -> Path:
 
 def _valid(entry: Path) -> bool:
     """A complete entry: metadata, kernel_config and every source it names parse and exist."""
-    from pypto.runtime.artifact import load_artifact
+    from pypto.artifact import load_artifact
 
-    if not (entry / META_FILE).is_file():
+    if not is_complete(entry):
         return False
     try:
         info = load_artifact(entry)
@@ -261,7 +259,7 @@ def _cached_program_class() -> type:
 def store(name: str, key: str, artifact: Path) -> None:
     """Publish a copy of a complete artifact under the key (first writer wins; errors are ignored)."""
     entry = _entry_dir(name, key)
-    if entry.is_dir() or not (artifact / META_FILE).is_file():
+    if entry.is_dir() or not is_complete(artifact):
         return
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)

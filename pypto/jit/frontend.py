@@ -1,4 +1,7 @@
-"""Bridge from the jit layer to the DSL frontend: parse specialized source; specialize called deps."""
+"""Bridge from the jit layer to the DSL frontend: parse specialized source; specialize called deps.
+
+:mod:`pypto.jit.decorator` registers :func:`dep_call` as the frontend's handler for calls to jit kernels.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +10,9 @@ from typing import Any
 
 from pypto.errors import ParserTypeError
 from pypto.ir.function import Function
-from pypto.ir.span import Span
 from pypto.ir.types import ScalarType, TensorType
 from pypto.jit.meta import TensorMeta
+from pypto.span import Span
 
 
 def parse_jit_function(text: str, *, filename: str, line_offset: int, col_offset: int,
@@ -24,7 +27,7 @@ def parse_jit_function(text: str, *, filename: str, line_offset: int, col_offset
     return func, list(ctx.externals.values())
 
 
-def _dep_call(parser: Any, target: Any, node: ast.Call, span: Span) -> Any:
+def dep_call(parser: Any, target: Any, node: ast.Call, span: Span) -> Any:
     """A call to another jit kernel inside a jit body: specialize it on the argument types."""
     args, kwargs = parser.call_args(node)
     if kwargs:
@@ -65,11 +68,3 @@ def _bare_tensor_param(target: Any, pname: str) -> bool:
     tree = source_info(target.func).tree
     arg = next((a for a in tree.args.args if a.arg == pname), None)
     return arg is not None and arg.annotation is not None and is_bare_tensor_annotation(arg.annotation)
-
-
-def install() -> None:
-    """Register the dep-call handler with the frontend (idempotent)."""
-    from pypto.jit.decorator import JITFunction
-    from pypto.language.expr_parser import register_call_handler
-
-    register_call_handler(JITFunction, _dep_call)

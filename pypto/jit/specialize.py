@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from pypto.errors import UserError
-from pypto.ir.dtypes import DataType
 from pypto.jit.meta import TensorMeta
 
 
@@ -174,7 +173,3 @@ def scalar_literal(name: str, value: Any) -> Any:
     if isinstance(value, bool | int | float):
         return value
     raise TypeError(f"parameter '{name}': unsupported sample value of type {type(value).__name__}")
-
-
-def dtype_of(value: Any) -> DataType:
-    return DataType.BOOL if isinstance(value, bool) else DataType.INT64 if isinstance(value, int) else DataType.FP32

@@ -10,7 +10,6 @@ from pypto.errors import ParserSyntaxError, ParserTypeError, UnsupportedFeatureE
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import ForKind, Level, Role, ScopeMode
 from pypto.ir.expr import ConstInt, Expr, IterArg, Var, as_int
-from pypto.ir.span import Span
 from pypto.ir.stmt import (
     ClusterScopeStmt,
     ForStmt,
@@ -24,6 +23,7 @@ from pypto.ir.stmt import (
 )
 from pypto.ir.types import ScalarType, ShapedType
 from pypto.language import dsl
+from pypto.span import Span
 
 if TYPE_CHECKING:
     from pypto.language.parser import FunctionParser, YieldFrame

@@ -22,7 +22,6 @@ from pypto.ir.enums import FunctionType, Level, ParamDirection, Role
 from pypto.ir.expr import Call, Expr, GlobalVar, Var
 from pypto.ir.function import Function
 from pypto.ir.ops.infer import dim_eq, fmt_shape
-from pypto.ir.span import Span
 from pypto.ir.stmt import AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ReturnStmt, SeqStmts, Stmt, YieldStmt
 from pypto.ir.types import ScalarType, ShapedType, TensorType, TileType, TupleType, Type, UnknownType
 from pypto.language import dsl
@@ -31,6 +30,7 @@ from pypto.language.bindings import Scope
 from pypto.language.expr_parser import ExprParser, ProgramCtx
 from pypto.language.source import Source
 from pypto.language.subscript import assemble, write_offsets
+from pypto.span import Span
 
 _UNSUPPORTED_STMT = {
     "While": "while loops without init_values",

@@ -8,7 +8,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
-from pypto.ir.span import Span
+from pypto.span import Span
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,10 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from pypto.errors import UnsupportedFeatureError
+from pypto.ir.callgraph import callee_first
 from pypto.ir.enums import FunctionType, ParamDirection
 from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, TupleGetItem, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.printer import callee_first
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import (
     AssignStmt,

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from pypto.artifact.directory import ArtifactInfo, KernelSpec
 from pypto.errors import ToolchainError
-from pypto.runtime.artifact import ArtifactInfo, KernelSpec
+from pypto.toolchain.platforms import CORE_MACROS, HARDWARE_PLATFORMS
 
 SIM_DIR = Path(__file__).parent / "sim"
 INCLUDE_DIR = SIM_DIR / "include"
@@ -31,7 +32,7 @@ GXX = "g++"
 KERNEL_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-D__CPU_SIM")
 ORCH_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-pthread")
 RUNTIME_FLAGS = ("-std=c++17", "-O2", "-pthread", "-fPIC", "-shared")
-CORE_FLAGS = {"aiv": ("-D__DAV_VEC__",), "aic": ("-D__DAV_CUBE__",)}
+CORE_FLAGS = {core: (macro,) for core, macro in CORE_MACROS.items()}
 PLATFORM_FLAGS = {"a2a3sim": (), "a5sim": ("-DPTO_SIM_ARCH_A5",)}
 RUNTIME_MACROS = {"tensormap_and_ringbuffer": (), "host_build_graph": ("-DPTO_SIM_RUNTIME_HBG",)}
 
@@ -66,8 +67,8 @@ def check_platform(platform: str, info: ArtifactInfo | None = None) -> None:
     """Only the simulation platforms build here; a hardware platform names what it would need."""
     if platform in PLATFORM_FLAGS:
         return
-    if info is not None and platform in ("a2a3", "a5"):
-        from pypto.backend.hardware import require_hardware_toolchain
+    if info is not None and platform in HARDWARE_PLATFORMS:
+        from pypto.runtime.hardware import require_hardware_toolchain
         from pypto.toolchain.settings import Settings
 
         settings = Settings()

@@ -8,13 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from pypto.ir import MemoryPlanner, OptimizationStrategy
+from pypto.ir.options import backend_for_platform
 
-PLATFORMS = ("a2a3sim", "a2a3", "a5sim", "a5")
 _INT32_MAX = 2**31 - 1
-
-
-def _backend_of(platform: str) -> str:
-    return "Ascend950" if platform.startswith("a5") else "Ascend910B"
 
 
 def _ring_values(name: str, value: int | list[int] | tuple[int, ...] | None) -> None:
@@ -81,9 +77,7 @@ class RunConfig:
     enable_l2_swimlane: int | bool | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        if self.platform not in PLATFORMS:
-            raise ValueError(f"Invalid platform '{self.platform}'. Expected 'a2a3sim', 'a2a3', 'a5sim', or 'a5'.")
-        self.backend_type = _backend_of(self.platform)
+        self.backend_type = backend_for_platform(self.platform).value  # ValueError naming the platforms
         if self.enable_l2_swimlane is not None:
             warnings.warn("enable_l2_swimlane is deprecated; use enable_chip_swimlane", DeprecationWarning,
                           stacklevel=3)

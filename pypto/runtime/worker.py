@@ -13,10 +13,11 @@ from typing import Any
 
 import numpy as np
 
+from pypto.artifact.directory import ArtifactInfo
 from pypto.runtime import build, dtypes, native
-from pypto.runtime.artifact import ArtifactInfo
 from pypto.runtime.config import RunConfig
 from pypto.runtime.dispatch import DeviceTensor, artifact_of, bind_args, platform_of
+from pypto.toolchain.platforms import HARDWARE_PLATFORMS
 
 RUNTIMES = ("tensormap_and_ringbuffer", "host_build_graph")
 NUM_CLUSTERS = 8
@@ -327,3 +328,16 @@ def _close_implicit() -> None:
     for w in _IMPLICIT.values():
         w.close()
     _IMPLICIT.clear()
+
+
+def call_compiled(compiled: Any, args: tuple[Any, ...], config: Any = None) -> Any:
+    """Run ``compiled`` with ``args`` on an active matching ChipWorker, or on a cached implicit one.
+
+    ``config.platform`` (if a config is given) selects the platform; kernels are rebuilt for it.
+    """
+    info = artifact_of(compiled)
+    platform = config.platform if config is not None else platform_of(compiled, info)
+    if platform in HARDWARE_PLATFORMS:
+        build.check_platform(platform, info)  # names CANN, the tools and the commands it would run
+    worker = ChipWorker.current(platform=platform, runtime=info.runtime) or implicit_worker(platform, info.runtime)
+    return worker.execute(info, args, config)

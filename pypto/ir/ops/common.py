@@ -9,8 +9,8 @@ from pypto.ir.dtypes import DataType
 from pypto.ir.expr import Expr
 from pypto.ir.ops.infer import dims, like, require_2d, same_dtype, same_shape, shaped
 from pypto.ir.ops.registry import OpDef, register
-from pypto.ir.span import Span
 from pypto.ir.types import ScalarType, ShapedType, TensorType, TileType, Type
+from pypto.span import Span
 
 BINARY = ("add", "sub", "mul", "div", "maximum", "minimum", "and_", "or_", "xor", "rem", "shl", "shr")
 SCALAR = ("adds", "subs", "muls", "divs", "maximums", "minimums", "ands", "ors", "rems", "shls", "shrs")

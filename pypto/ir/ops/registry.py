@@ -12,8 +12,8 @@ from typing import Any
 
 from pypto.errors import InternalError, UserError
 from pypto.ir.expr import Call, Expr
-from pypto.ir.span import Span
 from pypto.ir.types import Type
+from pypto.span import Span
 
 InferFn = Callable[["list[Expr]", "dict[str, Any]", Span], Type]
 

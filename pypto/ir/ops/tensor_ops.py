@@ -11,8 +11,8 @@ from pypto.ir.expr import Expr
 from pypto.ir.ops.common import register_common
 from pypto.ir.ops.infer import dims, shaped
 from pypto.ir.ops.registry import OpDef, register
-from pypto.ir.span import Span
 from pypto.ir.types import ScalarType, TensorType, Type
+from pypto.span import Span
 
 
 def _dtype_kw(op: str, kw: dict[str, Any], span: Span) -> DataType:

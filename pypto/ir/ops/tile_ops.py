@@ -11,8 +11,8 @@ from pypto.ir.expr import Expr
 from pypto.ir.ops.common import register_common
 from pypto.ir.ops.infer import dims, like, require_2d, shaped, with_space
 from pypto.ir.ops.registry import OpDef, register
-from pypto.ir.span import Span
 from pypto.ir.types import PtrType, TensorType, TileType, Type
+from pypto.span import Span
 
 LOAD_SPACES = (MemorySpace.Vec, MemorySpace.Mat)
 

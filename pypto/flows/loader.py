@@ -187,7 +187,7 @@ def compile_target(path: Path, name: str | None, settings: Any, request: Any) ->
 
 def run_target(path: Path, name: str | None, settings: Any, request: Any) -> FileResult:
     """Compile, run on the sim platform with seeded inputs, compare with the module's golden."""
-    from pypto.runtime.harness import compare
+    from pypto.flows.harness import compare
 
     t0 = time.perf_counter()
     compiled, module, inputs = compile_target(path, name, settings, request)
@@ -209,3 +209,15 @@ def run_target(path: Path, name: str | None, settings: Any, request: Any) -> Fil
             out.max_error, out.passed = float("nan"), False
             out.timings["mismatch"] = str(exc)  # type: ignore[assignment]
     return out
+
+
+def compile_file(path: Path, name: str | None, settings: Any, request: Any) -> Any:
+    """``pypto compile FILE[::NAME]``: compile one kernel of a user file."""
+    t0 = time.perf_counter()
+    compiled, _, _ = compile_target(Path(path), name, settings, request)
+    return FileResult(compiled, {"compile_seconds": round(time.perf_counter() - t0, 6)})
+
+
+def run_file(path: Path, name: str | None, settings: Any, request: Any) -> Any:
+    """``pypto run FILE[::NAME]``: compile, run with seeded inputs, compare with the golden."""
+    return run_target(Path(path), name, settings, request)
