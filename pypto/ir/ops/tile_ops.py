@@ -8,6 +8,7 @@ from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Expr
+from pypto.ir.ops.bounds import check_window
 from pypto.ir.ops.common import register_common
 from pypto.ir.ops.infer import dims, like, require_2d, shaped, with_space
 from pypto.ir.ops.registry import OpDef, register
@@ -41,12 +42,21 @@ def _load(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
     shape = dims(args[2], "tile.load", "shapes", span)
     if len(shape) != t.rank:
         raise UserError(f"tile.load: shapes rank {len(shape)} != tensor rank {t.rank}", span)
+    offsets = dims(args[1], "tile.load", "offsets", span)
+    if len(offsets) != t.rank:
+        raise UserError(f"tile.load: offsets rank {len(offsets)} != tensor rank {t.rank}", span)
+    check_window("tile.load", t.shape, offsets, shape, span)
     return TileType(shape, t.dtype, memory_space=space)
 
 
 def _store(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
-    shaped(args[0], "tile.store", "tile", span, TileType)
+    tile = shaped(args[0], "tile.store", "tile", span, TileType)
     out = shaped(args[2], "tile.store", "output_tensor", span, TensorType)
+    offsets = dims(args[1], "tile.store", "offsets", span)
+    if len(offsets) != out.rank:
+        raise UserError(f"tile.store: offsets rank {len(offsets)} != output tensor rank {out.rank}", span)
+    sizes = tile.shape if tile.rank == out.rank else ()
+    check_window("tile.store", out.shape, offsets, sizes, span, what="output tensor")
     return like(out)
 
 

@@ -125,6 +125,24 @@ class GlobalTensor {
     }
     int64_t col_stride() const { return stride5_[4]; }
 
+    // Smallest and largest element offset a vr x vc tile window touches (vr, vc >= 1). Every layout's
+    // offset(r, c) is offset(r, 0) + offset(0, c), so this costs O(vr + vc), not O(vr * vc).
+    void span(int vr, int vc, int64_t& lo, int64_t& hi) const {
+        int64_t rlo = 0, rhi = 0, clo = 0, chi = 0;
+        for (int r = 1; r < vr; ++r) {
+            const int64_t o = offset(r, 0);
+            rlo = o < rlo ? o : rlo;
+            rhi = o > rhi ? o : rhi;
+        }
+        for (int c = 1; c < vc; ++c) {
+            const int64_t o = offset(0, c);
+            clo = o < clo ? o : clo;
+            chi = o > chi ? o : chi;
+        }
+        lo = rlo + clo;
+        hi = rhi + chi;
+    }
+
    private:
     void normalize() {
         for (int i = 0; i < 5; ++i) {
