@@ -21,9 +21,11 @@ class _Writer:
         self.files: dict[str, str] = {}
 
     def write(self, rel: str, text: str) -> None:
+        from pypto.toolchain.cachefs import write_atomic
+
         path = self.root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        write_atomic(path, text)  # a concurrent reader of the dir sees whole files only
         self.files[rel] = text
 
 

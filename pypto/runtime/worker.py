@@ -203,7 +203,10 @@ class ChipWorker:
         prog = self._programs.get(key)
         if prog is not None and prog.info is info and prog.stamp == _stamp(info):
             return prog
-        built = build.build_artifact(info, self.platform)
+        from pypto.toolchain.cachefs import dir_lock
+
+        with dir_lock(info.root, shared=True, create=False):  # not while a compile rewrites the dir
+            built = build.build_artifact(info, self.platform)
         lib = self._native.lib
         handle = lib.pto_sim_program_load(os.fspath(built.orchestration).encode(), self._err, native.ERR_LEN)
         if not handle:
