@@ -37,7 +37,12 @@ def _fmt(dims: Sequence[Dim]) -> str:
 
 def check_window(op: str, extent: Sequence[Dim], offsets: Sequence[Dim], sizes: Sequence[Dim], span: Span,
                  what: str = "tensor") -> None:
-    """UserError when a statically known window ``offsets + sizes`` leaves ``extent`` on some axis."""
+    """UserError when a statically known window ``offsets + sizes`` leaves ``extent`` on some axis.
+
+    A window with any dynamic offset (typically a loop index, maybe of a loop that never runs) and
+    axes with a dynamic size or extent are left to the simulator's run-time check.
+    """
+    static = all(as_int(o) is not None for o in offsets)
     for axis, (n, o, s) in enumerate(zip(extent, offsets, sizes, strict=False)):
         n_, o_, s_ = as_int(n), as_int(o), as_int(s)
         if o_ is not None and o_ < 0:
@@ -45,15 +50,14 @@ def check_window(op: str, extent: Sequence[Dim], offsets: Sequence[Dim], sizes: 
                             hint=f"offsets index the {what} from 0")
         if s_ is not None and s_ <= 0:
             raise UserError(f"{op}: window extent {s_} on axis {axis} must be positive", span)
-        if n_ is None or s_ is None:
-            continue
-        end = (o_ or 0) + s_
+        if n_ is None or s_ is None or o_ is None or not static:
+            continue  # a dynamic part (often a loop index, maybe in a loop that never runs): checked at run time
+        end = o_ + s_
         if end > n_:
             window = ", ".join(f"{as_int(a)}:{as_int(a) + as_int(b)}" if as_int(a) is not None and as_int(b)
                                is not None else "?" for a, b in zip(offsets, sizes, strict=False))
             raise UserError(
                 f"{op}: window [{window}] is out of bounds of the {what} of shape {_fmt(extent)} "
-                f"(axis {axis}: {'offset ' + str(o_) + ' + ' if o_ is not None else ''}extent {s_} "
-                f"= {end} > {n_})", span,
+                f"(axis {axis}: offset {o_} + extent {s_} = {end} > {n_})", span,
                 hint=f"keep offset + tile extent <= the {what}'s extent on every axis; check the tile "
                      "shape, the offsets and the tensor shapes the kernel is specialized for")
