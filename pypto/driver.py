@@ -38,7 +38,8 @@ from pypto.ir.options import (
 from pypto.ir.types import ShapedType, TupleType
 
 # markers of the other build kinds, deleted by a fresh compile
-STALE_MARKERS = ("compiled_meta.json", "distributed_meta.json", "kernel_config.py", "orchestration/host_orch.py")
+STALE_MARKERS = ("compiled_meta.json", "distributed_meta.json", "kernel_config.py", "orchestration/host_orch.py",
+                 "report/perf_hints.log")  # the last: appended to during a compile, so a recompile starts it anew
 
 
 @dataclass

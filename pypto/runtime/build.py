@@ -134,10 +134,7 @@ def compile_so(argv: list[str], out: Path, what: str) -> Path:
     The object appears complete or not at all, with its sha256 recorded next to it (see
     :mod:`pypto.toolchain.cachefs`); temp files of earlier killed builds in the folder are removed.
     """
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise _unusable_cache(out.parent, exc) from exc
+    cachefs.ensure_dir(out.parent)
     cachefs.clean_orphans(out.parent)
     tmp = cachefs.temp_for(out)
     cmd = [*argv, "-o", os.fspath(tmp)]
@@ -152,12 +149,8 @@ def compile_so(argv: list[str], out: Path, what: str) -> Path:
     except OSError as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
-        raise _unusable_cache(out.parent, exc) from exc
-
-
-def _unusable_cache(folder: Path, exc: OSError) -> UserError:
-    return UserError(f"the build cache directory {folder} is not usable: {exc.strerror or exc}",
-                     hint="set PYPTO_CACHE_DIR (or cache_dir in the config file) to a writable directory")
+        raise UserError(f"the build cache directory {out.parent} is not usable: {exc.strerror or exc}",
+                        hint="set PYPTO_CACHE_DIR (or cache_dir in the config file) to a writable directory") from exc
 
 
 def _reuse(out: Path, what: str) -> bool:

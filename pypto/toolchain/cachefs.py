@@ -37,6 +37,18 @@ _verified: dict[tuple[str, int, int, int], bool] = {}
 _cleaned: set[str] = set()
 
 
+def ensure_dir(path: Path) -> Path:
+    """``mkdir -p`` of a cache directory; a UserError naming the cache-dir setting when that fails."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        from pypto.errors import UserError
+
+        raise UserError(f"the cache directory {path} is not usable: {exc.strerror or exc}",
+                        hint="set PYPTO_CACHE_DIR (or cache_dir in the config file) to a writable directory") from exc
+    return path
+
+
 def sha256_file(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:

@@ -200,8 +200,9 @@ def find_ptoas(ptoas_root: str | None = None, cache_dir: Path | None = None) -> 
         return _from_root(ptoas_root)
     install = installed_wheel()
     if install is not None:
-        base = (cache_dir or default_cache_dir()) / "ptoas-shim"
-        base.mkdir(parents=True, exist_ok=True)
+        from pypto.toolchain.cachefs import ensure_dir
+
+        base = ensure_dir((cache_dir or default_cache_dir()) / "ptoas-shim")
         return build_shim(install, base / _shim_key(install))
     on_path = shutil.which("ptoas")
     if on_path and _runs(Path(on_path)):
