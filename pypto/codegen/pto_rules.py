@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 from pypto.codegen.pto_types import TOOLCHAIN, tile_view_type
 from pypto.ir.enums import MemorySpace
-from pypto.ir.ops.bounds import check_window
 from pypto.ir.expr import Call, ConstFloat, ConstInt, Expr, MakeTuple, Var, as_int
+from pypto.ir.ops.bounds import check_window
 from pypto.ir.types import TileType
 
 if TYPE_CHECKING:

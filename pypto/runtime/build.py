@@ -21,8 +21,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from pypto.errors import ToolchainError, UserError
-from pypto.toolchain import cachefs
 from pypto.runtime.artifact import ArtifactInfo, KernelSpec
+from pypto.toolchain import cachefs
 
 SIM_DIR = Path(__file__).parent / "sim"
 INCLUDE_DIR = SIM_DIR / "include"

@@ -54,8 +54,21 @@ def _wait(pid: int, timeout: float) -> dict:
         time.sleep(0.01)
 
 
+def _warm_up() -> None:
+    """Import what a compile imports (in the server, once): a child then starts compiling at once."""
+    import importlib
+
+    for name in ("numpy", "pypto.cli.main", "pypto.driver", "pypto.loader", "pypto.language", "pypto.passes",
+                 "pypto.codegen", "pypto.backend.assemble", "pypto.jit", "pypto.runtime", "pypto.runtime.worker",
+                 "pypto.toolchain.settings", "pypto.toolchain.settings_model", "pypto.toolchain.logging"):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass  # a module moved: the child imports it itself
+
+
 def serve() -> None:
-    import pypto.cli.main  # noqa: F401 - imported once, inherited by every child
+    _warm_up()
 
     for line in sys.stdin:
         req = json.loads(line)

@@ -18,11 +18,10 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+import mutations as mut
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
-
-import mutations as mut
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from relkit import KERNEL_SCRIPT, Outcome, env_for, needs_gxx, script
 
 from pypto.errors import ToolchainError
 from pypto.runtime import build
 from pypto.toolchain import cachefs
-from relkit import KERNEL_SCRIPT, Outcome, env_for, needs_gxx, script
 
 pytestmark = [needs_gxx, pytest.mark.sim]
 

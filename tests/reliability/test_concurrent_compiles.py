@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from relkit import EXAMPLES, cli, env_for, needs_gxx
 
 pytestmark = [needs_gxx, pytest.mark.sim]

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from relkit import REPO, needs_gxx
 
 from pypto.runtime import ChipWorker, DeadlockError, RunConfig
 from pypto.runtime.native import SimRuntimeError
-from relkit import REPO, needs_gxx
 
 sys.path.insert(0, str(REPO / "tests" / "runtime"))
 import simkit as sk  # noqa: E402

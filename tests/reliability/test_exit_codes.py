@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from relkit import EXAMPLES, Outcome, cli, env_for
 
 HELLO = str(EXAMPLES / "beginner" / "01_hello_world.py")

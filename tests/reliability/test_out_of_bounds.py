@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from relkit import needs_gxx
 
 import pypto.language as pl
 from pypto.errors import UserError
 from pypto.runtime import KernelFaultError, RunConfig
-from relkit import needs_gxx
 
 HERE = Path(__file__).name
 
