@@ -97,7 +97,7 @@ def compiler_id() -> str:
     with contextlib.suppress(OSError):
         if stamp.is_file():
             return stamp.read_text()
-    out = subprocess.run([exe, "--version"], capture_output=True, text=True, check=False).stdout
+    out = subprocess.run([exe, "--version"], capture_output=True, text=True, errors="replace", check=False).stdout
     ident = out.splitlines()[0] if out else exe
     with contextlib.suppress(OSError):
         stamp.parent.mkdir(parents=True, exist_ok=True)

@@ -136,12 +136,28 @@ class ChipWorker:
         return None
 
     # -- lifecycle ----------------------------------------------------------------------------------
+    def _load_runtime(self) -> native.NativeLib:
+        """Load the runtime library; one that the loader refuses is removed, rebuilt and loaded once more."""
+        from pypto.errors import ToolchainError
+        from pypto.toolchain import cachefs
+
+        lib_path = build.runtime_library(self.platform, self._runtime)
+        try:
+            return native.load(lib_path)
+        except OSError as exc:
+            cachefs.discard(lib_path, "runtime library", f"cannot be loaded ({exc})")
+        lib_path = build.runtime_library(self.platform, self._runtime)
+        try:
+            return native.load(lib_path)
+        except OSError as exc:
+            raise ToolchainError(f"the simulation runtime library {lib_path} cannot be loaded: {exc}",
+                                 hint="check the g++ installation (`pypto doctor`)") from exc
+
     def init(self) -> ChipWorker:
         """Build/load the runtime library and start the core threads (idempotent)."""
         if self._handle is not None:
             return self
-        lib_path = build.runtime_library(self.platform, self._runtime)
-        self._native = native.load(lib_path)
+        self._native = self._load_runtime()
         handle = self._native.lib.pto_sim_worker_create(NUM_CLUSTERS, self._err, native.ERR_LEN)
         if not handle:
             raise native.SimRuntimeError(f"cannot create a simulated chip: {self._err.value.decode()}")
