@@ -44,6 +44,10 @@ _CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
 
 def exit_code_for(exc: BaseException) -> ExitCode:
     """The exit code an exception maps to (anything unexpected is an internal error)."""
+    from pypto.runtime.native import LoadError, SimRuntimeError
+
+    if isinstance(exc, SimRuntimeError):  # a kernel fault, deadlock or orchestration error: the program's
+        return ExitCode.TOOLCHAIN if isinstance(exc, LoadError) else ExitCode.USER
     for kind, code in _CODES:
         if isinstance(exc, kind):
             return code

@@ -203,9 +203,9 @@ def lookup(name: str, key: str, save_dir: Any, specialize: Callable[[], Any]) ->
     if not entry.is_dir():
         return None
     if not _valid(entry):
-        from pypto.toolchain.cachefs import _warn
+        from pypto.toolchain.cachefs import warn
 
-        _warn("cache: jit cache entry is incomplete or does not match its recorded digests; removing it and "
+        warn("cache: jit cache entry is incomplete or does not match its recorded digests; removing it and "
               "recompiling", path=os.fspath(entry))
         _discard(entry)
         return None

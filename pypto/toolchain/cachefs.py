@@ -103,7 +103,7 @@ def verified(path: Path) -> bool:
     return ok
 
 
-def _warn(event: str, **kw: object) -> None:
+def warn(event: str, **kw: object) -> None:
     from pypto.toolchain.logging import get_logger
 
     get_logger("pypto.cache").warning(event, **kw)
@@ -112,7 +112,7 @@ def _warn(event: str, **kw: object) -> None:
 def discard(path: Path, what: str, reason: str = "does not match its recorded sha256") -> None:
     """Remove a bad cache object and its digest (with a warning); races with other processes are fine."""
     if path.exists() or digest_path(path).exists():
-        _warn(f"cache: {what} {reason}; removing and rebuilding it", path=os.fspath(path))
+        warn(f"cache: {what} {reason}; removing and rebuilding it", path=os.fspath(path))
     for p in (path, digest_path(path)):
         with contextlib.suppress(OSError):
             if p.is_dir() and not p.is_symlink():

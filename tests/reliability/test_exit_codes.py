@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from relkit import EXAMPLES, Outcome, cli, env_for
+from relkit import EXAMPLES, Outcome, cli, env_for, needs_gxx
 
 HELLO = str(EXAMPLES / "beginner" / "01_hello_world.py")
 
@@ -67,3 +67,13 @@ def test_read_only_output_dir_is_a_user_error(tmp_path: Path, env: dict[str, str
     ro = tmp_path / "ro"
     ro.mkdir(mode=0o555)
     _user_error(cli(["compile", HELLO, "--skip-ptoas", "-o", str(ro / "out")], env, tmp_path))
+
+
+@needs_gxx
+@pytest.mark.sim
+def test_run_time_out_of_bounds_is_a_user_error(tmp_path: Path, env: dict[str, str]) -> None:
+    """A SHAPES/--shape spec smaller than the kernel's loop walks: a kernel fault, exit 3, no signal."""
+    target = f"{EXAMPLES / 'beginner' / '02_elementwise.py'}::chunked_add"
+    shapes = [f"--shape={p}=128x128:f32" for p in ("a", "b", "out")]
+    out = cli(["run", target, *shapes], env, tmp_path)
+    _user_error(out, "kernel fault in task 0 (kernel 'chunked_add", "GM out of bounds: tensor 'a'")

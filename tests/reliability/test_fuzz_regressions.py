@@ -24,7 +24,7 @@ def matmul_extra_arg(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
 @pl.jit
 def unread_task_id(a: pl.Tensor, b: pl.Tensor, out1: pl.Out[pl.Tensor], out2: pl.Out[pl.Tensor]):
     tmp = pl.create_tensor([64, 64], dtype=pl.FP32)
-    with pl.at(level=pl.Level.CORE_GROUP, name_hint="scale") as t_scale:  # the id is never used
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="scale") as t_scale:  # noqa: F841 - the id is never used
         tmp[:] = pl.mul(a, 2.0)
     with pl.at(level=pl.Level.CORE_GROUP, name_hint="combine"):
         out1[:] = pl.add(tmp, b)
