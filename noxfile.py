@@ -103,3 +103,12 @@ def fuzz(session: nox.Session) -> None:
     session.log(f"fuzz: {examples} cases, FUZZ_SEED={seed}")
     session.run(sys.executable, "-m", "pytest", "-q", "-s", "tests/fuzz", *session.posargs,
                 env={"FUZZ_SEED": seed, "FUZZ_EXAMPLES": examples})
+
+
+@nox.session(python=False, tags=["upstream"])
+@nox.parametrize("platform", SIM_PLATFORMS)
+def upstream(session: nox.Session, platform: str) -> None:
+    """Upstream PyPTO's manual blocks and example scripts against this pypto (needs a checkout:
+    ``nox -s "upstream(a2a3sim)" -- --upstream DIR``)."""
+    session.run(sys.executable, str(ROOT / "benchmarks" / "upstream_compat.py"), "--platform", platform,
+                *session.posargs)
