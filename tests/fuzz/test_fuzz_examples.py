@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -104,3 +105,4 @@ def test_mutated_examples_never_crash(server: tuple[Server, Path], case: tuple[i
     assert "internal error" not in res["stderr"] and "Traceback" not in res["stderr"], what
     if res["code"] != 0:
         assert res["stderr"].strip(), what
+    shutil.rmtree(cdir, ignore_errors=True)  # passing cases leave nothing behind (failures are kept)
