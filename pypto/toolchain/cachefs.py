@@ -23,6 +23,7 @@ import hashlib
 import os
 import secrets
 import shutil
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -210,17 +211,33 @@ def dir_lock(folder: Path, *, shared: bool = False, create: bool = True) -> Iter
     """
     import fcntl
 
+    path = os.fspath(lock_path(folder))
+    held = _held_locks()
+    if path in held:  # re-entered on this thread (e.g. a run inside a compile): already covered
+        yield
+        return
     flags = os.O_RDWR | (os.O_CREAT if create else 0)
     try:
-        fd = os.open(lock_path(folder), flags, 0o666)
+        fd = os.open(path, flags, 0o666)
     except OSError:
         yield
         return
     try:
         fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        held.add(path)
         yield
     finally:
+        held.discard(path)
         os.close(fd)
+
+
+_tls = threading.local()
+
+
+def _held_locks() -> set[str]:
+    if not hasattr(_tls, "held"):
+        _tls.held = set()
+    return _tls.held
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:

@@ -62,3 +62,14 @@ def test_default_output_dirs_are_claimed_atomically(env: dict[str, str], tmp_pat
         dirs.append(json.loads(out)["artifact"])
     assert len(set(dirs)) == 4, dirs
     assert len(list(build.iterdir())) == 4
+
+
+def test_dir_lock_is_a_sibling_file_and_reentrant_on_one_thread(tmp_path: Path) -> None:
+    from pypto.toolchain.cachefs import dir_lock, lock_path
+
+    out = tmp_path / "art"
+    assert lock_path(out) == tmp_path / ".art.pypto-lock"
+    with dir_lock(out), dir_lock(out, shared=True, create=False):  # a run inside a compile: no self-deadlock
+        assert lock_path(out).is_file()
+    with dir_lock(tmp_path / "never-compiled", shared=True, create=False):
+        assert not lock_path(tmp_path / "never-compiled").exists()
