@@ -49,10 +49,11 @@ def test_truncated_pto_is_a_located_user_error(tmp_path: Path, env: dict[str, st
     _user_error(out, "t.pto:2:", "malformed PTO file")
 
 
-def test_unusable_cache_dir_is_a_user_error(tmp_path: Path, env: dict[str, str]) -> None:
+@pytest.mark.parametrize("cache", ["afile/cache", "/proc/pypto-no-such-dir"], ids=["under-a-file", "proc"])
+def test_unusable_cache_dir_is_a_user_error(tmp_path: Path, env: dict[str, str], cache: str) -> None:
     (tmp_path / "afile").write_text("")
-    out = cli(["compile", HELLO, "--run"], {**env, "PYPTO_CACHE_DIR": str(tmp_path / "afile" / "cache")}, tmp_path)
-    _user_error(out, "afile/cache")
+    out = cli(["compile", HELLO, "--run"], {**env, "PYPTO_CACHE_DIR": str(tmp_path / cache)}, tmp_path)
+    _user_error(out, "cache directory", cache)
 
 
 @pytest.mark.parametrize("target", ["afile/sub", "/proc/pypto-no-such-dir"], ids=["under-a-file", "proc"])
