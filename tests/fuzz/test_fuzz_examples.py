@@ -3,9 +3,11 @@
 Property: every mutated program either compiles (and, when run, matches its golden) with exit 0, or is
 refused with exit 2, 3 or 4 and a message — never exit 1 (an internal error), a signal or a hang.
 
-The suite runs a bounded, derandomized set (``FUZZ_EXAMPLES``, default 200; most cases compile with
-``--skip-ptoas``, some through ptoas, a few are built and run); ``nox -s fuzz`` runs a longer one with a
-fresh seed (``FUZZ_EXAMPLES``, ``FUZZ_SEED``).
+The suite runs a bounded, derandomized set (``FUZZ_EXAMPLES``, default 200; most cases are
+``pypto compile`` — with or without ``--skip-ptoas``, which a ``@pl.jit`` target does not honour, so
+ptoas assembles them all — and one in ten is ``pypto run``: built with g++, run on the simulator and
+compared with its golden); ``nox -s fuzz`` runs a longer one with a fresh seed (``FUZZ_EXAMPLES``,
+``FUZZ_SEED``).
 """
 
 from __future__ import annotations
