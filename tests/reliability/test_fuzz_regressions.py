@@ -47,3 +47,17 @@ def test_a_region_task_id_nothing_reads_compiles(tmp_path: Path) -> None:
     compiled = unread_task_id.compile(x, x, x.copy(), x.copy(), config=_cfg(tmp_path))
     orch = next((Path(compiled.output_dir) / "orchestration").glob("*.cpp")).read_text()
     assert orch.count("rt_submit_aiv_task(") == 2
+
+
+@pl.jit
+def negative_scratch(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        scratch = pl.create_tile([-64, 64], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+        pl.store(pl.row_sum(pl.load(x, [0, 0], [64, 64]), scratch), [0, 0], out)
+    return out
+
+
+def test_a_negative_tile_extent_is_a_user_error_not_a_ptoas_failure(tmp_path: Path) -> None:
+    x = np.zeros((64, 64), np.float32)
+    with pytest.raises(UserError, match=r"tile.create: 'shape' extent -64 on axis 0 must be positive"):
+        negative_scratch.compile(x, np.zeros((64, 1), np.float32), config=_cfg(tmp_path))

@@ -61,3 +61,13 @@ def check_window(op: str, extent: Sequence[Dim], offsets: Sequence[Dim], sizes: 
                 f"(axis {axis}: offset {o_} + extent {s_} = {end} > {n_})", span,
                 hint=f"keep offset + tile extent <= the {what}'s extent on every axis; check the tile "
                      "shape, the offsets and the tensor shapes the kernel is specialized for")
+
+
+def positive_dims(shape: Sequence[Dim], op: str, what: str, span: Span) -> tuple[Dim, ...]:
+    """``shape`` itself; a UserError when a static extent is zero or negative."""
+    for axis, d in enumerate(shape):
+        v = as_int(d)
+        if v is not None and v <= 0:
+            raise UserError(f"{op}: '{what}' extent {v} on axis {axis} must be positive", span,
+                            hint="tile and tensor extents count elements: use a positive int")
+    return tuple(shape)
