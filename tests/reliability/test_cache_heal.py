@@ -5,6 +5,7 @@ the cache file modes)."""
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from relkit import KERNEL_SCRIPT, Outcome, env_for, needs_gxx, script
 from pypto.errors import ToolchainError
 from pypto.runtime import build
 from pypto.toolchain import cachefs
+from pypto.toolchain.ptoas import find_ptoas, installed_wheel
 
 pytestmark = [needs_gxx, pytest.mark.sim]
 
@@ -144,3 +146,20 @@ def test_jit_cache_key_ignores_the_build_dir(warm: tuple[Path, dict[str, str]], 
     _ok(out)
     assert sorted(p.name for p in jit.iterdir() if not p.name.startswith(".")) == before
     assert '"event": "passes' not in out.stderr  # a hit: no pass pipeline ran
+
+
+@pytest.mark.skipif(installed_wheel() is None, reason="needs the pinned ptoas wheel")
+@pytest.mark.parametrize("damage", ["truncate-wrapper", "empty-wrapper", "drop-lib-dir"])
+def test_damaged_ptoas_shim_is_rebuilt(tmp_path: Path, damage: str) -> None:
+    shim = find_ptoas(cache_dir=tmp_path)
+    assert shim is not None
+    good = shim.read_text()
+    if damage == "truncate-wrapper":
+        shim.write_text(good[: len(good) // 2])
+    elif damage == "empty-wrapper":
+        shim.write_text("")
+    else:
+        shutil.rmtree(shim.parent / "lib")
+    again = find_ptoas(cache_dir=tmp_path)
+    assert again == shim and again.read_text() == good
+    assert subprocess.run([str(again), "--version"], capture_output=True, timeout=60).returncode == 0
