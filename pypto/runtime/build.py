@@ -94,16 +94,16 @@ def compiler_id() -> str:
     real = Path(exe).resolve()
     st = real.stat()
     stamp = cache_root() / "compiler" / _key(str(real), str(st.st_size), str(st.st_mtime_ns))
-    with contextlib.suppress(OSError):
-        if stamp.is_file():
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        if cachefs.verified(stamp):
             return stamp.read_text()
     out = subprocess.run([exe, "--version"], capture_output=True, text=True, errors="replace", check=False).stdout
     ident = out.splitlines()[0] if out else exe
     with contextlib.suppress(OSError):
         stamp.parent.mkdir(parents=True, exist_ok=True)
-        tmp = stamp.with_name(f"{stamp.name}.{os.getpid()}.tmp")
+        tmp = cachefs.temp_for(stamp)
         tmp.write_text(ident)
-        os.replace(tmp, stamp)
+        cachefs.publish(tmp, stamp)
     return ident
 
 
