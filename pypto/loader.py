@@ -35,24 +35,36 @@ def load_module(path: Path) -> Any:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except UserError:
-        raise
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - any failure of the user's own code
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - classified by where it was raised
+        if not _raised_by_user_code(exc):
+            raise
         raise user_code_error(exc, path, "loading") from exc
     finally:
         sys.path.remove(str(path.parent))
     return module
 
 
+def _raised_by_user_code(exc: BaseException) -> bool:
+    """False for pypto's own errors and for exceptions raised inside the pypto package (bugs stay bugs)."""
+    import traceback
+
+    from pypto.errors import PyptoError
+
+    if isinstance(exc, PyptoError):
+        return False
+    if isinstance(exc, SyntaxError):
+        return True
+    frames = traceback.extract_tb(exc.__traceback__)
+    package = Path(__file__).resolve().parent
+    return not frames or package not in Path(frames[-1].filename).resolve().parents
+
+
 def user_code_error(exc: BaseException, path: Path, doing: str) -> UserError:
     """A located UserError for an exception raised by the user's file (syntax, import, any other)."""
     import traceback
 
-    from pypto.errors import PyptoError
     from pypto.ir.span import Span
 
-    if isinstance(exc, PyptoError) and not isinstance(exc, UserError):
-        return UserError(f"{path}: {doing} the file failed: {exc}")
     if isinstance(exc, SyntaxError):
         span = Span(exc.filename or str(path), exc.lineno or 1, exc.offset or 1,
                     exc.end_lineno or 0, exc.end_offset or 0)
@@ -238,6 +250,8 @@ def run_target(path: Path, name: str | None, settings: Any, request: Any) -> Fil
     try:
         expected = golden_fn(*[a.copy() for a in inputs]) if golden_fn else None
     except Exception as exc:  # noqa: BLE001 - the user's golden function failed
+        if not _raised_by_user_code(exc):
+            raise
         raise user_code_error(exc, path.resolve(), f"calling golden of '{key}' in") from exc
     result = compiled(*inputs, config=_run_config(settings, request))
     t2 = time.perf_counter()
