@@ -61,3 +61,18 @@ def test_a_negative_tile_extent_is_a_user_error_not_a_ptoas_failure(tmp_path: Pa
     x = np.zeros((64, 64), np.float32)
     with pytest.raises(UserError, match=r"tile.create: 'shape' extent -64 on axis 0 must be positive"):
         negative_scratch.compile(x, np.zeros((64, 1), np.float32), config=_cfg(tmp_path))
+
+
+@pl.jit
+def int8_scratch(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [64, 64])
+        scratch = pl.create_tile([64, 64], dtype=pl.INT8, target_memory=pl.Mem.Vec)
+        pl.store(pl.row_expand_sub(t, pl.row_max(t, scratch)), [0, 0], out)
+    return out
+
+
+def test_a_reduction_scratch_of_another_dtype_is_a_user_error(tmp_path: Path) -> None:
+    x = np.zeros((64, 64), np.float32)
+    with pytest.raises(UserError, match=r"tile.row_max: scratch tile dtype INT8 does not match the operand's FP32"):
+        int8_scratch.compile(x, x.copy(), config=_cfg(tmp_path))

@@ -68,6 +68,11 @@ def _reduce(name: str, kind: type, axis: int):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         a = shaped(args[0], name, "x", span, kind)
         rows, cols = require_2d(name, a, span)
+        if len(args) > 1 and isinstance(args[1].type, ShapedType):
+            tmp = args[1].type
+            if tmp.dtype is not a.dtype:
+                raise UserError(f"{name}: scratch tile dtype {tmp.dtype.value} does not match the operand's "
+                                f"{a.dtype.value}", span, hint=f"create the scratch tile with dtype=pl.{a.dtype.value}")
         return like(a, (rows, 1) if axis == 1 else (1, cols))
     return infer
 
