@@ -8,6 +8,7 @@ when the module defines one (it returns the expected output arrays, in Out-param
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import sys
@@ -235,7 +236,19 @@ def compile_target(path: Path, name: str | None, settings: Any, request: Any) ->
     params = _jit_params(target, jit_shapes(module, key, tuple(request.shapes)))
     inputs = make_inputs(params, request.seed)
     compiled = target.compile(*inputs, config=_run_config(settings, request))
+    _check_samples(key, compiled, inputs)
     return compiled, module, inputs
+
+
+def _check_samples(key: str, compiled: Any, inputs: list[np.ndarray]) -> None:
+    """The sample specs must agree with the dtypes the kernel's annotations fixed (else the run refuses them)."""
+    for p, a in zip(getattr(compiled, "params", ()), inputs, strict=False):
+        dt = getattr(p, "dtype", None)
+        with contextlib.suppress(TypeError):
+            if dt is not None and a.dtype != dt.numpy():
+                raise UserError(f"sample shape of '{p.name}' for kernel '{key}' has dtype {a.dtype}, but the "
+                                f"kernel declares {dt.value}",
+                                hint="make the --shape / SHAPES dtype match the parameter's annotation")
 
 
 def run_target(path: Path, name: str | None, settings: Any, request: Any) -> FileResult:

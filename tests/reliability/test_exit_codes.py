@@ -78,3 +78,21 @@ def test_run_time_out_of_bounds_is_a_user_error(tmp_path: Path, env: dict[str, s
     shapes = [f"--shape={p}=128x128:f32" for p in ("a", "b", "out")]
     out = cli(["run", target, *shapes], env, tmp_path)
     _user_error(out, "kernel fault in task 0 (kernel 'chunked_add", "GM out of bounds: tensor 'a'")
+
+
+def test_sample_dtype_against_an_annotated_dtype_is_a_user_error(tmp_path: Path, env: dict[str, str]) -> None:
+    (tmp_path / "k.py").write_text('''\
+import pypto.language as pl
+
+
+@pl.jit
+def twice(x: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.add(x, x)
+    return out
+
+
+SHAPES = {"twice": {"x": "64x64:int8", "out": "64x64:f32"}}
+''')
+    out = cli(["compile", "k.py::twice", "--skip-ptoas"], env, tmp_path)
+    _user_error(out, "sample shape of 'x' for kernel 'twice' has dtype int8, but the kernel declares FP32")
