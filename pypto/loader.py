@@ -243,6 +243,11 @@ def compile_target(path: Path, name: str | None, settings: Any, request: Any) ->
 def _check_samples(key: str, compiled: Any, inputs: list[np.ndarray]) -> None:
     """The sample specs must agree with the dtypes the kernel's annotations fixed (else the run refuses them)."""
     for p, a in zip(getattr(compiled, "params", ()), inputs, strict=False):
+        shape = getattr(p, "shape", None)
+        if shape is not None and (len(shape) != a.ndim or any(
+                isinstance(d, int) and d != n for d, n in zip(shape, a.shape, strict=False))):
+            raise UserError(f"sample shape of '{p.name}' for kernel '{key}' is {list(a.shape)}, but the kernel "
+                            f"declares {list(shape)}", hint="make the --shape / SHAPES entry match the annotation")
         dt = getattr(p, "dtype", None)
         with contextlib.suppress(TypeError):
             if dt is not None and a.dtype != dt.numpy():

@@ -96,3 +96,6 @@ SHAPES = {"twice": {"x": "64x64:int8", "out": "64x64:f32"}}
 ''')
     out = cli(["compile", "k.py::twice", "--skip-ptoas"], env, tmp_path)
     _user_error(out, "sample shape of 'x' for kernel 'twice' has dtype int8, but the kernel declares FP32")
+    shapes = ["--shape=x=32x32:f32", "--shape=out=64x64:f32"]
+    out = cli(["compile", "k.py::twice", "--skip-ptoas", *shapes], env, tmp_path)
+    _user_error(out, "sample shape of 'x' for kernel 'twice' is [32, 32], but the kernel declares [64, 64]")
