@@ -21,7 +21,7 @@ from typing import Any
 
 from pypto.artifact import PASSES_DUMP_DIR, REPORT_DIR, ArtifactMeta, begin, commit
 from pypto.compiled import CompiledProgram
-from pypto.errors import PartialCodegenError, ToolchainError, UnsupportedFeatureError
+from pypto.errors import PartialCodegenError, ToolchainError, UnsupportedFeatureError, UserError
 from pypto.ir.function import Program
 from pypto.ir.options import (
     BackendType,
@@ -59,6 +59,7 @@ class CompileOptions:
     runtime: RuntimeKind
     settings: Any = None
     stages: list[dict[str, Any]] = field(default_factory=list)
+    explicit_output: bool = True  # False: a default dir name, claimed (created) atomically before writing
 
 
 def _settings() -> Any:
@@ -80,14 +81,36 @@ def _conflict(name: str, value: Any, op: str = "compile") -> None:
 
 
 def _default_output_dir(program: Program, settings: Any) -> Path:
+    """``<prog_build_dir>/<program>_<timestamp>``: a candidate name, claimed by :func:`_claim_output_dir`."""
     base = Path(getattr(settings, "prog_build_dir", None) or "build_output")
-    stamp = datetime.now().strftime("%Y%m%d_%H%M%S")
-    out = base / f"{program.name}_{stamp}"
-    n = 1
-    while out.exists():
-        out = base / f"{program.name}_{stamp}_{n}"
-        n += 1
-    return out
+    return base / f"{program.name}_{datetime.now().strftime('%Y%m%d_%H%M%S')}"
+
+
+def _claim_output_dir(out: Path) -> Path:
+    """Create a fresh default output dir; ``mkdir`` is the claim, so concurrent compiles never share one."""
+    _make_dirs(out.parent)
+    for n in range(10000):
+        cand = out if n == 0 else out.with_name(f"{out.name}_{n}")
+        try:
+            cand.mkdir()
+            return cand
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise _unusable_output(cand, exc) from exc
+    raise UserError(f"no free output directory name next to {out}", hint="clean up old build output")
+
+
+def _make_dirs(path: Path) -> None:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _unusable_output(path, exc) from exc
+
+
+def _unusable_output(path: Path, exc: OSError) -> UserError:
+    return UserError(f"cannot create the output directory {path}: {exc.strerror or exc}",
+                     hint="pass -o/--output-dir (output_dir=) a writable directory, or set PYPTO_PROG_BUILD_DIR")
 
 
 def resolve_options(program: Program, kw: dict[str, Any]) -> CompileOptions:
@@ -128,6 +151,7 @@ def resolve_options(program: Program, kw: dict[str, Any]) -> CompileOptions:
         dump_ptoas_passes=bool(kw["dump_ptoas_passes"]),
         runtime=RuntimeKind.from_name(runtime or RuntimeKind.TENSORMAP_AND_RINGBUFFER),
         settings=settings,
+        explicit_output=kw["output_dir"] is not None,
     )
 
 
@@ -198,10 +222,18 @@ def lower(program: Program, **kw: Any) -> Program:
 
 
 def _compile(program: Program, opts: CompileOptions) -> CompiledProgram:
+    """Compile into the output dir: a fresh default dir is claimed; an explicit one is locked while written."""
+    from pypto.toolchain.cachefs import dir_lock
     from pypto.toolchain.logging import bound_context
 
-    with bound_context(program=program.name, platform=opts.platform, output_dir=opts.output_dir,
-                       toolchain=getattr(opts.settings, "toolchain", None)):
+    if opts.explicit_output:
+        _make_dirs(opts.output_dir.parent)
+        lock = dir_lock(opts.output_dir)
+    else:
+        opts.output_dir = _claim_output_dir(opts.output_dir)
+        lock = nullcontext()
+    with lock, bound_context(program=program.name, platform=opts.platform, output_dir=opts.output_dir,
+                             toolchain=getattr(opts.settings, "toolchain", None)):
         return _compile_in_context(program, opts)
 
 
@@ -210,6 +242,7 @@ def _compile_in_context(program: Program, opts: CompileOptions) -> CompiledProgr
     from pypto.passes.context import PassContext
     from pypto.toolchain.logging import stage
 
+    _make_dirs(opts.output_dir)
     out = begin(opts.output_dir)
     outer = PassContext.current()
     ctx = outer or PassContext(

@@ -31,9 +31,11 @@ class _Writer:
         self.files: dict[str, str] = {}
 
     def write(self, rel: str, text: str) -> None:
+        from pypto.toolchain.cachefs import write_atomic
+
         path = self.root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        write_atomic(path, text)  # a concurrent reader of the dir sees whole files only
         self.files[rel] = text
 
 
@@ -45,7 +47,7 @@ def wrapper_params(kf: KernelFunc) -> list:
     out = []
     for i, p in enumerate(kf.params):
         index = p.index - n_tensors if p.kind == "scalar" else p.index
-        out.append(KernelParam(f"arg{i}", _WRAP_KIND[p.kind], p.ctype, index, p.axis))  # type: ignore[arg-type]
+        out.append(KernelParam(f"arg{i}", _WRAP_KIND[p.kind], p.ctype, index, p.axis, label=p.name))  # type: ignore[arg-type]
     return out
 
 

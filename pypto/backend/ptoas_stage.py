@@ -74,7 +74,7 @@ def run_ptoas(ptoas: Path, out_dir: Path, unit: str, *, timeout: float, insert_s
     repro = f"cd <artifact dir> && {shlex.join(argv)}"
     start = time.perf_counter()
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False, cwd=out_dir)
+        proc = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=timeout, check=False, cwd=out_dir)
     except subprocess.TimeoutExpired as exc:
         out = _text(exc.stdout) + _text(exc.stderr)
         return PtoasResult(unit, False, out, f"ptoas timed out after {timeout:g}s", repro,

@@ -161,7 +161,9 @@ class OrchCodegen(CppExpr):
         elif isinstance(v, Call):
             self.tensor_op(v, s.var)
         elif isinstance(v, TupleGetItem) and v.tuple_value in self.env:
-            self.env[s.var] = self.tuple_items[v.tuple_value][v.index]  # type: ignore[index]
+            items = self.tuple_items.get(v.tuple_value, [])  # type: ignore[call-overload]
+            # past the outputs: the task id of a submit whose id nothing reads (so it was not captured)
+            self.env[s.var] = items[v.index] if v.index < len(items) else "PTO2TaskId::invalid()"
         else:
             self.declare_scalar(s.var, v)
 

@@ -180,7 +180,7 @@ def _kernel_params(sig: PtoSignature, cpp: str) -> list[Any]:
             assert a.dim_of is not None
             params.append(KernelParam(name, "dyn_dim", ctype, index=a.dim_of[0], axis=a.dim_of[1]))
         else:
-            params.append(KernelParam(name, a.kind, ctype))
+            params.append(KernelParam(name, a.kind, ctype, label=a.name))
     return params
 
 

@@ -242,8 +242,11 @@ def artifact_of(compiled: Any) -> ArtifactInfo:
     """The parsed artifact of a CompiledProgram, an artifact path, or an ArtifactInfo."""
     if isinstance(compiled, ArtifactInfo):
         return compiled
-    path = getattr(compiled, "output_dir", compiled)
-    return load_artifact(Path(os.fspath(path)))
+    from pypto.toolchain.cachefs import dir_lock
+
+    path = Path(os.fspath(getattr(compiled, "output_dir", compiled)))
+    with dir_lock(path, shared=True, create=False):  # not while a compile rewrites the dir
+        return load_artifact(path)
 
 
 def platform_of(compiled: Any, info: ArtifactInfo) -> str:

@@ -110,7 +110,7 @@ _UNSET = object()
 _TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
 _FALSE = frozenset({"0", "false", "f", "no", "n", "off"})
 # Settings that cannot change what a compile writes (left out of compile_fingerprint)
-_RUN_ONLY = frozenset({"cache_dir", "jit_cache", "log_level", "log_format", "verify_level", "warning_level",
+_RUN_ONLY = frozenset({"cache_dir", "prog_build_dir", "jit_cache", "log_level", "log_format", "verify_level", "warning_level",
                        "codegen_max_workers", "container_engine", "container_image", "source_date_epoch",
                        "wheelhouse", "debian_mirror", "image_smoke_examples", "ascend_home_path"})
 

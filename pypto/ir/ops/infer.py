@@ -56,8 +56,11 @@ def dims(e: Expr, op: str, what: str, span: Span) -> tuple[Dim, ...]:
     """A list operand (MakeTuple of ints / index exprs) as a tuple of dims."""
     if not isinstance(e, MakeTuple):
         raise UserError(f"{op}: '{what}' must be a list such as [64, 64]", e.span if e.span.is_known() else span)
+    from pypto.ir.ops.bounds import check_index_element
+
     out: list[Dim] = []
     for el in e.elements:
+        check_index_element(el, op, what, span)
         out.append(el.value if isinstance(el, ConstInt) else el)
     return tuple(out)
 
