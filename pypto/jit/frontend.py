@@ -68,7 +68,11 @@ def _dep_call(parser: Any, target: Any, node: ast.Call, span: Span) -> Any:
         func = target.specialize_dep(metas, scalars, n)
         prev = externals.get(func.name)
         if prev is None or prev is func:
-            return _typed_literals(parser._external_call(func, node, span), runtime)
+            # the specialized parameters left the callee's signature: their arguments go too
+            kept = [i for i, pname in enumerate(names) if pname not in scalars]
+            call = ast.copy_location(ast.Call(node.func, [node.args[i] for i in kept], node.keywords), node)
+            typed = {kept.index(i): dtype for i, dtype in runtime.items()}
+            return _typed_literals(parser._external_call(func, call, span), typed)
     raise AssertionError("unreachable: a free function name always exists")
 
 
