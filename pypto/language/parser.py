@@ -312,7 +312,8 @@ class FunctionParser:
         t = value.type
         if not isinstance(t, TupleType) or len(t.types) != len(target.elts):
             got = f"{len(t.types)} values" if isinstance(t, TupleType) else f"a {type(t).__name__.replace('Type', '')}"
-            raise ParserTypeError(f"cannot unpack {got} into {len(target.elts)} names", self.span(target),
+            n = len(target.elts)
+            raise ParserTypeError(f"cannot unpack {got} into {n} name{'s' if n != 1 else ''}", self.span(target),
                                   hint="the right-hand side must return exactly one value per name")
         span = self.span(node)
         tmp = Var("_tuple_tmp", t, span=span)
