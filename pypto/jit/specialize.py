@@ -147,7 +147,8 @@ def rewrite_signature(info: SourceInfo, metas: dict[str, TensorMeta], scalars: d
             edits.append((colon, colon, f" -> {ret}"))
     out = info.text
     for start, end, new in sorted(edits, reverse=True):
-        out = out[:start] + new + out[end:]
+        lost = out.count("\n", start, end) - new.count("\n")  # keep the line count: body spans stay put
+        out = out[:start] + new + "\n" * max(lost, 0) + out[end:]
     return out
 
 
