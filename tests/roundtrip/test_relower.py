@@ -93,6 +93,31 @@ def test_relowering_a_doc_style_kernel_is_not_doubly_allocated(tmp_path):
     assert (again.output_dir / "kernels").is_dir()
 
 
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_compiled_lowered_program_runs(platform, tmp_path, monkeypatch):
+    """The getting-started pattern end to end: ir.compile(kernel.lower(...)) dispatched on the sim."""
+    import numpy as np
+
+    from pypto.runtime import RunConfig
+
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
+
+    @pl.jit
+    def axpb(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out[:] = pl.add(pl.mul(a, 3.0), b)
+        return out
+
+    rng = np.random.default_rng(5)
+    a, b = (rng.standard_normal((128, 128)).astype(np.float32) for _ in range(2))
+    lowered = axpb.lower(a, b, np.zeros_like(a))
+    compiled = ir.compile(lowered, platform=platform, output_dir=tmp_path / "art")
+    assert compiled.program is lowered
+    out = np.zeros_like(a)
+    compiled(a, b, out, config=RunConfig(platform=platform))
+    np.testing.assert_allclose(out, 3.0 * a + b, rtol=1e-5, atol=1e-5)
+
+
 def ir_stmts(func: Any) -> list[Any]:
     from pypto.ir.stmt import flatten
 
