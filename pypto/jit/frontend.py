@@ -88,6 +88,9 @@ def _typed_literals(call: Any, runtime: dict[int, Any]) -> Any:
     for i, dtype in runtime.items():
         a = args[i]
         if isinstance(a, ConstInt | ConstFloat) and a.dtype is not dtype:
+            if not dtype.is_float and a.value != int(a.value):
+                raise ParserTypeError(f"argument {a.value} of '{call.op.name}' is passed to a "
+                                      f"{dtype.value} parameter and is not an integer", a.span)
             value = float(a.value) if dtype.is_float else int(a.value)
             args[i] = (ConstFloat if dtype.is_float else ConstInt)(value, dtype, span=a.span)
     return dataclasses.replace(call, args=tuple(args)) if args != list(call.args) else call

@@ -82,6 +82,18 @@ def loop_calls(x: pl.Tensor, out: pl.Out[pl.Tensor]):
     return out
 
 
+@pl.jit.incore
+def copy_i32(x: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]], n: pl.Scalar[pl.INT32]):
+    out = pl.store(pl.load(x, [0, 0], [64, 64]), [0, 0], out)
+    return out
+
+
+@pl.jit
+def fractional_count(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    out = copy_i32(x, out, 2.5)
+    return out
+
+
 def _x(shape=(64, 64)) -> np.ndarray:
     return np.random.default_rng(3).standard_normal(shape).astype(np.float32)
 
@@ -141,3 +153,9 @@ def test_runtime_scalar_argument_needs_a_scalar_parameter():
     with pytest.raises(UserError, match="argument 'n' of 'copy_n' is a runtime scalar; annotate the parameter "
                                         "as pl.Scalar"):
         loop_calls.lower(_x(), np.zeros((64, 64), np.float32))
+
+
+def test_fractional_literal_for_an_integer_scalar_parameter_is_located():
+    with pytest.raises(UserError, match="argument 2.5 of 'copy_i32' is passed to a INT32 parameter") as info:
+        fractional_count.lower(_x(), np.zeros((64, 64), np.float32))
+    assert info.value.span.line == fractional_count.func.__code__.co_firstlineno + 2
