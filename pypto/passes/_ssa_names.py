@@ -23,6 +23,7 @@ from pypto.ir.stmt import (
     SeqStmts,
     Stmt,
     WhileStmt,
+    flatten,
 )
 from pypto.ir.visitor import IRMutator, IRVisitor
 from pypto.passes._util import base_name, defined_vars
@@ -85,25 +86,37 @@ def attr_vars(attrs: dict[str, Any]) -> list[Var]:
     return out
 
 
-def suffix_reads(stmts: list[Stmt], after: frozenset[str]) -> list[frozenset[str]]:
-    """For each statement, the names read by the statements after it (plus ``after``)."""
+def _live_before(s: Stmt, live: set[str]) -> set[str]:
+    """Names live before ``s`` given those live after it. A plain assignment, and a scope or statement
+    sequence (which run exactly once) kill what they assign; loops and ifs kill nothing."""
+    if isinstance(s, AssignStmt):
+        return (live - {s.var.name}) | reads(s.value)
+    if isinstance(s, (SeqStmts, ScopeStmt)):
+        for x in reversed(s.stmts if isinstance(s, SeqStmts) else flatten(s.body)):
+            live = _live_before(x, live)
+        for d in getattr(s, "deps", ()):
+            live = live | reads(d)
+        return live
+    return live | reads(s)
+
+
+def suffix_live(stmts: list[Stmt], after: frozenset[str]) -> list[frozenset[str]]:
+    """For each statement, the names live after it: read by a later statement before being assigned
+    again (``after`` = the names live once the block is done)."""
     out: list[frozenset[str]] = [after] * len(stmts)
-    acc = set(after)
+    live = set(after)
     for i in range(len(stmts) - 1, -1, -1):
-        out[i] = frozenset(acc)
-        acc |= reads(stmts[i])
+        out[i] = frozenset(live)
+        live = _live_before(stmts[i], live)
     return out
 
 
 def live_in(stmts: list[Stmt], extra: Any = None) -> set[str]:
     """Names a block reads before it (unconditionally) assigns them; ``extra`` is read first."""
-    live = reads(extra)
-    assigned: set[str] = set()
-    for s in stmts:
-        live |= reads(s) - assigned
-        if isinstance(s, AssignStmt):
-            assigned.add(s.var.name)
-    return live
+    live: set[str] = set()
+    for s in reversed(stmts):
+        live = _live_before(s, live)
+    return live | reads(extra)
 
 
 # -- pipeline output: separate Vars that share a name --------------------------------------------

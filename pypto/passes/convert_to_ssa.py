@@ -18,7 +18,7 @@ from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, Stmt, WhileStmt, YieldStmt, flatten, seq
 from pypto.ir.types import PtrType
 from pypto.ir.visitor import IRMutator
-from pypto.passes._ssa_names import live_in, rename_attrs, separate_shadowed_names, suffix_reads
+from pypto.passes._ssa_names import live_in, rename_attrs, separate_shadowed_names, suffix_live
 from pypto.passes._util import NameGen, base_name, iter_stmts
 from pypto.passes.base import Pass
 
@@ -69,7 +69,7 @@ class _Converter:
         """Convert a statement list; ``after`` = names read once the block is done."""
         out: list[Stmt] = []
         stmts = flatten(body)
-        for s, later in zip(stmts, suffix_reads(stmts, after), strict=True):
+        for s, later in zip(stmts, suffix_live(stmts, after), strict=True):
             out.extend(self.stmt(s, env, later))
         return out
 

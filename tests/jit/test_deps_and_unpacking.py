@@ -58,7 +58,7 @@ def halves(x: pl.Tensor, lo: pl.Out[pl.Tensor], hi: pl.Out[pl.Tensor]):
 
 
 @pl.jit
-def overwrite_in_loop(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+def overwrite_in_loop(a: pl.Tensor, out: pl.Out[pl.Tensor], out2: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         t = pl.load(a, [0, 0], [32, 64])
         out = pl.store(t, [0, 0], out)
@@ -66,7 +66,10 @@ def overwrite_in_loop(a: pl.Tensor, out: pl.Out[pl.Tensor]):
         for i in pl.range(1, 2):
             t = pl.load(a, [i * 32, 0], [32, 64])  # overwritten before it is read: not loop-carried
             out = pl.store(pl.add(t, t), [i * 32, 0], out)
-    return out
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [32, 64])  # t again, assigned before it is read: still not carried
+        out2 = pl.store(pl.mul(t, 3.0), [0, 0], out2)
+    return out, out2
 
 
 @pl.jit.incore
@@ -128,21 +131,22 @@ def test_tuple_assignment_runs(platform):
 
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_dead_loop_carried_tile_is_not_carried(platform):
-    a, out = _x(), np.zeros((64, 64), np.float32)
-    program = overwrite_in_loop.lower(a, out)
+    a, out, out2 = _x(), np.zeros((64, 64), np.float32), np.zeros((32, 64), np.float32)
+    program = overwrite_in_loop.lower(a, out, out2)
     loops = [s for f in program.functions for s in iter_stmts(f.body) if isinstance(s, ForStmt)]
     assert loops and all(not ia.name.startswith("t__") for lp in loops for ia in lp.iter_args)
     kernels = [f for f in program.functions if f.is_incore]
     assert all(p.name.split("__")[0] != "t" for f in kernels for p in f.params)  # no tile parameter
-    overwrite_in_loop(a, out, config=RunConfig(platform=platform))
+    overwrite_in_loop(a, out, out2, config=RunConfig(platform=platform))
     np.testing.assert_allclose(out[:32], a[:32], rtol=1e-6)
     np.testing.assert_allclose(out[32:], 2.0 * a[32:], rtol=1e-6)
+    np.testing.assert_allclose(out2, 3.0 * a[:32], rtol=1e-6)
 
 
 @pytest.mark.parametrize("kernel,args", [
     (two_scales, (_x(), np.zeros((64, 64), np.float32), np.zeros((64, 64), np.float32), 0.5)),
     (halves, (_x(), np.zeros((32, 64), np.float32), np.zeros((32, 64), np.float32))),
-    (overwrite_in_loop, (_x(), np.zeros((64, 64), np.float32))),
+    (overwrite_in_loop, (_x(), np.zeros((64, 64), np.float32), np.zeros((32, 64), np.float32))),
 ], ids=["dep_scalars", "tuple_assign", "dead_carry"])
 def test_constructs_lower_under_roundtrip_verification(kernel, args):
     with PassContext(verification_level=VerificationLevel.ROUNDTRIP):

@@ -95,3 +95,11 @@ def test_buffer_bindings_keep_their_vars():
     prog = SSA.run(Program("p", (orch("f", [a, out], [IN, OUT], [alloc, load], out),)))
     s1, s2, _ = flatten(prog.functions[0].body)
     assert s1.var is ptr and s2.var.var_type.memref.base is ptr
+
+
+def test_name_reassigned_before_its_next_read_is_not_carried():
+    p = _ssa("        t = pl.add(a, a)\n        for i in pl.range(4):\n            t = pl.mul(a, 2.0)\n"
+             "            out = pl.add(t, out)\n        t = pl.sub(a, a)\n        out = pl.add(t, out)\n"
+             "        return out\n")
+    (loop,) = _loops(p)
+    assert [ia.name.split("__")[0] for ia in loop.iter_args] == ["out"]
