@@ -97,6 +97,24 @@ def fractional_count(x: pl.Tensor, out: pl.Out[pl.Tensor]):
     return out
 
 
+@pl.jit.incore
+def pick_scale(a: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]],
+               flag: pl.Scalar[pl.INDEX]):
+    if flag == 1:
+        s = pl.mul(pl.load(a, [0, 0], [64, 64]), 2.0)  # first defined in both branches: merged after the if
+    else:
+        s = pl.mul(pl.load(a, [0, 0], [64, 64]), 3.0)
+    out = pl.store(s, [0, 0], out)
+    return out
+
+
+@pl.jit
+def pick_two(a: pl.Tensor, out1: pl.Out[pl.Tensor], out0: pl.Out[pl.Tensor]):
+    out1 = pick_scale(a, out1, 1)
+    out0 = pick_scale(a, out0, 0)
+    return out1, out0
+
+
 def _x(shape=(64, 64)) -> np.ndarray:
     return np.random.default_rng(3).standard_normal(shape).astype(np.float32)
 
@@ -143,11 +161,20 @@ def test_dead_loop_carried_tile_is_not_carried(platform):
     np.testing.assert_allclose(out2, 3.0 * a[:32], rtol=1e-6)
 
 
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_name_defined_in_both_branches_is_defined_after_the_if(platform):
+    a, out1, out0 = _x(), np.zeros((64, 64), np.float32), np.zeros((64, 64), np.float32)
+    pick_two(a, out1, out0, config=RunConfig(platform=platform))
+    np.testing.assert_allclose(out1, 2.0 * a, rtol=1e-6)
+    np.testing.assert_allclose(out0, 3.0 * a, rtol=1e-6)
+
+
 @pytest.mark.parametrize("kernel,args", [
     (two_scales, (_x(), np.zeros((64, 64), np.float32), np.zeros((64, 64), np.float32), 0.5)),
     (halves, (_x(), np.zeros((32, 64), np.float32), np.zeros((32, 64), np.float32))),
     (overwrite_in_loop, (_x(), np.zeros((64, 64), np.float32), np.zeros((32, 64), np.float32))),
-], ids=["dep_scalars", "tuple_assign", "dead_carry"])
+    (pick_two, (_x(), np.zeros((64, 64), np.float32), np.zeros((64, 64), np.float32))),
+], ids=["dep_scalars", "tuple_assign", "dead_carry", "branch_defs"])
 def test_constructs_lower_under_roundtrip_verification(kernel, args):
     with PassContext(verification_level=VerificationLevel.ROUNDTRIP):
         assert isinstance(kernel.lower(*args), Program)

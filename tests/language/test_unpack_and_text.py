@@ -99,3 +99,28 @@ def test_invalid_python_is_a_builtin_syntax_error():
     with pytest.raises(ParserSyntaxError) as dsl:  # a DSL rule, not Python syntax: no SyntaxError
         pl.parse(f"@pl.function\ndef f(x: {T}) -> {T}:\n    break\n")
     assert not isinstance(dsl.value, SyntaxError)
+
+
+def _branches(then: str, other: str) -> str:
+    return (f"@pl.function(type=pl.FunctionType.InCore)\n"
+            f"def f(x: {T}, n: pl.Scalar[pl.INDEX], out: pl.Out[{T}]) -> {T}:\n"
+            f"    if n == 1:\n        {then}\n    else:\n        {other}\n"
+            f"    out = pl.store(s, [0, 0], out)\n    return out\n")
+
+
+def test_name_first_defined_in_both_branches_is_merged():
+    func = pl.parse(_branches("s = pl.load(x, [0, 0], [64, 64])", "s = pl.mul(pl.load(x, [0, 0], [64, 64]), 2.0)"))
+    from pypto.passes import get_pass
+
+    ssa = get_pass("ConvertToSSA")().run(ir.Program("p", (func,)))
+    branch = next(s for s in ssa.functions[0].body.stmts if isinstance(s, ir.IfStmt))
+    assert [rv.name.split("__")[0] for rv in branch.return_vars] == ["s"]
+
+
+@pytest.mark.parametrize("then,other", [
+    ("s = pl.load(x, [0, 0], [64, 64])", "t = pl.load(x, [0, 0], [64, 64])"),  # only one branch defines s
+    ("s = pl.load(x, [0, 0], [64, 64])", "s = n"),  # a tile in one branch, a scalar in the other
+])
+def test_name_not_defined_on_every_path_stays_undefined(then, other):
+    with pytest.raises(UserError, match="name 's' is not defined"):
+        pl.parse(_branches(then, other))
