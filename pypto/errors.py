@@ -39,6 +39,19 @@ class ParserSyntaxError(ParserError):
     """Malformed DSL source."""
 
 
+class PythonSyntaxError(ParserSyntaxError, SyntaxError):
+    """The DSL text is not valid Python: also the builtin ``SyntaxError`` (``except SyntaxError`` works)."""
+
+    def __init__(self, message: str, span: Span | None = None, hint: str | None = None) -> None:
+        super().__init__(message, span, hint)
+        self.msg = message
+        if span is not None and span.is_known():
+            self.filename, self.lineno, self.offset = span.file, span.line, span.col
+
+    def __str__(self) -> str:
+        return self.render()
+
+
 class ParserTypeError(ParserError):
     """A type annotation or an operand type is wrong."""
 

@@ -87,6 +87,10 @@ _LAZY = {
     "compile": ("pypto.driver", "compile"),
     "CompiledProgram": ("pypto.compiled", "CompiledProgram"),
     "python_print": ("pypto.ir.printer", "python_print"),
+    "serialize": ("pypto.ir.serialization", "serialize"),
+    "deserialize": ("pypto.ir.serialization", "deserialize"),
+    "serialize_to_file": ("pypto.ir.serialization", "serialize_to_file"),
+    "deserialize_from_file": ("pypto.ir.serialization", "deserialize_from_file"),
 }
 
 
@@ -110,5 +114,5 @@ __all__ = [  # noqa: RUF022
     "SeqStmts", "Stmt", "WhileStmt", "YieldStmt", "assert_structural_equal", "structural_equal",
     "structural_hash", "MemRef", "PtrType", "ScalarType", "ShapedType", "TensorType", "TensorView",
     "TileType", "TileView", "TupleType", "Type", "UnknownType", "compile", "CompiledProgram",
-    "python_print",
+    "python_print", "serialize", "deserialize", "serialize_to_file", "deserialize_from_file",
 ]

@@ -66,6 +66,12 @@ class Function:
             changes.setdefault("role", None)
         return replace(self, **changes)
 
+    def as_python(self, prefix: str = "pl", concise: bool = False) -> str:
+        """The function printed as DSL source (one ``@pl.function``; ``pl.parse`` reads it back)."""
+        from pypto.ir.printer import python_print
+
+        return python_print(self, prefix=prefix, concise=concise)
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Program:

@@ -61,6 +61,21 @@ class JITFunction:
         bound.apply_defaults()
         return bound
 
+    def _specs(self, args: tuple, kwargs: dict[str, Any], signature_ok: bool) -> tuple[dict[str, TensorMeta],
+                                                                                    dict[str, Any]]:
+        """Tensor metadata and specialized scalars, from sample arguments or (``signature_ok``, nothing
+        tensor-like given) from the annotations. Keyword names are checked against the signature first,
+        so a compile option passed as a keyword (``compile(skip_ptoas=True)``) is a TypeError."""
+        from pypto.jit.signature import is_signature_mode, signature_specs
+
+        try:
+            self._sig.bind_partial(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"@pl.jit function '{self.__name__}': {exc}") from None
+        if signature_ok and is_signature_mode(args, kwargs):
+            return signature_specs(self, kwargs)
+        return self._classify(self._bind(args, kwargs))
+
     def _classify(self, bound: inspect.BoundArguments) -> tuple[dict[str, TensorMeta], dict[str, Any]]:
         metas: dict[str, TensorMeta] = {}
         scalars: dict[str, Any] = {}
@@ -93,7 +108,7 @@ class JITFunction:
         env = dict(self.func.__globals__)
         env.update(scalars)
         return parse_jit_function(text, filename=info.filename, line_offset=info.first_line - 1,
-                                  col_offset=info.indent, env=env)
+                                  col_offset=info.indent, env=env, specialized=frozenset(scalars))
 
     def specialize_dep(self, metas: dict[str, TensorMeta], scalars: dict[str, Any], variant: int = 0) -> Any:
         """This function as a callee, memoized so equal argument types give one Function object.
@@ -125,11 +140,19 @@ class JITFunction:
 
     # -- public API -----------------------------------------------------------------------------
     def compile(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:
-        """Specialize on the sample args and compile; the same key returns the identical object."""
+        """Specialize on the sample args and compile; the same key returns the identical object.
+
+        With no positional and no tensor argument, shapes and dtypes come from the ``pl.Tensor[[...],
+        dtype]`` annotations and scalars from keywords or defaults (``pl.RUNTIME`` keeps one a runtime
+        parameter); the result shares its cache entry with the equivalent sample-argument compile.
+        """
+        return self._compiled(args, kwargs, config, signature_ok=True)
+
+    def _compiled(self, args: tuple, kwargs: dict[str, Any], config: Any, signature_ok: bool) -> Any:
         from pypto.runtime import RunConfig
 
         cfg = config or RunConfig()
-        metas, scalars = self._classify(self._bind(args, kwargs))
+        metas, scalars = self._specs(args, kwargs, signature_ok)
         key = self._key(metas, scalars, cfg)
         hit = self._cache.get(key)
         if hit is not None:
@@ -165,18 +188,19 @@ class JITFunction:
         return disk_cache.entry_key(self, key, cfg)
 
     def lower(self, *args: Any, config: Any = None, **kwargs: Any) -> Program:
-        """Specialize and run the passes only: the post-pass Program; writes nothing, caches nothing."""
+        """Specialize and run the passes only: the post-pass Program; writes nothing, caches nothing.
+
+        Takes sample arguments, or none at all (signature mode, as :meth:`compile`).
+        """
         from pypto.driver import lower
 
-        metas, scalars = self._classify(self._bind(args, kwargs))
-        if not metas and any(is_tensor_like(v) for v in args):
-            raise TypeError("lower(*sample_tensors) / compile(*sample_tensors) need sample tensors")
+        metas, scalars = self._specs(args, kwargs, signature_ok=True)
         planner = getattr(config, "memory_planner", None) if config is not None else None
         return lower(self.specialize(metas, scalars), memory_planner=planner)
 
     def __call__(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:
         """Compile (cached) and run on ``config.platform``; returns like CompiledProgram.__call__."""
-        compiled = self.compile(*args, config=config, **kwargs)
+        compiled = self._compiled(args, kwargs, config, signature_ok=False)
         bound = self._bind(args, kwargs)
         tensors = [v for v in bound.arguments.values() if is_tensor_like(v)]
         return compiled(*tensors, config=config)

@@ -67,6 +67,7 @@ class ProgramCtx:
     returns: dict[str, tuple[Type, ...]] = field(default_factory=dict)
     arity: dict[str, int] = field(default_factory=dict)
     externals: dict[str, Any] = field(default_factory=dict)
+    jit_scalars: frozenset[str] = frozenset()  # a jit function's specialized scalar parameters
 
 
 def describe(node: ast.AST) -> str:
