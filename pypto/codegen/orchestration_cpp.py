@@ -241,6 +241,7 @@ class OrchCodegen(CppExpr):
             if not isinstance(arg.type, TensorType):
                 self.em.line(f"params_t{k}.add_scalar({self.scalar_arg(arg)});")
         self._deps(c, k)
+        self._launch(c, k)
         call = self._submit_call(callee, k)
         capture = result is not None and result in self.needs_id
         self.em.line(f"TaskOutputTensors task_{k}_outs = {call};" if capture else f"{call};")
@@ -260,6 +261,14 @@ class OrchCodegen(CppExpr):
         ids = ", ".join(self.task_id(d) for d in deps)
         self.em.line(f"PTO2TaskId params_t{k}_deps[{len(deps)}] = {{{ids}}};")
         self.em.line(f"params_t{k}.set_dependencies(params_t{k}_deps, {len(deps)});")
+
+    def _launch(self, c: Call, k: int) -> None:
+        """``pl.spmd(n)``: the task runs as ``n`` blocks (``launch_spec``)."""
+        n = c.attrs.get("block_num")
+        if n is not None:
+            self.em.line(f"params_t{k}.launch_spec.set_block_num({self.expr(n)});")
+        if c.attrs.get("sync_start"):
+            self.em.line(f"params_t{k}.launch_spec.set_require_sync_start(true);")
 
     def _submit_call(self, callee: Function, k: int) -> str:
         if callee.func_type is FunctionType.Group:

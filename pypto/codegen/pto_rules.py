@@ -227,6 +227,19 @@ def _cast(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     cg.emit_op("tcvt", _list(a), cg.def_tile(dst), f" {{rmode = #pto<round_mode {rmode}>}}")
 
 
+def _spmd_id(pto: str) -> Rule:
+    """``%x = pto.get_block_idx`` (an i64; ``arith.index_cast`` to index where an index is needed)."""
+    def rule(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+        from pypto.codegen.pto_mlir import Scalar
+
+        if dst is None:
+            return
+        ssa = cg.names.unique(pto.removeprefix("get_"))
+        cg.op(f"%{ssa} = pto.{pto}")
+        cg.env[dst] = Scalar(ssa, "i64")
+    return rule
+
+
 # ---------------------------------------------------------------- cube
 def _matmul(pto: str, n: int) -> Rule:
     def rule(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
@@ -281,6 +294,8 @@ def _register() -> None:
         "tile.matmul": _matmul("tmatmul", 2), "tile.matmul_acc": _matmul("tmatmul.acc", 3),
         "tile.matmul_bias": _matmul("tmatmul.bias", 3),
     })
+    for op in ("get_block_idx", "get_block_num", "get_subblock_idx"):
+        RULES[f"tile.{op}"] = _spmd_id(op)
     from pypto.codegen import pto_views
 
     RULES["tile.concat"] = pto_views.concat

@@ -130,9 +130,13 @@ def parse_for(p: FunctionParser, node: ast.For) -> list[Stmt]:
     c = p._construct(node.iter)
     if c is dsl.while_:
         return _parse_while(p, node)
+    if c is dsl.spmd:
+        from pypto.language.spmd_scope import parse_spmd_for
+
+        return parse_spmd_for(p, node)
     if c not in _LOOPS:
         hint = "write pl.range(...) instead of range(...)" if ast.unparse(node.iter).startswith("range(") else None
-        raise UnsupportedFeatureError(f"for loops must iterate over pl.range/pl.parallel/pl.unroll/pl.pipeline, "
+        raise UnsupportedFeatureError(f"for loops must iterate over pl.range/pl.parallel/pl.unroll/pl.pipeline/pl.spmd, "
                                       f"not '{ast.unparse(node.iter)}'", p.span(node.iter), hint)
     kind = _LOOPS[c]  # type: ignore[index]
     call = node.iter
@@ -236,9 +240,13 @@ def parse_with(p: FunctionParser, node: ast.With) -> list[Stmt]:
         raise UnsupportedFeatureError("a with-statement takes exactly one scope", span)
     item = node.items[0]
     c = p._construct(item.context_expr)
-    if c not in (dsl.at, dsl.cluster, dsl.scope, dsl.manual_scope):
+    if c not in (dsl.at, dsl.cluster, dsl.scope, dsl.manual_scope, dsl.spmd):
         raise UnsupportedFeatureError(f"'with {ast.unparse(item.context_expr)}' is not supported "
-                                      "(use pl.at, pl.cluster, pl.scope or pl.manual_scope)", span)
+                                      "(use pl.at, pl.cluster, pl.spmd, pl.scope or pl.manual_scope)", span)
+    if c is dsl.spmd:
+        from pypto.language.spmd_scope import parse_spmd_with
+
+        return parse_spmd_with(p, item, p.body(node.body, node.lineno), span)
     call = item.context_expr
     assert isinstance(call, ast.Call)
     args, kwargs = p.ev.call_args(call)

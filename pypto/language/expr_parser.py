@@ -325,7 +325,8 @@ class ExprParser:
                  "unroll": "as a for-loop iterator", "pipeline": "as a for-loop iterator",
                  "at": "in a with-statement", "scope": "in a with-statement", "cluster": "in a with-statement",
                  "manual_scope": "in a with-statement", "func_attr": "as the first statement of a function",
-                 "cond": "as the first statement of a pl.while_ loop", "while_": "as a for-loop iterator"}
+                 "cond": "as the first statement of a pl.while_ loop", "while_": "as a for-loop iterator",
+                 "spmd": "as a for-loop iterator or in a with-statement"}
         raise ParserError(f"pl.{c.name}() can only be used {where.get(c.name, 'as a statement')}", span)
 
     def program_call(self, name: str, node: ast.Call, span: Span) -> Expr:

@@ -65,7 +65,8 @@ _TILE_CONVENIENT = frozenset({"load"})
 PROMOTED: dict[str, str] = {
     "load": "tile.load", "store": "tile.store", "move": "tile.move", "create_tile": "tile.create",
     "matmul_bias": "tile.matmul_bias", "alloc": "tile.alloc", "create_tensor": "tensor.create",
-    "dim": "tensor.dim",
+    "dim": "tensor.dim", "get_block_idx": "tile.get_block_idx", "get_block_num": "tile.get_block_num",
+    "get_subblock_idx": "tile.get_subblock_idx",
 }
 
 UNIFIED_EXTRA = ("cast", "matmul", "matmul_acc", "slice", "assemble", "concat", "read", "write",

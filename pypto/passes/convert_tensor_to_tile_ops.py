@@ -9,7 +9,16 @@ from pypto.errors import UnsupportedFeatureError
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call, ConstInt, Expr, MakeTuple, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.ops.common import BINARY, COL_EXPAND, COL_REDUCE, ROW_EXPAND, ROW_REDUCE, SCALAR, UNARY
+from pypto.ir.ops.common import (
+    BINARY,
+    COL_EXPAND,
+    COL_REDUCE,
+    ROW_EXPAND,
+    ROW_REDUCE,
+    SCALAR,
+    SPMD_IDS,
+    UNARY,
+)
 from pypto.ir.ops.registry import make_call
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, EvalStmt, Stmt
@@ -67,6 +76,9 @@ class _Converter:
                 self.tiles[s.var] = tile
                 out.append(AssignStmt(tile, call, span=s.span))
             return out
+        if short in SPMD_IDS:
+            call = make_call(f"tile.{short}", [], span=value.span)
+            return [dataclasses.replace(s, value=call) if isinstance(s, AssignStmt) else s]
         if short in ("create", "full") and isinstance(s, AssignStmt):
             return self.create(s, value, short)
         raise UnsupportedFeatureError(f"tensor op '{value.op}' inside an InCore kernel", value.span,

@@ -73,8 +73,11 @@ class _Converter:
             return self.if_(s, env)
         if isinstance(s, ScopeStmt):
             deps = tuple(self.expr(d, env) for d in getattr(s, "deps", ()))
+            core = self.expr(s.core_num, env) if hasattr(s, "core_num") else None  # pl.spmd(n)
             body = seq(self.block(s.body, env))
             changes = {"body": body, "deps": deps} if hasattr(s, "deps") else {"body": body}
+            if core is not None:
+                changes["core_num"] = core
             return [dataclasses.replace(s, **changes)]
         return [self.expr(s, env)]
 
