@@ -28,7 +28,7 @@ from pypto.ir.stmt import (
     YieldStmt,
     flatten,
 )
-from pypto.ir.types import ScalarType, TensorType, TupleType
+from pypto.ir.types import ArrayType, ScalarType, TensorType, TupleType
 
 _PARAM_TO_ARG = {ParamDirection.In: ArgDirection.Input, ParamDirection.Out: ArgDirection.OutputExisting,
                  ParamDirection.InOut: ArgDirection.InOut}
@@ -175,6 +175,9 @@ class OrchCodegen(CppExpr):
 
     def _for(self, s: ForStmt) -> None:
         for ia in s.iter_args:
+            if isinstance(ia.type, ArrayType):  # updated in place: the carry is the array itself
+                self.env[ia] = self.expr(ia.init)
+                continue
             local = self.em.unique(base_name(ia.name))
             self.em.line(f"{self.decl_type(ia)} {local} = {self.expr(ia.init)};")  # type: ignore[arg-type]
             self.env[ia] = local
@@ -194,6 +197,10 @@ class OrchCodegen(CppExpr):
     def _if(self, s: IfStmt) -> None:
         targets = []
         for rv in s.return_vars:
+            if isinstance(rv.type, ArrayType):
+                raise UserError(f"pl.Array '{base_name(rv.name)}' updated inside an if/else is not supported in "
+                                "orchestration code", s.span, hint="update the array unconditionally (store "
+                                "PTO2TaskId-invalid entries are skipped as dependencies)")
             local = self.em.unique(base_name(rv.name))
             self.em.line(f"{self.decl_type(rv)} {local}{{}};")
             targets.append(local)
@@ -258,9 +265,24 @@ class OrchCodegen(CppExpr):
         deps = [d for d in (c.attrs.get("deps") or c.attrs.get("manual_dep_edges") or [])]
         if not deps:
             return
-        ids = ", ".join(self.task_id(d) for d in deps)
-        self.em.line(f"PTO2TaskId params_t{k}_deps[{len(deps)}] = {{{ids}}};")
-        self.em.line(f"params_t{k}.set_dependencies(params_t{k}_deps, {len(deps)});")
+        arrays = [d for d in deps if isinstance(d.type, ArrayType)]
+        if not arrays:
+            ids = ", ".join(self.task_id(d) for d in deps)
+            self.em.line(f"PTO2TaskId params_t{k}_deps[{len(deps)}] = {{{ids}}};")
+            self.em.line(f"params_t{k}.set_dependencies(params_t{k}_deps, {len(deps)});")
+            return
+        # deps=[arr]: every element (invalid ids, e.g. never-written slots, are skipped by the runtime)
+        total = sum(d.type.extent if isinstance(d.type, ArrayType) else 1 for d in deps)  # type: ignore[union-attr]
+        self.em.line(f"PTO2TaskId params_t{k}_deps[{total}];")
+        self.em.line(f"uint32_t params_t{k}_ndeps = 0;")
+        for d in deps:
+            if isinstance(d.type, ArrayType):
+                arr = self.expr(d)
+                self.em.line(f"for (int {arr}_k = 0; {arr}_k < {d.type.extent}; ++{arr}_k) "
+                             f"params_t{k}_deps[params_t{k}_ndeps++] = {arr}[{arr}_k];")
+            else:
+                self.em.line(f"params_t{k}_deps[params_t{k}_ndeps++] = {self.task_id(d)};")
+        self.em.line(f"params_t{k}.set_dependencies(params_t{k}_deps, params_t{k}_ndeps);")
 
     def _launch(self, c: Call, k: int) -> None:
         """``pl.spmd(n)``: the task runs as ``n`` blocks (``launch_spec``)."""

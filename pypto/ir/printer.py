@@ -31,6 +31,7 @@ from pypto.ir.expr import (
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import Stmt, flatten
 from pypto.ir.types import (
+    ArrayType,
     MemRef,
     PtrType,
     ScalarType,
@@ -170,6 +171,8 @@ class Printer:
             return f"{p}.Scalar[{p}.{t.dtype.value}]"
         if isinstance(t, PtrType):
             return f"{p}.Ptr"
+        if isinstance(t, ArrayType):
+            return f"{p}.Array[{t.extent}, {p}.{t.dtype.value}]"
         if isinstance(t, TupleType):
             return "tuple[" + ", ".join(self.type(x) for x in t.types) + "]"
         return "None"

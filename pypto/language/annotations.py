@@ -20,6 +20,7 @@ from pypto.ir.enums import (
 from pypto.ir.expr import Expr, Var, as_int
 from pypto.ir.span import Span
 from pypto.ir.types import (
+    ArrayType,
     MemRef,
     PtrType,
     ScalarType,
@@ -94,6 +95,12 @@ class AnnotationResolver:
     def _ctor(self, kind: str, items: list[ast.expr], span: Span) -> Type:
         if kind == "Scalar":
             return ScalarType(self._dtype(items[0]))
+        if kind == "Array":
+            extent = self.ev.eval(items[0]) if len(items) == 2 else None
+            if isinstance(extent, bool) or not isinstance(extent, int) or extent <= 0:
+                raise ParserTypeError("pl.Array[...] needs a positive integer extent and a dtype", span,
+                                      hint="write pl.Array[4, pl.TASK_ID]")
+            return ArrayType(extent, self._dtype(items[1]))
         if kind in ("Tensor", "Tile"):
             if len(items) < 2:
                 raise ParserTypeError(f"pl.{kind}[...] needs a shape and a dtype", span,

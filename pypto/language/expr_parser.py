@@ -35,7 +35,7 @@ from pypto.ir.expr import (
     UnOp,
 )
 from pypto.ir.span import Span
-from pypto.ir.types import ScalarType, ShapedType, TupleType, Type, UnknownType
+from pypto.ir.types import ArrayType, ScalarType, ShapedType, TupleType, Type, UnknownType
 from pypto.language import dsl, types
 from pypto.language.bindings import Scope
 from pypto.language.calls import call_op, call_unified
@@ -250,11 +250,20 @@ class ExprParser:
                 return base[idx]
         if isinstance(base, Expr) and isinstance(base.type, TupleType):
             return self._tuple_item(base, node, span)
+        if isinstance(base, Expr) and isinstance(base.type, ArrayType):
+            return self.array_call("array.get_element", [base, node.slice], node, span)
         if not isinstance(base, Expr) or not isinstance(base.type, ShapedType):
             raise ParserTypeError(f"'{ast.unparse(node.value)}' cannot be subscripted", span)
         from pypto.language.subscript import read_subscript
 
         return read_subscript(self, base, node.slice, span)
+
+    def array_call(self, op: str, operands: list[Any], node: ast.AST, span: Span) -> Expr:
+        """``arr[i]`` / ``arr[i] = v``: an ``array.*`` op; the index is one integer expression."""
+        if isinstance(operands[1], ast.Slice | ast.Tuple):
+            raise ParserTypeError(f"'{ast.unparse(node)}': a pl.Array takes one integer index", span)
+        exprs = [operands[0], *(self.expr(o) if isinstance(o, ast.AST) else o for o in operands[1:])]
+        return call_op(op, exprs, {}, span)
 
     def _tuple_item(self, base: Expr, node: ast.Subscript, span: Span) -> Expr:
         """``t[i]`` on a tuple-typed value (a multi-result call) -> TupleGetItem."""

@@ -58,6 +58,7 @@ class OpNamespace:
 
 tensor = OpNamespace("tensor")
 tile = OpNamespace("tile")
+array = OpNamespace("array")
 
 # pl.tile.X called with the DSL's short form (e.g. 3-arg load) is normalised like pl.X
 _TILE_CONVENIENT = frozenset({"load"})

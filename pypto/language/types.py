@@ -46,6 +46,7 @@ Out = TypeCtor("Out")
 InOut = TypeCtor("InOut")
 Tuple = TypeCtor("Tuple")
 Ptr = TypeCtor("Ptr")
+Array = TypeCtor("Array")
 PtrType = Ptr
 TaskId = AnnotationSpec("Scalar", DataType.TASK_ID)
 
