@@ -183,6 +183,9 @@ class Printer:
     def _memref(self, m: MemRef) -> str:
         base = _quote(m.base) if isinstance(m.base, str) else self.namer.use(m.base)
         off = f"{self.p}.const({m.offset}, {self.p}.INT64)" if isinstance(m.offset, int) else self.expr(m.offset)
+        if m.slots > 1:
+            slot = "" if m.slot is None else f"[{m.slot if isinstance(m.slot, int) else self.expr(m.slot)}]"
+            return f"{self.p}.MemRef({base}, {off}, {m.size}, slots={m.slots}){slot}"
         return f"{self.p}.MemRef({base}, {off}, {m.size})"
 
     def _view(self, name: str, view: Any, default: Any) -> str:

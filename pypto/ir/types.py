@@ -59,6 +59,8 @@ class MemRef:
     base: Var | str
     offset: Dim
     size: int
+    slots: int = 1           # pl.MemRef(name, slots=N)[slot]: an author buffer of N equal slots ...
+    slot: Dim | None = None  # ... and the one this tile uses (resolved away by LowerPipelineLoops)
 
 
 @dataclass(frozen=True, slots=True)

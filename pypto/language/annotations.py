@@ -31,7 +31,7 @@ from pypto.ir.types import (
     TupleType,
     Type,
 )
-from pypto.language.types import AnnotationSpec, DynVar, TypeCtor, _CallSpec
+from pypto.language.types import SLOT_KEY, AnnotationSpec, DynVar, TypeCtor, _CallSpec
 
 if TYPE_CHECKING:
     from pypto.language.expr_parser import ExprParser
@@ -165,6 +165,29 @@ class AnnotationResolver:
         return TileType(shape, dtype, memref, view, space)
 
     def _memref(self, spec: _CallSpec, node: ast.expr) -> MemRef:
+        kw = dict(spec.kwargs)
+        slots, slot = kw.pop("slots", 1), kw.pop(SLOT_KEY, None)
+        if kw:
+            raise ParserTypeError(f"pl.MemRef() got an unexpected keyword '{next(iter(kw))}'", self.ev.span(node))
+        if isinstance(slots, bool) or not isinstance(slots, int) or slots < 1:
+            raise ParserTypeError(f"pl.MemRef(slots=...) takes a positive integer, got {slots!r}", self.ev.span(node))
+        if slots > 1 and slot is None:
+            raise ParserTypeError(f"pl.MemRef(..., slots={slots}) needs a slot index: pl.MemRef(..., slots={slots})[k]",
+                                  self.ev.span(node))
+        if slot is not None and slots == 1:
+            raise ParserTypeError("only pl.MemRef(..., slots=N) with N > 1 can be subscripted", self.ev.span(node))
+        mr = self._memref_base(spec, node)
+        if slots == 1:
+            return mr
+        k = as_int(slot)
+        if k is not None and not 0 <= k < slots:
+            raise ParserTypeError(f"slot {k} is out of range for pl.MemRef(..., slots={slots})", self.ev.span(node))
+        if k is None and not (isinstance(slot, Expr) and isinstance(slot.type, ScalarType)
+                              and not slot.type.dtype.is_float):
+            raise ParserTypeError("a pl.MemRef slot index must be an integer expression", self.ev.span(node))
+        return MemRef(mr.base, mr.offset, mr.size, slots, k if k is not None else slot)
+
+    def _memref_base(self, spec: _CallSpec, node: ast.expr) -> MemRef:
         args = list(spec.args)
         if len(args) == 1:
             args += [0, 0]

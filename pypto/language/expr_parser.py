@@ -250,6 +250,8 @@ class ExprParser:
                 return base[idx]
         if isinstance(base, Expr) and isinstance(base.type, TupleType):
             return self._tuple_item(base, node, span)
+        if isinstance(base, types._CallSpec) and base.ctor == "MemRef" and "slots" in base.kwargs:
+            return base[self.eval(node.slice)]  # pl.MemRef(name, slots=N)[k]
         if isinstance(base, Expr) and isinstance(base.type, ArrayType):
             return self.array_call("array.get_element", [base, node.slice], node, span)
         if not isinstance(base, Expr) or not isinstance(base.type, ShapedType):

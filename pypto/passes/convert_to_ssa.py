@@ -62,7 +62,7 @@ class _Converter:
     def stmt(self, s: Stmt, env: Env) -> list[Stmt]:
         if isinstance(s, AssignStmt):
             value = self.expr(s.value, env)
-            new = self.fresh(s.var, self.ssa)
+            new = _rename_slot(self.fresh(s.var, self.ssa), env)
             env[s.var.name] = new
             return [dataclasses.replace(s, var=new, value=value)]
         if isinstance(s, ForStmt):
@@ -150,6 +150,16 @@ class _Converter:
             other = _merge_yield(other, [else_env[n] for n in phis])
         else_body = seq(other) if (other or s.else_body is not None) else None
         return [dataclasses.replace(s, cond=cond, then_body=seq(then), else_body=else_body, return_vars=tuple(rvs))]
+
+
+def _rename_slot(var: Var, env: Env) -> Var:
+    """A ``pl.MemRef(..., slots=N)[i % N]`` annotation names the loop variable: rename it too."""
+    mr = getattr(var.var_type, "memref", None)
+    if mr is None or mr.slot is None or isinstance(mr.slot, int):
+        return var
+    slot = _Rename(env).visit(mr.slot)
+    new_type = dataclasses.replace(var.var_type, memref=dataclasses.replace(mr, slot=slot))
+    return Var(var.name, new_type, span=var.span)
 
 
 def _merge_yield(stmts: list[Stmt], extra: list[Var]) -> list[Stmt]:
