@@ -119,6 +119,8 @@ class ExprParser:
             return value.var
         if isinstance(value, (list, tuple)):
             return MakeTuple(tuple(self.to_expr(v, span) for v in value), span=span)
+        if isinstance(value, Unsupported):
+            raise value.error(span)
         what = ast.unparse(node) if node is not None else repr(value)
         raise ParserTypeError(f"'{what}' is not a value that can be used here", span)
 
@@ -286,6 +288,8 @@ class ExprParser:
         handler = _CALL_HANDLERS.get(type(target))
         if handler is not None:
             return handler(self, target, node, span)
+        if callable(target) and target in _OPTION_CTORS.values():
+            return _option(self, target, node, span)
         if target in (types.MemRef, types.TileView, types.TensorView):
             args, kwargs = self.call_args(node)
             return types._CallSpec(target.__name__, tuple(args), kwargs)
@@ -436,10 +440,25 @@ def _wrap_user_error(fn):
     return run
 
 
+def _unsupported(ev: ExprParser, stub: Any, node: ast.Call, span: Span) -> Any:
+    raise stub.error(span)
+
+
+def _option(ev: ExprParser, ctor: Any, node: ast.Call, span: Span) -> Any:
+    args, kwargs = ev.call_args(node)
+    try:
+        return ctor(*args, **kwargs)
+    except (TypeError, UserError) as exc:
+        raise ParserTypeError(f"{ast.unparse(node.func)}(): {getattr(exc, 'message', exc)}", span) from None
+
+
+from pypto.language import optimizations as _opt  # noqa: E402
 from pypto.language.ops import OpStub, UnifiedStub  # noqa: E402
+from pypto.language.unsupported import Unsupported  # noqa: E402
 
 _CALL_HANDLERS = {OpStub: _wrap_user_error(ExprParser._op), UnifiedStub: _wrap_user_error(ExprParser._unified),
-                  dsl.DslConstruct: ExprParser._construct}
+                  dsl.DslConstruct: ExprParser._construct, Unsupported: _unsupported}
+_OPTION_CTORS = {_opt.split: _opt.split, _opt.cross_core_slot: _opt.cross_core_slot}
 
 
 def register_call_handler(kind: type, handler: Any) -> None:
