@@ -21,6 +21,7 @@ from pypto.ir.types import TileType
 
 if TYPE_CHECKING:
     from pypto.codegen.pto_mlir import GmView, KernelCodegen, Tile
+    from pypto.codegen.pto_types import TileBuf
 
 Rule = Callable[["KernelCodegen", Call, "Var | None"], None]
 RULES: dict[str, Rule] = {}
@@ -208,12 +209,29 @@ def _move(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     cg.emit_op("tmov", _list(a), cg.def_tile(dst))
 
 
+def _flat_order(buf: TileBuf) -> bool:
+    """Are the buffer's elements stored densely in row-major (flat) order? (Nx1 column vectors are.)"""
+    full = buf.valid == (buf.rows, buf.cols)
+    return full and ("blayout=row_major" in buf.text or buf.cols == 1) and "slayout=none_box" in buf.text
+
+
 def _reshape(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    """Same tile type: a no-op. Otherwise ``pto.treshape`` (a view of the same bytes), allowed when both
+    sides hold the same elements densely in the same order: e.g. [32, 1] col-major <-> [1, 32] row-major."""
     (a,) = _srcs(cg, c, 1)
-    if dst is None or cg.buf_type(dst.type).text != a.ty:  # type: ignore[arg-type]
-        raise cg.error(f"tile.reshape to a different tile layout is not supported by the {TOOLCHAIN} codegen",
+    if dst is None:
+        raise cg.error("tile.reshape needs a result")
+    want = cg.buf_type(dst.type)  # type: ignore[arg-type]
+    if want.text == a.ty:
+        cg.env[dst] = a
+        return
+    same = want.loc == a.buf.loc and want.dtype is a.buf.dtype and want.rows * want.cols == a.buf.rows * a.buf.cols
+    if not (same and _flat_order(a.buf) and _flat_order(want)):
+        raise cg.error(f"tile.reshape between these tile layouts is not supported by the {TOOLCHAIN} codegen: "
+                       "pto.treshape only reinterprets the same bytes, so both tiles must be fully valid and "
+                       "stored densely in the same element order",
                        hint="load the data with the target shape instead")
-    cg.env[dst] = a
+    cg.emit_op("treshape", _list(a), cg.def_tile(dst))
 
 
 _RMODE = {"none": "NONE", "rint": "RINT", "round": "ROUND", "floor": "FLOOR", "ceil": "CEIL",
