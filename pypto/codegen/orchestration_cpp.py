@@ -13,6 +13,7 @@ from pypto.codegen.artifact import CoreKind
 from pypto.codegen.emitter import Emitter, base_name
 from pypto.codegen.orch_expr import CppExpr, runtime_dtype
 from pypto.errors import UserError
+from pypto.ir.dtypes import DataType
 from pypto.ir.enums import ArgDirection, FunctionType, ParamDirection
 from pypto.ir.expr import Call, GlobalVar, TupleGetItem, Var
 from pypto.ir.function import Function, Program
@@ -250,7 +251,7 @@ class OrchCodegen(CppExpr):
         self._deps(c, k)
         self._launch(c, k)
         call = self._submit_call(callee, k)
-        capture = result is not None and result in self.needs_id
+        capture = result is not None and (result in self.needs_id or _yields_task_id(result))
         self.em.line(f"TaskOutputTensors task_{k}_outs = {call};" if capture else f"{call};")
         self._bind_result(result, outs, k if capture else None)
 
@@ -346,6 +347,13 @@ class OrchCodegen(CppExpr):
                 "__attribute__((visibility(\"default\")))\n"
                 "void aicpu_orchestration_entry(const ChipTaskArgs& orch_args) {\n"
                 f"{body}\n}}\n\n}}  // extern \"C\"\n")
+
+
+def _yields_task_id(result: Var) -> bool:
+    """A ``(..., TASK_ID)`` call result (``as tid``): its last item is the task id, used or not."""
+    t = result.type
+    last = t.types[-1] if isinstance(t, TupleType) and t.types else None
+    return isinstance(last, ScalarType) and last.dtype is DataType.TASK_ID
 
 
 _STMTS = {

@@ -23,6 +23,7 @@ from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, YieldStmt, flatten,
 from pypto.passes._slots import resolve_slots, share_unresolved, slot_memref, unroll_period
 from pypto.passes._util import iter_stmts, map_blocks
 from pypto.passes.base import Pass
+from pypto.passes.simplify import _Fold
 from pypto.passes.unroll_loops import _copy
 
 
@@ -51,6 +52,8 @@ class _Lowering:
         mapping: dict[Var, Expr] = {self.loop.loop_var: iv_value}
         mapping.update(zip(self.loop.iter_args, carried, strict=True))
         stmts = _copy(flatten(self.loop.body), mapping)
+        if isinstance(iv_value, ConstInt):  # a tail copy: fold `6 * 64` as the parser would
+            stmts = [_Fold().visit(x) for x in stmts]
         if rep is not None:
             stmts = resolve_slots(stmts, self.loop.loop_var, rep)
         if stmts and isinstance(stmts[-1], YieldStmt):
