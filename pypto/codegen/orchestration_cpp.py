@@ -286,12 +286,14 @@ class OrchCodegen(CppExpr):
         self.em.line(f"params_t{k}.set_dependencies(params_t{k}_deps, params_t{k}_ndeps);")
 
     def _launch(self, c: Call, k: int) -> None:
-        """``pl.spmd(n)``: the task runs as ``n`` blocks (``launch_spec``)."""
+        """``pl.spmd(n)``: the task runs as ``n`` blocks (``launch_spec``); scheduling hints."""
         n = c.attrs.get("block_num")
         if n is not None:
             self.em.line(f"params_t{k}.launch_spec.set_block_num({self.expr(n)});")
         if c.attrs.get("sync_start"):
             self.em.line(f"params_t{k}.launch_spec.set_require_sync_start(true);")
+        if c.attrs.get("allow_early_resolve"):
+            self.em.line(f"params_t{k}.set_allow_early_resolve(true);")
 
     def _submit_call(self, callee: Function, k: int) -> str:
         if callee.func_type is FunctionType.Group:

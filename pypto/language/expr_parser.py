@@ -335,6 +335,10 @@ class ExprParser:
         if c is dsl.const:
             args, kwargs = self.call_args(node)
             return make_const(args, kwargs, span)
+        if c in (dsl.submit, dsl.spmd_submit):
+            from pypto.language.submit_call import parse_submit
+
+            return parse_submit(self, c is dsl.spmd_submit, node, span)
         where = {"yield_": "as a statement `x = pl.yield_(...)` inside a loop or if",
                  "range": "as a for-loop iterator", "parallel": "as a for-loop iterator",
                  "unroll": "as a for-loop iterator", "pipeline": "as a for-loop iterator",

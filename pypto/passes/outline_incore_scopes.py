@@ -189,6 +189,8 @@ class _Outliner:
                    region: _Region) -> tuple[list[Stmt], dict[Var, Expr]]:
         call = Call(GlobalVar(func.name), tuple(free), result_type=_ret_type(func), span=scope.span,
                     attrs=dict(scope.attrs.get(_LAUNCH, {})))
+        if scope.attrs.get("allow_early_resolve"):  # a pure scheduling hint for the runtime
+            call = dataclasses.replace(call, attrs={**call.attrs, "allow_early_resolve": True})
         if scope.deps:  # declared edges: the orchestration passes them to set_dependencies
             call = dataclasses.replace(call, attrs={**call.attrs, "manual_dep_edges": tuple(scope.deps)})
         task = scope.task_var

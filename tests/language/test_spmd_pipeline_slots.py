@@ -15,6 +15,7 @@ import pytest
 
 import pypto.language as pl
 from pypto import ir
+from pypto.errors import UserError
 from pypto.ir import ForStmt, SpmdScopeStmt
 from pypto.ir.enums import ForKind
 from pypto.ir.options import VerificationLevel
@@ -274,3 +275,50 @@ def test_reshape_column_vector_to_row_vector_uses_treshape(platform):
     compiled = _run(RESHAPE, platform, a, out)
     np.testing.assert_allclose(out[0], a.sum(1) * 2, rtol=1e-5, atol=1e-5)
     assert "pto.treshape" in next(Path(compiled.output_dir).glob("ptoas/*.pto")).read_text()
+
+
+SUBMIT = f"""
+@pl.program
+class Submit:
+    @pl.function(type=pl.FunctionType.InCore)
+    def scale(self, a: {T}, out: pl.Out[{T}]) -> {T}:
+        i = pl.tile.get_block_idx()
+        out = pl.store(pl.muls(pl.load(a, [i * 64, 0], [64, 64]), 2.0), [i * 64, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def inc(self, a: {T}, out: pl.Out[{T}]) -> {T}:
+        out = pl.store(pl.adds(pl.load(a, [0, 0], [256, 64]), 1.0), [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: {T}, out: pl.Out[{T}]) -> {T}:
+        with pl.manual_scope():
+            tmp = pl.create_tensor([256, 64], dtype=pl.FP32)
+            r = pl.spmd_submit(self.scale, a, tmp, core_num=4, allow_early_resolve=True)
+            s = pl.submit(self.inc, r[0], out, deps=[r[1]])
+        return s[0]
+"""
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_submit_and_spmd_submit_yield_the_task_id(platform):
+    (a,) = _inputs((256, 64))
+    out = np.zeros((256, 64), np.float32)
+    compiled = _run(SUBMIT, platform, a, out)
+    np.testing.assert_allclose(out, a * 2 + 1, rtol=1e-6, atol=1e-6)
+    cpp = _orch(compiled)
+    assert "params_t0.launch_spec.set_block_num(4);" in cpp and "params_t0.set_allow_early_resolve(true);" in cpp
+    assert "PTO2TaskId params_t1_deps[1] = {task_0_outs.task_id()};" in cpp
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    ("pl.spmd_submit(self.scale, a, tmp)", "pl.spmd_submit() needs core_num=<positive integer>"),
+    ("pl.submit(self.scale, a, tmp, core_num=2)", "pl.submit() takes no core_num=/sync_start=; use pl.spmd_submit"),
+    ("pl.submit(a, tmp)", "pl.submit() launches a kernel: its first argument must be a function"),
+])
+def test_submit_misuse(call, message):
+    src = H + SUBMIT.replace("pl.spmd_submit(self.scale, a, tmp, core_num=4, allow_early_resolve=True)", call)
+    with pytest.raises(UserError) as ei:
+        pl.parse(src)
+    assert message in ei.value.message
