@@ -83,6 +83,29 @@ def _maximums(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     cg.emit_op("tmax", _pair(a, tmp), cg.def_tile(dst))
 
 
+def _addc(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    cg.emit_op("taddc", _list(*_srcs(cg, c, 3)), cg.def_tile(dst))
+
+
+def _addsc(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    a, b = cg.tile_of(c.args[0]), cg.tile_of(c.args[2])
+    ty = a.buf.dtype.mlir
+    s = scalar_operand(cg, c.args[1], ty)
+    cg.emit_op("taddsc", f"%{a.ssa}, %{s}, %{b.ssa} : {a.ty}, {ty}, {b.ty}", cg.def_tile(dst))
+
+
+def _sub_then_sub(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    """``subc``/``subsc``: a - b - c as two subtractions (the operand order of tsubc/tsubsc differs between
+    ISA versions); the result never shares a buffer with ``c`` (memory_rules.NOT_IN_PLACE)."""
+    a, last = cg.tile_of(c.args[0]), cg.tile_of(c.args[2])
+    out = cg.def_tile(dst)
+    if c.op == "tile.subc":
+        cg.emit_op("tsub", _list(a, cg.tile_of(c.args[1])), out)
+    else:
+        cg.emit_op("tsubs", f"%{a.ssa}, %{scalar_operand(cg, c.args[1], 'f32')} : {a.ty}, f32", out)
+    cg.emit_op("tsub", _list(out, last), out)
+
+
 def _fill(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     out = cg.def_tile(dst)
     ty = out.buf.dtype.mlir
@@ -299,7 +322,9 @@ def _register() -> None:
         "tile.adds": _scalar("tadds", "tile"), "tile.subs": _scalar("tsubs", "f32"),
         "tile.muls": _scalar("tmuls", "f32"), "tile.divs": _scalar("tdivs", "tile"),
         "tile.minimums": _scalar("tmins", "untyped"), "tile.rems": _scalar("trems", "untyped"),
-        "tile.maximums": _maximums,
+        "tile.maximums": _maximums, "tile.xors": _scalar("txors", "tile"),
+        "tile.prelu": _binary("tprelu", "pair"), "tile.addc": _addc, "tile.addsc": _addsc,
+        "tile.subc": _sub_then_sub, "tile.subsc": _sub_then_sub,
         "tile.row_sum": _reduce("trowsum", False), "tile.row_max": _reduce("trowmax", False),
         "tile.row_min": _reduce("trowmin", True), "tile.col_sum": _reduce("tcolsum", True),
         "tile.col_max": _miscompiled("tile.col_max", "tcolmax"),

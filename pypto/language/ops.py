@@ -81,10 +81,11 @@ PROMOTED: dict[str, str] = {
     "load": "tile.load", "store": "tile.store", "move": "tile.move", "create_tile": "tile.create",
     "matmul_bias": "tile.matmul_bias", "alloc": "tile.alloc", "create_tensor": "tensor.create",
     "dim": "tensor.dim", "get_block_idx": "tile.get_block_idx", "get_block_num": "tile.get_block_num",
-    "get_subblock_idx": "tile.get_subblock_idx",
+    "get_subblock_idx": "tile.get_subblock_idx", "addc": "tile.addc", "subc": "tile.subc", "addsc": "tile.addsc",
+    "subsc": "tile.subsc", "prelu": "tile.prelu",
 }
 
-UNIFIED_EXTRA = ("cast", "matmul", "matmul_acc", "slice", "assemble", "concat", "read", "write",
+UNIFIED_EXTRA = ("xors", "cast", "matmul", "matmul_acc", "slice", "assemble", "concat", "read", "write",
                  "reshape", "transpose", "fillpad", "expands", "full")
 
 

@@ -67,15 +67,14 @@ _OPS_BOTH = {  # names missing from pl, pl.tile and pl.tensor alike
     "row_argmax": "argreduce", "row_argmin": "argreduce", "col_argmax": "argreduce", "col_argmin": "argreduce",
     "fmod": "fmod", "fmods": "fmod", "sort32": "sort", "random": "random", "fillpad_expand": "fillpad_expand",
     "part_mul": "part_mul", "reinterpret_view": "views", "set_validshape": "views", "scatter_update": "gather_x",
-    "gather_row": "gather_x", "cmp": "codegen", "xors": "codegen", "mrgsort": "codegen", "gather": "codegen",
+    "gather_row": "gather_x", "cmp": "codegen", "mrgsort": "codegen", "gather": "codegen",
     "scatter": "codegen", "arange": "codegen", "part_add": "codegen", "part_max": "codegen",
     "part_min": "codegen",
 }
 _OPS_TILE_AND_PL = {
     "gemv": "gemv", "gemv_acc": "gemv", "gemv_bias": "gemv", "matmul_mx": "mx", "matmul_mx_acc": "mx",
     "matmul_mx_bias": "mx", "batch_matmul": "batch", "tri": "tri", "lrelu": "lrelu", "cmps": "codegen",
-    "sel": "codegen", "sels": "codegen", "prelu": "codegen", "addc": "codegen", "subc": "codegen",
-    "addsc": "codegen", "subsc": "codegen", "gatherb": "codegen", "mgather": "codegen", "mscatter": "codegen",
+    "sel": "codegen", "sels": "codegen", "gatherb": "codegen", "mgather": "codegen", "mscatter": "codegen",
     "tpush_to_aiv": "pipes", "tpush_to_aic": "pipes", "tpop_from_aic": "pipes", "tpop_from_aiv": "pipes",
     "aiv_shard": "split_aiv", "aic_gather": "split_aiv",
 }

@@ -29,7 +29,7 @@ from pypto.passes.base import Pass
 
 # tensor ops computed elementwise on tiles: tensor.<op> -> tile.<op>, operands loaded into Vec
 COMPUTE = frozenset((*BINARY, *SCALAR, *UNARY, *ROW_REDUCE, *COL_REDUCE, *ROW_EXPAND, *COL_EXPAND, "cast",
-                     "expands", "fillpad"))
+                     "expands", "fillpad", "xors"))
 MATMUL = frozenset({"matmul", "matmul_acc"})
 
 

@@ -1,0 +1,52 @@
+"""Three-operand and slope/xor elementwise ops of upstream's ``pl.tile`` (and ``pl.xors`` for tensors).
+
+``addc(a, b, c) = a + b + c``, ``subc(a, b, c) = a - b - c``, ``addsc(a, s, c) = a + s + c``,
+``subsc(a, s, c) = a - s - c``, ``prelu(x, slope) = x > 0 ? x : x * slope`` (elementwise slope tile),
+``xors(a, s) = a ^ s`` on integer tiles. The trailing ``tmp`` operand upstream's signatures carry for
+newer hardware is accepted and unused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pypto.errors import UserError
+from pypto.ir.expr import Expr
+from pypto.ir.ops.infer import like, same_dtype, same_shape, shaped
+from pypto.ir.ops.registry import OpDef, register
+from pypto.ir.span import Span
+from pypto.ir.types import ScalarType, TensorType, TileType, Type
+
+
+def _tiles(name: str, positions: tuple[int, ...]):
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        first = shaped(args[0], name, "lhs", span, TileType)
+        for i in positions[1:]:
+            other = shaped(args[i], name, f"operand {i}", span, TileType)
+            same_shape(name, first, other, span)
+            same_dtype(name, first, other, span)
+        if 1 not in positions and not isinstance(args[1].type, ScalarType):
+            raise UserError(f"{name}: operand 'rhs' must be a scalar, got {args[1].type}", span)
+        return like(first)
+    return infer
+
+
+def _xors(name: str, kind: type):
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        a = shaped(args[0], name, "lhs", span, kind)
+        if a.dtype.is_float:
+            raise UserError(f"{name}: needs an integer operand, got {a.dtype.value}", span)
+        t = args[1].type
+        if not isinstance(t, ScalarType) or t.dtype.is_float:
+            raise UserError(f"{name}: operand 'rhs' must be an integer scalar, got {t}", span)
+        return like(a)
+    return infer
+
+
+register(OpDef("tile.addc", ("lhs", "rhs", "rhs2"), _tiles("tile.addc", (0, 1, 2)), category="ternary"))
+register(OpDef("tile.subc", ("lhs", "rhs", "rhs2"), _tiles("tile.subc", (0, 1, 2)), category="ternary"))
+register(OpDef("tile.addsc", ("lhs", "rhs", "rhs2"), _tiles("tile.addsc", (0, 2)), category="ternary"))
+register(OpDef("tile.subsc", ("lhs", "rhs", "rhs2"), _tiles("tile.subsc", (0, 2)), category="ternary"))
+register(OpDef("tile.prelu", ("tile", "slope", "tmp?"), _tiles("tile.prelu", (0, 1)), category="binary"))
+register(OpDef("tile.xors", ("lhs", "rhs", "tmp?"), _xors("tile.xors", TileType), category="scalar"))
+register(OpDef("tensor.xors", ("lhs", "rhs"), _xors("tensor.xors", TensorType), category="scalar"))
