@@ -350,6 +350,9 @@ def _register() -> None:
         RULES[f"tile.row_expand_{k}"] = _expand_then("trowexpand", k)
     for k in ("add", "sub", "mul", "div", "max", "min", "expdif"):
         RULES[f"tile.col_expand_{k}"] = _expand_then("tcolexpand", k)
+    for op in ("array.create", "array.get_element", "array.update_element"):
+        RULES[op] = _unsupported(op, "keep pl.Array values in the orchestration (there is no !pto.local_array "
+                                     "in ptoas 0.1.1); pass the elements a kernel needs as scalar arguments")
     for op, alt in (("row_prod", "multiply with tile.mul in a loop over columns, or reduce on the host"),
                     ("col_prod", "reduce on the host"), ("sin", "compute it on the host"),
                     ("cos", "compute it on the host"),

@@ -141,3 +141,12 @@ def test_reshape_of_a_partly_valid_tile_is_rejected_by_codegen(tmp_path, monkeyp
                   "            out = pl.store(pl.reshape(r, [64, 64]), [0, 0], out)")
     with pytest.raises(UserError, match="tile.reshape between these tile layouts is not supported .*ptoas 0.1.1"):
         ir.compile(pl.parse(src), skip_ptoas=True)
+
+
+def test_array_in_a_kernel_is_rejected_by_codegen(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    src = _kernel("            w = pl.array.create(2, pl.INT32)\n"
+                  "            out = pl.store(pl.load(a, [0, 0], [64, 64]), [0, 0], out)")
+    with pytest.raises(UserError, match="array.create cannot be lowered by ptoas 0.1.1") as ei:
+        ir.compile(pl.parse(src), skip_ptoas=True)
+    assert "!pto.local_array" in ei.value.hint
