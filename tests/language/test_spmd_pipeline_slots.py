@@ -322,3 +322,49 @@ def test_submit_misuse(call, message):
     with pytest.raises(UserError) as ei:
         pl.parse(src)
     assert message in ei.value.message
+
+
+PIPELINE_DYNAMIC_CARRY = """
+@pl.program
+class PipeDynCarry:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[320, 64], pl.FP32], n: pl.Scalar[pl.INDEX],
+             out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            acc0 = pl.tile.full([64, 64], 0.0, dtype=pl.FP32)
+            for i, (acc,) in pl.pipeline(n, stage=2, init_values=(acc0,)):
+                nxt = pl.add(acc, pl.load(a, [i * 64, 0], [64, 64]))
+                total = pl.yield_(nxt)
+            out = pl.store(total, [0, 0], out)
+        return out
+"""
+
+
+@pytest.mark.parametrize(("platform", "n"), [("a2a3sim", 5), ("a5sim", 4), ("a2a3sim", 1)])
+def test_pipeline_dynamic_bound_with_a_carried_tile(platform, n):
+    (a,) = _inputs((320, 64))
+    out = np.zeros((64, 64), np.float32)
+    _run(PIPELINE_DYNAMIC_CARRY, platform, a, np.int64(n), out)
+    np.testing.assert_allclose(out, a[: n * 64].reshape(n, 64, 64).sum(0), rtol=1e-5, atol=1e-5)
+
+
+SPMD_BLOCK_NUM = f"""
+@pl.program
+class SpmdBlockNum:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: {T}, tail: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        for i in pl.spmd(4):
+            n = pl.tile.get_block_num()
+            if i == n - 1:
+                tail = pl.store(pl.load(a, [i * 64, 0], [64, 64]), [0, 0], tail)
+        return tail
+"""
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_spmd_blocks_see_the_block_count(platform):
+    (a,) = _inputs((256, 64))
+    tail = np.zeros((64, 64), np.float32)
+    compiled = _run(SPMD_BLOCK_NUM, platform, a, tail)
+    np.testing.assert_array_equal(tail, a[192:])  # only block n-1 stored
+    assert "pto.get_block_num" in next(Path(compiled.output_dir).glob("ptoas/*.pto")).read_text()
