@@ -106,6 +106,20 @@ def _sub_then_sub(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     cg.emit_op("tsub", _list(out, last), out)
 
 
+def _ci(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    out = cg.def_tile(dst)
+    ty = out.buf.dtype.mlir
+    desc = " {descending = true}" if c.kwargs.get("descending") else ""
+    cg.emit_op("tci", f"%{scalar_operand(cg, c.args[0], ty)} : {ty}", out, desc)
+
+
+def _extract(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    src = cg.tile_of(c.args[0])
+    r, col = cg.index(c.args[1]), cg.index(c.args[2])
+    cg.valid = None
+    cg.emit_op("textract", f"%{src.ssa}[%{r}, %{col}] : {src.ty}", cg.def_tile(dst))
+
+
 def _fill(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     out = cg.def_tile(dst)
     ty = out.buf.dtype.mlir
@@ -324,7 +338,7 @@ def _register() -> None:
         "tile.minimums": _scalar("tmins", "untyped"), "tile.rems": _scalar("trems", "untyped"),
         "tile.maximums": _maximums, "tile.xors": _scalar("txors", "tile"),
         "tile.prelu": _binary("tprelu", "pair"), "tile.addc": _addc, "tile.addsc": _addsc,
-        "tile.subc": _sub_then_sub, "tile.subsc": _sub_then_sub,
+        "tile.subc": _sub_then_sub, "tile.subsc": _sub_then_sub, "tile.ci": _ci, "tile.extract": _extract,
         "tile.row_sum": _reduce("trowsum", False), "tile.row_max": _reduce("trowmax", False),
         "tile.row_min": _reduce("trowmin", True), "tile.col_sum": _reduce("tcolsum", True),
         "tile.col_max": _miscompiled("tile.col_max", "tcolmax"),
@@ -344,6 +358,7 @@ def _register() -> None:
     RULES["tile.concat"] = pto_views.concat
     RULES["tile.assemble"] = pto_views.assemble
     RULES["tile.fillpad"] = pto_views.fillpad
+    RULES["tile.fillpad_inplace"] = pto_views.fillpad  # same values; the result gets its own buffer
     for k in ("sub", "mul", "div"):
         RULES[f"tile.row_expand_{k}"] = _expand_direct(f"trowexpand{k}", True)
     for k in ("add", "max", "min"):

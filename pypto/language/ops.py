@@ -75,14 +75,15 @@ array = OpNamespace("array")
 # pl.tile.X called with the DSL's short form (e.g. 3-arg load) is normalised like pl.X
 _TILE_CONVENIENT = frozenset({"load"})
 # upstream spellings of existing ops
-_ALIASES = {"tile": {"create_tile": "tile.create"}, "tensor": {"create_tensor": "tensor.create"}}
+_ALIASES = {"tile": {"create_tile": "tile.create", "arange": "tile.ci"},
+            "tensor": {"create_tensor": "tensor.create", "arange": "tensor.ci"}}
 
 PROMOTED: dict[str, str] = {
     "load": "tile.load", "store": "tile.store", "move": "tile.move", "create_tile": "tile.create",
     "matmul_bias": "tile.matmul_bias", "alloc": "tile.alloc", "create_tensor": "tensor.create",
     "dim": "tensor.dim", "get_block_idx": "tile.get_block_idx", "get_block_num": "tile.get_block_num",
     "get_subblock_idx": "tile.get_subblock_idx", "addc": "tile.addc", "subc": "tile.subc", "addsc": "tile.addsc",
-    "subsc": "tile.subsc", "prelu": "tile.prelu",
+    "subsc": "tile.subsc", "prelu": "tile.prelu", "arange": "tensor.ci",
 }
 
 UNIFIED_EXTRA = ("xors", "cast", "matmul", "matmul_acc", "slice", "assemble", "concat", "read", "write",

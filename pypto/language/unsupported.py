@@ -68,7 +68,7 @@ _OPS_BOTH = {  # names missing from pl, pl.tile and pl.tensor alike
     "fmod": "fmod", "fmods": "fmod", "sort32": "sort", "random": "random", "fillpad_expand": "fillpad_expand",
     "part_mul": "part_mul", "reinterpret_view": "views", "set_validshape": "views", "scatter_update": "gather_x",
     "gather_row": "gather_x", "cmp": "codegen", "mrgsort": "codegen", "gather": "codegen",
-    "scatter": "codegen", "arange": "codegen", "part_add": "codegen", "part_max": "codegen",
+    "scatter": "codegen", "part_add": "codegen", "part_max": "codegen",
     "part_min": "codegen",
 }
 _OPS_TILE_AND_PL = {
@@ -98,12 +98,11 @@ PL: dict[str, str] = {
     "PrefetchAsyncContext": "prefetch", "AsyncEvent": "prefetch", "AsyncSession": "prefetch",
 }
 TILE: dict[str, str] = {
-    **_OPS_BOTH, **_OPS_TILE_AND_PL, "batch_matmul_acc": "batch", "extract": "codegen", "ci": "codegen",
-    "fillpad_inplace": "codegen", "transpose_view": "views", "gather_mask": "gather_x", "scatter_mask": "gather_x",
+    **_OPS_BOTH, **_OPS_TILE_AND_PL, "batch_matmul_acc": "batch", "transpose_view": "views", "gather_mask": "gather_x", "scatter_mask": "gather_x",
     "gather_compare": "gather_x", "max": "scalar_minmax", "min": "scalar_minmax", "MaskPattern": "gather_x",
     "MemRefType": "typing",
 }
-TENSOR: dict[str, str] = {**_OPS_BOTH, **_OPS_TENSOR_AND_PL, "ci": "codegen", "alloc": "tensor_alloc",
+TENSOR: dict[str, str] = {**_OPS_BOTH, **_OPS_TENSOR_AND_PL, "alloc": "tensor_alloc",
                           "view": "tensor_alloc"}
 NAMESPACES: dict[str, dict[str, str]] = {"system": _SYSTEM, "prefetch": _PREFETCH, "parser": {}}
 

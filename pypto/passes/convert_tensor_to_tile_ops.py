@@ -79,6 +79,11 @@ class _Converter:
         if short in SPMD_IDS:
             call = make_call(f"tile.{short}", [], span=value.span)
             return [dataclasses.replace(s, value=call) if isinstance(s, AssignStmt) else s]
+        if short == "ci" and isinstance(s, AssignStmt):
+            call = make_call("tile.ci", list(value.args), value.kwargs, span=value.span)
+            tile = Var(f"{base_name(s.var.name)}__tile", call.result_type, span=s.var.span)
+            self.tiles[s.var] = tile
+            return [AssignStmt(tile, call, span=s.span)]
         if short in ("create", "full") and isinstance(s, AssignStmt):
             return self.create(s, value, short)
         raise UnsupportedFeatureError(f"tensor op '{value.op}' inside an InCore kernel", value.span,

@@ -67,3 +67,52 @@ def test_extra_elementwise_misuse(expr, message):
     src = SRC.replace("pl.addc(tx, ty, tz)", expr)
     with pytest.raises(UserError, match=message.replace("(", "[(]").replace(")", "[)]")):
         pl.parse(src)
+
+
+SEQ = """import pypto.language as pl
+
+@pl.program
+class Seq:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 64], pl.FP32], s: pl.Scalar[pl.INT32],
+             o1: pl.Out[pl.Tensor[[1, 32], pl.INT32]], o2: pl.Out[pl.Tensor[[1, 16], pl.INT32]],
+             o3: pl.Out[pl.Tensor[[8, 16], pl.FP32]], o4: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[1, 32], pl.INT32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            o1 = pl.store(pl.tile.ci(s, [1, 32]), [0, 0], o1)
+            o2 = pl.store(pl.tile.arange(100, [1, 16], descending=True), [0, 0], o2)
+            t = pl.load(x, [0, 0], [16, 64])
+            o3 = pl.store(pl.tile.extract(t, 4, 16, [8, 16], target_memory=pl.Mem.Vec), [0, 0], o3)
+            p = pl.load(x, [0, 0], [16, 64], [16, 40])
+            o4 = pl.store(pl.tile.fillpad_inplace(p, pad_value=pl.PadValue.zero), [0, 0], o4)
+        return o1
+"""
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_ci_extract_and_fillpad_inplace_match_numpy(platform, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    compiled = ir.compile(pl.parse(SEQ), platform=platform, verification_level=VerificationLevel.ROUNDTRIP)
+    ptos = sorted(Path(compiled.output_dir).glob("ptoas/*.pto"))
+    if checker()[0] is not None:
+        verify(*ptos)
+    assert all(f"pto.{op} " in ptos[0].read_text() for op in ("tci", "textract", "tfillpad"))
+    x = np.random.default_rng(5).standard_normal((16, 64)).astype(np.float32)
+    o1, o2 = np.zeros((1, 32), np.int32), np.zeros((1, 16), np.int32)
+    o3, o4 = np.zeros((8, 16), np.float32), np.full((16, 64), 7, np.float32)
+    compiled(x, np.int32(5), o1, o2, o3, o4)
+    np.testing.assert_array_equal(o1[0], 5 + np.arange(32))
+    np.testing.assert_array_equal(o2[0], 100 - np.arange(16))
+    np.testing.assert_array_equal(o3, x[4:12, 16:32])
+    np.testing.assert_array_equal(o4, np.where(np.arange(64) < 40, x, 0))
+
+
+@pytest.mark.parametrize(("expr", "message"), [
+    ("pl.tile.ci(s, [2, 32])", "the sequence fills one row; the shape must be [1, N]"),
+    ("pl.tile.ci(s, [1, 32], dtype=pl.FP32)", "dtype must be pl.INT16 or pl.INT32"),
+    ("pl.tile.extract(pl.load(x, [0, 0], [16, 64]), 12, 0, [8, 16], target_memory=pl.Mem.Vec)",
+     "window [12, 20) on axis 0 is outside the source's 16"),
+])
+def test_ci_and_extract_misuse(expr, message):
+    with pytest.raises(UserError) as ei:
+        pl.parse(SEQ.replace("pl.tile.ci(s, [1, 32])", expr))
+    assert message in ei.value.message
