@@ -34,10 +34,15 @@ class _Header:
         assert isinstance(call, ast.Call)
         self.span = span = p.span(call)
         args, kwargs = p.ev.call_args(call)
+        if "core_num" in kwargs and not args:  # pl.spmd(core_num=4)
+            args = [kwargs.pop("core_num")]
+            node = next(k.value for k in call.keywords if k.arg == "core_num")
+        else:
+            node = call.args[0] if call.args else call
         if len(args) != 1:
-            raise ParserTypeError(f"pl.spmd() takes the block count as its one positional argument, got "
-                                  f"{len(args)}", span, hint="e.g. pl.spmd(4)")
-        self.core_num = _core_num(p, args[0], call.args[0])
+            raise ParserTypeError(f"pl.spmd() takes the block count (core_num) as its first argument, got "
+                                  f"{len(args)} arguments", span, hint="e.g. pl.spmd(4)")
+        self.core_num = _core_num(p, args[0], node)
         self.sync_start = bool(kwargs.pop("sync_start", False))
         self.name_hint = kwargs.pop("name_hint", "") or ""
         self.deps = tuple(p.ev.to_expr(d, span) for d in (kwargs.pop("deps", None) or []))

@@ -37,7 +37,7 @@ def _err(src: str, cls: type[UserError] = UserError) -> UserError:
     ("        for i in pl.spmd(2, deps=[a]):\n            out = pl.store(pl.load(a, [0, 0], [64, 64]), [0, 0], out)",
      "deps= is only accepted by the `with pl.spmd(n, deps=[...]) as tid:` form"),
     ("        for i in pl.spmd():\n            out = pl.store(pl.load(a, [0, 0], [64, 64]), [0, 0], out)",
-     "pl.spmd() takes the block count as its one positional argument, got 0"),
+     "pl.spmd() takes the block count (core_num) as its first argument, got 0 arguments"),
     ("        with pl.spmd(2, bogus=1):\n            i = pl.tile.get_block_idx()",
      "pl.spmd() got an unexpected keyword argument 'bogus'"),
     ("        with pl.spmd(2, deps=[a]):\n            i = pl.tile.get_block_idx()",

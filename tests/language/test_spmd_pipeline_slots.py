@@ -91,7 +91,7 @@ class SpmdWith:
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, a: {T}, out: pl.Out[{T}]) -> {T}:
         tmp = pl.create_tensor([256, 64], dtype=pl.FP32)
-        with pl.spmd(4) as first:
+        with pl.spmd(core_num=4) as first:
             tmp = self.scale_rows(a, tmp)
         with pl.spmd(4, name_hint="plus_one", sync_start=True, deps=[first]) as second:
             k = pl.tile.get_block_idx()
