@@ -10,7 +10,8 @@ from pypto.codegen.generate import skip_ptoas_files
 from pypto.codegen.kernel_config import render_kernel_config
 from pypto.errors import PartialCodegenError, ToolchainError
 
-_WRAP_KIND = {"tensor": "tensor", "scalar": "scalar", "dim": "dyn_dim"}
+_WRAP_KIND = {"tensor": "tensor", "scalar": "scalar", "dim": "dyn_dim", "block_idx": "block_idx",
+              "block_num": "block_num", "sub_block_idx": "sub_block_idx"}
 
 
 class _Writer:

@@ -289,6 +289,9 @@ def _spmd_id(pto: str) -> Rule:
 
         if dst is None:
             return
+        if c.op in cg.id_args:  # a loop bound: the wrapper passes it as an index argument
+            cg.env[dst] = Scalar(cg.id_args[c.op], "index")
+            return
         ssa = cg.names.unique(pto.removeprefix("get_"))
         cg.op(f"%{ssa} = pto.{pto}")
         cg.env[dst] = Scalar(ssa, "i64")

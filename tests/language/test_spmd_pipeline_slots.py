@@ -368,3 +368,36 @@ def test_spmd_blocks_see_the_block_count(platform):
     compiled = _run(SPMD_BLOCK_NUM, platform, a, tail)
     np.testing.assert_array_equal(tail, a[192:])  # only block n-1 stored
     assert "pto.get_block_num" in next(Path(compiled.output_dir).glob("ptoas/*.pto")).read_text()
+
+
+SPMD_STRIDED = """
+@pl.program
+class SpmdStrided:
+    @pl.function(type=pl.FunctionType.InCore)
+    def rows(self, a: pl.Tensor[[448, 64], pl.FP32], n: pl.Scalar[pl.INDEX],
+             out: pl.Out[pl.Tensor[[448, 64], pl.FP32]]) -> pl.Tensor[[448, 64], pl.FP32]:
+        first = pl.tile.get_block_idx()
+        stride = pl.tile.get_block_num()
+        for b in pl.range(first, n, stride):
+            out = pl.store(pl.exp(pl.load(a, [b * 64, 0], [64, 64])), [b * 64, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[448, 64], pl.FP32], n: pl.Scalar[pl.INDEX],
+             out: pl.Out[pl.Tensor[[448, 64], pl.FP32]]) -> pl.Tensor[[448, 64], pl.FP32]:
+        with pl.spmd(3):
+            out = self.rows(a, n, out)
+        return out
+"""
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_spmd_strided_loop_over_blocks(platform):
+    (a,) = _inputs((448, 64))
+    out = np.zeros((448, 64), np.float32)
+    compiled = _run(SPMD_STRIDED, platform, a, np.int64(7), out)
+    np.testing.assert_allclose(out, np.exp(a), rtol=1e-5, atol=1e-5)  # blocks 0..2 took rows b, b+3, b+6
+    pto = next(Path(compiled.output_dir).glob("ptoas/*.pto")).read_text()
+    assert "pto.get_block_idx" not in pto and "arith.index_cast" not in pto  # ids arrive as index args
+    kernel = next(Path(compiled.output_dir).glob("kernels/aiv/*.cpp")).read_text()
+    assert "get_block_idx(args)" in kernel and "get_block_num(args)" in kernel
