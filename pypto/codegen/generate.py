@@ -67,7 +67,7 @@ def generate(program: Program, *, backend_type: BackendType | str = BackendType.
     orchs = program.orchestrations()
     ids = FuncIds()
     for f in orchs:
-        files[f"orchestration/{f.name}.cpp"] = OrchCodegen(f, program, ids).emit()
+        files[f"orchestration/{f.name}.cpp"] = OrchCodegen(f, program, ids, backend).emit()
     func_ids = [FuncId(i, n, ids.cores[n], _tensor_dirs(program[n])) for n, i in ids.ids.items()]
     meta = _meta(orchs, backend, platform, rt, toolchain_meta)
     if meta is not None:

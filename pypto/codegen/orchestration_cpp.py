@@ -64,8 +64,10 @@ class FuncIds:
 class OrchCodegen(CppExpr):
     """Emits one orchestration function."""
 
-    def __init__(self, func: Function, program: Program, func_ids: FuncIds) -> None:
+    def __init__(self, func: Function, program: Program, func_ids: FuncIds, backend: str = "Ascend910B") -> None:
         super().__init__()
+        # the SPMD launch setter: a5's runtime calls block_num core_num (runtime.md §1.5)
+        self.block_setter = "set_core_num" if backend == "Ascend950" else "set_block_num"
         self.func = func
         self.program = program
         self.func_ids = func_ids
@@ -289,7 +291,7 @@ class OrchCodegen(CppExpr):
         """``pl.spmd(n)``: the task runs as ``n`` blocks (``launch_spec``); scheduling hints."""
         n = c.attrs.get("block_num")
         if n is not None:
-            self.em.line(f"params_t{k}.launch_spec.set_block_num({self.expr(n)});")
+            self.em.line(f"params_t{k}.launch_spec.{self.block_setter}({self.expr(n)});")
         if c.attrs.get("sync_start"):
             self.em.line(f"params_t{k}.launch_spec.set_require_sync_start(true);")
         if c.attrs.get("allow_early_resolve"):
@@ -370,7 +372,7 @@ _STMTS = {
 }
 
 
-def emit_orchestration(func: Function, program: Program, func_ids: FuncIds) -> str:
+def emit_orchestration(func: Function, program: Program, func_ids: FuncIds, backend: str = "Ascend910B") -> str:
     """The C++ text of ``orchestration/<func.name>.cpp``."""
-    return OrchCodegen(func, program, func_ids).emit()
+    return OrchCodegen(func, program, func_ids, backend).emit()
 
