@@ -42,6 +42,14 @@ _TILE_VIEW_KW = {"valid_shape": "dims", "stride": "dims", "start_offset": "dim",
 _TENSOR_VIEW_KW = {"stride": "dims", "layout": TensorLayout, "valid_shape": "dims", "pad": PadValue}
 
 
+def _reject_unsupported(value: Any, span: Span) -> None:
+    """``pl.IntLike`` / ``pl.MemRefType`` & co: the stand-in's own 'not with ptoas 0.1.1' error."""
+    from pypto.language.unsupported import Unsupported
+
+    if isinstance(value, Unsupported):
+        raise value.error(span)
+
+
 class AnnotationResolver:
     """Turns annotation AST nodes into IR types using ``ev`` for names and sub-expressions."""
 
@@ -71,12 +79,14 @@ class AnnotationResolver:
                 return TupleType(tuple(self.type(i) for i in items))
             if isinstance(base, TypeCtor):
                 return self._ctor(base.kind, items, span)
+            _reject_unsupported(base, span)
             raise ParserTypeError(f"'{ast.unparse(node.value)}' is not a DSL type", span,
                                   hint="use pl.Tensor[[..], dtype], pl.Tile[[..], dtype] or pl.Scalar[dtype]")
         value = self.ev.eval(node)
         return self._bare(value, node, span)
 
     def _bare(self, value: Any, node: ast.expr, span: Span) -> Type:
+        _reject_unsupported(value, span)
         if isinstance(value, DataType):
             return ScalarType(value)
         if isinstance(value, AnnotationSpec) and value.ctor == "Scalar":

@@ -8,6 +8,7 @@ Both build a :class:`SpmdScopeStmt` (one task launched as ``n`` blocks). Its bod
 from __future__ import annotations
 
 import ast
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from pypto.errors import ParserSyntaxError, ParserTypeError, UnsupportedFeatureError
@@ -85,10 +86,29 @@ def parse_spmd_for(p: FunctionParser, node: ast.For) -> list[Stmt]:
         raise UnsupportedFeatureError("for-else is not supported", p.span(node))
     idx = Var(node.target.id, ScalarType(DataType.INDEX), span=p.span(node.target))
     p.scope.bind(idx.name, idx, idx.span)
-    body = p.body(node.body, node.lineno)
+    body = [x for s in p.body(node.body, node.lineno) for x in flatten(s)]
     bind = AssignStmt(idx, make_call("tile.get_block_idx", [], span=idx.span), span=idx.span)
-    incore = InCoreScopeStmt(seq([bind, *body], h.span), h.name_hint, (), None, h.incore_attrs, span=h.span)
+    if len(body) == 1 and isinstance(body[0], InCoreScopeStmt):  # the body is already one pl.at region
+        if h.incore_attrs or h.name_hint:
+            raise ParserTypeError("with a pl.at(...) body, put name_hint=/optimizations= on the pl.at(...) "
+                                  "line, not on pl.spmd(...)", h.span)
+        region = body[0]
+        incore = dataclasses.replace(region, body=seq([bind, *flatten(region.body)], region.span))
+    elif any(isinstance(s, InCoreScopeStmt) for x in body for s in _walk(x)):
+        raise ParserSyntaxError("the body of `for i in pl.spmd(n)` is one kernel: it cannot contain a pl.at(...) "
+                                "region next to other statements", h.span,
+                                hint="drop the pl.at(...) (the loop body is outlined as one InCore kernel)")
+    else:
+        incore = InCoreScopeStmt(seq([bind, *body], h.span), h.name_hint, (), None, h.incore_attrs, span=h.span)
     return [SpmdScopeStmt(incore, h.core_num, h.sync_start, span=h.span)]
+
+
+def _walk(s: Stmt):
+    yield s
+    for child in (getattr(s, "body", None), getattr(s, "then_body", None), getattr(s, "else_body", None)):
+        if isinstance(child, Stmt):
+            for x in flatten(child):
+                yield from _walk(x)
 
 
 def parse_spmd_with(p: FunctionParser, item: ast.withitem, body: list[Stmt], span: Span) -> list[Stmt]:

@@ -150,3 +150,21 @@ def test_array_in_a_kernel_is_rejected_by_codegen(tmp_path, monkeypatch):
     with pytest.raises(UserError, match="array.create cannot be lowered by ptoas 0.1.1") as ei:
         ir.compile(pl.parse(src), skip_ptoas=True)
     assert "!pto.local_array" in ei.value.hint
+
+
+def test_spmd_loop_over_a_pl_at_body_and_mixed_bodies():
+    ok = _orch("        for i in pl.spmd(4):\n"
+               "            with pl.at(level=pl.Level.CORE_GROUP, name_hint='blk'):\n"
+               "                out = pl.store(pl.load(a, [i * 64, 0], [64, 64]), [i * 64, 0], out)")
+    prog = pl.parse(ok)
+    assert "pl.tile.get_block_idx()" in ir.python_print(prog) and "name_hint=\"blk\"" in ir.python_print(prog)
+    bad = _orch("        for i in pl.spmd(4):\n"
+                "            t = i * 64\n"
+                "            with pl.at(level=pl.Level.CORE_GROUP):\n"
+                "                out = pl.store(pl.load(a, [t, 0], [64, 64]), [t, 0], out)")
+    assert "cannot contain a pl.at(...) region" in _err(bad, ParserSyntaxError).message
+
+
+def test_typing_stand_ins_in_annotations_name_themselves():
+    src = _orch("        x: pl.IntLike = 3")
+    assert _err(src).message.startswith("pl.IntLike is not supported by pypto with ptoas 0.1.1")
