@@ -7,6 +7,7 @@ simulation platforms with the result compared to numpy.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -191,6 +192,10 @@ def test_pipeline_static_tail_with_a_carried_tile(platform):
     loops = [lp for lp in _kernel_loops(compiled) if lp.kind is ForKind.Pipeline]
     assert len(loops) == 1 and loops[0].attrs["pipeline_stages"] == 1  # lowered: 2 iterations of 3 + 1 tail
     assert (loops[0].stop.value, loops[0].step.value) == (6, 3)
+    pto = next(Path(compiled.output_dir).glob("ptoas/*.pto")).read_text()
+    loop_body = pto.split("scf.for")[1].split("\n    }")[0]
+    load_bufs = re.findall(r"pto\.tload ins\([^)]*\) outs\(%(\w+)", loop_body)
+    assert len(load_bufs) == 3 and len(set(load_bufs)) == 3  # every stage loads into its own buffer
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
