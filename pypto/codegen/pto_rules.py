@@ -120,6 +120,20 @@ def _extract(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     cg.emit_op("textract", f"%{src.ssa}[%{r}, %{col}] : {src.ty}", cg.def_tile(dst))
 
 
+def _part(pto: str) -> Rule:
+    """``tpartadd``/``tpartmax``/``tpartmin``: the result is valid where either operand is."""
+    def rule(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+        a, b = _srcs(cg, c, 2)
+        if a.buf.valid != b.buf.valid:
+            if not all(isinstance(x, int) for x in (*a.buf.valid, *b.buf.valid)):
+                raise cg.error(f"{c.op} of tiles with different run-time valid extents cannot be lowered by "
+                               f"{TOOLCHAIN} (the result's valid region must be known)",
+                               hint="load both operands with static valid shapes")
+            cg.valid = tuple(max(x, y) for x, y in zip(a.buf.valid, b.buf.valid, strict=True))
+        cg.emit_op(pto, _pair(a, b), cg.def_tile(dst))
+    return rule
+
+
 def _fill(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     out = cg.def_tile(dst)
     ty = out.buf.dtype.mlir
@@ -342,6 +356,7 @@ def _register() -> None:
         "tile.maximums": _maximums, "tile.xors": _scalar("txors", "tile"),
         "tile.prelu": _binary("tprelu", "pair"), "tile.addc": _addc, "tile.addsc": _addsc,
         "tile.subc": _sub_then_sub, "tile.subsc": _sub_then_sub, "tile.ci": _ci, "tile.extract": _extract,
+        "tile.part_add": _part("tpartadd"), "tile.part_max": _part("tpartmax"), "tile.part_min": _part("tpartmin"),
         "tile.row_sum": _reduce("trowsum", False), "tile.row_max": _reduce("trowmax", False),
         "tile.row_min": _reduce("trowmin", True), "tile.col_sum": _reduce("tcolsum", True),
         "tile.col_max": _miscompiled("tile.col_max", "tcolmax"),

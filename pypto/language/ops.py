@@ -86,7 +86,7 @@ PROMOTED: dict[str, str] = {
     "subsc": "tile.subsc", "prelu": "tile.prelu", "arange": "tensor.ci",
 }
 
-UNIFIED_EXTRA = ("xors", "cast", "matmul", "matmul_acc", "slice", "assemble", "concat", "read", "write",
+UNIFIED_EXTRA = ("xors", "part_add", "part_max", "part_min", "cast", "matmul", "matmul_acc", "slice", "assemble", "concat", "read", "write",
                  "reshape", "transpose", "fillpad", "expands", "full")
 
 

@@ -68,8 +68,7 @@ _OPS_BOTH = {  # names missing from pl, pl.tile and pl.tensor alike
     "fmod": "fmod", "fmods": "fmod", "sort32": "sort", "random": "random", "fillpad_expand": "fillpad_expand",
     "part_mul": "part_mul", "reinterpret_view": "views", "set_validshape": "views", "scatter_update": "gather_x",
     "gather_row": "gather_x", "cmp": "codegen", "mrgsort": "codegen", "gather": "codegen",
-    "scatter": "codegen", "part_add": "codegen", "part_max": "codegen",
-    "part_min": "codegen",
+    "scatter": "codegen",
 }
 _OPS_TILE_AND_PL = {
     "gemv": "gemv", "gemv_acc": "gemv", "gemv_bias": "gemv", "matmul_mx": "mx", "matmul_mx_acc": "mx",

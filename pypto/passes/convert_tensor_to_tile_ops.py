@@ -29,7 +29,7 @@ from pypto.passes.base import Pass
 
 # tensor ops computed elementwise on tiles: tensor.<op> -> tile.<op>, operands loaded into Vec
 COMPUTE = frozenset((*BINARY, *SCALAR, *UNARY, *ROW_REDUCE, *COL_REDUCE, *ROW_EXPAND, *COL_EXPAND, "cast",
-                     "expands", "fillpad", "xors"))
+                     "expands", "fillpad", "xors", "part_add", "part_max", "part_min"))
 MATMUL = frozenset({"matmul", "matmul_acc"})
 
 

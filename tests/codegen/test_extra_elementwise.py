@@ -116,3 +116,37 @@ def test_ci_and_extract_misuse(expr, message):
     with pytest.raises(UserError) as ei:
         pl.parse(SEQ.replace("pl.tile.ci(s, [1, 32])", expr))
     assert message in ei.value.message
+
+
+PART = """import pypto.language as pl
+
+@pl.program
+class Part:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 64], pl.FP32], y: pl.Tensor[[16, 64], pl.FP32],
+             o1: pl.Out[pl.Tensor[[16, 64], pl.FP32]], o2: pl.Out[pl.Tensor[[16, 64], pl.FP32]],
+             o3: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            a = pl.load(x, [0, 0], [16, 64], [16, 40])
+            b = pl.load(y, [0, 0], [16, 64])
+            o1 = pl.store(pl.part_add(a, b), [0, 0], o1)
+            o2 = pl.store(pl.tile.part_max(b, a), [0, 0], o2)
+            o3 = pl.store(pl.part_min(a, b), [0, 0], o3)
+        return o1
+"""
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_part_ops_cover_the_union_of_valid_regions(platform, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    compiled = ir.compile(pl.parse(PART), platform=platform, verification_level=VerificationLevel.ROUNDTRIP)
+    ptos = sorted(Path(compiled.output_dir).glob("ptoas/*.pto"))
+    if checker()[0] is not None:
+        verify(*ptos)
+    rng = np.random.default_rng(9)
+    x, y = (rng.standard_normal((16, 64)).astype(np.float32) for _ in range(2))
+    outs = [np.zeros((16, 64), np.float32) for _ in range(3)]
+    compiled(x, y, *outs)
+    left = np.arange(64) < 40  # x is valid in its first 40 columns only; y everywhere
+    for got, fn in zip(outs, (np.add, np.maximum, np.minimum), strict=True):
+        np.testing.assert_allclose(got, np.where(left, fn(x, y), y), rtol=1e-6, atol=1e-6)

@@ -32,6 +32,16 @@ def _tiles(name: str, positions: tuple[int, ...]):
     return infer
 
 
+def _same_tensors(name: str):
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        a = shaped(args[0], name, "lhs", span, TensorType)
+        b = shaped(args[1], name, "rhs", span, TensorType)
+        same_shape(name, a, b, span)
+        same_dtype(name, a, b, span)
+        return like(a)
+    return infer
+
+
 def _xors(name: str, kind: type):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         a = shaped(args[0], name, "lhs", span, kind)
@@ -101,3 +111,8 @@ register(OpDef("tile.extract", ("src", "index_row", "index_col", "shape"), _extr
 register(OpDef("tile.fillpad_inplace", ("tile",), lambda a, kw, sp: like(shaped(a[0], "tile.fillpad_inplace", "tile",
                                                                                  sp, TileType)),
                {"pad_value": None}, category="view"))
+
+# part_*: where both operands are valid apply the op, where only one is valid copy it (valid regions may differ)
+for _op in ("part_add", "part_max", "part_min"):
+    register(OpDef(f"tile.{_op}", ("lhs", "rhs"), _tiles(f"tile.{_op}", (0, 1)), category="binary"))
+    register(OpDef(f"tensor.{_op}", ("lhs", "rhs"), _same_tensors(f"tensor.{_op}"), category="binary"))
