@@ -407,3 +407,27 @@ def test_spmd_strided_loop_over_blocks(platform):
     assert "pto.get_block_idx" not in pto and "arith.index_cast" not in pto  # ids arrive as index args
     kernel = next(Path(compiled.output_dir).glob("kernels/aiv/*.cpp")).read_text()
     assert "get_block_idx(args)" in kernel and "get_block_num(args)" in kernel
+
+
+@pl.jit.incore
+def _exp_rows(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    i = pl.tile.get_block_idx()
+    out = pl.store(pl.exp(pl.load(a, [i * 64, 0], [64, 64])), [i * 64, 0], out)
+    return out
+
+
+@pl.jit
+def _spmd_dispatch(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.spmd(4):
+        out = _exp_rows(a, out)
+    return out
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_jit_entry_dispatches_a_jit_kernel_over_spmd_blocks(platform):
+    from pypto.runtime import RunConfig
+
+    (a,) = _inputs((256, 64))
+    out = np.zeros((256, 64), np.float32)
+    _spmd_dispatch(a, out, config=RunConfig(platform=platform))
+    np.testing.assert_allclose(out, np.exp(a), rtol=1e-5, atol=1e-5)
