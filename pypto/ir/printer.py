@@ -146,6 +146,9 @@ class Printer:
             return "{" + ", ".join(f"{self.value(k)}: {self.value(x)}" for k, x in v.items()) + "}"
         if isinstance(v, Var):
             return self.namer.use(v)
+        dsl_text = getattr(v, "dsl_text", None)  # DSL values such as pl.split(...) print themselves
+        if callable(dsl_text):
+            return dsl_text(self.p)
         return repr(v)
 
     # -- types --------------------------------------------------------------------------------

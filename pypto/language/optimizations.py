@@ -21,16 +21,22 @@ class Optimization:
 class Split(Optimization):
     mode: SplitMode
 
+    def dsl_text(self, prefix: str = "pl") -> str:
+        return f"{prefix}.split({prefix}.SplitMode.{self.mode.name})"
+
     def __repr__(self) -> str:
-        return f"pl.split(pl.SplitMode.{self.mode.name})"
+        return self.dsl_text()
 
 
 @dataclass(frozen=True, slots=True)
 class CrossCoreSlot(Optimization):
     slot_num: int
 
+    def dsl_text(self, prefix: str = "pl") -> str:
+        return f"{prefix}.cross_core_slot(slot_num={self.slot_num})"
+
     def __repr__(self) -> str:
-        return f"pl.cross_core_slot(slot_num={self.slot_num})"
+        return self.dsl_text()
 
 
 def split(mode: SplitMode) -> Split:

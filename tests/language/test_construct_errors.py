@@ -187,3 +187,15 @@ class Mix:
     with pytest.raises(UserError, match="pl.spmd over the mixed cube[+]vector kernel .* ptoas 0.1.1") as ei:
         ir.compile(pl.parse(src), skip_ptoas=True)
     assert ei.value.span.line == 8
+
+
+def test_split_and_cross_core_slot_round_trip_and_validate():
+    src = _orch("        with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN), "
+                "pl.cross_core_slot(slot_num=4)]):\n"
+                "            out = pl.store(pl.load(a, [0, 0], [64, 64]), [0, 0], out)")
+    prog = pl.parse(src)
+    text = ir.python_print(prog)
+    assert "optimizations=[pl.split(pl.SplitMode.UP_DOWN), pl.cross_core_slot(slot_num=4)]" in text
+    assert ir.structural_equal(pl.parse(text), prog)
+    bad = src.replace("slot_num=4", "slot_num=0")
+    assert "takes a positive integer, got 0" in _err(bad, ParserTypeError).message
