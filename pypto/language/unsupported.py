@@ -40,6 +40,9 @@ _REASONS: dict[str, tuple[str, str]] = {
     "create_l1": ("pypto's ptoas 0.1.1 codegen places L1 (Mat) tiles itself",
                   "load into pl.Mem.Mat with pl.load(..., target_memory=pl.Mem.Mat)"),
     "expand_clone": (_NO_INSN + " (a materialising broadcast)", "use pl.row_expand / pl.col_expand"),
+    "cmp": ("ptoas 0.1.1 accepts pto.tcmp but lowers it to 'TCMP(pto::CmpMode::EQ)' without operands or mode "
+            "(a miscompile), so no predicate mask can be produced", "compute the comparison on the host, or "
+            "build it from pl.maximum / pl.minimum / pl.relu arithmetic"),
     "codegen": (_NO_CODEGEN, "express it with the supported elementwise ops, or compute it on the host"),
     "scalar_minmax": ("ptoas 0.1.1 cannot lower scalar min/max (arith.minsi/maxsi) in kernels",
                       "compute the scalar on the host or in the orchestration (pl.min / pl.max there)"),
@@ -67,12 +70,12 @@ _OPS_BOTH = {  # names missing from pl, pl.tile and pl.tensor alike
     "row_argmax": "argreduce", "row_argmin": "argreduce", "col_argmax": "argreduce", "col_argmin": "argreduce",
     "fmod": "fmod", "fmods": "fmod", "sort32": "sort", "random": "random", "fillpad_expand": "fillpad_expand",
     "part_mul": "part_mul", "reinterpret_view": "views", "set_validshape": "views", "scatter_update": "gather_x",
-    "gather_row": "gather_x", "cmp": "codegen", "mrgsort": "codegen", "gather": "codegen",
+    "gather_row": "gather_x", "cmp": "cmp", "mrgsort": "codegen", "gather": "codegen",
     "scatter": "codegen",
 }
 _OPS_TILE_AND_PL = {
     "gemv": "gemv", "gemv_acc": "gemv", "gemv_bias": "gemv", "matmul_mx": "mx", "matmul_mx_acc": "mx",
-    "matmul_mx_bias": "mx", "batch_matmul": "batch", "tri": "tri", "lrelu": "lrelu", "cmps": "codegen",
+    "matmul_mx_bias": "mx", "batch_matmul": "batch", "tri": "tri", "lrelu": "lrelu", "cmps": "cmp",
     "sel": "codegen", "sels": "codegen", "gatherb": "codegen", "mgather": "codegen", "mscatter": "codegen",
     "tpush_to_aiv": "pipes", "tpush_to_aic": "pipes", "tpop_from_aic": "pipes", "tpop_from_aiv": "pipes",
     "aiv_shard": "split_aiv", "aic_gather": "split_aiv",
