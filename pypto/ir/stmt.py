@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pypto.ir.enums import ForKind, Level, Role
+from pypto.ir.enums import ForKind, Level, Role, SplitMode
 from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, Var
 from pypto.ir.span import Span
 
@@ -173,3 +173,33 @@ def first_program_call(stmts: list[Stmt]) -> int | None:
         if isinstance(value, Call) and isinstance(value.op, GlobalVar):
             return i
     return None
+
+
+class Optimization:
+    """Base of the entries of ``pl.at(..., optimizations=[...])`` (kept in InCoreScopeStmt.attrs)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Split(Optimization):
+    """``pl.split(mode)``: cross-core split mode of the outlined kernel."""
+
+    mode: SplitMode
+
+    def dsl_text(self, prefix: str = "pl") -> str:
+        return f"{prefix}.split({prefix}.SplitMode.{self.mode.name})"
+
+    def __repr__(self) -> str:
+        return self.dsl_text()
+
+
+@dataclass(frozen=True, slots=True)
+class CrossCoreSlot(Optimization):
+    """``pl.cross_core_slot(slot_num=N)``: ring depth of the automatic cross-core pipeline."""
+
+    slot_num: int
+
+    def dsl_text(self, prefix: str = "pl") -> str:
+        return f"{prefix}.cross_core_slot(slot_num={self.slot_num})"
+
+    def __repr__(self) -> str:
+        return self.dsl_text()

@@ -7,36 +7,9 @@ between cube and vector through GM (results are the same; see the README's limit
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from pypto.errors import UserError
 from pypto.ir.enums import SplitMode
-
-
-class Optimization:
-    """Base of the ``optimizations=`` entries."""
-
-
-@dataclass(frozen=True, slots=True)
-class Split(Optimization):
-    mode: SplitMode
-
-    def dsl_text(self, prefix: str = "pl") -> str:
-        return f"{prefix}.split({prefix}.SplitMode.{self.mode.name})"
-
-    def __repr__(self) -> str:
-        return self.dsl_text()
-
-
-@dataclass(frozen=True, slots=True)
-class CrossCoreSlot(Optimization):
-    slot_num: int
-
-    def dsl_text(self, prefix: str = "pl") -> str:
-        return f"{prefix}.cross_core_slot(slot_num={self.slot_num})"
-
-    def __repr__(self) -> str:
-        return self.dsl_text()
+from pypto.ir.stmt import CrossCoreSlot, Optimization, Split
 
 
 def split(mode: SplitMode) -> Split:
