@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 CoreKind = Literal["aiv", "aic"]
-ParamKind = Literal["tensor", "scalar", "dim"]
+ParamKind = Literal["tensor", "scalar", "dim", "block_idx", "block_num", "sub_block_idx"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,8 @@ from pypto.artifact import (
 from pypto.backend.ptoas_stage import PtoasResult, error_report, run_units, split_debug_modules
 from pypto.errors import PartialCodegenError, ToolchainError
 
-_WRAP_KIND = {"tensor": "tensor", "scalar": "scalar", "dim": "dyn_dim"}
+_WRAP_KIND = {"tensor": "tensor", "scalar": "scalar", "dim": "dyn_dim", "block_idx": "block_idx",
+              "block_num": "block_num", "sub_block_idx": "sub_block_idx"}
 
 
 class _Writer:

@@ -54,7 +54,7 @@ def generate(program: Program, *, backend_type: BackendType | str = BackendType.
     orchs = program.orchestrations()
     ids = FuncIds()
     for f in orchs:
-        files[orchestration_source(f.name)] = OrchCodegen(f, program, ids).emit()
+        files[orchestration_source(f.name)] = OrchCodegen(f, program, ids, backend).emit()
     _check_single_orchestration(orchs)
     func_ids = [FuncId(i, n, ids.cores[n], _tensor_dirs(program[n])) for n, i in ids.ids.items()]
     if skip_ptoas:

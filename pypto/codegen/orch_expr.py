@@ -21,7 +21,7 @@ from pypto.ir.expr import (
     Var,
 )
 from pypto.ir.stmt import AssignStmt, Stmt
-from pypto.ir.types import ScalarType, TensorType
+from pypto.ir.types import ArrayType, ScalarType, TensorType
 from pypto.span import Span
 
 _RT_DTYPE = {
@@ -148,6 +148,9 @@ class CppExpr:
             def visit_AssignStmt(self, s: AssignStmt) -> None:  # noqa: N802
                 if isinstance(s.value, TupleGetItem) and isinstance(s.value.tuple_value, Var):
                     sources[s.var] = s.value.tuple_value
+                v = s.value
+                if isinstance(v, Call) and v.op == "array.update_element" and isinstance(v.args[2], Var):
+                    dep_vars.add(v.args[2])  # a task id stored into an array may become a dependency
                 self.generic_visit(s)
 
         _Scan().visit(body)
@@ -195,6 +198,35 @@ class CppExpr:
         self.em.line(f"uint32_t {name}[{len(idx)}] = {{{', '.join(idx)}}};")
         self._bind(var, f"get_tensor_data<{ctype}>({self.expr(c.args[0])}, {len(idx)}, {name})", ctype)
 
+    # ------------------------------------------------------------------ arrays
+    def _array_create(self, c: Call, var: Var | None) -> None:
+        from pypto.codegen.emitter import base_name
+
+        t = c.type
+        assert isinstance(t, ArrayType)
+        name = self.em.unique(base_name(var.name) if var is not None else "arr")
+        if t.dtype is DataType.TASK_ID:
+            self.em.line(f"PTO2TaskId {name}[{t.extent}];")
+            self.em.line(f"for (int {name}_k = 0; {name}_k < {t.extent}; ++{name}_k) "
+                         f"{name}[{name}_k] = PTO2TaskId::invalid();")
+        else:
+            self.em.line(f"{t.dtype.ctype} {name}[{t.extent}] = {{}};")
+        if var is not None:
+            self.env[var] = name
+
+    def _array_update(self, c: Call, var: Var | None) -> None:
+        """In place: the old array value is dead after its update (the chain is linear)."""
+        arr = self.expr(c.args[0])
+        self.em.line(f"{arr}[{self.expr(c.args[1])}] = {self.expr(c.args[2])};")
+        if var is not None:
+            self.env[var] = arr
+
+    def _array_get(self, c: Call, var: Var | None) -> None:
+        t = c.args[0].type
+        assert isinstance(t, ArrayType)
+        ctype = "PTO2TaskId" if t.dtype is DataType.TASK_ID else t.dtype.ctype
+        self._bind(var, f"{self.expr(c.args[0])}[{self.expr(c.args[1])}]", ctype)
+
     def _bind(self, var: Var | None, value: str, ctype: str = "ChipTensor") -> None:
         from pypto.codegen.emitter import base_name
 
@@ -215,4 +247,7 @@ _TENSOR_OPS = {
     "tensor.transpose": CppExpr._transpose,
     "tensor.dim": CppExpr._dim,
     "tensor.read": CppExpr._read,
+    "array.create": CppExpr._array_create,
+    "array.update_element": CppExpr._array_update,
+    "array.get_element": CppExpr._array_get,
 }

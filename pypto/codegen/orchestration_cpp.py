@@ -14,6 +14,7 @@ from pypto.codegen.cores import core_of
 from pypto.codegen.emitter import Emitter, base_name
 from pypto.codegen.orch_expr import CppExpr, runtime_dtype
 from pypto.errors import UserError
+from pypto.ir.dtypes import DataType
 from pypto.ir.enums import ArgDirection, FunctionType, ParamDirection
 from pypto.ir.expr import Call, GlobalVar, TupleGetItem, Var
 from pypto.ir.function import Function, Program
@@ -29,7 +30,7 @@ from pypto.ir.stmt import (
     YieldStmt,
     flatten,
 )
-from pypto.ir.types import ScalarType, TensorType, TupleType
+from pypto.ir.types import ArrayType, ScalarType, TensorType, TupleType
 
 _PARAM_TO_ARG = {ParamDirection.In: ArgDirection.Input, ParamDirection.Out: ArgDirection.OutputExisting,
                  ParamDirection.InOut: ArgDirection.InOut}
@@ -64,8 +65,10 @@ class FuncIds:
 class OrchCodegen(CppExpr):
     """Emits one orchestration function."""
 
-    def __init__(self, func: Function, program: Program, func_ids: FuncIds) -> None:
+    def __init__(self, func: Function, program: Program, func_ids: FuncIds, backend: str = "Ascend910B") -> None:
         super().__init__()
+        # the SPMD launch setter: a5's runtime calls block_num core_num (runtime.md §1.5)
+        self.block_setter = "set_core_num" if backend == "Ascend950" else "set_block_num"
         self.func = func
         self.program = program
         self.func_ids = func_ids
@@ -178,6 +181,9 @@ class OrchCodegen(CppExpr):
 
     def _for(self, s: ForStmt) -> None:
         for ia in s.iter_args:
+            if isinstance(ia.type, ArrayType):  # updated in place: the carry is the array itself
+                self.env[ia] = self.expr(ia.init)
+                continue
             local = self.em.unique(base_name(ia.name))
             self.em.line(f"{self.decl_type(ia)} {local} = {self.expr(ia.init)};")  # type: ignore[arg-type]
             self.env[ia] = local
@@ -197,6 +203,10 @@ class OrchCodegen(CppExpr):
     def _if(self, s: IfStmt) -> None:
         targets = []
         for rv in s.return_vars:
+            if isinstance(rv.type, ArrayType):
+                raise UserError(f"pl.Array '{base_name(rv.name)}' updated inside an if/else is not supported in "
+                                "orchestration code", s.span, hint="update the array unconditionally (store "
+                                "PTO2TaskId-invalid entries are skipped as dependencies)")
             local = self.em.unique(base_name(rv.name))
             self.em.line(f"{self.decl_type(rv)} {local}{{}};")
             targets.append(local)
@@ -244,8 +254,9 @@ class OrchCodegen(CppExpr):
             if not isinstance(arg.type, TensorType):
                 self.em.line(f"params_t{k}.add_scalar({self.scalar_arg(arg)});")
         self._deps(c, k)
+        self._launch(c, k)
         call = self._submit_call(callee, k)
-        capture = result is not None and result in self.needs_id
+        capture = result is not None and (result in self.needs_id or _yields_task_id(result))
         self.em.line(f"TaskOutputTensors task_{k}_outs = {call};" if capture else f"{call};")
         self._bind_result(result, outs, k if capture else None)
 
@@ -260,9 +271,34 @@ class OrchCodegen(CppExpr):
         deps = [d for d in (c.attrs.get("deps") or c.attrs.get("manual_dep_edges") or [])]
         if not deps:
             return
-        ids = ", ".join(self.task_id(d) for d in deps)
-        self.em.line(f"PTO2TaskId params_t{k}_deps[{len(deps)}] = {{{ids}}};")
-        self.em.line(f"params_t{k}.set_dependencies(params_t{k}_deps, {len(deps)});")
+        arrays = [d for d in deps if isinstance(d.type, ArrayType)]
+        if not arrays:
+            ids = ", ".join(self.task_id(d) for d in deps)
+            self.em.line(f"PTO2TaskId params_t{k}_deps[{len(deps)}] = {{{ids}}};")
+            self.em.line(f"params_t{k}.set_dependencies(params_t{k}_deps, {len(deps)});")
+            return
+        # deps=[arr]: every element (invalid ids, e.g. never-written slots, are skipped by the runtime)
+        total = sum(d.type.extent if isinstance(d.type, ArrayType) else 1 for d in deps)  # type: ignore[union-attr]
+        self.em.line(f"PTO2TaskId params_t{k}_deps[{total}];")
+        self.em.line(f"uint32_t params_t{k}_ndeps = 0;")
+        for d in deps:
+            if isinstance(d.type, ArrayType):
+                arr = self.expr(d)
+                self.em.line(f"for (int {arr}_k = 0; {arr}_k < {d.type.extent}; ++{arr}_k) "
+                             f"params_t{k}_deps[params_t{k}_ndeps++] = {arr}[{arr}_k];")
+            else:
+                self.em.line(f"params_t{k}_deps[params_t{k}_ndeps++] = {self.task_id(d)};")
+        self.em.line(f"params_t{k}.set_dependencies(params_t{k}_deps, params_t{k}_ndeps);")
+
+    def _launch(self, c: Call, k: int) -> None:
+        """``pl.spmd(n)``: the task runs as ``n`` blocks (``launch_spec``); scheduling hints."""
+        n = c.attrs.get("block_num")
+        if n is not None:
+            self.em.line(f"params_t{k}.launch_spec.{self.block_setter}({self.expr(n)});")
+        if c.attrs.get("sync_start"):
+            self.em.line(f"params_t{k}.launch_spec.set_require_sync_start(true);")
+        if c.attrs.get("allow_early_resolve"):
+            self.em.line(f"params_t{k}.set_allow_early_resolve(true);")
 
     def _submit_call(self, callee: Function, k: int) -> str:
         if callee.func_type is FunctionType.Group:
@@ -314,6 +350,13 @@ class OrchCodegen(CppExpr):
                 "__attribute__((visibility(\"default\")))\n"
                 "void aicpu_orchestration_entry(const ChipTaskArgs& orch_args) {\n"
                 f"{body}\n}}\n\n}}  // extern \"C\"\n")
+
+
+def _yields_task_id(result: Var) -> bool:
+    """A ``(..., TASK_ID)`` call result (``as tid``): its last item is the task id, used or not."""
+    t = result.type
+    last = t.types[-1] if isinstance(t, TupleType) and t.types else None
+    return isinstance(last, ScalarType) and last.dtype is DataType.TASK_ID
 
 
 _STMTS = {

@@ -46,6 +46,32 @@ from pypto.ir.stmt import (
 from pypto.ir.types import MemRef, PtrType, ScalarType, TensorType, TileType
 from pypto.span import Span
 
+_ID_PARAM = {"tile.get_block_idx": "block_idx", "tile.get_block_num": "block_num",
+             "tile.get_subblock_idx": "sub_block_idx"}
+
+
+def block_ids_in_loop_bounds(body: Stmt) -> set[str]:
+    """The SPMD id ops whose values reach a ``for`` bound (directly or through scalar arithmetic).
+
+    ``pto.get_block_idx`` yields an i64 that needs ``arith.index_cast``, and ptoas 0.1.1 cannot use an
+    index_cast result as a loop bound; such ids are passed to the kernel as ``index`` arguments instead
+    (the wrapper reads them from the runtime's per-block context).
+    """
+    from pypto.passes._util import iter_stmts, used_vars
+
+    origin: dict[Var, set[str]] = {}
+    loops: list[ForStmt] = []
+    for s in iter_stmts(body):
+        if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op in _ID_PARAM:
+            origin[s.var] = {s.value.op}  # type: ignore[dict-item]
+        elif isinstance(s, AssignStmt) and isinstance(s.var.type, ScalarType):
+            ops = set().union(*(origin.get(v, set()) for v in used_vars(s.value)))
+            if ops:
+                origin[s.var] = ops
+        elif isinstance(s, ForStmt):
+            loops.append(s)
+    return set().union(*(origin.get(v, set()) for lp in loops for v in used_vars([lp.start, lp.stop, lp.step])))
+
 
 def _loc_text(span: Span) -> str:
     file = span.file.replace("\\", "\\\\").replace('"', '\\"')
@@ -73,6 +99,7 @@ class KernelCodegen(ScalarLowering):
         self.params: list[KernelParam] = []
         self.dst: Var | None = None  # the statement's result and its valid region (see inherited_valid)
         self.valid: tuple | None = None
+        self.id_args: dict[str, str] = {}  # tile.get_block_idx & co passed as index args (see block_ids_in_loop_bounds)
         ScalarLowering.__init__(self)
 
     # ------------------------------------------------------------------ output helpers
@@ -116,6 +143,12 @@ class KernelCodegen(ScalarLowering):
         for i, p in enumerate(tensors):
             for axis, d in enumerate(p.type.shape):  # type: ignore[union-attr]
                 args += self._dim_arg(d, i, axis, len(args))
+        for op in sorted(block_ids_in_loop_bounds(self.func.body)):
+            ssa = self.names.unique(f"arg{len(args)}")
+            args.append(f"%{ssa}: index")
+            kind = _ID_PARAM[op]
+            self.id_args[op] = ssa
+            self.params.append(KernelParam(kind, kind, "INDEX", "int32_t", -1))  # type: ignore[arg-type]
         return ", ".join(args)
 
     def _dim_arg(self, d: object, tensor_idx: int, axis: int, pos: int) -> list[str]:

@@ -23,6 +23,7 @@ from pypto.ir.types import TileType
 
 if TYPE_CHECKING:
     from pypto.codegen.pto_mlir import KernelCodegen
+    from pypto.codegen.pto_types import TileBuf
 
 Rule = Callable[["KernelCodegen", Call, "Var | None"], None]
 RULES: dict[str, Rule] = {}
@@ -82,6 +83,57 @@ def _maximums(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     tmp = cg.scratch(a.buf, "maxs_tmp")
     cg.emit_op("texpands", f"%{s} : {a.buf.dtype.mlir}", tmp)
     cg.emit_op("tmax", _pair(a, tmp), cg.def_tile(dst))
+
+
+def _addc(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    cg.emit_op("taddc", _list(*_srcs(cg, c, 3)), cg.def_tile(dst))
+
+
+def _addsc(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    a, b = cg.tile_of(c.args[0]), cg.tile_of(c.args[2])
+    ty = a.buf.dtype.mlir
+    s = scalar_operand(cg, c.args[1], ty)
+    cg.emit_op("taddsc", f"%{a.ssa}, %{s}, %{b.ssa} : {a.ty}, {ty}, {b.ty}", cg.def_tile(dst))
+
+
+def _sub_then_sub(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    """``subc``/``subsc``: a - b - c as two subtractions (the operand order of tsubc/tsubsc differs between
+    ISA versions); the result never shares a buffer with ``c`` (memory_rules.NOT_IN_PLACE)."""
+    a, last = cg.tile_of(c.args[0]), cg.tile_of(c.args[2])
+    out = cg.def_tile(dst)
+    if c.op == "tile.subc":
+        cg.emit_op("tsub", _list(a, cg.tile_of(c.args[1])), out)
+    else:
+        cg.emit_op("tsubs", f"%{a.ssa}, %{scalar_operand(cg, c.args[1], 'f32')} : {a.ty}, f32", out)
+    cg.emit_op("tsub", _list(out, last), out)
+
+
+def _ci(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    out = cg.def_tile(dst)
+    ty = out.buf.dtype.mlir
+    desc = " {descending = true}" if c.kwargs.get("descending") else ""
+    cg.emit_op("tci", f"%{scalar_operand(cg, c.args[0], ty)} : {ty}", out, desc)
+
+
+def _extract(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    src = cg.tile_of(c.args[0])
+    r, col = cg.index(c.args[1]), cg.index(c.args[2])
+    cg.valid = None
+    cg.emit_op("textract", f"%{src.ssa}[%{r}, %{col}] : {src.ty}", cg.def_tile(dst))
+
+
+def _part(pto: str) -> Rule:
+    """``tpartadd``/``tpartmax``/``tpartmin``: the result is valid where either operand is."""
+    def rule(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+        a, b = _srcs(cg, c, 2)
+        if a.buf.valid != b.buf.valid:
+            if not all(isinstance(x, int) for x in (*a.buf.valid, *b.buf.valid)):
+                raise cg.error(f"{c.op} of tiles with different run-time valid extents cannot be lowered by "
+                               f"{TOOLCHAIN} (the result's valid region must be known)",
+                               hint="load both operands with static valid shapes")
+            cg.valid = tuple(max(x, y) for x, y in zip(a.buf.valid, b.buf.valid, strict=True))
+        cg.emit_op(pto, _pair(a, b), cg.def_tile(dst))
+    return rule
 
 
 def _fill(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
@@ -210,12 +262,29 @@ def _move(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     cg.emit_op("tmov", _list(a), cg.def_tile(dst))
 
 
+def _flat_order(buf: TileBuf) -> bool:
+    """Are the buffer's elements stored densely in row-major (flat) order? (Nx1 column vectors are.)"""
+    full = buf.valid == (buf.rows, buf.cols)
+    return full and ("blayout=row_major" in buf.text or buf.cols == 1) and "slayout=none_box" in buf.text
+
+
 def _reshape(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    """Same tile type: a no-op. Otherwise ``pto.treshape`` (a view of the same bytes), allowed when both
+    sides hold the same elements densely in the same order: e.g. [32, 1] col-major <-> [1, 32] row-major."""
     (a,) = _srcs(cg, c, 1)
-    if dst is None or cg.buf_type(dst.type).text != a.ty:  # type: ignore[arg-type]
-        raise cg.error(f"tile.reshape to a different tile layout is not supported by the {TOOLCHAIN} codegen",
+    if dst is None:
+        raise cg.error("tile.reshape needs a result")
+    want = cg.buf_type(dst.type)  # type: ignore[arg-type]
+    if want.text == a.ty:
+        cg.env[dst] = a
+        return
+    same = want.loc == a.buf.loc and want.dtype is a.buf.dtype and want.rows * want.cols == a.buf.rows * a.buf.cols
+    if not (same and _flat_order(a.buf) and _flat_order(want)):
+        raise cg.error(f"tile.reshape between these tile layouts is not supported by the {TOOLCHAIN} codegen: "
+                       "pto.treshape only reinterprets the same bytes, so both tiles must be fully valid and "
+                       "stored densely in the same element order",
                        hint="load the data with the target shape instead")
-    cg.env[dst] = a
+    cg.emit_op("treshape", _list(a), cg.def_tile(dst))
 
 
 _RMODE = {"none": "NONE", "rint": "RINT", "round": "ROUND", "floor": "FLOOR", "ceil": "CEIL",
@@ -227,6 +296,22 @@ def _cast(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     mode = str(getattr(c.kwargs.get("mode", "round"), "value", c.kwargs.get("mode", "round"))).lower()
     rmode = _RMODE.get(mode, "ROUND")
     cg.emit_op("tcvt", _list(a), cg.def_tile(dst), f" {{rmode = #pto<round_mode {rmode}>}}")
+
+
+def _spmd_id(pto: str) -> Rule:
+    """``%x = pto.get_block_idx`` (an i64; ``arith.index_cast`` to index where an index is needed)."""
+    def rule(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+        from pypto.codegen.pto_mlir import Scalar
+
+        if dst is None:
+            return
+        if c.op in cg.id_args:  # a loop bound: the wrapper passes it as an index argument
+            cg.env[dst] = Scalar(cg.id_args[c.op], "index")
+            return
+        ssa = cg.names.unique(pto.removeprefix("get_"))
+        cg.op(f"%{ssa} = pto.{pto}")
+        cg.env[dst] = Scalar(ssa, "i64")
+    return rule
 
 
 # ---------------------------------------------------------------- cube
@@ -270,7 +355,10 @@ def _register() -> None:
         "tile.adds": _scalar("tadds", "tile"), "tile.subs": _scalar("tsubs", "f32"),
         "tile.muls": _scalar("tmuls", "f32"), "tile.divs": _scalar("tdivs", "tile"),
         "tile.minimums": _scalar("tmins", "untyped"), "tile.rems": _scalar("trems", "untyped"),
-        "tile.maximums": _maximums,
+        "tile.maximums": _maximums, "tile.xors": _scalar("txors", "tile"),
+        "tile.prelu": _binary("tprelu", "pair"), "tile.addc": _addc, "tile.addsc": _addsc,
+        "tile.subc": _sub_then_sub, "tile.subsc": _sub_then_sub, "tile.ci": _ci, "tile.extract": _extract,
+        "tile.part_add": _part("tpartadd"), "tile.part_max": _part("tpartmax"), "tile.part_min": _part("tpartmin"),
         "tile.row_sum": _reduce("trowsum", False), "tile.row_max": _reduce("trowmax", False),
         "tile.row_min": _reduce("trowmin", True), "tile.col_sum": _reduce("tcolsum", True),
         "tile.col_max": _miscompiled("tile.col_max", "tcolmax"),
@@ -283,17 +371,23 @@ def _register() -> None:
         "tile.matmul": _matmul("tmatmul", 2), "tile.matmul_acc": _matmul("tmatmul.acc", 3),
         "tile.matmul_bias": _matmul("tmatmul.bias", 3),
     })
+    for op in ("get_block_idx", "get_block_num", "get_subblock_idx"):
+        RULES[f"tile.{op}"] = _spmd_id(op)
     from pypto.codegen import pto_views
 
     RULES["tile.concat"] = pto_views.concat
     RULES["tile.assemble"] = pto_views.assemble
     RULES["tile.fillpad"] = pto_views.fillpad
+    RULES["tile.fillpad_inplace"] = pto_views.fillpad  # same values; the result gets its own buffer
     for k in ("sub", "mul", "div"):
         RULES[f"tile.row_expand_{k}"] = _expand_direct(f"trowexpand{k}", True)
     for k in ("add", "max", "min"):
         RULES[f"tile.row_expand_{k}"] = _expand_then("trowexpand", k)
     for k in ("add", "sub", "mul", "div", "max", "min", "expdif"):
         RULES[f"tile.col_expand_{k}"] = _expand_then("tcolexpand", k)
+    for op in ("array.create", "array.get_element", "array.update_element"):
+        RULES[op] = _unsupported(op, "keep pl.Array values in the orchestration (there is no !pto.local_array "
+                                     "in ptoas 0.1.1); pass the elements a kernel needs as scalar arguments")
     for op, alt in (("row_prod", "multiply with tile.mul in a loop over columns, or reduce on the host"),
                     ("col_prod", "reduce on the host"), ("sin", "compute it on the host"),
                     ("cos", "compute it on the host"),

@@ -90,11 +90,11 @@ def fillpad(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     pad = c.kwargs.get("pad_value") or PadValue.zero
     pad = PadValue[pad] if isinstance(pad, str) else PadValue(pad)
     if pad is PadValue.null:
-        raise cg.error("tile.fillpad needs a pad value (zero, max or min), got null",
+        raise cg.error(f"{c.op} needs a pad value (zero, max or min), got null",
                        hint="pass pad_value=pl.PadValue.zero")
     t = dst.type if dst is not None else c.result_type
     if not isinstance(t, TileType):
-        raise cg.error(f"tile.fillpad result must be a tile, got {t}")
+        raise cg.error(f"{c.op} result must be a tile, got {t}")
     view = t.view or default_tile_view(t.shape, t.memory_space)
     t = replace(t, view=replace(view, valid_shape=None, pad=pad))
     cg.valid = None  # the result is valid everywhere: it does not inherit x's valid region

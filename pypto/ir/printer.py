@@ -33,6 +33,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.printer_stmts import STMT_PRINTERS, render_function
 from pypto.ir.stmt import Stmt, flatten
 from pypto.ir.types import (
+    ArrayType,
     MemRef,
     PtrType,
     ScalarType,
@@ -147,6 +148,9 @@ class Printer:
             return "{" + ", ".join(f"{self.value(k)}: {self.value(x)}" for k, x in v.items()) + "}"
         if isinstance(v, Var):
             return self.namer.use(v)
+        dsl_text = getattr(v, "dsl_text", None)  # DSL values such as pl.split(...) print themselves
+        if callable(dsl_text):
+            return dsl_text(self.p)
         return repr(v)
 
     # -- types --------------------------------------------------------------------------------
@@ -172,6 +176,8 @@ class Printer:
             return f"{p}.Scalar[{p}.{t.dtype.value}]"
         if isinstance(t, PtrType):
             return f"{p}.Ptr"
+        if isinstance(t, ArrayType):
+            return f"{p}.Array[{t.extent}, {p}.{t.dtype.value}]"
         if isinstance(t, TupleType):
             return "tuple[" + ", ".join(self.type(x) for x in t.types) + "]"
         return "None"
@@ -182,6 +188,9 @@ class Printer:
     def _memref(self, m: MemRef) -> str:
         base = _quote(m.base) if isinstance(m.base, str) else self.namer.use(m.base)
         off = f"{self.p}.const({m.offset}, {self.p}.INT64)" if isinstance(m.offset, int) else self.expr(m.offset)
+        if m.slots > 1:
+            slot = "" if m.slot is None else f"[{m.slot if isinstance(m.slot, int) else self.expr(m.slot)}]"
+            return f"{self.p}.MemRef({base}, {off}, {m.size}, slots={m.slots}){slot}"
         return f"{self.p}.MemRef({base}, {off}, {m.size})"
 
     def _view(self, name: str, view: Any, default: Any) -> str:

@@ -24,6 +24,7 @@ from pypto.ir.stmt import (
     ReturnStmt,
     RuntimeScopeStmt,
     SeqStmts,
+    SpmdScopeStmt,
     WhileStmt,
     YieldStmt,
 )
@@ -173,6 +174,19 @@ def _cluster(pr: StmtSink, s: ClusterScopeStmt, indent: int, targets: tuple) -> 
     pr.block(s.body, indent + 1)
 
 
+def _spmd(pr: StmtSink, s: SpmdScopeStmt, indent: int, targets: tuple) -> None:
+    parts = [pr.expr(s.core_num)]
+    if s.sync_start:
+        parts.append("sync_start=True")
+    if s.name_hint:
+        parts.append(_kw(pr, "name_hint", s.name_hint))
+    if s.deps:
+        parts.append("deps=[" + ", ".join(pr.expr(d) for d in s.deps) + "]")
+    tail = f" as {pr.namer.define(s.task_var)}" if s.task_var is not None else ""
+    pr.emit(indent, f"with {pr.p}.spmd({', '.join(parts)}){tail}:")
+    pr.block(s.body, indent + 1)
+
+
 def _runtime(pr: StmtSink, s: RuntimeScopeStmt, indent: int, targets: tuple) -> None:
     pr.emit(indent, f"with {pr.p}.{'manual_scope' if s.manual else 'scope'}():")
     pr.block(s.body, indent + 1, targets)  # a loop/branch body wrapped in a scope ends with its yield
@@ -182,7 +196,7 @@ STMT_PRINTERS = {
     AssignStmt: _assign, EvalStmt: _eval, ReturnStmt: _return, YieldStmt: _yield, BreakStmt: _simple("break"),
     ContinueStmt: _simple("continue"), SeqStmts: _seq, ForStmt: _for, WhileStmt: _while, IfStmt: _if,
     InCoreScopeStmt: _incore, HierarchyScopeStmt: _hierarchy, ClusterScopeStmt: _cluster,
-    RuntimeScopeStmt: _runtime,
+    RuntimeScopeStmt: _runtime, SpmdScopeStmt: _spmd,
 }
 
 

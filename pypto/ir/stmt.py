@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pypto.ir.enums import ForKind, Level, Role
-from pypto.ir.expr import Expr, IterArg, Var
+from pypto.ir.enums import ForKind, Level, Role, SplitMode
+from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, Var
 from pypto.span import Span
 
 
@@ -125,6 +125,22 @@ class ClusterScopeStmt(ScopeStmt):
 
 
 @dataclass(frozen=True, slots=True, eq=False)
+class SpmdScopeStmt(ScopeStmt):
+    """``with pl.spmd(core_num, sync_start=..., name_hint=...) [as tid]:`` (and ``for i in pl.spmd(n)``).
+
+    One task launched as ``core_num`` blocks. The body is either one InCore region (each block reads its
+    index with ``tile.get_block_idx``) or a dispatch of one kernel call; OutlineIncoreScopes folds the
+    scope into the launched call's ``block_num`` / ``sync_start`` attrs.
+    """
+
+    core_num: Expr
+    sync_start: bool = False
+    name_hint: str = ""
+    deps: tuple[Expr, ...] = ()
+    task_var: Var | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class RuntimeScopeStmt(ScopeStmt):
     """``with pl.scope()`` / ``pl.manual_scope()`` -> ``PTO2_SCOPE()`` in orchestration C++."""
 
@@ -148,3 +164,42 @@ def flatten(stmt: Stmt | None) -> list[Stmt]:
             out.extend(flatten(s))
         return out
     return [stmt]
+
+
+def first_program_call(stmts: list[Stmt]) -> int | None:
+    """Index of the first ``x = self.f(...)`` / ``self.f(...)`` statement (a call to a program function)."""
+    for i, s in enumerate(stmts):
+        value = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+        if isinstance(value, Call) and isinstance(value.op, GlobalVar):
+            return i
+    return None
+
+
+class Optimization:
+    """Base of the entries of ``pl.at(..., optimizations=[...])`` (kept in InCoreScopeStmt.attrs)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Split(Optimization):
+    """``pl.split(mode)``: cross-core split mode of the outlined kernel."""
+
+    mode: SplitMode
+
+    def dsl_text(self, prefix: str = "pl") -> str:
+        return f"{prefix}.split({prefix}.SplitMode.{self.mode.name})"
+
+    def __repr__(self) -> str:
+        return self.dsl_text()
+
+
+@dataclass(frozen=True, slots=True)
+class CrossCoreSlot(Optimization):
+    """``pl.cross_core_slot(slot_num=N)``: ring depth of the automatic cross-core pipeline."""
+
+    slot_num: int
+
+    def dsl_text(self, prefix: str = "pl") -> str:
+        return f"{prefix}.cross_core_slot(slot_num={self.slot_num})"
+
+    def __repr__(self) -> str:
+        return self.dsl_text()

@@ -44,12 +44,23 @@ class TupleType(Type):
 
 
 @dataclass(frozen=True, slots=True)
+class ArrayType(Type):
+    """``pl.Array[extent, dtype]``: a small fixed-size 1-D array of scalars (e.g. task ids in an
+    orchestration); updated functionally by ``array.update_element``."""
+
+    extent: int
+    dtype: DataType
+
+
+@dataclass(frozen=True, slots=True)
 class MemRef:
     """Where a buffer lives: a ``tile.alloc`` base Var (or a DDR buffer name), byte offset and size."""
 
     base: Var | str
     offset: Dim
     size: int
+    slots: int = 1           # pl.MemRef(name, slots=N)[slot]: an author buffer of N equal slots ...
+    slot: Dim | None = None  # ... and the one this tile uses (resolved away by LowerPipelineLoops)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,7 @@ def _is_node(v: Any) -> bool:
 
 
 class IRVisitor:
-    """Walks statements and expressions (types, kwargs and attrs are not entered)."""
+    """Walks statements and expressions (types and kwargs are not entered; Exprs in attrs are)."""
 
     def visit(self, node: Any) -> None:
         method = getattr(self, f"visit_{type(node).__name__}", None)
@@ -42,9 +42,15 @@ class IRVisitor:
 
     def generic_visit(self, node: Any) -> None:
         for name in child_fields(type(node)):
-            if name in ("kwargs", "attrs", "var_type", "result_type"):
+            if name in ("kwargs", "var_type", "result_type"):
                 continue
             value = getattr(node, name)
+            if name == "attrs":  # Exprs in attrs (a call's dependency task ids, its SPMD block count)
+                for item in value.values() if isinstance(value, dict) else ():
+                    for x in item if isinstance(item, tuple) else (item,):
+                        if _is_node(x):
+                            self.visit(x)
+                continue
             if _is_node(value):
                 self.visit(value)
             elif isinstance(value, tuple):
@@ -77,13 +83,25 @@ class IRMutator:
     def generic_visit(self, node: Any) -> Any:
         changes: dict[str, Any] = {}
         for name in child_fields(type(node)):
-            if name in ("kwargs", "attrs", "var_type", "result_type"):
+            if name in ("kwargs", "var_type", "result_type"):
                 continue
             value = getattr(node, name)
+            if name == "attrs":
+                new = self._visit_attrs(value)
+                if new is not value:
+                    changes[name] = new
+                continue
             new = self._visit_value(value)
             if new is not value:
                 changes[name] = new
         return dataclasses.replace(node, **changes) if changes else node
+
+    def _visit_attrs(self, attrs: Any) -> Any:
+        """Exprs (and tuples of Exprs) among attr values are rewritten too; other values are kept."""
+        if not isinstance(attrs, dict):
+            return attrs
+        new = {k: self._visit_value(v) for k, v in attrs.items()}
+        return attrs if all(new[k] is v for k, v in attrs.items()) else new
 
     def _visit_value(self, value: Any) -> Any:
         if _is_node(value):

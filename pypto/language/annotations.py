@@ -19,6 +19,7 @@ from pypto.ir.enums import (
 )
 from pypto.ir.expr import Expr, Var, as_int
 from pypto.ir.types import (
+    ArrayType,
     MemRef,
     PtrType,
     ScalarType,
@@ -29,7 +30,7 @@ from pypto.ir.types import (
     TupleType,
     Type,
 )
-from pypto.language.types import AnnotationSpec, DynVar, TypeCtor, _CallSpec
+from pypto.language.types import SLOT_KEY, AnnotationSpec, DynVar, TypeCtor, _CallSpec
 from pypto.span import Span
 
 if TYPE_CHECKING:
@@ -39,6 +40,14 @@ _DIRS = {"Out": ParamDirection.Out, "InOut": ParamDirection.InOut}
 _TILE_VIEW_KW = {"valid_shape": "dims", "stride": "dims", "start_offset": "dim", "blayout": TileLayout,
                  "slayout": TileLayout, "fractal": int, "pad": PadValue, "compact": CompactMode}
 _TENSOR_VIEW_KW = {"stride": "dims", "layout": TensorLayout, "valid_shape": "dims", "pad": PadValue}
+
+
+def _reject_unsupported(value: Any, span: Span) -> None:
+    """``pl.IntLike`` / ``pl.MemRefType`` & co: the stand-in's own 'not with ptoas 0.1.1' error."""
+    from pypto.language.unsupported import Unsupported
+
+    if isinstance(value, Unsupported):
+        raise value.error(span)
 
 
 class AnnotationResolver:
@@ -70,12 +79,14 @@ class AnnotationResolver:
                 return TupleType(tuple(self.type(i) for i in items))
             if isinstance(base, TypeCtor):
                 return self._ctor(base.kind, items, span)
+            _reject_unsupported(base, span)
             raise ParserTypeError(f"'{ast.unparse(node.value)}' is not a DSL type", span,
                                   hint="use pl.Tensor[[..], dtype], pl.Tile[[..], dtype] or pl.Scalar[dtype]")
         value = self.ev.eval(node)
         return self._bare(value, node, span)
 
     def _bare(self, value: Any, node: ast.expr, span: Span) -> Type:
+        _reject_unsupported(value, span)
         if isinstance(value, DataType):
             return ScalarType(value)
         if isinstance(value, AnnotationSpec) and value.ctor == "Scalar":
@@ -94,6 +105,12 @@ class AnnotationResolver:
     def _ctor(self, kind: str, items: list[ast.expr], span: Span) -> Type:
         if kind == "Scalar":
             return ScalarType(self._dtype(items[0]))
+        if kind == "Array":
+            extent = self.ev.eval(items[0]) if len(items) == 2 else None
+            if isinstance(extent, bool) or not isinstance(extent, int) or extent <= 0:
+                raise ParserTypeError("pl.Array[...] needs a positive integer extent and a dtype", span,
+                                      hint="write pl.Array[4, pl.TASK_ID]")
+            return ArrayType(extent, self._dtype(items[1]))
         if kind in ("Tensor", "Tile"):
             if len(items) < 2:
                 raise ParserTypeError(f"pl.{kind}[...] needs a shape and a dtype", span,
@@ -158,6 +175,29 @@ class AnnotationResolver:
         return TileType(shape, dtype, memref, view, space)
 
     def _memref(self, spec: _CallSpec, node: ast.expr) -> MemRef:
+        kw = dict(spec.kwargs)
+        slots, slot = kw.pop("slots", 1), kw.pop(SLOT_KEY, None)
+        if kw:
+            raise ParserTypeError(f"pl.MemRef() got an unexpected keyword '{next(iter(kw))}'", self.ev.span(node))
+        if isinstance(slots, bool) or not isinstance(slots, int) or slots < 1:
+            raise ParserTypeError(f"pl.MemRef(slots=...) takes a positive integer, got {slots!r}", self.ev.span(node))
+        if slots > 1 and slot is None:
+            raise ParserTypeError(f"pl.MemRef(..., slots={slots}) needs a slot index: pl.MemRef(..., slots={slots})[k]",
+                                  self.ev.span(node))
+        if slot is not None and slots == 1:
+            raise ParserTypeError("only pl.MemRef(..., slots=N) with N > 1 can be subscripted", self.ev.span(node))
+        mr = self._memref_base(spec, node)
+        if slots == 1:
+            return mr
+        k = as_int(slot)
+        if k is not None and not 0 <= k < slots:
+            raise ParserTypeError(f"slot {k} is out of range for pl.MemRef(..., slots={slots})", self.ev.span(node))
+        if k is None and not (isinstance(slot, Expr) and isinstance(slot.type, ScalarType)
+                              and not slot.type.dtype.is_float):
+            raise ParserTypeError("a pl.MemRef slot index must be an integer expression", self.ev.span(node))
+        return MemRef(mr.base, mr.offset, mr.size, slots, k if k is not None else slot)
+
+    def _memref_base(self, spec: _CallSpec, node: ast.expr) -> MemRef:
         args = list(spec.args)
         if len(args) == 1:
             args += [0, 0]

@@ -35,6 +35,20 @@ _LOOPS = {dsl.range: ForKind.Sequential, dsl.parallel: ForKind.Parallel, dsl.unr
 _AT_ATTRS = ("allow_early_resolve", "windowize", "dumps", "no_dep_args", "optimizations")
 
 
+def _reject_unsupported(p: FunctionParser, node: ast.expr) -> None:
+    """``for x in pl.split_aiv(...)`` & co: the upstream construct's own 'not with ptoas 0.1.1' error."""
+    from pypto.errors import ParserError
+    from pypto.language.unsupported import Unsupported
+
+    func = node.func if isinstance(node, ast.Call) else node
+    try:
+        target = p.ev.eval(func)
+    except ParserError:
+        return
+    if isinstance(target, Unsupported):
+        raise target.error(p.span(node))
+
+
 def _block(p: FunctionParser, stmts: list[Stmt], span: Span) -> Stmt:
     return stmts[0] if len(stmts) == 1 else SeqStmts(tuple(stmts), span=span)
 
@@ -132,7 +146,12 @@ def parse_for(p: FunctionParser, node: ast.For) -> list[Stmt]:
     c = p._construct(node.iter)
     if c is dsl.while_:
         return _parse_while(p, node)
+    if c is dsl.spmd:
+        from pypto.language.spmd_scope import parse_spmd_for
+
+        return parse_spmd_for(p, node)
     if c not in _LOOPS:
+        _reject_unsupported(p, node.iter)
         hint = "write pl.range(...) instead of range(...)" if ast.unparse(node.iter).startswith("range(") else None
         raise UnsupportedFeatureError(f"for loops must iterate over pl.range/pl.parallel/pl.unroll/pl.pipeline, "
                                       f"not '{ast.unparse(node.iter)}'", p.span(node.iter), hint)
@@ -266,9 +285,14 @@ def parse_with(p: FunctionParser, node: ast.With) -> list[Stmt]:
         raise UnsupportedFeatureError("a with-statement takes exactly one scope", span)
     item = node.items[0]
     c = p._construct(item.context_expr)
-    if c not in (dsl.at, dsl.cluster, dsl.scope, dsl.manual_scope):
+    if c not in (dsl.at, dsl.cluster, dsl.scope, dsl.manual_scope, dsl.spmd):
+        _reject_unsupported(p, item.context_expr)
         raise UnsupportedFeatureError(f"'with {ast.unparse(item.context_expr)}' is not supported "
-                                      "(use pl.at, pl.cluster, pl.scope or pl.manual_scope)", span)
+                                      "(use pl.at, pl.cluster, pl.spmd, pl.scope or pl.manual_scope)", span)
+    if c is dsl.spmd:
+        from pypto.language.spmd_scope import parse_spmd_with
+
+        return parse_spmd_with(p, item, p.body(node.body, node.lineno), span)
     call = item.context_expr
     assert isinstance(call, ast.Call)
     args, kwargs = p.ev.call_args(call)

@@ -42,5 +42,8 @@ manual_scope = DslConstruct("manual_scope")
 func_attr = DslConstruct("func_attr")
 static_print = DslConstruct("static_print")
 static_assert = DslConstruct("static_assert")
+spmd = DslConstruct("spmd")
+submit = DslConstruct("submit")
+spmd_submit = DslConstruct("spmd_submit")
 
 LOOP_KINDS = {"range": "Sequential", "parallel": "Parallel", "unroll": "Unroll", "pipeline": "Pipeline"}

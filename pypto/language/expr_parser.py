@@ -34,7 +34,7 @@ from pypto.ir.expr import (
     UnaryExpr,
     UnOp,
 )
-from pypto.ir.types import ScalarType, ShapedType, TupleType, Type, UnknownType
+from pypto.ir.types import ArrayType, ScalarType, ShapedType, TupleType, Type, UnknownType
 from pypto.language import dsl, types
 from pypto.language.bindings import Scope
 from pypto.language.calls import call_op, call_unified
@@ -120,6 +120,8 @@ class ExprParser:
             return value.var
         if isinstance(value, (list, tuple)):
             return MakeTuple(tuple(self.to_expr(v, span) for v in value), span=span)
+        if isinstance(value, Unsupported):
+            raise value.error(span)
         what = ast.unparse(node) if node is not None else repr(value)
         raise ParserTypeError(f"'{what}' is not a value that can be used here", span)
 
@@ -251,11 +253,22 @@ class ExprParser:
                 return base[idx]
         if isinstance(base, Expr) and isinstance(base.type, TupleType):
             return self._tuple_item(base, node, span)
+        if isinstance(base, types._CallSpec) and base.ctor == "MemRef" and "slots" in base.kwargs:
+            return base[self.eval(node.slice)]  # pl.MemRef(name, slots=N)[k]
+        if isinstance(base, Expr) and isinstance(base.type, ArrayType):
+            return self.array_call("array.get_element", [base, node.slice], node, span)
         if not isinstance(base, Expr) or not isinstance(base.type, ShapedType):
             raise ParserTypeError(f"'{ast.unparse(node.value)}' cannot be subscripted", span)
         from pypto.language.subscript import read_subscript
 
         return read_subscript(self, base, node.slice, span)
+
+    def array_call(self, op: str, operands: list[Any], node: ast.AST, span: Span) -> Expr:
+        """``arr[i]`` / ``arr[i] = v``: an ``array.*`` op; the index is one integer expression."""
+        if isinstance(operands[1], ast.Slice | ast.Tuple):
+            raise ParserTypeError(f"'{ast.unparse(node)}': a pl.Array takes one integer index", span)
+        exprs = [operands[0], *(self.expr(o) if isinstance(o, ast.AST) else o for o in operands[1:])]
+        return call_op(op, exprs, {}, span)
 
     def _tuple_item(self, base: Expr, node: ast.Subscript, span: Span) -> Expr:
         """``t[i]`` on a tuple-typed value (a multi-result call) -> TupleGetItem."""
@@ -276,6 +289,8 @@ class ExprParser:
         handler = _CALL_HANDLERS.get(type(target))
         if handler is not None:
             return handler(self, target, node, span)
+        if callable(target) and target in _OPTION_CTORS.values():
+            return _option(self, target, node, span)
         if target in (types.MemRef, types.TileView, types.TensorView):
             args, kwargs = self.call_args(node)
             return types._CallSpec(target.__name__, tuple(args), kwargs)
@@ -321,12 +336,17 @@ class ExprParser:
         if c is dsl.const:
             args, kwargs = self.call_args(node)
             return make_const(args, kwargs, span)
+        if c in (dsl.submit, dsl.spmd_submit):
+            from pypto.language.submit_call import parse_submit
+
+            return parse_submit(self, c is dsl.spmd_submit, node, span)
         where = {"yield_": "as a statement `x = pl.yield_(...)` inside a loop or if",
                  "range": "as a for-loop iterator", "parallel": "as a for-loop iterator",
                  "unroll": "as a for-loop iterator", "pipeline": "as a for-loop iterator",
                  "at": "in a with-statement", "scope": "in a with-statement", "cluster": "in a with-statement",
                  "manual_scope": "in a with-statement", "func_attr": "as the first statement of a function",
-                 "cond": "as the first statement of a pl.while_ loop", "while_": "as a for-loop iterator"}
+                 "cond": "as the first statement of a pl.while_ loop", "while_": "as a for-loop iterator",
+                 "spmd": "as a for-loop iterator or in a with-statement"}
         raise ParserError(f"pl.{c.name}() can only be used {where.get(c.name, 'as a statement')}", span)
 
     def program_call(self, name: str, node: ast.Call, span: Span) -> Expr:
@@ -425,10 +445,25 @@ def _wrap_user_error(fn):
     return run
 
 
+def _unsupported(ev: ExprParser, stub: Any, node: ast.Call, span: Span) -> Any:
+    raise stub.error(span)
+
+
+def _option(ev: ExprParser, ctor: Any, node: ast.Call, span: Span) -> Any:
+    args, kwargs = ev.call_args(node)
+    try:
+        return ctor(*args, **kwargs)
+    except (TypeError, UserError) as exc:
+        raise ParserTypeError(f"{ast.unparse(node.func)}(): {getattr(exc, 'message', exc)}", span) from None
+
+
+from pypto.language import optimizations as _opt  # noqa: E402
 from pypto.language.ops import OpStub, UnifiedStub  # noqa: E402
+from pypto.language.unsupported import Unsupported  # noqa: E402
 
 _CALL_HANDLERS = {OpStub: _wrap_user_error(ExprParser._op), UnifiedStub: _wrap_user_error(ExprParser._unified),
-                  dsl.DslConstruct: ExprParser._construct}
+                  dsl.DslConstruct: ExprParser._construct, Unsupported: _unsupported}
+_OPTION_CTORS = {_opt.split: _opt.split, _opt.cross_core_slot: _opt.cross_core_slot}
 
 
 def register_call_handler(kind: type, handler: Any) -> None:

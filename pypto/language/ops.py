@@ -40,17 +40,29 @@ class OpNamespace:
     def __init__(self, ns: str) -> None:
         self._ns = ns
 
-    def __getattr__(self, name: str) -> OpStub:
+    def __getattr__(self, name: str) -> Any:
         from pypto.ir.ops.registry import has_op
 
-        if name.startswith("__") or not has_op(f"{self._ns}.{name}"):
-            raise AttributeError(f"pl.{self._ns} has no op '{name}'")
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if name in _ALIASES.get(self._ns, {}):
+            return OpStub(_ALIASES[self._ns][name], convenience=True)
+        if not has_op(f"{self._ns}.{name}"):
+            from pypto.language.unsupported import lookup
+
+            missing = lookup(self._ns, name)  # an upstream op ptoas 0.1.1 cannot express
+            if missing is None:
+                raise AttributeError(f"pl.{self._ns} has no op '{name}'")
+            return missing
         return OpStub(f"{self._ns}.{name}", convenience=self._ns == "tile" and name in _TILE_CONVENIENT)
 
     def __dir__(self) -> list[str]:
         from pypto.ir.ops.registry import all_ops
+        from pypto.language.unsupported import names
 
-        return sorted(o.short for o in all_ops().values() if o.namespace == self._ns)
+        ops = {o.short for o in all_ops().values() if o.namespace == self._ns}
+        extra = set(names(self._ns)) if self._ns in ("tile", "tensor") else set()
+        return sorted(ops | set(_ALIASES.get(self._ns, {})) | extra)
 
     def __repr__(self) -> str:
         return f"pl.{self._ns}"
@@ -58,17 +70,23 @@ class OpNamespace:
 
 tensor = OpNamespace("tensor")
 tile = OpNamespace("tile")
+array = OpNamespace("array")
 
 # pl.tile.X called with the DSL's short form (e.g. 3-arg load) is normalised like pl.X
 _TILE_CONVENIENT = frozenset({"load"})
+# upstream spellings of existing ops
+_ALIASES = {"tile": {"create_tile": "tile.create", "arange": "tile.ci"},
+            "tensor": {"create_tensor": "tensor.create", "arange": "tensor.ci"}}
 
 PROMOTED: dict[str, str] = {
     "load": "tile.load", "store": "tile.store", "move": "tile.move", "create_tile": "tile.create",
     "matmul_bias": "tile.matmul_bias", "alloc": "tile.alloc", "create_tensor": "tensor.create",
-    "dim": "tensor.dim",
+    "dim": "tensor.dim", "get_block_idx": "tile.get_block_idx", "get_block_num": "tile.get_block_num",
+    "get_subblock_idx": "tile.get_subblock_idx", "addc": "tile.addc", "subc": "tile.subc", "addsc": "tile.addsc",
+    "subsc": "tile.subsc", "prelu": "tile.prelu", "arange": "tensor.ci",
 }
 
-UNIFIED_EXTRA = ("cast", "matmul", "matmul_acc", "slice", "assemble", "concat", "read", "write",
+UNIFIED_EXTRA = ("xors", "part_add", "part_max", "part_min", "cast", "matmul", "matmul_acc", "slice", "assemble", "concat", "read", "write",
                  "reshape", "transpose", "fillpad", "expands", "full")
 
 

@@ -23,7 +23,16 @@ from pypto.ir.expr import Call, Expr, GlobalVar, TupleGetItem, Var
 from pypto.ir.function import Function
 from pypto.ir.ops.infer import dim_eq, fmt_shape
 from pypto.ir.stmt import AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ReturnStmt, SeqStmts, Stmt, YieldStmt
-from pypto.ir.types import ScalarType, ShapedType, TensorType, TileType, TupleType, Type, UnknownType
+from pypto.ir.types import (
+    ArrayType,
+    ScalarType,
+    ShapedType,
+    TensorType,
+    TileType,
+    TupleType,
+    Type,
+    UnknownType,
+)
 from pypto.language import dsl
 from pypto.language.annotations import AnnotationResolver
 from pypto.language.bindings import Scope
@@ -343,6 +352,11 @@ class FunctionParser:
             raise SSAViolationError(f"'{name}[...] = ...' rebinds '{name}' (not allowed with strict_ssa=True)", span,
                                     hint=f"write {name}_new = pl.assemble({name}, value, [offsets])")
         base = self.ev.expr(target.value)
+        if isinstance(base.type, ArrayType):  # arr[i] = v: a functional update that rebinds arr
+            call = self.ev.array_call("array.update_element", [base, target.slice, value_node], target, span)
+            var = Var(name, call.type, span=self.span(target.value))
+            self.scope.bind(name, var, span)
+            return [AssignStmt(var, call, span=span)]
         value = self.ev.expr(value_node)
         offs = write_offsets(self.ev, base, target.slice, span)
         try:

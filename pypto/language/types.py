@@ -46,6 +46,7 @@ Out = TypeCtor("Out")
 InOut = TypeCtor("InOut")
 Tuple = TypeCtor("Tuple")
 Ptr = TypeCtor("Ptr")
+Array = TypeCtor("Array")
 PtrType = Ptr
 TaskId = AnnotationSpec("Scalar", DataType.TASK_ID)
 
@@ -78,9 +79,16 @@ class _CallSpec:
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
 
+    def __getitem__(self, slot: Any) -> _CallSpec:
+        return _CallSpec(self.ctor, self.args, {**self.kwargs, SLOT_KEY: slot})
+
+
+SLOT_KEY = "__slot"  # _CallSpec kwarg holding the [k] of pl.MemRef(..., slots=N)[k]
+
 
 def MemRef(*args: Any, **kwargs: Any) -> _CallSpec:  # noqa: N802
-    """Annotation slot ``pl.MemRef(base, pl.const(offset, pl.INT64), size)``."""
+    """Annotation slot ``pl.MemRef(base, pl.const(offset, pl.INT64), size)`` or ``pl.MemRef("name")``;
+    ``pl.MemRef("name", slots=N)[k]`` picks slot ``k`` of an N-slot buffer."""
     return _CallSpec("MemRef", args, kwargs)
 
 

@@ -35,12 +35,13 @@ REGISTRY: dict[str, str] = {
     "AllocateMemoryAddr": "pypto.passes.allocate_memory_addr",
     "DeriveCallDirections": "pypto.passes.derive_call_directions",
     "MaterializeRuntimeScopes": "pypto.passes.materialize_runtime_scopes",
+    "LowerPipelineLoops": "pypto.passes.lower_pipeline_loops",
 }
 for _name in ("OutlineHierarchyScopes", "OutlineClusterScopes", "OptimizeOrchTensors", "LowerCompositeOps",
               "FlattenTileNdTo2D", "LegalizeTileCast", "AutoTileMatmulL0", "CanonicalizeTileSlice",
               "InsertMxScaleAddr", "ResolveBackendOpLayouts", "LowerAutoVectorSplit", "InjectGMPipeBuffer",
               "SplitVectorKernel", "StampTfreeSplit", "SkewCrossCorePipeline", "LowerPipelineToSlots",
-              "LowerPipelineLoops", "CanonicalizeIOOrder", "FoldNoOpReshape", "FuseCreateAssembleToSlice",
+              "CanonicalizeIOOrder", "FoldNoOpReshape", "FuseCreateAssembleToSlice",
               "AutoDeriveTaskDependencies", "ExpandManualPhaseFence", "SynthesizeAllReduceSignals",
               "MaterializeCommDomainScopes", "LowerHostTensorCollectives", "MaterializeDistTensorCtx",
               "ClassifyIterArgCarry", "InsertCommFence", "MaterializeValidShapeSymbols"):

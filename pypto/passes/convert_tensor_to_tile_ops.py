@@ -9,7 +9,16 @@ from pypto.errors import UnsupportedFeatureError
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call, ConstInt, Expr, MakeTuple, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.ops.common import BINARY, COL_EXPAND, COL_REDUCE, ROW_EXPAND, ROW_REDUCE, SCALAR, UNARY
+from pypto.ir.ops.common import (
+    BINARY,
+    COL_EXPAND,
+    COL_REDUCE,
+    ROW_EXPAND,
+    ROW_REDUCE,
+    SCALAR,
+    SPMD_IDS,
+    UNARY,
+)
 from pypto.ir.ops.registry import make_call
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, EvalStmt, Stmt
@@ -20,7 +29,7 @@ from pypto.passes.base import Pass
 
 # tensor ops computed elementwise on tiles: tensor.<op> -> tile.<op>, operands loaded into Vec
 COMPUTE = frozenset((*BINARY, *SCALAR, *UNARY, *ROW_REDUCE, *COL_REDUCE, *ROW_EXPAND, *COL_EXPAND, "cast",
-                     "expands", "fillpad"))
+                     "expands", "fillpad", "xors", "part_add", "part_max", "part_min"))
 MATMUL = frozenset({"matmul", "matmul_acc"})
 
 
@@ -67,6 +76,14 @@ class _Converter:
                 self.tiles[s.var] = tile
                 out.append(AssignStmt(tile, call, span=s.span))
             return out
+        if short in SPMD_IDS:
+            call = make_call(f"tile.{short}", [], span=value.span)
+            return [dataclasses.replace(s, value=call) if isinstance(s, AssignStmt) else s]
+        if short == "ci" and isinstance(s, AssignStmt):
+            call = make_call("tile.ci", list(value.args), value.kwargs, span=value.span)
+            tile = Var(f"{base_name(s.var.name)}__tile", call.result_type, span=s.var.span)
+            self.tiles[s.var] = tile
+            return [AssignStmt(tile, call, span=s.span)]
         if short in ("create", "full") and isinstance(s, AssignStmt):
             return self.create(s, value, short)
         raise UnsupportedFeatureError(f"tensor op '{value.op}' inside an InCore kernel", value.span,

@@ -81,7 +81,7 @@ class _Converter:
                 # name this Var as their base, so it keeps its identity (it is defined once anyway)
                 env[s.var.name] = s.var
                 return [s if value is s.value else dataclasses.replace(s, value=value)]
-            new = self.fresh(s.var, self.ssa)
+            new = _rename_slot(self.fresh(s.var, self.ssa), env)
             env[s.var.name] = new
             return [dataclasses.replace(s, var=new, value=value)]
         if isinstance(s, ForStmt):
@@ -92,8 +92,11 @@ class _Converter:
             return self.if_(s, env, later)
         if isinstance(s, ScopeStmt):
             deps = tuple(self.expr(d, env) for d in getattr(s, "deps", ()))
+            core = self.expr(s.core_num, env) if hasattr(s, "core_num") else None  # pl.spmd(n)
             body = seq(self.block(s.body, env, later))
             changes = {"body": body, "deps": deps} if hasattr(s, "deps") else {"body": body}
+            if core is not None:
+                changes["core_num"] = core
             return [dataclasses.replace(s, **changes)]
         return [self.expr(s, env)]
 
@@ -170,6 +173,16 @@ class _Converter:
             other = _merge_yield(other, [else_env[n] for n in phis])
         else_body = seq(other) if (other or s.else_body is not None) else None
         return [dataclasses.replace(s, cond=cond, then_body=seq(then), else_body=else_body, return_vars=tuple(rvs))]
+
+
+def _rename_slot(var: Var, env: Env) -> Var:
+    """A ``pl.MemRef(..., slots=N)[i % N]`` annotation names the loop variable: rename it too."""
+    mr = getattr(var.var_type, "memref", None)
+    if mr is None or mr.slot is None or isinstance(mr.slot, int):
+        return var
+    slot = _Rename(env).visit(mr.slot)
+    new_type = dataclasses.replace(var.var_type, memref=dataclasses.replace(mr, slot=slot))
+    return Var(var.name, new_type, span=var.span)
 
 
 def _merge_yield(stmts: list[Stmt], extra: list[Var]) -> list[Stmt]:

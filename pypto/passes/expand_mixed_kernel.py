@@ -233,6 +233,13 @@ class _CallRewriter:
     def expand(self, call: Call) -> tuple[list[Stmt], list[Expr]]:
         kernels, an = self.splits[call.op.name]  # type: ignore[union-attr]
         span = call.span
+        if "block_num" in call.attrs:
+            raise UnsupportedFeatureError(
+                f"pl.spmd over the mixed cube+vector kernel '{call.op.name}' is not supported with ptoas 0.1.1: "  # type: ignore[union-attr]
+                "without tpush/tpop the cube and vector halves run as separate tasks that exchange tiles "
+                "through one GM temporary, which the blocks would share", span,
+                hint="launch the cube work and the vector work as two pl.spmd regions that pass a tensor "
+                     "sliced per block")
         env: dict[Source, Expr] = {("param", i): a for i, a in enumerate(call.args)}
         stmts: list[Stmt] = []
         for k in kernels:

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from pypto.errors import UnsupportedFeatureError
-from pypto.ir.enums import ForKind, Level
+from pypto.ir.enums import Level
 from pypto.ir.function import Program
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import ClusterScopeStmt, ForStmt, HierarchyScopeStmt
+from pypto.ir.stmt import ClusterScopeStmt, HierarchyScopeStmt
 from pypto.ir.types import TileType
 from pypto.passes._util import iter_stmts
 from pypto.passes.base import Pass
@@ -39,11 +39,6 @@ def no_hierarchy_scopes(program: Program) -> Finding:
 
 def no_cluster_scopes(program: Program) -> Finding:
     return _first_stmt(program, lambda s: isinstance(s, ClusterScopeStmt), "pl.cluster() scopes")
-
-
-def no_pipeline_loops(program: Program) -> Finding:
-    return _first_stmt(program, lambda s: isinstance(s, ForStmt) and s.kind is ForKind.Pipeline,
-                       "pl.pipeline() loops (ForKind.Pipeline)")
 
 
 def no_nd_tiles(program: Program) -> Finding:
@@ -101,10 +96,9 @@ LowerAutoVectorSplit = _make("LowerAutoVectorSplit", nothing)
 InjectGMPipeBuffer = _make("InjectGMPipeBuffer", nothing)
 SplitVectorKernel = _make("SplitVectorKernel", nothing, frozenset({P.VectorKernelSplit}))
 StampTfreeSplit = _make("StampTfreeSplit", nothing)
-SkewCrossCorePipeline = _make("SkewCrossCorePipeline", no_pipeline_loops)
-LowerPipelineToSlots = _make("LowerPipelineToSlots", no_pipeline_loops)
-LowerPipelineLoops = _make("LowerPipelineLoops", no_pipeline_loops, frozenset({P.PipelineResolved}))
-CanonicalizeIOOrder = _make("CanonicalizeIOOrder", no_pipeline_loops)
+SkewCrossCorePipeline = _make("SkewCrossCorePipeline", nothing)
+LowerPipelineToSlots = _make("LowerPipelineToSlots", nothing)  # PTOAS planner only; LowerPipelineLoops does it
+CanonicalizeIOOrder = _make("CanonicalizeIOOrder", nothing)
 FoldNoOpReshape = _make("FoldNoOpReshape", nothing)
 FuseCreateAssembleToSlice = _make("FuseCreateAssembleToSlice", nothing)
 AutoDeriveTaskDependencies = _make("AutoDeriveTaskDependencies", nothing)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pypto.ir.enums import ForKind
 from pypto.ir.expr import Call, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.stmt import AssignStmt, Stmt
+from pypto.ir.stmt import AssignStmt, ForStmt, Stmt
 from pypto.ir.types import MemRef, PtrType, TileType
 from pypto.passes._liveness import Liveness
 from pypto.passes._memref import allocs, drop_unused_allocs, memref_of, with_memref
@@ -55,10 +56,24 @@ class _Buffer:
     spans: list[tuple[int, int]] = field(default_factory=list)
     start: int = 0
     start_op: str = ""
+    stages: set[int] = field(default_factory=set)  # lowered pl.pipeline loops its tiles are defined in
+    loaded: bool = False                            # one of its tiles is a tile.load result
+
+
+def _pipeline_members(func: Function) -> dict[Var, tuple[int, bool]]:
+    """Tiles defined in a lowered ``pl.pipeline`` loop body -> (loop id, defined by a tile.load)."""
+    out: dict[Var, tuple[int, bool]] = {}
+    for loop in iter_stmts(func.body):
+        if isinstance(loop, ForStmt) and loop.kind is ForKind.Pipeline:
+            for s in iter_stmts(loop.body):
+                if isinstance(s, AssignStmt) and isinstance(s.var.var_type, TileType):
+                    out[s.var] = (id(loop), isinstance(s.value, Call) and s.value.op == "tile.load")
+    return out
 
 
 def _buffers(func: Function, life: _Lifetimes) -> list[_Buffer]:
     by_base: dict[int, _Buffer] = {}
+    members = _pipeline_members(func)
     for a in allocs(func):
         by_base[id(a.var)] = _Buffer(a.var, a.value.kwargs.get("size", 0), a.value.kwargs.get("memory_space"))
     for v, d in life.defined.items():
@@ -69,6 +84,9 @@ def _buffers(func: Function, life: _Lifetimes) -> list[_Buffer]:
         if not buf.spans or d < buf.start:
             buf.start, buf.start_op = d, life.def_op.get(v, "")
         buf.spans.append((d, life.last.get(v, d)))
+        if v in members:
+            buf.stages.add(members[v][0])
+            buf.loaded |= members[v][1]
     return [b for b in by_base.values() if b.spans]
 
 
@@ -76,6 +94,8 @@ def _fits(host: _Buffer, buf: _Buffer) -> bool:
     """Same space and size, and no occupant of ``host`` is live while ``buf`` is."""
     if host.space != buf.space or host.size != buf.size:
         return False
+    if host.stages & buf.stages and (host.loaded or buf.loaded):
+        return False  # pipeline stages keep their own load buffers, so stage k+1's load can overlap stage k
     in_place = buf.start_op not in NOT_IN_PLACE
     for s1, e1 in host.spans:
         for s2, e2 in buf.spans:
@@ -97,6 +117,8 @@ def plan_reuse(func: Function) -> dict[int, Var]:
             kept.append(buf)
             continue
         host.spans.extend(buf.spans)
+        host.stages |= buf.stages
+        host.loaded |= buf.loaded
         merged[id(buf.base)] = host.base
     return merged
 

@@ -10,5 +10,6 @@ DEFERRED_VIEWS: frozenset[str] = frozenset({"tile.concat", "tile.assemble"})
 # Ops whose result must not overwrite an operand that dies at the same statement.
 NOT_IN_PLACE: frozenset[str] = frozenset({
     "tile.recip", "tile.matmul", "tile.matmul_acc", "tile.matmul_bias", "tile.move", "tile.transpose",
+    "tile.subc", "tile.subsc",  # two instructions: the first writes the result before the last operand is read
     *(f"tile.{op}" for op in (*ROW_REDUCE, *COL_REDUCE)),
 })

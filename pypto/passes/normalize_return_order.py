@@ -9,7 +9,7 @@ from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import Call, Expr, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import AssignStmt, ReturnStmt, Stmt, flatten, seq
+from pypto.ir.stmt import AssignStmt, ForStmt, ReturnStmt, Stmt, WhileStmt, flatten, seq
 from pypto.ir.types import TensorType
 from pypto.passes._util import iter_stmts
 from pypto.passes.base import Pass
@@ -25,6 +25,10 @@ def _written_param(func: Function) -> dict[Var, Var]:
             target = s.value.args[WRITES[s.value.op]]  # type: ignore[index]
             if isinstance(target, Var):
                 alias[s.var] = alias.get(target, target)
+        elif isinstance(s, ForStmt | WhileStmt):  # a tensor carried through a loop is still its init's buffer
+            for ia, rv in zip(s.iter_args, s.return_vars, strict=False):
+                if isinstance(ia.init, Var) and isinstance(ia.var_type, TensorType):
+                    alias[ia] = alias[rv] = alias.get(ia.init, ia.init)
     return alias
 
 

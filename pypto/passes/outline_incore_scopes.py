@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.callgraph import callee_first
 from pypto.ir.enums import FunctionType, ParamDirection
-from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, TupleGetItem, Var
+from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, TupleGetItem, Var, as_int
 from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import (
@@ -24,19 +24,22 @@ from pypto.ir.stmt import (
     IfStmt,
     InCoreScopeStmt,
     ReturnStmt,
+    SpmdScopeStmt,
     Stmt,
     WhileStmt,
     YieldStmt,
+    first_program_call,
     flatten,
     seq,
 )
-from pypto.ir.types import TensorType, TupleType
+from pypto.ir.types import TensorType, TupleType, UnknownType
 from pypto.ir.visitor import substitute
 from pypto.passes._util import base_name, defined_vars, iter_stmts, map_blocks, used_vars
 from pypto.passes.base import Pass
 
 # op -> index of the tensor argument it writes into
 WRITES: dict[str, int] = {"tensor.assemble": 0, "tile.store": 2, "tensor.write": 0}
+_LAUNCH = "__spmd_launch"  # InCore region attr (inside this pass only): the pl.spmd launch of its call
 
 
 @dataclass
@@ -117,6 +120,14 @@ class _Outliner:
     new_funcs: list[Function] = field(default_factory=list)
     names: set[str] = field(default_factory=set)
 
+    def dissolve_spmd(self, stmts: list[Stmt]) -> list[Stmt]:
+        """Splice each SpmdScopeStmt's statements into the block (before outlining, so the region's
+        results are renamed in the statements after the scope)."""
+        out: list[Stmt] = []
+        for s in stmts:
+            out.extend(self.spmd(s) if isinstance(s, SpmdScopeStmt) else [s])
+        return out
+
     def block(self, stmts: list[Stmt]) -> list[Stmt]:
         out: list[Stmt] = []
         rest = list(stmts)
@@ -130,6 +141,24 @@ class _Outliner:
             out.extend(call_stmts)
             rest = [substitute(r, _with_iter_args(r, renames)) for r in rest]  # loop inits may read results
         return out
+
+    def spmd(self, s: SpmdScopeStmt) -> list[Stmt]:
+        """The scope's statements, with its InCore region (or dispatched call) carrying the launch."""
+        n = as_int(s.core_num)
+        launch: dict[str, object] = {"block_num": n if n is not None else s.core_num}
+        if s.sync_start:
+            launch["sync_start"] = True
+        stmts = flatten(s.body)
+        for i, x in enumerate(stmts):
+            if isinstance(x, InCoreScopeStmt):
+                region = dataclasses.replace(x, deps=x.deps + s.deps, task_var=s.task_var or x.task_var,
+                                             attrs={**x.attrs, _LAUNCH: launch})
+                return stmts[:i] + [region] + stmts[i + 1:]
+        i = first_program_call(stmts)
+        if i is None:
+            raise UnsupportedFeatureError("a pl.spmd scope must contain one pl.at region or one kernel call",
+                                          s.span)
+        return stmts[:i] + _launch_call(stmts[i], launch, s, self._fresh_name) + stmts[i + 1:]
 
     def _fresh_name(self, stem: str) -> str:
         k = 1
@@ -158,7 +187,10 @@ class _Outliner:
 
     def _call_site(self, scope: InCoreScopeStmt, func: Function, free: list[Var], outs: list[Var],
                    region: _Region) -> tuple[list[Stmt], dict[Var, Expr]]:
-        call = Call(GlobalVar(func.name), tuple(free), result_type=_ret_type(func), span=scope.span)
+        call = Call(GlobalVar(func.name), tuple(free), result_type=_ret_type(func), span=scope.span,
+                    attrs=dict(scope.attrs.get(_LAUNCH, {})))
+        if scope.attrs.get("allow_early_resolve"):  # a pure scheduling hint for the runtime
+            call = dataclasses.replace(call, attrs={**call.attrs, "allow_early_resolve": True})
         if scope.deps:  # declared edges: the orchestration passes them to set_dependencies
             call = dataclasses.replace(call, attrs={**call.attrs, "manual_dep_edges": tuple(scope.deps)})
         task = scope.task_var
@@ -186,6 +218,29 @@ class _Outliner:
         """The name of the region's last version of ``v`` (a loop/if result wins over a body version)."""
         local = sorted((lv for lv in versions if not isinstance(lv, IterArg)), key=lambda lv: lv in merged)
         return local[-1].name if local else self._fresh_name(base_name(v.name))
+
+
+def _launch_call(s: Stmt, launch: dict[str, object], scope: SpmdScopeStmt, fresh) -> list[Stmt]:
+    """``out = self.k(...)`` inside ``with pl.spmd(n[, deps]) [as tid]``: the call with the launch attrs."""
+    call = s.value if isinstance(s, AssignStmt) else s.expr  # type: ignore[union-attr]
+    attrs = {**call.attrs, **launch}
+    if scope.deps:
+        attrs["manual_dep_edges"] = tuple(attrs.get("manual_dep_edges", ())) + scope.deps
+    call = dataclasses.replace(call, attrs=attrs)
+    if scope.task_var is None:
+        return [dataclasses.replace(s, value=call) if isinstance(s, AssignStmt) else dataclasses.replace(s, expr=call)]
+    rets = call.result_type.types if isinstance(call.result_type, TupleType) else (call.result_type,)
+    rets = tuple(t for t in rets if not isinstance(t, UnknownType))
+    call = dataclasses.replace(call, result_type=TupleType((*rets, scope.task_var.var_type)))
+    tup = Var(fresh(f"{call.op.name}_out"), call.result_type, span=scope.span)
+    out: list[Stmt] = [AssignStmt(tup, call, span=s.span)]
+    if isinstance(s, AssignStmt):
+        if len(rets) != 1:
+            raise UnsupportedFeatureError("`with pl.spmd(...) as tid` over a call with several results: "
+                                          "assign the call to one name", s.span)
+        out.append(AssignStmt(s.var, TupleGetItem(tup, 0, span=s.span), span=s.span))
+    out.append(AssignStmt(scope.task_var, TupleGetItem(tup, len(rets), span=s.span), span=s.span))
+    return out
 
 
 def _direction(v: Var, written: set[Var], reads: set[Var]) -> ParamDirection:
@@ -241,11 +296,11 @@ class OutlineIncoreScopes(Pass):
         funcs: list[Function] = []
         changed = False
         for f in program.functions:
-            if f.is_incore or not any(isinstance(s, InCoreScopeStmt) for s in iter_stmts(f.body)):
+            if f.is_incore or not any(isinstance(s, InCoreScopeStmt | SpmdScopeStmt) for s in iter_stmts(f.body)):
                 funcs.append(f)
                 continue
             o = _Outliner(f, program, names={v.name for v in used_vars(f.body)} | {p.name for p in f.params})
-            body = map_blocks(f.body, o.block)
+            body = map_blocks(map_blocks(f.body, o.dissolve_spmd), o.block)
             ftype = FunctionType.Orchestration if f.func_type is FunctionType.Opaque else f.func_type
             funcs.extend(o.new_funcs)
             funcs.append(dataclasses.replace(f, body=body, func_type=ftype) if ftype is f.func_type

@@ -24,7 +24,8 @@ from pypto.runtime import dtypes
 from pypto.runtime.native import MAX_DIMS, NO_OWNER
 
 _SCALAR_FORMATS = {"fp32": "<f", "fp16": "<e", "int8": "<b", "int16": "<h", "int32": "<i", "int64": "<q",
-                   "uint8": "<B", "uint16": "<H", "uint32": "<I", "uint64": "<Q", "bool": "<?"}
+                   "uint8": "<B", "uint16": "<H", "uint32": "<I", "uint64": "<Q", "bool": "<?",
+                   "index": "<q"}  # pl.INDEX scalars are 64-bit in the orchestration
 _CTYPES_META = {ctypes.c_float: "fp32", ctypes.c_double: "fp64", ctypes.c_int8: "int8", ctypes.c_int16: "int16",
                 ctypes.c_int32: "int32", ctypes.c_int64: "int64", ctypes.c_uint8: "uint8",
                 ctypes.c_uint16: "uint16", ctypes.c_uint32: "uint32", ctypes.c_uint64: "uint64",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from kernels import FP32, IN, OUT, add_program, ints, orch, tensor
 
@@ -95,10 +97,16 @@ def test_break_becomes_a_guard_flag():
     assert "broke: pl.Scalar[pl.BOOL] = False" in text and "if not broke:" in text and "break" not in text
 
 
-def test_pipeline_loops_are_rejected_not_passed_through():
+def test_pipeline_loops_are_lowered_to_stage_copies_once():
     prog = _loop_program(ForKind.Pipeline)
-    with pytest.raises(UnsupportedFeatureError, match=r"pl.pipeline\(\) loops"):
-        get_pass("LowerPipelineLoops")().run(prog)
+    loop = flatten(prog.functions[0].body)[1]
+    prog = Program("p", (prog.functions[0].with_(body=SeqStmts((flatten(prog.functions[0].body)[0],
+        dataclasses.replace(loop, attrs={"pipeline_stages": 3})))),))
+    lowered = get_pass("LowerPipelineLoops")().run(get_pass("ConvertToSSA")().run(prog))
+    new = [s for s in flatten(lowered.functions[0].body) if isinstance(s, ForStmt)]
+    assert len(new) == 1 and new[0].attrs["pipeline_stages"] == 1 and new[0].step.value == 3
+    assert len([s for s in flatten(new[0].body) if isinstance(s, AssignStmt)]) == 3  # one copy per stage
+    assert get_pass("LowerPipelineLoops")().run(lowered) is lowered  # a second run changes nothing
 
 
 def test_nd_tiles_are_rejected():

@@ -195,6 +195,13 @@ def _transpose(name: str, kind: type):
     return infer
 
 
+SPMD_IDS = ("get_block_idx", "get_block_num", "get_subblock_idx")
+
+
+def _spmd_id(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+    return ScalarType(DataType.INDEX)
+
+
 def register_common(ns: str) -> None:
     """Register the shared families under namespace ``ns`` (``tensor`` or ``tile``)."""
     kind = TensorType if ns == "tensor" else TileType
@@ -232,3 +239,5 @@ def register_common(ns: str) -> None:
                    {"pad_value": None}, category="view"))
     register(OpDef(f"{ns}.expands", ("target", "scalar"), _same_as_first(f"{ns}.expands", kind, "target"),
                    category="create"))
+    for op in SPMD_IDS:  # this block's index / the launch's block count / the AIV lane (INDEX scalars)
+        register(OpDef(f"{ns}.{op}", (), _spmd_id, category="spmd"))

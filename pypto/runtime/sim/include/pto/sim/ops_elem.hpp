@@ -255,6 +255,17 @@ inline void TEXPANDS(TD& dst, S scalar) {
     sim::ew_apply(dst, [v]() -> T { return v; });
 }
 
+// dst(0, c) = start + c (Descending: start - c) over the valid columns of the first row (pto.tci).
+template <class TD, class S, int Descending, std::enable_if_t<is_tile<TD>::value && is_sim_scalar<S>::value, int> = 0>
+inline void TCI(TD& dst, S start) {
+    using T = typename TD::DType;
+    sim::require_assigned("TCI", dst);
+    sim::require_int_tile<T>();
+    for (int c = 0; c < dst.GetValidCol(); ++c) {
+        dst.at(0, c) = static_cast<T>(Descending ? static_cast<int64_t>(start) - c : static_cast<int64_t>(start) + c);
+    }
+}
+
 // Unary ops; transcendental functions are evaluated in float (double for double tiles).
 #define PTO_SIM_UNARY(NAME, EXPR)                                                               \
     template <class TD, class TA, std::enable_if_t<is_tile<TD>::value && is_tile<TA>::value, int> = 0> \

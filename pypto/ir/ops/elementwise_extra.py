@@ -1,0 +1,118 @@
+"""Three-operand and slope/xor elementwise ops of upstream's ``pl.tile`` (and ``pl.xors`` for tensors).
+
+``addc(a, b, c) = a + b + c``, ``subc(a, b, c) = a - b - c``, ``addsc(a, s, c) = a + s + c``,
+``subsc(a, s, c) = a - s - c``, ``prelu(x, slope) = x > 0 ? x : x * slope`` (elementwise slope tile),
+``xors(a, s) = a ^ s`` on integer tiles. The trailing ``tmp`` operand upstream's signatures carry for
+newer hardware is accepted and unused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pypto.errors import UserError
+from pypto.ir.dtypes import DataType
+from pypto.ir.expr import Expr
+from pypto.ir.ops.infer import like, same_dtype, same_shape, shaped
+from pypto.ir.ops.registry import OpDef, register
+from pypto.ir.types import ScalarType, TensorType, TileType, Type
+from pypto.span import Span
+
+
+def _tiles(name: str, positions: tuple[int, ...]):
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        first = shaped(args[0], name, "lhs", span, TileType)
+        for i in positions[1:]:
+            other = shaped(args[i], name, f"operand {i}", span, TileType)
+            same_shape(name, first, other, span)
+            same_dtype(name, first, other, span)
+        if 1 not in positions and not isinstance(args[1].type, ScalarType):
+            raise UserError(f"{name}: operand 'rhs' must be a scalar, got {args[1].type}", span)
+        return like(first)
+    return infer
+
+
+def _same_tensors(name: str):
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        a = shaped(args[0], name, "lhs", span, TensorType)
+        b = shaped(args[1], name, "rhs", span, TensorType)
+        same_shape(name, a, b, span)
+        same_dtype(name, a, b, span)
+        return like(a)
+    return infer
+
+
+def _xors(name: str, kind: type):
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        a = shaped(args[0], name, "lhs", span, kind)
+        if a.dtype.is_float:
+            raise UserError(f"{name}: needs an integer operand, got {a.dtype.value}", span)
+        t = args[1].type
+        if not isinstance(t, ScalarType) or t.dtype.is_float:
+            raise UserError(f"{name}: operand 'rhs' must be an integer scalar, got {t}", span)
+        return like(a)
+    return infer
+
+
+register(OpDef("tile.addc", ("lhs", "rhs", "rhs2"), _tiles("tile.addc", (0, 1, 2)), category="ternary"))
+register(OpDef("tile.subc", ("lhs", "rhs", "rhs2"), _tiles("tile.subc", (0, 1, 2)), category="ternary"))
+register(OpDef("tile.addsc", ("lhs", "rhs", "rhs2"), _tiles("tile.addsc", (0, 2)), category="ternary"))
+register(OpDef("tile.subsc", ("lhs", "rhs", "rhs2"), _tiles("tile.subsc", (0, 2)), category="ternary"))
+register(OpDef("tile.prelu", ("tile", "slope", "tmp?"), _tiles("tile.prelu", (0, 1)), category="binary"))
+register(OpDef("tile.xors", ("lhs", "rhs", "tmp?"), _xors("tile.xors", TileType), category="scalar"))
+register(OpDef("tensor.xors", ("lhs", "rhs"), _xors("tensor.xors", TensorType), category="scalar"))
+
+
+def _ci(name: str, kind: type):
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        from pypto.ir.enums import MemorySpace
+        from pypto.ir.ops.infer import dims
+
+        shape = dims(args[1], name, "shape", span)
+        dtype = kw.get("dtype")
+        if dtype not in (DataType.INT16, DataType.INT32):
+            raise UserError(f"{name}: dtype must be pl.INT16 or pl.INT32, got {dtype!r}", span)
+        if len(shape) == 2 and shape[0] != 1:
+            raise UserError(f"{name}: the sequence fills one row; the shape must be [1, N], got {list(shape)}", span)
+        t = args[0].type
+        if not isinstance(t, ScalarType) or t.dtype.is_float:
+            raise UserError(f"{name}: 'start' must be an integer scalar, got {t}", span)
+        if kind is TileType:
+            return TileType(tuple(shape), dtype, memory_space=MemorySpace.Vec)
+        return TensorType(tuple(shape), dtype)
+    return infer
+
+
+def _extract(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+    from pypto.ir.enums import MemorySpace
+    from pypto.ir.ops.infer import dims, require_2d
+
+    src = shaped(args[0], "tile.extract", "src", span, TileType)
+    rows, cols = require_2d("tile.extract", src, span)
+    shape = dims(args[3], "tile.extract", "shape", span)
+    if len(shape) != 2:
+        raise UserError(f"tile.extract: shape must be 2-D, got {list(shape)}", span)
+    space = kw.get("target_memory")
+    if not isinstance(space, MemorySpace):
+        raise UserError("tile.extract: target_memory must be a memory space such as pl.Mem.Left", span)
+    for axis, (off, n, full) in enumerate(zip(args[1:3], shape, (rows, cols), strict=True)):
+        o = getattr(off, "value", None)
+        if isinstance(o, int) and isinstance(n, int) and isinstance(full, int) and not 0 <= o <= full - n:
+            raise UserError(f"tile.extract: window [{o}, {o + n}) on axis {axis} is outside the source's {full}", span)
+    return TileType(tuple(shape), src.dtype, memory_space=space)
+
+
+register(OpDef("tile.ci", ("start", "shape"), _ci("tile.ci", TileType),
+               {"dtype": DataType.INT32, "descending": False}, category="create"))
+register(OpDef("tensor.ci", ("start", "shape"), _ci("tensor.ci", TensorType),
+               {"dtype": DataType.INT32, "descending": False}, category="create"))
+register(OpDef("tile.extract", ("src", "index_row", "index_col", "shape"), _extract, {"target_memory": None},
+               category="memory"))
+register(OpDef("tile.fillpad_inplace", ("tile",), lambda a, kw, sp: like(shaped(a[0], "tile.fillpad_inplace", "tile",
+                                                                                 sp, TileType)),
+               {"pad_value": None}, category="view"))
+
+# part_*: where both operands are valid apply the op, where only one is valid copy it (valid regions may differ)
+for _op in ("part_add", "part_max", "part_min"):
+    register(OpDef(f"tile.{_op}", ("lhs", "rhs"), _tiles(f"tile.{_op}", (0, 1)), category="binary"))
+    register(OpDef(f"tensor.{_op}", ("lhs", "rhs"), _same_tensors(f"tensor.{_op}"), category="binary"))

@@ -1,0 +1,69 @@
+"""``pl.submit(self.kernel, *args, deps=[...])`` and ``pl.spmd_submit(..., core_num=N, sync_start=...)``.
+
+Both are the kernel call itself with launch attributes, typed ``tuple[<kernel results>..., TASK_ID]``:
+the last item is the producer task id (``out, tid = pl.submit(...)``, or ``r = pl.submit(...)`` and
+``r[i]``). The printer writes them back as an annotated ``self.kernel(..., attrs={...})`` call.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from pypto.errors import ParserTypeError, UnsupportedFeatureError
+from pypto.ir.dtypes import DataType
+from pypto.ir.expr import Call, Expr, GlobalVar, as_int
+from pypto.ir.types import ScalarType, TupleType, UnknownType
+from pypto.span import Span
+
+if TYPE_CHECKING:
+    from pypto.language.expr_parser import ExprParser
+
+_LAUNCH_KW = ("deps", "allow_early_resolve", "core_num", "sync_start", "predicate", "dumps")
+
+
+def parse_submit(ev: ExprParser, spmd: bool, node: ast.Call, span: Span) -> Call:
+    name = "pl.spmd_submit" if spmd else "pl.submit"
+    if not node.args:
+        raise ParserTypeError(f"{name}() needs the kernel as its first argument: {name}(self.kernel, *args)", span)
+    first = node.args[0]
+    is_self = isinstance(first, ast.Attribute) and isinstance(first.value, ast.Name) and first.value.id == "self"
+    if not is_self and isinstance(ev.eval(first), Expr):
+        raise ParserTypeError(f"{name}() launches a kernel: its first argument must be a function such as "
+                              f"self.kernel, not the value '{ast.unparse(first)}'", span)
+    launch = {k.arg: ev.eval(k.value) for k in node.keywords if k.arg in _LAUNCH_KW}
+    rest = [k for k in node.keywords if k.arg not in _LAUNCH_KW]
+    inner = ast.copy_location(ast.Call(func=node.args[0], args=list(node.args[1:]), keywords=rest), node)
+    call = ev.eval(inner)
+    if not isinstance(call, Call) or not isinstance(call.op, GlobalVar):
+        raise ParserTypeError(f"{name}() launches a kernel: its first argument must be a function such as "
+                              "self.kernel", span)
+    return _launch(ev, name, spmd, call, launch, span)
+
+
+def _launch(ev: ExprParser, name: str, spmd: bool, call: Call, launch: dict[str, Any], span: Span) -> Call:
+    if launch.pop("predicate", None) is not None:
+        raise UnsupportedFeatureError(f"{name}(predicate=...) is not supported: dispatch predicates need a "
+                                      "runtime newer than the one pypto targets with ptoas 0.1.1", span)
+    if launch.pop("dumps", None):
+        raise UnsupportedFeatureError(f"{name}(dumps=...) is not supported by the pypto sim runtime", span)
+    attrs = dict(call.attrs)
+    deps = launch.pop("deps", None) or []
+    if deps:
+        attrs["manual_dep_edges"] = tuple(ev.to_expr(d, span) for d in deps)
+    if launch.pop("allow_early_resolve", False):
+        attrs["allow_early_resolve"] = True
+    core_num = launch.pop("core_num", None)
+    if spmd:
+        n = as_int(core_num) if core_num is not None and not isinstance(core_num, bool) else None
+        if core_num is None or isinstance(core_num, bool) or (n is not None and n <= 0):
+            raise ParserTypeError(f"{name}() needs core_num=<positive integer>", span)
+        attrs["block_num"] = n if n is not None else ev.to_expr(core_num, span)
+        if launch.pop("sync_start", False):
+            attrs["sync_start"] = True
+    elif core_num is not None or launch.get("sync_start"):
+        raise ParserTypeError(f"{name}() takes no core_num=/sync_start=; use pl.spmd_submit", span)
+    rets = call.result_type.types if isinstance(call.result_type, TupleType) else (call.result_type,)
+    rets = tuple(t for t in rets if not isinstance(t, UnknownType))
+    return dataclasses.replace(call, attrs=attrs, result_type=TupleType((*rets, ScalarType(DataType.TASK_ID))))

@@ -1,0 +1,104 @@
+"""``pl.MemRef(name, slots=N)[k]`` for the ptoas 0.1.1 codegen, which has no multi-slot buffer.
+
+ptoas 0.1.1 plans every ``alloc_tile`` itself, and each tile definition with an author MemRef gets
+its own ``alloc_tile``. So a slot index is resolved before codegen (by LowerPipelineLoops):
+
+* a constant ``k``: nothing to do, the definition already owns a buffer;
+* ``f(i) % M`` over the variable ``i`` of an enclosing ``pl.range`` loop with constant start and
+  step: the loop is unrolled ``M`` ways (the copies keep the loop kind), so each copy's tile has
+  its own buffer and its slot becomes a constant;
+* anything else: the tile uses one buffer for every slot (same values, no overlap), with a warning.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from math import lcm
+
+from pypto.ir.expr import BinaryExpr, BinOp, Expr, UnaryExpr, UnOp, Var, as_int
+from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, seq
+from pypto.ir.types import MemRef
+from pypto.ir.visitor import substitute
+from pypto.passes._util import iter_stmts, used_vars
+
+_ARITH = {BinOp.Add: lambda a, b: a + b, BinOp.Sub: lambda a, b: a - b, BinOp.Mul: lambda a, b: a * b,
+          BinOp.FloorMod: lambda a, b: a % b}
+
+
+def slot_memref(var: Var) -> MemRef | None:
+    """The MemRef of a tile defined with a not yet resolved slot index."""
+    mr = getattr(var.var_type, "memref", None)
+    return mr if mr is not None and mr.slot is not None and not isinstance(mr.slot, int) else None
+
+
+def _value(e: Expr, iv: Var, rep: int) -> int | None:
+    """``e`` evaluated with ``iv = rep`` (integer +, -, *, %, constants), else None."""
+    if e is iv:
+        return rep
+    n = as_int(e)
+    if n is not None:
+        return n
+    if isinstance(e, UnaryExpr) and e.op is UnOp.Neg:
+        v = _value(e.operand, iv, rep)
+        return -v if v is not None else None
+    if isinstance(e, BinaryExpr) and e.op in _ARITH:
+        a, b = _value(e.lhs, iv, rep), _value(e.rhs, iv, rep)
+        if a is None or b is None or (e.op is BinOp.FloorMod and b == 0):
+            return None
+        return _ARITH[e.op](a, b)
+    return None
+
+
+def _period(slot: Expr, iv: Var) -> int | None:
+    """M when ``slot`` is ``f(iv) % M`` with ``f`` a polynomial in ``iv`` (so it repeats every M steps)."""
+    if not (isinstance(slot, BinaryExpr) and slot.op is BinOp.FloorMod and set(used_vars(slot.lhs)) == {iv}):
+        return None
+    m = as_int(slot.rhs)
+    if m is None or m < 2 or _value(slot, iv, 0) is None:
+        return None
+    return m
+
+
+def unroll_period(loop: ForStmt) -> int | None:
+    """How many ways ``loop`` must be unrolled to make the slot indices in its body constant."""
+    start, step = as_int(loop.start), as_int(loop.step)
+    if start is None or step is None or step <= 0:
+        return None
+    period = 1
+    for s in iter_stmts(loop.body):
+        mr = slot_memref(s.var) if isinstance(s, AssignStmt) else None
+        if mr is None or loop.loop_var not in used_vars(mr.slot):
+            continue
+        m = _period(mr.slot, loop.loop_var)  # type: ignore[arg-type]
+        if m is None:
+            return None
+        period = lcm(period, m)
+    return period if period > 1 else None
+
+
+def resolve_slots(stmts: list[Stmt], iv: Var, rep: int) -> list[Stmt]:
+    """Copies of tiles whose slot is ``f(iv) % M`` get the constant slot ``f(rep) % M``."""
+    mapping: dict[Var, Expr] = {}
+    for s in iter_stmts(seq(stmts)):
+        mr = slot_memref(s.var) if isinstance(s, AssignStmt) else None
+        if mr is None or iv not in used_vars(mr.slot):
+            continue
+        k = _value(mr.slot, iv, rep)  # type: ignore[arg-type]
+        if k is not None:
+            mapping[s.var] = Var(s.var.name, _with_slot(s.var, mr, k % mr.slots), span=s.var.span)
+    return [substitute(x, mapping) for x in stmts] if mapping else stmts
+
+
+def _with_slot(var: Var, mr: MemRef, slot: int) -> object:
+    return dataclasses.replace(var.var_type, memref=dataclasses.replace(mr, slot=slot))
+
+
+def share_unresolved(body: Stmt, warn) -> Stmt:
+    """Tiles whose slot index stayed a run-time value use slot 0 (one buffer); ``warn(var)`` reports each."""
+    mapping: dict[Var, Expr] = {}
+    for s in iter_stmts(body):
+        mr = slot_memref(s.var) if isinstance(s, AssignStmt) else None
+        if mr is not None:
+            warn(s)
+            mapping[s.var] = Var(s.var.name, _with_slot(s.var, mr, 0), span=s.var.span)
+    return substitute(body, mapping) if mapping else body

@@ -1,0 +1,157 @@
+"""LowerPipelineLoops: ``for i in pl.pipeline(n, stage=F)`` becomes a loop stepping by ``F * step`` whose
+body holds F copies of the original body (stage k sees ``i + k * step``), each with fresh def-vars so
+every stage gets its own buffers.
+
+A static trip count that F does not divide leaves the last iterations as straight-line copies after
+the loop; with a run-time bound, copies 1..F-1 are guarded by ``if i + k * step < stop`` (only
+``addi`` and ``cmpi``, which ptoas 0.1.1 lowers). The lowered loop keeps ``ForKind.Pipeline`` with
+``pipeline_stages`` = 1 as a marker (so running the pass again changes nothing); MemoryReuse never
+lets a buffer loaded in such a loop share storage with another buffer of the same loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pypto.errors import UserError
+from pypto.ir.dtypes import DataType
+from pypto.ir.enums import ForKind
+from pypto.ir.expr import BinaryExpr, BinOp, ConstInt, Expr, IterArg, Var, as_int
+from pypto.ir.function import Function, Program
+from pypto.ir.properties import IRProperty
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, YieldStmt, flatten, seq
+from pypto.passes._slots import resolve_slots, share_unresolved, slot_memref, unroll_period
+from pypto.passes._util import iter_stmts, map_blocks
+from pypto.passes.base import Pass
+from pypto.passes.simplify import _Fold
+from pypto.passes.unroll_loops import _copy
+
+
+def stages(loop: ForStmt) -> int:
+    """The stage count a pipeline loop still has to be lowered with (1 = already lowered)."""
+    return int(loop.attrs.get("pipeline_stages", 1)) if loop.kind is ForKind.Pipeline else 1
+
+
+def _offset(iv: Var, k: int) -> Expr:
+    return iv if k == 0 else BinaryExpr(BinOp.Add, iv, ConstInt(k, DataType.INDEX), DataType.INDEX, span=iv.span)
+
+
+@dataclass
+class _Lowering:
+    loop: ForStmt
+    factor: int
+    slots: bool = False    # unrolled for pl.MemRef(..., slots=N)[i % N]: the copies keep the loop's kind
+    resolve: bool = False  # evaluate the copies' slot indices (their period divides factor * step)
+
+    def clone(self, iv_value: Expr, carried: list[Expr], rep: int | None = None) -> tuple[list[Stmt], list[Expr]]:
+        """One copy of the body for loop value ``iv_value``; returns it (without its yield) and the new carries.
+
+        ``rep`` is a value of the loop variable congruent to ``iv_value`` modulo the unroll period; slot
+        indices ``f(i) % N`` of the copy are evaluated with it.
+        """
+        mapping: dict[Var, Expr] = {self.loop.loop_var: iv_value}
+        mapping.update(zip(self.loop.iter_args, carried, strict=True))
+        stmts = _copy(flatten(self.loop.body), mapping)
+        if isinstance(iv_value, ConstInt):  # a tail copy: fold `6 * 64` as the parser would
+            stmts = [_Fold().visit(x) for x in stmts]
+        if rep is not None:
+            stmts = resolve_slots(stmts, self.loop.loop_var, rep)
+        if stmts and isinstance(stmts[-1], YieldStmt):
+            carried = list(stmts.pop().values)
+        return stmts, carried
+
+    def guarded(self, cond: Expr, iv_value: Expr, carried: list[Expr], rep: int | None) -> tuple[list[Stmt], list[Expr]]:
+        stmts, new = self.clone(iv_value, carried, rep)
+        span = self.loop.span
+        if not carried:
+            return [IfStmt(cond, seq(stmts, span), span=span)], carried
+        rvs = tuple(Var(ia.name, ia.var_type, span=span) for ia in self.loop.iter_args)
+        then = seq([*stmts, YieldStmt(tuple(new), span=span)], span)
+        return [IfStmt(cond, then, YieldStmt(tuple(carried), span=span), rvs, span=span)], list(rvs)
+
+    def main_loop(self, stop: Expr, dynamic: bool) -> tuple[list[Stmt], list[Expr]]:
+        """The loop over whole groups of F iterations; returns it and its results."""
+        lp, step = self.loop, as_int(self.loop.step)
+        assert step is not None
+        iv = Var(lp.loop_var.name, lp.loop_var.var_type, span=lp.loop_var.span)
+        iters = [IterArg(ia.name, ia.var_type, init=ia.init, span=ia.span) for ia in lp.iter_args]
+        carried: list[Expr] = list(iters)
+        body: list[Stmt] = []
+        start = as_int(lp.start)
+        for k in range(self.factor):
+            value = _offset(iv, k * step)
+            rep = start + k * step if self.resolve and start is not None else None
+            if dynamic and k:
+                cond = BinaryExpr(BinOp.Lt, value, lp.stop, DataType.BOOL, span=lp.span)
+                stmts, carried = self.guarded(cond, value, carried, rep)
+            else:
+                stmts, carried = self.clone(value, carried, rep)
+            body += stmts
+        if iters:
+            body.append(YieldStmt(tuple(carried), span=lp.span))
+        rvs = [Var(rv.name, rv.var_type, span=rv.span) for rv in lp.return_vars]
+        new_step = ConstInt(step * self.factor, DataType.INDEX, span=lp.step.span)
+        kind, attrs = (lp.kind, lp.attrs) if self.slots else (ForKind.Pipeline, {**lp.attrs, "pipeline_stages": 1})
+        loop = ForStmt(iv, lp.start, stop, new_step, seq(body, lp.span), tuple(iters), tuple(rvs), kind, attrs,
+                       span=lp.span)
+        return [loop], list(rvs)
+
+    def lower(self) -> list[Stmt]:
+        lp = self.loop
+        start, stop, step = as_int(lp.start), as_int(lp.stop), as_int(lp.step)
+        if step is None or step <= 0:
+            raise UserError("pl.pipeline() needs a constant positive step", lp.span,
+                            hint="use pl.range for loops with a run-time or negative step")
+        if start is None or stop is None:
+            out, carried = self.main_loop(lp.stop, dynamic=True)
+        else:
+            trip = max(0, -(-(stop - start) // step))
+            whole = trip // self.factor * self.factor
+            out, carried = [], [ia.init for ia in lp.iter_args]  # type: ignore[misc]
+            if whole:
+                out, carried = self.main_loop(ConstInt(start + whole * step, DataType.INDEX, span=lp.stop.span),
+                                              dynamic=False)
+            for r in range(whole, trip):  # the tail: straight-line copies
+                value = start + r * step
+                stmts, carried = self.clone(ConstInt(value, DataType.INDEX, span=lp.span), carried,
+                                            value if self.resolve else None)
+                out += stmts
+        out += [AssignStmt(rv, v, span=lp.span) for rv, v in zip(lp.return_vars, carried, strict=True)]
+        return out
+
+
+@dataclass(frozen=True)
+class LowerPipelineLoops(Pass):
+    """Expand ``pl.pipeline(..., stage=F)`` loops into F-stage bodies (see the module docstring)."""
+
+    name = "LowerPipelineLoops"
+    produces = frozenset({IRProperty.PipelineResolved})
+
+    def run_function(self, func: Function, program: Program) -> Function:
+        if not any((isinstance(s, ForStmt) and stages(s) > 1) or (isinstance(s, AssignStmt) and slot_memref(s.var))
+                   for s in iter_stmts(func.body)):
+            return func
+        body = map_blocks(func.body, lambda stmts: [x for s in stmts for x in _lower(s)])
+        return func.with_(body=share_unresolved(body, _warn_shared))
+
+
+def _lower(s: Stmt) -> list[Stmt]:
+    if not isinstance(s, ForStmt):
+        return [s]
+    period, step = unroll_period(s), as_int(s.step)
+    if stages(s) > 1:
+        resolve = period is not None and step is not None and (stages(s) * step) % period == 0
+        return _Lowering(s, stages(s), resolve=resolve).lower()
+    if period is not None:
+        return _Lowering(s, period, slots=True, resolve=True).lower()
+    return [s]
+
+
+def _warn_shared(s: AssignStmt) -> None:
+    from pypto.toolchain.logging import get_logger
+
+    where = f" at {s.span.file}:{s.span.line}:{s.span.col}" if s.span.is_known() else ""
+    get_logger("pypto.passes").warning(
+        f"[MemRefSlots] the slot index of '{s.var.name}' is not 'i % N' of an enclosing pl.range loop with a "
+        f"constant start and step; ptoas 0.1.1 has no multi-slot buffer, so all its slots share one buffer "
+        f"(same results, no overlap){where}")
