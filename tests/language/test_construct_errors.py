@@ -66,7 +66,7 @@ def test_spmd_construct_outside_a_loop_or_with():
 
 @pytest.mark.parametrize(("body", "message"), [
     ("        w = pl.array.create(0, pl.TASK_ID)", "array.create: extent must be a positive integer constant, got 0"),
-    ("        w = pl.array.create(4, 3)", "array.create: dtype must be a dtype constant"),
+    ("        w = pl.array.create(4, 3)", "array.create: 'dtype' must be a dtype"),
     ("        w = pl.array.create(4, pl.TASK_ID)\n        x = w[0:2]", "a pl.Array takes one integer index"),
     ("        w = pl.array.create(4, pl.TASK_ID)\n        w[0] = 1.5",
      "array.update_element: a pl.Array[4, pl.TASK_ID] element cannot take a value of type"),
