@@ -1,0 +1,94 @@
+"""Run-time diagnostics (DFX): ``RunConfig`` flags -> ``<artifact dir>/dfx_outputs/``.
+
+The simulator records (only while a flag is on) per-unit dispatch / start / end / finish times on the
+simulated core that ran it, the orchestrator's submit spans, every dependency edge with its source, argument
+bytes and scope counters; :func:`write_outputs` turns one run's records into simpler's file formats:
+
+- ``chip_swimlane_records.json`` + ``merged_swimlane_<YYYYmmdd_HHMMSS>.json`` (``enable_chip_swimlane``)
+- ``name_map_<artifact dir name>.json`` (swimlane or dep_gen)
+- ``deps.json`` (``enable_dep_gen``)
+- ``args_dump/{args_dump.json,args.bin}`` (``enable_dump_args=2``; level 1 needs ``pl.dump_tag``)
+- ``pmu.csv`` (``enable_pmu``; counters are 0: a functional simulator has none)
+- ``scope_stats/scope_stats.jsonl`` (``enable_scope_stats``)
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+from pypto.runtime import native
+
+OUTPUT_DIR = "dfx_outputs"
+_WARNED: set[str] = set()
+
+
+def warn_once(key: str, message: str) -> None:
+    """A RuntimeWarning, once per process and key."""
+    if key not in _WARNED:
+        _WARNED.add(key)
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+def flags_of(cfg: Any) -> int:
+    """The ``PtoSimRunConfig.dfx`` bits for a RunConfig (0 when every flag is off)."""
+    flags = int(cfg.enable_chip_swimlane) & native.DFX_SWIMLANE_MASK
+    if cfg.enable_dep_gen or cfg.enable_chip_swimlane:
+        flags |= native.DFX_DEPS  # the merged trace draws its arrows from the recorded edges
+    if cfg.enable_dump_args == 2:
+        flags |= native.DFX_ARGS
+    if cfg.enable_pmu:
+        flags |= native.DFX_TASKS
+    if cfg.enable_scope_stats:
+        flags |= native.DFX_SCOPES
+    return flags
+
+
+def _dump(path: Path, data: Any) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    tmp.replace(path)
+
+
+def write_outputs(root: Path, kernel_names: dict[int, str], platform: str, cfg: Any, text: bytes,
+                  blob: bytes) -> Path | None:
+    """Write ``<root>/dfx_outputs/`` from one run's records; returns the directory (None: nothing recorded)."""
+    from pypto.runtime.dfx import extras, records, trace
+
+    if not text:
+        return None
+    raw = json.loads(text)
+    out = Path(root) / OUTPUT_DIR
+    out.mkdir(parents=True, exist_ok=True)
+    level = int(cfg.enable_chip_swimlane)
+    names = records.name_map(kernel_names)
+    if level or cfg.enable_dep_gen:
+        _dump(out / f"name_map_{Path(root).name}.json", names)
+    deps = records.deps_json(raw) if cfg.enable_dep_gen else None
+    if deps is not None:
+        _dump(out / "deps.json", deps)
+    if level:
+        rec = records.swimlane_records(raw, level)
+        _dump(out / "chip_swimlane_records.json", rec)
+        for old in out.glob("merged_swimlane_*.json"):
+            old.unlink()
+        merged = trace.chrome_trace(trace.timeline(rec, deps, names))
+        _dump(out / f"merged_swimlane_{time.strftime('%Y%m%d_%H%M%S')}.json", merged)
+    if cfg.enable_dump_args == 2:
+        extras.write_args(out, raw, blob, 2)
+    elif cfg.enable_dump_args == 1:
+        warn_once("dump_args_1", "enable_dump_args=1 dumps only tensors marked with pl.dump_tag / dumps=, which "
+                                 "this pypto does not support yet: nothing was dumped (use enable_dump_args=2 for "
+                                 "every argument)")
+    if cfg.enable_pmu:
+        text_csv, _event = extras.pmu_csv(raw, platform, int(cfg.enable_pmu))
+        (out / "pmu.csv").write_text(text_csv)
+        warn_once("pmu", "enable_pmu: PMU counters are not modelled by a functional simulator; pmu.csv has one "
+                         "row per executed task with every counter (and pmu_total_cycles) 0")
+    if cfg.enable_scope_stats:
+        (out / "scope_stats").mkdir(exist_ok=True)
+        (out / "scope_stats" / "scope_stats.jsonl").write_text("\n".join(extras.scope_stats_lines(raw)) + "\n")
+    return out
