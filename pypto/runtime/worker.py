@@ -248,7 +248,8 @@ class ChipWorker:
         t0 = time.perf_counter()
         bound = bind_args(prog.info, args)
         cfg = config or self.config
-        dfx_flags = _dfx_flags(cfg) if cfg.dfx_enabled else 0
+        dfx_on = cfg.dfx_enabled
+        dfx_flags = _dfx_flags(cfg) if dfx_on else 0
         ccfg = native.RunConfigC(int(cfg.deadlock_timeout_s * 1000), cfg.task_window, 1, dfx_flags)
         status = self._native.lib.pto_sim_run(
             self._handle, prog.handle, ctypes.addressof(bound.tensors), bound.num_tensors,
@@ -256,7 +257,7 @@ class ChipWorker:
             self._err, native.ERR_LEN)
         st = self._stats
         self.last_run = RunStats(st.num_tasks, time.perf_counter() - t0, st.orch_ns * 1e-9, st.device_ns * 1e-9)
-        if cfg.dfx_enabled:
+        if dfx_on:
             self._write_dfx(prog, cfg)
         if status:
             native.raise_status(status, self._err, f"running {prog.info.root.name} on {self.platform}")

@@ -15,6 +15,7 @@ bytes and scope counters; :func:`write_outputs` turns one run's records into sim
 from __future__ import annotations
 
 import json
+import shutil
 import time
 import warnings
 from pathlib import Path
@@ -58,11 +59,17 @@ def write_outputs(root: Path, kernel_names: dict[int, str], platform: str, cfg: 
     """Write ``<root>/dfx_outputs/`` from one run's records; returns the directory (None: nothing recorded)."""
     from pypto.runtime.dfx import extras, records, trace
 
+    if cfg.enable_dump_args == 1:
+        warn_once("dump_args_1", "enable_dump_args=1 dumps only tensors marked with pl.dump_tag / dumps=, which "
+                                 "this pypto does not support yet: nothing was dumped (use enable_dump_args=2 for "
+                                 "every argument)")
+    out = Path(root) / OUTPUT_DIR
+    if out.is_dir():  # one run's diagnostics: no stale file of an earlier run's flags beside them
+        shutil.rmtree(out)
     if not text:
         return None
     raw = json.loads(text)
-    out = Path(root) / OUTPUT_DIR
-    out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True)
     level = int(cfg.enable_chip_swimlane)
     names = records.name_map(kernel_names)
     if level or cfg.enable_dep_gen:
@@ -73,16 +80,10 @@ def write_outputs(root: Path, kernel_names: dict[int, str], platform: str, cfg: 
     if level:
         rec = records.swimlane_records(raw, level)
         _dump(out / "chip_swimlane_records.json", rec)
-        for old in out.glob("merged_swimlane_*.json"):
-            old.unlink()
         merged = trace.chrome_trace(trace.timeline(rec, deps, names))
         _dump(out / f"merged_swimlane_{time.strftime('%Y%m%d_%H%M%S')}.json", merged)
     if cfg.enable_dump_args == 2:
         extras.write_args(out, raw, blob, 2)
-    elif cfg.enable_dump_args == 1:
-        warn_once("dump_args_1", "enable_dump_args=1 dumps only tensors marked with pl.dump_tag / dumps=, which "
-                                 "this pypto does not support yet: nothing was dumped (use enable_dump_args=2 for "
-                                 "every argument)")
     if cfg.enable_pmu:
         text_csv, _event = extras.pmu_csv(raw, platform, int(cfg.enable_pmu))
         (out / "pmu.csv").write_text(text_csv)
