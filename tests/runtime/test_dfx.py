@@ -296,3 +296,15 @@ def test_tensor_id_is_fnv1a_of_address_and_version() -> None:
     assert rec.tensor_id(0, 0) != rec.tensor_id(0, 1)
     assert rec.tensor_id(0x1000, 0) == rec.tensor_id(0x1000, 0)
     assert rec.task_label((2 << 32) | 5) == "r2t5" and rec.task_label(7) == "t7"
+
+
+def test_benchmark_does_not_collect_and_says_so(compiled) -> None:
+    from pypto.runtime import benchmark, dfx
+
+    dfx._WARNED.discard("benchmark")
+    target = Path(compiled.output_dir) / "dfx_outputs"
+    shutil.rmtree(target, ignore_errors=True)
+    a, b, out = _inputs()
+    with pytest.warns(RuntimeWarning, match="does not collect"):
+        result = benchmark(compiled, a, b, out, warmup=1, rounds=3, config=RunConfig(enable_chip_swimlane=4))
+    assert result.rounds == 3 and not target.exists()
