@@ -102,6 +102,10 @@ window.addEventListener("error", e => document.body.setAttribute("data-js-error"
     toggles.appendChild(lab);
   }
   const zoom = document.getElementById("zoom");
+  let widest = 0;  // default zoom: the largest used space's limit spans about 520 px
+  for (const f of data.functions) for (const s of f.spaces) if (s.tiles) widest = Math.max(widest, s.limit, s.hwm);
+  if (widest > 0) pxPerKiB = Math.min(16, Math.max(0.25, Math.floor(4 * 520 / (widest / 1024)) / 4));
+  zoom.value = String(pxPerKiB);
   zoom.addEventListener("input", () => { pxPerKiB = Number(zoom.value); draw(); });
 
   function drawSpace(f, s, pane) {

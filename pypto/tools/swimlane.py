@@ -40,11 +40,32 @@ def load_dir(d: Path) -> trace.Timeline:
     return trace.timeline(_load(records_path), deps, names)
 
 
+def html_page(tl: trace.Timeline, source: str) -> str:
+    """A self-contained HTML swimlane (one lane per simulated core, dependency arrows, text summary)."""
+    import html
+
+    from pypto.runtime.dfx.records import core_track
+    from pypto.tools._swimlane_page import PAGE
+
+    t0 = min([u.dispatch for u in tl.units if u.dispatch is not None] + [u.start for u in tl.units] or [0.0])
+    rel = lambda v: None if v is None else round(v - t0, 3)  # noqa: E731
+    units = [{"core": u.core, "task": u.task, "name": tl.task_name(u.task),
+              "kernel": tl.task_name(u.task).split("(")[0], "start": rel(u.start), "end": rel(u.end),
+              "dispatch": rel(u.dispatch), "finish": rel(u.finish)} for u in tl.units]
+    makespan = max([u["end"] for u in units] + [u["finish"] or 0.0 for u in units] + [1.0])
+    cores = [{"id": c, "track": core_track(c, tl.num_cores)} for c in sorted({u.core for u in tl.units})]
+    data = {"source": source, "level": tl.level, "makespan": makespan, "cores": cores, "units": units,
+            "edges": tl.edges, "summary": trace.summary(tl), "caveat": trace.CAVEAT}
+    blob = json.dumps(data).replace("</", "<\\/")
+    return PAGE.replace("__TITLE__", html.escape(f"swimlane: {source}")).replace("__PAYLOAD__", blob)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m pypto.tools.swimlane", description=__doc__.split("\n\n")[0])
     p.add_argument("path", type=Path, help="dfx_outputs directory or chip_swimlane_records.json")
     p.add_argument("-o", "--output", type=Path, help="trace JSON to write (default: <dir>/merged_swimlane.json)")
     p.add_argument("--no-summary", action="store_true", help="do not print the text summary")
+    p.add_argument("--html", type=Path, help="also write a self-contained HTML swimlane to this path")
     args = p.parse_args(argv)
     try:
         tl = load_dir(args.path)
@@ -53,6 +74,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     out = args.output or (args.path if args.path.is_dir() else args.path.parent) / "merged_swimlane.json"
     out.write_text(json.dumps(trace.chrome_trace(tl), indent=1))
+    if args.html:
+        args.html.write_text(html_page(tl, str(args.path)))
+        print(f"html: {args.html}")
     if not args.no_summary:
         print(trace.summary(tl))
     print(f"trace: {out} (open in https://ui.perfetto.dev or chrome://tracing)")
