@@ -25,6 +25,7 @@ from pypto.runtime import native
 
 OUTPUT_DIR = "dfx_outputs"
 _WARNED: set[str] = set()
+_HINTED: set[str] = set()
 
 
 def warn_once(key: str, message: str) -> None:
@@ -92,4 +93,17 @@ def write_outputs(root: Path, kernel_names: dict[int, str], platform: str, cfg: 
     if cfg.enable_scope_stats:
         (out / "scope_stats").mkdir(exist_ok=True)
         (out / "scope_stats" / "scope_stats.jsonl").write_text("\n".join(extras.scope_stats_lines(raw)) + "\n")
+    _hint(out, level)
     return out
+
+
+def _hint(out: Path, level: int) -> None:
+    """One log line per output directory and process: where the files are and what reads them."""
+    if str(out) in _HINTED:
+        return
+    _HINTED.add(str(out))
+    from pypto.toolchain.logging import get_logger
+
+    viewers = (f"python -m pypto.tools.swimlane {out} [--html swimlane.html] (pypto); the merged_swimlane_*.json "
+               "opens in ui.perfetto.dev or chrome://tracing") if level else "JSON / CSV files (simpler's formats)"
+    get_logger("pypto.runtime.dfx").info("run-time diagnostics written", dfx_outputs=str(out), view=viewers)
