@@ -41,6 +41,7 @@ scope = DslConstruct("scope")
 manual_scope = DslConstruct("manual_scope")
 func_attr = DslConstruct("func_attr")
 static_print = DslConstruct("static_print")
+dump_tag = DslConstruct("dump_tag")
 static_assert = DslConstruct("static_assert")
 
 LOOP_KINDS = {"range": "Sequential", "parallel": "Parallel", "unroll": "Unroll", "pipeline": "Pipeline"}

@@ -73,8 +73,9 @@ class _Converter:
             return self.if_(s, env)
         if isinstance(s, ScopeStmt):
             deps = tuple(self.expr(d, env) for d in getattr(s, "deps", ()))
+            dumps = tuple(self.expr(d, env) for d in getattr(s, "dumps", ()))
             body = seq(self.block(s.body, env))
-            changes = {"body": body, "deps": deps} if hasattr(s, "deps") else {"body": body}
+            changes = {"body": body, "deps": deps, "dumps": dumps} if hasattr(s, "deps") else {"body": body}
             return [dataclasses.replace(s, **changes)]
         return [self.expr(s, env)]
 

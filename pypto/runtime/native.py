@@ -42,6 +42,7 @@ DFX_DEPS = 1 << 3
 DFX_ARGS = 1 << 4
 DFX_TASKS = 1 << 5
 DFX_SCOPES = 1 << 6
+DFX_ARGS_TAGGED = 1 << 7
 
 
 class RunConfigC(ctypes.Structure):

@@ -17,6 +17,7 @@ from rt_marks import needs_gxx
 
 import pypto.language as pl
 from pypto.runtime import ChipWorker, RunConfig
+from pypto.runtime.artifact import load_artifact
 from pypto.runtime.dfx import records as rec
 
 pytestmark = [needs_gxx, pytest.mark.sim]
@@ -41,6 +42,19 @@ def declared(a: pl.Tensor, out1: pl.Out[pl.Tensor], out2: pl.Out[pl.Tensor]):
         out1[:] = pl.mul(a, 2.0)
     with pl.at(level=pl.Level.CORE_GROUP, name_hint="second", deps=[t_first]):
         out2[:] = pl.add(a, 1.0)
+    return out1, out2
+
+
+@pl.jit
+def tagged(a: pl.Tensor, b: pl.Tensor, out1: pl.Out[pl.Tensor], out2: pl.Out[pl.Tensor]):
+    tmp = pl.create_tensor([64, 64], dtype=pl.FP32)
+    pl.dump_tag(tmp)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="scale"):
+        tmp[:] = pl.mul(a, 2.0)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="combine"):
+        out1[:] = pl.add(tmp, b)
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="offset", dumps=[b]):
+        out2[:] = pl.add(b, 1.0)
     return out1, out2
 
 
@@ -308,3 +322,45 @@ def test_benchmark_does_not_collect_and_says_so(compiled) -> None:
     with pytest.warns(RuntimeWarning, match="does not collect"):
         result = benchmark(compiled, a, b, out, warmup=1, rounds=3, config=RunConfig(enable_chip_swimlane=4))
     assert result.rounds == 3 and not target.exists()
+
+
+def test_dump_args_level_1_dumps_only_marked_tensors(workdir: Path) -> None:
+    a, b, _ = _inputs()
+    o1, o2 = np.zeros_like(a), np.zeros_like(a)
+    cfg = RunConfig(enable_dump_args=1)
+    compiled = tagged.compile(a, b, o1, o2, config=cfg)
+    orch = next((Path(compiled.output_dir) / "orchestration").glob("*.cpp")).read_text()
+    assert orch.count(".dump(") == 3
+    with ChipWorker(cfg) as w:
+        w.run(compiled, a, b, o1, o2, config=cfg)
+    d = Path(compiled.output_dir) / "dfx_outputs" / "args_dump"
+    manifest = _load(d, "args_dump.json")
+    blob = (d / "args.bin").read_bytes()
+    names = {k.func_id: k.name for k in load_artifact(Path(compiled.output_dir)).kernels}
+    tensors = [x for x in manifest["args"] if x["kind"] == "tensor"]
+    assert manifest["dump_args_level"] == 1
+    by_kernel = {names[x["func_id"][0]]: x for x in tensors}
+    assert len(tensors) == 3 and set(by_kernel) == {"scale", "combine", "offset"}
+    assert (by_kernel["scale"]["role"], by_kernel["scale"]["stage"]) == ("output", "after_completion")
+    assert (by_kernel["combine"]["role"], by_kernel["combine"]["stage"]) == ("input", "before_dispatch")
+
+    def value(x: dict) -> np.ndarray:
+        return np.frombuffer(blob[x["bin_offset"]:x["bin_offset"] + x["bin_size"]], np.float32).reshape(64, 64)
+
+    np.testing.assert_array_equal(value(by_kernel["scale"]), a * 2.0)  # tmp as scale wrote it
+    np.testing.assert_array_equal(value(by_kernel["combine"]), a * 2.0)  # tmp as combine read it
+    np.testing.assert_array_equal(value(by_kernel["offset"]), b)  # dumps=[b]
+
+
+def test_dump_tag_errors() -> None:
+    from pypto.errors import ParserError
+
+    with pytest.raises(ParserError, match="not followed by any pl.at"):
+        @pl.jit
+        def late(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                out[:] = pl.add(a, 1.0)
+            pl.dump_tag(out)
+            return out
+
+        late.lower(np.zeros((8, 8), np.float32), np.zeros((8, 8), np.float32))

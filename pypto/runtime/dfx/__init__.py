@@ -7,7 +7,8 @@ bytes and scope counters; :func:`write_outputs` turns one run's records into sim
 - ``chip_swimlane_records.json`` + ``merged_swimlane_<YYYYmmdd_HHMMSS>.json`` (``enable_chip_swimlane``)
 - ``name_map_<artifact dir name>.json`` (swimlane or dep_gen)
 - ``deps.json`` (``enable_dep_gen``)
-- ``args_dump/{args_dump.json,args.bin}`` (``enable_dump_args=2``; level 1 needs ``pl.dump_tag``)
+- ``args_dump/{args_dump.json,args.bin}`` (``enable_dump_args=2``: every tensor argument; ``1``: the
+  arguments marked with ``pl.dump_tag(t)`` / ``pl.at(..., dumps=[t])``)
 - ``pmu.csv`` (``enable_pmu``; counters are 0: a functional simulator has none)
 - ``scope_stats/scope_stats.jsonl`` (``enable_scope_stats``)
 """
@@ -42,6 +43,8 @@ def flags_of(cfg: Any) -> int:
         flags |= native.DFX_DEPS  # the merged trace draws its arrows from the recorded edges
     if cfg.enable_dump_args == 2:
         flags |= native.DFX_ARGS
+    elif cfg.enable_dump_args:
+        flags |= native.DFX_ARGS_TAGGED
     if cfg.enable_pmu:
         flags |= native.DFX_TASKS
     if cfg.enable_scope_stats:
@@ -60,10 +63,6 @@ def write_outputs(root: Path, kernel_names: dict[int, str], platform: str, cfg: 
     """Write ``<root>/dfx_outputs/`` from one run's records; returns the directory (None: nothing recorded)."""
     from pypto.runtime.dfx import extras, records, trace
 
-    if cfg.enable_dump_args == 1:
-        warn_once("dump_args_1", "enable_dump_args=1 dumps only tensors marked with pl.dump_tag / dumps=, which "
-                                 "this pypto does not support yet: nothing was dumped (use enable_dump_args=2 for "
-                                 "every argument)")
     out = Path(root) / OUTPUT_DIR
     if out.is_dir():  # one run's diagnostics: no stale file of an earlier run's flags beside them
         shutil.rmtree(out)
@@ -83,8 +82,12 @@ def write_outputs(root: Path, kernel_names: dict[int, str], platform: str, cfg: 
         _dump(out / "chip_swimlane_records.json", rec)
         merged = trace.chrome_trace(trace.timeline(rec, deps, names))
         _dump(out / f"merged_swimlane_{time.strftime('%Y%m%d_%H%M%S')}.json", merged)
-    if cfg.enable_dump_args == 2:
-        extras.write_args(out, raw, blob, 2)
+    if cfg.enable_dump_args == 2 or (cfg.enable_dump_args and raw["dumps"]):
+        extras.write_args(out, raw, blob, int(cfg.enable_dump_args))
+    elif cfg.enable_dump_args:
+        warn_once("dump_args_1", "enable_dump_args=1 dumps only the tensors marked with pl.dump_tag(t) or "
+                                 "pl.at(..., dumps=[t]), and this program marks none: nothing was dumped (use "
+                                 "enable_dump_args=2 for every argument)")
     if cfg.enable_pmu:
         text_csv, _event = extras.pmu_csv(raw, platform, int(cfg.enable_pmu))
         (out / "pmu.csv").write_text(text_csv)
@@ -93,6 +96,9 @@ def write_outputs(root: Path, kernel_names: dict[int, str], platform: str, cfg: 
     if cfg.enable_scope_stats:
         (out / "scope_stats").mkdir(exist_ok=True)
         (out / "scope_stats" / "scope_stats.jsonl").write_text("\n".join(extras.scope_stats_lines(raw)) + "\n")
+    if not any(out.iterdir()):
+        out.rmdir()
+        return None
     _hint(out, level)
     return out
 

@@ -12,15 +12,17 @@ Dfx::Dfx(int32_t flags, size_t num_cores)
     : level(flags & kDfxSwimlaneMask),
       deps(flags & kDfxDeps),
       args(flags & kDfxArgs),
+      args_tagged(flags & kDfxArgsTagged),
       units((flags & kDfxTasks) || (flags & kDfxSwimlaneMask)),
       scopes(flags & kDfxScopes),
       t0(Clock::now()),
       core_seq(num_cores, 0) {}
 
-void dfx_task_args(Run& r, Task& t, const uint8_t* kinds, uint32_t n, bool manual) {
+void dfx_task_args(Run& r, Task& t, const uint8_t* kinds, uint32_t n, bool manual, uint32_t dump_mask) {
     (void)r;
     t.kinds.assign(kinds, kinds + n);
     t.manual = manual;
+    t.dump_mask = dump_mask;
 }
 
 void dfx_edge(Run& r, uint32_t pred, uint32_t succ, int32_t arg, EdgeSource src, uint8_t overlap,
@@ -59,8 +61,9 @@ void copy_logical(std::string& bin, const ChipTensor& t) {
 }  // namespace
 
 void dfx_dump(Run& r, const Task& t, bool after) {
-    if (!r.dfx->args || t.dummy) return;
+    if (!(r.dfx->args || r.dfx->args_tagged) || t.dummy) return;
     for (size_t i = 0; i < t.tensors.size() && i < t.kinds.size(); ++i) {
+        if (!r.dfx->args && !(i < 32 && (t.dump_mask >> i) & 1u)) continue;  // level 1: marked slots only
         const auto k = static_cast<TensorArgType>(t.kinds[i]);
         const bool in = k == TensorArgType::INPUT || k == TensorArgType::INOUT;
         const bool out = k == TensorArgType::OUTPUT || k == TensorArgType::OUTPUT_EXISTING || k == TensorArgType::INOUT;

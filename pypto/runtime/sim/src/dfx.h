@@ -25,6 +25,7 @@ constexpr int32_t kDfxDeps = 1 << 3;       // dependency edges (explicit / creat
 constexpr int32_t kDfxArgs = 1 << 4;       // argument dump, every tensor argument (level 2)
 constexpr int32_t kDfxTasks = 1 << 5;      // per-unit core placement even at swimlane level 0 (PMU rows)
 constexpr int32_t kDfxScopes = 1 << 6;     // scope statistics
+constexpr int32_t kDfxArgsTagged = 1 << 7; // argument dump, only slots marked by CoreTaskArgs::dump (level 1)
 
 enum class EdgeSource : uint8_t { EXPLICIT = 0, CREATOR = 1, TENSORMAP = 2 };
 
@@ -70,7 +71,7 @@ struct DfxDump {
 
 struct Dfx {
     int level = 0;
-    bool deps = false, args = false, units = false, scopes = false;
+    bool deps = false, args = false, args_tagged = false, units = false, scopes = false;
     std::chrono::steady_clock::time_point t0;
     std::vector<DfxUnit> unit_log;
     std::vector<DfxOrch> orch;
@@ -90,7 +91,7 @@ struct Dfx {
 };
 
 // Hooks (Worker::mu held unless noted).
-void dfx_task_args(Run& r, Task& t, const uint8_t* kinds, uint32_t n, bool manual);
+void dfx_task_args(Run& r, Task& t, const uint8_t* kinds, uint32_t n, bool manual, uint32_t dump_mask);
 void dfx_edge(Run& r, uint32_t pred, uint32_t succ, int32_t arg, EdgeSource src, uint8_t overlap,
               const ChipTensor* producer);
 void dfx_dump(Run& r, const Task& t, bool after);

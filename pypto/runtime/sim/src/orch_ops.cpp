@@ -245,7 +245,7 @@ TaskOutputTensors op_submit_task(PTO2Runtime* rt, const MixedKernels& mk, const 
         t.predicate_tensor = *args.predicate.operand.tensor;
     }
     if (r.dfx) dfx_task_args(r, t, reinterpret_cast<const uint8_t*>(args.kinds), args.tensor_count,
-                             r.scopes.back().mode == PTO2ScopeMode::MANUAL);
+                             r.scopes.back().mode == PTO2ScopeMode::MANUAL, args.dump_mask);
     compute_fanin(r, t, args, r.scopes.back().mode == PTO2ScopeMode::MANUAL);
     finish_submit(w, r, t);
     if (r.dfx) record_orch(r, "submit_task", t, t0);
@@ -260,7 +260,7 @@ PTO2TaskId op_submit_dummy(PTO2Runtime* rt, const CoreTaskArgs& args) {
     t.dummy = true;
     copy_args(r, t, args);
     if (r.dfx) dfx_task_args(r, t, reinterpret_cast<const uint8_t*>(args.kinds), args.tensor_count,
-                             r.scopes.back().mode == PTO2ScopeMode::MANUAL);
+                             r.scopes.back().mode == PTO2ScopeMode::MANUAL, args.dump_mask);
     compute_fanin(r, t, args, r.scopes.back().mode == PTO2ScopeMode::MANUAL);
     finish_submit(w, r, t);
     if (r.dfx) record_orch(r, "submit_dummy", t, t0);

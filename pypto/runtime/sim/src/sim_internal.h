@@ -85,6 +85,7 @@ struct Task {
     ChipTensor predicate_tensor{};
     std::vector<uint8_t> kinds;  // TensorArgType per tensor argument (recorded only with DFX on)
     bool manual = false;         // submitted inside a MANUAL scope (DFX only)
+    uint32_t dump_mask = 0;      // slots marked by CoreTaskArgs::dump (DFX only)
 };
 
 struct Run;
