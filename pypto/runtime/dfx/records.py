@@ -134,7 +134,8 @@ def deps_json(raw: dict[str, Any]) -> dict[str, Any]:
                          **{f"consumer_{k}": v for k, v in _view(t).items()}})
         if source == "tensormap":
             edge["overlap"] = "covered" if e["overlap"] == 1 else "other"
-            edge.update({f"producer_{k}": v for k, v in _view(e["producer"]).items()})
+            if e.get("producer"):
+                edge.update({f"producer_{k}": v for k, v in _view(e["producer"]).items()})
         edges.append(edge)
     return {"version": 1, "source": "pypto-sim", "tasks": tasks_out, "tensors": list(tensors.values()),
             "edges": edges}
