@@ -215,14 +215,15 @@ def compile_cmd(ctx: click.Context, target: str, platform: str | None, runtime: 
 @click.option("--rtol", type=float, default=1e-5, show_default=True, help="Relative tolerance vs the golden.")
 @click.option("--atol", type=float, default=1e-5, show_default=True, help="Absolute tolerance vs the golden.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generated inputs.")
-@click.option("--swimlane", type=click.IntRange(0, 4), is_flag=False, flag_value=4, default=0, metavar="[LEVEL]",
+@click.option("--swimlane", "--enable-chip-swimlane", "swimlane", type=click.IntRange(0, 4), is_flag=False, flag_value=4, default=0, metavar="[LEVEL]",
               help="Record the chip swimlane (bare: level 4) into <artifact>/dfx_outputs/.")
-@click.option("--deps", is_flag=True, help="Record every task dependency edge into dfx_outputs/deps.json.")
+@click.option("--deps", "--enable-dep-gen", "deps", is_flag=True, help="Record every task dependency edge into dfx_outputs/deps.json.")
 @click.option("--dump-args", type=click.IntRange(0, 2), is_flag=False, flag_value=1, default=0, metavar="[LEVEL]",
-              help="Dump task arguments into dfx_outputs/args_dump/ (2: every tensor argument).")
-@click.option("--pmu", type=click.IntRange(0, None), is_flag=False, flag_value=2, default=0, metavar="[EVENT]",
+              help="Dump task arguments into dfx_outputs/args_dump/ (bare / 1: tensors marked with "
+                   "pl.dump_tag or pl.at(dumps=); 2: every tensor argument).")
+@click.option("--pmu", "--enable-pmu", "pmu", type=click.IntRange(0, None), is_flag=False, flag_value=2, default=0, metavar="[EVENT]",
               help="Write dfx_outputs/pmu.csv (counters are 0: the simulator models none).")
-@click.option("--scope-stats", is_flag=True, help="Write dfx_outputs/scope_stats/scope_stats.jsonl.")
+@click.option("--scope-stats", "--enable-scope-stats", "scope_stats", is_flag=True, help="Write dfx_outputs/scope_stats/scope_stats.jsonl.")
 @click.pass_context
 def run_cmd(ctx: click.Context, target: str, platform: str | None, runtime: str | None, output_dir: Path | None,
             shapes: tuple[str, ...], as_json: bool, in_container: bool, rtol: float, atol: float, seed: int,

@@ -56,3 +56,10 @@ def test_run_flags_reach_the_run_config(tmp_path: Path) -> None:
         mp.undo()
     assert seen == {"enable_chip_swimlane": 2, "enable_dep_gen": False, "enable_dump_args": 1, "enable_pmu": 2,
                     "enable_scope_stats": True}
+    seen.clear()
+    mp.setattr(pypto.driver, "run_file", run_file, raising=False)
+    try:  # upstream's pytest spellings
+        CliRunner().invoke(cli, ["run", str(kernel), "--enable-chip-swimlane", "--enable-dep-gen", "--enable-pmu", "4"])
+    finally:
+        mp.undo()
+    assert seen["enable_chip_swimlane"] == 4 and seen["enable_dep_gen"] and seen["enable_pmu"] == 4
