@@ -18,14 +18,26 @@ def _fit(offsets, shape, bounds):
     return [max(0, min(int(s), int(b) - int(o))) for o, s, b in zip(offsets, shape, bounds)]
 
 
+def _mark_valid(tile, valid):
+    """Remember a valid region smaller than the tile (the IR keeps it on the op, not on the type)."""
+    if valid is not None and [int(v) for v in valid] != list(tile.shape):
+        tile.pypto_valid = [int(v) for v in valid]
+    return tile
+
+
+def _valid_of(x, valid):
+    return valid if valid is not None else getattr(x, "pypto_valid", None)
+
+
 def _load(t, offsets, shape, valid=None):
     tile = torch.zeros([int(s) for s in shape], dtype=t.dtype)
     region = _fit(offsets, valid if valid is not None else shape, t.shape)
     tile[_sl([0] * len(region), region)] = t[_sl(offsets, region)]
-    return tile
+    return _mark_valid(tile, valid)
 
 
 def _store(tile, offsets, out, valid=None):
+    valid = _valid_of(tile, valid)
     region = _fit(offsets, valid if valid is not None else tile.shape, out.shape)
     region = [min(r, int(s)) for r, s in zip(region, tile.shape)]
     out[_sl(offsets, region)] = tile[_sl([0] * len(region), region)].to(out.dtype)
@@ -40,7 +52,7 @@ def _slice(x, shape, offsets, valid=None):
     out = torch.zeros(shape, dtype=x.dtype)
     region = _fit(offsets, valid if valid is not None else shape, x.shape)
     out[_sl([0] * len(region), region)] = x[_sl(offsets, region)]
-    return out
+    return _mark_valid(out, valid)
 
 
 def _assemble(target, source, offsets):
@@ -133,8 +145,9 @@ def _matmul(a, b, out_dtype, a_trans=False, b_trans=False):
 
 
 def _fillpad(x, valid, pad):
+    valid = _valid_of(x, valid)
     if valid is None:
-        return x
+        return x.clone()
     out = x.clone()
     if pad == "max":
         value = torch.finfo(x.dtype).max if x.dtype.is_floating_point else torch.iinfo(x.dtype).max
