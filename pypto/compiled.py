@@ -100,6 +100,17 @@ class CompiledProgram:
         return call_compiled(self, args, config)
 
     # -- path behaviour -------------------------------------------------------------------------
+    def validate_ir(self, tensors: dict[str, Any], expected: dict[str, Any] | None = None, *,
+                    rtol: float = 5e-2, atol: float = 5e-2) -> None:
+        """Run every ``passes_dump/`` IR through PyTorch and check ``expected`` after each pass.
+
+        Raises ``FileNotFoundError`` without ``passes_dump/`` and ``AssertionError`` naming the first pass
+        whose result diverges (see :func:`pypto.debug.validate_pass_ir_codegen_results`).
+        """
+        from pypto.debug import validate_ir
+
+        validate_ir(self.output_dir, tensors, expected, rtol=rtol, atol=atol)
+
     def __fspath__(self) -> str:
         return str(self.output_dir)
 

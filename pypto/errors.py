@@ -114,5 +114,9 @@ class PartialCodegenError(ToolchainError):
         super().__init__(message, **kw)
 
 
-class InternalError(PyptoError):
-    """A pypto bug: an invariant the compiler itself should guarantee was broken."""
+class InternalError(PyptoError, RuntimeError):
+    """A pypto bug: an invariant the compiler itself should guarantee was broken.
+
+    A ``RuntimeError`` as upstream's ``pypto.InternalError`` is, and a ``pypto.Error`` like every error
+    pypto raises on purpose.
+    """

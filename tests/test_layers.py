@@ -32,12 +32,14 @@ FLOORS: dict[str, int] = {
     "codegen": 9,
     "backend": 9,
     "runtime": 9,
-    "compiled": 10,  # the artifact handle; calling it runs the runtime
-    "driver": 11,  # ir.compile
-    "jit": 12,
-    "flows": 13,  # compile-and-run flows: run/benchmark, user files, run_pto
-    "cli": 14,
-    "__main__": 15,
+    "debug": 10,  # torch_codegen / validate_ir: run programs and pass dumps in torch
+    "compiled": 11,  # the artifact handle; calling it runs the runtime
+    "driver": 12,  # ir.compile
+    "jit": 13,
+    "flows": 14,  # compile-and-run flows: run/benchmark, user files, run_pto
+    "tools": 14,  # swimlane, memory map, IR trace: read artifact dirs and dumps offline
+    "cli": 15,
+    "__main__": 16,
 }
 
 # Pairs that may not meet even downward: the compiler and the runtime only share artifact directories.

@@ -142,6 +142,8 @@ def _print_human(summary: dict[str, Any]) -> None:
     click.echo(summary["artifact"])
     if "max_error" in summary:
         click.echo(f"max error: {summary['max_error']}  passed: {summary.get('passed', '?')}")
+    if "dfx_outputs" in summary:
+        click.echo(f"diagnostics: {summary['dfx_outputs']}")
 
 
 _TARGET = click.argument("target", metavar="FILE[::NAME]")
@@ -213,15 +215,29 @@ def compile_cmd(ctx: click.Context, target: str, platform: str | None, runtime: 
 @click.option("--rtol", type=float, default=1e-5, show_default=True, help="Relative tolerance vs the golden.")
 @click.option("--atol", type=float, default=1e-5, show_default=True, help="Absolute tolerance vs the golden.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generated inputs.")
+@click.option("--swimlane", "--enable-chip-swimlane", "swimlane", type=click.IntRange(0, 4), is_flag=False, flag_value=4, default=0, metavar="[LEVEL]",
+              help="Record the chip swimlane (bare: level 4) into <artifact>/dfx_outputs/.")
+@click.option("--deps", "--enable-dep-gen", "deps", is_flag=True, help="Record every task dependency edge into dfx_outputs/deps.json.")
+@click.option("--dump-args", type=click.IntRange(0, 2), is_flag=False, flag_value=1, default=0, metavar="[LEVEL]",
+              help="Dump task arguments into dfx_outputs/args_dump/ (bare / 1: tensors marked with "
+                   "pl.dump_tag or pl.at(dumps=); 2: every tensor argument).")
+@click.option("--pmu", "--enable-pmu", "pmu", type=click.IntRange(0, None), is_flag=False, flag_value=2, default=0, metavar="[EVENT]",
+              help="Write dfx_outputs/pmu.csv (counters are 0: the simulator models none).")
+@click.option("--scope-stats", "--enable-scope-stats", "scope_stats", is_flag=True, help="Write dfx_outputs/scope_stats/scope_stats.jsonl.")
 @click.pass_context
 def run_cmd(ctx: click.Context, target: str, platform: str | None, runtime: str | None, output_dir: Path | None,
-            shapes: tuple[str, ...], as_json: bool, in_container: bool, rtol: float, atol: float, seed: int) -> None:
+            shapes: tuple[str, ...], as_json: bool, in_container: bool, rtol: float, atol: float, seed: int,
+            swimlane: int, deps: bool, dump_args: int, pmu: int, scope_stats: bool) -> None:
     """Compile FILE[::NAME] if needed and run it on a sim platform with generated inputs.
 
     Compares the outputs with the program's golden and reports the max error and timings;
-    exits 3 when the outputs do not match.
+    exits 3 when the outputs do not match. --swimlane / --deps / --dump-args / --pmu / --scope-stats
+    write run-time diagnostics to <artifact>/dfx_outputs/ (view the swimlane with
+    `python -m pypto.tools.swimlane <artifact>/dfx_outputs`).
     """
     state(ctx).json = as_json
+    dfx = {"enable_chip_swimlane": swimlane, "enable_dep_gen": deps, "enable_dump_args": dump_args,
+           "enable_pmu": pmu, "enable_scope_stats": scope_stats}
     request = CompileRequest(output_dir=output_dir, shapes=tuple(parse_shape(s) for s in shapes), run=True,
-                             rtol=rtol, atol=atol, seed=seed)
+                             rtol=rtol, atol=atol, seed=seed, extra={"run_config": dfx})
     _execute(ctx, target, "run", {"platform": platform, "runtime": runtime}, request, in_container)

@@ -253,6 +253,10 @@ class OrchCodegen(CppExpr):
         for arg in c.args:
             if not isinstance(arg.type, TensorType):
                 self.em.line(f"params_t{k}.add_scalar({self.scalar_arg(arg)});")
+        marked = [self.expr(c.args[i]) for i in c.attrs.get("dump_args") or ()
+                  if i < len(c.args) and isinstance(c.args[i].type, TensorType)]
+        if marked:  # selective argument dump (RunConfig.enable_dump_args=1)
+            self.em.line(f"params_t{k}.dump({', '.join(marked)});")
         self._deps(c, k)
         self._launch(c, k)
         call = self._submit_call(callee, k)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -143,6 +143,13 @@ def benchmark(program: Any, *args: Any, warmup: int = 2, rounds: int = 20,
     config = config or RunConfig()
     compiled = _compile(program, config)
     worker, prog = _loaded(compiled, config)
+    if config.dfx_enabled:  # recording would perturb every timed round; run() collects them once
+        from pypto.runtime.dfx import warn_once
+
+        warn_once("benchmark", "benchmark() does not collect run-time diagnostics (DFX flags are ignored for the "
+                               "timed rounds); use pypto.runtime.run(..., config=...) for one recorded run")
+        config = replace(config, enable_chip_swimlane=0, enable_dump_args=0, enable_pmu=0, enable_dep_gen=False,
+                         enable_scope_stats=False)
     for _ in range(warmup):
         worker._run_loaded(prog, args, config)
     host, device = [], []

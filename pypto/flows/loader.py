@@ -184,6 +184,7 @@ class FileResult:
     timings: dict[str, float] = field(default_factory=dict)
     max_error: float | None = None
     passed: bool | None = None
+    dfx_dir: Path | None = None
 
     @property
     def output_dir(self) -> Path:
@@ -195,6 +196,8 @@ class FileResult:
                                "program": program.name if program is not None else self.output_dir.name}
         if self.passed is not None:
             out.update(max_error=self.max_error, passed=self.passed)
+        if self.dfx_dir is not None:
+            out["dfx_outputs"] = str(self.dfx_dir)
         return out
 
 
@@ -217,7 +220,8 @@ def _run_config(settings: Any, request: Any) -> Any:
 
     return RunConfig(platform=settings.platform, rtol=request.rtol, atol=request.atol,
                      save_kernels_dir=request.output_dir, dump_passes=request.dump_passes,
-                     compile_profiling=bool(settings.compile_profiling))
+                     compile_profiling=bool(settings.compile_profiling),
+                     **getattr(request, "extra", {}).get("run_config", {}))
 
 
 def compile_target(path: Path, name: str | None, settings: Any, request: Any) -> tuple[Any, Any, list]:
@@ -271,9 +275,12 @@ def run_target(path: Path, name: str | None, settings: Any, request: Any) -> Fil
         if not _raised_by_user_code(exc):
             raise
         raise user_code_error(exc, path.resolve(), f"calling golden of '{key}' in") from exc
-    result = compiled(*inputs, config=_run_config(settings, request))
+    config = _run_config(settings, request)
+    result = compiled(*inputs, config=config)
     t2 = time.perf_counter()
     out = FileResult(compiled, {"compile_seconds": round(t1 - t0, 6), "run_seconds": round(t2 - t1, 6)})
+    if config.dfx_enabled:
+        out.dfx_dir = compiled.output_dir / "dfx_outputs"
     if expected is not None:
         outs = result if isinstance(result, tuple) else (result,) if result is not None else tuple(
             a for a, p in zip(inputs, compiled.params, strict=True) if p.direction in ("Out", "InOut"))

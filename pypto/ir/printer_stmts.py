@@ -152,6 +152,8 @@ def _incore(pr: StmtSink, s: InCoreScopeStmt, indent: int, targets: tuple) -> No
         parts.append(_kw(pr, "name_hint", s.name_hint))
     if s.deps:
         parts.append("deps=[" + ", ".join(pr.expr(d) for d in s.deps) + "]")
+    if s.dumps:
+        parts.append("dumps=[" + ", ".join(pr.expr(d) for d in s.dumps) + "]")
     parts += [_kw(pr, k, v) for k, v in s.attrs.items()]
     tail = f" as {pr.namer.define(s.task_var)}" if s.task_var is not None else ""
     pr.emit(indent, f"with {pr.p}.at({', '.join(parts)}){tail}:")

@@ -100,12 +100,13 @@ class ScopeStmt(Stmt):
 
 @dataclass(frozen=True, slots=True, eq=False)
 class InCoreScopeStmt(ScopeStmt):
-    """``with pl.at(level=pl.Level.CORE_GROUP, name_hint=..., deps=[...]) [as tid]:``."""
+    """``with pl.at(level=pl.Level.CORE_GROUP, name_hint=..., deps=[...], dumps=[...]) [as tid]:``."""
 
     name_hint: str = ""
     deps: tuple[Expr, ...] = ()
     task_var: Var | None = None
     attrs: dict[str, Any] = field(default_factory=dict)
+    dumps: tuple[Expr, ...] = ()  # tensors to dump at this task (dumps=[...] / pl.dump_tag), enable_dump_args=1
 
 
 @dataclass(frozen=True, slots=True, eq=False)

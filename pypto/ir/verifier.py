@@ -190,7 +190,7 @@ def _uad_block(stmt: Stmt | None, defined: set[Var], f: Function, out: list[Diag
         return
     if isinstance(stmt, (SeqStmts, ScopeStmt)):
         if isinstance(stmt, ScopeStmt):
-            _uad_expr(list(getattr(stmt, "deps", ())), defined, f, stmt.span, out)
+            _uad_expr([*getattr(stmt, "deps", ()), *getattr(stmt, "dumps", ())], defined, f, stmt.span, out)
             task = getattr(stmt, "task_var", None)
             if task is not None:
                 defined.add(task)

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 _LOOPS = {dsl.range: ForKind.Sequential, dsl.parallel: ForKind.Parallel, dsl.unroll: ForKind.Unroll,
           dsl.pipeline: ForKind.Pipeline}
-_AT_ATTRS = ("allow_early_resolve", "windowize", "dumps", "no_dep_args", "optimizations")
+_AT_ATTRS = ("allow_early_resolve", "windowize", "no_dep_args", "optimizations")
 
 
 def _reject_unsupported(p: FunctionParser, node: ast.expr) -> None:
@@ -329,6 +329,7 @@ def _at(p: FunctionParser, args: list[Any], kwargs: dict[str, Any], block: Stmt,
     role = kwargs.pop("role", args[1] if len(args) > 1 else None)
     name_hint = kwargs.pop("name_hint", "")
     deps = kwargs.pop("deps", None) or []
+    dumps = kwargs.pop("dumps", None) or []
     attrs = {k: kwargs.pop(k) for k in _AT_ATTRS if k in kwargs}
     _no_more(kwargs, "at", span)
     if not isinstance(level, Level):
@@ -345,8 +346,11 @@ def _at(p: FunctionParser, args: list[Any], kwargs: dict[str, Any], block: Stmt,
             task = Var(item.optional_vars.id, ScalarType(DataType.TASK_ID), span=p.span(item.optional_vars))
             p.scope.bind(task.name, task, task.span)
         dep_exprs = tuple(p.ev.to_expr(d, span) for d in deps)
-        return InCoreScopeStmt(block, name_hint, dep_exprs, task, attrs, span=span)
-    if item.optional_vars is not None or deps or attrs:
+        dump_exprs = [p.ev.to_expr(d, span) for d in dumps]
+        p.dump_tags_used = p.dump_tags_used or bool(p.dump_tags)
+        dump_exprs += [t for t in p.dump_tags if not any(t is d for d in dump_exprs)]
+        return InCoreScopeStmt(block, name_hint, dep_exprs, task, attrs, tuple(dump_exprs), span=span)
+    if item.optional_vars is not None or deps or dumps or attrs:
         raise ParserTypeError(f"pl.at(level=pl.Level.{level.name}) takes only level=, role= and name_hint=", span)
     return HierarchyScopeStmt(block, level, role, name_hint, span=span)
 

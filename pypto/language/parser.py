@@ -18,7 +18,7 @@ from pypto.errors import (
     UserError,
 )
 from pypto.ir.dtypes import DataType
-from pypto.ir.enums import FunctionType, Level, ParamDirection, Role
+from pypto.ir.enums import INCORE_TYPES, FunctionType, Level, ParamDirection, Role
 from pypto.ir.expr import Call, Expr, GlobalVar, TupleGetItem, Var
 from pypto.ir.function import Function
 from pypto.ir.ops.infer import dim_eq, fmt_shape
@@ -88,6 +88,9 @@ class FunctionParser:
         self.loop_depth = 0
         self.comment_lines = source.comments()
         self.out_params: dict[str, Var] = {}
+        self.dump_tags: list[Var] = []  # pl.dump_tag marks, consumed by the pl.at scopes that follow
+        self.dump_tags_used = False
+        self.func_type_incore = False
 
     def span(self, node: ast.AST) -> Span:
         return self.source.span(node)
@@ -142,7 +145,13 @@ class FunctionParser:
             attrs["auto_scope"] = False
         if opts.external_source is not None:
             attrs["external_source"] = opts.external_source
+        self.func_type_incore = opts.func_type in INCORE_TYPES
         stmts = self.body(nodes, fdef.lineno, doc, top=True)
+        if self.dump_tags and not self.dump_tags_used:
+            raise ParserSyntaxError(
+                f"pl.dump_tag({self.dump_tags[0].name}) is not followed by any pl.at(level=pl.Level.CORE_GROUP) "
+                "scope that could dump it", self.span(fdef),
+                hint="tag tensors before the pl.at scopes that pass them to kernels (or use pl.at(..., dumps=[t]))")
         body = stmts[0] if len(stmts) == 1 else SeqStmts(tuple(stmts), span=self.span(fdef))
         try:
             return Function(fdef.name, tuple(params), tuple(dirs), rets, body, opts.func_type, opts.level,
@@ -233,11 +242,28 @@ class FunctionParser:
             return self._yield(node.value, None)  # type: ignore[arg-type]
         if c is dsl.static_print:
             return []
+        if c is dsl.dump_tag:
+            return self._dump_tag(node.value)  # type: ignore[arg-type]
         if c is dsl.static_assert:
             return self._static_assert(node.value)  # type: ignore[arg-type]
         if c is dsl.func_attr:
             raise ParserSyntaxError("pl.func_attr(...) must be the first statement of the function", self.span(node))
         return [EvalStmt(self.ev.expr(node.value), span=self.span(node))]
+
+    def _dump_tag(self, call: ast.Call) -> list[Stmt]:
+        """``pl.dump_tag(t, ...)``: every later ``pl.at(level=CORE_GROUP)`` scope dumps ``t`` if it passes it."""
+        args, kwargs = self.ev.call_args(call)
+        if kwargs or not args:
+            raise ParserTypeError("pl.dump_tag takes the tensors to mark, positionally", self.span(call))
+        if self.func_type_incore:
+            raise ParserSyntaxError("pl.dump_tag is not supported in a kernel (InCore / AIC / AIV) function",
+                                    self.span(call), hint="tag the tensor in the orchestration that passes it")
+        for a in args:
+            e = self.ev.to_expr(a, self.span(call))
+            if not isinstance(e, Var) or not isinstance(e.var_type, TensorType):
+                raise ParserTypeError("pl.dump_tag marks tensors: pass a tensor variable", self.span(call))
+            self.dump_tags.append(e)
+        return []
 
     def _static_assert(self, call: ast.Call) -> list[Stmt]:
         args, kwargs = self.ev.call_args(call)

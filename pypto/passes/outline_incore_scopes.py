@@ -193,6 +193,9 @@ class _Outliner:
             call = dataclasses.replace(call, attrs={**call.attrs, "allow_early_resolve": True})
         if scope.deps:  # declared edges: the orchestration passes them to set_dependencies
             call = dataclasses.replace(call, attrs={**call.attrs, "manual_dep_edges": tuple(scope.deps)})
+        dump_args = [i for i, v in enumerate(free) if any(d is v for d in scope.dumps)]
+        if dump_args:  # dumps= / pl.dump_tag: argument positions the orchestration marks with params.dump(...)
+            call = dataclasses.replace(call, attrs={**call.attrs, "dump_args": dump_args})
         task = scope.task_var
         if task is not None:  # `as tid`: the call also yields its task id, as the last tuple item
             call = dataclasses.replace(call, result_type=TupleType((*func.return_types, task.var_type)))

@@ -12,7 +12,7 @@ from pypto.errors import InternalError, PyptoError
 MAX_DIMS = 5
 NO_OWNER = (1 << 64) - 1
 ERR_LEN = 8192
-CAPI_VERSION = 1
+CAPI_VERSION = 2
 
 
 class ChipTensor(ctypes.Structure):
@@ -36,6 +36,15 @@ class ChipTensor(ctypes.Structure):
     ]
 
 
+# Bits of PtoSimRunConfig.dfx (src/dfx.h).
+DFX_SWIMLANE_MASK = 0x7
+DFX_DEPS = 1 << 3
+DFX_ARGS = 1 << 4
+DFX_TASKS = 1 << 5
+DFX_SCOPES = 1 << 6
+DFX_ARGS_TAGGED = 1 << 7
+
+
 class RunConfigC(ctypes.Structure):
     """Mirror of ``PtoSimRunConfig``."""
 
@@ -43,7 +52,7 @@ class RunConfigC(ctypes.Structure):
         ("timeout_ms", ctypes.c_int64),
         ("ring_task_window", ctypes.c_uint64),
         ("log_level", ctypes.c_int32),
-        ("reserved", ctypes.c_int32),
+        ("dfx", ctypes.c_int32),
     ]
 
 
@@ -113,6 +122,8 @@ _SIGS: dict[str, tuple[object, list[object]]] = {
     "pto_sim_program_add_kernel": (ctypes.c_int32, [_P, ctypes.c_int32, _S, ctypes.c_int32, _S, _S, ctypes.c_size_t]),
     "pto_sim_program_free": (None, [_P]),
     "pto_sim_run": (ctypes.c_int32, [_P, _P, _P, ctypes.c_uint32, _P, ctypes.c_uint32, _P, _P, _S, ctypes.c_size_t]),
+    "pto_sim_dfx_records": (None, [_P, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_uint64),
+                                   ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_uint64)]),
     "pto_sim_malloc": (_P, [ctypes.c_uint64]),
     "pto_sim_free": (None, [_P]),
 }
@@ -128,6 +139,15 @@ class NativeLib:
 
 
 _LOADED: dict[Path, NativeLib] = {}
+
+
+def dfx_records(native: NativeLib, worker: int) -> tuple[bytes, bytes]:
+    """(JSON records, argument-dump bytes) of the worker's last run; empty when it recorded nothing."""
+    js, jn, bs, bn = ctypes.c_void_p(), ctypes.c_uint64(), ctypes.c_void_p(), ctypes.c_uint64()
+    native.lib.pto_sim_dfx_records(worker, ctypes.byref(js), ctypes.byref(jn), ctypes.byref(bs), ctypes.byref(bn))
+    text = ctypes.string_at(js.value, jn.value) if jn.value else b""
+    blob = ctypes.string_at(bs.value, bn.value) if bn.value else b""
+    return text, blob
 
 
 def load(path: Path) -> NativeLib:

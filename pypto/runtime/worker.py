@@ -111,6 +111,7 @@ class ChipWorker:
         self._stats = native.RunStatsC()
         self.last_run = RunStats()
         self.host_dlopen_count = 0
+        self.last_dfx_dir: Any = None  # dfx_outputs/ of the last run that recorded diagnostics
         self.aicpu_dlopen_count = 0
         if auto_init is None or auto_init:
             self.init()
@@ -267,16 +268,27 @@ class ChipWorker:
         t0 = time.perf_counter()
         bound = bind_args(prog.info, args)
         cfg = config or self.config
-        ccfg = native.RunConfigC(int(cfg.deadlock_timeout_s * 1000), cfg.task_window, 1, 0)
+        dfx_on = cfg.dfx_enabled
+        dfx_flags = _dfx_flags(cfg) if dfx_on else 0
+        ccfg = native.RunConfigC(int(cfg.deadlock_timeout_s * 1000), cfg.task_window, 1, dfx_flags)
         status = self._native.lib.pto_sim_run(
             self._handle, prog.handle, ctypes.addressof(bound.tensors), bound.num_tensors,
             ctypes.addressof(bound.scalars), bound.num_scalars, ctypes.byref(ccfg), ctypes.byref(self._stats),
             self._err, native.ERR_LEN)
         st = self._stats
         self.last_run = RunStats(st.num_tasks, time.perf_counter() - t0, st.orch_ns * 1e-9, st.device_ns * 1e-9)
+        if dfx_on:
+            self._write_dfx(prog, cfg)
         if status:
             native.raise_status(status, self._err, f"running {prog.info.root.name} on {self.platform}")
         return bound.result()
+
+    def _write_dfx(self, prog: LoadedProgram, cfg: RunConfig) -> None:
+        from pypto.runtime import dfx
+
+        text, blob = native.dfx_records(self._native, self._handle)
+        names = {k.func_id: k.name for k in prog.info.kernels}
+        self.last_dfx_dir = dfx.write_outputs(prog.info.root, names, self.platform, cfg, text, blob)
 
     # -- memory -------------------------------------------------------------------------------------
     def alloc_tensor(self, shape: Any, dtype: Any, *, init: Any = None, worker_id: int = 0) -> DeviceTensor:
@@ -322,6 +334,12 @@ class ChipWorker:
     def copy_from(self, dst: Any, src: int, nbytes: int) -> None:
         """Device -> host copy; ``dst`` is an address or a numpy array."""
         ctypes.memmove(_address(dst), int(src), int(nbytes))
+
+
+def _dfx_flags(cfg: RunConfig) -> int:
+    from pypto.runtime.dfx import flags_of
+
+    return flags_of(cfg)
 
 
 def _address(x: Any) -> int:

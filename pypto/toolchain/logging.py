@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from enum import IntEnum
 from typing import TYPE_CHECKING, Any, TextIO
 
 import structlog
@@ -30,6 +31,24 @@ LEVELS: dict[str, int] = {
     "none": _stdlib_logging.CRITICAL,
 }
 CONTEXT_KEYS = ("toolchain", "platform", "program", "stage", "output_dir")
+_current_level = "info"
+
+
+class LogLevel(IntEnum):
+    """Upstream pypto's log levels (``pypto.LogLevel``); ``EVENT`` logs like INFO, ``NONE`` silences."""
+
+    DEBUG = 0
+    INFO = 1
+    WARN = 2
+    ERROR = 3
+    FATAL = 4
+    EVENT = 5
+    NONE = 6
+
+
+_LEVEL_NAMES = {LogLevel.DEBUG: "debug", LogLevel.INFO: "info", LogLevel.WARN: "warn", LogLevel.ERROR: "error",
+                LogLevel.FATAL: "fatal", LogLevel.EVENT: "event", LogLevel.NONE: "none"}
+_BY_NAME = {**{v: k for k, v in _LEVEL_NAMES.items()}, "warning": LogLevel.WARN}
 
 
 class _Stderr:
@@ -77,7 +96,9 @@ def configure_logging(
         log_format: ``auto`` | ``console`` | ``json``; overrides ``settings.log_format``.
         stream: where to write (default: the current ``sys.stderr``, looked up at each write).
     """
+    global _current_level
     level = level or (settings.log_level if settings else "info")
+    _current_level = level
     log_format = log_format or (settings.log_format if settings else "auto")
     out: TextIO | _Stderr = stream or _Stderr()
     shared: list[Any] = [
@@ -114,6 +135,30 @@ def ensure_configured(settings: Settings | None = None) -> None:
     """
     if not structlog.is_configured():
         configure_logging(settings)
+
+
+def set_log_level(level: LogLevel | int | str) -> None:
+    """Set the threshold of pypto's log lines (``pypto.set_log_level(pypto.LogLevel.DEBUG)``).
+
+    Keeps the output format and the bound context; only messages at or above ``level`` are written.
+    """
+    global _current_level
+    try:
+        name = level.lower() if isinstance(level, str) else _LEVEL_NAMES[LogLevel(int(level))]
+    except ValueError:
+        raise ValueError(f"unknown log level {level!r}; use a pypto.LogLevel member") from None
+    if name not in LEVELS:
+        raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LEVELS)}")
+    ensure_configured()
+    processors = [p for p in structlog.get_config()["processors"] if p is not _drop_all]
+    structlog.configure(processors=[_drop_all, *processors] if name == "none" else processors,
+                        wrapper_class=structlog.make_filtering_bound_logger(LEVELS[name]))
+    _current_level = name
+
+
+def get_log_level() -> LogLevel:
+    """The current threshold as a :class:`LogLevel`."""
+    return _BY_NAME.get(_current_level, LogLevel.INFO)
 
 
 def get_logger(name: str | None = None, **context: Any) -> Any:

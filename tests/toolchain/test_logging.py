@@ -102,3 +102,40 @@ def test_configure_clears_previous_context() -> None:
     L.configure_logging(level="info", log_format="json", stream=out)
     L.get_logger().info("x")
     assert "program" not in _lines(out)[0]
+
+
+@pytest.mark.parametrize(("level", "shown"), [
+    ("DEBUG", {"d", "i", "w", "e"}), ("INFO", {"i", "w", "e"}), ("EVENT", {"i", "w", "e"}), ("WARN", {"w", "e"}),
+    ("ERROR", {"e"}), ("NONE", set()),
+])
+def test_set_log_level_as_upstream(level: str, shown: set[str]) -> None:
+    import pypto
+
+    out = io.StringIO()
+    L.configure_logging(level="info", log_format="json", stream=out)
+    with L.bound_context(program="p"):
+        pypto.set_log_level(pypto.LogLevel[level])
+        assert pypto.get_log_level() is pypto.LogLevel[level]
+        log = L.get_logger()
+        log.debug("d"), log.info("i"), log.warning("w"), log.error("e")
+    lines = _lines(out)
+    assert {line["event"] for line in lines} == shown
+    assert all(line["program"] == "p" for line in lines)  # format and context survive a level change
+    pypto.set_log_level(pypto.LogLevel.INFO)
+
+
+def test_set_log_level_rejects_unknown() -> None:
+    import pypto
+
+    with pytest.raises(ValueError, match="unknown log level"):
+        pypto.set_log_level(42)
+    assert [m.value for m in pypto.LogLevel] == list(range(7))
+
+
+def test_error_classes_as_upstream() -> None:
+    import pypto
+    from pypto.errors import ToolchainError, UserError, VerificationError
+
+    assert issubclass(pypto.InternalError, pypto.Error) and issubclass(pypto.InternalError, RuntimeError)
+    for cls in (UserError, ToolchainError, VerificationError):
+        assert issubclass(cls, pypto.Error) and not issubclass(cls, pypto.InternalError)

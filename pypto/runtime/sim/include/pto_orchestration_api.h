@@ -160,6 +160,12 @@ inline void rt_scope_end() {
 class PTO2ScopeGuard {
 public:
     explicit PTO2ScopeGuard(PTO2ScopeMode mode = PTO2ScopeMode::AUTO) { rt_scope_begin(mode); }
+    // PTO2_SCOPE passes its source site (scope statistics name scopes by it).
+    PTO2ScopeGuard(const char* file, int32_t line, PTO2ScopeMode mode = PTO2ScopeMode::AUTO) {
+        PTO2Runtime* rt = framework_current_runtime();
+        rt->ops->scope_set_site(rt, file, line);
+        rt->ops->scope_begin(rt, mode);
+    }
     ~PTO2ScopeGuard() {
         PTO2Runtime* rt = framework_runtime_slot();
         if (rt != nullptr) rt->ops->scope_end(rt);  // scope_end never throws
@@ -169,7 +175,7 @@ public:
     explicit operator bool() const { return true; }
 };
 
-#define PTO2_SCOPE(...) if (PTO2ScopeGuard pto2_scope_guard_{__VA_ARGS__})
+#define PTO2_SCOPE(...) if (PTO2ScopeGuard pto2_scope_guard_{__FILE__, __LINE__, ##__VA_ARGS__})
 
 // ---- tensor element access ----------------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 // Task descriptions passed from orchestration code to the runtime: ids, kernels, arguments, outputs.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -116,6 +117,7 @@ struct CoreTaskArgs {
     bool has_predicate = false;
     bool allow_early_resolve = false;
     int32_t timing_slot = -1;
+    uint32_t dump_mask = 0;  // tensor slots marked by dump() (selective argument dump)
     LaunchSpec launch_spec;
     CoreTaskPredicate predicate;
 
@@ -162,6 +164,24 @@ struct CoreTaskArgs {
         has_predicate = true;
     }
     void set_allow_early_resolve(bool b) { allow_early_resolve = b; }
+
+    // Selective argument dump (pl.dump_tag / dumps=): marks the slots already added with these views.
+    template <typename... Ts>
+    void dump(const Ts&... ts) {
+        (mark_dump(ts), ...);
+    }
+    void mark_dump(const ChipTensor& t) {
+        bool found = false;
+        for (uint32_t i = 0; i < tensor_count; ++i) {
+            const ChipTensor& s = tensors[i];
+            if (s.buffer.addr == t.buffer.addr && s.start_offset == t.start_offset && s.ndims == t.ndims &&
+                std::equal(s.shapes, s.shapes + s.ndims, t.shapes)) {
+                dump_mask |= 1u << i;
+                found = true;
+            }
+        }
+        if (!found) throw std::invalid_argument("CoreTaskArgs::dump: the tensor is not an argument of this task");
+    }
     void set_task_timing_slot(int32_t slot) { timing_slot = slot; }
 
 private:

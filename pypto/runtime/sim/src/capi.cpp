@@ -60,6 +60,7 @@ void close_open_scopes(Run& r) {
 void orchestrate(Program& p, Run& r, const ChipTaskArgs& args) {
     p.bind(&r.rt);
     try {
+        if (r.dfx) r.dfx->site = "<runtime root scope>";
         r.rt.ops->scope_begin(&r.rt, PTO2ScopeMode::AUTO);
         p.entry(args);
         close_open_scopes(r);
@@ -237,6 +238,9 @@ int32_t pto_sim_run(void* worker, void* program, const ChipTensor* tensors, uint
         if (int32_t rc = check_worker_free(w, err, errlen)) return rc;
         w.run = &r;
         r.last_progress = Clock::now();
+        w.dfx_json.clear();
+        w.dfx_bin.clear();
+        if (r.cfg.dfx) r.dfx = std::make_unique<Dfx>(r.cfg.dfx, w.cores.size());
     }
     const auto t0 = Clock::now();
     orchestrate(p, r, args);
@@ -251,11 +255,23 @@ int32_t pto_sim_run(void* worker, void* program, const ChipTensor* tensors, uint
         stats->orch_ns = uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
         stats->device_ns = uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
     }
+    if (r.dfx) {
+        w.dfx_json = dfx_json(r);
+        w.dfx_bin.swap(r.dfx->bin);
+    }
     w.run = nullptr;
     const int32_t rc = r.failed ? r.err_code : PTO_SIM_OK;
     if (rc) set_err(err, errlen, rc, r.err);
     if (r.running_units > 0) w.zombies.push_back(std::move(run));  // kernels still use its memory
     return rc;
+}
+
+void pto_sim_dfx_records(void* worker, const char** json, uint64_t* json_len, const char** bin, uint64_t* bin_len) {
+    auto* w = static_cast<Worker*>(worker);
+    *json = w->dfx_json.data();
+    *json_len = w->dfx_json.size();
+    *bin = w->dfx_bin.data();
+    *bin_len = w->dfx_bin.size();
 }
 
 void* pto_sim_malloc(uint64_t nbytes) {

@@ -62,6 +62,7 @@ void* alloc_buffer(Run& r, ChipTensor& t, bool has_init, uint64_t init) {
         std::memset(p, 0, bytes);
     }
     r.allocations.push_back(p);
+    if (r.dfx) r.dfx->heap += bytes;
     t.buffer.addr = reinterpret_cast<uint64_t>(p);
     t.buffer.size = bytes;
     t.start_offset = 0;
@@ -92,6 +93,7 @@ Task& new_task(Worker& w, Run& r, std::unique_lock<std::mutex>& lk) {
     t->id = PTO2TaskId{(uint64_t(ring) << 32) | t->index};
     r.tasks.push_back(std::move(t));
     ++r.live[ring];
+    if (r.dfx) ++r.dfx->allocated[size_t(ring)];
     return *r.tasks.back();
 }
 
@@ -107,10 +109,21 @@ void add_edge(Run& r, Task& consumer, uint32_t producer) {
     ++consumer.fanin_pending;
 }
 
-void creator_edge(Run& r, Task& consumer, const ChipTensor& t) {
+void creator_edge(Run& r, Task& consumer, const ChipTensor& t, int32_t arg) {
     if (t.owner_task_id == CHIP_TENSOR_NO_OWNER) return;
     const uint32_t idx = uint32_t(t.owner_task_id);
-    if (idx < r.tasks.size() && r.task(idx).id.raw == t.owner_task_id) add_edge(r, consumer, idx);
+    if (idx < r.tasks.size() && r.task(idx).id.raw == t.owner_task_id) {
+        if (r.dfx) dfx_edge(r, idx, consumer.index, arg, EdgeSource::CREATOR, 0, nullptr);
+        add_edge(r, consumer, idx);
+    }
+}
+
+// DFX: tensormap edges before lookup() drops the entries of producers that already finished.
+void record_tensormap_edges(Run& r, const Task& task, const ChipTensor& t, int32_t arg) {
+    std::vector<std::pair<const TensorMapEntry*, Overlap>> hits;
+    r.tmap.lookup_all(t, hits);
+    for (auto& [e, o] : hits)
+        dfx_edge(r, e->producer, task.index, arg, EdgeSource::TENSORMAP, o == Overlap::COVERED ? 1 : 2, &e->view);
 }
 
 void compute_fanin(Run& r, Task& task, const CoreTaskArgs& args, bool manual) {
@@ -119,9 +132,10 @@ void compute_fanin(Run& r, Task& task, const CoreTaskArgs& args, bool manual) {
         const ChipTensor& t = task.tensors[i];
         const TensorArgType kind = args.kinds[i];
         if (kind == TensorArgType::OUTPUT) continue;
-        if (!manual) creator_edge(r, task, t);
+        if (!manual) creator_edge(r, task, t, int32_t(i));
         if (t.manual_dep) continue;
         if (!manual && (kind == TensorArgType::INPUT || kind == TensorArgType::INOUT)) {
+            if (r.dfx && r.dfx->deps) record_tensormap_edges(r, task, t, int32_t(i));
             producers.clear();
             r.tmap.lookup(t, r.tasks, producers);
             for (uint32_t p : producers) add_edge(r, task, p);
@@ -135,6 +149,7 @@ void compute_fanin(Run& r, Task& task, const CoreTaskArgs& args, bool manual) {
         if (id.local_id() >= r.tasks.size() || r.task(id.local_id()).id.raw != id.raw)
             throw std::invalid_argument("set_dependencies: task id " + std::to_string(id.raw) +
                                         " does not name a task of this run");
+        if (r.dfx) dfx_edge(r, uint32_t(id.local_id()), task.index, -1, EdgeSource::EXPLICIT, 0, nullptr);
         add_edge(r, task, id.local_id());
     }
 }
@@ -196,8 +211,14 @@ std::unique_lock<std::mutex> lock(Worker& w) {
     return lk;
 }
 
+// DFX level 4: the span of one orchestrator call (lock held when it is recorded).
+void record_orch(Run& r, const char* kind, const Task& t, Clock::time_point start) {
+    if (r.dfx && r.dfx->level >= 4) r.dfx->orch.push_back(DfxOrch{kind, t.index, r.dfx->ns(start), r.dfx->ns(Clock::now())});
+}
+
 TaskOutputTensors op_submit_task(PTO2Runtime* rt, const MixedKernels& mk, const CoreTaskArgs& args) {
     auto [w, r] = ctx(rt);
+    const auto t0 = r.dfx ? Clock::now() : Clock::time_point{};
     auto lk = lock(w);
     check_kernels(r, mk);
     int16_t units = 1;
@@ -223,24 +244,32 @@ TaskOutputTensors op_submit_task(PTO2Runtime* rt, const MixedKernels& mk, const 
         t.predicate = args.predicate;
         t.predicate_tensor = *args.predicate.operand.tensor;
     }
+    if (r.dfx) dfx_task_args(r, t, reinterpret_cast<const uint8_t*>(args.kinds), args.tensor_count,
+                             r.scopes.back().mode == PTO2ScopeMode::MANUAL, args.dump_mask);
     compute_fanin(r, t, args, r.scopes.back().mode == PTO2ScopeMode::MANUAL);
     finish_submit(w, r, t);
+    if (r.dfx) record_orch(r, "submit_task", t, t0);
     return TaskOutputTensors{t.id, t.created.data(), uint32_t(t.created.size())};
 }
 
 PTO2TaskId op_submit_dummy(PTO2Runtime* rt, const CoreTaskArgs& args) {
     auto [w, r] = ctx(rt);
+    const auto t0 = r.dfx ? Clock::now() : Clock::time_point{};
     auto lk = lock(w);
     Task& t = new_task(w, r, lk);
     t.dummy = true;
     copy_args(r, t, args);
+    if (r.dfx) dfx_task_args(r, t, reinterpret_cast<const uint8_t*>(args.kinds), args.tensor_count,
+                             r.scopes.back().mode == PTO2ScopeMode::MANUAL, args.dump_mask);
     compute_fanin(r, t, args, r.scopes.back().mode == PTO2ScopeMode::MANUAL);
     finish_submit(w, r, t);
+    if (r.dfx) record_orch(r, "submit_dummy", t, t0);
     return t.id;
 }
 
 TaskOutputTensors op_alloc_tensors(PTO2Runtime* rt, const TensorCreateInfo* infos, uint32_t n) {
     auto [w, r] = ctx(rt);
+    const auto t0 = r.dfx ? Clock::now() : Clock::time_point{};
     auto lk = lock(w);
     Task& t = new_task(w, r, lk);
     t.dummy = true;
@@ -253,6 +282,7 @@ TaskOutputTensors op_alloc_tensors(PTO2Runtime* rt, const TensorCreateInfo* info
         t.created.push_back(out);
     }
     finish_submit(w, r, t);
+    if (r.dfx) record_orch(r, "alloc_tensors", t, t0);
     return TaskOutputTensors{t.id, t.created.data(), uint32_t(t.created.size())};
 }
 
@@ -265,6 +295,7 @@ void op_scope_begin(PTO2Runtime* rt, PTO2ScopeMode mode) {
     if (mode == PTO2ScopeMode::AUTO && !r.scopes.empty() && r.scopes.back().mode == PTO2ScopeMode::MANUAL)
         throw std::logic_error("PTO2_SCOPE(): an AUTO scope cannot be nested inside a MANUAL scope");
     r.scopes.push_back(Scope{mode, {}});
+    if (r.dfx) dfx_scope(r, true, r.tmap.size());
 }
 
 void op_scope_end(PTO2Runtime* rt) {
@@ -279,6 +310,7 @@ void op_scope_end(PTO2Runtime* rt) {
         --t.refs;
         maybe_retire(r, t);
     }
+    if (r.dfx) dfx_scope(r, false, r.tmap.size());
     r.scopes.pop_back();
     r.signal();
 }
@@ -358,7 +390,14 @@ void op_set_tensor_data(PTO2Runtime* rt, const ChipTensor& t, uint32_t ndims, co
 
 int32_t op_cluster_count(PTO2Runtime* rt) { return ctx(rt).w.clusters; }
 int32_t op_aiv_count(PTO2Runtime* rt) { return 2 * ctx(rt).w.clusters; }
-void op_scope_set_site(PTO2Runtime*, const char*, int32_t) {}
+void op_scope_set_site(PTO2Runtime* rt, const char* file, int32_t line) {
+    auto [w, r] = ctx(rt);
+    if (!r.dfx || !file) return;
+    auto lk = lock(w);
+    std::string f(file);
+    const size_t slash = f.find_last_of('/');
+    r.dfx->site = (slash == std::string::npos ? f : f.substr(slash + 1)) + ":" + std::to_string(line);
+}
 
 const PTO2RuntimeOps kOps = {
     op_submit_task,   op_scope_begin,   op_scope_end,      op_orchestration_done, op_is_fatal,

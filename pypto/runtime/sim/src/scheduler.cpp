@@ -107,8 +107,10 @@ bool dispatch_blocks(Worker& w, Run& r, Task& t) {
     while (t.blocks_dispatched < t.block_num) {
         if (!find_cores(w, t, cores)) return false;
         const int16_t block = t.blocks_dispatched++;
+        if (r.dfx && block == 0) dfx_dump(r, t, false);  // inputs as the first block starts
         for (auto& [core, slot] : cores) {
             core->job = Job{&r, t.index, &t, block, slot, &r.prog->kernels.at(t.kernel[slot])};
+            if (r.dfx) core->job.dispatch_ns = r.dfx->ns(Clock::now());
             core->busy = true;
             core->has_job = true;
             ++r.running_units;
@@ -204,6 +206,8 @@ void Worker::core_loop(Core& c) {
         if (lk.owns_lock()) lk.unlock();
         bool faulted = false;
         std::string what;
+        const bool timed = r.dfx && r.dfx->units;  // DFX: one branch per unit when off
+        const int64_t start_ns = timed ? r.dfx->ns(Clock::now()) : 0;
         try {
             if (j.kernel->set_ctx) j.kernel->set_ctx(j.block, t.block_num, lane, lanes);
             j.kernel->fn(c.args);
@@ -214,7 +218,9 @@ void Worker::core_loop(Core& c) {
             faulted = true;
             what = "unknown C++ exception";
         }
+        const int64_t end_ns = timed ? r.dfx->ns(Clock::now()) : 0;
         lock_spinning(lk);
+        if (timed) dfx_unit(r, c, j, start_ns, end_ns);
         c.has_job = false;
         c.busy = false;
         --r.running_units;
@@ -242,6 +248,7 @@ void maybe_retire(Run& r, Task& t) {
     if (t.state == TaskState::COMPLETED && t.refs <= 0 && !t.retired) {
         t.retired = true;
         --r.live[t.ring];
+        if (r.dfx) ++r.dfx->released[size_t(t.ring)];
     }
 }
 
@@ -253,6 +260,7 @@ void complete_task(Worker& w, Run& r, uint32_t first) {
         work.pop_back();
         t.state = TaskState::COMPLETED;
         ++r.completed;
+        if (r.dfx) dfx_dump(r, t, true);
         for (uint32_t c : t.fanout) {
             Task& consumer = r.task(c);
             if (--consumer.fanin_pending == 0) {

@@ -8,7 +8,7 @@
 
 #include "tensor.h"
 
-#define PTO_SIM_CAPI_VERSION 1
+#define PTO_SIM_CAPI_VERSION 2
 
 enum PtoSimStatus : int32_t {
     PTO_SIM_OK = 0,
@@ -26,7 +26,7 @@ struct PtoSimRunConfig {
     int64_t timeout_ms;         // no-progress limit before a deadlock is reported (<= 0: 30000)
     uint64_t ring_task_window;  // live tasks per ring (0: 16384); must be a power of 2 >= 4
     int32_t log_level;          // 0 error, 1 warn, 2 info, 3 debug
-    int32_t reserved;
+    int32_t dfx;                // diagnostics to record (bits in src/dfx.h; 0: none, no cost)
 };
 
 struct PtoSimRunStats {
@@ -51,6 +51,9 @@ void pto_sim_program_free(void* program);
 int32_t pto_sim_run(void* worker, void* program, const ChipTensor* tensors, uint32_t num_tensors,
                     const uint64_t* scalars, uint32_t num_scalars, const PtoSimRunConfig* cfg,
                     PtoSimRunStats* stats, char* err, size_t errlen);
+
+// DFX records of the worker's last run (JSON text and argument-dump bytes); valid until its next run.
+void pto_sim_dfx_records(void* worker, const char** json, uint64_t* json_len, const char** bin, uint64_t* bin_len);
 
 void* pto_sim_malloc(uint64_t nbytes);
 void pto_sim_free(void* ptr);

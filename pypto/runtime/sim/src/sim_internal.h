@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "dfx.h"
 #include "intrinsic.h"
 #include "pto_orchestration_api.h"
 #include "sim_capi.h"
@@ -82,6 +83,9 @@ struct Task {
     bool has_predicate = false;
     CoreTaskPredicate predicate;
     ChipTensor predicate_tensor{};
+    std::vector<uint8_t> kinds;  // TensorArgType per tensor argument (recorded only with DFX on)
+    bool manual = false;         // submitted inside a MANUAL scope (DFX only)
+    uint32_t dump_mask = 0;      // slots marked by CoreTaskArgs::dump (DFX only)
 };
 
 struct Run;
@@ -93,6 +97,7 @@ struct Job {
     int16_t block = 0;
     int slot = 0;  // 0 aic, 1 aiv0, 2 aiv1
     const KernelInfo* kernel = nullptr;
+    int64_t dispatch_ns = 0;  // DFX: when the scheduler placed it (ns since the run started)
 };
 
 struct Core {
@@ -111,6 +116,8 @@ struct Core {
     int64_t args[64] = {};
 };
 
+enum class Overlap { NONE, COVERED, OTHER };
+
 struct TensorMapEntry {
     uint32_t producer;
     ChipTensor view;
@@ -123,12 +130,18 @@ public:
     void insert(const ChipTensor& t, uint32_t producer);
     void remove_covered(const ChipTensor& t);
     void clear() { buckets_.clear(); }
+    size_t size() const {
+        size_t n = 0;
+        for (auto& b : buckets_) n += b.second.size();
+        return n;
+    }
+    // DFX: every registered producer overlapping t, finished ones included, with the overlap kind.
+    void lookup_all(const ChipTensor& t, std::vector<std::pair<const TensorMapEntry*, Overlap>>& out) const;
 
 private:
     std::unordered_map<uint64_t, std::vector<TensorMapEntry>> buckets_;
 };
 
-enum class Overlap { NONE, COVERED, OTHER };
 Overlap overlap(const ChipTensor& newer, const ChipTensor& older);
 
 struct Scope {
@@ -164,6 +177,7 @@ struct Run {
     std::atomic<uint64_t> events{0};  // bumped with every cv notification (for waiters that spin)
     SimRuntime rt;
     std::vector<std::string> log;
+    std::unique_ptr<Dfx> dfx;  // null unless PtoSimRunConfig::dfx asked for records
 
     ~Run();
     Task& task(uint32_t i) { return *tasks[i]; }
@@ -184,6 +198,7 @@ struct Worker {
     std::string broken;  // non-empty: a kernel never returned; runs are refused until it does
     std::vector<std::unique_ptr<Run>> zombies;
     Run* run = nullptr;
+    std::string dfx_json, dfx_bin;  // DFX records of the last run (empty when it had none)
 
     explicit Worker(int num_clusters);
     ~Worker();

@@ -68,6 +68,15 @@ void TensorMap::lookup(const ChipTensor& t, const std::vector<std::unique_ptr<Ta
     }
 }
 
+void TensorMap::lookup_all(const ChipTensor& t, std::vector<std::pair<const TensorMapEntry*, Overlap>>& out) const {
+    auto it = buckets_.find(t.buffer.addr);
+    if (it == buckets_.end()) return;
+    for (auto rit = it->second.rbegin(); rit != it->second.rend(); ++rit) {
+        const Overlap o = overlap(t, rit->view);
+        if (o != Overlap::NONE) out.emplace_back(&*rit, o);
+    }
+}
+
 void TensorMap::insert(const ChipTensor& t, uint32_t producer) {
     buckets_[t.buffer.addr].push_back(TensorMapEntry{producer, t});
 }

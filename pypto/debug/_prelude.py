@@ -1,0 +1,167 @@
+"""Helper functions pasted at the top of every ``torch_codegen`` output, so the source runs with torch alone.
+
+Semantics follow the simulator's tile ISA: loads copy the valid region into a zero tile, stores write the
+region that fits, ``rem`` is floor modulo, float -> int casts round by mode and saturate.
+"""
+
+PRELUDE = '''\
+import math
+
+import torch
+
+
+def _sl(offsets, shape):
+    return tuple(slice(int(o), int(o) + int(s)) for o, s in zip(offsets, shape))
+
+
+def _fit(offsets, shape, bounds):
+    return [max(0, min(int(s), int(b) - int(o))) for o, s, b in zip(offsets, shape, bounds)]
+
+
+def _mark_valid(tile, valid):
+    """Remember a valid region smaller than the tile (the IR keeps it on the op, not on the type)."""
+    if valid is not None and [int(v) for v in valid] != list(tile.shape):
+        tile.pypto_valid = [int(v) for v in valid]
+    return tile
+
+
+def _valid_of(x, valid):
+    return valid if valid is not None else getattr(x, "pypto_valid", None)
+
+
+def _load(t, offsets, shape, valid=None):
+    tile = torch.zeros([int(s) for s in shape], dtype=t.dtype)
+    region = _fit(offsets, valid if valid is not None else shape, t.shape)
+    tile[_sl([0] * len(region), region)] = t[_sl(offsets, region)]
+    return _mark_valid(tile, valid)
+
+
+def _store(tile, offsets, out, valid=None):
+    valid = _valid_of(tile, valid)
+    region = _fit(offsets, valid if valid is not None else tile.shape, out.shape)
+    region = [min(r, int(s)) for r, s in zip(region, tile.shape)]
+    out[_sl(offsets, region)] = tile[_sl([0] * len(region), region)].to(out.dtype)
+    return out
+
+
+def _slice(x, shape, offsets, valid=None):
+    shape = [int(s) for s in shape]
+    region = _fit(offsets, shape, x.shape)
+    if region == shape and valid is None:
+        return x[_sl(offsets, shape)]
+    out = torch.zeros(shape, dtype=x.dtype)
+    region = _fit(offsets, valid if valid is not None else shape, x.shape)
+    out[_sl([0] * len(region), region)] = x[_sl(offsets, region)]
+    return _mark_valid(out, valid)
+
+
+def _assemble(target, source, offsets):
+    region = _fit(offsets, source.shape, target.shape)
+    target[_sl(offsets, region)] = source[_sl([0] * len(region), region)].to(target.dtype)
+    return target
+
+
+def _write(dst, offsets, value):
+    dst[tuple(int(o) for o in offsets)] = value
+    return dst
+
+
+def _read(src, offsets):
+    return src[tuple(int(o) for o in offsets)].item()
+
+
+def _same(x, y):
+    return y.to(x.dtype) if isinstance(y, torch.Tensor) else torch.as_tensor(y).to(x.dtype)
+
+
+def _div(a, b):
+    if a.dtype.is_floating_point:
+        return _same(a, a / b)
+    return _same(a, torch.div(a, b, rounding_mode="trunc"))
+
+
+def _rem(a, b):
+    return _same(a, torch.remainder(a, b))
+
+
+def _not(x):
+    return torch.logical_not(x) if x.dtype == torch.bool else torch.bitwise_not(x)
+
+
+def _reduce(x, kind, dim):
+    if kind == "sum":
+        r = x.sum(dim=dim, keepdim=True)
+    elif kind == "max":
+        r = x.amax(dim=dim, keepdim=True)
+    elif kind == "min":
+        r = x.amin(dim=dim, keepdim=True)
+    else:
+        r = x.prod(dim=dim, keepdim=True)
+    return r.to(x.dtype)
+
+
+_EXPAND = {
+    "": lambda a, b: b.expand_as(a),
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b,
+    "max": torch.maximum,
+    "min": torch.minimum,
+    "expdif": lambda a, b: torch.exp(a - b),
+}
+
+
+def _expand(kind, a, b):
+    return _same(a, _EXPAND[kind](a, b.to(a.dtype)))
+
+
+def _cast(x, dtype, mode):
+    if x.dtype.is_floating_point and not dtype.is_floating_point and dtype != torch.bool:
+        d = x.double()
+        if mode == "round":
+            d = torch.sign(d) * torch.floor(torch.abs(d) + 0.5)
+        elif mode == "floor":
+            d = torch.floor(d)
+        elif mode == "ceil":
+            d = torch.ceil(d)
+        elif mode == "trunc":
+            d = torch.trunc(d)
+        else:
+            d = torch.round(d)
+        info = torch.iinfo(dtype)
+        return torch.nan_to_num(d, nan=0.0).clamp(info.min, info.max).to(dtype)
+    return x.to(dtype)
+
+
+def _matmul(a, b, out_dtype, a_trans=False, b_trans=False):
+    if a_trans:
+        a = a.transpose(-2, -1)
+    if b_trans:
+        b = b.transpose(-2, -1)
+    if out_dtype.is_floating_point:
+        return torch.matmul(a.float(), b.float()).to(out_dtype)
+    return torch.matmul(a.long(), b.long()).to(out_dtype)
+
+
+def _fillpad(x, valid, pad):
+    valid = _valid_of(x, valid)
+    if valid is None:
+        return x.clone()
+    out = x.clone()
+    if pad == "max":
+        value = torch.finfo(x.dtype).max if x.dtype.is_floating_point else torch.iinfo(x.dtype).max
+    elif pad == "min":
+        value = torch.finfo(x.dtype).min if x.dtype.is_floating_point else torch.iinfo(x.dtype).min
+    else:
+        value = 0
+    mask = torch.ones(out.shape, dtype=torch.bool)
+    mask[_sl([0] * len(valid), valid)] = False
+    out[mask] = value
+    return out
+
+
+def _check(name, x, shape, dtype):
+    assert tuple(x.shape) == tuple(shape), f"{name}: shape {tuple(x.shape)} != IR shape {tuple(shape)}"
+    assert x.dtype == dtype, f"{name}: dtype {x.dtype} != IR dtype {dtype}"
+'''

@@ -1,0 +1,136 @@
+"""The op -> torch rule table of ``torch_codegen`` (one entry per registry op, both namespaces)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pypto.debug.torch_codegen import RULES, _Emitter, torch_dtype
+from pypto.ir.expr import Call
+from pypto.ir.ops.common import BINARY, COL_EXPAND, COL_REDUCE, ROW_EXPAND, ROW_REDUCE, SCALAR, UNARY
+from pypto.ir.types import ShapedType
+
+_BINARY = {"add": "torch.add({a}, {b})", "sub": "torch.sub({a}, {b})", "mul": "torch.mul({a}, {b})",
+           "div": "_div({a}, {b})", "maximum": "torch.maximum({a}, {b})", "minimum": "torch.minimum({a}, {b})",
+           "and_": "torch.bitwise_and({a}, {b})", "or_": "torch.bitwise_or({a}, {b})",
+           "xor": "torch.bitwise_xor({a}, {b})", "rem": "_rem({a}, {b})",
+           "shl": "torch.bitwise_left_shift({a}, {b})", "shr": "torch.bitwise_right_shift({a}, {b})"}
+_SCALAR = {"adds": "_same({a}, {a} + {b})", "subs": "_same({a}, {a} - {b})", "muls": "_same({a}, {a} * {b})",
+           "divs": "_div({a}, {b})", "maximums": "_same({a}, torch.clamp({a}, min={b}))",
+           "minimums": "_same({a}, torch.clamp({a}, max={b}))", "ands": "torch.bitwise_and({a}, {b})",
+           "ors": "torch.bitwise_or({a}, {b})", "rems": "_rem({a}, {b})",
+           "shls": "torch.bitwise_left_shift({a}, {b})", "shrs": "torch.bitwise_right_shift({a}, {b})"}
+_UNARY = {"neg": "torch.neg({a})", "abs": "torch.abs({a})", "exp": "torch.exp({a})", "log": "torch.log({a})",
+          "sqrt": "torch.sqrt({a})", "rsqrt": "torch.rsqrt({a})", "recip": "torch.reciprocal({a})",
+          "relu": "torch.relu({a})", "not_": "_not({a})", "sin": "torch.sin({a})", "cos": "torch.cos({a})"}
+
+
+def _template(text: str):
+    def rule(em: _Emitter, c: Call) -> str:
+        return text.format(a=em.arg(c, 0), b=em.arg(c, 1))
+    return rule
+
+
+def _reduce(kind: str, dim: int):
+    return lambda em, c: f"_reduce({em.arg(c, 0)}, {kind!r}, {dim})"
+
+
+def _expand(kind: str):
+    return lambda em, c: f"_expand({kind!r}, {em.arg(c, 0)}, {em.arg(c, 1)})"
+
+
+def _out_dtype(c: Call) -> str:
+    t = c.result_type
+    if not isinstance(t, ShapedType):
+        raise ValueError(f"{c.op}: result type unknown")
+    return torch_dtype(t.dtype)
+
+
+def _valid(em: _Emitter, x: Any) -> str:
+    """The operand's valid shape from its type view (None: the whole tile / tensor)."""
+    view = getattr(getattr(x, "type", None), "view", None)
+    valid = getattr(view, "valid_shape", None)
+    if not valid:
+        return "None"
+    return em.expr(tuple(valid))
+
+
+def _enum_name(v: Any, default: str) -> str:
+    if v is None:
+        return default
+    return str(getattr(v, "name", None) or getattr(v, "value", v)).lower()
+
+
+def _cast(em: _Emitter, c: Call) -> str:
+    return f"_cast({em.arg(c, 0)}, {torch_dtype(c.kwargs['target_type'])}, {_enum_name(em.kw(c, 'mode'), 'round')!r})"
+
+
+def _matmul(em: _Emitter, c: Call) -> str:
+    return (f"_matmul({em.arg(c, 0)}, {em.arg(c, 1)}, {_out_dtype(c)}, {bool(em.kw(c, 'a_trans'))}, "
+            f"{bool(em.kw(c, 'b_trans'))})")
+
+
+def _matmul_acc(em: _Emitter, c: Call) -> str:
+    acc = em.arg(c, 0)
+    prod = (f"_matmul({em.arg(c, 1)}, {em.arg(c, 2)}, {acc}.dtype, {bool(em.kw(c, 'a_trans'))}, "
+            f"{bool(em.kw(c, 'b_trans'))})")
+    cond = em.kw(c, "init_cond")
+    if cond is None:
+        return f"_same({acc}, {acc} + {prod})"
+    return f"({prod} if {em.expr(cond)} else _same({acc}, {acc} + {prod}))"
+
+
+def _create(em: _Emitter, c: Call) -> str:
+    init = em.kw(c, "init_value")
+    value = "0" if init is None else em.expr(init)
+    return f"torch.full({em.arg(c, 0)}, {value}, dtype={torch_dtype(c.kwargs['dtype'])})"
+
+
+def _fillpad(em: _Emitter, c: Call) -> str:
+    return f"_fillpad({em.arg(c, 0)}, {_valid(em, c.args[0])}, {_enum_name(em.kw(c, 'pad_value'), 'zero')!r})"
+
+
+def _register() -> None:
+    for ns in ("tensor", "tile"):
+        for op in BINARY:
+            RULES[f"{ns}.{op}"] = _template(_BINARY[op])
+        for op in SCALAR:
+            RULES[f"{ns}.{op}"] = _template(_SCALAR[op])
+        for op in UNARY:
+            RULES[f"{ns}.{op}"] = _template(_UNARY[op])
+        for op in ROW_REDUCE:
+            RULES[f"{ns}.{op}"] = _reduce(op.split("_")[1], 1)
+        for op in COL_REDUCE:
+            RULES[f"{ns}.{op}"] = _reduce(op.split("_")[1], 0)
+        for op in (*ROW_EXPAND, *COL_EXPAND):
+            RULES[f"{ns}.{op}"] = _expand(op.split("_expand")[1].lstrip("_"))
+        RULES.update({
+            f"{ns}.cast": _cast,
+            f"{ns}.matmul": _matmul,
+            f"{ns}.matmul_acc": _matmul_acc,
+            f"{ns}.slice": lambda em, c: f"_slice({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)}, {em.arg(c, 3)})",
+            f"{ns}.assemble": lambda em, c: f"_assemble({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)})",
+            f"{ns}.concat": lambda em, c: f"torch.cat([{em.arg(c, 0)}, {em.arg(c, 1)}], dim=1)",
+            f"{ns}.read": lambda em, c: f"_read({em.arg(c, 0)}, {em.arg(c, 1)})",
+            f"{ns}.write": lambda em, c: f"_write({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)})",
+            f"{ns}.reshape": lambda em, c: f"{em.arg(c, 0)}.reshape({em.arg(c, 1)})",
+            f"{ns}.transpose": lambda em, c: f"{em.arg(c, 0)}.transpose({em.arg(c, 1)}, {em.arg(c, 2)})",
+            f"{ns}.fillpad": _fillpad,
+            f"{ns}.expands": lambda em, c: f"torch.full_like({em.arg(c, 0)}, {em.arg(c, 1)})",
+            f"{ns}.full": lambda em, c: (f"torch.full({em.arg(c, 0)}, {em.arg(c, 1)}, "
+                                         f"dtype={torch_dtype(c.kwargs['dtype'])})"),
+        })
+    RULES.update({
+        "tensor.create": _create,
+        "tensor.dim": lambda em, c: f"{em.arg(c, 0)}.shape[{em.arg(c, 1)}]",
+        "tile.create": lambda em, c: f"torch.zeros({em.arg(c, 0)}, dtype={torch_dtype(c.kwargs['dtype'])})",
+        "tile.alloc": lambda em, c: "None",
+        "tile.load": lambda em, c: f"_load({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)}, {em.arg(c, 3)})",
+        "tile.store": lambda em, c: (f"_store({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)}, "
+                                     f"{_valid(em, c.args[0])})"),
+        "tile.move": lambda em, c: f"{em.arg(c, 0)}.clone()",
+        "tile.matmul_bias": lambda em, c: (f"(_matmul({em.arg(c, 0)}, {em.arg(c, 1)}, torch.float32) + "
+                                           f"{em.arg(c, 2)}.float())"),
+    })
+
+
+_register()
