@@ -56,13 +56,36 @@ inline A widen(T v) {
 }
 
 // Row-major copy of a tile's valid (rows x cols) region in the accumulator type, walking the tile's
-// storage order (fractal boxes) once.
+// storage once: runs of IC (row-major boxes) or IR (column-major boxes) contiguous elements.
 template <class A, class TileT>
 inline void unpack(std::vector<A>& out, const TileT& t, int rows, int cols) {
+    using T = typename TileT::DType;
     out.resize(static_cast<size_t>(rows) * cols);
-    for (int r = 0; r < rows; ++r) {
-        A* o = out.data() + static_cast<size_t>(r) * cols;
-        for (int c = 0; c < cols; ++c) o[c] = widen<A>(t.at(r, c));
+    const T* base = t.data();
+    if constexpr (TileT::kBoxed && TileT::SFractal == SLayout::RowMajor) {
+        constexpr int IC = TileT::IC;
+        for (int r = 0; r < rows; ++r) {
+            A* o = out.data() + static_cast<size_t>(r) * cols;
+            for (int c0 = 0; c0 < cols; c0 += IC) {
+                const T* p = base + TileT::offset(r, c0);
+                const int n = cols - c0 < IC ? cols - c0 : IC;
+                for (int c = 0; c < n; ++c) o[c0 + c] = widen<A>(p[c]);
+            }
+        }
+    } else if constexpr (TileT::kBoxed) {
+        constexpr int IR = TileT::IR;
+        for (int c = 0; c < cols; ++c) {
+            for (int r0 = 0; r0 < rows; r0 += IR) {
+                const T* p = base + TileT::offset(r0, c);
+                const int n = rows - r0 < IR ? rows - r0 : IR;
+                for (int r = 0; r < n; ++r) out[static_cast<size_t>(r0 + r) * cols + c] = widen<A>(p[r]);
+            }
+        }
+    } else {
+        for (int r = 0; r < rows; ++r) {
+            A* o = out.data() + static_cast<size_t>(r) * cols;
+            for (int c = 0; c < cols; ++c) o[c] = widen<A>(t.at(r, c));
+        }
     }
 }
 
