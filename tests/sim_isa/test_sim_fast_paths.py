@@ -86,3 +86,62 @@ def test_blocked_matmul_is_bit_identical_to_the_sequential_sum(kit, rng, m, k, n
     kit.kernel(MATMUL_KERNEL, "mm_odd")(a, b, init, c, m, k, n, acc)
     want = _sequential(a, b, init if acc else np.zeros_like(init))
     np.testing.assert_array_equal(c.view(np.uint32), want.view(np.uint32))
+
+
+# TMOV/TEXTRACT copy in runs when both tiles store lines the same way; an unaligned window crosses
+# box boundaries of the source and not of the destination.
+EXTRACT_KERNEL = PRELUDE + """
+template <class TileT>
+void dump(const TileT& t, float* out) {
+  for (int r = 0; r < TileT::Rows; ++r)
+    for (int c = 0; c < TileT::Cols; ++c) out[r * TileT::Cols + c] = static_cast<float>(t.at(r, c));
+}
+template <class SrcT>
+void extract_all(SrcT& m, float* o, int ro, int co) {
+  Tile<TileType::Left, half, 16, 32, BLayout::RowMajor, 16, 32, SLayout::RowMajor, 512> zz;
+  Tile<TileType::Right, half, 16, 32, BLayout::RowMajor, 16, 32, SLayout::ColMajor, 512> nz;
+  Tile<TileType::Mat, half, 16, 32, BLayout::ColMajor, 16, 32, SLayout::RowMajor, 512> zn;
+  Tile<TileType::Vec, half, 16, 32> rowmajor;
+  Tile<TileType::Vec, half, 16, 32, BLayout::ColMajor> colmajor;
+  TASSIGN(zz, 0);
+  TASSIGN(nz, 0);
+  TASSIGN(zn, 100000);
+  TASSIGN(rowmajor, 0);
+  TASSIGN(colmajor, 4096);
+  TEXTRACT(zz, m, ro, co);
+  TEXTRACT(nz, m, ro, co);
+  TEXTRACT(zn, m, ro, co);
+  TEXTRACT(rowmajor, m, ro, co);
+  TEXTRACT(colmajor, m, ro, co);
+  dump(zz, o);
+  dump(nz, o + 512);
+  dump(zn, o + 1024);
+  dump(rowmajor, o + 1536);
+  dump(colmajor, o + 2048);
+}
+__global__ AICORE void extract_from_nz(__gm__ half* a, __gm__ float* o, int32_t ro, int32_t co) {
+  GlobalTensor<half, pto::Shape<48, 64>, pto::Stride<64, 1>> ga(a);
+  Tile<TileType::Mat, half, 48, 64, BLayout::ColMajor, 48, 64, SLayout::RowMajor, 512> m;
+  TASSIGN(m, 0);
+  TLOAD(m, ga);
+  extract_all(m, o, ro, co);
+}
+__global__ AICORE void extract_from_colmajor(__gm__ half* a, __gm__ float* o, int32_t ro, int32_t co) {
+  GlobalTensor<half, pto::Shape<48, 64>, pto::Stride<64, 1>> ga(a);
+  Tile<TileType::Mat, half, 48, 64, BLayout::ColMajor> m;
+  TASSIGN(m, 0);
+  TLOAD(m, ga);
+  extract_all(m, o, ro, co);
+}
+"""
+
+
+@pytest.mark.parametrize("kernel", ["extract_from_nz", "extract_from_colmajor"])
+@pytest.mark.parametrize(("ro", "co"), [(0, 0), (16, 16), (5, 9), (32, 31)])
+def test_extract_windows_into_every_layout(kit, rng, kernel, ro, co):
+    a = rng.standard_normal((48, 64)).astype(np.float16)
+    o = np.full(5 * 512, np.nan, np.float32)
+    kit.kernel(EXTRACT_KERNEL, kernel)(a, o, ro, co)
+    want = a[ro:ro + 16, co:co + 32].astype(np.float32)
+    for i, layout in enumerate(("zZ", "nZ", "zN", "row-major", "col-major")):
+        np.testing.assert_array_equal(o[i * 512:(i + 1) * 512].reshape(16, 32), want, err_msg=layout)
