@@ -77,13 +77,14 @@ def _sequential(a: np.ndarray, b: np.ndarray, init: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize(("m", "k", "n"), [(20, 33, 40), (48, 48, 48), (3, 7, 5), (17, 48, 16), (4, 1, 33)])
 @pytest.mark.parametrize("acc", [0, 1])
-def test_blocked_matmul_is_bit_identical_to_the_sequential_sum(kit, rng, m, k, n, acc):
+@pytest.mark.parametrize("defines", [(), ("-DPTO_SIM_NO_AVX2",)], ids=["host", "sse"])
+def test_blocked_matmul_is_bit_identical_to_the_sequential_sum(kit, rng, m, k, n, acc, defines):
     # magnitudes spread over many binades, so a fused or reordered sum would show in the low bits
     a = (rng.standard_normal((m, k)) * np.exp2(rng.integers(-8, 8, (m, k)))).astype(np.float16)
     b = (rng.standard_normal((k, n)) * np.exp2(rng.integers(-8, 8, (k, n)))).astype(np.float16)
     init = rng.standard_normal((m, n)).astype(np.float32) * 100
     c = np.full((m, n), np.nan, np.float32)
-    kit.kernel(MATMUL_KERNEL, "mm_odd")(a, b, init, c, m, k, n, acc)
+    kit.kernel(MATMUL_KERNEL, "mm_odd", defines)(a, b, init, c, m, k, n, acc)
     want = _sequential(a, b, init if acc else np.zeros_like(init))
     np.testing.assert_array_equal(c.view(np.uint32), want.view(np.uint32))
 

@@ -1,4 +1,5 @@
 // TMATMUL family: operands upcast to the accumulator type, summed over k ascending.
+// -DPTO_SIM_NO_AVX2 keeps the GEMM on its 4-wide path even where the host has AVX2 (same results).
 #pragma once
 
 #include <cstdint>
@@ -125,7 +126,7 @@ inline int gemm_blocks_sse(float* out, const float* a, const float* b, int i0, i
     PTO_SIM_GEMM_BLOCKS(4)
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(PTO_SIM_NO_AVX2)
 // The same blocks 8 floats wide where the host has AVX2 (no FMA: multiply and add stay separate).
 __attribute__((target("avx2"))) inline int gemm_blocks_avx2(float* out, const float* a, const float* b, int i0,
                                                             int M, int K, int N, int n_blk) {
@@ -144,7 +145,7 @@ template <class A>
 inline void gemm_rows(A* out, const A* a, const A* b, int M, int K, int N) {
     int done_rows = 0, n_blk = 0;
     if constexpr (std::is_same<A, float>::value) {
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(PTO_SIM_NO_AVX2)
         if (host_has_avx2()) {
             n_blk = N / 16 * 16;
             done_rows = gemm_blocks_avx2(out, a, b, 0, M, K, N, n_blk);
