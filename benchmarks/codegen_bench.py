@@ -1,4 +1,5 @@
-"""Codegen and assembler timings: PTO/C++ generation per kernel and ptoas time per unit.
+"""Codegen and assembler timings: PTO/C++ generation per kernel and ptoas time per unit (each unit run alone;
+ir.compile runs all units of a program in one ptoas process, see benchmarks/perf_ratios.py).
 
 ``bench_codegen()`` prints one line per kernel; ``benchmarks/compile_bench.py`` calls it. It uses
 the hand-built post-pipeline IR of the reference kernels from ``tests/codegen/irbuild.py``.
@@ -47,7 +48,7 @@ def bench_codegen(repeat: int = 20, run_ptoas: bool = True) -> dict[str, dict[st
                 (Path(d) / "ptoas").mkdir()
                 for u in art.units:
                     (Path(d) / "ptoas" / f"{u.name}.pto").write_text(u.pto)
-                for r in run_units(exe, Path(d), art.units, max_workers=1, timeout=60):
+                for r in run_units(exe, Path(d), art.units, max_workers=1, timeout=60, batch=False):
                     row[f"ptoas_ms[{r.unit}]"] = r.seconds * 1e3
         results[name] = row
         units = "  ".join(f"{k[9:-1]}={v:.0f}" for k, v in row.items() if k.startswith("ptoas"))

@@ -90,7 +90,7 @@ def assemble(artifact: Artifact, out_dir: Path, *, ptoas: Path | None = None, sk
     for u in artifact.units:
         w.write(ptoas_file(u.name, "pto"), u.pto)
     results = run_units(exe, out_dir, artifact.units, max_workers=max_workers, timeout=timeout,
-                        insert_sync=insert_sync)
+                        insert_sync=insert_sync, batch=not dump_ptoas_passes)  # dumps need each unit's trace
     for u, r in zip(artifact.units, results, strict=True):
         _collect(w, u, r, dump_ptoas_passes)
     failed = [r for r in results if not r.ok]

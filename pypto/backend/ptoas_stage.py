@@ -1,4 +1,4 @@
-"""The assembler stage: run ptoas 0.1.1 on each kernel unit, in parallel, with a timeout.
+"""The assembler stage: run ptoas 0.1.1 on the kernel units (one batch, or per unit in parallel), with a timeout.
 
 ptoas 0.1.1 prints its intermediate modules and debug text on stderr and parse errors on stdout;
 both go to ``ptoas/<unit>.log``. It has no ``--mlir-print-ir-*`` flags, so ``dump_ptoas_passes``
@@ -117,8 +117,19 @@ def split_debug_modules(log: str) -> dict[str, str]:
 
 
 def run_units(ptoas: Path, out_dir: Path, units: list[KernelUnit], *, max_workers: int | None,
-              timeout: float, insert_sync: bool = True) -> list[PtoasResult]:
-    """Run ptoas on every unit in a thread pool (``max_workers=1`` = sequential); results in unit order."""
+              timeout: float, insert_sync: bool = True, batch: bool = True) -> list[PtoasResult]:
+    """Run ptoas on every unit; results in unit order.
+
+    With ``batch`` (and two or more units) all units go through one ptoas process
+    (:mod:`pypto.backend.ptoas_batch`); if that cannot stand in for the per-unit runs (or fails), or
+    without ``batch``, each unit gets its own run in a thread pool (``max_workers=1`` = sequential).
+    """
+    if batch and len(units) > 1:
+        from pypto.backend.ptoas_batch import run_batch
+
+        done = run_batch(ptoas, out_dir, units, timeout=timeout, insert_sync=insert_sync)
+        if done is not None:
+            return done
     if max_workers == 1 or len(units) <= 1:
         return [run_ptoas(ptoas, out_dir, u.name, timeout=timeout, insert_sync=insert_sync) for u in units]
     with ThreadPoolExecutor(max_workers=max_workers) as pool:

@@ -8,6 +8,8 @@ so that a reused name never hides a Var that is still used later in the text.
 from __future__ import annotations
 
 import keyword
+import threading
+from collections import OrderedDict
 from enum import Enum
 from typing import Any
 
@@ -353,9 +355,31 @@ def _dynamic_vars(funcs: list[Function]) -> list[Var]:
     return sorted(found.values(), key=lambda v: v.name)
 
 
+# Printed text of recent functions by identity (the IR is immutable, and a pass leaves the functions it
+# does not change as the same objects, so pass dumps re-print only what changed).
+_PRINTED: OrderedDict[tuple[int, str, bool, bool, int], tuple[Function, str]] = OrderedDict()
+_PRINTED_MAX = 256
+_PRINTED_LOCK = threading.Lock()
+
+
 def print_function(f: Function, prefix: str = "pl", concise: bool = False, in_class: bool = True,
                    indent: int = 0) -> str:
     """One function (decorator, signature, body) with collision-free Var names."""
+    key = (id(f), prefix, concise, in_class, indent)
+    with _PRINTED_LOCK:
+        hit = _PRINTED.get(key)
+        if hit is not None and hit[0] is f:
+            _PRINTED.move_to_end(key)
+            return hit[1]
+    text = _print_function(f, prefix, concise, in_class, indent)
+    with _PRINTED_LOCK:
+        _PRINTED[key] = (f, text)
+        if len(_PRINTED) > _PRINTED_MAX:
+            _PRINTED.popitem(last=False)
+    return text
+
+
+def _print_function(f: Function, prefix: str, concise: bool, in_class: bool, indent: int) -> str:
     plan = Printer(prefix, concise)
     plan.namer = _Namer(None)
     render_function(f, plan, in_class, indent)

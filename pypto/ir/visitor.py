@@ -30,33 +30,58 @@ def _is_node(v: Any) -> bool:
     return isinstance(v, (Expr, Stmt))
 
 
+_NOT_WALKED = frozenset({"kwargs", "var_type", "result_type"})
+_WALK: dict[type, tuple[str, ...]] = {}
+_MISSING = object()
+
+
+def _walk_fields(cls: type) -> tuple[str, ...]:
+    """The child fields the visitor and mutator enter (types and kwargs are not; Exprs in attrs are)."""
+    names = _WALK.get(cls)
+    if names is None:
+        names = _WALK[cls] = tuple(n for n in child_fields(cls) if n not in _NOT_WALKED)
+    return names
+
+
+def _handler(visitor_cls: type, node_cls: type) -> Any:
+    """``visitor_cls.visit_<NodeClass>`` or None, looked up once per (visitor class, node class).
+
+    The table lives on the visitor class itself, so a class built per call takes its table with it.
+    """
+    table = visitor_cls.__dict__.get("_ir_handlers")
+    if table is None:
+        table = {}
+        type.__setattr__(visitor_cls, "_ir_handlers", table)
+    fn = table.get(node_cls, _MISSING)
+    if fn is _MISSING:
+        fn = table[node_cls] = getattr(visitor_cls, f"visit_{node_cls.__name__}", None)
+    return fn
+
+
 class IRVisitor:
     """Walks statements and expressions (types and kwargs are not entered; Exprs in attrs are)."""
 
     def visit(self, node: Any) -> None:
-        method = getattr(self, f"visit_{type(node).__name__}", None)
+        method = _handler(type(self), type(node))
         if method is not None:
-            method(node)
+            method(self, node)
         else:
             self.generic_visit(node)
 
     def generic_visit(self, node: Any) -> None:
-        for name in child_fields(type(node)):
-            if name in ("kwargs", "var_type", "result_type"):
-                continue
+        for name in _walk_fields(type(node)):
             value = getattr(node, name)
-            if name == "attrs":  # Exprs in attrs (a call's dependency task ids, its SPMD block count)
-                for item in value.values() if isinstance(value, dict) else ():
-                    for x in item if isinstance(item, tuple) else (item,):
-                        if _is_node(x):
-                            self.visit(x)
-                continue
-            if _is_node(value):
+            if isinstance(value, (Expr, Stmt)):
                 self.visit(value)
-            elif isinstance(value, tuple):
+            elif value.__class__ is tuple:
                 for item in value:
-                    if _is_node(item):
+                    if isinstance(item, (Expr, Stmt)):
                         self.visit(item)
+            elif name == "attrs" and value:  # Exprs in attrs (a call's dependency task ids, SPMD block count)
+                for item in value.values():
+                    for x in item if isinstance(item, tuple) else (item,):
+                        if isinstance(x, (Expr, Stmt)):
+                            self.visit(x)
 
     def visit_function(self, func: Function) -> None:
         for p in func.params:
@@ -72,9 +97,9 @@ class IRMutator:
     """Rebuilds the tree bottom-up; a node whose children are unchanged is returned as is."""
 
     def visit(self, node: Any) -> Any:
-        method = getattr(self, f"visit_{type(node).__name__}", None)
+        method = _handler(type(self), type(node))
         if method is not None:
-            return method(node)
+            return method(self, node)
         return self.generic_visit(node)
 
     def visit_Var(self, var: Var) -> Expr:  # noqa: N802
@@ -82,9 +107,7 @@ class IRMutator:
 
     def generic_visit(self, node: Any) -> Any:
         changes: dict[str, Any] = {}
-        for name in child_fields(type(node)):
-            if name in ("kwargs", "var_type", "result_type"):
-                continue
+        for name in _walk_fields(type(node)):
             value = getattr(node, name)
             if name == "attrs":
                 new = self._visit_attrs(value)

@@ -176,7 +176,14 @@ class JITFunction:
             from pypto.ir.options import RuntimeKind
 
             kwargs["runtime"] = RuntimeKind.HOST_BUILD_GRAPH  # a Graph needs the host-built graph runtime
-        return ir_compile(program, **kwargs)
+        if kwargs["skip_ptoas"]:
+            return ir_compile(program, **kwargs)
+        _prebuild_runtime(cfg.platform, kwargs.get("runtime"))
+        compiled = ir_compile(program, **kwargs)
+        from pypto.runtime import build
+
+        build.prebuild_artifact(compiled.output_dir, cfg.platform)  # g++ starts while Python moves on
+        return compiled
 
     def _disk_key(self, key: tuple, cfg: Any) -> str | None:
         """The on-disk cache key, or None when bypassed: turned off, a compile profile asked for, or an
@@ -218,6 +225,20 @@ def _no_pass_context() -> bool:
     from pypto.passes.context import PassContext
 
     return PassContext.current() is None
+
+
+def _prebuild_runtime(platform: str, runtime: Any) -> None:
+    """On a fresh cache, build the sim runtime library in the background while this compile runs."""
+    from pypto.runtime import build
+
+    if runtime is None:
+        from pypto.passes.context import PassContext
+        from pypto.toolchain.settings import resolve_settings
+
+        ctx = PassContext.current()
+        runtime = (ctx.runtime if ctx else None) or getattr(resolve_settings(), "runtime", None)
+    if runtime is not None:
+        build.prebuild_runtime(platform, str(getattr(runtime, "value", runtime)))
 
 
 def _compile_kwargs(cfg: Any) -> dict[str, Any]:

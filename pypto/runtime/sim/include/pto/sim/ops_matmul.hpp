@@ -1,6 +1,9 @@
 // TMATMUL family: operands upcast to the accumulator type, summed over k ascending.
+// -DPTO_SIM_NO_AVX2 keeps the GEMM on its 4-wide path even where the host has AVX2 (same results).
 #pragma once
 
+#include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <vector>
 
@@ -22,6 +25,149 @@ __attribute__((visibility("hidden"))) inline MatmulScratch<A>& matmul_scratch() 
 
 enum class AccInit { Zero, Acc, Bias };
 
+// Exact f16 -> f32 (what the cube does when it widens an operand); bit operations instead of a
+// libgcc call per element on hosts without F16C. Signalling NaNs come out quiet, like the cast.
+inline float widen_half(half h) {
+    uint16_t b;
+    std::memcpy(&b, &h, sizeof b);
+    const uint32_t sign = static_cast<uint32_t>(b & 0x8000u) << 16;
+    const uint32_t em = b & 0x7fffu;
+    uint32_t bits;
+    if (em >= 0x7c00u) {
+        bits = sign | 0x7f800000u | ((em & 0x3ffu) << 13) | ((em & 0x3ffu) != 0 ? 0x400000u : 0u);
+    } else if (em >= 0x0400u) {
+        bits = sign | ((em << 13) + (112u << 23));
+    } else {
+        const float f = static_cast<float>(em) * 5.9604644775390625e-08f;  // subnormal: em * 2^-24, exact
+        std::memcpy(&bits, &f, sizeof bits);
+        bits |= sign;
+    }
+    float out;
+    std::memcpy(&out, &bits, sizeof out);
+    return out;
+}
+
+template <class A, class T>
+inline A widen(T v) {
+    if constexpr (std::is_same<A, float>::value && std::is_same<T, half>::value) {
+        return widen_half(v);
+    } else {
+        return static_cast<A>(v);
+    }
+}
+
+// Row-major copy of a tile's valid (rows x cols) region in the accumulator type, walking the tile's
+// storage once: runs of IC (row-major boxes) or IR (column-major boxes) contiguous elements.
+template <class A, class TileT>
+inline void unpack(std::vector<A>& out, const TileT& t, int rows, int cols) {
+    using T = typename TileT::DType;
+    out.resize(static_cast<size_t>(rows) * cols);
+    const T* base = t.data();
+    if constexpr (TileT::kBoxed && TileT::SFractal == SLayout::RowMajor) {
+        constexpr int IC = TileT::IC;
+        for (int r = 0; r < rows; ++r) {
+            A* o = out.data() + static_cast<size_t>(r) * cols;
+            for (int c0 = 0; c0 < cols; c0 += IC) {
+                const T* p = base + TileT::offset(r, c0);
+                const int n = cols - c0 < IC ? cols - c0 : IC;
+                for (int c = 0; c < n; ++c) o[c0 + c] = widen<A>(p[c]);
+            }
+        }
+    } else if constexpr (TileT::kBoxed) {
+        constexpr int IR = TileT::IR;
+        for (int c = 0; c < cols; ++c) {
+            for (int r0 = 0; r0 < rows; r0 += IR) {
+                const T* p = base + TileT::offset(r0, c);
+                const int n = rows - r0 < IR ? rows - r0 : IR;
+                for (int r = 0; r < n; ++r) out[static_cast<size_t>(r0 + r) * cols + c] = widen<A>(p[r]);
+            }
+        }
+    } else {
+        for (int r = 0; r < rows; ++r) {
+            A* o = out.data() + static_cast<size_t>(r) * cols;
+            for (int c = 0; c < cols; ++c) o[c] = widen<A>(t.at(r, c));
+        }
+    }
+}
+
+// out(M x N) += a(M x K) * b(K x N) for rows [i0, M) and columns [0, n_blk) with n_blk a multiple of
+// 2 * W, in blocks of 4 rows x 2W columns kept in vector registers (W floats each) over the whole k loop.
+// Each element gets a separate multiply and add per k, k ascending: the scalar loop's exact result.
+#define PTO_SIM_GEMM_BLOCKS(W)                                                                   \
+    typedef float vec __attribute__((vector_size(4 * (W))));                                     \
+    int i = i0;                                                                                  \
+    for (; i + 4 <= M; i += 4) {                                                                 \
+        for (int j = 0; j < n_blk; j += 2 * (W)) {                                               \
+            vec c[4][2];                                                                         \
+            for (int r = 0; r < 4; ++r) {                                                        \
+                std::memcpy(&c[r][0], out + static_cast<size_t>(i + r) * N + j, sizeof(vec));    \
+                std::memcpy(&c[r][1], out + static_cast<size_t>(i + r) * N + j + (W), sizeof(vec)); \
+            }                                                                                    \
+            for (int k = 0; k < K; ++k) {                                                        \
+                vec b0, b1;                                                                      \
+                std::memcpy(&b0, b + static_cast<size_t>(k) * N + j, sizeof(vec));               \
+                std::memcpy(&b1, b + static_cast<size_t>(k) * N + j + (W), sizeof(vec));         \
+                for (int r = 0; r < 4; ++r) {                                                    \
+                    const vec av = vec{} + a[static_cast<size_t>(i + r) * K + k];               \
+                    c[r][0] = c[r][0] + av * b0;                                                 \
+                    c[r][1] = c[r][1] + av * b1;                                                 \
+                }                                                                                \
+            }                                                                                    \
+            for (int r = 0; r < 4; ++r) {                                                        \
+                std::memcpy(out + static_cast<size_t>(i + r) * N + j, &c[r][0], sizeof(vec));    \
+                std::memcpy(out + static_cast<size_t>(i + r) * N + j + (W), &c[r][1], sizeof(vec)); \
+            }                                                                                    \
+        }                                                                                        \
+    }                                                                                            \
+    return i;
+
+// Returns the first row not done (the last M % 4 rows are left to the caller).
+inline int gemm_blocks_sse(float* out, const float* a, const float* b, int i0, int M, int K, int N, int n_blk) {
+    PTO_SIM_GEMM_BLOCKS(4)
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(PTO_SIM_NO_AVX2)
+// The same blocks 8 floats wide where the host has AVX2 (no FMA: multiply and add stay separate).
+__attribute__((target("avx2"))) inline int gemm_blocks_avx2(float* out, const float* a, const float* b, int i0,
+                                                            int M, int K, int N, int n_blk) {
+    PTO_SIM_GEMM_BLOCKS(8)
+}
+
+inline bool host_has_avx2() {
+    static const bool yes = __builtin_cpu_supports("avx2");
+    return yes;
+}
+#endif
+#undef PTO_SIM_GEMM_BLOCKS
+
+// out(M x N) += a(M x K) * b(K x N), all row-major, summed over k ascending per element.
+template <class A>
+inline void gemm_rows(A* out, const A* a, const A* b, int M, int K, int N) {
+    int done_rows = 0, n_blk = 0;
+    if constexpr (std::is_same<A, float>::value) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(PTO_SIM_NO_AVX2)
+        if (host_has_avx2()) {
+            n_blk = N / 16 * 16;
+            done_rows = gemm_blocks_avx2(out, a, b, 0, M, K, N, n_blk);
+        }
+#endif
+        if (n_blk == 0) {
+            n_blk = N / 8 * 8;
+            done_rows = gemm_blocks_sse(out, a, b, 0, M, K, N, n_blk);
+        }
+    }
+    for (int i = 0; i < M; ++i) {  // what the blocks left: columns past n_blk, rows past done_rows
+        A* o = out + static_cast<size_t>(i) * N;
+        const A* ar = a + static_cast<size_t>(i) * K;
+        const int j0 = i < done_rows ? n_blk : 0;
+        for (int k = 0; k < K; ++k) {
+            const A av = ar[k];
+            const A* br = b + static_cast<size_t>(k) * N;
+            for (int j = j0; j < N; ++j) o[j] += av * br[j];
+        }
+    }
+}
+
 // acc(i, j) = init(i, j) + sum_k L(i, k) * R(k, j) with M = L.vr, K = L.vc, N = R.vc.
 template <class TAcc, class TL, class TR, class TInit>
 inline void matmul(const char* op, TAcc& acc, const TL& lhs, const TR& rhs, AccInit mode, const TInit* init) {
@@ -41,13 +187,9 @@ inline void matmul(const char* op, TAcc& acc, const TL& lhs, const TR& rhs, AccI
         failf("pto sim: %s bias tile must have at least %d valid columns", op, N);
     }
     MatmulScratch<A>& s = matmul_scratch<A>();
-    s.lhs.resize(static_cast<size_t>(M) * K);
-    s.rhs.resize(static_cast<size_t>(K) * N);
+    unpack(s.lhs, lhs, M, K);
+    unpack(s.rhs, rhs, K, N);
     s.out.resize(static_cast<size_t>(M) * N);
-    for (int i = 0; i < M; ++i)
-        for (int k = 0; k < K; ++k) s.lhs[static_cast<size_t>(i) * K + k] = static_cast<A>(lhs.at(i, k));
-    for (int k = 0; k < K; ++k)
-        for (int j = 0; j < N; ++j) s.rhs[static_cast<size_t>(k) * N + j] = static_cast<A>(rhs.at(k, j));
     for (int i = 0; i < M; ++i) {
         A* o = s.out.data() + static_cast<size_t>(i) * N;
         for (int j = 0; j < N; ++j) {
@@ -59,13 +201,8 @@ inline void matmul(const char* op, TAcc& acc, const TL& lhs, const TR& rhs, AccI
                 o[j] = A(0);
             }
         }
-        const A* a = s.lhs.data() + static_cast<size_t>(i) * K;
-        for (int k = 0; k < K; ++k) {
-            const A av = a[k];
-            const A* b = s.rhs.data() + static_cast<size_t>(k) * N;
-            for (int j = 0; j < N; ++j) o[j] += av * b[j];
-        }
     }
+    gemm_rows(s.out.data(), s.lhs.data(), s.rhs.data(), M, K, N);
     for (int i = 0; i < M; ++i)
         for (int j = 0; j < N; ++j) acc.at(i, j) = s.out[static_cast<size_t>(i) * N + j];
 }

@@ -174,12 +174,40 @@ inline void TSTORE(G& g, const TileT& t, AtomicType atomic) {
 
 namespace sim {
 
-// dst(r, c) = f(src(r + ro, c + co)) over dst's valid region.
+// Storage runs of a tile: along columns (row-major, or boxes with row-major inner layout) or along
+// rows, and how many consecutive elements a run holds before the next box or line starts.
+template <class TileT>
+struct StorageRuns {
+    static constexpr bool kAlongCols = TileT::kBoxed ? TileT::SFractal == SLayout::RowMajor : TileT::isRowMajor;
+    static constexpr int kLength = TileT::kBoxed ? (kAlongCols ? TileT::IC : TileT::IR)
+                                                 : (kAlongCols ? TileT::Cols : TileT::Rows);
+};
+
+// dst(r, c) = f(src(r + ro, c + co)) over dst's valid region; when both tiles store the window's
+// lines in the same direction, in chunks that stay inside one run of each.
 template <class TD, class TS, class F>
 inline void copy_window(TD& dst, const TS& src, int ro, int co, int vr, int vc, F f) {
     using D = typename TD::DType;
-    for (int r = 0; r < vr; ++r) {
-        for (int c = 0; c < vc; ++c) dst.data()[TD::offset(r, c)] = static_cast<D>(f(src.at(r + ro, c + co)));
+    using RD = StorageRuns<TD>;
+    using RS = StorageRuns<TS>;
+    if constexpr (RD::kAlongCols == RS::kAlongCols) {
+        constexpr bool cols = RD::kAlongCols;
+        const int lines = cols ? vr : vc, len = cols ? vc : vr, lo = cols ? ro : co, so = cols ? co : ro;
+        for (int l = 0; l < lines; ++l) {
+            for (int i = 0; i < len;) {
+                const int ds = i % RD::kLength, ss = (i + so) % RS::kLength;
+                int n = RD::kLength - ds < RS::kLength - ss ? RD::kLength - ds : RS::kLength - ss;
+                n = n < len - i ? n : len - i;
+                D* d = dst.data() + (cols ? TD::offset(l, i) : TD::offset(i, l));
+                const auto* p = src.data() + (cols ? TS::offset(l + lo, i + so) : TS::offset(i + so, l + lo));
+                for (int k = 0; k < n; ++k) d[k] = static_cast<D>(f(p[k]));
+                i += n;
+            }
+        }
+    } else {
+        for (int r = 0; r < vr; ++r) {
+            for (int c = 0; c < vc; ++c) dst.data()[TD::offset(r, c)] = static_cast<D>(f(src.at(r + ro, c + co)));
+        }
     }
 }
 

@@ -1,0 +1,104 @@
+"""First run on a fresh cache: parallel runtime objects, one build per file however many ask, progress line."""
+
+from __future__ import annotations
+
+import io
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from rt_marks import needs_gxx
+
+from pypto.errors import ToolchainError
+from pypto.runtime import build
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_once_runs_a_build_once_for_concurrent_callers(tmp_path: Path) -> None:
+    out = tmp_path / "x.so"
+    calls: list[int] = []
+
+    def slow() -> Path:
+        calls.append(1)
+        time.sleep(0.2)
+        out.write_text("built")
+        return out
+
+    results: list[Path] = []
+    threads = [threading.Thread(target=lambda: results.append(build._once(out, slow))) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert calls == [1] and results == [out] * 4
+    assert build._once(out, slow) == out and calls == [1]  # an existing file is not rebuilt
+
+
+def test_once_reports_a_failure_to_every_waiter_and_retries_later(tmp_path: Path) -> None:
+    out = tmp_path / "y.so"
+    started = threading.Event()
+
+    def failing() -> Path:
+        started.set()
+        time.sleep(0.1)
+        raise ToolchainError("g++ said no")
+
+    errors: list[str] = []
+
+    def call() -> None:
+        try:
+            build._once(out, failing)
+        except ToolchainError as exc:
+            errors.append(str(exc))
+
+    first = threading.Thread(target=call)
+    first.start()
+    started.wait()
+    call()  # joins the build in flight
+    first.join()
+    assert len(errors) == 2 and all("g++ said no" in e for e in errors)
+    assert build._once(out, lambda: (out.write_text("ok"), out)[1]) == out  # nothing stuck in flight
+
+
+@needs_gxx
+def test_runtime_library_builds_once_in_parallel_with_a_progress_line(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[str] = []
+    real = build.compile_so
+
+    def counting(argv: list[str], out: Path, what: str) -> Path:
+        built.append(out.name)
+        return real(argv, out, what)
+
+    monkeypatch.setattr(build, "compile_so", counting)
+    tty = _Tty()
+    monkeypatch.setattr("sys.stderr", tty)
+    with build.use_cache_dir(tmp_path / "fresh"):
+        build.prebuild_runtime("a2a3sim", "tensormap_and_ringbuffer")  # in the background ...
+        lib = build.runtime_library("a2a3sim", "tensormap_and_ringbuffer")  # ... joined, not repeated
+        assert lib.is_file() and lib.parent == tmp_path / "fresh" / "runtime"
+        assert build.runtime_library("a2a3sim", "tensormap_and_ringbuffer") == lib
+        objs = sorted(n.split("-")[0] for n in built if n.endswith(".o"))
+        assert objs == ["capi", "unity"]  # the variant source alone, every other source in one object
+        assert [n for n in built if n.endswith(".so")] == [lib.name]
+        unity = next((tmp_path / "fresh" / "runtime" / "obj").glob("unity-*.cpp")).read_text()
+        assert '#include "scheduler.cpp"' in unity and "capi.cpp" not in unity
+        assert "/" not in unity  # names only: no machine path in the cache
+        before = len(built)
+        build.runtime_library("a5sim", "tensormap_and_ringbuffer")
+        assert [n.split("-")[0] for n in built[before:] if n.endswith(".o")] == ["capi"]  # unity object shared
+    lines = tty.getvalue().splitlines()
+    assert lines[0].startswith("pypto: building sim runtime for a2a3sim/tensormap_and_ringbuffer (one-time, ~")
+    assert len(lines) == 2  # one line per library actually built
+
+
+def test_no_progress_line_off_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    quiet = io.StringIO()
+    monkeypatch.setattr("sys.stderr", quiet)
+    build._progress("pypto: building sim runtime")
+    assert quiet.getvalue() == ""
