@@ -1,5 +1,11 @@
-"""The assembler stage: ptoas per kernel unit, kernel wrappers, ``kernel_config.py``."""
+"""The assembler stage: ptoas per kernel unit, kernel wrappers, ``kernel_config.py``.
+
+Also the public face upstream programs import from ``pypto.backend``: ``BackendType`` (the pass and
+codegen target, defined in :mod:`pypto.ir.options`) and, in :mod:`pypto.backend.pto_backend`,
+``PartialCodegenError``.
+"""
 
 from pypto.backend.assemble import assemble
+from pypto.ir.options import BackendType
 
-__all__ = ["assemble"]
+__all__ = ["BackendType", "assemble"]
