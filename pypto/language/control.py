@@ -196,19 +196,35 @@ def parse_if(p: FunctionParser, node: ast.If) -> list[Stmt]:
         then = p.body(node.body, node.lineno)
     finally:
         p.pop()
+    then_names = dict(p.scope.names)
     p.scope.restore(snap)
-    els, f2 = None, None
+    els, f2, else_names = None, None, {}
     if node.orelse:
         f2 = p.push("if")
         try:
             els = p.body(node.orelse, node.orelse[0].lineno - 1)
         finally:
             p.pop()
+        else_names = dict(p.scope.names)
         p.scope.restore(snap)
     rvs = _if_return_vars(p, f1, f2, span)
+    if f1.values is None and (f2 is None or f2.values is None):
+        _leak_branch_names(p, snap[0], then_names, else_names, span)
     else_body = _block(p, els, span) if els else None
     return [IfStmt(cond, _block(p, then, span) if then else SeqStmts((), span=span), else_body, tuple(rvs),
                    span=span)]
+
+
+def _leak_branch_names(p: FunctionParser, before: dict[str, Var], then_names: dict[str, Var],
+                       else_names: dict[str, Var], span: Span) -> None:
+    """Without pl.yield_, a name first assigned in *both* branches is visible after the if.
+
+    (Python semantics; ConvertToSSA turns it into a return var of the if, the way it already merges
+    names rebound in a branch.) A name assigned in one branch only stays undefined after the if.
+    """
+    for name, var in then_names.items():
+        if name not in before and name in else_names:
+            p.scope.bind(name, var, span)
 
 
 def _if_return_vars(p: FunctionParser, f1: YieldFrame, f2: YieldFrame | None, span: Span) -> list[Var]:

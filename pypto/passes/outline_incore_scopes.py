@@ -125,6 +125,8 @@ class _Outliner:
             if not isinstance(s, InCoreScopeStmt):
                 out.append(s)
                 continue
+            s, hoisted = _hoist_reads(s, self.program)
+            out.extend(hoisted)
             call_stmts, renames = self.outline(s)
             _check_escapes(s, rest, renames)
             out.extend(call_stmts)
@@ -186,6 +188,33 @@ class _Outliner:
         """The name of the region's last version of ``v`` (a loop/if result wins over a body version)."""
         local = sorted((lv for lv in versions if not isinstance(lv, IterArg)), key=lambda lv: lv in merged)
         return local[-1].name if local else self._fresh_name(base_name(v.name))
+
+
+def _hoist_reads(scope: InCoreScopeStmt, program: Program) -> tuple[InCoreScopeStmt, list[Stmt]]:
+    """Move ``x = pl.read(t, idx)`` at the region's top level out in front of the region.
+
+    ptoas 0.1.1 has no scalar load from GM inside a kernel, so a scalar read of a tensor the region
+    does not write, at indices known before the region, is done by the orchestration instead; the
+    value then reaches the kernel as a scalar parameter (the same program as writing the read just
+    before the ``pl.at``).
+    """
+    body = flatten(scope.body)
+    region = _Region(scope.body, program)
+    written = {region.root(t) for t in region.targets}
+    local = set(defined_vars(scope.body))
+    hoisted: list[Stmt] = []
+    kept: list[Stmt] = []
+    for s in body:
+        v = s.value if isinstance(s, AssignStmt) else None
+        if (isinstance(v, Call) and v.op == "tensor.read" and isinstance(v.args[0], Var)
+                and region.root(v.args[0]) not in written and v.args[0] not in local
+                and not any(u in local for u in used_vars(list(v.args[1:])))):
+            hoisted.append(s)
+        else:
+            kept.append(s)
+    if not hoisted:
+        return scope, []
+    return dataclasses.replace(scope, body=seq(kept)), hoisted
 
 
 def _direction(v: Var, written: set[Var], reads: set[Var]) -> ParamDirection:

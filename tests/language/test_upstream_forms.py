@@ -1,0 +1,97 @@
+"""Source forms upstream programs use: names bound in both branches of a plain if, scalar pl.cast,
+and scalar reads of input tensors inside a pl.at region (hoisted into the orchestration)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import pypto.language as pl
+from pypto.errors import UndefinedVariableError
+from pypto.ir.dtypes import DataType
+from pypto.ir.expr import Call, GlobalVar, UnaryExpr, UnOp
+from pypto.ir.function import Function
+from pypto.ir.stmt import AssignStmt, IfStmt
+from pypto.passes._util import iter_stmts
+from pypto.ir.types import ScalarType
+
+T = "pl.Tensor[[64, 64], pl.FP32]"
+HEAD = "import pypto.language as pl\n\n@pl.function(type=pl.FunctionType.InCore)\n"
+
+
+def _parse(body: str, params: str = f"n: pl.Scalar[pl.INT64], out: pl.Out[{T}]") -> Function:
+    lines = "\n".join("    " + ln for ln in body.strip("\n").splitlines())
+    f = pl.parse(f"{HEAD}def f({params}) -> {T}:\n{lines}\n")
+    assert isinstance(f, Function)
+    return f
+
+
+def test_name_bound_in_both_branches_is_visible_after_the_if() -> None:
+    f = _parse("""
+if n == 1:
+    k = n
+else:
+    k = n + 1
+t = pl.load(out, [0, 0], [64, 64])
+out = pl.store(t, [0, k], out)
+return out
+""")
+    assert any(isinstance(s, IfStmt) for s in iter_stmts(f.body))
+
+
+def test_name_bound_in_one_branch_only_stays_undefined() -> None:
+    with pytest.raises(UndefinedVariableError, match="name 'k' is not defined"):
+        _parse("""
+if n == 1:
+    k = n
+t = pl.load(out, [0, 0], [64, 64])
+out = pl.store(t, [0, k], out)
+return out
+""")
+
+
+def test_scalar_cast_parses_and_prints_with_its_dtype() -> None:
+    f = _parse("""
+k = pl.cast(n, pl.INDEX)
+t = pl.load(out, [0, 0], [64, 64])
+out = pl.store(t, [0, k], out)
+return out
+""")
+    cast = next(s.value for s in iter_stmts(f.body) if isinstance(s, AssignStmt) and s.var.name == "k")
+    assert isinstance(cast, UnaryExpr) and cast.op is UnOp.Cast and cast.dtype is DataType.INDEX
+    from pypto.ir.printer import python_print
+
+    text = python_print(f)
+    assert "pl.cast(n, pl.INDEX)" in text
+    again = pl.parse(text)
+    assert isinstance(again, Function)
+
+
+def test_scalar_cast_without_dtype_is_a_user_error() -> None:
+    with pytest.raises(Exception, match=r"pl.cast\(scalar, dtype\)"):
+        _parse("k = pl.cast(n)\nreturn out")
+
+
+@pl.jit
+def _read_in_region(data: pl.Tensor, cfg: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        col = pl.read(cfg, [0])
+        t = pl.load(data, [0, 0], [32, 32])
+        pl.store(t, [0, col], out)
+    return out
+
+
+def test_scalar_read_in_a_region_is_hoisted_into_the_orchestration() -> None:
+    data = torch.zeros(32, 64)
+    prog = _read_in_region.lower(data, torch.tensor([32], dtype=torch.int32), torch.zeros(32, 64))
+    orch = next(f for f in prog.functions.values() if f.is_orchestration)
+    kernel = next(f for f in prog.functions.values() if f.is_incore)
+    reads = [s for s in iter_stmts(orch.body) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
+             and s.value.op == "tensor.read"]
+    assert reads, "the read should run in the orchestration"
+    assert not any(isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tensor.read"
+                   for s in iter_stmts(kernel.body))
+    assert any(isinstance(p.var_type, ScalarType) for p in kernel.params)
+    calls = [s.value for s in iter_stmts(orch.body) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
+             and isinstance(s.value.op, GlobalVar)]
+    assert calls and calls[0].op.name == kernel.name
