@@ -12,8 +12,8 @@ from pypto.ir.dtypes import DataType
 from pypto.ir.expr import Call, GlobalVar, UnaryExpr, UnOp
 from pypto.ir.function import Function
 from pypto.ir.stmt import AssignStmt, IfStmt
-from pypto.passes._util import iter_stmts
 from pypto.ir.types import ScalarType
+from pypto.passes._util import iter_stmts
 
 T = "pl.Tensor[[64, 64], pl.FP32]"
 HEAD = "import pypto.language as pl\n\n@pl.function(type=pl.FunctionType.InCore)\n"
