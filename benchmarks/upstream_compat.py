@@ -110,6 +110,7 @@ def run_case(case: Case, platform: str, timeout: float, root: Path) -> Outcome:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH", "")) if p)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="pypto-compat-") as tmp:
+        env.setdefault("PYPTO_PROG_BUILD_DIR", str(Path(tmp, "build_output")))  # keep the checkout clean
         if case.source is not None:
             Path(tmp, "block.py").write_text(case.source, encoding="utf-8")
         try:

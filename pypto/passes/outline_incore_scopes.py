@@ -130,7 +130,7 @@ class _Outliner:
             call_stmts, renames = self.outline(s)
             _check_escapes(s, rest, renames)
             out.extend(call_stmts)
-            rest = [substitute(r, renames) for r in rest]
+            rest = [substitute(r, _with_iter_args(r, renames)) for r in rest]
         return out
 
     def _fresh_name(self, stem: str) -> str:
