@@ -116,6 +116,19 @@ class _Outliner:
     program: Program
     new_funcs: list[Function] = field(default_factory=list)
     names: set[str] = field(default_factory=set)
+    taken: set[str] = field(default_factory=set)  # function names in the program, shared by all outliners
+
+    def _func_name(self, want: str) -> str:
+        """``want`` unless a function has that name: a clash with a function outlined from this parent
+        gets ``_<n>``, a clash with any other function (e.g. the parent itself) ``<parent>_<want>``."""
+        if want in self.taken:
+            local = any(f.name == want for f in self.new_funcs)
+            want = want if local else f"{self.parent.name}_{want}"
+            stem, k = want, 0
+            while want in self.taken:
+                want, k = f"{stem}_{k}", k + 1
+        self.taken.add(want)
+        return want
 
     def block(self, stmts: list[Stmt]) -> list[Stmt]:
         out: list[Stmt] = []
@@ -146,7 +159,7 @@ class _Outliner:
         region = _Region(scope.body, self.program)
         written = {region.root(t) for t in region.targets}
         outs = [v for v in free if v in written and isinstance(v.var_type, TensorType)]
-        fname = scope.name_hint or f"{self.parent.name}_incore_{len(self.new_funcs)}"
+        fname = self._func_name(scope.name_hint or f"{self.parent.name}_incore_{len(self.new_funcs)}")
         params: dict[Var, Expr] = {v: Var(v.name, v.var_type, span=v.span) for v in free}
         dirs = tuple(_direction(v, written, region.reads) for v in free)
         inner = map_blocks(substitute(scope.body, _with_iter_args(scope.body, params)),
@@ -269,11 +282,13 @@ class OutlineIncoreScopes(Pass):
     def run(self, program: Program) -> Program:
         funcs: list[Function] = []
         changed = False
+        taken = {f.name for f in program.functions}
         for f in program.functions:
             if f.is_incore or not any(isinstance(s, InCoreScopeStmt) for s in iter_stmts(f.body)):
                 funcs.append(f)
                 continue
-            o = _Outliner(f, program, names={v.name for v in used_vars(f.body)} | {p.name for p in f.params})
+            o = _Outliner(f, program, names={v.name for v in used_vars(f.body)} | {p.name for p in f.params},
+                          taken=taken)
             body = map_blocks(f.body, o.block)
             ftype = FunctionType.Orchestration if f.func_type is FunctionType.Opaque else f.func_type
             funcs.extend(o.new_funcs)

@@ -117,3 +117,21 @@ def test_split_k_matmul_on_slices_with_atomic_add_matches_numpy() -> None:
     c = torch.full((32, 32), 7.0)
     _split_k_sum(a, b, c)
     torch.testing.assert_close(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+@pl.jit
+def _same_name(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="_same_name"):
+        out = pl.assemble(out, pl.add(x, 1.0), [0, 0])
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="twice"):
+        out = pl.assemble(out, pl.add(out, 1.0), [0, 0])
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="twice"):
+        out = pl.assemble(out, pl.add(out, 1.0), [0, 0])
+    return out
+
+
+def test_outlined_names_never_clash_with_other_functions() -> None:
+    prog = _same_name.lower(torch.zeros(16, 16), torch.zeros(16, 16))
+    names = prog.functions.keys()
+    assert len(set(names)) == len(names)
+    assert {"_same_name__same_name", "twice", "twice_0"} <= set(names)
