@@ -135,3 +135,21 @@ def test_outlined_names_never_clash_with_other_functions() -> None:
     names = prog.functions.keys()
     assert len(set(names)) == len(names)
     assert {"_same_name__same_name", "twice", "twice_0"} <= set(names)
+
+
+def _make_scale(factor: float):
+    @pl.jit
+    def scale(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out = pl.assemble(out, pl.muls(x, factor), [0, 0])
+        return out
+
+    return scale
+
+
+def test_jit_kernel_sees_names_of_its_enclosing_function() -> None:
+    x = torch.arange(256, dtype=torch.float32).reshape(16, 16)
+    for factor in (2.0, 3.0):  # same source, different closure values: separate compiles
+        out = torch.zeros(16, 16)
+        _make_scale(factor)(x, out)
+        torch.testing.assert_close(out, x * factor)
