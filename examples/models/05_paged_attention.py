@@ -40,12 +40,18 @@ POOL = BATCH * MAX_BLOCKS             # physical blocks in the cache
 SCALE = 1.0 / float(np.sqrt(D))
 ROWS = BATCH * HEADS                  # query rows over all requests
 CTX_BLOCKS = (8, 3, 5, 1)             # context length of each request, in blocks
+TOK = POOL * BLOCK                    # token slots in the pool
+SW = MAX_BLOCKS * BLOCK               # score columns per request
+NST = BATCH * MAX_BLOCKS * HEADS      # rows of the per-block softmax statistics
+UW = MAX_BLOCKS * D                   # per-block context columns per request
 
 
 @pl.program
 class PagedAttention:
     @pl.function(type=pl.FunctionType.InCore)
-    def qk(self, q: pl.Tensor[[ROWS, D], pl.FP32], key_t: pl.Tensor[[D, POOL * BLOCK], pl.FP32], s: pl.Out[pl.Tensor[[ROWS, MAX_BLOCKS * BLOCK], pl.FP32]], row: pl.Scalar[pl.INDEX], kcol: pl.Scalar[pl.INDEX], scol: pl.Scalar[pl.INDEX]) -> pl.Tensor[[ROWS, MAX_BLOCKS * BLOCK], pl.FP32]:
+    def qk(self, q: pl.Tensor[[ROWS, D], pl.FP32], key_t: pl.Tensor[[D, TOK], pl.FP32],
+           s: pl.Out[pl.Tensor[[ROWS, SW], pl.FP32]], row: pl.Scalar[pl.INDEX], kcol: pl.Scalar[pl.INDEX],
+           scol: pl.Scalar[pl.INDEX]) -> pl.Tensor[[ROWS, SW], pl.FP32]:
         q_l0 = pl.move(pl.load(q, [row, 0], [HEADS, D], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Left)
         k_l0 = pl.move(pl.load(key_t, [0, kcol], [D, BLOCK], target_memory=pl.Mem.Mat),
                        target_memory=pl.Mem.Right)
@@ -53,8 +59,11 @@ class PagedAttention:
         return s
 
     @pl.function(type=pl.FunctionType.InCore)
-    def block_softmax(self, s: pl.Tensor[[ROWS, MAX_BLOCKS * BLOCK], pl.FP32], p: pl.Out[pl.Tensor[[ROWS, MAX_BLOCKS * BLOCK], pl.FP32]], m_blk: pl.Out[pl.Tensor[[BATCH * MAX_BLOCKS * HEADS, 1], pl.FP32]], l_blk: pl.Out[pl.Tensor[[BATCH * MAX_BLOCKS * HEADS, 1], pl.FP32]], row: pl.Scalar[pl.INDEX], scol: pl.Scalar[pl.INDEX],
-                      srow: pl.Scalar[pl.INDEX]) -> tuple[pl.Tensor[[ROWS, MAX_BLOCKS * BLOCK], pl.FP32], pl.Tensor[[BATCH * MAX_BLOCKS * HEADS, 1], pl.FP32], pl.Tensor[[BATCH * MAX_BLOCKS * HEADS, 1], pl.FP32]]:
+    def block_softmax(self, s: pl.Tensor[[ROWS, SW], pl.FP32], p: pl.Out[pl.Tensor[[ROWS, SW], pl.FP32]],
+                      m_blk: pl.Out[pl.Tensor[[NST, 1], pl.FP32]], l_blk: pl.Out[pl.Tensor[[NST, 1], pl.FP32]],
+                      row: pl.Scalar[pl.INDEX], scol: pl.Scalar[pl.INDEX], srow: pl.Scalar[pl.INDEX],
+                      ) -> tuple[pl.Tensor[[ROWS, SW], pl.FP32], pl.Tensor[[NST, 1], pl.FP32],
+                                 pl.Tensor[[NST, 1], pl.FP32]]:
         x = pl.muls(pl.load(s, [row, scol], [HEADS, BLOCK]), SCALE)
         tmp = pl.create_tile([HEADS, BLOCK], dtype=pl.FP32)
         m = pl.row_max(x, tmp)
@@ -67,7 +76,9 @@ class PagedAttention:
         return p, m_blk, l_blk
 
     @pl.function(type=pl.FunctionType.InCore)
-    def pv(self, p: pl.Tensor[[ROWS, MAX_BLOCKS * BLOCK], pl.FP32], value: pl.Tensor[[POOL * BLOCK, D], pl.FP32], u: pl.Out[pl.Tensor[[ROWS, MAX_BLOCKS * D], pl.FP32]], row: pl.Scalar[pl.INDEX], scol: pl.Scalar[pl.INDEX], vrow: pl.Scalar[pl.INDEX], ucol: pl.Scalar[pl.INDEX]) -> pl.Tensor[[ROWS, MAX_BLOCKS * D], pl.FP32]:
+    def pv(self, p: pl.Tensor[[ROWS, SW], pl.FP32], value: pl.Tensor[[TOK, D], pl.FP32],
+           u: pl.Out[pl.Tensor[[ROWS, UW], pl.FP32]], row: pl.Scalar[pl.INDEX], scol: pl.Scalar[pl.INDEX],
+           vrow: pl.Scalar[pl.INDEX], ucol: pl.Scalar[pl.INDEX]) -> pl.Tensor[[ROWS, UW], pl.FP32]:
         p_l0 = pl.move(pl.load(p, [row, scol], [HEADS, BLOCK], target_memory=pl.Mem.Mat),
                        target_memory=pl.Mem.Left)
         v_l0 = pl.move(pl.load(value, [vrow, 0], [BLOCK, D], target_memory=pl.Mem.Mat),
@@ -76,7 +87,10 @@ class PagedAttention:
         return u
 
     @pl.function(type=pl.FunctionType.InCore)
-    def merge(self, u: pl.Tensor[[ROWS, MAX_BLOCKS * D], pl.FP32], m_blk: pl.Tensor[[BATCH * MAX_BLOCKS * HEADS, 1], pl.FP32], l_blk: pl.Tensor[[BATCH * MAX_BLOCKS * HEADS, 1], pl.FP32], out: pl.Out[pl.Tensor[[ROWS, D], pl.FP32]], row: pl.Scalar[pl.INDEX], srow: pl.Scalar[pl.INDEX], n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[ROWS, D], pl.FP32]:
+    def merge(self, u: pl.Tensor[[ROWS, UW], pl.FP32], m_blk: pl.Tensor[[NST, 1], pl.FP32],
+              l_blk: pl.Tensor[[NST, 1], pl.FP32], out: pl.Out[pl.Tensor[[ROWS, D], pl.FP32]],
+              row: pl.Scalar[pl.INDEX], srow: pl.Scalar[pl.INDEX],
+              n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[ROWS, D], pl.FP32]:
         o0 = pl.create_tile([HEADS, D], dtype=pl.FP32)
         m0 = pl.create_tile([HEADS, 1], dtype=pl.FP32)
         l0 = pl.create_tile([HEADS, 1], dtype=pl.FP32)
@@ -98,8 +112,11 @@ class PagedAttention:
         return out
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def paged_attention(self, q: pl.Tensor[[ROWS, D], pl.FP32], key_t: pl.Tensor[[D, POOL * BLOCK], pl.FP32], value: pl.Tensor[[POOL * BLOCK, D], pl.FP32], block_table: pl.Tensor[[BATCH * MAX_BLOCKS], pl.INT32],
-                        ctx_blocks: pl.Tensor[[BATCH], pl.INT32], out: pl.Out[pl.Tensor[[ROWS, D], pl.FP32]]) -> pl.Tensor[[ROWS, D], pl.FP32]:
+    def paged_attention(self, q: pl.Tensor[[ROWS, D], pl.FP32], key_t: pl.Tensor[[D, TOK], pl.FP32],
+                        value: pl.Tensor[[TOK, D], pl.FP32],
+                        block_table: pl.Tensor[[BATCH * MAX_BLOCKS], pl.INT32],
+                        ctx_blocks: pl.Tensor[[BATCH], pl.INT32],
+                        out: pl.Out[pl.Tensor[[ROWS, D], pl.FP32]]) -> pl.Tensor[[ROWS, D], pl.FP32]:
         s = pl.create_tensor([ROWS, MAX_BLOCKS * BLOCK], dtype=pl.FP32)
         p = pl.create_tensor([ROWS, MAX_BLOCKS * BLOCK], dtype=pl.FP32)
         m_blk = pl.create_tensor([BATCH * MAX_BLOCKS * HEADS, 1], dtype=pl.FP32)
