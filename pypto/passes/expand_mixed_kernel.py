@@ -193,6 +193,62 @@ def _is_noop_move(s: Stmt) -> bool:
     return isinstance(src, TileType) and src.memory_space is s.value.kwargs.get("target_memory")
 
 
+def _is_call(s: Stmt, op: str) -> bool:
+    return isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == op
+
+
+def _space_of(e: Expr) -> MemorySpace | None:
+    t = e.type
+    return t.memory_space if isinstance(t, TileType) else None
+
+
+def _vec_assemble(stmts: list[Stmt]) -> list[Stmt]:
+    """``m = move(assemble(load(x, Mat), acc, off), Vec)`` -> ``m = assemble(load(x, Vec), move(acc, Vec), off)``.
+
+    A Mat tile cannot cross from cube to vector in ptoas 0.1.1 (no Mat->GM store, no ``tinsert``), but
+    when it is a GM window with an Acc block inserted, the vector side can build the same value
+    itself: reload the window into Vec and insert the block, which crosses as an Acc tile (through a
+    GM temp). The Mat load and Mat assemble are dropped when nothing else reads them.
+    """
+    defs = {s.var: s for s in stmts if isinstance(s, AssignStmt)}
+    out: list[Stmt] = []
+    for s in stmts:
+        call = s.value if _is_call(s, "tile.move") else None  # type: ignore[union-attr]
+        asm = defs.get(call.args[0]) if call is not None and isinstance(call.args[0], Var) else None
+        tgt = defs.get(asm.value.args[0]) if asm is not None and _is_call(asm, "tile.assemble") \
+            and isinstance(asm.value.args[0], Var) else None  # type: ignore[union-attr]
+        if (tgt is None or call.kwargs.get("target_memory") is not MemorySpace.Vec  # type: ignore[union-attr]
+                or not _is_call(tgt, "tile.load") or _space_of(asm.var) is not MemorySpace.Mat):  # type: ignore[union-attr]
+            out.append(s)
+            continue
+        span = s.span
+        load = make_call("tile.load", list(tgt.value.args), {**tgt.value.kwargs, "target_memory": MemorySpace.Vec},  # type: ignore[union-attr]
+                         span=tgt.span)
+        window = Var(f"{base_name(tgt.var.name)}_vec", load.result_type, span=tgt.span)  # type: ignore[union-attr]
+        block = asm.value.args[1]  # type: ignore[union-attr]
+        out.append(AssignStmt(window, load, span=tgt.span))
+        if _space_of(block) is not MemorySpace.Vec:
+            move = make_call("tile.move", [block], {"target_memory": MemorySpace.Vec}, span=span)
+            moved = Var(f"{base_name(block.name) if isinstance(block, Var) else 'block'}_vec", move.result_type,
+                        span=span)
+            out.append(AssignStmt(moved, move, span=span))
+            block = moved
+        ins = make_call("tile.assemble", [window, block, asm.value.args[2]], span=asm.span)  # type: ignore[union-attr]
+        out.append(AssignStmt(s.var, ins, span=span))  # type: ignore[union-attr]
+    return _drop_dead_mat(out) if len(out) != len(stmts) else out
+
+
+def _drop_dead_mat(stmts: list[Stmt]) -> list[Stmt]:
+    """Remove Mat/Acc-free leftovers: Mat tile definitions nothing reads any more."""
+    while True:
+        used = set(used_vars([st.value if isinstance(st, AssignStmt) else st for st in stmts]))
+        keep = [s for s in stmts if not (isinstance(s, AssignStmt) and s.var not in used
+                                          and _space_of(s.var) is MemorySpace.Mat)]
+        if len(keep) == len(stmts):
+            return keep
+        stmts = keep
+
+
 def split_kernel(func: Function) -> tuple[list[StageKernel], Analysis]:
     """The stage kernels of a mixed kernel (in execution order)."""
     an = Analysis(func)
@@ -298,6 +354,8 @@ class ExpandMixedKernel(Pass):
             if f.func_type is not FunctionType.InCore:
                 funcs.append(f)
                 continue
+            body = map_blocks(f.body, _vec_assemble)
+            f = f if body is f.body else f.with_(body=body)
             cores = stmt_cores(f.body)
             if len(cores) < 2:
                 funcs.append(f.with_(func_type=FunctionType.AIC if cores == {CUBE} else FunctionType.AIV))

@@ -153,3 +153,24 @@ def test_jit_kernel_sees_names_of_its_enclosing_function() -> None:
         out = torch.zeros(16, 16)
         _make_scale(factor)(x, out)
         torch.testing.assert_close(out, x * factor)
+
+
+@pl.jit
+def _acc_into_mat_window(x: pl.Tensor, a: pl.Tensor, b: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        window = pl.load(x, [0, 0], [32, 32], target_memory=pl.MemorySpace.Mat)
+        left = pl.move(pl.load(a, [0, 0], [32, 16], target_memory=pl.MemorySpace.Mat), target_memory=pl.Mem.Left)
+        right = pl.move(pl.load(b, [0, 0], [16, 16], target_memory=pl.MemorySpace.Mat), target_memory=pl.Mem.Right)
+        joined = pl.tile.assemble(window, pl.matmul(left, right), [0, 16])
+        pl.store(pl.move(joined, target_memory=pl.MemorySpace.Vec), [0, 0], y)
+    return y
+
+
+def test_mat_window_with_an_acc_block_crosses_to_vector_through_gm() -> None:
+    g = torch.Generator().manual_seed(5)
+    x, a, b = torch.randn(32, 32, generator=g), torch.randn(32, 16, generator=g), torch.randn(16, 16, generator=g)
+    y = torch.zeros(32, 32)
+    _acc_into_mat_window(x, a, b, y)
+    want = x.clone()
+    want[:, 16:] = a @ b
+    torch.testing.assert_close(y, want, rtol=1e-5, atol=1e-5)
