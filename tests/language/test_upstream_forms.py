@@ -174,3 +174,31 @@ def test_mat_window_with_an_acc_block_crosses_to_vector_through_gm() -> None:
     want = x.clone()
     want[:, 16:] = a @ b
     torch.testing.assert_close(y, want, rtol=1e-5, atol=1e-5)
+
+
+@pl.program
+class _BranchStores:
+    @pl.function(type=pl.FunctionType.InCore)
+    def pick(self, a: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+             double: pl.Scalar[pl.BOOL]) -> pl.Tensor[[16, 16], pl.FP32]:
+        t = pl.load(a, [0, 0], [16, 16])
+        if double:
+            res = pl.store(pl.add(t, t), [0, 0], out)
+        else:
+            res = pl.store(t, [0, 0], out)
+        return res
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+             ) -> pl.Tensor[[16, 16], pl.FP32]:
+        out = self.pick(a, out, True)
+        return out
+
+
+def test_kernel_returning_a_name_stored_in_both_branches_returns_its_out_param() -> None:
+    from pypto.runtime import run
+
+    a = torch.randn(16, 16, generator=torch.Generator().manual_seed(9))
+    out = torch.zeros(16, 16)
+    run(_BranchStores, a, out)
+    torch.testing.assert_close(out, a + a)
