@@ -202,3 +202,20 @@ def test_kernel_returning_a_name_stored_in_both_branches_returns_its_out_param()
     out = torch.zeros(16, 16)
     run(_BranchStores, a, out)
     torch.testing.assert_close(out, a + a)
+
+
+ROWS_DYN = pl.dynamic("ROWS_DYN")
+VALID_DYN = pl.dynamic("VALID_DYN")
+
+
+def test_dynamic_names_in_a_tensor_view_print_and_reparse() -> None:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(a: pl.Tensor[[ROWS_DYN, 64], pl.FP32,
+                       pl.TensorView(valid_shape=[ROWS_DYN, VALID_DYN], layout=pl.TensorLayout.ND)],
+          out: pl.Out[pl.Tensor[[ROWS_DYN, 64], pl.FP32]]) -> pl.Tensor[[ROWS_DYN, 64], pl.FP32]:
+        return out
+
+    from pypto.ir.printer import python_print
+
+    text = python_print(k)
+    assert "valid_shape=[ROWS_DYN, VALID_DYN]" in text.replace("'", "")
