@@ -19,7 +19,7 @@ from pypto.passes._util import base_name, calls_in, map_blocks
 from pypto.passes.base import Pass
 
 # tensor ops computed elementwise on tiles: tensor.<op> -> tile.<op>, operands loaded into Vec
-COMPUTE = frozenset((*BINARY, *SCALAR, *UNARY, *ROW_REDUCE, *COL_REDUCE, *ROW_EXPAND, *COL_EXPAND, "cast",
+COMPUTE = frozenset((*BINARY, *SCALAR, *UNARY, *ROW_REDUCE, *COL_REDUCE, *ROW_EXPAND, *COL_EXPAND, "cast", "reshape",
                      "expands", "fillpad"))
 MATMUL = frozenset({"matmul", "matmul_acc"})
 

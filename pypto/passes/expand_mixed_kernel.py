@@ -19,13 +19,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pypto.errors import UnsupportedFeatureError
+from pypto.ir.dtypes import DataType
 from pypto.ir.enums import FunctionType, MemorySpace, ParamDirection, TensorLayout
-from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, MakeTuple, TupleGetItem, Var
+from pypto.ir.expr import (
+    BinaryExpr,
+    BinOp,
+    Call,
+    ConstInt,
+    Expr,
+    GlobalVar,
+    MakeTuple,
+    TupleGetItem,
+    Var,
+    as_int,
+)
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.printer import callee_first
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, Stmt, seq
+from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, ReturnStmt, Stmt, YieldStmt, flatten, seq
 from pypto.ir.types import TensorType, TileType, TupleType, Type
 from pypto.ir.visitor import substitute
 from pypto.passes._mixed_split import CUBE, VECTOR, Analysis, core_of, stmt_cores
@@ -39,6 +51,7 @@ from pypto.passes._util import (
     used_vars,
 )
 from pypto.passes.base import Pass
+from pypto.passes.unroll_loops import copy_body
 
 __all__ = ["ExpandMixedKernel", "core_of"]
 
@@ -249,6 +262,49 @@ def _drop_dead_mat(stmts: list[Stmt]) -> list[Stmt]:
         stmts = keep
 
 
+MAX_UNROLL = 16
+
+
+def _trip_count(loop: ForStmt) -> int | None:
+    """Iterations of a loop whose bounds differ by a constant (``range(db, db + 2)`` -> 2)."""
+    from pypto.language.subscript import _linear
+
+    step = as_int(loop.step)
+    (lt, lc), (ht, hc) = _linear(loop.start), _linear(loop.stop)
+    if not step or step < 0 or lt != ht:
+        return None
+    return max(0, -(-(hc - lc) // step))
+
+
+def _unroll_mixed(stmts: list[Stmt]) -> list[Stmt]:
+    """A loop mixing cube and vector work, with a small constant trip count, is unrolled.
+
+    The cube and vector halves of each iteration then become separate stages that exchange their
+    tiles through GM, like straight-line code (a loop cannot be cut in two stage kernels here).
+    """
+    out: list[Stmt] = []
+    for s in stmts:
+        n = _trip_count(s) if isinstance(s, ForStmt) and len(stmt_cores(s)) > 1 else None
+        if n is None or n > MAX_UNROLL:
+            out.append(s)
+            continue
+        loop: ForStmt = s  # type: ignore[assignment]
+        step = as_int(loop.step)
+        dtype = getattr(loop.loop_var.var_type, "dtype", DataType.INDEX)
+        carried: list[Expr] = [ia.init for ia in loop.iter_args]  # type: ignore[misc]
+        for k in range(n):
+            start = as_int(loop.start)
+            idx: Expr = ConstInt(start + k * step, dtype) if start is not None else \
+                BinaryExpr(BinOp.Add, loop.start, ConstInt(k * step, dtype), dtype)  # type: ignore[operator]
+            mapping: dict[Var, Expr] = {loop.loop_var: idx, **dict(zip(loop.iter_args, carried, strict=True))}
+            body = copy_body(flatten(loop.body), mapping)
+            if body and isinstance(body[-1], YieldStmt):
+                carried = list(body.pop().values)
+            out.extend(body)
+        out.extend(AssignStmt(rv, v, span=loop.span) for rv, v in zip(loop.return_vars, carried, strict=True))
+    return out
+
+
 def split_kernel(func: Function) -> tuple[list[StageKernel], Analysis]:
     """The stage kernels of a mixed kernel (in execution order)."""
     an = Analysis(func)
@@ -354,7 +410,7 @@ class ExpandMixedKernel(Pass):
             if f.func_type is not FunctionType.InCore:
                 funcs.append(f)
                 continue
-            body = map_blocks(f.body, _vec_assemble)
+            body = map_blocks(map_blocks(f.body, _unroll_mixed), _vec_assemble)
             f = f if body is f.body else f.with_(body=body)
             cores = stmt_cores(f.body)
             if len(cores) < 2:

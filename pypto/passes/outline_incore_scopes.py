@@ -12,9 +12,10 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from pypto.errors import UnsupportedFeatureError
-from pypto.ir.enums import FunctionType, ParamDirection
-from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, TupleGetItem, Var
+from pypto.ir.enums import FunctionType, ParamDirection, TensorLayout
+from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, IterArg, MakeTuple, TupleGetItem, Var
 from pypto.ir.function import Function, Program
+from pypto.ir.ops.registry import make_call
 from pypto.ir.printer import callee_first
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import (
@@ -140,11 +141,45 @@ class _Outliner:
                 continue
             s, hoisted = _hoist_reads(s, self.program)
             out.extend(hoisted)
+            s, buffers, escaping = self._escape_buffers(s, rest)
+            out.extend(buffers)
             call_stmts, renames = self.outline(s)
+            renames.update({v: renames[w] for v, w in escaping if w in renames})
             _check_escapes(s, rest, renames)
             out.extend(call_stmts)
             rest = [substitute(r, _with_iter_args(r, renames)) for r in rest]
         return out
+
+    def _escape_buffers(self, scope: InCoreScopeStmt, rest: list[Stmt]
+                        ) -> tuple[InCoreScopeStmt, list[Stmt], list[tuple[Var, Var]]]:
+        """A tensor computed in the region and used after it goes out through a GM buffer.
+
+        The orchestration creates ``<v>_buf`` before the region; the region ends by writing ``v``
+        into it (so the buffer is an Out parameter of the kernel) and later statements read the
+        kernel's result instead of ``v``. Returns the scope, the buffer creations and
+        ``(v, the write's result)`` pairs.
+        """
+        local = set(defined_vars(scope.body))
+        region = _Region(scope.body, self.program)
+        leaked = [v for v in dict.fromkeys(used_vars(rest)) if v in local and region.root(v) in local
+                  and isinstance(v.var_type, TensorType) and all(isinstance(d, int) for d in v.var_type.shape)]
+        if not leaked:
+            return scope, [], []
+        creates: list[Stmt] = []
+        writes: list[Stmt] = []
+        pairs: list[tuple[Var, Var]] = []
+        for v in leaked:
+            t = v.var_type
+            assert isinstance(t, TensorType)
+            create = make_call("tensor.create", [_ints(t.shape)], {"dtype": t.dtype, "layout": TensorLayout.ND},
+                               span=v.span)
+            buf = Var(self._fresh_name(f"{base_name(v.name)}_buf"), create.result_type, span=v.span)
+            write = make_call("tensor.assemble", [buf, v, _ints((0,) * len(t.shape))], span=v.span)
+            done = Var(self._fresh_name(f"{base_name(v.name)}_out"), write.result_type, span=v.span)
+            creates.append(AssignStmt(buf, create, span=v.span))
+            writes.append(AssignStmt(done, write, span=v.span))
+            pairs.append((v, done))
+        return dataclasses.replace(scope, body=seq([*flatten(scope.body), *writes])), creates, pairs
 
     def _fresh_name(self, stem: str) -> str:
         k = 1
@@ -201,6 +236,10 @@ class _Outliner:
         """The name of the region's last version of ``v`` (a loop/if result wins over a body version)."""
         local = sorted((lv for lv in versions if not isinstance(lv, IterArg)), key=lambda lv: lv in merged)
         return local[-1].name if local else self._fresh_name(base_name(v.name))
+
+
+def _ints(values: tuple) -> MakeTuple:
+    return MakeTuple(tuple(ConstInt(int(v)) for v in values))
 
 
 def _hoist_reads(scope: InCoreScopeStmt, program: Program) -> tuple[InCoreScopeStmt, list[Stmt]]:

@@ -219,3 +219,51 @@ def test_dynamic_names_in_a_tensor_view_print_and_reparse() -> None:
 
     text = python_print(k)
     assert "valid_shape=[ROWS_DYN, VALID_DYN]" in text.replace("'", "")
+
+
+@pl.jit
+def _escaping_tensor(x: pl.Tensor, w: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="proj"):
+        acc = pl.matmul(x, w, out_dtype=pl.FP32)  # a tensor made in this region, used by the next one
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="act"):
+        out = pl.assemble(out, pl.relu(acc), [0, 0])
+    return out
+
+
+def test_a_tensor_computed_in_a_region_flows_to_the_next_through_gm() -> None:
+    g = torch.Generator().manual_seed(2)
+    x, w = torch.randn(16, 32, generator=g), torch.randn(32, 16, generator=g)
+    out = torch.zeros(16, 16)
+    _escaping_tensor(x, w, out)
+    torch.testing.assert_close(out, torch.relu(x @ w), rtol=1e-5, atol=1e-5)
+
+
+@pl.jit
+def _mixed_loop(x: pl.Tensor, w: pl.Tensor, out: pl.Out[pl.Tensor]):
+    for c in pl.parallel(0, 4, 2):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="mm_relu"):
+            for j in pl.range(c, c + 2):  # cube then vector work per iteration, two iterations
+                j0 = j * 16
+                y = pl.matmul(x, w[:, j0 : j0 + 16], out_dtype=pl.FP32)
+                out = pl.assemble(out, pl.relu(y), [0, j0])
+    return out
+
+
+def test_a_small_loop_mixing_cube_and_vector_is_unrolled_and_split() -> None:
+    g = torch.Generator().manual_seed(4)
+    x, w = torch.randn(16, 32, generator=g), torch.randn(32, 64, generator=g)
+    out = torch.zeros(16, 64)
+    _mixed_loop(x, w, out)
+    torch.testing.assert_close(out, torch.relu(x @ w), rtol=1e-5, atol=1e-5)
+
+
+def test_slice_bounds_that_differ_by_a_constant_have_a_static_extent() -> None:
+    f = _parse("""
+c = pl.cast(n, pl.INDEX)
+s = out[:, c * 2 + 8 : c * 2 + 24]
+return out
+""")
+    sl = next(s.value for s in iter_stmts(f.body) if isinstance(s, AssignStmt) and s.var.name == "s")
+    assert [int(d) for d in sl.type.shape] == [64, 16]
+    with pytest.raises(Exception, match="slice extent must be static"):
+        _parse("c = pl.cast(n, pl.INDEX)\ns = out[:, c : c * 2]\nreturn out")
