@@ -9,7 +9,7 @@ from pypto.codegen.artifact import Artifact, FuncId, KernelUnit
 from pypto.codegen.emitter import base_name
 from pypto.codegen.orchestration_cpp import FuncIds, OrchCodegen
 from pypto.codegen.pto_mlir import emit_module
-from pypto.errors import UserError
+from pypto.errors import PartialCodegenError, UserError
 from pypto.ir.enums import FunctionType
 from pypto.ir.function import Function, Program
 from pypto.ir.options import BackendType, RuntimeKind
@@ -47,6 +47,29 @@ def param_meta(f: Function) -> list[dict[str, Any]]:
     return out
 
 
+def _check_outputs_written(f: Function) -> None:
+    """An orchestration's ``pl.Out`` parameter must be written (by a kernel call) or returned.
+
+    A function that rebinds its output name to a new value and returns that leaves the caller's
+    output tensor untouched (upstream rejects this program in code generation too).
+    """
+    from pypto.ir.enums import ParamDirection
+    from pypto.ir.stmt import ReturnStmt
+    from pypto.passes._util import calls_in, iter_stmts, used_vars
+
+    args = {a for c in calls_in(f.body) for a in c.args}
+    rets = [s for s in iter_stmts(f.body) if isinstance(s, ReturnStmt)]
+    returned = set(used_vars(rets))
+    for p, d in zip(f.params, f.param_directions, strict=True):
+        if d is ParamDirection.Out and isinstance(p.type, TensorType) and p not in args and p not in returned \
+                and returned:
+            name = base_name(p.name)
+            raise UserError(f"'{f.name}' never writes its output '{name}': the value it returns is a new "
+                            f"tensor, so the caller's '{name}' is left unchanged", rets[0].span,
+                            hint=f"write into the output instead of rebinding it: {name}[:] = <value>, or "
+                                 f"{name} = pl.assemble({name}, <value>, [0, ...])")
+
+
 def generate(program: Program, *, backend_type: BackendType | str = BackendType.Ascend910B,
              platform: str | None = None, runtime: RuntimeKind | str = RuntimeKind.TENSORMAP_AND_RINGBUFFER,
              emit_source_loc: bool = True, toolchain_meta: dict[str, Any] | None = None,
@@ -66,8 +89,16 @@ def generate(program: Program, *, backend_type: BackendType | str = BackendType.
         units.append(KernelUnit(name, text, tuple(models)))
     orchs = program.orchestrations()
     ids = FuncIds()
-    for f in orchs:
-        files[f"orchestration/{f.name}.cpp"] = OrchCodegen(f, program, ids).emit()
+    try:
+        for f in orchs:
+            _check_outputs_written(f)
+            files[f"orchestration/{f.name}.cpp"] = OrchCodegen(f, program, ids).emit()
+    except UserError as exc:
+        if not units:
+            raise
+        done = {f"kernels/{u.name}.pto": u.pto for u in units}
+        raise PartialCodegenError(f"code generation failed after {len(units)} kernel unit(s) were generated "
+                                  f"({', '.join(u.name for u in units)}):\n{exc}", files=done) from None
     func_ids = [FuncId(i, n, ids.cores[n], _tensor_dirs(program[n])) for n, i in ids.ids.items()]
     meta = _meta(orchs, backend, platform, rt, toolchain_meta)
     if meta is not None:

@@ -267,3 +267,25 @@ return out
     assert [int(d) for d in sl.type.shape] == [64, 16]
     with pytest.raises(Exception, match="slice extent must be static"):
         _parse("c = pl.cast(n, pl.INDEX)\ns = out[:, c : c * 2]\nreturn out")
+
+
+@pl.jit
+def _rebinds_output(x: pl.Tensor, result: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        result = pl.add(x, 1.0)  # rebinding: the caller's result is never written
+    return result
+
+
+def test_rebinding_the_output_is_a_partial_codegen_error_naming_the_fix(tmp_path) -> None:
+    from pypto.backend.pto_backend import PartialCodegenError
+    from pypto.runtime import RunConfig
+
+    with pytest.raises(PartialCodegenError) as exc:
+        _rebinds_output(torch.zeros(64), torch.zeros(64), config=RunConfig(save_kernels_dir=str(tmp_path / "o"),
+                                                                           jit_cache=False))
+    text = str(exc.value)
+    assert "never writes its output 'result'" in text and "result[:] = <value>" in text
+    assert "test_upstream_forms.py" in text
+    assert exc.value.files and all(k.startswith("kernels/") for k in exc.value.files)
+    assert list((tmp_path / "o" / "kernels").glob("*.pto"))
+    assert not (tmp_path / "o" / "compiled_meta.json").exists()
