@@ -70,6 +70,13 @@ class _Converter:
             return out
         if short in ("create", "full") and isinstance(s, AssignStmt):
             return self.create(s, value, short)
+        if short == "read":
+            raise UnsupportedFeatureError(
+                "scalar read of a tensor inside a kernel: ptoas 0.1.1 has no scalar load from GM (pypto moves a "
+                "read at the top of a pl.at region, at indices known before it, into the orchestration; this one "
+                "is inside a loop or depends on a value computed in the kernel)", value.span,
+                hint="read it in the orchestration (or at the top of the pl.at region) and pass it to the kernel "
+                     "as a pl.Scalar argument")
         raise UnsupportedFeatureError(f"tensor op '{value.op}' inside an InCore kernel", value.span,
                                       hint="use the tile-level op (pl.tile.*) or move it to the orchestration")
 
