@@ -57,7 +57,8 @@ def _check_outputs_written(f: Function) -> None:
     from pypto.ir.stmt import ReturnStmt
     from pypto.passes._util import calls_in, iter_stmts, used_vars
 
-    args = {a for c in calls_in(f.body) for a in c.args}
+    inits = [ia.init for s in iter_stmts(f.body) for ia in getattr(s, "iter_args", ()) if ia.init is not None]
+    args = {a for c in calls_in(f.body) for a in c.args} | set(used_vars(inits))
     rets = [s for s in iter_stmts(f.body) if isinstance(s, ReturnStmt)]
     returned = set(used_vars(rets))
     for p, d in zip(f.params, f.param_directions, strict=True):
