@@ -31,7 +31,7 @@ from pypto.ir.stmt import (
     flatten,
     seq,
 )
-from pypto.ir.types import TensorType, TupleType
+from pypto.ir.types import ScalarType, TensorType, TupleType
 from pypto.ir.visitor import substitute
 from pypto.passes._util import base_name, defined_vars, iter_stmts, map_blocks, used_vars
 from pypto.passes.base import Pass
@@ -256,12 +256,20 @@ def _hoist_reads(scope: InCoreScopeStmt, program: Program) -> tuple[InCoreScopeS
     local = set(defined_vars(scope.body))
     hoisted: list[Stmt] = []
     kept: list[Stmt] = []
+    moved: set[Var] = set()  # results of hoisted statements
     for s in body:
         v = s.value if isinstance(s, AssignStmt) else None
-        if (isinstance(v, Call) and v.op == "tensor.read" and isinstance(v.args[0], Var)
+        uses = set(used_vars(v)) if v is not None else set()
+        ready = all(u not in local or u in moved for u in uses)
+        read = (isinstance(v, Call) and v.op == "tensor.read" and isinstance(v.args[0], Var)
                 and region.root(v.args[0]) not in written and v.args[0] not in local
-                and not any(u in local for u in used_vars(list(v.args[1:])))):
+                and not any(u in local for u in used_vars(list(v.args[1:]))))
+        # scalar arithmetic on a hoisted read (e.g. its cast to pl.INDEX) goes along with it
+        derived = (isinstance(s, AssignStmt) and isinstance(s.var.var_type, ScalarType) and not isinstance(v, Call)
+                   and ready and bool(uses & moved))
+        if read or derived:
             hoisted.append(s)
+            moved.add(s.var)  # type: ignore[union-attr]
         else:
             kept.append(s)
     if not hoisted:

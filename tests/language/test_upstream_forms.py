@@ -289,3 +289,31 @@ def test_rebinding_the_output_is_a_partial_codegen_error_naming_the_fix(tmp_path
     assert exc.value.files and all(k.startswith("kernels/") for k in exc.value.files)
     assert list((tmp_path / "o" / "kernels").glob("*.pto"))
     assert not (tmp_path / "o" / "compiled_meta.json").exists()
+
+
+@pl.jit
+def _ragged_tail(src: pl.Tensor, cfg: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        n = pl.cast(pl.read(cfg, [0]), pl.INDEX)  # read + cast move to the orchestration
+        tail = pl.cast(pl.read(cfg, [1]), pl.INDEX)
+        full = pl.cast(pl.read(cfg, [2]), pl.INDEX)
+        for i in pl.range(n):
+            if i == n - 1:
+                width = tail
+            else:
+                width = full
+            t = pl.load(src, [i * 16, 0], [16, 32], valid_shape=[16, width], target_memory=pl.MemorySpace.Vec)
+            pl.store(pl.tile.fillpad(t, pad_value=pl.PadValue.zero), [i * 16, 0], out)
+    return out
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_if_choosing_a_scalar_in_a_kernel_loop_runs(platform: str) -> None:
+    from pypto.runtime import RunConfig
+
+    src = torch.randn(48, 32, generator=torch.Generator().manual_seed(8))
+    out = torch.full((48, 32), 5.0)
+    _ragged_tail(src, torch.tensor([3, 20, 32], dtype=torch.int64), out, config=RunConfig(platform=platform))
+    want = src.clone()
+    want[32:, 20:] = 0.0
+    torch.testing.assert_close(out, want)
