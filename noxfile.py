@@ -88,6 +88,23 @@ def bench(session: nox.Session) -> None:
         session.run(sys.executable, str(script), *session.posargs)
 
 
+@nox.session(python=False, tags=["fuzz"])
+def fuzz(session: nox.Session) -> None:
+    """Mutation fuzzing of the example kernels through the CLI, longer than the suite's bounded run.
+
+    ``FUZZ_EXAMPLES`` cases (default 2000) from seed ``FUZZ_SEED`` (default: a fresh one, printed so a
+    failure can be replayed): no case may exit 1, die of a signal or hang.
+    """
+    import os
+    import random
+
+    seed = os.environ.get("FUZZ_SEED") or str(random.SystemRandom().randrange(2**31))
+    examples = os.environ.get("FUZZ_EXAMPLES", "2000")
+    session.log(f"fuzz: {examples} cases, FUZZ_SEED={seed}")
+    session.run(sys.executable, "-m", "pytest", "-q", "-s", "tests/fuzz", *session.posargs,
+                env={"FUZZ_SEED": seed, "FUZZ_EXAMPLES": examples})
+
+
 @nox.session(python=False, tags=["upstream"])
 @nox.parametrize("platform", SIM_PLATFORMS)
 def upstream(session: nox.Session, platform: str) -> None:

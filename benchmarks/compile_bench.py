@@ -32,8 +32,8 @@ def import_time() -> float:
 def example_kernels(only: str | None):
     """(label, specialized Program) for each entry kernel of each example (SHAPES convention)."""
     from pypto.errors import UserError
+    from pypto.flows.loader import kernel_targets, load_module, sample_args
     from pypto.ir.function import Program
-    from pypto.loader import kernel_targets, load_module, sample_args
 
     for path in sorted((ROOT / "examples").glob("*/[0-9][0-9]_*.py")):
         module = load_module(path)

@@ -1,41 +1,18 @@
-"""CompiledProgram: a handle on an artifact directory plus what dispatch needs to know about it."""
+"""CompiledProgram: a handle on an artifact directory plus what dispatch needs to know about it.
+
+Floor: beside the driver, above the runtime (calling a handle runs it) and ``artifact`` (its
+metadata record, :class:`~pypto.artifact.ArtifactMeta`).
+"""
 
 from __future__ import annotations
 
-import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pypto.ir.dtypes import DataType, from_meta
+from pypto.artifact.meta import ArtifactMeta, ParamInfo
 from pypto.ir.function import Program
 from pypto.ir.options import BackendType, backend_for_platform, default_sim_platform
-
-META_FILE = "compiled_meta.json"
-META_SCHEMA = 1
-
-
-@dataclass(frozen=True, slots=True)
-class ParamInfo:
-    """One orchestration parameter as recorded in ``compiled_meta.json``."""
-
-    name: str
-    direction: str
-    shape: tuple[int, ...] | None
-    dtype: DataType | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "direction": self.direction,
-                "shape": list(self.shape) if self.shape is not None else None,
-                "dtype": self.dtype.meta if self.dtype is not None else None}
-
-    @staticmethod
-    def from_json(d: dict[str, Any]) -> ParamInfo:
-        shape = d.get("shape")
-        dtype = d.get("dtype")
-        return ParamInfo(str(d["name"]), str(d["direction"]), tuple(shape) if shape is not None else None,
-                         from_meta(dtype) if dtype else None)
 
 
 class CompiledProgram:
@@ -88,46 +65,37 @@ class CompiledProgram:
     @property
     def runtime_config(self) -> dict[str, Any]:
         """RUNTIME_CONFIG from ``kernel_config.py`` (requires an assembled artifact)."""
-        from pypto.runtime.kernel_config import load_kernel_config
+        from pypto.artifact.directory import load_artifact
 
-        return dict(load_kernel_config(self.output_dir).runtime_config)
+        return dict(load_artifact(self.output_dir).runtime_config)
 
-    def meta_json(self) -> dict[str, Any]:
-        """The ``compiled_meta.json`` document for this program."""
-        return {"schema": META_SCHEMA, "params": [p.to_json() for p in self._params],
-                "num_return_types": self.num_return_types, "platform": self.platform,
-                "backend_type": self.backend_type.value, "runtime": self.runtime_name,
-                "toolchain": self.toolchain}
+    def meta(self) -> ArtifactMeta:
+        """The ``compiled_meta.json`` record of this program."""
+        return ArtifactMeta(tuple(self._params), self.num_return_types, self.platform, self.backend_type.value,
+                            self.runtime_name, self.toolchain)
+
+    @classmethod
+    def from_meta(cls, program: Program | None, output_dir: str | os.PathLike[str], meta: ArtifactMeta, *,
+                  platform: str | None = None, backend_type: BackendType | None = None) -> CompiledProgram:
+        """The handle on ``output_dir`` described by ``meta`` (``platform``/``backend_type`` override it)."""
+        plat = platform or meta.platform
+        backend = backend_type or (backend_for_platform(plat) if plat else BackendType(meta.backend_type))
+        return cls(program, output_dir, backend_type=backend, platform=plat, runtime=meta.runtime,
+                   params=list(meta.params), num_return_types=meta.num_return_types, toolchain=meta.toolchain)
 
     @classmethod
     def from_dir(cls, output_dir: str | os.PathLike[str], *, platform: str | None = None,
                  backend_type: BackendType | None = None) -> CompiledProgram:
         """Rebuild the handle from ``compiled_meta.json`` (FileNotFoundError / ValueError if bad)."""
-        path = Path(output_dir) / META_FILE
-        if not path.is_file():
-            raise FileNotFoundError(
-                f"{path} not found: '{output_dir}' is not a complete pypto artifact directory "
-                "(compile did not finish, or this is not an output dir of ir.compile)")
-        try:
-            meta = json.loads(path.read_text())
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: corrupt metadata ({exc}); recompile the program") from exc
-        if not isinstance(meta, dict) or meta.get("schema") != META_SCHEMA or "params" not in meta:
-            raise ValueError(f"{path}: unsupported metadata schema {meta.get('schema') if isinstance(meta, dict) else meta!r}"
-                             f" (expected {META_SCHEMA}); recompile with this pypto version")
-        plat = platform or meta.get("platform")
-        backend = backend_type or (backend_for_platform(plat) if plat else BackendType(meta["backend_type"]))
-        return cls(None, output_dir, backend_type=backend, platform=plat,
-                   runtime=meta.get("runtime", "tensormap_and_ringbuffer"),
-                   params=[ParamInfo.from_json(p) for p in meta["params"]],
-                   num_return_types=int(meta.get("num_return_types", 0)), toolchain=meta.get("toolchain"))
+        return cls.from_meta(None, output_dir, ArtifactMeta.read(output_dir), platform=platform,
+                             backend_type=backend_type)
 
     # -- running --------------------------------------------------------------------------------
     def __call__(self, *args: Any, config: Any = None) -> Any:
         """Run on the sim platform: in place (all args) -> None; inputs only -> outputs."""
         if self.orchestration_names:
             raise TypeError("this artifact has several orchestration programs; call compiled['name'](...)")
-        from pypto.runtime.dispatch import call_compiled
+        from pypto.runtime.worker import call_compiled
 
         return call_compiled(self, args, config)
 

@@ -1,4 +1,7 @@
-"""Diagnostics: severity + span + message, rendered gcc-style with the source line and a caret."""
+"""Diagnostics: severity + span + message, rendered gcc-style with the source line and a caret.
+
+Floor: above ``span`` only.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pypto.ir.span import Span
+    from pypto.span import Span
 
 
 class Severity(Enum):

@@ -1,16 +1,16 @@
-"""``ir.compile``: run the pass pipeline, generate code, assemble, and commit an artifact directory.
+"""``ir.compile``: begin an artifact directory, run the passes, generate code, assemble, commit.
 
-``compiled_meta.json`` is the completeness marker: a compile deletes it (and the other build-kind
-markers) first and writes it last, with an atomic rename. A
-failed or interrupted compile therefore never leaves a directory that looks complete
-(``CompiledProgram.from_dir`` refuses it), while the files it did produce stay for inspection.
+Floor: above ``passes``, ``codegen``, ``backend`` and ``artifact``; never imports the runtime (the
+returned handle, :mod:`pypto.compiled`, runs it) nor the flows above. ``compiled_meta.json`` is the
+completeness marker: ``artifact.begin`` deletes it (and the other build-kind markers) first and
+``artifact.commit`` writes it last, with an atomic rename. A failed or interrupted compile therefore
+never leaves a directory that looks complete (``CompiledProgram.from_dir`` refuses it), while the files
+it did produce stay for inspection.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
-import json
 import os
 import time
 from contextlib import nullcontext
@@ -19,9 +19,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pypto.compiled import META_FILE, CompiledProgram, ParamInfo
-from pypto.errors import PartialCodegenError, ToolchainError, UnsupportedFeatureError
-from pypto.ir.enums import ParamDirection
+from pypto.artifact import PASSES_DUMP_DIR, REPORT_DIR, ArtifactMeta, begin, commit
+from pypto.compiled import CompiledProgram
+from pypto.errors import PartialCodegenError, ToolchainError, UnsupportedFeatureError, UserError
 from pypto.ir.function import Program
 from pypto.ir.options import (
     BackendType,
@@ -35,10 +35,7 @@ from pypto.ir.options import (
     backend_for_platform,
     default_sim_platform,
 )
-from pypto.ir.types import ShapedType, TupleType
-
-# markers of the other build kinds, deleted by a fresh compile
-STALE_MARKERS = ("compiled_meta.json", "distributed_meta.json", "kernel_config.py", "orchestration/host_orch.py")
+from pypto.passes.context import DEFAULT_DISABLED
 
 
 @dataclass
@@ -62,6 +59,7 @@ class CompileOptions:
     runtime: RuntimeKind
     settings: Any = None
     stages: list[dict[str, Any]] = field(default_factory=list)
+    explicit_output: bool = True  # False: a default dir name, claimed (created) atomically before writing
 
 
 def _settings() -> Any:
@@ -83,14 +81,36 @@ def _conflict(name: str, value: Any, op: str = "compile") -> None:
 
 
 def _default_output_dir(program: Program, settings: Any) -> Path:
+    """``<prog_build_dir>/<program>_<timestamp>``: a candidate name, claimed by :func:`_claim_output_dir`."""
     base = Path(getattr(settings, "prog_build_dir", None) or "build_output")
-    stamp = datetime.now().strftime("%Y%m%d_%H%M%S")
-    out = base / f"{program.name}_{stamp}"
-    n = 1
-    while out.exists():
-        out = base / f"{program.name}_{stamp}_{n}"
-        n += 1
-    return out
+    return base / f"{program.name}_{datetime.now().strftime('%Y%m%d_%H%M%S')}"
+
+
+def _claim_output_dir(out: Path) -> Path:
+    """Create a fresh default output dir; ``mkdir`` is the claim, so concurrent compiles never share one."""
+    _make_dirs(out.parent)
+    for n in range(10000):
+        cand = out if n == 0 else out.with_name(f"{out.name}_{n}")
+        try:
+            cand.mkdir()
+            return cand
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise _unusable_output(cand, exc) from exc
+    raise UserError(f"no free output directory name next to {out}", hint="clean up old build output")
+
+
+def _make_dirs(path: Path) -> None:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _unusable_output(path, exc) from exc
+
+
+def _unusable_output(path: Path, exc: OSError) -> UserError:
+    return UserError(f"cannot create the output directory {path}: {exc.strerror or exc}",
+                     hint="pass -o/--output-dir (output_dir=) a writable directory, or set PYPTO_PROG_BUILD_DIR")
 
 
 def resolve_options(program: Program, kw: dict[str, Any]) -> CompileOptions:
@@ -122,7 +142,7 @@ def resolve_options(program: Program, kw: dict[str, Any]) -> CompileOptions:
         skip_ptoas=bool(kw["skip_ptoas"]),
         verification_level=vlevel,
         diagnostic_phase=dphase,
-        disabled_diagnostics=set(disabled) if disabled is not None else {DiagnosticCheck.UnusedControlFlowResult},
+        disabled_diagnostics=set(disabled if disabled is not None else DEFAULT_DISABLED),
         memory_planner=kw["memory_planner"] or (ctx.memory_planner if ctx else None) or MemoryPlanner.PYPTO,
         l0c_double_buffer=bool(kw["enable_pypto_l0c_double_buffer"]),
         profiling=bool(kw["profiling"]) or bool(getattr(settings, "compile_profiling", False)),
@@ -131,6 +151,7 @@ def resolve_options(program: Program, kw: dict[str, Any]) -> CompileOptions:
         dump_ptoas_passes=bool(kw["dump_ptoas_passes"]),
         runtime=RuntimeKind.from_name(runtime or RuntimeKind.TENSORMAP_AND_RINGBUFFER),
         settings=settings,
+        explicit_output=kw["output_dir"] is not None,
     )
 
 
@@ -149,27 +170,6 @@ def _active_context() -> Any:
     from pypto.passes.context import PassContext
 
     return PassContext.current()
-
-
-def param_infos(program: Program) -> tuple[list[ParamInfo], int]:
-    """Orchestration params and return count of the program as given (for ``compiled_meta.json``)."""
-    orch = program.orchestrations()
-    if not orch:
-        return [], 0
-    func = orch[-1]
-    infos = []
-    for var, direction in zip(func.params, func.param_directions, strict=True):
-        t = var.type
-        shape = dtype = None
-        if isinstance(t, ShapedType):
-            static = t.static_shape()
-            shape = static if static is not None else None
-            dtype = t.dtype
-        elif hasattr(t, "dtype"):
-            dtype = t.dtype
-        infos.append(ParamInfo(var.name.split("__ssa_")[0], ParamDirection(direction).value, shape, dtype))
-    nret = sum(len(rt.types) if isinstance(rt, TupleType) else 1 for rt in func.return_types)
-    return infos, nret
 
 
 def compile(  # noqa: A001 - the upstream API name
@@ -222,10 +222,18 @@ def lower(program: Program, **kw: Any) -> Program:
 
 
 def _compile(program: Program, opts: CompileOptions) -> CompiledProgram:
+    """Compile into the output dir: a fresh default dir is claimed; an explicit one is locked while written."""
+    from pypto.toolchain.cachefs import dir_lock
     from pypto.toolchain.logging import bound_context
 
-    with bound_context(program=program.name, platform=opts.platform, output_dir=opts.output_dir,
-                       toolchain=getattr(opts.settings, "toolchain", None)):
+    if opts.explicit_output:
+        _make_dirs(opts.output_dir.parent)
+        lock = dir_lock(opts.output_dir)
+    else:
+        opts.output_dir = _claim_output_dir(opts.output_dir)
+        lock = nullcontext()
+    with lock, bound_context(program=program.name, platform=opts.platform, output_dir=opts.output_dir,
+                             toolchain=getattr(opts.settings, "toolchain", None)):
         return _compile_in_context(program, opts)
 
 
@@ -234,10 +242,8 @@ def _compile_in_context(program: Program, opts: CompileOptions) -> CompiledProgr
     from pypto.passes.context import PassContext
     from pypto.toolchain.logging import stage
 
-    out = opts.output_dir
-    (out / "report").mkdir(parents=True, exist_ok=True)
-    for marker in STALE_MARKERS:
-        (out / marker).unlink(missing_ok=True)
+    _make_dirs(opts.output_dir)
+    out = begin(opts.output_dir)
     outer = PassContext.current()
     ctx = outer or PassContext(
         verification_level=opts.verification_level, diagnostic_phase=opts.diagnostic_phase,
@@ -247,8 +253,8 @@ def _compile_in_context(program: Program, opts: CompileOptions) -> CompiledProgr
     with nullcontext() if outer else ctx, stage("passes"):
         t0 = time.perf_counter()
         result = run_pipeline(program, ctx=ctx, dump_level=opts.dump_level,
-                              dump_dir=out / "passes_dump" if opts.dump_level else None,
-                              report_dir=out / "report",
+                              dump_dir=out / PASSES_DUMP_DIR if opts.dump_level else None,
+                              report_dir=out / REPORT_DIR,
                               analyze_auto_scopes_for_deps=opts.analyze_auto_scopes_for_deps)
         opts.stages.append({"name": "passes", "seconds": time.perf_counter() - t0,
                             "children": [{"name": n, "seconds": s, "children": []} for n, s in result.pass_times]})
@@ -264,17 +270,13 @@ def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions
     from pypto.toolchain.logging import stage
 
     out = opts.output_dir
-    infos, nret = param_infos(program)
-    toolchain = getattr(opts.settings, "toolchain", None)
-    compiled = CompiledProgram(program, out, backend_type=opts.backend_type, platform=opts.platform,
-                               runtime=opts.runtime.value, params=infos, num_return_types=nret,
-                               toolchain=toolchain)
+    meta = ArtifactMeta.from_program(program, platform=opts.platform, backend_type=opts.backend_type.value,
+                                     runtime=opts.runtime.value, toolchain=getattr(opts.settings, "toolchain", None))
     t0 = time.perf_counter()
     with stage("codegen"):
         try:
             artifact = generate(lowered, backend_type=opts.backend_type, platform=opts.platform,
-                                runtime=opts.runtime, emit_source_loc=opts.emit_source_loc,
-                                toolchain_meta={"toolchain": toolchain})
+                                runtime=opts.runtime, emit_source_loc=opts.emit_source_loc)
         except PartialCodegenError as exc:  # keep what was generated, for reading (no completeness marker)
             for rel, text in exc.files.items():
                 (out / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -283,28 +285,15 @@ def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions
     t1 = time.perf_counter()
     try:
         with stage("ptoas" if not opts.skip_ptoas else "assemble"):
-            assemble(_without_meta(artifact), out, ptoas=None if opts.skip_ptoas else _ptoas(opts),
+            assemble(artifact, out, ptoas=None if opts.skip_ptoas else _ptoas(opts),
                      skip_ptoas=opts.skip_ptoas, dump_ptoas_passes=opts.dump_ptoas_passes,
                      max_workers=getattr(opts.settings, "codegen_max_workers", None), timeout=60)
     except ToolchainError as exc:
         raise _relocated(exc, out) from None
     opts.stages.append({"name": "codegen", "seconds": t1 - t0, "children": []})
     opts.stages.append({"name": "ptoas", "seconds": time.perf_counter() - t1, "children": []})
-    _write_meta(out, compiled)
-    return compiled
-
-
-def _without_meta(artifact: Any) -> Any:
-    """The artifact minus ``compiled_meta.json``: the driver writes that marker last itself."""
-    files = {k: v for k, v in artifact.files.items() if k != META_FILE}
-    return dataclasses.replace(artifact, files=files) if dataclasses.is_dataclass(artifact) else artifact
-
-
-def _write_meta(out: Path, compiled: CompiledProgram) -> None:
-    """Write the completeness marker atomically (only ever after every other file)."""
-    tmp = out / f".{META_FILE}.tmp{os.getpid()}"
-    tmp.write_text(json.dumps(compiled.meta_json(), indent=2))
-    os.replace(tmp, out / META_FILE)
+    commit(out, meta)
+    return CompiledProgram.from_meta(program, out, meta, backend_type=opts.backend_type)
 
 
 def _relocated(exc: ToolchainError, out: Path) -> ToolchainError:
@@ -327,8 +316,8 @@ def _ptoas(opts: CompileOptions) -> Path:
 def _write_profile(out: Path, stages: list[dict[str, Any]]) -> None:
     from pypto.passes.profiling import format_profile_json, format_profile_txt
 
-    (out / "report" / "pipeline_profile.txt").write_text(format_profile_txt(stages))
-    (out / "report" / "pipeline_profile.json").write_text(format_profile_json(stages))
+    (out / REPORT_DIR / "pipeline_profile.txt").write_text(format_profile_txt(stages))
+    (out / REPORT_DIR / "pipeline_profile.json").write_text(format_profile_json(stages))
 
 
 def compile_with_settings(program: Program, settings: Any, **kw: Any) -> CompiledProgram:
@@ -340,19 +329,3 @@ def compile_with_settings(program: Program, settings: Any, **kw: Any) -> Compile
     if raw["verification_level"] is None and settings.source_of("verify_level") != "default":
         raw["verification_level"] = VerificationLevel(settings.verify_level)
     return _compile(program, resolve_options(program, raw))
-
-
-def compile_file(path: Path, name: str | None, settings: Any, request: Any) -> Any:
-    """``pypto compile FILE[::NAME]``: compile one kernel of a user file."""
-    from pypto.loader import FileResult, compile_target
-
-    t0 = time.perf_counter()
-    compiled, _, _ = compile_target(Path(path), name, settings, request)
-    return FileResult(compiled, {"compile_seconds": round(time.perf_counter() - t0, 6)})
-
-
-def run_file(path: Path, name: str | None, settings: Any, request: Any) -> Any:
-    """``pypto run FILE[::NAME]``: compile, run with seeded inputs, compare with the golden."""
-    from pypto.loader import run_target
-
-    return run_target(Path(path), name, settings, request)

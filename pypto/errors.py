@@ -1,11 +1,14 @@
-"""Exception hierarchy: user errors, toolchain problems and compiler bugs are distinct classes."""
+"""Exception hierarchy: user errors, toolchain problems and compiler bugs are distinct classes.
+
+Floor: above ``span`` and ``diagnostics`` only; every other room may raise these.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pypto.ir.span import Span
+    from pypto.span import Span
 
 
 class PyptoError(Exception):
@@ -34,6 +37,19 @@ class ParserError(UserError):
 
 class ParserSyntaxError(ParserError):
     """Malformed DSL source."""
+
+
+class PythonSyntaxError(ParserSyntaxError, SyntaxError):
+    """The DSL text is not valid Python: also the builtin ``SyntaxError`` (``except SyntaxError`` works)."""
+
+    def __init__(self, message: str, span: Span | None = None, hint: str | None = None) -> None:
+        super().__init__(message, span, hint)
+        self.msg = message
+        if span is not None and span.is_known():
+            self.filename, self.lineno, self.offset = span.file, span.line, span.col
+
+    def __str__(self) -> str:
+        return self.render()
 
 
 class ParserTypeError(ParserError):

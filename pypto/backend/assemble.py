@@ -4,10 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pypto.artifact import (
+    CODEGEN_ERRORS,
+    KERNEL_CONFIG,
+    REPORT_DIR,
+    Artifact,
+    KernelFunc,
+    KernelUnit,
+    kernel_source,
+    ptoas_file,
+    ptoas_passes_file,
+    render_kernel_config,
+    skip_ptoas_files,
+)
 from pypto.backend.ptoas_stage import PtoasResult, error_report, run_units, split_debug_modules
-from pypto.codegen.artifact import Artifact, KernelFunc, KernelUnit
-from pypto.codegen.generate import skip_ptoas_files
-from pypto.codegen.kernel_config import render_kernel_config
 from pypto.errors import PartialCodegenError, ToolchainError
 
 _WRAP_KIND = {"tensor": "tensor", "scalar": "scalar", "dim": "dyn_dim"}
@@ -21,9 +31,11 @@ class _Writer:
         self.files: dict[str, str] = {}
 
     def write(self, rel: str, text: str) -> None:
+        from pypto.toolchain.cachefs import write_atomic
+
         path = self.root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        write_atomic(path, text)  # a concurrent reader of the dir sees whole files only
         self.files[rel] = text
 
 
@@ -35,7 +47,7 @@ def wrapper_params(kf: KernelFunc) -> list:
     out = []
     for i, p in enumerate(kf.params):
         index = p.index - n_tensors if p.kind == "scalar" else p.index
-        out.append(KernelParam(f"arg{i}", _WRAP_KIND[p.kind], p.ctype, index, p.axis))  # type: ignore[arg-type]
+        out.append(KernelParam(f"arg{i}", _WRAP_KIND[p.kind], p.ctype, index, p.axis, label=p.name))  # type: ignore[arg-type]
     return out
 
 
@@ -43,7 +55,7 @@ def _wrap_unit(w: _Writer, unit: KernelUnit, cpp: str) -> None:
     from pypto.backend.kernel_wrapper import wrap_kernel
 
     for kf in unit.funcs:
-        w.write(f"kernels/{kf.core}/{kf.name}.cpp", wrap_kernel(cpp, kf.name, wrapper_params(kf)))
+        w.write(kernel_source(kf.core, kf.name), wrap_kernel(cpp, kf.name, wrapper_params(kf)))
 
 
 def _resolve_ptoas(ptoas: Path | None) -> Path:
@@ -65,7 +77,7 @@ def assemble(artifact: Artifact, out_dir: Path, *, ptoas: Path | None = None, sk
     """
     out_dir = Path(out_dir)
     w = _Writer(out_dir)
-    (out_dir / "report").mkdir(parents=True, exist_ok=True)
+    (out_dir / REPORT_DIR).mkdir(parents=True, exist_ok=True)
     for rel, text in artifact.files.items():
         w.write(rel, text)
     if skip_ptoas:
@@ -75,7 +87,7 @@ def assemble(artifact: Artifact, out_dir: Path, *, ptoas: Path | None = None, sk
         return w.files
     exe = _resolve_ptoas(ptoas)
     for u in artifact.units:
-        w.write(f"ptoas/{u.name}.pto", u.pto)
+        w.write(ptoas_file(u.name, "pto"), u.pto)
     results = run_units(exe, out_dir, artifact.units, max_workers=max_workers, timeout=timeout,
                         insert_sync=insert_sync)
     for u, r in zip(artifact.units, results, strict=True):
@@ -85,26 +97,26 @@ def assemble(artifact: Artifact, out_dir: Path, *, ptoas: Path | None = None, sk
         _fail(w, failed, len(results))
     if artifact.orchestration_names:
         orch = artifact.orchestration_names[0]
-        w.write("kernel_config.py", render_kernel_config(
+        w.write(KERNEL_CONFIG, render_kernel_config(
             orch, artifact.func_ids, runtime=artifact.runtime, orch_signature=artifact.orch_signatures.get(orch)))
     return w.files
 
 
 def _collect(w: _Writer, unit: KernelUnit, r: PtoasResult, dump: bool) -> None:
-    w.write(f"ptoas/{unit.name}.log", r.log)
+    w.write(ptoas_file(unit.name, "log"), r.log)
     if dump:
-        w.write(f"ptoas_passes/{unit.name}/ptoas_debug.log", r.log)
+        w.write(ptoas_passes_file(unit.name, "ptoas_debug.log"), r.log)
         for name, text in split_debug_modules(r.log).items():
-            w.write(f"ptoas_passes/{unit.name}/{name}", text)
+            w.write(ptoas_passes_file(unit.name, name), text)
     if r.ok:
-        cpp = (w.root / "ptoas" / f"{unit.name}.cpp").read_text()
-        w.files[f"ptoas/{unit.name}.cpp"] = cpp
+        cpp = (w.root / ptoas_file(unit.name, "cpp")).read_text()
+        w.files[ptoas_file(unit.name, "cpp")] = cpp
         _wrap_unit(w, unit, cpp)
 
 
 def _fail(w: _Writer, failed: list[PtoasResult], total: int) -> None:
     table, full = error_report(failed, total)
-    w.write("report/codegen_errors.txt", full)
+    w.write(CODEGEN_ERRORS, full)
     first = failed[0]
     msg = f"ptoas compilation failed\n{table}"
     hint = "see report/codegen_errors.txt and ptoas/<unit>.log; the .pto is kept under ptoas/"

@@ -30,6 +30,7 @@ class KernelParam:
         index: tensor slot for ``tensor`` (default: order among tensor params), scalar slot for
             ``scalar`` (default: order among scalar params), the tensor slot to read for ``dyn_dim``.
         axis: dimension read by ``dyn_dim``.
+        label: the user-visible tensor name, quoted in the simulator's GM out-of-bounds faults.
     """
 
     name: str
@@ -37,6 +38,7 @@ class KernelParam:
     ctype: str
     index: int = -1
     axis: int = -1
+    label: str = ""
 
 
 _DROP = re.compile(r"^\s*(#include\b.*|using\s+namespace\s+pto\s*;.*|.*\bset_ffts_base_addr\(.*)$")
@@ -92,6 +94,23 @@ def _unpack(p: KernelParam, slot: int, num_tensors: int) -> list[str]:
     return [f"    {p.ctype} {p.name} = static_cast<{p.ctype}>({getter[p.kind]}(args));"]
 
 
+def _c_string(text: str) -> str:
+    return '"' + "".join(c if c.isalnum() or c in "_.-:[] " else "?" for c in text) + '"'
+
+
+def _gm_guard(params: list[KernelParam] | tuple[KernelParam, ...]) -> list[str]:
+    """Sim only: register the task's tensor views so every TLOAD/TSTORE is bounds-checked against them."""
+    tensors = [p for p in params if p.kind == "tensor"]
+    if not tensors:
+        return []
+    rows = [f"        {{{p.name}, {p.name}_tensor->extent() * sizeof(*{p.name}), {_c_string(p.label or p.name)}}},"
+            for p in tensors]
+    return ["#ifdef __CPU_SIM",
+            "    const pto::sim::GmExtent gm_extents_[] = {", *rows, "    };",
+            f"    pto::sim::GmScope gm_scope_(gm_extents_, {len(tensors)});",
+            "#endif"]
+
+
 def _slots(params: list[KernelParam] | tuple[KernelParam, ...]) -> tuple[list[int], int]:
     """Argument slot of every param and the number of tensor slots."""
     slots: list[int] = []
@@ -134,6 +153,7 @@ def wrap_kernel(ptoas_cpp: str, func_name: str, params: list[KernelParam] | tupl
         "    set_atomic_none();",
         "#endif",
         *body,
+        *_gm_guard(params),
         f"    {func_name}({call});",
         "}",
     ]

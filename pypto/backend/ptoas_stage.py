@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from pypto.codegen.artifact import KernelUnit
+from pypto.artifact import KernelUnit, ptoas_file
 
 _ERROR_LINE = re.compile(r"error:|Error:|Assertion|Aborted|terminate called")
 _SLUG = re.compile(r"[^a-z0-9]+")
@@ -69,12 +69,12 @@ def run_ptoas(ptoas: Path, out_dir: Path, unit: str, *, timeout: float, insert_s
 
     It runs in ``out_dir`` with relative paths, so the log and the repro command name no staging path.
     """
-    pto, cpp = Path("ptoas") / f"{unit}.pto", Path("ptoas") / f"{unit}.cpp"
+    pto, cpp = Path(ptoas_file(unit, "pto")), Path(ptoas_file(unit, "cpp"))
     argv = ptoas_argv(ptoas, pto, cpp, insert_sync=insert_sync)
     repro = f"cd <artifact dir> && {shlex.join(argv)}"
     start = time.perf_counter()
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False, cwd=out_dir)
+        proc = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=timeout, check=False, cwd=out_dir)
     except subprocess.TimeoutExpired as exc:
         out = _text(exc.stdout) + _text(exc.stderr)
         return PtoasResult(unit, False, out, f"ptoas timed out after {timeout:g}s", repro,

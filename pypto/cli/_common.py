@@ -44,10 +44,28 @@ _CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
 
 def exit_code_for(exc: BaseException) -> ExitCode:
     """The exit code an exception maps to (anything unexpected is an internal error)."""
+    from pypto.runtime.native import LoadError, SimRuntimeError
+
+    if isinstance(exc, SimRuntimeError):  # a kernel fault, deadlock or orchestration error: the program's
+        return ExitCode.TOOLCHAIN if isinstance(exc, LoadError) else ExitCode.USER
     for kind, code in _CODES:
         if isinstance(exc, kind):
             return code
+    if _user_path_error(exc):
+        return ExitCode.USER
     return ExitCode.INTERNAL
+
+
+def _user_path_error(exc: BaseException) -> bool:
+    """A file-system error on a path outside the pypto package: the user's path or environment, not a bug."""
+    import errno
+
+    user_errnos = {errno.EACCES, errno.EPERM, errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.EROFS,
+                   errno.ENOSPC, errno.EDQUOT, errno.EEXIST, errno.ENAMETOOLONG}
+    if not isinstance(exc, OSError) or exc.errno not in user_errnos or not exc.filename:
+        return False
+    package = Path(__file__).resolve().parents[1]
+    return package not in Path(str(exc.filename)).resolve().parents
 
 
 @dataclass
@@ -86,6 +104,11 @@ def report_error(exc: BaseException, as_json: bool) -> ExitCode:
     """Print an error (stderr, or a JSON object on stdout with ``--json``) and return its exit code."""
     code = exit_code_for(exc)
     known = isinstance(exc, PyptoError) and not isinstance(exc, InternalError)
+    if _user_path_error(exc):
+        assert isinstance(exc, OSError)
+        known = True
+        exc = UserError(f"cannot use {exc.filename}: {exc.strerror}",
+                        hint="check the path and its permissions (output dir, cache dir, input files)")
     text = str(exc) if known else f"internal error: {type(exc).__name__}: {exc}"
     if not known:
         text += "\n  this is a pypto bug; rerun with --log-level debug and report the traceback"

@@ -1,6 +1,6 @@
-"""``pypto compile`` and ``pypto run``: thin shells over ``pypto.driver.compile_file`` / ``run_file``.
+"""``pypto compile`` and ``pypto run``: thin shells over ``pypto.flows.loader.compile_file`` / ``run_file``.
 
-The driver receives ``(path, name, settings, request)`` where ``request`` is a :class:`CompileRequest`
+The flow receives ``(path, name, settings, request)`` where ``request`` is a :class:`CompileRequest`
 (duck-typed: read its attributes). ``--in-container`` hands the same command line, minus that flag, to
 ``pypto.toolchain.docker.run_in_container`` with the working directory mounted at ``/src`` and the
 output directory at ``/out``.
@@ -77,10 +77,10 @@ def split_target(spec: str) -> tuple[Path, str | None]:
 
 def _driver() -> Any:
     try:
-        import pypto.driver as driver
+        import pypto.flows.loader as loader
     except ImportError as exc:
         raise ToolchainError(f"the pypto compiler driver could not be imported: {exc}") from exc
-    return driver
+    return loader
 
 
 def _call_driver(func_name: str, *args: Any) -> Any:
@@ -89,7 +89,7 @@ def _call_driver(func_name: str, *args: Any) -> Any:
     if func is None:
         from pypto.errors import InternalError
 
-        raise InternalError(f"pypto.driver has no {func_name}(); this pypto build is incomplete")
+        raise InternalError(f"pypto.flows.loader has no {func_name}(); this pypto build is incomplete")
     return func(*args)
 
 

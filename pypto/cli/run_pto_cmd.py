@@ -208,8 +208,8 @@ def run_pto_cmd(ctx: click.Context, file: Path, arg_texts: tuple[str, ...], func
       pypto run-pto add.pto --arg x=128x128:f32:in --arg y=128x128:f32:in --arg z=128x128:f32:out
       pypto run-pto scale.pto --arg x=64x32:in --arg y=64x32:out --arg alpha=2.5 --save out/ --json
     """
+    from pypto.flows.pto_runner import execute, load_signature, normalize_directions, prepare_pto
     from pypto.runtime import ChipWorker, DeadlockError, KernelFaultError, RunConfig, build
-    from pypto.runtime.pto_runner import execute, load_signature, normalize_directions, prepare_pto
 
     cli_state = state(ctx)
     cli_state.json = as_json

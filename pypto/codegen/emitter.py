@@ -33,10 +33,6 @@ class Emitter:
     def pop(self) -> None:
         self.level -= 1
 
-    def reserve(self, name: str) -> None:
-        """Mark ``name`` as taken without emitting anything."""
-        self._used.add(name)
-
     def unique(self, hint: str) -> str:
         """A fresh identifier derived from ``hint`` (``x``, ``x_1``, ``x_2``, ...)."""
         name = _BAD.sub("_", hint) or "v"

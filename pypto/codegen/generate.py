@@ -1,19 +1,19 @@
-"""``generate``: post-pipeline IR -> :class:`Artifact` (PTO units, orchestration C++, metadata)."""
+"""``generate``: post-pipeline IR -> :class:`Artifact` (PTO units, orchestration C++).
+
+``compiled_meta.json`` is not codegen's: the driver records it once (``pypto.artifact.ArtifactMeta``).
+"""
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
-from pypto.codegen.artifact import Artifact, FuncId, KernelUnit
+from pypto.artifact import Artifact, FuncId, KernelUnit, orchestration_source, skip_ptoas_files
 from pypto.codegen.emitter import base_name
 from pypto.codegen.orchestration_cpp import FuncIds, OrchCodegen
-from pypto.codegen.pto_mlir import emit_module
+from pypto.codegen.pto_module import emit_module
 from pypto.errors import PartialCodegenError, UserError
 from pypto.ir.enums import FunctionType
 from pypto.ir.function import Function, Program
 from pypto.ir.options import BackendType, RuntimeKind
-from pypto.ir.types import ScalarType, TensorType
+from pypto.ir.types import TensorType
 
 
 def kernel_units(program: Program) -> list[tuple[str, list[Function]]]:
@@ -34,17 +34,6 @@ def kernel_units(program: Program) -> list[tuple[str, list[Function]]]:
 
 def _tensor_dirs(f: Function) -> tuple[str, ...]:
     return tuple(d.value for p, d in zip(f.params, f.param_directions, strict=True) if isinstance(p.type, TensorType))
-
-
-def param_meta(f: Function) -> list[dict[str, Any]]:
-    """``compiled_meta.json`` ``params`` entries of an orchestration function."""
-    out = []
-    for p, d in zip(f.params, f.param_directions, strict=True):
-        t = p.type
-        shape = [x if isinstance(x, int) else None for x in t.shape] if isinstance(t, TensorType) else None
-        dtype = t.dtype.meta if isinstance(t, TensorType | ScalarType) else None
-        out.append({"name": base_name(p.name), "direction": d.value, "shape": shape, "dtype": dtype})
-    return out
 
 
 def _check_outputs_written(f: Function) -> None:
@@ -73,11 +62,10 @@ def _check_outputs_written(f: Function) -> None:
 
 def generate(program: Program, *, backend_type: BackendType | str = BackendType.Ascend910B,
              platform: str | None = None, runtime: RuntimeKind | str = RuntimeKind.TENSORMAP_AND_RINGBUFFER,
-             emit_source_loc: bool = True, toolchain_meta: dict[str, Any] | None = None,
-             skip_ptoas: bool = False) -> Artifact:
-    """Generate every text artifact of ``program`` (a post-pipeline Program).
+             emit_source_loc: bool = True, skip_ptoas: bool = False) -> Artifact:
+    """Generate every text artifact of ``program`` (a post-pipeline Program); ``platform`` is unused.
 
-    ``files`` gets ``orchestration/<orch>.cpp`` and ``compiled_meta.json``; with ``skip_ptoas`` also
+    ``files`` gets ``orchestration/<orch>.cpp``; with ``skip_ptoas`` also
     ``kernels/<aiv|aic>/<func>.pto`` (``kernels/<group>.pto`` for groups). The assembler stage
     (:func:`pypto.backend.assemble`) adds ``ptoas/``, kernel wrappers and ``kernel_config.py``.
     """
@@ -93,54 +81,24 @@ def generate(program: Program, *, backend_type: BackendType | str = BackendType.
     try:
         for f in orchs:
             _check_outputs_written(f)
-            files[f"orchestration/{f.name}.cpp"] = OrchCodegen(f, program, ids).emit()
+            files[orchestration_source(f.name)] = OrchCodegen(f, program, ids).emit()
     except UserError as exc:
         if not units:
             raise
-        done = {f"kernels/{u.name}.pto": u.pto for u in units}
+        done = skip_ptoas_files(units)
         raise PartialCodegenError(f"code generation failed after {len(units)} kernel unit(s) were generated "
                                   f"({', '.join(u.name for u in units)}):\n{exc}", files=done) from None
+    _check_single_orchestration(orchs)
     func_ids = [FuncId(i, n, ids.cores[n], _tensor_dirs(program[n])) for n, i in ids.ids.items()]
-    meta = _meta(orchs, backend, platform, rt, toolchain_meta)
-    if meta is not None:
-        files["compiled_meta.json"] = json.dumps(meta, indent=2)
     if skip_ptoas:
         files.update(skip_ptoas_files(units))
     return Artifact(files=files, units=units, orchestration_names=sorted(f.name for f in orchs),
-                    meta=meta or {}, func_ids=func_ids,
+                    func_ids=func_ids,
                     orch_signatures={f.name: _tensor_dirs(f) for f in orchs}, runtime=rt, backend_type=backend)
 
 
-def skip_ptoas_files(units: list[KernelUnit]) -> dict[str, str]:
-    """Raw MLIR per unit: ``kernels/<core>/<func>.pto`` (one-function units) or ``kernels/<group>.pto``."""
-    out = {}
-    for u in units:
-        path = f"kernels/{u.core}/{u.name}.pto" if len(u.funcs) == 1 else f"kernels/{u.name}.pto"
-        out[path] = u.pto
-    return out
-
-
-def _meta(orchs: list[Function], backend: str, platform: str | None, runtime: str,
-          toolchain: dict[str, Any] | None) -> dict[str, Any] | None:
-    if not orchs:
-        return None
-    main = orchs[0]
+def _check_single_orchestration(orchs: list[Function]) -> None:
     if len(orchs) > 1:
         raise UserError(f"program has {len(orchs)} orchestration functions "
                         f"({', '.join(f.name for f in orchs)}); multi-orchestration artifacts are not "
-                        "supported yet", main.span, hint="compile each orchestration as its own program")
-    from pypto.ir.options import default_sim_platform
-
-    meta: dict[str, Any] = {
-        "schema": 1,
-        "params": param_meta(main),
-        "num_return_types": len(main.return_types),
-        "platform": platform or default_sim_platform(BackendType(backend)),
-        "backend_type": backend,
-        "runtime": runtime,
-    }
-    if toolchain:
-        meta["toolchain"] = toolchain
-    return meta
-
-
+                        "supported yet", orchs[0].span, hint="compile each orchestration as its own program")

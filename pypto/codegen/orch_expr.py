@@ -20,9 +20,9 @@ from pypto.ir.expr import (
     UnOp,
     Var,
 )
-from pypto.ir.span import Span
 from pypto.ir.stmt import AssignStmt, Stmt
 from pypto.ir.types import ScalarType, TensorType
+from pypto.span import Span
 
 _RT_DTYPE = {
     DataType.FP32: "FLOAT32", DataType.FP16: "FLOAT16", DataType.INT32: "INT32", DataType.INT16: "INT16",

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pypto.codegen.artifact import CoreKind
+from pypto.artifact.model import CoreKind
+from pypto.codegen.cores import core_of
 from pypto.codegen.emitter import Emitter, base_name
 from pypto.codegen.orch_expr import CppExpr, runtime_dtype
 from pypto.errors import UserError
@@ -35,7 +36,7 @@ _PARAM_TO_ARG = {ParamDirection.In: ArgDirection.Input, ParamDirection.Out: ArgD
 _ADD = {ArgDirection.Input: "add_input", ArgDirection.Output: "add_output",
         ArgDirection.OutputExisting: "add_output", ArgDirection.InOut: "add_inout",
         ArgDirection.NoDep: "add_no_dep"}
-_CORE = {FunctionType.AIV: "aiv", FunctionType.AIC: "aic"}
+
 _HEADER = """#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -160,7 +161,9 @@ class OrchCodegen(CppExpr):
         elif isinstance(v, Call):
             self.tensor_op(v, s.var)
         elif isinstance(v, TupleGetItem) and v.tuple_value in self.env:
-            self.env[s.var] = self.tuple_items[v.tuple_value][v.index]  # type: ignore[index]
+            items = self.tuple_items.get(v.tuple_value, [])  # type: ignore[call-overload]
+            # past the outputs: the task id of a submit whose id nothing reads (so it was not captured)
+            self.env[s.var] = items[v.index] if v.index < len(items) else "PTO2TaskId::invalid()"
         else:
             self.declare_scalar(s.var, v)
 
@@ -270,11 +273,7 @@ class OrchCodegen(CppExpr):
             slots += [str(x) for x in aiv[:2]] + ["INVALID_KERNEL_ID"] * (2 - len(aiv[:2]))
             self.em.line(f"MixedKernels mixed_{k} = {{{', '.join(slots)}}};")
             return f"rt_submit_task(mixed_{k}, params_t{k})"
-        core = _CORE.get(callee.func_type)
-        if core is None:
-            from pypto.codegen.pto_mlir import core_of
-
-            core = core_of(callee)
+        core = core_of(callee)
         fid = self.func_ids.get(callee.name, core)  # type: ignore[arg-type]
         return f"rt_submit_{core}_task({fid}, params_t{k})"
 
@@ -327,9 +326,3 @@ _STMTS = {
     IfStmt: OrchCodegen._if,
     YieldStmt: OrchCodegen._yield,
 }
-
-
-def emit_orchestration(func: Function, program: Program, func_ids: FuncIds) -> str:
-    """The C++ text of ``orchestration/<func.name>.cpp``."""
-    return OrchCodegen(func, program, func_ids).emit()
-

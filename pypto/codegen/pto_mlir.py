@@ -1,8 +1,9 @@
 """PTO MLIR codegen for the ptoas 0.1.1 dialect: one module per kernel unit.
 
-A :class:`KernelCodegen` walks one AIV/AIC function. Tile ops are lowered by the rule table in
-:mod:`pypto.codegen.pto_rules` (keyed by op name); this module owns function arguments, GM views,
-tile buffers, scalar/index arithmetic and control flow.
+A :class:`KernelCodegen` walks one AIV/AIC function. Tile ops are lowered by the rule table it is
+given (:mod:`pypto.codegen.pto_rules`, keyed by op name; :mod:`pypto.codegen.pto_module` wires the
+two); this module owns function arguments, GM views, tile buffers, scalar/index arithmetic and
+control flow. The values it binds variables to live below it, in :mod:`pypto.codegen.pto_values`.
 
 Tile buffers: ptoas 0.1.1 plans on-chip memory itself (``alloc_tile`` has no address), so our
 planner's addresses are dropped. Tiles the planner put at the same MemRef (base, offset) with the
@@ -13,25 +14,24 @@ planner computed. Tiles with a dynamic valid shape get their own ``alloc_tile`` 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from typing import Any
 
-from pypto.codegen.artifact import KernelFunc, KernelParam
+from pypto.artifact.model import KernelFunc, KernelParam
+from pypto.codegen.cores import core_of
 from pypto.codegen.emitter import Emitter, base_name
 from pypto.codegen.pto_scalar import ScalarLowering
 from pypto.codegen.pto_types import (
-    DEVICE_SPEC,
     TOOLCHAIN,
     TileBuf,
     check_dtype,
     scalar_type,
-    tensor_view_type,
     tile_buf,
 )
+from pypto.codegen.pto_values import GmView, Pieces, Scalar, Tile, pieces_error
 from pypto.errors import UserError
-from pypto.ir.enums import FunctionType, MemorySpace
 from pypto.ir.expr import Call, Expr, Var, as_int
 from pypto.ir.function import Function
-from pypto.ir.span import Span
 from pypto.ir.stmt import (
     AssignStmt,
     EvalStmt,
@@ -44,61 +44,7 @@ from pypto.ir.stmt import (
     YieldStmt,
 )
 from pypto.ir.types import MemRef, PtrType, ScalarType, TensorType, TileType
-
-_CORE_OF_TYPE = {FunctionType.AIV: "aiv", FunctionType.AIC: "aic"}
-_CUBE_SPACES = frozenset({MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc,
-                          MemorySpace.Bias})
-
-
-@dataclass(frozen=True, slots=True)
-class Tile:
-    """A tile buffer SSA value."""
-
-    ssa: str
-    buf: TileBuf
-
-    @property
-    def ty(self) -> str:
-        return self.buf.text
-
-
-@dataclass(frozen=True, slots=True)
-class GmView:
-    """A ``pto.make_tensor_view`` of a tensor argument (rank-1 tensors are viewed as [1, N])."""
-
-    ssa: str
-    tensor: TensorType
-    rank: int
-
-    @property
-    def ty(self) -> str:
-        return tensor_view_type(self.rank, self.tensor.dtype)
-
-
-@dataclass(frozen=True, slots=True)
-class Scalar:
-    ssa: str
-    ty: str
-
-
-def core_of(func: Function) -> str:
-    """``aiv`` or ``aic``: from the function type, else from the memory spaces its tiles use."""
-    if func.func_type in _CORE_OF_TYPE:
-        return _CORE_OF_TYPE[func.func_type]
-    from pypto.ir.visitor import IRVisitor
-
-    spaces: set[MemorySpace] = set()
-
-    class _Spaces(IRVisitor):
-        def visit_Var(self, v: Var) -> None:  # noqa: N802
-            t = v.type
-            if isinstance(t, TileType) and t.memory_space is not None:
-                spaces.add(t.memory_space)
-
-        visit_IterArg = visit_Var  # noqa: N815
-
-    _Spaces().visit(func.body)
-    return "aic" if spaces & _CUBE_SPACES else "aiv"
+from pypto.span import Span
 
 
 def _loc_text(span: Span) -> str:
@@ -109,8 +55,10 @@ def _loc_text(span: Span) -> str:
 class KernelCodegen(ScalarLowering):
     """Emits one ``func.func`` for an InCore function."""
 
-    def __init__(self, func: Function, *, emit_loc: bool) -> None:
+    def __init__(self, func: Function, *, emit_loc: bool,
+                 rules: Mapping[str, Callable[[Any, Call, Var | None], None]]) -> None:
         self.func = func
+        self.rules = rules
         self.emit_loc = emit_loc
         self.names = Emitter()
         self.out = Emitter(level=2)
@@ -221,8 +169,6 @@ class KernelCodegen(ScalarLowering):
         """The tile buffer an operand refers to; never-written UB tiles are zero-filled first."""
         v = self.env.get(e) if isinstance(e, Var) else None
         if not isinstance(v, Tile):
-            from pypto.codegen.pto_views import Pieces, pieces_error
-
             if isinstance(v, Pieces):
                 raise pieces_error(self, e, v)
             raise self.error(f"expected a tile operand, got {e!r}")
@@ -344,11 +290,9 @@ class KernelCodegen(ScalarLowering):
             self.call(s.expr, None)
 
     def call(self, c: Call, dst: Var | None) -> None:
-        from pypto.codegen.pto_rules import RULES
-
         if c.span.is_known():
             self.span = c.span
-        rule = RULES.get(c.op) if isinstance(c.op, str) else None
+        rule = self.rules.get(c.op) if isinstance(c.op, str) else None
         if rule is None:
             raise self.error(f"op '{c.op_name}' has no lowering to the PTO dialect of {TOOLCHAIN}",
                              hint="see docs for the list of supported tile ops")
@@ -484,15 +428,3 @@ _STMTS = {
     YieldStmt: KernelCodegen._yield,
     RuntimeScopeStmt: KernelCodegen._scope,
 }
-
-
-def emit_module(funcs: list[Function], *, backend_type: str, emit_loc: bool) -> tuple[str, list[KernelFunc]]:
-    """One ``.pto`` module for the given kernel functions (a single kernel or a Group's members)."""
-    bodies, models = [], []
-    for f in funcs:
-        text, model = KernelCodegen(f, emit_loc=emit_loc).emit()
-        bodies.append(text)
-        models.append(model)
-    spec = DEVICE_SPEC.get(backend_type, DEVICE_SPEC["Ascend910B"])
-    head = f'module attributes {{"pto.device-spec" = "{spec}"}} {{'
-    return "\n".join([head, *bodies, "}"]) + "\n", models

@@ -15,12 +15,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from pypto.codegen.pto_types import TOOLCHAIN, tile_view_type
+from pypto.codegen.pto_values import GmView, Tile
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call, ConstFloat, ConstInt, Expr, MakeTuple, Var, as_int
+from pypto.ir.ops.bounds import check_window
 from pypto.ir.types import TileType
 
 if TYPE_CHECKING:
-    from pypto.codegen.pto_mlir import GmView, KernelCodegen, Tile
+    from pypto.codegen.pto_mlir import KernelCodegen
 
 Rule = Callable[["KernelCodegen", Call, "Var | None"], None]
 RULES: dict[str, Rule] = {}
@@ -145,12 +147,14 @@ def _dims(cg: KernelCodegen, e: Expr | None) -> list:
     return [as_int(x) if as_int(x) is not None else x for x in e.elements]
 
 
-def _window(cg: KernelCodegen, view: GmView, offsets: list, sizes: list) -> str:
+def _window(cg: KernelCodegen, view: GmView, offsets: list, sizes: list, op: str = "tile.load") -> str:
     """``pto.subview`` of a GM view; rank-1 tensors get a leading [0] / [1]."""
     if len(offsets) == 1:
         offsets, sizes = [0, *offsets], [1, *sizes]
     if len(offsets) != view.rank or len(sizes) != view.rank:
         raise cg.error(f"window rank {len(offsets)} does not match tensor rank {view.tensor.rank}")
+    shape = view.tensor.shape if len(view.tensor.shape) == view.rank else (1, *view.tensor.shape)
+    check_window(op, shape, offsets, sizes, cg.span, what="output tensor" if op == "tile.store" else "tensor")
     offs = ", ".join("%" + cg.index(o) for o in offsets)
     szs = ", ".join("%" + cg.index(s) for s in sizes)
     ssa = cg.names.unique(f"{view.ssa.removesuffix('_view')}_sv")
@@ -160,8 +164,6 @@ def _window(cg: KernelCodegen, view: GmView, offsets: list, sizes: list) -> str:
 
 
 def _gm(cg: KernelCodegen, e: Expr) -> GmView:
-    from pypto.codegen.pto_mlir import GmView
-
     v = cg.env.get(e) if isinstance(e, Var) else None
     if not isinstance(v, GmView):
         raise cg.error(f"expected a tensor argument of the kernel, got {e!r}")
@@ -203,7 +205,7 @@ def _store_tile(cg: KernelCodegen, src: Tile, view: GmView, offsets: list) -> No
     sizes = list(src.buf.valid)
     if len(offsets) == 1 and src.buf.rows == 1:
         sizes = sizes[1:]
-    sv = _window(cg, view, offsets, sizes)
+    sv = _window(cg, view, offsets, sizes, "tile.store")
     vt = tile_view_type(sizes if len(sizes) > 1 else [1, *sizes], view.tensor.dtype)
     cg.op(f"pto.tstore ins(%{src.ssa} : {src.ty}) outs(%{sv} : {vt})")
 

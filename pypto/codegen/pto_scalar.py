@@ -17,12 +17,12 @@ from pypto.ir.expr import (
     BinOp,
     ConstBool,
     ConstFloat,
-    ConstInt,
     Expr,
     UnaryExpr,
     UnOp,
     Var,
 )
+from pypto.ir.fold import fold
 
 if TYPE_CHECKING:
     from pypto.errors import UserError
@@ -34,32 +34,6 @@ _ARITH_NAME = {BinOp.FloorDiv: "arith.floordivsi", BinOp.FloorMod: "arith.remsi"
                BinOp.BitOr: "arith.ori", BinOp.BitXor: "arith.xori", BinOp.BitShiftLeft: "arith.shli",
                BinOp.BitShiftRight: "arith.shrsi", BinOp.Pow: "math.powi", BinOp.And: "arith.andi",
                BinOp.Or: "arith.ori"}
-_FOLD: dict[BinOp, Callable[[int, int], int]] = {
-    BinOp.Add: lambda a, b: a + b, BinOp.Sub: lambda a, b: a - b, BinOp.Mul: lambda a, b: a * b,
-    BinOp.FloorDiv: lambda a, b: a // b, BinOp.FloorMod: lambda a, b: a % b,
-    BinOp.Min: min, BinOp.Max: max,
-}
-
-
-def fold(e: Any) -> int | None:
-    """The value of an integer expression made of constants, else None."""
-    if isinstance(e, bool):
-        return None
-    if isinstance(e, int):
-        return e
-    if isinstance(e, ConstInt):
-        return e.value
-    if isinstance(e, UnaryExpr) and e.op is UnOp.Neg:
-        v = fold(e.operand)
-        return -v if v is not None else None
-    if isinstance(e, BinaryExpr) and e.op in _FOLD:
-        a, b = fold(e.lhs), fold(e.rhs)
-        if a is None or b is None or (b == 0 and e.op in (BinOp.FloorDiv, BinOp.FloorMod)):
-            return None
-        return _FOLD[e.op](a, b)
-    return None
-
-
 def _const_name(value: Any, ty: str) -> str:
     if ty == "i1":
         return "true" if value else "false"

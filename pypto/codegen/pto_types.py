@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import MemorySpace
-from pypto.ir.expr import Expr, as_int
-from pypto.ir.span import Span
+from pypto.ir.expr import as_int
 from pypto.ir.types import Dim, TileType, TileView, default_tile_view
+from pypto.span import Span
 
 TOOLCHAIN = "ptoas 0.1.1"
 
@@ -135,7 +135,3 @@ def float_literal(value: float, mlir_type: str = "f32") -> str:
     if value != value or value in (float("inf"), float("-inf")):
         return _NONFINITE[(mlir_type, str(value))]
     return f"{value:.9e}"
-
-
-def is_expr(d: Dim) -> bool:
-    return isinstance(d, Expr) and as_int(d) is None

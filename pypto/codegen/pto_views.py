@@ -11,40 +11,15 @@ other use of such a result is a compile-time error naming the alternative.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pypto.codegen.pto_types import TOOLCHAIN
+from pypto.codegen.pto_values import ALTERNATIVE, Block, Pieces, Tile
 from pypto.ir.dtypes import DataType
 from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, MakeTuple, Var, as_int
 
 if TYPE_CHECKING:
-    from pypto.codegen.pto_mlir import KernelCodegen, Tile
-
-ALTERNATIVE = {
-    "tile.concat": "store the concat result directly (each half is stored at its column offset), or store the "
-                   "two tiles into one GM tensor at column offsets and load the joined tile in a following kernel",
-    "tile.assemble": "store the assembled result directly (the target and the source are stored at their "
-                     "offsets), or write the source into the GM tensor at the offset (pl.store / "
-                     "out[a:b, :] = src)",
-}
-
-Block = tuple["Tile", object, object]  # tile, row offset, column offset (int or index Expr)
-
-
-@dataclass(frozen=True, slots=True)
-class Pieces:
-    """A tile assembled from blocks that are only written out when it is stored."""
-
-    op: str
-    blocks: tuple[Block, ...]
-
-
-def pieces_error(cg: KernelCodegen, e: Expr, p: Pieces) -> Exception:
-    return cg.error(f"the result of {p.op} ('{getattr(e, 'name', e)}') is used as a tile operand; {TOOLCHAIN} "
-                    f"has no tconcat/tinsert instruction, so {p.op} results can only be stored",
-                    hint=ALTERNATIVE[p.op])
-
+    from pypto.codegen.pto_mlir import KernelCodegen
 
 def _blocks(cg: KernelCodegen, e: Expr, op: str) -> tuple[Block, ...]:
     v = cg.env.get(e) if isinstance(e, Var) else None

@@ -1,7 +1,8 @@
 """The IR: immutable nodes, types, the op registry, printer, structural equality.
 
-``ir.compile`` and ``ir.CompiledProgram`` are re-exported lazily from the driver so that this
-package imports nothing above it.
+Floor: above ``toolchain`` and the ground (``span``, ``diagnostics``, ``errors``). ``ir.compile`` and
+``ir.CompiledProgram`` are re-exported from the driver through ``_LAZY`` (declared upward reach),
+so that this package imports nothing above it.
 """
 
 from __future__ import annotations
@@ -48,7 +49,6 @@ from pypto.ir.options import (
     RuntimeKind,
     VerificationLevel,
 )
-from pypto.ir.span import Span
 from pypto.ir.stmt import (
     AssignStmt,
     BreakStmt,
@@ -81,11 +81,16 @@ from pypto.ir.types import (
     Type,
     UnknownType,
 )
+from pypto.span import Span
 
 _LAZY = {
     "compile": ("pypto.driver", "compile"),
     "CompiledProgram": ("pypto.compiled", "CompiledProgram"),
     "python_print": ("pypto.ir.printer", "python_print"),
+    "serialize": ("pypto.ir.serialization", "serialize"),
+    "deserialize": ("pypto.ir.serialization", "deserialize"),
+    "serialize_to_file": ("pypto.ir.serialization", "serialize_to_file"),
+    "deserialize_from_file": ("pypto.ir.serialization", "deserialize_from_file"),
 }
 
 
@@ -109,5 +114,5 @@ __all__ = [  # noqa: RUF022
     "SeqStmts", "Stmt", "WhileStmt", "YieldStmt", "assert_structural_equal", "structural_equal",
     "structural_hash", "MemRef", "PtrType", "ScalarType", "ShapedType", "TensorType", "TensorView",
     "TileType", "TileView", "TupleType", "Type", "UnknownType", "compile", "CompiledProgram",
-    "python_print",
+    "python_print", "serialize", "deserialize", "serialize_to_file", "deserialize_from_file",
 ]

@@ -137,6 +137,8 @@ class ArgDirection(Enum):
 
 
 class CoreType(Enum):
+    """Kept for upstream compatibility (``pypto.ir.CoreType``); pypto itself names cores ``aiv``/``aic``."""
+
     VECTOR = "VECTOR"
     CUBE = "CUBE"
 

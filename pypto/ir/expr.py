@@ -8,8 +8,8 @@ from enum import Enum
 from typing import Any
 
 from pypto.ir.dtypes import DataType
-from pypto.ir.span import Span
 from pypto.ir.types import ScalarType, TupleType, Type, UnknownType
+from pypto.span import Span
 
 _ids = itertools.count(1)
 
@@ -36,10 +36,6 @@ class Var(Expr):
     @property
     def type(self) -> Type:
         return self.var_type
-
-    def with_type(self, new_type: Type) -> Var:
-        """A fresh Var with the same name hint and another type."""
-        return Var(self.name, new_type, span=self.span)
 
     def __repr__(self) -> str:
         return f"Var({self.name}#{self.uid})"

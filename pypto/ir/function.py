@@ -16,9 +16,9 @@ from pypto.ir.enums import (
     Role,
 )
 from pypto.ir.expr import Var
-from pypto.ir.span import Span
 from pypto.ir.stmt import Stmt
 from pypto.ir.types import Type
+from pypto.span import Span
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -65,6 +65,12 @@ class Function:
             changes.setdefault("level", None)
             changes.setdefault("role", None)
         return replace(self, **changes)
+
+    def as_python(self, prefix: str = "pl", concise: bool = False) -> str:
+        """The function printed as DSL source (one ``@pl.function``; ``pl.parse`` reads it back)."""
+        from pypto.ir.printer import python_print
+
+        return python_print(self, prefix=prefix, concise=concise)
 
 
 class FunctionTable(tuple):  # noqa: SLOT001 (a tuple with name lookups; no per-instance state)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from enum import Enum, IntEnum
 
+from pypto.toolchain import platforms as _platforms
+
 
 class BackendType(Enum):
     """Pass and codegen target."""
@@ -84,15 +86,16 @@ class RuntimeKind(Enum):
         raise ValueError(f"Unknown runtime '{name}': expected one of tensormap_and_ringbuffer, host_build_graph")
 
 
-PLATFORMS = ("a2a3sim", "a2a3", "a5sim", "a5")
+PLATFORMS = tuple(_platforms.PLATFORMS)  # the platform facts live in pypto.toolchain.platforms
 
 
 def backend_for_platform(platform: str) -> BackendType:
     """a2a3* -> Ascend910B, a5* -> Ascend950; the upstream error for anything else."""
-    if platform not in PLATFORMS:
-        raise ValueError(f"Invalid platform '{platform}'. Expected 'a2a3sim', 'a2a3', 'a5sim', or 'a5'.")
-    return BackendType.Ascend950 if platform.startswith("a5") else BackendType.Ascend910B
+    info = _platforms.PLATFORMS.get(platform)
+    if info is None:
+        raise ValueError(_platforms.invalid_platform_text(platform))
+    return BackendType(info.backend)
 
 
 def default_sim_platform(backend: BackendType) -> str:
-    return "a5sim" if backend is BackendType.Ascend950 else "a2a3sim"
+    return _platforms.BACKEND_DEFAULT_SIM[BackendType(backend).value]

@@ -11,6 +11,7 @@ import keyword
 from enum import Enum
 from typing import Any
 
+from pypto.ir.callgraph import callee_first
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import ArgDirection, MemorySpace
 from pypto.ir.expr import (
@@ -29,6 +30,7 @@ from pypto.ir.expr import (
     Var,
 )
 from pypto.ir.function import Function, Program
+from pypto.ir.printer_stmts import STMT_PRINTERS, render_function
 from pypto.ir.stmt import Stmt, flatten
 from pypto.ir.types import (
     MemRef,
@@ -285,8 +287,6 @@ class Printer:
     def stmt(self, s: Stmt, indent: int, targets: tuple[Var, ...] = ()) -> None:
         for c in s.comments:
             self.emit(indent, f"# {c}")
-        from pypto.ir.printer_stmts import STMT_PRINTERS
-
         printer = STMT_PRINTERS.get(type(s))
         if printer is None:
             raise TypeError(f"python_print: cannot print {type(s).__name__}")
@@ -302,8 +302,6 @@ _EXPR: dict[type, Any] = {
 
 def python_print(node: Any, prefix: str = "pl", concise: bool = False) -> str:
     """Print a Program, Function, Stmt, Expr or Type as ``pl`` DSL source."""
-    from pypto.ir.printer_stmts import print_function, print_program
-
     if isinstance(node, Program):
         return print_program(node, prefix, concise)
     if isinstance(node, Function):
@@ -348,32 +346,24 @@ def _dynamic_vars(funcs: list[Function]) -> list[Var]:
     return sorted(found.values(), key=lambda v: v.name)
 
 
-def _callees(f: Function, names: dict[str, Function]) -> set[str]:
-    from pypto.ir.visitor import IRVisitor
-
-    calls: set[str] = set()
-
-    class _Calls(IRVisitor):
-        def visit_Call(self, c: Call) -> None:  # noqa: N802
-            if isinstance(c.op, GlobalVar) and c.op.name in names and c.op.name != f.name:
-                calls.add(c.op.name)
-            self.generic_visit(c)
-
-    _Calls().visit(f.body)
-    return calls
+def print_function(f: Function, prefix: str = "pl", concise: bool = False, in_class: bool = True,
+                   indent: int = 0) -> str:
+    """One function (decorator, signature, body) with collision-free Var names."""
+    plan = Printer(prefix, concise)
+    plan.namer = _Namer(None)
+    render_function(f, plan, in_class, indent)
+    free = {k: v for k, v in plan.namer.used.items() if k not in plan.namer.defined}
+    pr = Printer(prefix, concise)
+    pr.namer = _Namer(plan.namer.last_use, free, frozenset({prefix}))
+    render_function(f, pr, in_class, indent)
+    return "\n".join(pr.lines) + "\n"
 
 
-def callee_first(funcs: list[Function] | tuple[Function, ...]) -> list[Function]:
-    """Functions ordered callees before callers, ties broken by name (the printed order)."""
-    by_name = {f.name: f for f in funcs}
-    deps = {f.name: _callees(f, by_name) for f in funcs}
-    out: list[Function] = []
-    done: set[str] = set()
-    while len(out) < len(funcs):
-        ready = sorted(n for n in by_name if n not in done and deps[n] <= done)
-        if not ready:
-            ready = sorted(n for n in by_name if n not in done)[:1]
-        done.add(ready[0])
-        out.append(by_name[ready[0]])
-    return out
-
+def print_program(program: Program, prefix: str = "pl", concise: bool = False) -> str:
+    """The whole dump text: header, dynamic dims, ``@pl.program`` class with its functions."""
+    funcs = callee_first(program.functions)
+    out = [_header(prefix, _dynamic_vars(funcs), program.name)]
+    out.append(f"@{prefix}.program\nclass {program.name or 'Program'}:\n")
+    for f in funcs:
+        out.append(print_function(f, prefix, concise, in_class=True, indent=1))
+    return "".join(out)

@@ -1,13 +1,16 @@
-"""Statement, function and program layout of the ``pl`` printer (see ``printer.py``)."""
+"""Statement and function layout of the ``pl`` printer, below ``printer.py`` (which drives it).
+
+Each entry of :data:`STMT_PRINTERS` writes one statement through a :class:`StmtSink` (the
+:class:`~pypto.ir.printer.Printer`); ``printer.py`` imports this table, this file imports nothing of it.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from pypto.ir.enums import INCORE_TYPES, ForKind, FunctionType, ParamDirection
 from pypto.ir.expr import ConstInt, Var
-from pypto.ir.function import Function, Program
-from pypto.ir.printer import Printer, _dynamic_vars, _header, _Namer, callee_first
+from pypto.ir.function import Function
 from pypto.ir.stmt import (
     AssignStmt,
     BreakStmt,
@@ -32,23 +35,42 @@ _DIR_WRAP = {ParamDirection.Out: "Out", ParamDirection.InOut: "InOut"}
 _DECORATOR_ATTRS = ("auto_scope", "external_source")
 
 
-def _assign(pr: Printer, s: AssignStmt, indent: int, targets: tuple) -> None:
+class StmtSink(Protocol):
+    """What the statement printers use of the expression/type printer."""
+
+    p: str
+    concise: bool
+    namer: Any
+    lines: list[str]
+
+    def emit(self, indent: int, text: str) -> None: ...
+
+    def block(self, body: Any, indent: int, targets: tuple[Var, ...] = ()) -> None: ...
+
+    def expr(self, e: Any) -> str: ...
+
+    def type(self, t: Any) -> str: ...
+
+    def value(self, v: Any) -> str: ...
+
+
+def _assign(pr: StmtSink, s: AssignStmt, indent: int, targets: tuple) -> None:
     value = pr.expr(s.value)
     ann = "" if pr.concise or isinstance(s.var.var_type, UnknownType) else f": {pr.type(s.var.var_type)}"
     name = pr.namer.define(s.var)
     pr.emit(indent, f"{name}{ann} = {value}")
 
 
-def _eval(pr: Printer, s: EvalStmt, indent: int, targets: tuple) -> None:
+def _eval(pr: StmtSink, s: EvalStmt, indent: int, targets: tuple) -> None:
     pr.emit(indent, pr.expr(s.expr))
 
 
-def _return(pr: Printer, s: ReturnStmt, indent: int, targets: tuple) -> None:
+def _return(pr: StmtSink, s: ReturnStmt, indent: int, targets: tuple) -> None:
     vals = ", ".join(pr.expr(v) for v in s.values)
     pr.emit(indent, f"return {vals}" if vals else "return")
 
 
-def _yield(pr: Printer, s: YieldStmt, indent: int, targets: tuple[Var, ...]) -> None:
+def _yield(pr: StmtSink, s: YieldStmt, indent: int, targets: tuple[Var, ...]) -> None:
     vals = ", ".join(pr.expr(v) for v in s.values)
     call = f"{pr.p}.yield_({vals})"
     if not targets:
@@ -63,16 +85,16 @@ def _yield(pr: Printer, s: YieldStmt, indent: int, targets: tuple[Var, ...]) -> 
 
 
 def _simple(text: str):
-    def run(pr: Printer, s: Any, indent: int, targets: tuple) -> None:
+    def run(pr: StmtSink, s: Any, indent: int, targets: tuple) -> None:
         pr.emit(indent, text)
     return run
 
 
-def _seq(pr: Printer, s: SeqStmts, indent: int, targets: tuple) -> None:
+def _seq(pr: StmtSink, s: SeqStmts, indent: int, targets: tuple) -> None:
     pr.block(s, indent, targets)
 
 
-def _range_args(pr: Printer, s: ForStmt) -> list[str]:
+def _range_args(pr: StmtSink, s: ForStmt) -> list[str]:
     start0 = isinstance(s.start, ConstInt) and s.start.value == 0
     step1 = isinstance(s.step, ConstInt) and s.step.value == 1
     if start0 and step1:
@@ -82,14 +104,14 @@ def _range_args(pr: Printer, s: ForStmt) -> list[str]:
     return [pr.expr(s.start), pr.expr(s.stop), pr.expr(s.step)]
 
 
-def _carried(pr: Printer, iter_args: tuple) -> tuple[str, str]:
+def _carried(pr: StmtSink, iter_args: tuple) -> tuple[str, str]:
     inits = [pr.expr(ia.init) for ia in iter_args]
     names = [pr.namer.define(ia) for ia in iter_args]
     comma = "," if len(names) == 1 else ""
     return f"({', '.join(names)}{comma})", f"init_values=({', '.join(inits)}{comma})"
 
 
-def _for(pr: Printer, s: ForStmt, indent: int, targets: tuple) -> None:
+def _for(pr: StmtSink, s: ForStmt, indent: int, targets: tuple) -> None:
     args = _range_args(pr, s)
     if s.kind is ForKind.Pipeline and "pipeline_stages" in s.attrs:
         args.append(f"stage={s.attrs['pipeline_stages']}")
@@ -104,14 +126,14 @@ def _for(pr: Printer, s: ForStmt, indent: int, targets: tuple) -> None:
     pr.block(s.body, indent + 1, s.return_vars)
 
 
-def _while(pr: Printer, s: WhileStmt, indent: int, targets: tuple) -> None:
+def _while(pr: StmtSink, s: WhileStmt, indent: int, targets: tuple) -> None:
     group, init = _carried(pr, s.iter_args)
     pr.emit(indent, f"for {group} in {pr.p}.while_({init}):")
     pr.emit(indent + 1, f"{pr.p}.cond({pr.expr(s.cond)})")
     pr.block(s.body, indent + 1, s.return_vars)
 
 
-def _if(pr: Printer, s: IfStmt, indent: int, targets: tuple) -> None:
+def _if(pr: StmtSink, s: IfStmt, indent: int, targets: tuple) -> None:
     pr.emit(indent, f"if {pr.expr(s.cond)}:")
     pr.block(s.then_body, indent + 1, s.return_vars)
     if s.else_body is not None:
@@ -119,11 +141,11 @@ def _if(pr: Printer, s: IfStmt, indent: int, targets: tuple) -> None:
         pr.block(s.else_body, indent + 1, s.return_vars)
 
 
-def _kw(pr: Printer, key: str, value: Any) -> str:
+def _kw(pr: StmtSink, key: str, value: Any) -> str:
     return f"{key}={pr.value(value)}"
 
 
-def _incore(pr: Printer, s: InCoreScopeStmt, indent: int, targets: tuple) -> None:
+def _incore(pr: StmtSink, s: InCoreScopeStmt, indent: int, targets: tuple) -> None:
     parts = [f"level={pr.p}.Level.CORE_GROUP"]
     if s.name_hint:
         parts.append(_kw(pr, "name_hint", s.name_hint))
@@ -135,7 +157,7 @@ def _incore(pr: Printer, s: InCoreScopeStmt, indent: int, targets: tuple) -> Non
     pr.block(s.body, indent + 1)
 
 
-def _hierarchy(pr: Printer, s: HierarchyScopeStmt, indent: int, targets: tuple) -> None:
+def _hierarchy(pr: StmtSink, s: HierarchyScopeStmt, indent: int, targets: tuple) -> None:
     parts = [f"level={pr.p}.Level.{s.level.name}"]
     if s.role is not None:
         parts.append(f"role={pr.p}.Role.{s.role.name}")
@@ -145,13 +167,13 @@ def _hierarchy(pr: Printer, s: HierarchyScopeStmt, indent: int, targets: tuple) 
     pr.block(s.body, indent + 1)
 
 
-def _cluster(pr: Printer, s: ClusterScopeStmt, indent: int, targets: tuple) -> None:
+def _cluster(pr: StmtSink, s: ClusterScopeStmt, indent: int, targets: tuple) -> None:
     arg = _kw(pr, "name_hint", s.name_hint) if s.name_hint else ""
     pr.emit(indent, f"with {pr.p}.cluster({arg}):")
     pr.block(s.body, indent + 1)
 
 
-def _runtime(pr: Printer, s: RuntimeScopeStmt, indent: int, targets: tuple) -> None:
+def _runtime(pr: StmtSink, s: RuntimeScopeStmt, indent: int, targets: tuple) -> None:
     pr.emit(indent, f"with {pr.p}.{'manual_scope' if s.manual else 'scope'}():")
     pr.block(s.body, indent + 1, targets)  # a loop/branch body wrapped in a scope ends with its yield
 
@@ -164,7 +186,7 @@ STMT_PRINTERS = {
 }
 
 
-def _decorator(pr: Printer, f: Function) -> str:
+def _decorator(pr: StmtSink, f: Function) -> str:
     parts = []
     if f.func_type is not FunctionType.Opaque:
         parts.append(f"type={pr.p}.FunctionType.{f.func_type.name}")
@@ -179,7 +201,7 @@ def _decorator(pr: Printer, f: Function) -> str:
     return f"@{pr.p}.function({', '.join(parts)})" if parts else f"@{pr.p}.function"
 
 
-def _signature(pr: Printer, f: Function, in_class: bool) -> str:
+def _signature(pr: StmtSink, f: Function, in_class: bool) -> str:
     params = ["self"] if in_class and f.func_type not in INCORE_TYPES else []
     for var, d in zip(f.params, f.param_directions, strict=True):
         t = pr.type(var.var_type)
@@ -193,33 +215,10 @@ def _signature(pr: Printer, f: Function, in_class: bool) -> str:
     return f"def {f.name}({', '.join(params)}){ret}:"
 
 
-def _render(f: Function, pr: Printer, in_class: bool, indent: int) -> None:
+def render_function(f: Function, pr: StmtSink, in_class: bool, indent: int) -> None:
     pr.emit(indent, _decorator(pr, f))
     pr.emit(indent, _signature(pr, f, in_class))
     extra = {k: v for k, v in f.attrs.items() if k not in _DECORATOR_ATTRS}
     if extra:
         pr.emit(indent + 1, f"{pr.p}.func_attr({pr.value(extra)})")
     pr.block(f.body, indent + 1)
-
-
-def print_function(f: Function, prefix: str = "pl", concise: bool = False, in_class: bool = True,
-                   indent: int = 0) -> str:
-    """One function (decorator, signature, body) with collision-free Var names."""
-    plan = Printer(prefix, concise)
-    plan.namer = _Namer(None)
-    _render(f, plan, in_class, indent)
-    free = {k: v for k, v in plan.namer.used.items() if k not in plan.namer.defined}
-    pr = Printer(prefix, concise)
-    pr.namer = _Namer(plan.namer.last_use, free, frozenset({prefix}))
-    _render(f, pr, in_class, indent)
-    return "\n".join(pr.lines) + "\n"
-
-
-def print_program(program: Program, prefix: str = "pl", concise: bool = False) -> str:
-    """The whole dump text: header, dynamic dims, ``@pl.program`` class with its functions."""
-    funcs = callee_first(program.functions)
-    out = [_header(prefix, _dynamic_vars(funcs), program.name)]
-    out.append(f"@{prefix}.program\nclass {program.name or 'Program'}:\n")
-    for f in funcs:
-        out.append(print_function(f, prefix, concise, in_class=True, indent=1))
-    return "".join(out)

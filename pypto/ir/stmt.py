@@ -7,7 +7,7 @@ from typing import Any
 
 from pypto.ir.enums import ForKind, Level, Role
 from pypto.ir.expr import Expr, IterArg, Var
-from pypto.ir.span import Span
+from pypto.span import Span
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -9,7 +9,6 @@ from typing import Any
 
 from pypto.errors import VerificationError
 from pypto.ir.expr import Var
-from pypto.ir.function import Program
 
 _IGNORED = frozenset({"span", "comments", "uid", "name", "source_text", "source_first_line"})
 _NAMED = ("Function", "GlobalVar", "OpDef")
@@ -137,8 +136,3 @@ def structural_hash(node: Any, enable_auto_mapping: bool = True) -> int:
     hasher = _Hasher()
     hasher.feed(node)
     return int.from_bytes(hasher.h.digest()[:8], "little")
-
-
-def program_fingerprint(program: Program) -> str:
-    """Hex digest of the structural hash, for caches and artifact metadata."""
-    return f"{structural_hash(program):016x}"

@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 import pypto
+from pypto.artifact import is_assembled
 from pypto.ir.enums import FunctionType
 from pypto.ir.function import Program
 from pypto.jit import disk_cache
@@ -32,6 +33,8 @@ _FORWARDED = ("strategy", "dump_passes", "dump_ptoas_passes", "diagnostic_phase"
 
 class JITFunction:
     """A ``@pl.jit`` kernel: ``f(*args, config=...)`` runs it, ``f.compile(...)`` stops after compiling."""
+
+    __pypto_jit__ = True  # how layers below recognize a jit kernel without importing this class
 
     def __init__(self, func: Any, kind: str = "orchestration", *, auto_scope: bool = True,
                  level: Any = None) -> None:
@@ -58,6 +61,21 @@ class JITFunction:
         bound.apply_defaults()
         return bound
 
+    def _specs(self, args: tuple, kwargs: dict[str, Any], signature_ok: bool) -> tuple[dict[str, TensorMeta],
+                                                                                    dict[str, Any]]:
+        """Tensor metadata and specialized scalars, from sample arguments or (``signature_ok``, nothing
+        tensor-like given) from the annotations. Keyword names are checked against the signature first,
+        so a compile option passed as a keyword (``compile(skip_ptoas=True)``) is a TypeError."""
+        from pypto.jit.signature import is_signature_mode, signature_specs
+
+        try:
+            self._sig.bind_partial(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"@pl.jit function '{self.__name__}': {exc}") from None
+        if signature_ok and is_signature_mode(args, kwargs):
+            return signature_specs(self, kwargs)
+        return self._classify(self._bind(args, kwargs))
+
     def _classify(self, bound: inspect.BoundArguments) -> tuple[dict[str, TensorMeta], dict[str, Any]]:
         metas: dict[str, TensorMeta] = {}
         scalars: dict[str, Any] = {}
@@ -78,9 +96,9 @@ class JITFunction:
 
     def specialize_function(self, metas: dict[str, TensorMeta], scalars: dict[str, Any]) -> tuple:
         """This function alone, specialized: (ir.Function, the functions it calls)."""
-        from pypto.jit.frontend import install, parse_jit_function
+        from pypto.jit.frontend import parse_jit_function
 
-        install()
+        _install_dep_calls()
         info = source_info(self.func)
         func_type = _KIND_TYPE[self.kind]
         extra = "" if self.auto_scope else ", auto_scope=False"
@@ -90,7 +108,7 @@ class JITFunction:
         text = rewrite_signature(info, metas, scalars, decorator)
         env = {**self.func.__globals__, **_closure_values(self.func), **scalars}
         return parse_jit_function(text, filename=info.filename, line_offset=info.first_line - 1,
-                                  col_offset=info.indent, env=env)
+                                  col_offset=info.indent, env=env, specialized=frozenset(scalars))
 
     def specialize_dep(self, metas: dict[str, TensorMeta], scalars: dict[str, Any], variant: int = 0) -> Any:
         """This function as a callee, memoized so equal argument types give one Function object.
@@ -107,7 +125,7 @@ class JITFunction:
 
     def specialize(self, metas: dict[str, TensorMeta], scalars: dict[str, Any]) -> Program:
         """The ``_jit_<name>`` program for these sample shapes/dtypes and scalar values."""
-        from pypto.ir.printer import callee_first
+        from pypto.ir.callgraph import callee_first
 
         func, deps = self.specialize_function(metas, scalars)
         return Program(f"_jit_{self.__name__}", tuple(callee_first([*deps, func])))
@@ -122,11 +140,19 @@ class JITFunction:
 
     # -- public API -----------------------------------------------------------------------------
     def compile(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:
-        """Specialize on the sample args and compile; the same key returns the identical object."""
+        """Specialize on the sample args and compile; the same key returns the identical object.
+
+        With no positional and no tensor argument, shapes and dtypes come from the ``pl.Tensor[[...],
+        dtype]`` annotations and scalars from keywords or defaults (``pl.RUNTIME`` keeps one a runtime
+        parameter); the result shares its cache entry with the equivalent sample-argument compile.
+        """
+        return self._compiled(args, kwargs, config, signature_ok=True)
+
+    def _compiled(self, args: tuple, kwargs: dict[str, Any], config: Any, signature_ok: bool) -> Any:
         from pypto.runtime import RunConfig
 
         cfg = config or RunConfig()
-        metas, scalars = self._classify(self._bind(args, kwargs))
+        metas, scalars = self._specs(args, kwargs, signature_ok)
         key = self._key(metas, scalars, cfg)
         hit = self._cache.get(key)
         if hit is not None:
@@ -136,19 +162,21 @@ class JITFunction:
                                      lambda: self.specialize(metas, scalars)) if disk_key else None
         if compiled is None:
             compiled = self._compile(metas, scalars, cfg)
-            if disk_key and compiled.output_dir.joinpath("kernel_config.py").is_file():  # ptoas ran
+            if disk_key and is_assembled(compiled.output_dir):  # ptoas ran
                 disk_cache.store(name, disk_key, compiled.output_dir)
         self._cache[key] = compiled
         return compiled
 
     def _compile(self, metas: dict[str, TensorMeta], scalars: dict[str, Any], cfg: Any) -> Any:
+        from pypto.driver import compile as ir_compile
+
         program = self.specialize(metas, scalars)
         kwargs = _compile_kwargs(cfg)
         if self.kind == "graph" and _no_pass_context():
             from pypto.ir.options import RuntimeKind
 
             kwargs["runtime"] = RuntimeKind.HOST_BUILD_GRAPH  # a Graph needs the host-built graph runtime
-        return pypto.ir.compile(program, **kwargs)
+        return ir_compile(program, **kwargs)
 
     def _disk_key(self, key: tuple, cfg: Any) -> str | None:
         """The on-disk cache key, or None when bypassed: turned off, a compile profile asked for, or an
@@ -160,21 +188,30 @@ class JITFunction:
         return disk_cache.entry_key(self, key, cfg)
 
     def lower(self, *args: Any, config: Any = None, **kwargs: Any) -> Program:
-        """Specialize and run the passes only: the post-pass Program; writes nothing, caches nothing."""
+        """Specialize and run the passes only: the post-pass Program; writes nothing, caches nothing.
+
+        Takes sample arguments, or none at all (signature mode, as :meth:`compile`).
+        """
         from pypto.driver import lower
 
-        metas, scalars = self._classify(self._bind(args, kwargs))
-        if not metas and any(is_tensor_like(v) for v in args):
-            raise TypeError("lower(*sample_tensors) / compile(*sample_tensors) need sample tensors")
+        metas, scalars = self._specs(args, kwargs, signature_ok=True)
         planner = getattr(config, "memory_planner", None) if config is not None else None
         return lower(self.specialize(metas, scalars), memory_planner=planner)
 
     def __call__(self, *args: Any, config: Any = None, **kwargs: Any) -> Any:
         """Compile (cached) and run on ``config.platform``; returns like CompiledProgram.__call__."""
-        compiled = self.compile(*args, config=config, **kwargs)
+        compiled = self._compiled(args, kwargs, config, signature_ok=False)
         bound = self._bind(args, kwargs)
         tensors = [v for v in bound.arguments.values() if is_tensor_like(v)]
         return compiled(*tensors, config=config)
+
+
+def _install_dep_calls() -> None:
+    """Register the frontend's handler for calls to other jit kernels (idempotent)."""
+    from pypto.jit.frontend import dep_call
+    from pypto.language.expr_parser import register_call_handler
+
+    register_call_handler(JITFunction, dep_call)
 
 
 def _no_pass_context() -> bool:

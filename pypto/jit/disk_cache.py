@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import pypto
+from pypto.artifact import is_complete
 
 SCHEMA = "1"
-META_FILE = "compiled_meta.json"
 MAX_ENTRIES = 256  # least recently used entries beyond this are removed (~0.3 MB each)
 _SIMPLE = (type(None), bool, int, float, complex, str, bytes, enum.Enum)
 _PACKAGE = Path(pypto.__file__).resolve().parent
@@ -85,9 +85,7 @@ def manifest_digest() -> str:
 
 def _value_text(value: Any, seen: set[int]) -> str:
     """A deterministic text for a global the kernel names (Uncacheable if there is none)."""
-    from pypto.jit.decorator import JITFunction
-
-    if isinstance(value, JITFunction):
+    if getattr(type(value), "__pypto_jit__", False):  # a @pl.jit kernel (JITFunction)
         return f"jit {value.kind} {value.auto_scope} {value.level!r}\n" + _function_text(value.func, seen)
     if isinstance(value, types.ModuleType):
         return _module_text(value)
@@ -170,10 +168,12 @@ def _entry_dir(name: str, key: str) -> Path:
 
 
 def _valid(entry: Path) -> bool:
-    """A complete entry: metadata, kernel_config and every source it names parse and exist."""
-    from pypto.runtime.artifact import load_artifact
+    """A complete, intact entry: every file matches the digest recorded when it was published, and the
+    metadata, kernel_config and every source it names parse and exist."""
+    from pypto.artifact import load_artifact
+    from pypto.toolchain.cachefs import verify_tree
 
-    if not (entry / META_FILE).is_file():
+    if not is_complete(entry) or not verify_tree(entry):
         return False
     try:
         info = load_artifact(entry)
@@ -201,6 +201,10 @@ def lookup(name: str, key: str, save_dir: Any, specialize: Callable[[], Any]) ->
     if not entry.is_dir():
         return None
     if not _valid(entry):
+        from pypto.toolchain.cachefs import warn
+
+        warn("cache: jit cache entry is incomplete or does not match its recorded digests; removing it and "
+              "recompiling", path=os.fspath(entry))
         _discard(entry)
         return None
     try:
@@ -215,9 +219,13 @@ def lookup(name: str, key: str, save_dir: Any, specialize: Callable[[], Any]) ->
 
 
 def _copy_out(entry: Path, save_dir: Path | None, name: str) -> Path:
-    ignore = shutil.ignore_patterns("*.so", "*.so.key")
+    from pypto.toolchain.cachefs import TREE_DIGEST, dir_lock
+
+    ignore = shutil.ignore_patterns("*.so", "*.so.key", TREE_DIGEST)
     if save_dir is not None:
-        shutil.copytree(entry, save_dir, dirs_exist_ok=True, ignore=ignore)
+        save_dir.parent.mkdir(parents=True, exist_ok=True)
+        with dir_lock(save_dir):
+            shutil.copytree(entry, save_dir, dirs_exist_ok=True, ignore=ignore)
         return save_dir
     from datetime import datetime
 
@@ -261,15 +269,20 @@ def _cached_program_class() -> type:
 def store(name: str, key: str, artifact: Path) -> None:
     """Publish a copy of a complete artifact under the key (first writer wins; errors are ignored)."""
     entry = _entry_dir(name, key)
-    if entry.is_dir() or not (artifact / META_FILE).is_file():
+    if entry.is_dir() or not is_complete(artifact):
         return
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{name}-", dir=entry.parent))
+        tmp = Path(tempfile.mkdtemp(prefix=f".{name}.tmp-{os.getpid()}-", dir=entry.parent))
     except OSError:
         return
+    from pypto.toolchain.cachefs import TREE_DIGEST, record_tree
+
     try:
-        shutil.copytree(artifact, tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.so", "*.so.key"))
+        shutil.copytree(artifact, tmp, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("*.so", "*.so.key", TREE_DIGEST, ".*.tmp-*"))
+        record_tree(tmp)  # verified on every lookup
+        os.chmod(tmp, 0o755)  # mkdtemp made it 0700; a shared cache dir needs it readable
         os.rename(tmp, entry)  # atomic; fails if another process published first
     except OSError:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -279,6 +292,9 @@ def store(name: str, key: str, artifact: Path) -> None:
 
 def prune(root: Path, keep: int | None = None) -> int:
     """Remove the least recently used entries beyond ``keep`` (default MAX_ENTRIES); returns how many."""
+    from pypto.toolchain.cachefs import clean_orphans
+
+    clean_orphans(root)
     keep = MAX_ENTRIES if keep is None else keep
     try:
         entries = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")]

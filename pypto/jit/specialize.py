@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from pypto.errors import UserError
-from pypto.ir.dtypes import DataType
 from pypto.jit.meta import TensorMeta
 
 
@@ -121,12 +120,21 @@ def rewrite_signature(info: SourceInfo, metas: dict[str, TensorMeta], scalars: d
         start = pos(dec.lineno, dec.col_offset) - 1  # include the '@'
         edits.append((start, pos(dec.end_lineno, dec.end_col_offset), decorator if dec is tree.decorator_list[0] else ""))
     args = tree.args.args
-    for i, arg in enumerate(args):
-        if arg.arg in scalars:
-            end = pos(args[i + 1].lineno, args[i + 1].col_offset) if i + 1 < len(args) else \
-                pos(arg.end_lineno, arg.end_col_offset)
-            edits.append((pos(arg.lineno, arg.col_offset), end, ""))
+    defaults = dict(zip([a.arg for a in args[len(args) - len(tree.args.defaults):]], tree.args.defaults,
+                        strict=True))
+    ends = [pos(d.end_lineno, d.end_col_offset) if (d := defaults.get(a.arg)) is not None else
+            pos(a.end_lineno, a.end_col_offset) for a in args]
+    tail = len(args)  # the removed parameters at the end go in one edit (keeps a trailing comma valid)
+    while tail > 0 and args[tail - 1].arg in scalars:
+        tail -= 1
+    if tail < len(args):
+        edits.append(_tail_removal(info.text, pos, args, ends, tail))
+    for i, arg in enumerate(args[:tail]):
+        if arg.arg in scalars:  # specialized: removed up to the next parameter
+            edits.append((pos(arg.lineno, arg.col_offset), pos(args[i + 1].lineno, args[i + 1].col_offset), ""))
             continue
+        if arg.arg in defaults:  # defaults fill signature-mode scalars; the DSL signature has none
+            edits.append((pos(arg.end_lineno, arg.end_col_offset), ends[i], ""))
         new = _annotation(info, arg, metas.get(arg.arg))
         if new is not None and arg.annotation is not None:
             a = arg.annotation
@@ -138,8 +146,22 @@ def rewrite_signature(info: SourceInfo, metas: dict[str, TensorMeta], scalars: d
             edits.append((colon, colon, f" -> {ret}"))
     out = info.text
     for start, end, new in sorted(edits, reverse=True):
-        out = out[:start] + new + out[end:]
+        lost = out.count("\n", start, end) - new.count("\n")  # keep the line count: body spans stay put
+        out = out[:start] + new + "\n" * max(lost, 0) + out[end:]
     return out
+
+
+def _tail_removal(text: str, pos: Any, args: list[ast.arg], ends: list[int], tail: int) -> tuple[int, int, str]:
+    """The edit deleting parameters ``tail..`` (all specialized): from the end of the last kept one, or,
+    when none is kept, from the first one through a trailing comma (``def f(n,)`` -> ``def f()``)."""
+    end = ends[-1]
+    if tail > 0:
+        return ends[tail - 1], end, ""
+    rest = text[end:]
+    stripped = rest.lstrip()
+    if stripped.startswith(","):
+        end += len(rest) - len(stripped) + 1
+    return pos(args[0].lineno, args[0].col_offset), end, ""
 
 
 def _def_colon(text: str, offs: list[int], tree: ast.FunctionDef) -> int:
@@ -160,11 +182,11 @@ def _return_text(tree: ast.FunctionDef, metas: dict[str, TensorMeta]) -> str | N
     declared = {a.arg: a.annotation for a in tree.args.args if a.annotation is not None}
     texts = []
     for n in names:
-        if isinstance(n, ast.Name) and n.id in metas:
-            texts.append(type_text(metas[n.id]))
-        elif isinstance(n, ast.Name) and n.id in declared and not is_bare_tensor_annotation(declared[n.id]):
-            ann = declared[n.id]
+        if isinstance(n, ast.Name) and n.id in declared and not is_bare_tensor_annotation(declared[n.id]):
+            ann = declared[n.id]  # the declared type (pl.dynamic axes stay dynamic)
             texts.append(ast.unparse(ann.slice if _wrapper(ann) else ann))  # type: ignore[attr-defined]
+        elif isinstance(n, ast.Name) and n.id in metas:
+            texts.append(type_text(metas[n.id]))
         else:
             return None
     return texts[0] if len(texts) == 1 else f"tuple[{', '.join(texts)}]"
@@ -174,7 +196,3 @@ def scalar_literal(name: str, value: Any) -> Any:
     if isinstance(value, bool | int | float):
         return value
     raise TypeError(f"parameter '{name}': unsupported sample value of type {type(value).__name__}")
-
-
-def dtype_of(value: Any) -> DataType:
-    return DataType.BOOL if isinstance(value, bool) else DataType.INT64 if isinstance(value, int) else DataType.FP32

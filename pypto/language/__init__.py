@@ -2,6 +2,9 @@
 
 Function bodies are parsed from source (never executed) into ``pypto.ir``; ``pl.parse`` reads the
 printer's output back with the same frontend. Heavy parts load on first use.
+
+Floor: above ``ir``, ``toolchain`` and the ground; ``pl.jit`` is re-exported from :mod:`pypto.jit`
+through ``_LAZY`` (declared upward reach).
 """
 
 from __future__ import annotations

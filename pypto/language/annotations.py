@@ -18,7 +18,6 @@ from pypto.ir.enums import (
     TileLayout,
 )
 from pypto.ir.expr import Expr, Var, as_int
-from pypto.ir.span import Span
 from pypto.ir.types import (
     MemRef,
     PtrType,
@@ -31,6 +30,7 @@ from pypto.ir.types import (
     Type,
 )
 from pypto.language.types import AnnotationSpec, DynVar, TypeCtor, _CallSpec
+from pypto.span import Span
 
 if TYPE_CHECKING:
     from pypto.language.expr_parser import ExprParser

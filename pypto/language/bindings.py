@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pypto.errors import SSAViolationError
 from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import Var
-from pypto.ir.span import Span
+from pypto.span import Span
 
 
 @dataclass

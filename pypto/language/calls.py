@@ -14,8 +14,8 @@ from pypto.ir.enums import MemorySpace, TensorLayout
 from pypto.ir.expr import ConstBool, ConstFloat, ConstInt, Expr, MakeTuple
 from pypto.ir.ops.common import SCALAR_FORM
 from pypto.ir.ops.registry import get_op, has_op, make_call
-from pypto.ir.span import Span
 from pypto.ir.types import ScalarType, TensorType, TileType
+from pypto.span import Span
 
 Conv = Callable[[Any, int], Expr]
 _SCALAR_BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "max", "min": "min",

@@ -4,13 +4,13 @@ pl.yield_), ``if``/``else`` with yields, and ``with`` scopes (pl.at, pl.cluster,
 from __future__ import annotations
 
 import ast
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from pypto.errors import ParserSyntaxError, ParserTypeError, UnsupportedFeatureError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import ForKind, Level, Role, ScopeMode
 from pypto.ir.expr import ConstInt, Expr, IterArg, Var, as_int
-from pypto.ir.span import Span
 from pypto.ir.stmt import (
     ClusterScopeStmt,
     ForStmt,
@@ -21,9 +21,11 @@ from pypto.ir.stmt import (
     SeqStmts,
     Stmt,
     WhileStmt,
+    YieldStmt,
 )
 from pypto.ir.types import ScalarType, ShapedType
 from pypto.language import dsl
+from pypto.span import Span
 
 if TYPE_CHECKING:
     from pypto.language.parser import FunctionParser, YieldFrame
@@ -198,7 +200,8 @@ def parse_if(p: FunctionParser, node: ast.If) -> list[Stmt]:
         p.pop()
     then_names = dict(p.scope.names)
     p.scope.restore(snap)
-    els, f2, else_names = None, None, {}
+    els, f2 = None, None
+    else_names: dict[str, Var] = {}
     if node.orelse:
         f2 = p.push("if")
         try:
@@ -208,23 +211,34 @@ def parse_if(p: FunctionParser, node: ast.If) -> list[Stmt]:
         else_names = dict(p.scope.names)
         p.scope.restore(snap)
     rvs = _if_return_vars(p, f1, f2, span)
-    if f1.values is None and (f2 is None or f2.values is None):
-        _leak_branch_names(p, snap[0], then_names, else_names, span)
+    merged = _branch_defs(snap[0], then_names, else_names, rvs, f1, f2)
+    if merged:  # as if both branches ended with `name, ... = pl.yield_(name, ...)`
+        then, els = _add_yield(then, [then_names[n] for n in merged]), _add_yield(els, [else_names[n] for n in merged])
+        for n in merged:
+            rv = Var(n, then_names[n].var_type, span=span)
+            p.scope.bind(n, rv, span)
+            rvs.append(rv)
     else_body = _block(p, els, span) if els else None
     return [IfStmt(cond, _block(p, then, span) if then else SeqStmts((), span=span), else_body, tuple(rvs),
                    span=span)]
 
 
-def _leak_branch_names(p: FunctionParser, before: dict[str, Var], then_names: dict[str, Var],
-                       else_names: dict[str, Var], span: Span) -> None:
-    """Without pl.yield_, a name first assigned in *both* branches is visible after the if.
+def _branch_defs(before: dict[str, Var], then: dict[str, Var], other: dict[str, Var], rvs: list[Var],
+                 f1: YieldFrame, f2: YieldFrame | None) -> list[str]:
+    """Names first assigned in both branches (with the same kind of type): Python defines them after the
+    if, so they become results of the if. Not combined with yields whose values have no targets."""
+    if not rvs and (f1.values is not None or (f2 is not None and f2.values is not None)):
+        return []
+    taken = {rv.name for rv in rvs}
+    return [n for n, var in then.items() if n not in before and n not in taken and n in other
+            and type(other[n].var_type) is type(var.var_type)]
 
-    (Python semantics; ConvertToSSA turns it into a return var of the if, the way it already merges
-    names rebound in a branch.) A name assigned in one branch only stays undefined after the if.
-    """
-    for name, var in then_names.items():
-        if name not in before and name in else_names:
-            p.scope.bind(name, var, span)
+
+def _add_yield(stmts: list[Stmt] | None, values: list[Var]) -> list[Stmt]:
+    stmts = list(stmts or [])
+    if stmts and isinstance(stmts[-1], YieldStmt):
+        return [*stmts[:-1], dataclasses.replace(stmts[-1], values=(*stmts[-1].values, *values))]
+    return [*stmts, YieldStmt(tuple(values), span=values[0].span)]
 
 
 def _if_return_vars(p: FunctionParser, f1: YieldFrame, f2: YieldFrame | None, span: Span) -> list[Var]:

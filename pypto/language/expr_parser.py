@@ -34,12 +34,12 @@ from pypto.ir.expr import (
     UnaryExpr,
     UnOp,
 )
-from pypto.ir.span import Span
 from pypto.ir.types import ScalarType, ShapedType, TupleType, Type, UnknownType
 from pypto.language import dsl, types
 from pypto.language.bindings import Scope
 from pypto.language.calls import call_op, call_unified
 from pypto.language.source import Source
+from pypto.span import Span
 
 _BINOPS = {ast.Add: BinOp.Add, ast.Sub: BinOp.Sub, ast.Mult: BinOp.Mul, ast.Div: BinOp.FloatDiv,
            ast.FloorDiv: BinOp.FloorDiv, ast.Mod: BinOp.FloorMod, ast.Pow: BinOp.Pow,
@@ -67,6 +67,7 @@ class ProgramCtx:
     returns: dict[str, tuple[Type, ...]] = field(default_factory=dict)
     arity: dict[str, int] = field(default_factory=dict)
     externals: dict[str, Any] = field(default_factory=dict)
+    jit_scalars: frozenset[str] = frozenset()  # a jit function's specialized scalar parameters
 
 
 def describe(node: ast.AST) -> str:

@@ -19,10 +19,9 @@ from pypto.errors import (
 )
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import FunctionType, Level, ParamDirection, Role
-from pypto.ir.expr import Call, Expr, GlobalVar, Var
+from pypto.ir.expr import Call, Expr, GlobalVar, TupleGetItem, Var
 from pypto.ir.function import Function
 from pypto.ir.ops.infer import dim_eq, fmt_shape
-from pypto.ir.span import Span
 from pypto.ir.stmt import AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ReturnStmt, SeqStmts, Stmt, YieldStmt
 from pypto.ir.types import ScalarType, ShapedType, TensorType, TileType, TupleType, Type, UnknownType
 from pypto.language import dsl
@@ -31,6 +30,7 @@ from pypto.language.bindings import Scope
 from pypto.language.expr_parser import ExprParser, ProgramCtx
 from pypto.language.source import Source
 from pypto.language.subscript import assemble, write_offsets
+from pypto.span import Span
 
 _UNSUPPORTED_STMT = {
     "While": "while loops without init_values",
@@ -250,8 +250,10 @@ class FunctionParser:
             return self._subscript_assign(target, node.value, node)
         if isinstance(target, ast.Name):
             return self._assign(target, node.value, None, node)
+        if isinstance(target, (ast.Tuple, ast.List)):
+            return self._unpack_assign(target, node.value, node)
         raise UnsupportedFeatureError(f"assignment to '{ast.unparse(target)}' is not supported", self.span(target),
-                                      hint="assign to a single name (tuple unpacking works only with pl.yield_)")
+                                      hint="assign to a name, a tuple of names (a, b = f(...)) or dst[...]")
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> list[Stmt]:  # noqa: N802
         if node.value is None:
@@ -271,17 +273,54 @@ class FunctionParser:
         return self._assign(node.target, value, None, node)
 
     def _assign(self, target: ast.Name, value_node: ast.expr, ann: ast.expr | None, node: ast.stmt) -> list[Stmt]:
-        span = self.span(node)
         value = self.ev.expr(value_node)
         vtype = value.type
         if ann is not None:
             ann_t = self.resolver.type(ann)
             value = _with_task_id(value, ann_t)
             vtype = merge_annotation(ann_t, value.type, target.id, self.span(ann))
+        return self._bind_name(target, value, vtype, node)
+
+    def _bind_name(self, target: ast.Name, value: Expr, vtype: Type, node: ast.stmt) -> list[Stmt]:
+        span = self.span(node)
         self._check_out_rebind(target.id, vtype, span)
         var = Var(target.id, vtype, span=self.span(target))
         self.scope.bind(target.id, var, self.span(target))
         return [AssignStmt(var, value, span=span)]
+
+    def _unpack_assign(self, target: ast.Tuple | ast.List, value_node: ast.expr, node: ast.stmt) -> list[Stmt]:
+        """``a, b = f(...)``: the value is computed once (a ``_tuple_tmp`` binding), then each name gets
+        its ``TupleGetItem``; ``m, n = x.shape`` binds the elements of a parse-time sequence."""
+        _check_unpack_target(self, target)
+        value = self.ev.eval(value_node)
+        if isinstance(value, (tuple, list)) and all(isinstance(e, ast.Name) for e in target.elts):
+            if len(value) != len(target.elts):
+                raise ParserTypeError(f"cannot unpack {len(value)} values into {len(target.elts)} names",
+                                      self.span(node))
+            stmts: list[Stmt] = []
+            for name, v in zip(target.elts, value, strict=True):
+                e = self.ev.to_expr(v, self.span(value_node))
+                stmts += self._bind_name(name, e, e.type, node)  # type: ignore[arg-type]
+            return stmts
+        return self.bind_unpack(target, self.ev.to_expr(value, self.span(value_node), value_node), node)
+
+    def bind_unpack(self, target: ast.expr, value: Expr, node: ast.stmt) -> list[Stmt]:
+        """Bind a name, or a (nested) tuple of names, to ``value`` (one TupleGetItem per element)."""
+        if isinstance(target, ast.Name):
+            return self._bind_name(target, value, value.type, node)
+        assert isinstance(target, (ast.Tuple, ast.List))
+        t = value.type
+        if not isinstance(t, TupleType) or len(t.types) != len(target.elts):
+            got = f"{len(t.types)} values" if isinstance(t, TupleType) else f"a {type(t).__name__.replace('Type', '')}"
+            n = len(target.elts)
+            raise ParserTypeError(f"cannot unpack {got} into {n} name{'s' if n != 1 else ''}", self.span(target),
+                                  hint="the right-hand side must return exactly one value per name")
+        span = self.span(node)
+        tmp = Var("_tuple_tmp", t, span=span)
+        stmts: list[Stmt] = [AssignStmt(tmp, value, span=span)]
+        for i, elt in enumerate(target.elts):
+            stmts += self.bind_unpack(elt, TupleGetItem(tmp, i, span=self.span(elt)), node)
+        return stmts
 
     def _check_out_rebind(self, name: str, new: Type, span: Span) -> None:
         param = self.out_params.get(name)
@@ -360,6 +399,17 @@ class FunctionParser:
         from pypto.language.control import parse_with
 
         return parse_with(self, node)
+
+
+def _check_unpack_target(p: FunctionParser, target: ast.expr) -> None:
+    """Every leaf of an unpacking target must be a plain name."""
+    for elt in target.elts:  # type: ignore[attr-defined]
+        if isinstance(elt, (ast.Tuple, ast.List)):
+            _check_unpack_target(p, elt)
+        elif not isinstance(elt, ast.Name):
+            raise ParserSyntaxError(f"tuple unpacking target must be a variable name, got '{ast.unparse(elt)}'",
+                                    p.span(elt), hint="unpack into names first (a, b = f(...)), then write "
+                                                      "dst[...] = a")
 
 
 def _with_task_id(value: Expr, ann: Type) -> Expr:

@@ -89,7 +89,7 @@ def parse_class(cdef: ast.ClassDef, source: Source, env: dict[str, Any], strict_
         work.append((node, opts, parser, sig))
     funcs = [parser.parse(node, opts, sig) for node, opts, parser, sig in work]
     funcs += [f for name, f in ctx.externals.items() if all(g.name != name for g in funcs)]
-    from pypto.ir.printer import callee_first
+    from pypto.ir.callgraph import callee_first
 
     return Program(cdef.name, tuple(callee_first(funcs)), span=source.span(cdef))
 

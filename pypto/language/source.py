@@ -8,7 +8,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
-from pypto.ir.span import Span
+from pypto.span import Span
 
 
 @dataclass(frozen=True)
@@ -43,14 +43,15 @@ class Source:
         return Source(file, textwrap.dedent(raw), max(first - 1, 0), indent)
 
     def parse(self) -> ast.Module:
-        """``ast.parse`` the text; a Python syntax error becomes ParserSyntaxError with a span."""
-        from pypto.errors import ParserSyntaxError
+        """``ast.parse`` the text; a Python syntax error becomes PythonSyntaxError (a ParserSyntaxError and
+        a builtin SyntaxError) with a span."""
+        from pypto.errors import PythonSyntaxError
 
         try:
             return ast.parse(self.text, filename=self.file)
         except SyntaxError as exc:
             span = self._span(exc.lineno or 1, (exc.offset or 1) - 1, None, None, chars=True)
-            raise ParserSyntaxError(f"invalid Python syntax: {exc.msg}", span) from None
+            raise PythonSyntaxError(f"invalid Python syntax: {exc.msg}", span) from None
 
     def span(self, node: ast.AST) -> Span:
         """The Span of an ast node in the original file."""

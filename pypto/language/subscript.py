@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 from pypto.errors import ParserTypeError, UnsupportedFeatureError
 from pypto.ir.expr import BinaryExpr, BinOp, ConstInt, Expr, as_int
-from pypto.ir.span import Span
 from pypto.ir.types import ShapedType, TileType
 from pypto.language.calls import call_op
+from pypto.span import Span
 
 if TYPE_CHECKING:
     from pypto.language.expr_parser import ExprParser

@@ -1,4 +1,8 @@
-"""Pass registry (name -> class, imported lazily), the PassManager and the driver entry point."""
+"""Pass registry (name -> class, imported lazily), the PassManager and the driver entry point.
+
+Floor: above ``ir``, ``language`` (the round-trip instrument parses printed IR back), ``toolchain``
+and ``errors``.
+"""
 
 from __future__ import annotations
 

@@ -45,10 +45,6 @@ def used_vars(node: Any) -> list[Var]:
     return list(v.found)
 
 
-def expr_vars(expr: Expr) -> list[Var]:
-    return used_vars(expr)
-
-
 def iter_stmts(stmt: Stmt | None) -> Iterator[Stmt]:
     """Pre-order walk over every statement (nested bodies included)."""
     if stmt is None:

@@ -1,5 +1,10 @@
 """ConvertToSSA: one definition per variable (``x__ssa_vN``), loop-carried names become iter_args /
-return_vars, names assigned in if-branches become phi return_vars with yields."""
+return_vars, names assigned in if-branches become phi return_vars with yields.
+
+Only names read later are carried or merged: by the next iteration, after the loop, or after the if.
+The pass accepts its own output (an already-lowered program or a re-parsed pass dump): buffer
+bindings (``tile.alloc``) keep their Vars, so the tiles' MemRefs stay valid.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,13 @@ import dataclasses
 from dataclasses import dataclass
 
 from pypto.errors import InternalError
-from pypto.ir.expr import IterArg, Var
+from pypto.ir.expr import Call, IterArg, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, Stmt, WhileStmt, YieldStmt, flatten, seq
+from pypto.ir.types import PtrType
 from pypto.ir.visitor import IRMutator
+from pypto.passes._ssa_names import live_in, rename_attrs, separate_shadowed_names, suffix_live
 from pypto.passes._util import NameGen, base_name, iter_stmts
 from pypto.passes.base import Pass
 
@@ -27,6 +34,11 @@ class _Rename(IRMutator):
 
     def visit_IterArg(self, var: Var) -> Var:  # noqa: N802
         return self.env.get(var.name, var)
+
+    def visit_Call(self, call: Call) -> Call:  # noqa: N802
+        new = self.generic_visit(call)  # task ids in attributes (manual_dep_edges) are renamed too
+        attrs = rename_attrs(new.attrs, lambda v: self.env.get(v.name, v))
+        return new if attrs is new.attrs else dataclasses.replace(new, attrs=attrs)
 
 
 def _assigned(stmt: Stmt | None) -> list[str]:
@@ -53,34 +65,45 @@ class _Converter:
     def expr(self, e, env: Env):
         return _Rename(env).visit(e)
 
-    def block(self, body: Stmt | None, env: Env) -> list[Stmt]:
+    def block(self, body: Stmt | None, env: Env, after: frozenset[str]) -> list[Stmt]:
+        """Convert a statement list; ``after`` = names read once the block is done."""
         out: list[Stmt] = []
-        for s in flatten(body):
-            out.extend(self.stmt(s, env))
+        stmts = flatten(body)
+        for s, later in zip(stmts, suffix_live(stmts, after), strict=True):
+            out.extend(self.stmt(s, env, later))
         return out
 
-    def stmt(self, s: Stmt, env: Env) -> list[Stmt]:
+    def stmt(self, s: Stmt, env: Env, later: frozenset[str]) -> list[Stmt]:
         if isinstance(s, AssignStmt):
             value = self.expr(s.value, env)
+            if isinstance(s.var.var_type, PtrType):
+                # a buffer binding (tile.alloc) of an already-lowered program: the tiles' MemRefs
+                # name this Var as their base, so it keeps its identity (it is defined once anyway)
+                env[s.var.name] = s.var
+                return [s if value is s.value else dataclasses.replace(s, value=value)]
             new = self.fresh(s.var, self.ssa)
             env[s.var.name] = new
             return [dataclasses.replace(s, var=new, value=value)]
         if isinstance(s, ForStmt):
-            return self.for_(s, env)
+            return self.for_(s, env, later)
         if isinstance(s, WhileStmt):
-            return self.while_(s, env)
+            return self.while_(s, env, later)
         if isinstance(s, IfStmt):
-            return self.if_(s, env)
+            return self.if_(s, env, later)
         if isinstance(s, ScopeStmt):
             deps = tuple(self.expr(d, env) for d in getattr(s, "deps", ()))
-            body = seq(self.block(s.body, env))
+            body = seq(self.block(s.body, env, later))
             changes = {"body": body, "deps": deps} if hasattr(s, "deps") else {"body": body}
             return [dataclasses.replace(s, **changes)]
         return [self.expr(s, env)]
 
-    def _carry(self, s: ForStmt | WhileStmt, env: Env) -> tuple[list[IterArg], list[str]]:
+    def _carry(self, s: ForStmt | WhileStmt, env: Env, later: frozenset[str]) -> tuple[list[IterArg], list[str]]:
+        """Names the loop carries: assigned in the body, bound before it, and read by the next
+        iteration (before the body assigns them) or after the loop. A name that is only overwritten
+        is not carried, so a dead tile never becomes a loop result (or a kernel parameter)."""
         explicit = {ia.name for ia in s.iter_args}
-        carried = [n for n in _assigned(s.body) if n in env and n not in explicit]
+        needed = live_in(flatten(s.body), s.cond if isinstance(s, WhileStmt) else None) | later
+        carried = [n for n in _assigned(s.body) if n in env and n not in explicit and n in needed]
         iters = [IterArg(self.iter(base_name(n)), env[n].var_type, init=env[n]) for n in carried]
         return iters, carried
 
@@ -93,7 +116,7 @@ class _Converter:
             explicit.append(new)
         for n, ia in zip(carried, iters, strict=True):
             body_env[n] = ia
-        stmts = self.block(s.body, body_env)
+        stmts = self.block(s.body, body_env, frozenset(carried))
         stmts = _merge_yield(stmts, [body_env[n] for n in carried])
         rvs = [self.fresh(rv, self.ssa) for rv in s.return_vars]
         for old, new in zip(s.return_vars, rvs, strict=True):
@@ -104,9 +127,9 @@ class _Converter:
             env[n] = rv
         return (*explicit, *iters), seq(stmts), tuple(rvs)
 
-    def for_(self, s: ForStmt, env: Env) -> list[Stmt]:
+    def for_(self, s: ForStmt, env: Env, later: frozenset[str]) -> list[Stmt]:
         start, stop, step = (self.expr(e, env) for e in (s.start, s.stop, s.step))
-        iters, carried = self._carry(s, env)
+        iters, carried = self._carry(s, env, later)
         body_env = dict(env)
         loop_var = self.fresh(s.loop_var, self.idx)
         body_env[s.loop_var.name] = loop_var
@@ -114,8 +137,8 @@ class _Converter:
         return [dataclasses.replace(s, loop_var=loop_var, start=start, stop=stop, step=step, body=body,
                                     iter_args=all_iters, return_vars=rvs)]
 
-    def while_(self, s: WhileStmt, env: Env) -> list[Stmt]:
-        iters, carried = self._carry(s, env)
+    def while_(self, s: WhileStmt, env: Env, later: frozenset[str]) -> list[Stmt]:
+        iters, carried = self._carry(s, env, later)
         body_env = dict(env)
         all_iters, body, rvs = self._loop_body(s, env, body_env, iters, carried)
         cond_env = dict(env)
@@ -125,15 +148,15 @@ class _Converter:
         return [dataclasses.replace(s, cond=self.expr(s.cond, cond_env), body=body, iter_args=all_iters,
                                     return_vars=rvs)]
 
-    def if_(self, s: IfStmt, env: Env) -> list[Stmt]:
+    def if_(self, s: IfStmt, env: Env, later: frozenset[str]) -> list[Stmt]:
         cond = self.expr(s.cond, env)
         then_env, else_env = dict(env), dict(env)
-        then = self.block(s.then_body, then_env)
-        other = self.block(s.else_body, else_env) if s.else_body is not None else []
+        then = self.block(s.then_body, then_env, later)
+        other = self.block(s.else_body, else_env, later) if s.else_body is not None else []
         assigned = _assigned(s.then_body) + _assigned(s.else_body)
         explicit = {rv.name for rv in s.return_vars}
         phis = [n for n in dict.fromkeys(assigned)
-                if n not in explicit and n in then_env and n in else_env
+                if n not in explicit and n in later and n in then_env and n in else_env
                 and (then_env[n] is not env.get(n) or else_env[n] is not env.get(n))]
         rvs = [self.fresh(rv, self.ssa) for rv in s.return_vars]
         for old, new in zip(s.return_vars, rvs, strict=True):
@@ -166,6 +189,7 @@ class ConvertToSSA(Pass):
     produces = frozenset({IRProperty.SSAForm, IRProperty.UseAfterDef})
 
     def run_function(self, func: Function, program: Program) -> Function:
+        func = separate_shadowed_names(func)  # a program that went through the pipeline before
         conv = _Converter()
         env: Env = {}
         params = []
@@ -174,7 +198,7 @@ class ConvertToSSA(Pass):
             env[p.name] = new
             params.append(new)
         try:
-            body = seq(conv.block(func.body, env))
+            body = seq(conv.block(func.body, env, frozenset()))
         except KeyError as exc:
             raise InternalError(f"ConvertToSSA: unbound name {exc} in '{func.name}'") from exc
         return func.with_(params=tuple(params), body=body)

@@ -15,10 +15,11 @@ from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, Whil
 from pypto.ir.types import ShapedType, TileType
 from pypto.passes._util import calls_in, iter_stmts, used_vars
 from pypto.passes.context import PassContext
+from pypto.toolchain.platforms import BACKEND_ARCH
 
 Check = Callable[[Program, PassContext], list[Diagnostic]]
 INNERMOST_BYTES: dict[BackendType, int] = {BackendType.Ascend910B: 512, BackendType.Ascend950: 128}
-BACKEND_SHORT: dict[BackendType, str] = {BackendType.Ascend910B: "a2a3", BackendType.Ascend950: "a5"}
+BACKEND_SHORT: dict[BackendType, str] = {BackendType(b): arch for b, arch in BACKEND_ARCH.items()}
 
 
 def _uses(func: Function) -> set[Var]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pypto.errors import UnsupportedFeatureError
+from pypto.ir.callgraph import callee_first
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import FunctionType, MemorySpace, ParamDirection, TensorLayout
 from pypto.ir.expr import (
@@ -35,7 +36,6 @@ from pypto.ir.expr import (
 )
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
-from pypto.ir.printer import callee_first
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, ReturnStmt, Stmt, YieldStmt, flatten, seq
 from pypto.ir.types import TensorType, TileType, TupleType, Type

@@ -14,11 +14,11 @@ from pypto.errors import UnsupportedFeatureError
 from pypto.ir.enums import ForKind, Level
 from pypto.ir.function import Program
 from pypto.ir.properties import IRProperty
-from pypto.ir.span import Span
 from pypto.ir.stmt import ClusterScopeStmt, ForStmt, HierarchyScopeStmt
 from pypto.ir.types import TileType
 from pypto.passes._util import iter_stmts
 from pypto.passes.base import Pass
+from pypto.span import Span
 
 Finding = tuple[str, Span] | None
 Guard = Callable[[Program], Finding]

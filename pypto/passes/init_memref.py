@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from pypto.ir.enums import MemorySpace
@@ -58,6 +59,10 @@ class _Planner:
         return None
 
     def define(self, v: Var, value: object = None) -> None:
+        existing = getattr(v.var_type, "memref", None)
+        if existing is not None:  # an author's pl.MemRef, or this pass's own output run again
+            self.refs[v] = existing
+            return
         if isinstance(v, IterArg) and isinstance(v.init, Var) and v.init in self.refs:
             self.refs[v] = self.refs[v.init]
             return
@@ -127,7 +132,7 @@ class InitMemRef(Pass):
     produces = frozenset({IRProperty.HasMemRefs})
 
     def run_function(self, func: Function, program: Program) -> Function:
-        plan = _Planner(func.is_incore)
+        plan = _Planner(func.is_incore, n=_next_buffer_number(func))
         for p in func.params:
             if isinstance(p.var_type, TensorType) and p.var_type.memref is None:
                 plan.refs[p] = plan.ddr(p.var_type)
@@ -137,6 +142,24 @@ class InitMemRef(Pass):
         if plan.allocs:
             func = func.with_(body=seq([*plan.allocs, *flatten(func.body)]))
         return func
+
+
+def _next_buffer_number(func: Function) -> int:
+    """The first free ``mem_<space>_<n>`` number: a program lowered before keeps its buffer names."""
+    from pypto.passes._memref import all_vars, memref_of
+
+    taken = [-1]
+    for v in all_vars(func):
+        mr = memref_of(v)
+        if mr is None:
+            continue
+        base = mr.base if isinstance(mr.base, str) else mr.base.name
+        if m := _BUFFER_NAME.fullmatch(base):
+            taken.append(int(m.group(1)))
+    return max(taken) + 1
+
+
+_BUFFER_NAME = re.compile(r"mem_[a-z0-9]+_(\d+)")
 
 
 def memref_changed(v: Var, mr: MemRef) -> bool:

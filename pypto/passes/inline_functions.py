@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pypto.errors import UnsupportedFeatureError
+from pypto.ir.callgraph import callee_first
 from pypto.ir.enums import FunctionType
 from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.printer import callee_first
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, Stmt, flatten
 from pypto.ir.visitor import substitute

@@ -65,6 +65,7 @@ class PassManager:
         return [p.name for p in self._passes]
 
     def get_pass_names(self) -> list[str]:
+        """Kept for upstream compatibility (``PassManager.get_pass_names``); same as :attr:`pass_names`."""
         return self.pass_names
 
     def run_passes(self, program: Program, dump_ir: bool | PassDumpLevel = False,

@@ -12,11 +12,11 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from pypto.errors import UnsupportedFeatureError
+from pypto.ir.callgraph import callee_first
 from pypto.ir.enums import FunctionType, ParamDirection, TensorLayout
 from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, IterArg, MakeTuple, TupleGetItem, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
-from pypto.ir.printer import callee_first
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import (
     AssignStmt,
@@ -147,7 +147,7 @@ class _Outliner:
             renames.update({v: renames[w] for v, w in escaping if w in renames})
             _check_escapes(s, rest, renames)
             out.extend(call_stmts)
-            rest = [substitute(r, _with_iter_args(r, renames)) for r in rest]
+            rest = [substitute(r, _with_iter_args(r, renames)) for r in rest]  # loop inits may read results
         return out
 
     def _escape_buffers(self, scope: InCoreScopeStmt, rest: list[Stmt]

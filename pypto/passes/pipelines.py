@@ -35,8 +35,3 @@ def pass_names(strategy: OptimizationStrategy = OptimizationStrategy.Default,
         raise ValueError(f"Unsupported optimization strategy: {strategy}")
     drops = PLANNER_DROPS[planner]
     return tuple(n for n in DEFAULT if n not in drops)
-
-
-def parse_spec(spec: str) -> tuple[str, ...]:
-    """``"ConvertToSSA,Simplify"`` -> a tuple of pass names (whitespace ignored)."""
-    return tuple(p.strip() for p in spec.split(",") if p.strip())

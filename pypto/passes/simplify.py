@@ -7,13 +7,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pypto.ir.expr import BinaryExpr, BinOp, ConstInt, Expr, as_int
+from pypto.ir.fold import DIVISIONS, INT_FOLD
 from pypto.ir.function import Function, Program
 from pypto.ir.visitor import IRMutator
 from pypto.passes.base import Pass
 
 FOLD: dict[BinOp, Callable[[int, int], int]] = {
-    BinOp.Add: operator.add, BinOp.Sub: operator.sub, BinOp.Mul: operator.mul,
-    BinOp.FloorDiv: operator.floordiv, BinOp.FloorMod: operator.mod, BinOp.Min: min, BinOp.Max: max,
+    **INT_FOLD,
     BinOp.BitAnd: operator.and_, BinOp.BitOr: operator.or_, BinOp.BitXor: operator.xor,
     BinOp.BitShiftLeft: operator.lshift, BinOp.BitShiftRight: operator.rshift,
 }
@@ -30,7 +30,7 @@ class _Fold(IRMutator):
         a, b = as_int(e.lhs), as_int(e.rhs)
         fn = FOLD.get(e.op)
         if a is not None and b is not None and fn is not None:
-            if e.op in (BinOp.FloorDiv, BinOp.FloorMod) and b == 0:
+            if e.op in DIVISIONS and b == 0:
                 return e
             return ConstInt(fn(a, b), e.dtype, span=e.span)
         if b is not None and (e.op, "rhs", b) in IDENTITY:

@@ -14,15 +14,16 @@ import os
 import shlex
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from pypto.errors import ToolchainError
-from pypto.runtime.artifact import ArtifactInfo, KernelSpec
+from pypto.artifact.directory import ArtifactInfo, KernelSpec
+from pypto.errors import ToolchainError, UserError
+from pypto.toolchain import cachefs
+from pypto.toolchain.platforms import CORE_MACROS, HARDWARE_PLATFORMS
 
 SIM_DIR = Path(__file__).parent / "sim"
 INCLUDE_DIR = SIM_DIR / "include"
@@ -31,7 +32,7 @@ GXX = "g++"
 KERNEL_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-D__CPU_SIM")
 ORCH_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-pthread")
 RUNTIME_FLAGS = ("-std=c++17", "-O2", "-pthread", "-fPIC", "-shared")
-CORE_FLAGS = {"aiv": ("-D__DAV_VEC__",), "aic": ("-D__DAV_CUBE__",)}
+CORE_FLAGS = {core: (macro,) for core, macro in CORE_MACROS.items()}
 PLATFORM_FLAGS = {"a2a3sim": (), "a5sim": ("-DPTO_SIM_ARCH_A5",)}
 RUNTIME_MACROS = {"tensormap_and_ringbuffer": (), "host_build_graph": ("-DPTO_SIM_RUNTIME_HBG",)}
 
@@ -66,8 +67,8 @@ def check_platform(platform: str, info: ArtifactInfo | None = None) -> None:
     """Only the simulation platforms build here; a hardware platform names what it would need."""
     if platform in PLATFORM_FLAGS:
         return
-    if info is not None and platform in ("a2a3", "a5"):
-        from pypto.backend.hardware import require_hardware_toolchain
+    if info is not None and platform in HARDWARE_PLATFORMS:
+        from pypto.runtime.hardware import require_hardware_toolchain
         from pypto.toolchain.settings import Settings
 
         settings = Settings()
@@ -94,16 +95,16 @@ def compiler_id() -> str:
     real = Path(exe).resolve()
     st = real.stat()
     stamp = cache_root() / "compiler" / _key(str(real), str(st.st_size), str(st.st_mtime_ns))
-    with contextlib.suppress(OSError):
-        if stamp.is_file():
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        if cachefs.verified(stamp):
             return stamp.read_text()
-    out = subprocess.run([exe, "--version"], capture_output=True, text=True, check=False).stdout
+    out = subprocess.run([exe, "--version"], capture_output=True, text=True, errors="replace", check=False).stdout
     ident = out.splitlines()[0] if out else exe
     with contextlib.suppress(OSError):
         stamp.parent.mkdir(parents=True, exist_ok=True)
-        tmp = stamp.with_name(f"{stamp.name}.{os.getpid()}.tmp")
+        tmp = cachefs.temp_for(stamp)
         tmp.write_text(ident)
-        os.replace(tmp, stamp)
+        cachefs.publish(tmp, stamp)
     return ident
 
 
@@ -129,18 +130,36 @@ def _key(*parts: str | bytes) -> str:
 
 
 def compile_so(argv: list[str], out: Path, what: str) -> Path:
-    """Run g++ (``argv`` without ``-o``) into ``out`` atomically; ToolchainError on failure."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(suffix=".so", dir=out.parent)
-    os.close(fd)
-    cmd = [*argv, "-o", tmp]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    """Run g++ (``argv`` without ``-o``) into a private temp file, then publish it as ``out``.
+
+    The object appears complete or not at all, with its sha256 recorded next to it (see
+    :mod:`pypto.toolchain.cachefs`); temp files of earlier killed builds in the folder are removed.
+    """
+    cachefs.ensure_dir(out.parent)
+    cachefs.clean_orphans(out.parent)
+    tmp = cachefs.temp_for(out)
+    cmd = [*argv, "-o", os.fspath(tmp)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", check=False)
     if proc.returncode != 0:
-        os.unlink(tmp)
+        with contextlib.suppress(OSError):
+            tmp.unlink()
         repro = shlex.join([*argv, "-o", os.fspath(out)])
         raise ToolchainError(f"compilation failed: g++ could not build {what}", stderr=proc.stderr, repro=repro)
-    os.replace(tmp, out)
-    return out
+    try:
+        return cachefs.publish(tmp, out)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise UserError(f"the build cache directory {out.parent} is not usable: {exc.strerror or exc}",
+                        hint="set PYPTO_CACHE_DIR (or cache_dir in the config file) to a writable directory") from exc
+
+
+def _reuse(out: Path, what: str) -> bool:
+    """True when a cached object can be used as is; a corrupt one is removed (with a warning)."""
+    if cachefs.verified(out):
+        return True
+    cachefs.discard(out, f"cached {what}")
+    return False
 
 
 def runtime_library(platform: str, runtime: str) -> Path:
@@ -153,7 +172,7 @@ def runtime_library(platform: str, runtime: str) -> Path:
     src_hash = _tree_hash(SRC_DIR, (".h", ".cpp"))
     key = _key(platform, runtime, header_hash(), src_hash, *RUNTIME_FLAGS, *variant, compiler_id())
     out = cache_root() / "runtime" / f"libpto_sim_{platform}_{runtime}_{key}.so"
-    if out.is_file():
+    if _reuse(out, f"{platform}/{runtime} runtime library"):
         return out
     objs = [_runtime_object(src, variant if src.name == "capi.cpp" else (), src_hash)
             for src in sorted(SRC_DIR.glob("*.cpp"))]
@@ -165,7 +184,7 @@ def _runtime_object(src: Path, variant: tuple[str, ...], src_hash: str) -> Path:
     flags = [f for f in RUNTIME_FLAGS if f != "-shared"]
     key = _key(src.name, src_hash, header_hash(), *flags, *variant, compiler_id())
     out = cache_root() / "runtime" / "obj" / f"{src.stem}-{key}.o"
-    if not out.is_file():
+    if not _reuse(out, f"runtime object {src.name}"):
         argv = [GXX, *flags, *variant, "-I", os.fspath(INCLUDE_DIR), "-I", os.fspath(SRC_DIR), "-c", os.fspath(src)]
         compile_so(argv, out, f"runtime source {src.name}")
     return out
@@ -183,10 +202,19 @@ def orchestration_argv(source: Path) -> list[str]:
 
 
 def _cached_build(argv: list[str], source: Path, sidecar: Path, kind: str, what: str) -> Path:
-    key = _key(kind, source.read_bytes(), *argv[1:-1], header_hash(), compiler_id())
-    out = cache_root() / kind / f"{source.stem}-{key}.so"
-    if not out.is_file():
+    for _ in range(3):
+        text = source.read_bytes()
+        key = _key(kind, text, *argv[1:-1], header_hash(), compiler_id())
+        out = cache_root() / kind / f"{source.stem}-{key}.so"
+        if _reuse(out, what):
+            break
         compile_so(argv, out, what)
+        if source.read_bytes() == text:
+            break
+        cachefs.discard(out, what, "was built from a source that changed during the build")  # never a wrong key
+    else:
+        raise ToolchainError(f"{what}: the source kept changing while it was being built",
+                             hint="another process is rewriting this artifact directory; compile into separate dirs")
     _write_sidecar(out, sidecar, key)
     return out
 
@@ -196,8 +224,12 @@ def _write_sidecar(built: Path, sidecar: Path, key: str) -> None:
     with contextlib.suppress(OSError):
         if stamp.is_file() and stamp.read_text() == key and sidecar.is_file():
             return
-        shutil.copyfile(built, sidecar)
-        stamp.write_text(key)
+        tmp = cachefs.temp_for(sidecar)
+        shutil.copyfile(built, tmp)
+        os.replace(tmp, sidecar)  # concurrent runs of one artifact dir each see a whole file
+        tmp = cachefs.temp_for(stamp)
+        tmp.write_text(key)
+        os.replace(tmp, stamp)
 
 
 def build_kernel(spec: KernelSpec, platform: str) -> Path:

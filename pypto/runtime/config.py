@@ -8,13 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from pypto.ir import MemoryPlanner, OptimizationStrategy
+from pypto.ir.options import backend_for_platform
 
-PLATFORMS = ("a2a3sim", "a2a3", "a5sim", "a5")
 _INT32_MAX = 2**31 - 1
-
-
-def _backend_of(platform: str) -> str:
-    return "Ascend950" if platform.startswith("a5") else "Ascend910B"
 
 
 def _ring_values(name: str, value: int | list[int] | tuple[int, ...] | None) -> None:
@@ -89,10 +85,8 @@ class RunConfig:
     enable_l2_swimlane: int | bool | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        if self.platform not in PLATFORMS:
-            raise ValueError(f"Invalid platform '{self.platform}'. Expected 'a2a3sim', 'a2a3', 'a5sim', or 'a5'.")
         self._run_hw_on_sim()
-        self.backend_type = _backend_of(self.platform)
+        self.backend_type = backend_for_platform(self.platform).value  # ValueError naming the platforms
         if self.enable_l2_swimlane is not None:
             warnings.warn("enable_l2_swimlane is deprecated; use enable_chip_swimlane", DeprecationWarning,
                           stacklevel=3)
@@ -108,8 +102,8 @@ class RunConfig:
         """Under the ``run_hw_on_sim`` setting, a hardware platform becomes its simulator (with a warning)."""
         from pypto.toolchain import platforms, settings
 
-        info = platforms.PLATFORMS[self.platform]
-        if info.simulated or not settings.run_hw_on_sim():
+        info = platforms.PLATFORMS.get(self.platform)
+        if info is None or info.simulated or not settings.run_hw_on_sim():  # an unknown one: error below
             return
         sim = platforms.sim_twin(self.platform)
         warnings.warn(f"RunConfig(platform={self.platform!r}) runs on {sim!r}: the run_hw_on_sim setting "

@@ -18,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from pypto.artifact.directory import ArtifactInfo, load_artifact
+from pypto.artifact.meta import ParamInfo
 from pypto.runtime import dtypes
-from pypto.runtime.artifact import ArtifactInfo, ParamSpec, load_artifact
 from pypto.runtime.native import MAX_DIMS, NO_OWNER
 
 _SCALAR_FORMATS = {"fp32": "<f", "fp16": "<e", "int8": "<b", "int16": "<h", "int32": "<i", "int64": "<q",
@@ -91,7 +92,7 @@ def _is_tensor(x: Any) -> bool:
     return isinstance(x, np.ndarray | DeviceTensor) or _is_torch(x)
 
 
-def _tensor_facts(i: int, x: Any, param: ParamSpec | None) -> tuple[int, tuple[int, ...], dtypes.RtDType, Any]:
+def _tensor_facts(i: int, x: Any, param: ParamInfo | None) -> tuple[int, tuple[int, ...], dtypes.RtDType, Any]:
     """(address, shape, dtype, keepalive) of a tensor argument, with the upstream error texts."""
     if isinstance(x, DeviceTensor):
         if x.freed:
@@ -115,25 +116,25 @@ def _tensor_facts(i: int, x: Any, param: ParamSpec | None) -> tuple[int, tuple[i
 
 
 @lru_cache(maxsize=4096)
-def _numpy_checked(i: int, shape: tuple[int, ...], dt: np.dtype, param: ParamSpec | None) -> dtypes.RtDType:
+def _numpy_checked(i: int, shape: tuple[int, ...], dt: np.dtype, param: ParamInfo | None) -> dtypes.RtDType:
     rt = _numpy_dtype(i, dt, param)
     _check_param(i, shape, rt, param)
     return rt
 
 
-def _numpy_dtype(i: int, dt: np.dtype, param: ParamSpec | None) -> dtypes.RtDType:
-    want = dtypes.BY_META.get(param.dtype) if param is not None and param.dtype else None
+def _numpy_dtype(i: int, dt: np.dtype, param: ParamInfo | None) -> dtypes.RtDType:
+    want = dtypes.BY_META.get(param.dtype.meta) if param is not None and param.dtype else None
     if want is not None and want.numpy is None and dt == dtypes.RAW_CARRIERS.get(want.meta):
         return want
     return dtypes.from_numpy(dt)
 
 
-def _check_param(i: int, shape: tuple[int, ...], dt: dtypes.RtDType, param: ParamSpec | None) -> None:
+def _check_param(i: int, shape: tuple[int, ...], dt: dtypes.RtDType, param: ParamInfo | None) -> None:
     if param is None:
         return
-    if param.dtype and param.dtype != dt.meta:
+    if param.dtype and param.dtype.meta != dt.meta:
         raise TypeError(f"argument {i} ('{param.name}'): dtype {dt.meta} does not match the compiled dtype "
-                        f"{param.dtype}")
+                        f"{param.dtype.meta}")
     if param.shape is not None:
         ok = len(shape) == len(param.shape) and all(p is None or p < 0 or p == s
                                                     for p, s in zip(param.shape, shape, strict=True))
@@ -159,9 +160,9 @@ def _pack(buf: ctypes.Array, k: int, addr: int, shape: tuple[int, ...], dt: dtyp
                            *dims, *pad, numel, *strides, *pad)
 
 
-def scalar_bits(i: int, x: Any, param: ParamSpec | None) -> int:
+def scalar_bits(i: int, x: Any, param: ParamInfo | None) -> int:
     """The u64 slot value of a scalar argument (float -> fp32 bits unless the parameter says otherwise)."""
-    meta = param.dtype if param is not None and param.dtype else None
+    meta = param.dtype.meta if param is not None and param.dtype else None
     if isinstance(x, ctypes._SimpleCData):
         meta = meta or _CTYPES_META.get(type(x))
         x = x.value
@@ -180,11 +181,11 @@ def scalar_bits(i: int, x: Any, param: ParamSpec | None) -> int:
     return int.from_bytes(raw.ljust(8, b"\0"), "little")
 
 
-def _allocate_output(param: ParamSpec, like_torch: Any) -> Any:
+def _allocate_output(param: ParamInfo, like_torch: Any) -> Any:
     if param.shape is None or any(s is None or s < 0 for s in param.shape) or not param.dtype:
         raise ValueError(f"cannot allocate output '{param.name}' in a return-style call: its shape or dtype is "
                          "not static; pass all arguments (in-place call) instead")
-    dt = dtypes.from_meta(param.dtype)
+    dt = dtypes.from_meta(param.dtype.meta)
     if like_torch is not None and dt.torch:
         import torch
 
@@ -241,27 +242,13 @@ def artifact_of(compiled: Any) -> ArtifactInfo:
     """The parsed artifact of a CompiledProgram, an artifact path, or an ArtifactInfo."""
     if isinstance(compiled, ArtifactInfo):
         return compiled
-    path = getattr(compiled, "output_dir", compiled)
-    return load_artifact(Path(os.fspath(path)))
+    from pypto.toolchain.cachefs import dir_lock
+
+    path = Path(os.fspath(getattr(compiled, "output_dir", compiled)))
+    with dir_lock(path, shared=True, create=False):  # not while a compile rewrites the dir
+        return load_artifact(path)
 
 
 def platform_of(compiled: Any, info: ArtifactInfo) -> str:
     """The platform an artifact was compiled for (attribute, then metadata, then the default)."""
     return getattr(compiled, "platform", None) or info.platform or "a2a3sim"
-
-
-def call_compiled(compiled: Any, args: tuple[Any, ...], config: Any = None) -> Any:
-    """Run ``compiled`` with ``args`` on an active matching ChipWorker, or on a cached implicit one.
-
-    ``config.platform`` (if a config is given) selects the platform; kernels are rebuilt for it.
-    """
-    from pypto.runtime.worker import ChipWorker, implicit_worker
-
-    info = artifact_of(compiled)
-    platform = config.platform if config is not None else platform_of(compiled, info)
-    if platform in ("a2a3", "a5"):
-        from pypto.runtime.build import check_platform
-
-        check_platform(platform, info)  # names CANN, the tools and the commands it would run
-    worker = ChipWorker.current(platform=platform, runtime=info.runtime) or implicit_worker(platform, info.runtime)
-    return worker.execute(info, args, config)

@@ -13,10 +13,11 @@ from typing import Any
 
 import numpy as np
 
+from pypto.artifact.directory import ArtifactInfo
 from pypto.runtime import build, dtypes, native
-from pypto.runtime.artifact import ArtifactInfo
 from pypto.runtime.config import RunConfig
 from pypto.runtime.dispatch import DeviceTensor, artifact_of, bind_args, platform_of
+from pypto.toolchain.platforms import HARDWARE_PLATFORMS
 
 RUNTIMES = ("tensormap_and_ringbuffer", "host_build_graph")
 NUM_CLUSTERS = 8
@@ -136,12 +137,28 @@ class ChipWorker:
         return None
 
     # -- lifecycle ----------------------------------------------------------------------------------
+    def _load_runtime(self) -> native.NativeLib:
+        """Load the runtime library; one that the loader refuses is removed, rebuilt and loaded once more."""
+        from pypto.errors import ToolchainError
+        from pypto.toolchain import cachefs
+
+        lib_path = build.runtime_library(self.platform, self._runtime)
+        try:
+            return native.load(lib_path)
+        except OSError as exc:
+            cachefs.discard(lib_path, "runtime library", f"cannot be loaded ({exc})")
+        lib_path = build.runtime_library(self.platform, self._runtime)
+        try:
+            return native.load(lib_path)
+        except OSError as exc:
+            raise ToolchainError(f"the simulation runtime library {lib_path} cannot be loaded: {exc}",
+                                 hint="check the g++ installation (`pypto doctor`)") from exc
+
     def init(self) -> ChipWorker:
         """Build/load the runtime library and start the core threads (idempotent)."""
         if self._handle is not None:
             return self
-        lib_path = build.runtime_library(self.platform, self._runtime)
-        self._native = native.load(lib_path)
+        self._native = self._load_runtime()
         handle = self._native.lib.pto_sim_worker_create(NUM_CLUSTERS, self._err, native.ERR_LEN)
         if not handle:
             raise native.SimRuntimeError(f"cannot create a simulated chip: {self._err.value.decode()}")
@@ -203,7 +220,10 @@ class ChipWorker:
         prog = self._programs.get(key)
         if prog is not None and prog.info is info and prog.stamp == _stamp(info):
             return prog
-        built = build.build_artifact(info, self.platform)
+        from pypto.toolchain.cachefs import dir_lock
+
+        with dir_lock(info.root, shared=True, create=False):  # not while a compile rewrites the dir
+            built = build.build_artifact(info, self.platform)
         lib = self._native.lib
         handle = lib.pto_sim_program_load(os.fspath(built.orchestration).encode(), self._err, native.ERR_LEN)
         if not handle:
@@ -339,3 +359,16 @@ def _close_implicit() -> None:
     for w in _IMPLICIT.values():
         w.close()
     _IMPLICIT.clear()
+
+
+def call_compiled(compiled: Any, args: tuple[Any, ...], config: Any = None) -> Any:
+    """Run ``compiled`` with ``args`` on an active matching ChipWorker, or on a cached implicit one.
+
+    ``config.platform`` (if a config is given) selects the platform; kernels are rebuilt for it.
+    """
+    info = artifact_of(compiled)
+    platform = config.platform if config is not None else platform_of(compiled, info)
+    if platform in HARDWARE_PLATFORMS:
+        build.check_platform(platform, info)  # names CANN, the tools and the commands it would run
+    worker = ChipWorker.current(platform=platform, runtime=info.runtime) or implicit_worker(platform, info.runtime)
+    return worker.execute(info, args, config)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from pypto.errors import ToolchainError, UserError
+from pypto.toolchain.engine import docker_client
 from pypto.toolchain.images import LABEL_FLAVOR, LABEL_MANIFEST, LABEL_VERSION, build_command
 from pypto.toolchain.manifest import Manifest
 from pypto.toolchain.settings import Settings, env_var
@@ -42,7 +43,6 @@ ENGINE_EXIT_CODES = {
     127: "the image's entrypoint (pypto) was not found in the image",
     137: "the container was killed (SIGKILL: out of memory, or killed from outside)",
 }
-DAEMON_HINT = "start the engine (`sudo dockerd &` or `systemctl start docker`), then check with `pypto doctor`"
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,20 +107,6 @@ class RunSpec:
 
     def repro(self) -> str:
         return shlex.join(self.cli_argv())
-
-
-def docker_client(timeout: int = 60) -> Any:
-    """A docker SDK client; an unreachable engine becomes a ToolchainError."""
-    try:
-        import docker
-    except ImportError as exc:
-        raise ToolchainError("The docker SDK is not installed", hint="pip install 'pypto[container]'") from exc
-    try:
-        client = docker.from_env(timeout=timeout)
-        client.ping()
-    except docker.errors.DockerException as exc:
-        raise ToolchainError(f"Cannot reach the Docker engine: {exc}", repro="docker info", hint=DAEMON_HINT) from None
-    return client
 
 
 def image_flavor(settings: Settings) -> str:

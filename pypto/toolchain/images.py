@@ -339,7 +339,7 @@ def _link_or_copy(src: Path, dst: Path) -> None:
 
 
 def _client() -> Any:
-    from pypto.toolchain.docker import docker_client
+    from pypto.toolchain.engine import docker_client
 
     return docker_client()
 

@@ -35,10 +35,14 @@ PLATFORMS: dict[str, PlatformInfo] = {
     "a5": PlatformInfo("a5", "Ascend950", "a5", False, "ccec"),
 }
 BACKEND_DEFAULT_SIM: dict[str, str] = {"Ascend910B": "a2a3sim", "Ascend950": "a5sim"}
+BACKEND_ARCH: dict[str, str] = {p.backend: p.arch for p in PLATFORMS.values()}  # Ascend910B -> a2a3
+HARDWARE_PLATFORMS: tuple[str, ...] = tuple(n for n, p in PLATFORMS.items() if not p.simulated)
 RUNTIMES: tuple[str, ...] = ("tensormap_and_ringbuffer", "host_build_graph")
 DEFAULT_PLATFORM = "a2a3sim"
 DEFAULT_RUNTIME = "tensormap_and_ringbuffer"
 GRAPH_RUNTIME = "host_build_graph"
+# the preprocessor macro a kernel of each core type is compiled with (g++ on sim, ccec on hardware)
+CORE_MACROS: dict[str, str] = {"aiv": "-D__DAV_VEC__", "aic": "-D__DAV_CUBE__"}
 
 UNPREFIXED_ENV = {"ptoas_root": "PTOAS_ROOT", "ascend_home_path": "ASCEND_HOME_PATH",
                   "source_date_epoch": "SOURCE_DATE_EPOCH"}

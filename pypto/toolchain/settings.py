@@ -4,9 +4,11 @@ Each field maps to one ``PYPTO_*`` environment variable (``PTOAS_ROOT`` has no p
 highest first: explicit argument > environment > config file (``--config FILE``, else ``pypto.toml``
 in the working directory, else ``[tool.pypto]`` of ``pyproject.toml`` there) > default. Every value
 remembers where it came from (:meth:`Settings.source_of`), so errors can name it. This is the only
-module of pypto that reads ``os.environ``; code that starts subprocesses uses :func:`subprocess_env`.
+module of pypto that reads ``os.environ`` (with ``settings_sources``, the reading it shares with the
+model); code that starts subprocesses uses :func:`subprocess_env`.
 
-The pydantic model (:class:`Settings`, in ``settings_model``) is imported on first use; the run path
+The pydantic model (:class:`Settings`, in ``settings_model``) is imported on first use; the reading
+both share (environment, config file, sources record) is in ``settings_sources``, below both. The run path
 needs only :func:`cache_dir`, :func:`output_base`, :func:`jit_cache_enabled` and
 :func:`compile_fingerprint`, which resolve with the same precedence without it.
 """
@@ -15,73 +17,33 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tomllib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pypto.errors import SettingsError
 from pypto.toolchain import platforms
+from pypto.toolchain import settings_sources as _sources
+from pypto.toolchain.settings_sources import (
+    ContainerEngine,
+    LogFormat,
+    LogLevel,
+    VerifyLevel,
+    WarningLevel,
+    env_var,
+    resolve_with,
+)
 
 if TYPE_CHECKING:
     from pypto.toolchain.settings_model import Settings
 
-VerifyLevel = Literal["none", "basic", "roundtrip"]
-WarningLevel = Literal["none", "pre_pipeline", "post_pass", "post_pipeline"]
-LogLevel = Literal["debug", "info", "warn", "warning", "error", "fatal", "event", "none"]
-LogFormat = Literal["auto", "console", "json"]
-ContainerEngine = Literal["docker", "podman"]
-
-_RECORD: ContextVar[dict[str, str] | None] = ContextVar("pypto_settings_record", default=None)
-_CONFIG: ContextVar[Path | None] = ContextVar("pypto_settings_config", default=None)
-_OVERRIDES: ContextVar[dict[str, Any]] = ContextVar("pypto_settings_overrides", default={})  # noqa: B039
-_ALIASES = {env: field for field, env in platforms.UNPREFIXED_ENV.items()}
-_EXAMPLES = {"codegen_max_workers": "4", "prog_build_dir": "build_output", "ptoas_root": "<ptoas release dir>",
-             "cache_dir": "~/.cache/pypto", "container_image": "<image reference>"}
-_LOWERCASE = ("verify_level", "warning_level", "log_level", "log_format", "container_engine")
-
-
-def _default_cache_dir() -> Path:
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "pypto"
-
-
-def env_var(field: str) -> str:
-    """The environment variable of a field, e.g. ``platform`` -> ``PYPTO_PLATFORM``."""
-    return platforms.UNPREFIXED_ENV.get(field, f"PYPTO_{field.upper()}")
-
-
-def _config_file() -> tuple[Path | None, bool]:
-    """The config file to read and whether it is a pyproject.toml (read its ``[tool.pypto]``)."""
-    explicit = _CONFIG.get()
-    if explicit is not None:
-        return explicit, explicit.name == "pyproject.toml"
-    local = Path.cwd() / "pypto.toml"
-    if local.is_file():
-        return local, False
-    pyproject = Path.cwd() / "pyproject.toml"
-    if pyproject.is_file() and _has_pypto_table(pyproject):
-        return pyproject, True
-    return None, False
-
-
-def _has_pypto_table(path: Path) -> bool:
-    try:
-        return "pypto" in tomllib.loads(path.read_text()).get("tool", {})
-    except (OSError, tomllib.TOMLDecodeError):
-        return False
-
-
-def _read_config(path: Path, pyproject: bool) -> dict[str, Any]:
-    try:
-        data = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise SettingsError(f"Cannot read config file {path}: {exc}",
-                            hint="fix the TOML syntax, or pass another file with --config") from None
-    return data.get("tool", {}).get("pypto", {}) if pyproject else data
+__all__ = ["ContainerEngine", "LogFormat", "LogLevel", "Settings", "TerminalEnv", "VerifyLevel", "WarningLevel",
+           "cache_dir", "compile_fingerprint", "env_var", "jit_cache_enabled", "output_base", "override",
+           "resolve_settings", "subprocess_env", "terminal_env"]
+# the shared env/config-file readers (in settings_sources, below this module and the model)
+_OVERRIDES, _config_file, _read_config = _sources.OVERRIDES, _sources.config_file, _sources.read_config
+_default_cache_dir = _sources.default_cache_dir
 
 
 def resolve_settings(config_file: str | Path | None = None, **overrides: Any) -> Settings:
@@ -95,16 +57,7 @@ def resolve_settings(config_file: str | Path | None = None, **overrides: Any) ->
     Raises:
         SettingsError: naming the offending value, its source and the fix.
     """
-    args = {**_OVERRIDES.get(), **{k: v for k, v in overrides.items() if v is not None}}
-    path = Path(config_file).expanduser() if config_file is not None else None
-    if path is not None and not path.is_file():
-        raise SettingsError(f"Config file '{path}' does not exist",
-                            hint="pass an existing pypto.toml or pyproject.toml to --config")
-    token = _CONFIG.set(path)
-    try:
-        return _model()(**args)
-    finally:
-        _CONFIG.reset(token)
+    return resolve_with(_model(), config_file, **overrides)
 
 
 @contextmanager
@@ -157,7 +110,7 @@ _UNSET = object()
 _TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
 _FALSE = frozenset({"0", "false", "f", "no", "n", "off"})
 # Settings that cannot change what a compile writes (left out of compile_fingerprint)
-_RUN_ONLY = frozenset({"cache_dir", "jit_cache", "log_level", "log_format", "verify_level", "warning_level",
+_RUN_ONLY = frozenset({"cache_dir", "prog_build_dir", "jit_cache", "log_level", "log_format", "verify_level", "warning_level",
                        "codegen_max_workers", "container_engine", "container_image", "source_date_epoch",
                        "wheelhouse", "debian_mirror", "image_smoke_examples", "ascend_home_path"})
 

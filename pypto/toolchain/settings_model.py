@@ -23,21 +23,21 @@ from pydantic_settings import (
 from pypto.errors import SettingsError
 from pypto.toolchain import platforms
 from pypto.toolchain.manifest import Manifest, latest_version, load_manifest
-from pypto.toolchain.settings import (
-    _ALIASES,
-    _EXAMPLES,
-    _LOWERCASE,
-    _RECORD,
+from pypto.toolchain.settings_sources import (
+    ALIASES,
+    EXAMPLES,
+    LOWERCASE,
+    RECORD,
     ContainerEngine,
     LogFormat,
     LogLevel,
     VerifyLevel,
     WarningLevel,
-    _config_file,
-    _default_cache_dir,
-    _read_config,
+    config_file,
+    default_cache_dir,
     env_var,
-    resolve_settings,
+    read_config,
+    resolve_with,
 )
 
 
@@ -54,10 +54,10 @@ class _Recording(PydanticBaseSettingsSource):
 
     def __call__(self) -> dict[str, Any]:
         data = self.inner()
-        record = _RECORD.get()
+        record = RECORD.get()
         if record is not None:
             for key in data:
-                name = _ALIASES.get(key.upper(), key)
+                name = ALIASES.get(key.upper(), key)
                 record.setdefault(name, f"env {env_var(name)}" if self.label == "env" else self.label)
         return data
 
@@ -96,7 +96,7 @@ class Settings(BaseSettings):
     runtime: str = Field(platforms.DEFAULT_RUNTIME, description="tensormap_and_ringbuffer | host_build_graph.")
     toolchain: str = Field(default_factory=latest_version, description="Toolchain manifest version.")
     log_format: LogFormat = Field("auto", description="auto (console on a TTY, else JSON) | console | json.")
-    cache_dir: Path = Field(default_factory=_default_cache_dir, description="Build and shim cache.")
+    cache_dir: Path = Field(default_factory=default_cache_dir, description="Build and shim cache.")
     jit_cache: bool = Field(True, description="Reuse @pl.jit compiles across processes (<cache_dir>/jit).")
     run_hw_on_sim: bool = Field(False, description="Run RunConfig(platform='a2a3'|'a5') on a2a3sim|a5sim, warning.")
     container_engine: ContainerEngine = Field("docker", description="Engine for --in-container: docker | podman.")
@@ -116,15 +116,15 @@ class Settings(BaseSettings):
 
     def __init__(self, **values: Any) -> None:
         record: dict[str, str] = {}
-        token = _RECORD.set(record)
+        token = RECORD.set(record)
         try:
             super().__init__(**values)
         except ValidationError as exc:
             raise _wrap_validation_error(exc, record) from None
         finally:
-            _RECORD.reset(token)
+            RECORD.reset(token)
         self._sources = record
-        self._config_file = _config_file()[0]
+        self._config_file = config_file()[0]
         self._check_agreement()
 
     @classmethod
@@ -137,13 +137,13 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         sources = [_Recording(settings_cls, init_settings, "argument"), _Recording(settings_cls, env_settings, "env")]
-        config, table = _config_file()
+        config, table = config_file()
         if config is not None:
-            data = _read_config(config, table)
+            data = read_config(config, table)
             sources.append(_Recording(settings_cls, InitSettingsSource(settings_cls, data), f"file {config}"))
         return tuple(sources)
 
-    @field_validator(*_LOWERCASE, mode="before")
+    @field_validator(*LOWERCASE, mode="before")
     @classmethod
     def _lower(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value
@@ -217,7 +217,7 @@ class Settings(BaseSettings):
 
     def replace(self, **overrides: Any) -> Settings:
         """A new, re-validated Settings with more explicit arguments (None values are ignored)."""
-        return resolve_settings(config_file=self._config_file, **{**self.explicit_arguments(), **overrides})
+        return resolve_with(type(self), config_file=self._config_file, **{**self.explicit_arguments(), **overrides})
 
     def describe(self) -> list[dict[str, Any]]:
         """One row per field: name, value, source, environment variable (for ``--json`` dumps)."""
@@ -235,7 +235,7 @@ def _jsonable(value: Any) -> Any:
 def _wrap_validation_error(exc: ValidationError, record: Mapping[str, str]) -> SettingsError:
     lines, first = [], None
     for err in exc.errors():
-        field = _ALIASES.get(str(err["loc"][0]).upper(), str(err["loc"][0])) if err["loc"] else "settings"
+        field = ALIASES.get(str(err["loc"][0]).upper(), str(err["loc"][0])) if err["loc"] else "settings"
         source = record.get(field, "default")
         reason = str(err.get("ctx", {}).get("error", "")) or err["msg"]
         if err["type"] == "extra_forbidden":
@@ -258,7 +258,7 @@ def _example(field: str) -> str:
     choices = get_args(info.annotation)
     if get_origin(info.annotation) is Literal:
         return "|".join(choices)
-    return _EXAMPLES.get(field, str(info.default))
+    return EXAMPLES.get(field, str(info.default))
 
 
 def _validation_hint(field: str, source: str, example: str) -> str:

@@ -72,6 +72,13 @@ def test_compile_option_as_keyword_is_a_type_error(build_dir):
     a, b, out = _arrays()
     with pytest.raises(TypeError, match="@pl.jit function 'add': got an unexpected keyword argument 'skip_ptoas'"):
         add.compile(a, b, out, skip_ptoas=True)
+    # exactly as the page writes it: no sample arguments; the keyword is checked before anything else
+    # (before signature mode would complain about the bare pl.Tensor annotations)
+    with pytest.raises(TypeError, match="^@pl.jit function 'add': got an unexpected keyword argument 'skip_ptoas'$"):
+        add.compile(skip_ptoas=True)
+    with pytest.raises(TypeError, match="got an unexpected keyword argument 'skip_ptoas'"):
+        add.lower(skip_ptoas=True)
+    assert not (build_dir / "build_output").exists()
 
 
 def test_lower_returns_program_and_writes_nothing(build_dir):

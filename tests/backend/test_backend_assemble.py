@@ -10,10 +10,10 @@ import irbuild as B
 import pytest
 from ptocheck import SHARED
 
+from pypto.artifact import ArtifactMeta, KernelUnit, commit, load_artifact
 from pypto.backend import assemble
 from pypto.backend.ptoas_stage import ptoas_argv, split_debug_modules
 from pypto.codegen import generate
-from pypto.codegen.artifact import KernelUnit
 from pypto.errors import PartialCodegenError, ToolchainError
 
 REF = SHARED / "reference" / "upstream-pypto"
@@ -32,6 +32,12 @@ def _gen(program, **kw):
     return generate(program, backend_type="Ascend910B", platform="a2a3sim", runtime="tensormap_and_ringbuffer", **kw)
 
 
+def _commit(root: Path, program) -> None:
+    """What the driver does after assembling: record the metadata last."""
+    commit(root, ArtifactMeta.from_program(program, platform="a2a3sim", backend_type="Ascend910B",
+                                           runtime="tensormap_and_ringbuffer", toolchain=None))
+
+
 def _tree(root: Path) -> set[str]:
     return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
 
@@ -41,8 +47,10 @@ def test_skip_ptoas_tree_matches_reference(tmp_path):
     if not ref.is_dir():
         pytest.skip("reference artifacts absent")
     files = assemble(_gen(B.add_program()), tmp_path, skip_ptoas=True)
+    assert "compiled_meta.json" not in files  # the driver's, written last
+    _commit(tmp_path, B.add_program())
     want = {t for t in _tree(ref) if not t.startswith("passes_dump/")}
-    assert _tree(tmp_path) == want == set(files)
+    assert _tree(tmp_path) == want == {*files, "compiled_meta.json"}
     assert (tmp_path / "report").is_dir()
     assert "kernel_config.py" not in files
 
@@ -51,14 +59,13 @@ def test_skip_ptoas_tree_matches_reference(tmp_path):
 def test_ptoas_tree_wrappers_and_config_load(tmp_path):
     exe = _ptoas()
     files = assemble(_gen(B.add_program()), tmp_path, ptoas=exe, max_workers=1)
-    assert set(files) == {"compiled_meta.json", "orchestration/add.cpp", "kernel_config.py",
+    _commit(tmp_path, B.add_program())
+    assert set(files) == {"orchestration/add.cpp", "kernel_config.py",
                           "ptoas/add_incore_0.pto", "ptoas/add_incore_0.cpp", "ptoas/add_incore_0.log",
                           "kernels/aiv/add_incore_0.cpp"}
     wrapper = files["kernels/aiv/add_incore_0.cpp"]
     assert 'extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args)' in wrapper
     assert "add_incore_0(arg0, arg1, arg2);" in wrapper
-    from pypto.runtime.artifact import load_artifact
-
     info = load_artifact(tmp_path)
     assert [k.name for k in info.kernels] == ["add_incore_0"]
     assert info.kernels[0].source == tmp_path.resolve() / "kernels/aiv/add_incore_0.cpp"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import pypto.driver
+import pypto.flows.loader
 import pypto.toolchain
 from pypto.cli._common import ExitCode
 from pypto.cli.compile_cmd import CompileRequest, ShapeSpec, parse_shape
@@ -58,8 +58,8 @@ def kernel(tmp_path: Path) -> Path:
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> FakeDriver:
     driver = FakeDriver()
-    monkeypatch.setattr(pypto.driver, "compile_file", driver.compile_file, raising=False)
-    monkeypatch.setattr(pypto.driver, "run_file", driver.run_file, raising=False)
+    monkeypatch.setattr(pypto.flows.loader, "compile_file", driver.compile_file, raising=False)
+    monkeypatch.setattr(pypto.flows.loader, "run_file", driver.run_file, raising=False)
     return driver
 
 
@@ -132,7 +132,7 @@ def test_bad_runtime_json_error(fake: FakeDriver, kernel: Path) -> None:
 def test_driver_errors_map_to_exit_codes(monkeypatch: pytest.MonkeyPatch, kernel: Path,
                                          error: BaseException, code: ExitCode) -> None:
     driver = FakeDriver(error=error)
-    monkeypatch.setattr(pypto.driver, "compile_file", driver.compile_file, raising=False)
+    monkeypatch.setattr(pypto.flows.loader, "compile_file", driver.compile_file, raising=False)
     result = invoke("compile", str(kernel))
     assert result.exit_code == code
     assert str(error).splitlines()[0].removeprefix("error: ") in result.stderr
@@ -155,7 +155,7 @@ def test_run_mismatch_exit_3(fake: FakeDriver, kernel: Path) -> None:
 
 
 def test_missing_driver_function_is_internal(monkeypatch: pytest.MonkeyPatch, kernel: Path) -> None:
-    monkeypatch.delattr(pypto.driver, "compile_file", raising=False)
+    monkeypatch.delattr(pypto.flows.loader, "compile_file", raising=False)
     result = invoke("compile", str(kernel))
     assert result.exit_code == ExitCode.INTERNAL and "compile_file" in result.stderr
 

@@ -136,7 +136,8 @@ def test_softmax_json_on_both_platforms(platform: str, tmp_path: Path) -> None:
 
 @running
 def test_kernel_fault_is_a_user_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pypto.runtime import KernelFaultError, pto_runner
+    from pypto.flows import pto_runner
+    from pypto.runtime import KernelFaultError
 
     def fault(*_a: object, **_k: object) -> None:
         raise KernelFaultError("kernel fault in task 0 (kernel 'softmax_rows_64x128', func_id 0): boom")

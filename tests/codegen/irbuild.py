@@ -7,9 +7,9 @@ from pypto.ir.enums import ArgDirection, FunctionType, MemorySpace, ParamDirecti
 from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, MakeTuple, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
-from pypto.ir.span import Span
 from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, RuntimeScopeStmt, Stmt, seq
 from pypto.ir.types import MemRef, PtrType, ScalarType, TensorType, TileType
+from pypto.span import Span
 
 F32 = DataType.FP32
 SPAN = Span("k.py", 3, 5)

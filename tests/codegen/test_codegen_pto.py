@@ -9,7 +9,7 @@ import pytest
 from ptocheck import verify, verify_text
 
 from pypto.codegen import generate
-from pypto.codegen.pto_mlir import emit_module
+from pypto.codegen.pto_module import emit_module
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import MemorySpace

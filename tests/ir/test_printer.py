@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pypto.language as pl
+from pypto.ir.callgraph import callee_first
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import FunctionType, ParamDirection
 from pypto.ir.expr import BinaryExpr, BinOp, ConstFloat, ConstInt, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.printer import callee_first, python_print
+from pypto.ir.printer import python_print
 from pypto.ir.stmt import AssignStmt, ReturnStmt, SeqStmts
 from pypto.ir.structural import structural_diff
 from pypto.ir.types import ScalarType

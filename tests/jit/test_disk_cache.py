@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import pypto
+import pypto.driver
 import pypto.language as pl
 from pypto.errors import SettingsError
 from pypto.jit import disk_cache
@@ -40,15 +41,15 @@ def _entries(cache: Path) -> list[Path]:
 
 @pytest.fixture
 def compiles(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Names of the programs ir.compile is asked to compile."""
+    """Names of the programs ir.compile (pypto.driver.compile) is asked to compile."""
     calls: list[str] = []
-    real = pypto.ir.compile
+    real = pypto.driver.compile
 
     def spy(program, **kw):
         calls.append(program.name)
         return real(program, **kw)
 
-    monkeypatch.setattr(pypto.ir, "compile", spy)
+    monkeypatch.setattr(pypto.driver, "compile", spy)
     return calls
 
 

@@ -287,7 +287,7 @@ def test_rebinding_the_output_is_a_partial_codegen_error_naming_the_fix(tmp_path
     assert "never writes its output 'result'" in text and "result[:] = <value>" in text
     assert "test_upstream_forms.py" in text
     assert exc.value.files and all(k.startswith("kernels/") for k in exc.value.files)
-    assert list((tmp_path / "o" / "kernels").glob("*.pto"))
+    assert list((tmp_path / "o" / "kernels").rglob("*.pto"))
     assert not (tmp_path / "o" / "compiled_meta.json").exists()
 
 

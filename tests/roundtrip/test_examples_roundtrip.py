@@ -23,10 +23,10 @@ import numpy as np
 import pytest
 
 from pypto.errors import UserError
+from pypto.flows.loader import kernel_targets, load_module, sample_args
 from pypto.ir.function import Program
 from pypto.ir.options import BackendType, VerificationLevel
 from pypto.jit import JITFunction
-from pypto.loader import kernel_targets, load_module, sample_args
 from pypto.passes.context import PassContext
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -51,7 +51,7 @@ def _example_cases() -> list[Any]:
 
 
 def example_args(module: Any, name: str, fn: JITFunction) -> tuple[Any, ...]:
-    """Sample args of a jit kernel (``pypto.loader.sample_args``); a missing or incomplete table fails."""
+    """Sample args of a jit kernel (``pypto.flows.loader.sample_args``); a missing or incomplete table fails."""
     try:
         return sample_args(module, name, fn)
     except UserError as exc:

@@ -11,9 +11,9 @@ import pytest
 import simkit as sk
 from rt_marks import needs_gxx
 
+from pypto.artifact.directory import load_artifact
 from pypto.errors import ToolchainError
 from pypto.runtime import RunConfig, build
-from pypto.runtime.artifact import load_artifact
 from pypto.runtime.dispatch import scalar_bits
 
 REFERENCE_ORCH = """\

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from pypto import ir
-from pypto.backend.hardware import build_plan, missing_pieces
+from pypto.artifact.directory import load_artifact
 from pypto.errors import ToolchainError
-from pypto.runtime.artifact import load_artifact
+from pypto.runtime.hardware import build_plan, missing_pieces
 
 SRC = '''
 import pypto.language as pl

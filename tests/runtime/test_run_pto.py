@@ -9,9 +9,9 @@ import pytest
 from rt_marks import needs_gxx
 
 from pypto.errors import ToolchainError, UserError
+from pypto.flows import pto_runner as runner
+from pypto.flows.pto_file import infer_core, parse_pto, single_function_text
 from pypto.runtime import ChipWorker, RunConfig, prepare_pto, run_pto
-from pypto.runtime import pto_runner as runner
-from pypto.runtime.pto_file import infer_core, parse_pto, single_function_text
 from pypto.toolchain.ptoas import find_ptoas
 
 PTO = Path(__file__).resolve().parents[1] / "sim_isa" / "pto"

@@ -1,4 +1,4 @@
-"""Only pypto/toolchain/settings.py reads the process environment."""
+"""Only pypto/toolchain/settings.py (and settings_sources.py, the reading it shares) reads the environment."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pypto
 
 PACKAGE = Path(pypto.__file__).resolve().parent
-ALLOWED = {PACKAGE / "toolchain" / "settings.py"}
+ALLOWED = {PACKAGE / "toolchain" / "settings.py", PACKAGE / "toolchain" / "settings_sources.py"}
 _READERS = {"environ", "getenv", "environb", "getenvb", "putenv", "unsetenv"}
 
 

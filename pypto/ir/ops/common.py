@@ -6,11 +6,12 @@ from typing import Any
 
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
-from pypto.ir.expr import Expr
-from pypto.ir.ops.infer import dims, like, require_2d, same_dtype, same_shape, shaped
+from pypto.ir.expr import Expr, MakeTuple
+from pypto.ir.ops.bounds import check_window
+from pypto.ir.ops.infer import KIND_NAME, dims, like, require_2d, same_dtype, same_shape, shaped
 from pypto.ir.ops.registry import OpDef, register
-from pypto.ir.span import Span
 from pypto.ir.types import ScalarType, ShapedType, TensorType, TileType, Type
+from pypto.span import Span
 
 BINARY = ("add", "sub", "mul", "div", "maximum", "minimum", "and_", "or_", "xor", "rem", "shl", "shr")
 SCALAR = ("adds", "subs", "muls", "divs", "maximums", "minimums", "ands", "ors", "rems", "shls", "shrs")
@@ -28,6 +29,10 @@ SCALAR_FORM = {"add": "adds", "sub": "subs", "mul": "muls", "div": "divs", "maxi
                "shr": "shrs"}
 
 _BOOL_RESULT: frozenset[str] = frozenset()
+
+
+def kind_name(kind: type) -> str:
+    return KIND_NAME.get(kind, "operand").lower()
 
 
 def _binary(name: str, kind: type):
@@ -63,6 +68,11 @@ def _reduce(name: str, kind: type, axis: int):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         a = shaped(args[0], name, "x", span, kind)
         rows, cols = require_2d(name, a, span)
+        if len(args) > 1 and isinstance(args[1].type, ShapedType):
+            tmp = args[1].type
+            if tmp.dtype is not a.dtype:
+                raise UserError(f"{name}: scratch tile dtype {tmp.dtype.value} does not match the operand's "
+                                f"{a.dtype.value}", span, hint=f"create the scratch tile with dtype=pl.{a.dtype.value}")
         return like(a, (rows, 1) if axis == 1 else (1, cols))
     return infer
 
@@ -124,6 +134,7 @@ def _slice(name: str, kind: type):
         off = dims(args[2], name, "offset", span)
         if len(shape) != a.rank or len(off) != a.rank:
             raise UserError(f"{name}: shape/offset rank must match operand rank {a.rank}", span)
+        check_window(name, a.shape, off, shape, span, what=kind_name(kind))
         return like(a, shape)
     return infer
 
@@ -135,6 +146,9 @@ def _assemble(name: str, kind: type):
         if src.rank != tgt.rank:
             raise UserError(f"{name}: source rank {src.rank} != target rank {tgt.rank}", span)
         same_dtype(name, tgt, src, span)
+        off = dims(args[2], name, "offset", span) if isinstance(args[2], MakeTuple) else ()
+        if len(off) == tgt.rank:
+            check_window(name, tgt.shape, off, src.shape, span, what=f"target {kind_name(kind)}")
         return like(tgt)
     return infer
 

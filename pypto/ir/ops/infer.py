@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import ConstInt, Expr, MakeTuple, as_int
-from pypto.ir.span import Span
-from pypto.ir.types import Dim, ScalarType, ShapedType, TensorType, TileType, Type
+from pypto.ir.types import Dim, ShapedType, TensorType, TileType, Type
+from pypto.span import Span
 
 KIND_NAME = {TensorType: "Tensor", TileType: "Tile"}
 
@@ -27,11 +26,6 @@ def shaped(e: Expr, op: str, what: str, span: Span, kind: type | None = None) ->
         need = KIND_NAME.get(want, "Tensor or Tile")
         raise UserError(f"{op}: operand '{what}' must be a {need}, got {kind_of(t)}", e.span if e.span.is_known() else span)
     return t
-
-
-def scalar_dtype(e: Expr) -> DataType | None:
-    t = e.type
-    return t.dtype if isinstance(t, ScalarType) else None
 
 
 def dim_eq(a: Dim, b: Dim) -> bool:
@@ -62,8 +56,11 @@ def dims(e: Expr, op: str, what: str, span: Span) -> tuple[Dim, ...]:
     """A list operand (MakeTuple of ints / index exprs) as a tuple of dims."""
     if not isinstance(e, MakeTuple):
         raise UserError(f"{op}: '{what}' must be a list such as [64, 64]", e.span if e.span.is_known() else span)
+    from pypto.ir.ops.bounds import check_index_element
+
     out: list[Dim] = []
     for el in e.elements:
+        check_index_element(el, op, what, span)
         out.append(el.value if isinstance(el, ConstInt) else el)
     return tuple(out)
 
@@ -83,11 +80,6 @@ def require_2d(op: str, t: ShapedType, span: Span) -> tuple[Dim, Dim]:
     if t.rank != 2:
         raise UserError(f"{op}: expects a 2-D operand, got rank {t.rank} {fmt_shape(t.shape)}", span)
     return t.shape[0], t.shape[1]
-
-
-def kw_dtype(kwargs: dict[str, Any], key: str) -> DataType | None:
-    v = kwargs.get(key)
-    return v if isinstance(v, DataType) or v is None else None
 
 
 def with_space(t: TileType, space: MemorySpace) -> TileType:

@@ -12,8 +12,8 @@ from typing import Any
 
 from pypto.errors import InternalError, UserError
 from pypto.ir.expr import Call, Expr
-from pypto.ir.span import Span
 from pypto.ir.types import Type
+from pypto.span import Span
 
 InferFn = Callable[["list[Expr]", "dict[str, Any]", Span], Type]
 
@@ -97,8 +97,23 @@ def make_call(
         raise UserError(f"{name}() got an unexpected keyword argument '{unknown[0]}'", sp,
                         hint=f"accepted keywords: {', '.join(op.kwargs) or 'none'}")
     full_kw = {**op.kwargs, **kw}
+    _check_kwarg_types(name, full_kw, sp)
     result = op.infer(args, full_kw, sp)
     return Call(name, tuple(args), kw, dict(attrs or {}), result, span=sp)
+
+
+_DTYPE_KWARGS = ("dtype", "out_dtype", "target_type")
+
+
+def _check_kwarg_types(name: str, kw: dict[str, Any], span: Span) -> None:
+    """Keywords that name a dtype must hold one (a stray positional value can land in them)."""
+    from pypto.ir.dtypes import DataType
+
+    for key in _DTYPE_KWARGS:
+        value = kw.get(key)
+        if value is not None and not isinstance(value, DataType):
+            raise UserError(f"{name}: '{key}' must be a dtype such as pl.FP32, got {value!r}", span,
+                            hint="check the number and order of the arguments")
 
 
 _loaded = False

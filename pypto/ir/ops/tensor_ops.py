@@ -8,11 +8,12 @@ from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import TensorLayout
 from pypto.ir.expr import Expr
+from pypto.ir.ops.bounds import positive_dims
 from pypto.ir.ops.common import register_common
 from pypto.ir.ops.infer import dims, shaped
 from pypto.ir.ops.registry import OpDef, register
-from pypto.ir.span import Span
 from pypto.ir.types import ScalarType, TensorType, Type
+from pypto.span import Span
 
 
 def _dtype_kw(op: str, kw: dict[str, Any], span: Span) -> DataType:
@@ -23,11 +24,13 @@ def _dtype_kw(op: str, kw: dict[str, Any], span: Span) -> DataType:
 
 
 def _create(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
-    return TensorType(dims(args[0], "tensor.create", "shape", span), _dtype_kw("tensor.create", kw, span))
+    shape = positive_dims(dims(args[0], "tensor.create", "shape", span), "tensor.create", "shape", span)
+    return TensorType(shape, _dtype_kw("tensor.create", kw, span))
 
 
 def _full(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
-    return TensorType(dims(args[0], "tensor.full", "shape", span), _dtype_kw("tensor.full", kw, span))
+    shape = positive_dims(dims(args[0], "tensor.full", "shape", span), "tensor.full", "shape", span)
+    return TensorType(shape, _dtype_kw("tensor.full", kw, span))
 
 
 def _write(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:

@@ -7,12 +7,13 @@ from typing import Any
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import MemorySpace
-from pypto.ir.expr import Expr
+from pypto.ir.expr import Expr, MakeTuple
+from pypto.ir.ops.bounds import check_window, positive_dims
 from pypto.ir.ops.common import register_common
 from pypto.ir.ops.infer import dims, like, require_2d, shaped, with_space
 from pypto.ir.ops.registry import OpDef, register
-from pypto.ir.span import Span
 from pypto.ir.types import PtrType, TensorType, TileType, Type
+from pypto.span import Span
 
 LOAD_SPACES = (MemorySpace.Vec, MemorySpace.Mat)
 
@@ -38,15 +39,27 @@ def _load(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         raise UserError(f"target_memory for tile.load must be MemorySpace.Vec or MemorySpace.Mat, got "
                         f"MemorySpace.{space.value}", span,
                         hint="load into Mat, then pl.move(tile, pl.Mem.Left/Right)")
-    shape = dims(args[2], "tile.load", "shapes", span)
+    shape = positive_dims(dims(args[2], "tile.load", "shapes", span), "tile.load", "shapes", span)
     if len(shape) != t.rank:
         raise UserError(f"tile.load: shapes rank {len(shape)} != tensor rank {t.rank}", span)
+    offsets = dims(args[1], "tile.load", "offsets", span)
+    if len(offsets) != t.rank:
+        raise UserError(f"tile.load: offsets rank {len(offsets)} != tensor rank {t.rank}", span)
+    valid = args[3] if len(args) > 3 and isinstance(args[3], MakeTuple) else None
+    window = dims(valid, "tile.load", "valid_shapes", span) if valid is not None else shape
+    check_window("tile.load", t.shape, offsets, window if len(window) == t.rank else shape, span)
     return TileType(shape, t.dtype, memory_space=space)
 
 
 def _store(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
     shaped(args[0], "tile.store", "tile", span, TileType)
     out = shaped(args[2], "tile.store", "output_tensor", span, TensorType)
+    offsets = dims(args[1], "tile.store", "offsets", span)
+    if len(offsets) != out.rank:
+        raise UserError(f"tile.store: offsets rank {len(offsets)} != output tensor rank {out.rank}", span)
+    # The tile's valid region (which may be smaller than its shape) is known only after the passes;
+    # codegen checks the full window. Here: the window's first element must lie inside the tensor.
+    check_window("tile.store", out.shape, offsets, (1,) * out.rank, span, what="output tensor")
     return like(out)
 
 
@@ -58,12 +71,14 @@ def _move(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
 
 def _create(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
     space = kw.get("target_memory") or MemorySpace.Vec
-    return TileType(dims(args[0], "tile.create", "shape", span), _dtype(kw, "tile.create", span),
+    return TileType(positive_dims(dims(args[0], "tile.create", "shape", span), "tile.create", "shape", span),
+                    _dtype(kw, "tile.create", span),
                     memory_space=space)
 
 
 def _full(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
-    return TileType(dims(args[0], "tile.full", "shape", span), _dtype(kw, "tile.full", span),
+    return TileType(positive_dims(dims(args[0], "tile.full", "shape", span), "tile.full", "shape", span),
+                    _dtype(kw, "tile.full", span),
                     memory_space=MemorySpace.Vec)
 
 

@@ -125,7 +125,35 @@ class GlobalTensor {
     }
     int64_t col_stride() const { return stride5_[4]; }
 
+    // Smallest and largest element offset a vr x vc tile window touches (vr, vc >= 1). Every layout's
+    // offset(r, c) is offset(r, 0) + offset(0, c); a part that is linear in r or c costs O(1), the others
+    // one walk over the rows or columns (never O(vr * vc)).
+    void span(int vr, int vc, int64_t& lo, int64_t& hi) const {
+        int64_t rlo = 0, rhi = 0, clo = 0, chi = 0;
+        const bool rows_linear = L == Layout::DN || (L == Layout::ND && vr <= shape5_[3]);
+        const bool cols_linear = L == Layout::ND;
+        if (rows_linear) {
+            const int64_t e = static_cast<int64_t>(vr - 1) * stride5_[3];
+            (e < 0 ? rlo : rhi) = e;
+        } else {
+            for (int r = 1; r < vr; ++r) extend(offset(r, 0), rlo, rhi);
+        }
+        if (cols_linear) {
+            const int64_t e = static_cast<int64_t>(vc - 1) * stride5_[4];
+            (e < 0 ? clo : chi) = e;
+        } else {
+            for (int c = 1; c < vc; ++c) extend(offset(0, c), clo, chi);
+        }
+        lo = rlo + clo;
+        hi = rhi + chi;
+    }
+
    private:
+    static void extend(int64_t o, int64_t& lo, int64_t& hi) {
+        lo = o < lo ? o : lo;
+        hi = o > hi ? o : hi;
+    }
+
     void normalize() {
         for (int i = 0; i < 5; ++i) {
             shape5_[i] = shape_.dim5(i, 1);

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "pto/sim/global.hpp"
+#include "pto/sim/gm_guard.hpp"
 #include "pto/sim/tile.hpp"
 
 namespace pto {
@@ -63,6 +64,9 @@ inline void check_gm_window(const char* op, const TileT& t, const G& g) {
               static_cast<long long>(g.GetShape(2)), static_cast<long long>(g.GetShape(3)),
               static_cast<long long>(g.GetShape(4)));
     }
+    int64_t lo = 0, hi = 0;
+    g.span(vr, vc, lo, hi);
+    check_gm_span(op, g.data(), lo, hi, sizeof(typename G::DType), vr, vc);
 }
 
 template <class T>

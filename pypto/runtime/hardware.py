@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from pypto.errors import ToolchainError
+from pypto.toolchain.platforms import CORE_MACROS, PLATFORMS
 
 # ccec AICore arch per (platform, core type); a2a3 = dav-c220, a5 = dav-c310
 _ARCH = {("a2a3", "aiv"): "dav-c220-vec", ("a2a3", "aic"): "dav-c220-cube",
          ("a5", "aiv"): "dav-c310-vec", ("a5", "aic"): "dav-c310-cube"}
-_CORE_MACRO = {"aiv": "-D__DAV_VEC__", "aic": "-D__DAV_CUBE__"}
 ORCH_CXX = "aarch64-target-linux-gnu-g++"
 
 
@@ -40,7 +40,7 @@ def kernel_commands(source: Path, platform: str, core_type: str, cann: Path) -> 
     obj = source.with_suffix(".o")
     inc = [f"-I{cann / 'include'}", f"-I{cann / 'include' / 'pto'}"]
     compile_cmd = ("ccec", "-c", "-O3", "-x", "cce", "--cce-aicore-only",
-                   f"--cce-aicore-arch={_ARCH[(platform, core_type)]}", _CORE_MACRO[core_type], *inc,
+                   f"--cce-aicore-arch={_ARCH[(platform, core_type)]}", CORE_MACROS[core_type], *inc,
                    str(source), "-o", str(obj.with_suffix(".tmp.o")))
     link_cmd = ("ld.lld", "-e", "kernel_entry", str(obj.with_suffix(".tmp.o")), "-o", str(obj))
     return [HardwareCommand(f"compile kernel {source.stem} ({core_type})", compile_cmd),
@@ -57,7 +57,7 @@ def orchestration_command(source: Path, cann: Path) -> HardwareCommand:
 
 def build_plan(info: Any, platform: str, cann: Path) -> list[HardwareCommand]:
     """Every command a hardware build of the artifact ``info`` (an ArtifactInfo) runs."""
-    arch = "a5" if platform.startswith("a5") else "a2a3"
+    arch = PLATFORMS[platform].arch
     plan: list[HardwareCommand] = []
     for k in info.kernels:
         plan += kernel_commands(Path(k.source), arch, k.core_type, cann)

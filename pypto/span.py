@@ -1,4 +1,7 @@
-"""Source locations: 1-based line and character columns in the user's original file."""
+"""Source locations: 1-based line and character columns in the user's original file.
+
+Floor: the ground; imports nothing of pypto. ``pypto.ir`` re-exports :class:`Span`.
+"""
 
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ when the module defines one (it returns the expected output arrays, in Out-param
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import sys
@@ -35,9 +36,49 @@ def load_module(path: Path) -> Any:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - classified by where it was raised
+        if not _raised_by_user_code(exc):
+            raise
+        raise user_code_error(exc, path, "loading") from exc
     finally:
         sys.path.remove(str(path.parent))
     return module
+
+
+def _raised_by_user_code(exc: BaseException) -> bool:
+    """False for pypto's own errors and for exceptions raised inside the pypto package (bugs stay bugs)."""
+    import traceback
+
+    from pypto.errors import PyptoError
+
+    if isinstance(exc, PyptoError):
+        return False
+    if isinstance(exc, SyntaxError):
+        return True
+    frames = traceback.extract_tb(exc.__traceback__)
+    package = Path(__file__).resolve().parent
+    return not frames or package not in Path(frames[-1].filename).resolve().parents
+
+
+def user_code_error(exc: BaseException, path: Path, doing: str) -> UserError:
+    """A located UserError for an exception raised by the user's file (syntax, import, any other)."""
+    import traceback
+
+    from pypto.span import Span
+
+    if isinstance(exc, SyntaxError):
+        span = Span(exc.filename or str(path), exc.lineno or 1, exc.offset or 1,
+                    exc.end_lineno or 0, exc.end_offset or 0)
+        return UserError(f"{type(exc).__name__}: {exc.msg}", span, hint="fix the Python syntax of this line")
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == path]
+    span = Span(str(path), frames[-1].lineno or 1, (frames[-1].colno or 0) + 1) if frames else None
+    if isinstance(exc, ImportError):
+        missing = getattr(exc, "name", None)
+        return UserError(f"{doing} {path.name} failed: cannot import {missing or 'a module'}: {exc}", span,
+                         hint="install the missing module, or fix the import (the file's own directory is on "
+                              "sys.path while it loads)")
+    return UserError(f"{doing} {path.name} failed: {type(exc).__name__}: {exc}", span,
+                     hint="the error is in your file's own Python code")
 
 
 def kernel_targets(module: Any) -> dict[str, Any]:
@@ -70,7 +111,14 @@ def select_target(path: Path, module: Any, name: str | None) -> tuple[str, Any]:
 def parse_dims(text: str) -> tuple[tuple[int, ...], DataType]:
     """``"128x128:f32"`` -> ((128, 128), FP32); the dtype defaults to f32."""
     dims, _, dtype = text.partition(":")
-    return tuple(int(d) for d in dims.split("x")), from_name(dtype or "f32")
+    try:
+        shape = tuple(int(d) for d in dims.split("x"))
+        dt = from_name(dtype or "f32")
+    except ValueError as exc:
+        raise UserError(f"bad shape spec {text!r}: {exc}", hint="write ROWSxCOLS[:DTYPE], e.g. 128x128:f32") from None
+    if any(d <= 0 for d in shape):
+        raise UserError(f"bad shape spec {text!r}: every extent must be positive")
+    return shape, dt
 
 
 def jit_shapes(module: Any, name: str, specs: tuple[Any, ...]) -> dict[str, tuple[tuple[int, ...], DataType]]:
@@ -111,8 +159,14 @@ def make_inputs(params: list[tuple[str, str, tuple[int, ...], DataType]], seed: 
     """Seeded random inputs for In/InOut params, zeros for Out params."""
     rng = np.random.default_rng(seed)
     arrays = []
-    for _, direction, shape, dtype in params:
-        np_dtype = dtype.numpy()
+    for pname, direction, shape, dtype in params:
+        try:
+            np_dtype = dtype.numpy()
+        except TypeError:
+            raise UserError(f"parameter '{pname}': dtype {dtype.value} has no numpy equivalent, so the CLI "
+                            "cannot make sample inputs for it",
+                            hint="use f16/f32 (or int types) in --shape / SHAPES, or call the kernel from "
+                                 "Python with torch bf16 tensors") from None
         if direction == "Out":
             arrays.append(np.zeros(shape, np_dtype))
         elif dtype.is_float:
@@ -182,19 +236,41 @@ def compile_target(path: Path, name: str | None, settings: Any, request: Any) ->
     params = _jit_params(target, jit_shapes(module, key, tuple(request.shapes)))
     inputs = make_inputs(params, request.seed)
     compiled = target.compile(*inputs, config=_run_config(settings, request))
+    _check_samples(key, compiled, inputs)
     return compiled, module, inputs
+
+
+def _check_samples(key: str, compiled: Any, inputs: list[np.ndarray]) -> None:
+    """The sample specs must agree with the dtypes the kernel's annotations fixed (else the run refuses them)."""
+    for p, a in zip(getattr(compiled, "params", ()), inputs, strict=False):
+        shape = getattr(p, "shape", None)
+        if shape is not None and (len(shape) != a.ndim or any(
+                isinstance(d, int) and d != n for d, n in zip(shape, a.shape, strict=False))):
+            raise UserError(f"sample shape of '{p.name}' for kernel '{key}' is {list(a.shape)}, but the kernel "
+                            f"declares {list(shape)}", hint="make the --shape / SHAPES entry match the annotation")
+        dt = getattr(p, "dtype", None)
+        with contextlib.suppress(TypeError):
+            if dt is not None and a.dtype != dt.numpy():
+                raise UserError(f"sample shape of '{p.name}' for kernel '{key}' has dtype {a.dtype}, but the "
+                                f"kernel declares {dt.value}",
+                                hint="make the --shape / SHAPES dtype match the parameter's annotation")
 
 
 def run_target(path: Path, name: str | None, settings: Any, request: Any) -> FileResult:
     """Compile, run on the sim platform with seeded inputs, compare with the module's golden."""
-    from pypto.runtime.harness import compare
+    from pypto.flows.harness import compare
 
     t0 = time.perf_counter()
     compiled, module, inputs = compile_target(path, name, settings, request)
     t1 = time.perf_counter()
     key = select_target(path, module, name)[0]
     golden_fn = getattr(module, f"golden_{key}", None) or getattr(module, "golden", None)
-    expected = golden_fn(*[a.copy() for a in inputs]) if golden_fn else None
+    try:
+        expected = golden_fn(*[a.copy() for a in inputs]) if golden_fn else None
+    except Exception as exc:  # noqa: BLE001 - the user's golden function failed
+        if not _raised_by_user_code(exc):
+            raise
+        raise user_code_error(exc, path.resolve(), f"calling golden of '{key}' in") from exc
     result = compiled(*inputs, config=_run_config(settings, request))
     t2 = time.perf_counter()
     out = FileResult(compiled, {"compile_seconds": round(t1 - t0, 6), "run_seconds": round(t2 - t1, 6)})
@@ -209,3 +285,15 @@ def run_target(path: Path, name: str | None, settings: Any, request: Any) -> Fil
             out.max_error, out.passed = float("nan"), False
             out.timings["mismatch"] = str(exc)  # type: ignore[assignment]
     return out
+
+
+def compile_file(path: Path, name: str | None, settings: Any, request: Any) -> Any:
+    """``pypto compile FILE[::NAME]``: compile one kernel of a user file."""
+    t0 = time.perf_counter()
+    compiled, _, _ = compile_target(Path(path), name, settings, request)
+    return FileResult(compiled, {"compile_seconds": round(time.perf_counter() - t0, 6)})
+
+
+def run_file(path: Path, name: str | None, settings: Any, request: Any) -> Any:
+    """``pypto run FILE[::NAME]``: compile, run with seeded inputs, compare with the golden."""
+    return run_target(Path(path), name, settings, request)

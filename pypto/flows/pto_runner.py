@@ -9,7 +9,6 @@ invokes neither ptoas nor g++. :func:`run_pto` runs it through the normal ChipWo
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shlex
 import shutil
@@ -21,10 +20,24 @@ from typing import Any
 
 import numpy as np
 
+from pypto.artifact import (
+    KERNEL_CONFIG,
+    ArtifactMeta,
+    FuncId,
+    ParamInfo,
+    commit,
+    is_complete,
+    kernel_source,
+    orchestration_source,
+    ptoas_file,
+    render_kernel_config,
+)
 from pypto.errors import ToolchainError, UserError
+from pypto.flows.pto_file import PtoArg, PtoSignature, cpp_param_types, parse_pto, single_function_text
+from pypto.ir.dtypes import from_meta
+from pypto.ir.options import backend_for_platform
 from pypto.runtime import build, dtypes
 from pypto.runtime.dispatch import DeviceTensor
-from pypto.runtime.pto_file import PtoArg, PtoSignature, cpp_param_types, parse_pto, single_function_text
 
 FORMAT_VERSION = "1"
 DIRECTIONS = {"in": "In", "out": "Out", "inout": "InOut"}
@@ -98,7 +111,7 @@ def prepare_pto(path: str | os.PathLike[str], *, platform: str = "a2a3sim", func
     key = _digest(FORMAT_VERSION, text, sig.func, sig.core, ",".join(dirs), str(insert_sync), platform, runtime,
                   str(exe), build.header_hash())
     root = build.cache_root() / "pto" / f"{sig.func}-{key}"
-    if not (root / "compiled_meta.json").is_file():
+    if not is_complete(root):
         _write_artifact(root, text, sig, dirs, exe, insert_sync=insert_sync, platform=platform, runtime=runtime)
     return PreparedPto(sig, dirs, root, platform)
 
@@ -139,16 +152,16 @@ def _assemble(stage: Path, text: str, sig: PtoSignature, exe: Path, insert_sync:
     from pypto.backend.ptoas_stage import run_ptoas
 
     (stage / "ptoas").mkdir()
-    (stage / "ptoas" / f"{sig.func}.pto").write_text(text)
+    (stage / ptoas_file(sig.func, "pto")).write_text(text)
     res = run_ptoas(exe, stage, sig.func, timeout=PTOAS_TIMEOUT_S, insert_sync=insert_sync)
-    (stage / "ptoas" / f"{sig.func}.log").write_text(res.log)
+    (stage / ptoas_file(sig.func, "log")).write_text(res.log)
     if res.ok:
-        return (stage / "ptoas" / f"{sig.func}.cpp").read_text()
+        return (stage / ptoas_file(sig.func, "cpp")).read_text()
     kept = stage.parent / f"{sig.func}.failed"
     shutil.rmtree(kept, ignore_errors=True)
     shutil.copytree(stage / "ptoas", kept)
     argv = [str(exe), str(kept / f"{sig.func}.pto"), "-o", str(kept / f"{sig.func}.cpp")]
-    stderr = res.error.replace(f'"ptoas/{sig.func}.pto"', f'"{sig.path}"')
+    stderr = res.error.replace(f'"{ptoas_file(sig.func, "pto")}"', f'"{sig.path}"')
     raise ToolchainError(f"ptoas failed on {sig.path} (function @{sig.func})", stderr=stderr,
                          repro=shlex.join(argv + (["--enable-insert-sync"] if insert_sync else [])),
                          hint=f"full ptoas output: {kept / (sig.func + '.log')}")
@@ -167,38 +180,37 @@ def _kernel_params(sig: PtoSignature, cpp: str) -> list[Any]:
             assert a.dim_of is not None
             params.append(KernelParam(name, "dyn_dim", ctype, index=a.dim_of[0], axis=a.dim_of[1]))
         else:
-            params.append(KernelParam(name, a.kind, ctype))
+            params.append(KernelParam(name, a.kind, ctype, label=a.name))
     return params
 
 
 def _write_files(stage: Path, cpp: str, sig: PtoSignature, dirs: tuple[str, ...], *, platform: str,
                  runtime: str) -> None:
     from pypto.backend.kernel_wrapper import wrap_kernel
-    from pypto.codegen.artifact import FuncId
-    from pypto.codegen.kernel_config import render_kernel_config
 
     try:
         source = wrap_kernel(cpp, sig.func, _kernel_params(sig, cpp))
     except ValueError as exc:
         raise UserError(f"{sig.path}: cannot wrap @{sig.func} as a kernel: {exc}") from exc
-    kdir = stage / "kernels" / sig.core
-    kdir.mkdir(parents=True)
-    (kdir / f"{sig.func}.cpp").write_text(source)
-    (stage / "orchestration").mkdir()
-    (stage / "orchestration" / f"run_{sig.func}.cpp").write_text(orchestration_cpp(sig, dirs))
-    (stage / "kernel_config.py").write_text(render_kernel_config(
+    kernel = stage / kernel_source(sig.core, sig.func)
+    kernel.parent.mkdir(parents=True)
+    kernel.write_text(source)
+    orch = stage / orchestration_source(f"run_{sig.func}")
+    orch.parent.mkdir()
+    orch.write_text(orchestration_cpp(sig, dirs))
+    (stage / KERNEL_CONFIG).write_text(render_kernel_config(
         f"run_{sig.func}", [FuncId(0, sig.func, sig.core, dirs)], runtime=runtime, orch_signature=dirs))
-    (stage / "compiled_meta.json").write_text(json.dumps(_meta(sig, dirs, platform, runtime), indent=2))
+    commit(stage, _meta(sig, dirs, platform, runtime))
 
 
-def _meta(sig: PtoSignature, dirs: tuple[str, ...], platform: str, runtime: str) -> dict[str, Any]:
+def _meta(sig: PtoSignature, dirs: tuple[str, ...], platform: str, runtime: str) -> ArtifactMeta:
     it = iter(dirs)
-    params = [{"name": a.name, "direction": next(it) if a.kind == "tensor" else "In",
-               "shape": list(a.shape) if a.kind == "tensor" and a.shape is not None else None, "dtype": a.dtype}
-              for a in sig.user_args]
-    backend = "Ascend950" if platform.startswith("a5") else "Ascend910B"
-    return {"schema": 1, "params": params, "num_return_types": 0, "platform": platform, "backend_type": backend,
-            "runtime": runtime, "toolchain": None, "source": str(sig.path.resolve()), "func": sig.func}
+    params = tuple(ParamInfo(a.name, next(it) if a.kind == "tensor" else "In",
+                             tuple(a.shape) if a.kind == "tensor" and a.shape is not None else None,
+                             from_meta(a.dtype) if a.dtype else None)
+                   for a in sig.user_args)
+    return ArtifactMeta(params, 0, platform, backend_for_platform(platform).value, runtime, None,
+                        extra={"source": str(sig.path.resolve()), "func": sig.func})
 
 
 def orchestration_cpp(sig: PtoSignature, dirs: tuple[str, ...]) -> str:
@@ -282,7 +294,7 @@ def execute(prepared: PreparedPto, arrays: Sequence[Any], *, config: Any = None)
     from pypto.runtime.worker import ChipWorker, implicit_worker
 
     check_args(prepared.signature, arrays)
-    runtime = json.loads((prepared.artifact / "compiled_meta.json").read_text())["runtime"]
+    runtime = ArtifactMeta.read(prepared.artifact).runtime
     worker = ChipWorker.current(platform=prepared.platform, runtime=runtime) \
         or implicit_worker(prepared.platform, runtime)
     worker.run(prepared.artifact, *arrays, config=config)

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from pypto.runtime.artifact import ArtifactInfo
+from pypto.artifact.directory import ArtifactInfo
 from pypto.runtime.config import RunConfig
 from pypto.runtime.dispatch import artifact_of, platform_of
 from pypto.runtime.worker import ChipWorker, LoadedProgram, implicit_worker

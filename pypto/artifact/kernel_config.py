@@ -1,8 +1,25 @@
-"""``kernel_config.py``: what the runtime builds (orchestration source, kernels by func_id)."""
+"""``kernel_config.py``: what the runtime builds (orchestration source, kernels by func_id).
+
+:func:`render_kernel_config` writes it; generated files import :class:`ArgDirection` from here
+(``from pypto.artifact.kernel_config import ArgDirection as _D``). Files written by older pypto
+versions import it from ``pypto.runtime.kernel_config``, which stays as an alias.
+"""
 
 from __future__ import annotations
 
-from pypto.codegen.artifact import FuncId
+from enum import IntEnum
+
+from pypto.artifact.model import FuncId
+
+
+class ArgDirection(IntEnum):
+    """Direction of an argument in a callable signature (tensors only; scalars are implied)."""
+
+    SCALAR = 0
+    IN = 1
+    OUT = 2
+    INOUT = 3
+
 
 _DIR = {"In": "_D.IN", "Out": "_D.OUT", "InOut": "_D.INOUT"}
 
@@ -13,11 +30,11 @@ def _sig(directions: tuple[str, ...]) -> str:
 
 def render_kernel_config(orch_name: str, func_ids: list[FuncId], *, runtime: str,
                          orch_signature: tuple[str, ...] | None = None) -> str:
-    """The text of ``kernel_config.py`` (imports ``ArgDirection`` from ``pypto.runtime``)."""
+    """The text of ``kernel_config.py`` (imports :class:`ArgDirection` from this module)."""
     has_sig = bool(orch_signature) or any(f.signature for f in func_ids)
     lines = ["# Kernel and Orchestration Configuration", "", "from pathlib import Path", ""]
     if has_sig:
-        lines += ["from pypto.runtime.kernel_config import ArgDirection as _D", ""]
+        lines += ["from pypto.artifact.kernel_config import ArgDirection as _D", ""]
     lines += ["_ROOT_DIR = Path(__file__).parent", "",
               f"# Runtime configuration for {runtime}.",
               "# aicpu_thread_num 0 selects the architecture default (a2a3: 4; a5: 5).",

@@ -1,9 +1,9 @@
-"""The artifact model: generated text per relative path plus what the assembler stage needs."""
+"""The artifact model: what codegen hands the assembler (generated text per relative path, kernel units)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 CoreKind = Literal["aiv", "aic"]
 ParamKind = Literal["tensor", "scalar", "dim"]
@@ -60,7 +60,7 @@ class FuncId:
 
 @dataclass(frozen=True)
 class Artifact:
-    """Output of codegen: ``files`` (relpath -> text, no ptoas products yet), kernel units, meta.
+    """Output of codegen: ``files`` (relpath -> text, no ptoas products yet) and kernel units.
 
     ``func_ids`` lists the kernels each orchestration submits (ids shared across orchestrations);
     ``runtime`` is the wire name baked into ``kernel_config.py``.
@@ -69,7 +69,6 @@ class Artifact:
     files: dict[str, str]
     units: list[KernelUnit]
     orchestration_names: list[str]
-    meta: dict[str, Any]
     func_ids: list[FuncId] = field(default_factory=list)
     orch_signatures: dict[str, tuple[str, ...]] = field(default_factory=dict)
     runtime: str = "tensormap_and_ringbuffer"

@@ -1,8 +1,16 @@
-"""Read an artifact directory: ``kernel_config.py`` (what to build) and ``compiled_meta.json`` (parameters)."""
+"""The artifact directory: its layout, the compile's begin/commit, and reading it back for the runtime.
+
+Only this package knows the file names inside an artifact directory. A compile calls :func:`begin`
+(stale completion markers removed) before writing anything and :func:`commit` (``compiled_meta.json``
+written last, atomically) after everything else, so a failed or interrupted compile never leaves a
+directory that looks complete. :func:`load_artifact` reads ``kernel_config.py`` (what to build) and
+``compiled_meta.json`` (parameters) for the runtime.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import runpy
 import sys
 import threading
@@ -10,11 +18,79 @@ import types
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pypto.runtime import kernel_config as _kc
+from pypto.artifact import kernel_config as _kc
+from pypto.artifact.meta import DEFAULT_RUNTIME, META_FILE, ArtifactMeta, ParamInfo
 
-DEFAULT_RUNTIME = "tensormap_and_ringbuffer"
+if TYPE_CHECKING:
+    from pypto.artifact.model import KernelUnit
+
+KERNEL_CONFIG = "kernel_config.py"
+REPORT_DIR = "report"
+PASSES_DUMP_DIR = "passes_dump"
+CODEGEN_ERRORS = f"{REPORT_DIR}/codegen_errors.txt"
+# completion markers of every build kind, deleted by a fresh compile before it writes anything
+# markers of the other build kinds, deleted by a fresh compile; perf_hints.log is appended to during a
+# compile, so a recompile starts it anew (byte-identical artifacts)
+STALE_MARKERS = (META_FILE, "distributed_meta.json", KERNEL_CONFIG, "orchestration/host_orch.py",
+                 f"{REPORT_DIR}/perf_hints.log")
+
+
+def orchestration_source(name: str) -> str:
+    """Relative path of an orchestration's C++ source."""
+    return f"orchestration/{name}.cpp"
+
+
+def kernel_source(core: str, name: str) -> str:
+    """Relative path of a wrapped kernel (``kernels/<aiv|aic>/<func>.cpp``)."""
+    return f"kernels/{core}/{name}.cpp"
+
+
+def ptoas_file(unit: str, suffix: str) -> str:
+    """Relative path of a ptoas input or product of one kernel unit (``ptoas/<unit>.<pto|cpp|log>``)."""
+    return f"ptoas/{unit}.{suffix}"
+
+
+def ptoas_passes_file(unit: str, name: str) -> str:
+    """Relative path of one ptoas pass dump of a unit (``dump_ptoas_passes``)."""
+    return f"ptoas_passes/{unit}/{name}"
+
+
+def skip_ptoas_files(units: list[KernelUnit]) -> dict[str, str]:
+    """Raw MLIR per unit: ``kernels/<core>/<func>.pto`` (one-function units) or ``kernels/<group>.pto``."""
+    out = {}
+    for u in units:
+        path = f"kernels/{u.core}/{u.name}.pto" if len(u.funcs) == 1 else f"kernels/{u.name}.pto"
+        out[path] = u.pto
+    return out
+
+
+def begin(out: str | os.PathLike[str]) -> Path:
+    """Start writing an artifact into ``out``: create it (and ``report/``) and drop stale markers."""
+    root = Path(out)
+    (root / REPORT_DIR).mkdir(parents=True, exist_ok=True)
+    for marker in STALE_MARKERS:
+        (root / marker).unlink(missing_ok=True)
+    return root
+
+
+def commit(out: str | os.PathLike[str], meta: ArtifactMeta) -> None:
+    """Write ``compiled_meta.json`` atomically: the completeness marker, only ever after every other file."""
+    root = Path(out)
+    tmp = root / f".{META_FILE}.tmp{os.getpid()}"
+    tmp.write_text(meta.text())
+    os.replace(tmp, root / META_FILE)
+
+
+def is_complete(out: str | os.PathLike[str]) -> bool:
+    """Did a compile commit this directory (``compiled_meta.json`` present)?"""
+    return (Path(out) / META_FILE).is_file()
+
+
+def is_assembled(out: str | os.PathLike[str]) -> bool:
+    """Did ptoas run (``kernel_config.py`` present, so the artifact can be built and run)?"""
+    return (Path(out) / KERNEL_CONFIG).is_file()
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,16 +105,6 @@ class KernelSpec:
 
 
 @dataclass(frozen=True, slots=True)
-class ParamSpec:
-    """One ``params`` entry of ``compiled_meta.json``; ``shape`` None means unknown (or a scalar)."""
-
-    name: str
-    direction: str
-    shape: tuple[int | None, ...] | None
-    dtype: str | None
-
-
-@dataclass(frozen=True, slots=True)
 class ArtifactInfo:
     """Everything the runtime needs from an artifact directory."""
 
@@ -47,7 +113,7 @@ class ArtifactInfo:
     runtime_config: dict[str, Any]
     orchestration: Path
     kernels: tuple[KernelSpec, ...]
-    params: tuple[ParamSpec, ...]
+    params: tuple[ParamInfo, ...]
     platform: str | None
     backend_type: str | None
     num_return_types: int
@@ -60,7 +126,7 @@ class ArtifactInfo:
 
 
 @lru_cache(maxsize=256)
-def _outputs(params: tuple[ParamSpec, ...]) -> tuple[int, ...]:
+def _outputs(params: tuple[ParamInfo, ...]) -> tuple[int, ...]:
     return tuple(i for i, p in enumerate(params) if p.direction == "Out")
 
 
@@ -75,7 +141,7 @@ def _mtime(path: Path) -> float:
 def load_artifact(root: str | Path) -> ArtifactInfo:
     """Parse an artifact directory (cached until either file changes)."""
     root = Path(root).resolve()
-    cfg, meta = root / "kernel_config.py", root / "compiled_meta.json"
+    cfg, meta = root / KERNEL_CONFIG, root / META_FILE
     if not cfg.is_file():
         raise FileNotFoundError(
             f"Cannot execute PyPTO artifact '{root}': required '{cfg}' was not generated. "
@@ -124,13 +190,7 @@ def _parse(root: Path, cfg: Path, meta_path: Path) -> ArtifactInfo:
         for k in sorted(ns.get("KERNELS", []), key=lambda k: int(k["func_id"]))
     )
     meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
-    if meta and meta.get("schema") != 1:
-        raise ValueError(f"{meta_path}: unsupported schema {meta.get('schema')!r} (expected 1)")
-    params = tuple(
-        ParamSpec(str(p["name"]), str(p.get("direction", "In")),
-                  None if p.get("shape") is None else tuple(p["shape"]), p.get("dtype"))
-        for p in meta.get("params", [])
-    )
+    params = ArtifactMeta.from_json(meta, meta_path).params if meta else ()
     return ArtifactInfo(
         root=root,
         runtime=str(rc.get("runtime") or meta.get("runtime") or DEFAULT_RUNTIME),

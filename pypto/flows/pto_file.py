@@ -100,7 +100,13 @@ def _matching(text: str, open_at: int, pair: str = "()") -> int:
             depth -= 1
             if depth == 0:
                 return i + 1
-    raise ValueError("unbalanced brackets")
+    raise _Unbalanced(pair, open_at)
+
+
+class _Unbalanced(ValueError):
+    def __init__(self, pair: str, at: int) -> None:
+        self.pair, self.at = pair, at
+        super().__init__(f"'{pair[0]}' is never closed by '{pair[1]}'")
 
 
 def _split_top(text: str) -> list[str]:
@@ -230,7 +236,15 @@ def infer_core(text: str, body: str) -> str:
 def parse_pto(text: str, path: Path, func: str | None = None, core: str | None = None) -> PtoSignature:
     """The signature of ``func`` (default: the only function) in the ``.pto`` text of ``path``."""
     where = str(path)
-    funcs = _functions(text)
+    try:
+        funcs = _functions(text)
+    except _Unbalanced as exc:
+        from pypto.span import Span
+
+        line = text.count("\n", 0, exc.at) + 1
+        col = exc.at - (text.rfind("\n", 0, exc.at) + 1) + 1
+        raise UserError(f"malformed PTO file: {exc}", Span(where, line, col),
+                        hint="the file looks truncated or unbalanced; a .pto holds a complete `module { ... }`") from None
     fn = _select(where, funcs, func)
     if core is not None and core not in ("aiv", "aic"):
         raise UserError(f"core must be 'aiv' or 'aic' (or None to infer it), got {core!r}")

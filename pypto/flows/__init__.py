@@ -1,0 +1,7 @@
+"""Flows that combine compiling and running: the top of the library, below only the CLI.
+
+Floor: above ``driver`` (``ir.compile``), ``jit`` and ``runtime``, which never import each other's
+flows. ``harness`` (``run``, ``benchmark``, ``compare``), ``loader`` (a user's ``.py`` file: what
+``pypto compile|run FILE[::NAME]`` does), ``pto_runner`` and ``pto_file`` (a hand-written ``.pto``
+kernel run without the DSL). ``pypto.runtime.run``/``benchmark``/``run_pto`` re-export these names.
+"""

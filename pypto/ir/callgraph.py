@@ -1,0 +1,38 @@
+"""Call-graph order of a program's functions (callees before callers), used by the printer,
+the passes that add or inline functions, the DSL's ``@pl.program`` and the jit."""
+
+from __future__ import annotations
+
+from pypto.ir.expr import Call, GlobalVar
+from pypto.ir.function import Function
+
+
+def _callees(f: Function, names: dict[str, Function]) -> set[str]:
+    from pypto.ir.visitor import IRVisitor
+
+    calls: set[str] = set()
+
+    class _Calls(IRVisitor):
+        def visit_Call(self, c: Call) -> None:  # noqa: N802
+            if isinstance(c.op, GlobalVar) and c.op.name in names and c.op.name != f.name:
+                calls.add(c.op.name)
+            self.generic_visit(c)
+
+    _Calls().visit(f.body)
+    return calls
+
+
+def callee_first(funcs: list[Function] | tuple[Function, ...]) -> list[Function]:
+    """Functions ordered callees before callers, ties broken by name (the printed order)."""
+    by_name = {f.name: f for f in funcs}
+    deps = {f.name: _callees(f, by_name) for f in funcs}
+    out: list[Function] = []
+    done: set[str] = set()
+    while len(out) < len(funcs):
+        ready = sorted(n for n in by_name if n not in done and deps[n] <= done)
+        if not ready:
+            ready = sorted(n for n in by_name if n not in done)[:1]
+        done.add(ready[0])
+        out.append(by_name[ready[0]])
+    return out
+

@@ -1,0 +1,280 @@
+"""Name analyses for ConvertToSSA: which names a statement reads, and separating same-named Vars.
+
+ConvertToSSA works on source names (the parser gives every assignment a fresh Var and resolves each
+use through Python's rebinding rules). A program that already went through the pipeline is in SSA
+form by Var identity instead, and its passes may have given several distinct Vars one name (two
+``t__tile`` loads, say). :func:`separate_shadowed_names` detects such a function and renames those
+Vars apart, so name-based conversion means the same as identity-based conversion for it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from pypto.ir.expr import Call, IterArg, Var
+from pypto.ir.function import Function
+from pypto.ir.stmt import (
+    AssignStmt,
+    ForStmt,
+    IfStmt,
+    InCoreScopeStmt,
+    ScopeStmt,
+    SeqStmts,
+    Stmt,
+    WhileStmt,
+    flatten,
+)
+from pypto.ir.visitor import IRMutator, IRVisitor
+from pypto.passes._util import base_name, defined_vars
+
+
+class _Reads(IRVisitor):
+    """Names of the Vars an expression or statement reads (definitions excluded)."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Var(self, node: Var) -> None:  # noqa: N802
+        self.names.add(node.name)
+
+    def visit_IterArg(self, node: IterArg) -> None:  # noqa: N802
+        self.names.add(node.name)
+
+    def visit_Call(self, node: Call) -> None:  # noqa: N802
+        self.generic_visit(node)
+        for v in attr_vars(node.attrs):
+            self.names.add(v.name)
+
+    def visit_AssignStmt(self, s: AssignStmt) -> None:  # noqa: N802
+        self.visit(s.value)
+
+    def visit_ForStmt(self, s: ForStmt) -> None:  # noqa: N802
+        for e in (s.start, s.stop, s.step, *(ia.init for ia in s.iter_args), s.body):
+            if e is not None:
+                self.visit(e)
+
+    def visit_WhileStmt(self, s: WhileStmt) -> None:  # noqa: N802
+        for e in (s.cond, *(ia.init for ia in s.iter_args), s.body):
+            if e is not None:
+                self.visit(e)
+
+    def visit_IfStmt(self, s: IfStmt) -> None:  # noqa: N802
+        for e in (s.cond, s.then_body, s.else_body):
+            if e is not None:
+                self.visit(e)
+
+    def visit_InCoreScopeStmt(self, s: InCoreScopeStmt) -> None:  # noqa: N802
+        for e in (*s.deps, s.body):
+            self.visit(e)
+
+
+def reads(node: Any) -> set[str]:
+    r = _Reads()
+    if node is not None:
+        r.visit(node)
+    return r.names
+
+
+def attr_vars(attrs: dict[str, Any]) -> list[Var]:
+    """Vars held in call attributes (``manual_dep_edges`` task ids)."""
+    out: list[Var] = []
+    for value in attrs.values():
+        for item in value if isinstance(value, (tuple, list)) else (value,):
+            if isinstance(item, Var):
+                out.append(item)
+    return out
+
+
+def _live_before(s: Stmt, live: set[str]) -> set[str]:
+    """Names live before ``s`` given those live after it. A plain assignment, and a scope or statement
+    sequence (which run exactly once) kill what they assign; loops and ifs kill nothing."""
+    if isinstance(s, AssignStmt):
+        return (live - {s.var.name}) | reads(s.value)
+    if isinstance(s, (SeqStmts, ScopeStmt)):
+        for x in reversed(s.stmts if isinstance(s, SeqStmts) else flatten(s.body)):
+            live = _live_before(x, live)
+        for d in getattr(s, "deps", ()):
+            live = live | reads(d)
+        return live
+    return live | reads(s)
+
+
+def suffix_live(stmts: list[Stmt], after: frozenset[str]) -> list[frozenset[str]]:
+    """For each statement, the names live after it: read by a later statement before being assigned
+    again (``after`` = the names live once the block is done)."""
+    out: list[frozenset[str]] = [after] * len(stmts)
+    live = set(after)
+    for i in range(len(stmts) - 1, -1, -1):
+        out[i] = frozenset(live)
+        live = _live_before(stmts[i], live)
+    return out
+
+
+def live_in(stmts: list[Stmt], extra: Any = None) -> set[str]:
+    """Names a block reads before it (unconditionally) assigns them; ``extra`` is read first."""
+    live: set[str] = set()
+    for s in reversed(stmts):
+        live = _live_before(s, live)
+    return live | reads(extra)
+
+
+# -- pipeline output: separate Vars that share a name --------------------------------------------
+
+
+class _ShadowCheck:
+    """Replays the parser's scoping leniently (after a loop or an if, a name may denote the Var of any
+    path); collects names whose use refers to an assigned Var that the name cannot denote there."""
+
+    def __init__(self, func: Function) -> None:
+        self.scope: dict[str, set[Var]] = {p.name: {p} for p in func.params}
+        self.assigned: set[Var] = {s.var for s in _assigns(func.body)}
+        self.conflicts: set[str] = set()
+
+    def uses(self, node: Any) -> None:
+        for v in _used(node):
+            cur = self.scope.get(v.name)
+            if cur and v not in cur and v in self.assigned and cur & self.assigned:
+                self.conflicts.add(v.name)
+
+    def bind(self, vs: Any) -> None:
+        for v in vs:
+            self.scope[v.name] = {v}
+
+    def merge(self, *scopes: dict[str, set[Var]]) -> None:
+        merged: dict[str, set[Var]] = {}
+        for sc in scopes:
+            for name, vs in sc.items():
+                merged.setdefault(name, set()).update(vs)
+        self.scope = merged
+
+    def walk(self, s: Stmt | None) -> None:
+        if s is None:
+            return
+        if isinstance(s, SeqStmts):
+            for x in s.stmts:
+                self.walk(x)
+        elif isinstance(s, AssignStmt):
+            self.uses(s.value)
+            self.bind([s.var])
+        elif isinstance(s, (ForStmt, WhileStmt)):
+            self.loop(s)
+        elif isinstance(s, IfStmt):
+            self.uses(s.cond)
+            before = {k: set(v) for k, v in self.scope.items()}
+            self.walk(s.then_body)
+            then = self.scope
+            self.scope = {k: set(v) for k, v in before.items()}
+            self.walk(s.else_body)
+            self.merge(then, self.scope)
+            self.bind(s.return_vars)
+        elif isinstance(s, ScopeStmt):
+            for d in getattr(s, "deps", ()):
+                self.uses(d)
+            self.walk(s.body)
+        else:
+            self.uses(s)
+
+    def loop(self, s: ForStmt | WhileStmt) -> None:
+        heads = (s.start, s.stop, s.step) if isinstance(s, ForStmt) else ()
+        for e in (*heads, *(ia.init for ia in s.iter_args)):
+            self.uses(e)
+        before = {k: set(v) for k, v in self.scope.items()}
+        self.bind(s.iter_args)
+        if isinstance(s, ForStmt):
+            self.bind([s.loop_var])
+        else:
+            self.uses(s.cond)
+        self.walk(s.body)
+        self.merge(before, self.scope)
+        self.bind(s.return_vars)
+
+
+def _assigns(stmt: Stmt | None) -> list[AssignStmt]:
+    from pypto.passes._util import iter_stmts
+
+    return [s for s in iter_stmts(stmt) if isinstance(s, AssignStmt)]
+
+
+class _Used(IRVisitor):
+    def __init__(self) -> None:
+        self.vars: list[Var] = []
+
+    def visit_Var(self, node: Var) -> None:  # noqa: N802
+        self.vars.append(node)
+
+    def visit_IterArg(self, node: IterArg) -> None:  # noqa: N802
+        self.vars.append(node)
+
+    def visit_Call(self, node: Call) -> None:  # noqa: N802
+        self.generic_visit(node)
+        self.vars.extend(attr_vars(node.attrs))
+
+
+def _used(node: Any) -> list[Var]:
+    u = _Used()
+    if node is not None:
+        u.visit(node)
+    return u.vars
+
+
+class _Relabel(IRMutator):
+    """Replace Vars by identity (definitions, uses, iter-arg inits and call attributes)."""
+
+    def __init__(self, mapping: dict[Var, Var]) -> None:
+        self.mapping = mapping
+        self.done: dict[Var, Var] = {}
+
+    def visit_Var(self, var: Var) -> Var:  # noqa: N802
+        return self.mapping.get(var, var)
+
+    def visit_IterArg(self, var: IterArg) -> Var:  # noqa: N802
+        if var in self.done:
+            return self.done[var]
+        init = self.visit(var.init) if var.init is not None else None
+        new = self.mapping.get(var, var)
+        if init is not var.init:
+            new = IterArg(new.name, new.var_type, init=init, span=new.span)
+        self.done[var] = new
+        return new
+
+    def visit_Call(self, call: Call) -> Call:  # noqa: N802
+        new = self.generic_visit(call)
+        attrs = rename_attrs(new.attrs, lambda v: self.mapping.get(v, v))
+        return new if attrs is new.attrs else dataclasses.replace(new, attrs=attrs)
+
+
+def rename_attrs(attrs: dict[str, Any], fn: Any) -> dict[str, Any]:
+    """``attrs`` with every Var ``v`` (alone or in a tuple/list) replaced by ``fn(v)``; same dict if none."""
+    changed: dict[str, Any] = {}
+    for key, value in attrs.items():
+        if isinstance(value, Var) and fn(value) is not value:
+            changed[key] = fn(value)
+        elif isinstance(value, (tuple, list)) and any(isinstance(x, Var) and fn(x) is not x for x in value):
+            changed[key] = type(value)(fn(x) if isinstance(x, Var) else x for x in value)
+    return {**attrs, **changed} if changed else attrs
+
+
+def separate_shadowed_names(func: Function) -> Function:
+    """``func`` with same-named distinct Vars renamed apart when some use refers to a Var its name no
+    longer denotes (pipeline output); otherwise ``func`` itself. New names keep the base name
+    (``t__tile`` -> ``t__ssa_v<k>``), so the names ConvertToSSA derives from them stay the same."""
+    check = _ShadowCheck(func)
+    check.walk(func.body)
+    if not check.conflicts:
+        return func
+    defs = defined_vars(func.body)
+    taken = {p.name for p in func.params} | {v.name for v in defs}
+    seen: set[str] = set()
+    mapping: dict[Var, Var] = {}
+    k = 0
+    for v in defs:
+        if v.name not in check.conflicts or v.name not in seen:
+            seen.add(v.name)
+            continue
+        while (name := f"{base_name(v.name)}__ssa_v{k}") in taken:
+            k += 1
+        taken.add(name)
+        mapping[v] = IterArg(name, v.var_type, init=v.init, span=v.span) if isinstance(v, IterArg) \
+            else Var(name, v.var_type, span=v.span)
+    return func.with_(body=_Relabel(mapping).visit(func.body))

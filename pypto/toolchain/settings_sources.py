@@ -1,0 +1,86 @@
+"""The shared reading behind the settings: environment variables, the config file, and the sources record.
+
+Both :mod:`pypto.toolchain.settings` (the light readers and the entry points) and
+:mod:`pypto.toolchain.settings_model` (the pydantic model) sit on this file; it imports neither.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from pypto.errors import SettingsError
+from pypto.toolchain import platforms
+
+T = TypeVar("T")
+
+VerifyLevel = Literal["none", "basic", "roundtrip"]
+WarningLevel = Literal["none", "pre_pipeline", "post_pass", "post_pipeline"]
+LogLevel = Literal["debug", "info", "warn", "warning", "error", "fatal", "event", "none"]
+LogFormat = Literal["auto", "console", "json"]
+ContainerEngine = Literal["docker", "podman"]
+
+RECORD: ContextVar[dict[str, str] | None] = ContextVar("pypto_settings_record", default=None)
+CONFIG: ContextVar[Path | None] = ContextVar("pypto_settings_config", default=None)
+OVERRIDES: ContextVar[dict[str, Any]] = ContextVar("pypto_settings_overrides", default={})  # noqa: B039
+ALIASES = {env: field for field, env in platforms.UNPREFIXED_ENV.items()}
+EXAMPLES = {"codegen_max_workers": "4", "prog_build_dir": "build_output", "ptoas_root": "<ptoas release dir>",
+            "cache_dir": "~/.cache/pypto", "container_image": "<image reference>"}
+LOWERCASE = ("verify_level", "warning_level", "log_level", "log_format", "container_engine")
+
+
+def default_cache_dir() -> Path:
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "pypto"
+
+
+def env_var(field: str) -> str:
+    """The environment variable of a field, e.g. ``platform`` -> ``PYPTO_PLATFORM``."""
+    return platforms.UNPREFIXED_ENV.get(field, f"PYPTO_{field.upper()}")
+
+
+def config_file() -> tuple[Path | None, bool]:
+    """The config file to read and whether it is a pyproject.toml (read its ``[tool.pypto]``)."""
+    explicit = CONFIG.get()
+    if explicit is not None:
+        return explicit, explicit.name == "pyproject.toml"
+    local = Path.cwd() / "pypto.toml"
+    if local.is_file():
+        return local, False
+    pyproject = Path.cwd() / "pyproject.toml"
+    if pyproject.is_file() and _has_pypto_table(pyproject):
+        return pyproject, True
+    return None, False
+
+
+def _has_pypto_table(path: Path) -> bool:
+    try:
+        return "pypto" in tomllib.loads(path.read_text()).get("tool", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return False
+
+
+def read_config(path: Path, pyproject: bool) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise SettingsError(f"Cannot read config file {path}: {exc}",
+                            hint="fix the TOML syntax, or pass another file with --config") from None
+    return data.get("tool", {}).get("pypto", {}) if pyproject else data
+
+
+def resolve_with(model: type[T], config_file: str | Path | None = None, **overrides: Any) -> T:
+    """Build ``model`` with arguments > env > config file > defaults (see ``settings.resolve_settings``)."""
+    args = {**OVERRIDES.get(), **{k: v for k, v in overrides.items() if v is not None}}
+    path = Path(config_file).expanduser() if config_file is not None else None
+    if path is not None and not path.is_file():
+        raise SettingsError(f"Config file '{path}' does not exist",
+                            hint="pass an existing pypto.toml or pyproject.toml to --config")
+    token = CONFIG.set(path)
+    try:
+        return model(**args)
+    finally:
+        CONFIG.reset(token)

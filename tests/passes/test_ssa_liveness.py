@@ -1,0 +1,105 @@
+"""ConvertToSSA: carries/merges only names read later; accepts already-lowered programs."""
+
+from __future__ import annotations
+
+from kernels import IN, OUT, ints, orch, tensor
+
+import pypto.language as pl
+from pypto.ir import AssignStmt, Call, ForStmt, IfStmt, Program, ScalarType, Var
+from pypto.ir.dtypes import DataType
+from pypto.ir.ops.registry import make_call
+from pypto.ir.stmt import EvalStmt, flatten
+from pypto.passes import get_pass
+from pypto.passes._util import iter_stmts
+
+SSA = get_pass("ConvertToSSA")()
+T = "pl.Tensor[[64, 64], pl.FP32]"
+
+
+def _ssa(body: str) -> Program:
+    text = f"@pl.program\nclass P:\n    @pl.function(type=pl.FunctionType.Orchestration)\n" \
+           f"    def f(self, a: {T}, n: pl.Scalar[pl.INDEX], out: pl.Out[{T}]) -> {T}:\n{body}"
+    return SSA.run(pl.parse(text))
+
+
+def _loops(p: Program) -> list[ForStmt]:
+    return [s for s in iter_stmts(p.functions[0].body) if isinstance(s, ForStmt)]
+
+
+def test_overwritten_and_unread_name_is_not_carried():
+    p = _ssa("        t = pl.add(a, a)\n        for i in pl.range(4):\n            t = pl.mul(a, 2.0)\n"
+             "            out = pl.add(t, out)\n        return out\n")
+    (loop,) = _loops(p)
+    assert [ia.name.split("__")[0] for ia in loop.iter_args] == ["out"]
+
+
+def test_name_read_after_the_loop_or_by_the_next_iteration_is_carried():
+    after = _ssa("        t = pl.add(a, a)\n        for i in pl.range(4):\n            t = pl.mul(a, 2.0)\n"
+                 "        out = pl.add(t, out)\n        return out\n")
+    assert [ia.name.split("__")[0] for ia in _loops(after)[0].iter_args] == ["t"]
+    nxt = _ssa("        t = pl.add(a, a)\n        for i in pl.range(4):\n            out = pl.add(t, out)\n"
+               "            t = pl.mul(a, 2.0)\n        return out\n")
+    assert sorted(ia.name.split("__")[0] for ia in _loops(nxt)[0].iter_args) == ["out", "t"]
+
+
+def test_inner_loop_carries_what_the_outer_loop_needs():
+    p = _ssa("        t = pl.add(a, a)\n        for i in pl.range(2):\n            out = pl.add(t, out)\n"
+             "            for j in pl.range(2):\n                t = pl.mul(a, 2.0)\n        return out\n")
+    outer, inner = _loops(p)
+    assert sorted(ia.name.split("__")[0] for ia in outer.iter_args) == ["out", "t"]
+    assert [ia.name.split("__")[0] for ia in inner.iter_args] == ["t"]
+
+
+def test_if_merges_only_names_read_later():
+    dead = _ssa("        t = pl.add(a, a)\n        if n < 2:\n            t = pl.mul(a, 2.0)\n"
+                "        else:\n            t = pl.mul(a, 3.0)\n        return out\n")
+    (branch,) = [s for s in iter_stmts(dead.functions[0].body) if isinstance(s, IfStmt)]
+    assert branch.return_vars == ()
+    live = _ssa("        t = pl.add(a, a)\n        if n < 2:\n            t = pl.mul(a, 2.0)\n"
+                "        out = pl.add(t, out)\n        return out\n")
+    (branch,) = [s for s in iter_stmts(live.functions[0].body) if isinstance(s, IfStmt)]
+    assert [rv.name.split("__")[0] for rv in branch.return_vars] == ["t"]
+
+
+def test_same_named_vars_of_a_lowered_program_stay_distinct():
+    """Pipeline output may give several Vars one name; uses must keep pointing at their own Var."""
+    a, out = tensor("a", 16, 16), tensor("out", 16, 16)
+    t1, t2, t3 = (Var("t__tile", a.var_type) for _ in range(3))
+    body = [AssignStmt(t1, make_call("tensor.add", [a, a])), AssignStmt(t2, make_call("tensor.mul", [a, a])),
+            AssignStmt(t3, make_call("tensor.sub", [t1, t2]))]
+    prog = SSA.run(Program("p", (orch("f", [a, out], [IN, OUT], body, t3),)))
+    s1, s2, s3, ret = flatten(prog.functions[0].body)
+    assert s3.value.args[0] is s1.var and s3.value.args[1] is s2.var
+    assert len({s1.var.name, s2.var.name, s3.var.name}) == 3
+    assert ret.values[0] is s3.var
+
+
+def test_task_ids_in_call_attributes_follow_the_renaming():
+    a, out = tensor("a", 16, 16), tensor("out", 16, 16)
+    tid = Var("tid", ScalarType(DataType.TASK_ID))
+    first = AssignStmt(tid, make_call("tensor.add", [a, a]))
+    call = Call("tensor.mul", (a, a), {}, {"manual_dep_edges": (tid,)}, a.var_type)
+    prog = SSA.run(Program("p", (orch("f", [a, out], [IN, OUT], [first, EvalStmt(call)], out),)))
+    s1, s2, _ = flatten(prog.functions[0].body)
+    assert s2.expr.attrs["manual_dep_edges"][0] is s1.var and s1.var is not tid
+
+
+def test_buffer_bindings_keep_their_vars():
+    from pypto.ir.types import MemRef, PtrType, TileType
+
+    a, out = tensor("a", 16, 16), tensor("out", 16, 16)
+    ptr = Var("mem_vec_0", PtrType())
+    alloc = AssignStmt(ptr, make_call("tile.alloc", [], {"memory_space": pl.Mem.Vec, "size": 1024}))
+    tile = Var("x", TileType((16, 16), DataType.FP32, MemRef(ptr, 0, 1024), memory_space=pl.Mem.Vec))
+    load = AssignStmt(tile, make_call("tile.load", [a, ints(0, 0), ints(16, 16)], {"target_memory": pl.Mem.Vec}))
+    prog = SSA.run(Program("p", (orch("f", [a, out], [IN, OUT], [alloc, load], out),)))
+    s1, s2, _ = flatten(prog.functions[0].body)
+    assert s1.var is ptr and s2.var.var_type.memref.base is ptr
+
+
+def test_name_reassigned_before_its_next_read_is_not_carried():
+    p = _ssa("        t = pl.add(a, a)\n        for i in pl.range(4):\n            t = pl.mul(a, 2.0)\n"
+             "            out = pl.add(t, out)\n        t = pl.sub(a, a)\n        out = pl.add(t, out)\n"
+             "        return out\n")
+    (loop,) = _loops(p)
+    assert [ia.name.split("__")[0] for ia in loop.iter_args] == ["out"]
