@@ -13,6 +13,9 @@ importable; a package's entry module as ``python -m``). Nothing of upstream is c
 Each case runs in a fresh interpreter in its own temporary directory (docs) or in the checkout
 root (examples), with ``PYPTO_PLATFORM`` set to the platform. The last line is
 ``upstream-compat: docs P/N, examples P/N`` and the exit code is 0 only when every case passed.
+A script that hard-codes a hardware platform (``RunConfig(platform="a2a3")``) runs with
+``PYPTO_RUN_HW_ON_SIM=1``: pypto then runs it on the simulator of that architecture, with a warning,
+and its status line says so.
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ MARKED_BLOCK = re.compile(r"<!--\s*doctest:\s*(setup|run)\s*-->\s*\n```python\n(
 # Examples that need several simulated chips (issue: distributed programs); skipped unless asked.
 DISTRIBUTED = ("examples/distributed/", "examples/runtime/distributed_callback.py",
                "examples/runtime/multi_program_kv_cache.py")
+# A script that hard-codes a hardware platform (``RunConfig(platform="a2a3")``) runs with the
+# ``run_hw_on_sim`` setting on, so its run goes to the simulator of that architecture (pypto warns).
+HW_PLATFORM = re.compile(r"""platform\s*=\s*["'](a2a3|a5)["']""")
 # Package entry points upstream runs with ``python -m``.
 MODULE_ENTRIES = {"examples/models/qwen3_jit/qwen3_decode.py": "examples.models.qwen3_jit.qwen3_decode"}
 
@@ -44,6 +50,7 @@ class Case:
     argv: list[str]
     source: str | None   # program text for docs blocks
     cwd: str | None
+    hw_on_sim: bool = False  # hard-codes a hardware platform: run with PYPTO_RUN_HW_ON_SIM=1
 
 
 @dataclass
@@ -54,6 +61,7 @@ class Outcome:
     exit_code: int | None
     seconds: float
     tail: str
+    hw_on_sim: bool = False
 
 
 def doc_cases(root: Path, platform: str) -> list[Case]:
@@ -88,16 +96,21 @@ def example_cases(root: Path, distributed: bool) -> list[Case]:
             continue
         module = MODULE_ENTRIES.get(rel)
         argv = [sys.executable, "-m", module] if module else [sys.executable, rel]
-        cases.append(Case("examples", rel, argv, None, str(root)))
+        code = (line.split("#", 1)[0] for line in path.read_text(encoding="utf-8").splitlines())
+        hw = any(HW_PLATFORM.search(line) for line in code)
+        cases.append(Case("examples", rel, argv, None, str(root), hw_on_sim=hw))
     return cases
 
 
 def run_case(case: Case, platform: str, timeout: float, root: Path) -> Outcome:
     env = dict(os.environ, PYPTO_PLATFORM=platform, PYTHONUNBUFFERED="1")
+    if case.hw_on_sim:
+        env["PYPTO_RUN_HW_ON_SIM"] = "1"
     if case.kind == "examples":
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH", "")) if p)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="pypto-compat-") as tmp:
+        env.setdefault("PYPTO_PROG_BUILD_DIR", str(Path(tmp, "build_output")))  # keep the checkout clean
         if case.source is not None:
             Path(tmp, "block.py").write_text(case.source, encoding="utf-8")
         try:
@@ -110,7 +123,7 @@ def run_case(case: Case, platform: str, timeout: float, root: Path) -> Outcome:
             out = ((exc.stdout or b"") + (exc.stderr or b"")).decode("utf-8", "replace")
             out += f"\n[timed out after {timeout:.0f} s]"
     tail = "\n".join(out.strip().splitlines()[-12:])
-    return Outcome(case.kind, case.name, code == 0, code, time.perf_counter() - start, tail)
+    return Outcome(case.kind, case.name, code == 0, code, time.perf_counter() - start, tail, case.hw_on_sim)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -137,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
         outcomes = list(pool.map(lambda c: run_case(c, args.platform, args.timeout, root), cases))
     for o in outcomes:
         status = "PASS" if o.ok else ("TIMEOUT" if o.exit_code is None else f"FAIL({o.exit_code})")
-        print(f"{status:9} {o.seconds:7.1f}s  {o.kind:8} {o.name}")
+        note = "  [hardware platform run on the simulator: PYPTO_RUN_HW_ON_SIM=1]" if o.hw_on_sim else ""
+        print(f"{status:9} {o.seconds:7.1f}s  {o.kind:8} {o.name}{note}")
         if args.verbose and not o.ok:
             print("    " + o.tail.replace("\n", "\n    "))
     if args.json:

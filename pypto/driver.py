@@ -274,8 +274,14 @@ def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions
                                      runtime=opts.runtime.value, toolchain=getattr(opts.settings, "toolchain", None))
     t0 = time.perf_counter()
     with stage("codegen"):
-        artifact = generate(lowered, backend_type=opts.backend_type, platform=opts.platform,
-                            runtime=opts.runtime, emit_source_loc=opts.emit_source_loc)
+        try:
+            artifact = generate(lowered, backend_type=opts.backend_type, platform=opts.platform,
+                                runtime=opts.runtime, emit_source_loc=opts.emit_source_loc)
+        except PartialCodegenError as exc:  # keep what was generated, for reading (no completeness marker)
+            for rel, text in exc.files.items():
+                (out / rel).parent.mkdir(parents=True, exist_ok=True)
+                (out / rel).write_text(text)
+            raise
     t1 = time.perf_counter()
     try:
         with stage("ptoas" if not opts.skip_ptoas else "assemble"):

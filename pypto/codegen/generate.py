@@ -6,9 +6,10 @@
 from __future__ import annotations
 
 from pypto.artifact import Artifact, FuncId, KernelUnit, orchestration_source, skip_ptoas_files
+from pypto.codegen.emitter import base_name
 from pypto.codegen.orchestration_cpp import FuncIds, OrchCodegen
 from pypto.codegen.pto_module import emit_module
-from pypto.errors import UserError
+from pypto.errors import PartialCodegenError, UserError
 from pypto.ir.enums import FunctionType
 from pypto.ir.function import Function, Program
 from pypto.ir.options import BackendType, RuntimeKind
@@ -35,6 +36,30 @@ def _tensor_dirs(f: Function) -> tuple[str, ...]:
     return tuple(d.value for p, d in zip(f.params, f.param_directions, strict=True) if isinstance(p.type, TensorType))
 
 
+def _check_outputs_written(f: Function) -> None:
+    """An orchestration's ``pl.Out`` parameter must be written (by a kernel call) or returned.
+
+    A function that rebinds its output name to a new value and returns that leaves the caller's
+    output tensor untouched (upstream rejects this program in code generation too).
+    """
+    from pypto.ir.enums import ParamDirection
+    from pypto.ir.stmt import ReturnStmt
+    from pypto.passes._util import calls_in, iter_stmts, used_vars
+
+    inits = [ia.init for s in iter_stmts(f.body) for ia in getattr(s, "iter_args", ()) if ia.init is not None]
+    args = {a for c in calls_in(f.body) for a in c.args} | set(used_vars(inits))
+    rets = [s for s in iter_stmts(f.body) if isinstance(s, ReturnStmt)]
+    returned = set(used_vars(rets))
+    for p, d in zip(f.params, f.param_directions, strict=True):
+        if d is ParamDirection.Out and isinstance(p.type, TensorType) and p not in args and p not in returned \
+                and returned:
+            name = base_name(p.name)
+            raise UserError(f"'{f.name}' never writes its output '{name}': the value it returns is a new "
+                            f"tensor, so the caller's '{name}' is left unchanged", rets[0].span,
+                            hint=f"write into the output instead of rebinding it: {name}[:] = <value>, or "
+                                 f"{name} = pl.assemble({name}, <value>, [0, ...])")
+
+
 def generate(program: Program, *, backend_type: BackendType | str = BackendType.Ascend910B,
              platform: str | None = None, runtime: RuntimeKind | str = RuntimeKind.TENSORMAP_AND_RINGBUFFER,
              emit_source_loc: bool = True, skip_ptoas: bool = False) -> Artifact:
@@ -53,8 +78,16 @@ def generate(program: Program, *, backend_type: BackendType | str = BackendType.
         units.append(KernelUnit(name, text, tuple(models)))
     orchs = program.orchestrations()
     ids = FuncIds()
-    for f in orchs:
-        files[orchestration_source(f.name)] = OrchCodegen(f, program, ids, backend).emit()
+    try:
+        for f in orchs:
+            _check_outputs_written(f)
+            files[orchestration_source(f.name)] = OrchCodegen(f, program, ids, backend).emit()
+    except UserError as exc:
+        if not units:
+            raise
+        done = skip_ptoas_files(units)
+        raise PartialCodegenError(f"code generation failed after {len(units)} kernel unit(s) were generated "
+                                  f"({', '.join(u.name for u in units)}):\n{exc}", files=done) from None
     _check_single_orchestration(orchs)
     func_ids = [FuncId(i, n, ids.cores[n], _tensor_dirs(program[n])) for n, i in ids.ids.items()]
     if skip_ptoas:

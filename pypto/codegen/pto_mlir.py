@@ -364,9 +364,18 @@ class KernelCodegen(ScalarLowering):
 
     def _if(self, s: IfStmt) -> None:
         cond = self.value(s.cond, "i1")
-        self.out.line(f"scf.if %{cond} {{")
-        targets: list[Tile | None] = [None] * len(s.return_vars)
-        self.yields.append(targets)
+        # scalar results are real scf.if results; tile results share one buffer (copied into in _yield)
+        targets: list[Tile | str | None] = [self._if_result_type(rv) for rv in s.return_vars]
+        scalars = [(rv, t) for rv, t in zip(s.return_vars, targets, strict=True) if isinstance(t, str)]
+        if scalars and s.else_body is None:
+            raise self.error("an if without else cannot produce a scalar value")
+        names = [self.names.unique(base_name(rv.name)) for rv, _ in scalars]
+        if scalars:
+            self.out.line(f"{', '.join('%' + n for n in names)} = scf.if %{cond} -> "
+                          f"({', '.join(t for _, t in scalars)}) {{")
+        else:
+            self.out.line(f"scf.if %{cond} {{")
+        self.yields.append(targets)  # type: ignore[arg-type]
         self.out.push()
         self.stmt(s.then_body)
         self.out.pop()
@@ -378,14 +387,46 @@ class KernelCodegen(ScalarLowering):
         self.yields.pop()
         self.out.line("}")
         for rv, t in zip(s.return_vars, targets, strict=False):
-            if t is not None:
+            if isinstance(t, Tile):
                 self.env[rv] = t
+        for (rv, ty), name in zip(scalars, names, strict=True):
+            self.env[rv] = Scalar(name, ty)
+
+    def _yield_scalar(self, v: Expr, ty: str) -> str:
+        """The SSA value an ``scf.yield`` gives for ``v``.
+
+        ptoas 0.1.1's emitc stage types an ``index`` kernel argument as ``int32_t`` and then rejects
+        yielding it into an ``index`` result; a round trip through i64 gives it the index type.
+        """
+        val = self.value(v, ty)
+        params = {getattr(self.env.get(p), "ssa", None) for p in self.func.params}
+        if not (ty == "index" and val in params):
+            return val
+        wide = self.names.unique("wide")
+        self.op(f"%{wide} = arith.index_cast %{val} : index to i64")
+        back = self.names.unique("idx")
+        self.op(f"%{back} = arith.index_cast %{wide} : i64 to index")
+        return back
+
+    def _if_result_type(self, rv: Var) -> str | None:
+        """MLIR type of a scalar ``scf.if`` result (integers travel as ``index``), None for a tile."""
+        t = rv.type
+        if not isinstance(t, ScalarType):
+            return None
+        if t.dtype.is_int:
+            return "index"  # 0.1.1 lowers index-typed scf.if results; i32/i64 ones fail in its emitc stage
+        raise self.error(f"'{base_name(rv.name)}': an if/else choosing a {t.dtype.value} scalar cannot be lowered by "
+                         f"{TOOLCHAIN}", hint="choose the value on the host and pass it as a kernel argument")
 
     def _yield(self, s: YieldStmt) -> None:
         if not self.yields:
             return
         targets = self.yields[-1]
+        scalars: list[tuple[str, str]] = []
         for i, v in enumerate(s.values):
+            if i < len(targets) and isinstance(targets[i], str):  # a scalar result of an scf.if
+                scalars.append((self._yield_scalar(v, targets[i]), targets[i]))  # type: ignore[arg-type]
+                continue
             val = self.env.get(v) if isinstance(v, Var) else None
             if not isinstance(val, Tile) or i >= len(targets):
                 continue
@@ -393,6 +434,8 @@ class KernelCodegen(ScalarLowering):
                 targets[i] = val
             else:
                 self.copy(val, targets[i])  # type: ignore[arg-type]
+        if scalars:
+            self.out.line(f"scf.yield {', '.join('%' + n for n, _ in scalars)} : {', '.join(t for _, t in scalars)}")
 
     # ------------------------------------------------------------------ whole function
     def emit(self) -> tuple[str, KernelFunc]:

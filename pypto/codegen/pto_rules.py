@@ -237,6 +237,11 @@ def _load(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
 def _store(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     from pypto.codegen.pto_views import Pieces, store_pieces
 
+    if c.kwargs.get("atomic") not in (None, 0):
+        raise cg.error(f"tile.store with atomic={c.kwargs['atomic']!r} is not supported by the {TOOLCHAIN} codegen "
+                       "(it has no atomic store)",
+                       hint="write pl.assemble(target, value, offsets, atomic=pl.AtomicType.Add) on tensors; "
+                            "pypto turns that into a read-modify-write ordered by the runtime")
     view = _gm(cg, c.args[2])
     offsets = _dims(cg, c.args[1])
     pieces = cg.env.get(c.args[0]) if isinstance(c.args[0], Var) else None

@@ -18,6 +18,8 @@ from pypto.ir.expr import (
     ConstBool,
     ConstFloat,
     Expr,
+    UnaryExpr,
+    UnOp,
     Var,
 )
 from pypto.ir.fold import fold
@@ -95,6 +97,9 @@ class ScalarLowering:
             return self._var(e, ty, into)
         if isinstance(e, BinaryExpr):
             return self._binary(e, ty, into)
+        if isinstance(e, UnaryExpr) and e.op is UnOp.Cast and ty in _INT_TYPES and e.dtype.is_int \
+                and not getattr(e.operand.type, "dtype", e.dtype).is_float:
+            return self.value(e.operand, ty, into)  # an integer widening/narrowing is an index_cast here
         raise self.error(f"scalar expression {e!r} cannot be lowered by {TOOLCHAIN}",
                          hint="compute it on the host and pass it as a kernel argument")
 

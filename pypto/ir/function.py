@@ -73,6 +73,35 @@ class Function:
         return python_print(self, prefix=prefix, concise=concise)
 
 
+class FunctionTable(tuple):  # noqa: SLOT001 (a tuple with name lookups; no per-instance state)
+    """A program's functions: an ordered tuple that also reads as a mapping keyed by function name.
+
+    Iterating, indexing by position and ``len`` behave as for a tuple; ``keys()``, ``values()``,
+    ``items()``, ``get(name)`` and ``table[name]`` look functions up by name (upstream's
+    ``Program.functions`` is a map, so code written for it - ``prog.functions.values()`` - works).
+    """
+
+    def __getitem__(self, key):  # type: ignore[override]
+        if isinstance(key, str):
+            for f in self:
+                if f.name == key:
+                    return f
+            raise KeyError(key)
+        return super().__getitem__(key)
+
+    def get(self, name: str, default: Function | None = None) -> Function | None:
+        return next((f for f in self if f.name == name), default)
+
+    def keys(self) -> list[str]:
+        return [f.name for f in self]
+
+    def values(self) -> list[Function]:
+        return list(self)
+
+    def items(self) -> list[tuple[str, Function]]:
+        return [(f.name, f) for f in self]
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Program:
     """A named, ordered collection of functions (callees are printed before callers)."""
@@ -80,6 +109,10 @@ class Program:
     name: str
     functions: tuple[Function, ...]
     span: Span = field(default_factory=Span.unknown, kw_only=True, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.functions, FunctionTable):
+            object.__setattr__(self, "functions", FunctionTable(self.functions))
 
     def get_function(self, name: str) -> Function | None:
         for f in self.functions:

@@ -256,6 +256,8 @@ class Printer:
             return f"not {inner if ip > 3 else f'({inner})'}", 3
         if e.op in (UnOp.Neg, UnOp.BitNot):
             return f"{e.op.value}{inner if ip >= 11 else f'({inner})'}", 11
+        if e.op is UnOp.Cast:
+            return f"{self.p}.cast({inner}, {self.value(e.dtype)})", _ATOM
         return f"{self.p}.{e.op.name.lower()}({inner})", _ATOM
 
     def _call(self, e: Call) -> tuple[str, int]:

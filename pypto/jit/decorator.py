@@ -91,7 +91,8 @@ class JITFunction:
 
     def _source_hash(self) -> str:
         info = source_info(self.func)
-        return hashlib.sha256((pypto.__version__ + info.text).encode()).hexdigest()[:16]
+        closure = repr(sorted((k, repr(v)) for k, v in _closure_values(self.func).items()))
+        return hashlib.sha256((pypto.__version__ + info.text + closure).encode()).hexdigest()[:16]
 
     def specialize_function(self, metas: dict[str, TensorMeta], scalars: dict[str, Any]) -> tuple:
         """This function alone, specialized: (ir.Function, the functions it calls)."""
@@ -105,8 +106,7 @@ class JITFunction:
             extra += f", level=pl.Level.{self.level.name}"
         decorator = f"@pl.function(type=pl.FunctionType.{func_type.value}{extra})"
         text = rewrite_signature(info, metas, scalars, decorator)
-        env = dict(self.func.__globals__)
-        env.update(scalars)
+        env = {**self.func.__globals__, **_closure_values(self.func), **scalars}
         return parse_jit_function(text, filename=info.filename, line_offset=info.first_line - 1,
                                   col_offset=info.indent, env=env, specialized=frozenset(scalars))
 
@@ -297,3 +297,16 @@ class _JITDecorator:
 
 
 jit = _JITDecorator()
+
+
+def _closure_values(func: Any) -> dict[str, Any]:
+    """The function's free variables bound in enclosing scopes (a kernel made by a factory function
+    sees the factory's arguments, as Python code would)."""
+    cells = func.__closure__ or ()
+    out: dict[str, Any] = {}
+    for name, cell in zip(func.__code__.co_freevars, cells, strict=True):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:  # an empty cell: the name is not bound yet
+            pass
+    return out

@@ -217,11 +217,19 @@ class AnnotationResolver:
             if kind is None:
                 raise ParserTypeError(f"pl.{spec.ctor}() got an unexpected keyword '{key}'", self.ev.span(node))
             if kind == "dims":
-                value = tuple(as_int(v) if as_int(v) is not None else v for v in value)
+                value = tuple(_view_dim(v) for v in value)
             elif kind == "dim":
-                value = as_int(value) if as_int(value) is not None else value
+                value = _view_dim(value)
             kw[key] = value
         if cls is TensorView and "layout" not in kw and kw:
             raise ParserTypeError("pl.TensorView(...) needs layout= when stride/valid_shape/pad is given",
                                   self.ev.span(node))
         return cls(**kw)
+
+
+def _view_dim(v: Any) -> Any:
+    """A view dimension: an int, a ``pl.dynamic()`` name (its Var), or an index expression."""
+    if isinstance(v, DynVar):
+        return v.var
+    n = as_int(v)
+    return n if n is not None else v

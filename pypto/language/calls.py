@@ -162,9 +162,24 @@ def _scalar(name: str, args: list[Any], kwargs: dict[str, Any], span: Span, to_e
     from pypto.ir.expr import BinOp
     from pypto.language.expr_parser import scalar_binop
 
+    conv = to_expr or (lambda v, i: default_conv(v, i, span))
+    if name == "cast":
+        return _scalar_cast(args, kwargs, span, conv)
     if name not in _SCALAR_BINARY or len(args) != 2 or kwargs:
         raise ParserTypeError(f"pl.{name} needs a Tensor or Tile operand (got a scalar)", span)
-    conv = to_expr or (lambda v, i: default_conv(v, i, span))
     op = {"add": BinOp.Add, "sub": BinOp.Sub, "mul": BinOp.Mul, "div": BinOp.FloatDiv, "max": BinOp.Max,
           "min": BinOp.Min}[_SCALAR_BINARY[name]]
     return scalar_binop(op, conv(args[0], 0), conv(args[1], 1), span)
+
+
+def _scalar_cast(args: list[Any], kwargs: dict[str, Any], span: Span, conv: Conv) -> Expr:
+    """``pl.cast(scalar, dtype)``: a scalar conversion (``mode`` applies to tiles only)."""
+    from pypto.ir.dtypes import DataType
+    from pypto.ir.expr import UnaryExpr, UnOp
+
+    rest = dict(kwargs)
+    rest.pop("mode", None)
+    dtype = args[1] if len(args) > 1 else rest.pop("target_type", None)
+    if not isinstance(dtype, DataType) or len(args) > 2 or rest:
+        raise ParserTypeError("pl.cast(scalar, dtype) needs a dtype such as pl.INDEX or pl.FP32", span)
+    return UnaryExpr(UnOp.Cast, conv(args[0], 0), dtype, span=span)

@@ -28,12 +28,33 @@ def _check_rank(items: list[ast.expr], t: ShapedType, span: Span) -> None:
         raise ParserTypeError(f"too many indices: {len(items)} for a rank-{t.rank} value", span)
 
 
+def _linear(e: Any) -> tuple[dict[Any, int], int]:
+    """``e`` as integer-weighted terms plus a constant (``i * 64 + c + 8`` -> {i: 64, c: 1}, 8)."""
+    n = as_int(e)
+    if n is not None:
+        return {}, n
+    if isinstance(e, BinaryExpr) and e.op in (BinOp.Add, BinOp.Sub):
+        (lt, lc), (rt, rc) = _linear(e.lhs), _linear(e.rhs)
+        sign = 1 if e.op is BinOp.Add else -1
+        terms = dict(lt)
+        for k, c in rt.items():
+            terms[k] = terms.get(k, 0) + sign * c
+        return {k: c for k, c in terms.items() if c}, lc + sign * rc
+    if isinstance(e, BinaryExpr) and e.op is BinOp.Mul:
+        for a, b in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
+            k = as_int(b)
+            if k is not None:
+                terms, c = _linear(a)
+                return {t: w * k for t, w in terms.items() if w * k}, c * k
+    from pypto.ir.structural import structural_hash
+
+    return {structural_hash(e): 1}, 0
+
+
 def _size(lo: Any, hi: Any, span: Span) -> int:
-    a, b = as_int(lo), as_int(hi)
-    if a is not None and b is not None:
-        return b - a
-    if isinstance(hi, BinaryExpr) and hi.op is BinOp.Add and hi.lhs is lo and isinstance(hi.rhs, ConstInt):
-        return hi.rhs.value
+    (lt, lc), (ht, hc) = _linear(lo), _linear(hi)
+    if lt == ht:  # the bounds differ by a constant: A[x + 8 : x + 24] has extent 16
+        return hc - lc
     raise ParserTypeError("slice extent must be static (write A[i:i + 16, :])", span)
 
 

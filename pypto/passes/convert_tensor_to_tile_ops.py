@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from pypto.errors import UnsupportedFeatureError
-from pypto.ir.enums import MemorySpace
+from pypto.ir.enums import AtomicType, MemorySpace
 from pypto.ir.expr import Call, ConstInt, Expr, MakeTuple, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.common import (
@@ -28,7 +28,7 @@ from pypto.passes._util import base_name, calls_in, map_blocks
 from pypto.passes.base import Pass
 
 # tensor ops computed elementwise on tiles: tensor.<op> -> tile.<op>, operands loaded into Vec
-COMPUTE = frozenset((*BINARY, *SCALAR, *UNARY, *ROW_REDUCE, *COL_REDUCE, *ROW_EXPAND, *COL_EXPAND, "cast",
+COMPUTE = frozenset((*BINARY, *SCALAR, *UNARY, *ROW_REDUCE, *COL_REDUCE, *ROW_EXPAND, *COL_EXPAND, "cast", "reshape",
                      "expands", "fillpad", "xors", "part_add", "part_max", "part_min"))
 MATMUL = frozenset({"matmul", "matmul_acc"})
 
@@ -41,6 +41,7 @@ def _index_list(values: tuple[int, ...] | list[object]) -> MakeTuple:
 class _Converter:
     tiles: dict[Var, Var] = field(default_factory=dict)
     renames: dict[Var, Var] = field(default_factory=dict)
+    cube_operands: set[Var] = field(default_factory=set)  # tensors only ever read by a matmul
 
     def tile_of(self, e: Expr, space: MemorySpace, out: list[Stmt]) -> Expr:
         """The tile for operand ``e``: already a tile, a converted temp, or a fresh tile.load."""
@@ -86,12 +87,21 @@ class _Converter:
             return [AssignStmt(tile, call, span=s.span)]
         if short in ("create", "full") and isinstance(s, AssignStmt):
             return self.create(s, value, short)
+        if short == "read":
+            raise UnsupportedFeatureError(
+                "scalar read of a tensor inside a kernel: ptoas 0.1.1 has no scalar load from GM (pypto moves a "
+                "read at the top of a pl.at region, at indices known before it, into the orchestration; this one "
+                "is inside a loop or depends on a value computed in the kernel)", value.span,
+                hint="read it in the orchestration (or at the top of the pl.at region) and pass it to the kernel "
+                     "as a pl.Scalar argument")
         raise UnsupportedFeatureError(f"tensor op '{value.op}' inside an InCore kernel", value.span,
                                       hint="use the tile-level op (pl.tile.*) or move it to the orchestration")
 
     def assemble(self, s: Stmt, value: Call, out: list[Stmt]) -> list[Stmt]:
         target, src, offsets = value.args
         tile = self.tile_of(src, MemorySpace.Vec, out)
+        if value.kwargs.get("atomic") == AtomicType.Add:
+            tile = self._accumulate(target, tile, offsets, value, out)
         store = make_call("tile.store", [tile, offsets, target], span=value.span)
         name = s.var.name if isinstance(s, AssignStmt) else getattr(target, "name", "out")
         result = Var(f"{base_name(name)}__tile", store.result_type, span=s.span)
@@ -100,11 +110,27 @@ class _Converter:
         out.append(AssignStmt(result, store, span=s.span))
         return out
 
+    def _accumulate(self, target: Expr, tile: Expr, offsets: Expr, value: Call, out: list[Stmt]) -> Expr:
+        """``atomic=pl.AtomicType.Add``: the window's current value plus ``tile`` (read-modify-write).
+
+        ptoas 0.1.1 has no atomic store. The kernel that does this owns ``target`` as an InOut
+        parameter, so the runtime orders it after every earlier writer of ``target`` (tasks that add
+        into the same tensor run one after another), which makes the read-modify-write exact.
+        """
+        shape = _index_list(tile.type.shape)  # type: ignore[attr-defined]
+        load = make_call("tile.load", [target, offsets, shape, shape], {"target_memory": MemorySpace.Vec},
+                         span=value.span)
+        cur = Var(f"{base_name(getattr(target, 'name', 'out'))}__cur", load.result_type, span=value.span)
+        add = make_call("tile.add", [cur, tile], span=value.span)
+        total = Var(f"{base_name(getattr(target, 'name', 'out'))}__sum", add.result_type, span=value.span)
+        out += [AssignStmt(cur, load, span=value.span), AssignStmt(total, add, span=value.span)]
+        return total
+
     def slice_(self, s: Stmt, value: Call, out: list[Stmt]) -> list[Stmt]:
         src, shape, offset = value.args[:3]
         valid = value.args[3] if len(value.args) > 3 else shape
-        load = make_call("tile.load", [src, offset, shape, valid], {"target_memory": MemorySpace.Vec},
-                         span=value.span)
+        space = MemorySpace.Mat if isinstance(s, AssignStmt) and s.var in self.cube_operands else MemorySpace.Vec
+        load = make_call("tile.load", [src, offset, shape, valid], {"target_memory": space}, span=value.span)
         if isinstance(s, AssignStmt):
             tile = Var(f"{base_name(s.var.name)}__tile", load.result_type, span=s.var.span)
             self.tiles[s.var] = tile
@@ -121,6 +147,18 @@ class _Converter:
         return [AssignStmt(tile, call, span=s.span)]
 
 
+def _cube_only_operands(func: Function) -> set[Var]:
+    """Tensors whose every use is as a ``tensor.matmul*`` operand: their slices load into Mat, not Vec."""
+    cube: set[Var] = set()
+    other: set[Var] = set()
+    for c in calls_in(func.body):
+        is_mm = isinstance(c.op, str) and c.op.startswith("tensor.") and c.op.split(".", 1)[1] in MATMUL
+        for a in c.args:
+            if isinstance(a, Var):
+                (cube if is_mm else other).add(a)
+    return cube - other
+
+
 def _has_tensor_ops(func: Function) -> bool:
     return any(isinstance(c.op, str) and c.op.startswith("tensor.") for c in calls_in(func.body))
 
@@ -135,7 +173,7 @@ class ConvertTensorToTileOps(Pass):
     def run_function(self, func: Function, program: Program) -> Function:
         if not func.is_incore or not _has_tensor_ops(func):
             return func
-        conv = _Converter()
+        conv = _Converter(cube_operands=_cube_only_operands(func))
 
         def block(stmts: list[Stmt]) -> list[Stmt]:
             out: list[Stmt] = []

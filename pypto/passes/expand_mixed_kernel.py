@@ -20,12 +20,24 @@ from dataclasses import dataclass, field
 
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.callgraph import callee_first
+from pypto.ir.dtypes import DataType
 from pypto.ir.enums import FunctionType, MemorySpace, ParamDirection, TensorLayout
-from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, MakeTuple, TupleGetItem, Var
+from pypto.ir.expr import (
+    BinaryExpr,
+    BinOp,
+    Call,
+    ConstInt,
+    Expr,
+    GlobalVar,
+    MakeTuple,
+    TupleGetItem,
+    Var,
+    as_int,
+)
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, Stmt, seq
+from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, ReturnStmt, Stmt, YieldStmt, flatten, seq
 from pypto.ir.types import TensorType, TileType, TupleType, Type
 from pypto.ir.visitor import substitute
 from pypto.passes._mixed_split import CUBE, VECTOR, Analysis, core_of, stmt_cores
@@ -39,6 +51,7 @@ from pypto.passes._util import (
     used_vars,
 )
 from pypto.passes.base import Pass
+from pypto.passes.unroll_loops import copy_body
 
 __all__ = ["ExpandMixedKernel", "core_of"]
 
@@ -193,6 +206,105 @@ def _is_noop_move(s: Stmt) -> bool:
     return isinstance(src, TileType) and src.memory_space is s.value.kwargs.get("target_memory")
 
 
+def _is_call(s: Stmt, op: str) -> bool:
+    return isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == op
+
+
+def _space_of(e: Expr) -> MemorySpace | None:
+    t = e.type
+    return t.memory_space if isinstance(t, TileType) else None
+
+
+def _vec_assemble(stmts: list[Stmt]) -> list[Stmt]:
+    """``m = move(assemble(load(x, Mat), acc, off), Vec)`` -> ``m = assemble(load(x, Vec), move(acc, Vec), off)``.
+
+    A Mat tile cannot cross from cube to vector in ptoas 0.1.1 (no Mat->GM store, no ``tinsert``), but
+    when it is a GM window with an Acc block inserted, the vector side can build the same value
+    itself: reload the window into Vec and insert the block, which crosses as an Acc tile (through a
+    GM temp). The Mat load and Mat assemble are dropped when nothing else reads them.
+    """
+    defs = {s.var: s for s in stmts if isinstance(s, AssignStmt)}
+    out: list[Stmt] = []
+    for s in stmts:
+        call = s.value if _is_call(s, "tile.move") else None  # type: ignore[union-attr]
+        asm = defs.get(call.args[0]) if call is not None and isinstance(call.args[0], Var) else None
+        tgt = defs.get(asm.value.args[0]) if asm is not None and _is_call(asm, "tile.assemble") \
+            and isinstance(asm.value.args[0], Var) else None  # type: ignore[union-attr]
+        if (tgt is None or call.kwargs.get("target_memory") is not MemorySpace.Vec  # type: ignore[union-attr]
+                or not _is_call(tgt, "tile.load") or _space_of(asm.var) is not MemorySpace.Mat):  # type: ignore[union-attr]
+            out.append(s)
+            continue
+        span = s.span
+        load = make_call("tile.load", list(tgt.value.args), {**tgt.value.kwargs, "target_memory": MemorySpace.Vec},  # type: ignore[union-attr]
+                         span=tgt.span)
+        window = Var(f"{base_name(tgt.var.name)}_vec", load.result_type, span=tgt.span)  # type: ignore[union-attr]
+        block = asm.value.args[1]  # type: ignore[union-attr]
+        out.append(AssignStmt(window, load, span=tgt.span))
+        if _space_of(block) is not MemorySpace.Vec:
+            move = make_call("tile.move", [block], {"target_memory": MemorySpace.Vec}, span=span)
+            moved = Var(f"{base_name(block.name) if isinstance(block, Var) else 'block'}_vec", move.result_type,
+                        span=span)
+            out.append(AssignStmt(moved, move, span=span))
+            block = moved
+        ins = make_call("tile.assemble", [window, block, asm.value.args[2]], span=asm.span)  # type: ignore[union-attr]
+        out.append(AssignStmt(s.var, ins, span=span))  # type: ignore[union-attr]
+    return _drop_dead_mat(out) if len(out) != len(stmts) else out
+
+
+def _drop_dead_mat(stmts: list[Stmt]) -> list[Stmt]:
+    """Remove Mat/Acc-free leftovers: Mat tile definitions nothing reads any more."""
+    while True:
+        used = set(used_vars([st.value if isinstance(st, AssignStmt) else st for st in stmts]))
+        keep = [s for s in stmts if not (isinstance(s, AssignStmt) and s.var not in used
+                                          and _space_of(s.var) is MemorySpace.Mat)]
+        if len(keep) == len(stmts):
+            return keep
+        stmts = keep
+
+
+MAX_UNROLL = 16
+
+
+def _trip_count(loop: ForStmt) -> int | None:
+    """Iterations of a loop whose bounds differ by a constant (``range(db, db + 2)`` -> 2)."""
+    from pypto.language.subscript import _linear
+
+    step = as_int(loop.step)
+    (lt, lc), (ht, hc) = _linear(loop.start), _linear(loop.stop)
+    if not step or step < 0 or lt != ht:
+        return None
+    return max(0, -(-(hc - lc) // step))
+
+
+def _unroll_mixed(stmts: list[Stmt]) -> list[Stmt]:
+    """A loop mixing cube and vector work, with a small constant trip count, is unrolled.
+
+    The cube and vector halves of each iteration then become separate stages that exchange their
+    tiles through GM, like straight-line code (a loop cannot be cut in two stage kernels here).
+    """
+    out: list[Stmt] = []
+    for s in stmts:
+        n = _trip_count(s) if isinstance(s, ForStmt) and len(stmt_cores(s)) > 1 else None
+        if n is None or n > MAX_UNROLL:
+            out.append(s)
+            continue
+        loop: ForStmt = s  # type: ignore[assignment]
+        step = as_int(loop.step)
+        dtype = getattr(loop.loop_var.var_type, "dtype", DataType.INDEX)
+        carried: list[Expr] = [ia.init for ia in loop.iter_args]  # type: ignore[misc]
+        for k in range(n):
+            start = as_int(loop.start)
+            idx: Expr = ConstInt(start + k * step, dtype) if start is not None else \
+                BinaryExpr(BinOp.Add, loop.start, ConstInt(k * step, dtype), dtype)  # type: ignore[operator]
+            mapping: dict[Var, Expr] = {loop.loop_var: idx, **dict(zip(loop.iter_args, carried, strict=True))}
+            body = copy_body(flatten(loop.body), mapping)
+            if body and isinstance(body[-1], YieldStmt):
+                carried = list(body.pop().values)
+            out.extend(body)
+        out.extend(AssignStmt(rv, v, span=loop.span) for rv, v in zip(loop.return_vars, carried, strict=True))
+    return out
+
+
 def split_kernel(func: Function) -> tuple[list[StageKernel], Analysis]:
     """The stage kernels of a mixed kernel (in execution order)."""
     an = Analysis(func)
@@ -305,6 +417,8 @@ class ExpandMixedKernel(Pass):
             if f.func_type is not FunctionType.InCore:
                 funcs.append(f)
                 continue
+            body = map_blocks(map_blocks(f.body, _unroll_mixed), _vec_assemble)
+            f = f if body is f.body else f.with_(body=body)
             cores = stmt_cores(f.body)
             if len(cores) < 2:
                 funcs.append(f.with_(func_type=FunctionType.AIC if cores == {CUBE} else FunctionType.AIV))

@@ -9,7 +9,7 @@ from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import Call, Expr, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import AssignStmt, ForStmt, ReturnStmt, Stmt, WhileStmt, flatten, seq
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ReturnStmt, Stmt, WhileStmt, YieldStmt, flatten, seq
 from pypto.ir.types import TensorType
 from pypto.passes._util import iter_stmts
 from pypto.passes.base import Pass
@@ -20,16 +20,37 @@ WRITES: dict[str, int] = {"tile.store": 2, "tensor.assemble": 0}
 def _written_param(func: Function) -> dict[Var, Var]:
     """Tensor var -> the param it is a write-result of (``c__store = tile.store(t, off, c)`` -> c)."""
     alias: dict[Var, Var] = {}
-    for s in iter_stmts(func.body):
-        if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op in WRITES:
-            target = s.value.args[WRITES[s.value.op]]  # type: ignore[index]
-            if isinstance(target, Var):
-                alias[s.var] = alias.get(target, target)
-        elif isinstance(s, ForStmt | WhileStmt):  # a tensor carried through a loop is still its init's buffer
-            for ia, rv in zip(s.iter_args, s.return_vars, strict=False):
-                if isinstance(ia.init, Var) and isinstance(ia.var_type, TensorType):
-                    alias[ia] = alias[rv] = alias.get(ia.init, ia.init)
+    stmts = list(iter_stmts(func.body))
+    for _ in range(1 + sum(isinstance(s, IfStmt) for s in stmts)):  # nested ifs resolve inside out
+        before = dict(alias)
+        for s in stmts:
+            if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op in WRITES:
+                target = s.value.args[WRITES[s.value.op]]  # type: ignore[index]
+                if isinstance(target, Var):
+                    alias[s.var] = alias.get(target, target)
+            elif isinstance(s, ForStmt | WhileStmt):  # a tensor carried through a loop is still its init's buffer
+                for ia, rv in zip(s.iter_args, s.return_vars, strict=False):
+                    if isinstance(ia.init, Var) and isinstance(ia.var_type, TensorType):
+                        alias[ia] = alias[rv] = alias.get(ia.init, ia.init)
+            elif isinstance(s, IfStmt) and s.return_vars:
+                _merge_if(s, alias)
+        if alias == before:
+            break
     return alias
+
+
+def _yields(body: Stmt | None) -> tuple[Expr, ...]:
+    last = flatten(body)[-1:] if body is not None else []
+    return last[0].values if last and isinstance(last[0], YieldStmt) else ()
+
+
+def _merge_if(s: IfStmt, alias: dict[Var, Var]) -> None:
+    """An if result is a write-result of param ``p`` when both branches yield a write of ``p``."""
+    for i, rv in enumerate(s.return_vars):
+        vals = [ys[i] for ys in (_yields(s.then_body), _yields(s.else_body)) if len(ys) > i]
+        roots = {alias.get(v, v) for v in vals if isinstance(v, Var)}
+        if len(vals) == 2 and len(roots) == 1:
+            alias[rv] = roots.pop()
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.callgraph import callee_first
-from pypto.ir.enums import FunctionType, ParamDirection
-from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, TupleGetItem, Var, as_int
+from pypto.ir.enums import FunctionType, ParamDirection, TensorLayout
+from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, IterArg, MakeTuple, TupleGetItem, Var, as_int
 from pypto.ir.function import Function, Program
+from pypto.ir.ops.registry import make_call
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import (
     AssignStmt,
@@ -32,7 +33,7 @@ from pypto.ir.stmt import (
     flatten,
     seq,
 )
-from pypto.ir.types import TensorType, TupleType, UnknownType
+from pypto.ir.types import ScalarType, TensorType, TupleType, UnknownType
 from pypto.ir.visitor import substitute
 from pypto.passes._util import base_name, defined_vars, iter_stmts, map_blocks, used_vars
 from pypto.passes.base import Pass
@@ -119,6 +120,19 @@ class _Outliner:
     program: Program
     new_funcs: list[Function] = field(default_factory=list)
     names: set[str] = field(default_factory=set)
+    taken: set[str] = field(default_factory=set)  # function names in the program, shared by all outliners
+
+    def _func_name(self, want: str) -> str:
+        """``want`` unless a function has that name: a clash with a function outlined from this parent
+        gets ``_<n>``, a clash with any other function (e.g. the parent itself) ``<parent>_<want>``."""
+        if want in self.taken:
+            local = any(f.name == want for f in self.new_funcs)
+            want = want if local else f"{self.parent.name}_{want}"
+            stem, k = want, 0
+            while want in self.taken:
+                want, k = f"{stem}_{k}", k + 1
+        self.taken.add(want)
+        return want
 
     def dissolve_spmd(self, stmts: list[Stmt]) -> list[Stmt]:
         """Splice each SpmdScopeStmt's statements into the block (before outlining, so the region's
@@ -136,7 +150,12 @@ class _Outliner:
             if not isinstance(s, InCoreScopeStmt):
                 out.append(s)
                 continue
+            s, hoisted = _hoist_reads(s, self.program)
+            out.extend(hoisted)
+            s, buffers, escaping = self._escape_buffers(s, rest)
+            out.extend(buffers)
             call_stmts, renames = self.outline(s)
+            renames.update({v: renames[w] for v, w in escaping if w in renames})
             _check_escapes(s, rest, renames)
             out.extend(call_stmts)
             rest = [substitute(r, _with_iter_args(r, renames)) for r in rest]  # loop inits may read results
@@ -160,6 +179,38 @@ class _Outliner:
                                           s.span)
         return stmts[:i] + _launch_call(stmts[i], launch, s, self._fresh_name) + stmts[i + 1:]
 
+
+    def _escape_buffers(self, scope: InCoreScopeStmt, rest: list[Stmt]
+                        ) -> tuple[InCoreScopeStmt, list[Stmt], list[tuple[Var, Var]]]:
+        """A tensor computed in the region and used after it goes out through a GM buffer.
+
+        The orchestration creates ``<v>_buf`` before the region; the region ends by writing ``v``
+        into it (so the buffer is an Out parameter of the kernel) and later statements read the
+        kernel's result instead of ``v``. Returns the scope, the buffer creations and
+        ``(v, the write's result)`` pairs.
+        """
+        local = set(defined_vars(scope.body))
+        region = _Region(scope.body, self.program)
+        leaked = [v for v in dict.fromkeys(used_vars(rest)) if v in local and region.root(v) in local
+                  and isinstance(v.var_type, TensorType) and all(isinstance(d, int) for d in v.var_type.shape)]
+        if not leaked:
+            return scope, [], []
+        creates: list[Stmt] = []
+        writes: list[Stmt] = []
+        pairs: list[tuple[Var, Var]] = []
+        for v in leaked:
+            t = v.var_type
+            assert isinstance(t, TensorType)
+            create = make_call("tensor.create", [_ints(t.shape)], {"dtype": t.dtype, "layout": TensorLayout.ND},
+                               span=v.span)
+            buf = Var(self._fresh_name(f"{base_name(v.name)}_buf"), create.result_type, span=v.span)
+            write = make_call("tensor.assemble", [buf, v, _ints((0,) * len(t.shape))], span=v.span)
+            done = Var(self._fresh_name(f"{base_name(v.name)}_out"), write.result_type, span=v.span)
+            creates.append(AssignStmt(buf, create, span=v.span))
+            writes.append(AssignStmt(done, write, span=v.span))
+            pairs.append((v, done))
+        return dataclasses.replace(scope, body=seq([*flatten(scope.body), *writes])), creates, pairs
+
     def _fresh_name(self, stem: str) -> str:
         k = 1
         while f"{stem}__ssa_v{k}" in self.names:
@@ -173,7 +224,7 @@ class _Outliner:
         region = _Region(scope.body, self.program)
         written = {region.root(t) for t in region.targets}
         outs = [v for v in free if v in written and isinstance(v.var_type, TensorType)]
-        fname = scope.name_hint or f"{self.parent.name}_incore_{len(self.new_funcs)}"
+        fname = self._func_name(scope.name_hint or f"{self.parent.name}_incore_{len(self.new_funcs)}")
         params: dict[Var, Expr] = {v: Var(v.name, v.var_type, span=v.span) for v in free}
         dirs = tuple(_direction(v, written, region.reads) for v in free)
         inner = map_blocks(substitute(scope.body, _with_iter_args(scope.body, params)),
@@ -246,6 +297,45 @@ def _launch_call(s: Stmt, launch: dict[str, object], scope: SpmdScopeStmt, fresh
     return out
 
 
+def _ints(values: tuple) -> MakeTuple:
+    return MakeTuple(tuple(ConstInt(int(v)) for v in values))
+
+
+def _hoist_reads(scope: InCoreScopeStmt, program: Program) -> tuple[InCoreScopeStmt, list[Stmt]]:
+    """Move ``x = pl.read(t, idx)`` at the region's top level out in front of the region.
+
+    ptoas 0.1.1 has no scalar load from GM inside a kernel, so a scalar read of a tensor the region
+    does not write, at indices known before the region, is done by the orchestration instead; the
+    value then reaches the kernel as a scalar parameter (the same program as writing the read just
+    before the ``pl.at``).
+    """
+    body = flatten(scope.body)
+    region = _Region(scope.body, program)
+    written = {region.root(t) for t in region.targets}
+    local = set(defined_vars(scope.body))
+    hoisted: list[Stmt] = []
+    kept: list[Stmt] = []
+    moved: set[Var] = set()  # results of hoisted statements
+    for s in body:
+        v = s.value if isinstance(s, AssignStmt) else None
+        uses = set(used_vars(v)) if v is not None else set()
+        ready = all(u not in local or u in moved for u in uses)
+        read = (isinstance(v, Call) and v.op == "tensor.read" and isinstance(v.args[0], Var)
+                and region.root(v.args[0]) not in written and v.args[0] not in local
+                and not any(u in local for u in used_vars(list(v.args[1:]))))
+        # scalar arithmetic on a hoisted read (e.g. its cast to pl.INDEX) goes along with it
+        derived = (isinstance(s, AssignStmt) and isinstance(s.var.var_type, ScalarType) and not isinstance(v, Call)
+                   and ready and bool(uses & moved))
+        if read or derived:
+            hoisted.append(s)
+            moved.add(s.var)  # type: ignore[union-attr]
+        else:
+            kept.append(s)
+    if not hoisted:
+        return scope, []
+    return dataclasses.replace(scope, body=seq(kept)), hoisted
+
+
 def _direction(v: Var, written: set[Var], reads: set[Var]) -> ParamDirection:
     if v not in written:
         return ParamDirection.In
@@ -298,11 +388,13 @@ class OutlineIncoreScopes(Pass):
     def run(self, program: Program) -> Program:
         funcs: list[Function] = []
         changed = False
+        taken = {f.name for f in program.functions}
         for f in program.functions:
             if f.is_incore or not any(isinstance(s, InCoreScopeStmt | SpmdScopeStmt) for s in iter_stmts(f.body)):
                 funcs.append(f)
                 continue
-            o = _Outliner(f, program, names={v.name for v in used_vars(f.body)} | {p.name for p in f.params})
+            o = _Outliner(f, program, names={v.name for v in used_vars(f.body)} | {p.name for p in f.params},
+                          taken=taken)
             body = map_blocks(map_blocks(f.body, o.dissolve_spmd), o.block)
             ftype = FunctionType.Orchestration if f.func_type is FunctionType.Opaque else f.func_type
             funcs.extend(o.new_funcs)

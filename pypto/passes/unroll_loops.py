@@ -16,7 +16,8 @@ from pypto.passes._util import defined_vars, iter_stmts, map_blocks
 from pypto.passes.base import Pass
 
 
-def _copy(body: list[Stmt], mapping: dict[Var, Expr]) -> list[Stmt]:
+def copy_body(body: list[Stmt], mapping: dict[Var, Expr]) -> list[Stmt]:
+    """A copy of ``body`` with ``mapping`` applied and fresh Vars for everything it defines."""
     local = dict(mapping)
     for s in body:
         for v in defined_vars(s):
@@ -41,7 +42,7 @@ def _unroll(loop: ForStmt) -> list[Stmt]:
         dtype = getattr(loop.loop_var.var_type, "dtype", DataType.INDEX)
         mapping: dict[Var, Expr] = {loop.loop_var: ConstInt(i, dtype)}
         mapping.update(dict(zip(loop.iter_args, carried, strict=True)))
-        stmts = _copy(body, mapping)
+        stmts = copy_body(body, mapping)
         if stmts and isinstance(stmts[-1], YieldStmt):
             carried = list(stmts.pop().values)
         out.extend(stmts)

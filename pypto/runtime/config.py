@@ -32,11 +32,19 @@ def _ring_values(name: str, value: int | list[int] | tuple[int, ...] | None) -> 
             raise ValueError(f"ring_dep_pool must be in [4, {_INT32_MAX}] (0 = default), got {v}")
 
 
+class HardwareOnSimWarning(UserWarning):
+    """A run configured for a hardware platform goes to its simulator (setting ``run_hw_on_sim``)."""
+
+
 @dataclass
 class RunConfig:
     """Run-time settings; field names and defaults follow upstream pypto's ``RunConfig``.
 
-    ``backend_type`` is derived from ``platform`` (``a5*`` -> Ascend950, else Ascend910B).
+    ``backend_type`` is derived from ``platform`` (``a5*`` -> Ascend950, else Ascend910B). With the
+    ``run_hw_on_sim`` setting on (env ``PYPTO_RUN_HW_ON_SIM=1`` or ``run_hw_on_sim = true`` in the
+    config file), a hardware ``platform`` (``a2a3``, ``a5``) is replaced by the simulator of the same
+    architecture (``a2a3sim``, ``a5sim``) and a ``HardwareOnSimWarning`` says so; off (the default),
+    the platform is kept as given.
     ``dump_passes=None`` (the default) keeps ``ir.compile``'s default, so a jit ``compile()`` writes
     ``passes_dump/`` as the compile page describes; ``False`` turns the dumps off. Any DFX flag
     forces ``save_kernels``. ``deadlock_timeout_s`` (ours) bounds how long a simulated run may go without a
@@ -77,6 +85,7 @@ class RunConfig:
     enable_l2_swimlane: int | bool | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        self._run_hw_on_sim()
         self.backend_type = backend_for_platform(self.platform).value  # ValueError naming the platforms
         if self.enable_l2_swimlane is not None:
             warnings.warn("enable_l2_swimlane is deprecated; use enable_chip_swimlane", DeprecationWarning,
@@ -88,6 +97,18 @@ class RunConfig:
         self._validate()
         if self.dfx_enabled:
             self.save_kernels = True
+
+    def _run_hw_on_sim(self) -> None:
+        """Under the ``run_hw_on_sim`` setting, a hardware platform becomes its simulator (with a warning)."""
+        from pypto.toolchain import platforms, settings
+
+        info = platforms.PLATFORMS.get(self.platform)
+        if info is None or info.simulated or not settings.run_hw_on_sim():  # an unknown one: error below
+            return
+        sim = platforms.sim_twin(self.platform)
+        warnings.warn(f"RunConfig(platform={self.platform!r}) runs on {sim!r}: the run_hw_on_sim setting "
+                      f"(env PYPTO_RUN_HW_ON_SIM) is on", HardwareOnSimWarning, stacklevel=4)
+        self.platform = sim
 
     def _validate(self) -> None:
         if not 0 <= int(self.enable_chip_swimlane) <= 4:

@@ -238,9 +238,21 @@ class ChipWorker:
                 native.raise_status(status, self._err, f"loading kernel '{spec.name}'")
         if prog is not None:
             lib.pto_sim_program_free(prog.handle)
-        self.host_dlopen_count += 1
+        self._count_dlopen()
         self._programs[key] = LoadedProgram(info, self.platform, handle, _stamp(info), built)
         return self._programs[key]
+
+    def _count_dlopen(self) -> None:
+        """One more orchestration library opened for a callable, counted where its orchestration runs.
+
+        Under ``tensormap_and_ringbuffer`` the orchestration runs on the (simulated) AICPU
+        (``aicpu_dlopen_count``); under ``host_build_graph`` it runs on the host (``host_dlopen_count``).
+        A program already loaded and unchanged is not opened again, so repeated runs leave both as is.
+        """
+        if self._runtime == "host_build_graph":
+            self.host_dlopen_count += 1
+        else:
+            self.aicpu_dlopen_count += 1
 
     def register(self, compiled: Any) -> RegistrationHandle:
         """Build and load ``compiled`` now; the returned handle runs it with minimal per-call overhead."""

@@ -96,6 +96,12 @@ def backend_for(platform: str, source: str = "argument") -> str:
     return platform_info(platform, source).backend
 
 
+def sim_twin(platform: str) -> str:
+    """The simulation platform of the same architecture (``a2a3`` -> ``a2a3sim``; a sim maps to itself)."""
+    info = platform_info(platform)
+    return info.name if info.simulated else BACKEND_DEFAULT_SIM[info.backend]
+
+
 def default_sim_platform(backend: str) -> str:
     """The simulation platform a backend compiles for when no platform is given."""
     if backend not in BACKEND_DEFAULT_SIM:

@@ -166,6 +166,23 @@ def jit_cache_enabled() -> bool:
     return bool(resolve_settings().jit_cache)  # raises a SettingsError naming the value and its source
 
 
+def run_hw_on_sim() -> bool:
+    """``Settings().run_hw_on_sim`` (PYPTO_RUN_HW_ON_SIM, default off) without importing pydantic.
+
+    When on, a run configured for a hardware platform (``RunConfig(platform="a2a3")``) runs on the
+    simulator of the same architecture instead, with a warning; see ``RunConfig``.
+    """
+    value = _light_value("run_hw_on_sim")
+    if value is _UNSET:
+        return False
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE or text in _FALSE:
+        return text in _TRUE
+    return bool(resolve_settings().run_hw_on_sim)  # raises a SettingsError naming the value and its source
+
+
 def compile_fingerprint() -> str:
     """Digest of every raw setting that may change what a compile writes (for on-disk compile caches).
 

@@ -98,6 +98,7 @@ class Settings(BaseSettings):
     log_format: LogFormat = Field("auto", description="auto (console on a TTY, else JSON) | console | json.")
     cache_dir: Path = Field(default_factory=default_cache_dir, description="Build and shim cache.")
     jit_cache: bool = Field(True, description="Reuse @pl.jit compiles across processes (<cache_dir>/jit).")
+    run_hw_on_sim: bool = Field(False, description="Run RunConfig(platform='a2a3'|'a5') on a2a3sim|a5sim, warning.")
     container_engine: ContainerEngine = Field("docker", description="Engine for --in-container: docker | podman.")
     container_image: str | None = Field(None, description="Image for --in-container (unset: from the manifest).")
     source_date_epoch: int | None = Field(

@@ -24,6 +24,7 @@ def load_example(rel: str):
     spec = importlib.util.spec_from_file_location(f"example_{path.parent.name}_{path.stem}", path)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # a @pl.program class reads its source through its module
     spec.loader.exec_module(mod)
     return mod
 

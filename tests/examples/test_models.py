@@ -27,7 +27,8 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_all_model_examples_are_listed() -> None:
-    assert MODELS == ["01_ffn.py", "02_vector_dag.py", "03_flash_attention.py", "04_dynamic_shape.py"]
+    assert MODELS == ["01_ffn.py", "02_vector_dag.py", "03_flash_attention.py", "04_dynamic_shape.py",
+                      "05_paged_attention.py", "06_decoder_layer.py"]
 
 
 @pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])

@@ -53,7 +53,7 @@ def scale_matmul_bias(x: pl.Tensor, w: pl.Tensor, bias: pl.Tensor, y: pl.Out[pl.
 @pl.jit
 def mixed_loop(x: pl.Tensor, w: pl.Tensor, y: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
-        for _i in pl.range(2):
+        for _i in pl.range(32):  # too many iterations to unroll (a 2-iteration loop would be)
             a = pl.tile.load(x, [0, 0], [64, 64], [64, 64], target_memory=pl.Mem.Mat)
             b = pl.tile.load(w, [0, 0], [64, 64], [64, 64], target_memory=pl.Mem.Mat)
             c = pl.tile.matmul(pl.tile.move(a, target_memory=pl.Mem.Left), pl.tile.move(b, target_memory=pl.Mem.Right))
@@ -72,11 +72,20 @@ def two_outputs(a: pl.Tensor, b: pl.Tensor, o1: pl.Out[pl.Tensor], o2: pl.Out[pl
 
 
 @pl.jit
-def leaks_scalar(a: pl.Tensor, o1: pl.Out[pl.Tensor]):
+def passes_tensor(a: pl.Tensor, o1: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         t = a + a
     with pl.at(level=pl.Level.CORE_GROUP):
         o1[:] = t
+    return o1
+
+
+@pl.jit
+def leaks_tile(a: pl.Tensor, o1: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [M, M])
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pl.store(t, [0, 0], o1)
     return o1
 
 
@@ -143,9 +152,16 @@ def test_region_writing_two_tensors_returns_a_tuple():
     assert [s.value.index for s in items] == [0, 1]
 
 
-def test_value_escaping_a_region_is_rejected():
+def test_tensor_escaping_a_region_goes_through_a_gm_buffer():
+    prog = passes_tensor.lower(*_inputs(2))
+    orch = prog.orchestrations()[0]
+    assert _creates(prog) == 1 and len(_kernel_calls(prog)) == 2
+    assert orch is not None
+
+
+def test_tile_escaping_a_region_is_rejected():
     with pytest.raises(UnsupportedFeatureError, match="computed inside a pl.at\\(CORE_GROUP\\) region is used"):
-        leaks_scalar.lower(*_inputs(2))
+        leaks_tile.lower(*_inputs(2))
 
 
 def _run(fn, args, platform, tmp_path):

@@ -322,3 +322,17 @@ def test_flow_control_deadlock(tmp_path: Path) -> None:
                                 runtime="host_build_graph")
         with pytest.raises(OrchestrationError, match="host_build_graph: the graph needs more than 3"):
             w.run(hbg, np.zeros(4, np.float32), config=RunConfig(ring_task_window=4))
+
+
+@pytest.mark.parametrize("runtime", ["tensormap_and_ringbuffer", "host_build_graph"])
+def test_dlopen_counters_count_one_open_per_registered_program(arts: dict[str, Path], runtime: str) -> None:
+    a, b = _rand(64, 64), _rand(64, 64)
+    s = np.float32(0.5)
+    with ChipWorker(runtime=runtime) as w:
+        assert (w.aicpu_dlopen_count, w.host_dlopen_count) == (0, 0)
+        handle = w.register(arts[f"dag-{runtime}"])
+        for _ in range(3):
+            handle(a, b, np.zeros_like(a), s)
+        w.register(arts[f"dag-{runtime}"])  # already loaded and unchanged: no second open
+        opened = (0, 1) if runtime == "host_build_graph" else (1, 0)
+        assert (w.aicpu_dlopen_count, w.host_dlopen_count) == opened
