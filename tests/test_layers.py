@@ -131,7 +131,7 @@ def _is_up(imp: Import) -> bool:
 def _declared(imp: Import, modules: dict[str, Path]) -> bool:
     """An upward import in a face, taking only names that face re-exports through ``_LAZY``."""
     path = modules.get(imp.source)
-    if path is None or path.name != "__init__.py" or not imp.names:
+    if path is None or not imp.names:  # a package face, or a module standing for an upstream import path
         return False
     table = lazy_table(path)
     prefix = imp.source + "."
@@ -148,8 +148,6 @@ def lazy_arrows(modules: dict[str, Path]) -> list[tuple[str, str]]:
     """The upward re-exports faces declare in ``_LAZY`` (face -> target module)."""
     arrows = []
     for name, path in modules.items():
-        if path.name != "__init__.py":
-            continue
         for target in sorted(set(lazy_table(path).values())):
             full = target if target.startswith("pypto") else f"{name}.{target}"
             if room(full) != room(name) and FLOORS[room(full)] >= FLOORS[room(name)]:

@@ -12,11 +12,14 @@ from typing import Any
 from pypto.ir.options import OptimizationStrategy
 
 
-def __getattr__(name: str) -> Any:
-    if name == "PassManager":
-        from pypto.passes.manager import PassManager
+_LAZY = {"PassManager": "pypto.passes.manager"}  # the declared upward reach (tests/test_layers.py)
 
-        return PassManager
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'pypto.ir.pass_manager' has no attribute '{name}'")
 
 
