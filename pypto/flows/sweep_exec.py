@@ -12,8 +12,8 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
-import signal
 import shutil
+import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
