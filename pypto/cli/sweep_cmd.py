@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,7 @@ class _Progress:
             click.echo(line, err=True)
 
 
-def _options(ctx: click.Context, p: dict[str, Any], settings: Any) -> Any:
+def _options(p: dict[str, Any], settings: Any) -> Any:
     from pypto.flows.sweep import SweepOptions
     from pypto.flows.sweep_jobs import parse_shard
 
@@ -72,8 +73,7 @@ def _render(targets: tuple[str, ...], options: Any, settings: Any) -> None:
         from pypto.flows.sweep_container import image_for
 
         image = image_for(settings, options.toolchains[0], options.platforms[0], None)[0]
-    local = type(options)(**{**{f: getattr(options, f) for f in options.__slots__}, "in_container": False})
-    jobs = plan_sweep(targets, local, settings)
+    jobs = plan_sweep(targets, replace(options, in_container=False), settings)
     click.echo(render_text(render_job(targets, jobs, options, image)), nl=False)
 
 
@@ -116,23 +116,28 @@ def sweep_cmd(ctx: click.Context, targets: tuple[str, ...], **params: Any) -> No
     from pypto.flows.sweep import run_sweep
 
     settings = state(ctx).settings(runtime=params["runtime"])
-    options = _options(ctx, params, settings)
+    options = _options(params, settings)
     if params["render"]:
         _render(targets, options, settings)
         return
     with ExitStack() as stack:
-        sink = stack.enter_context(open(params["results"], "w")) if params["results"] else None
         progress = _Progress(stack)
+        sinks: list[Any] = []
+
+        def on_plan(total: int) -> None:  # the results file is opened only once the sweep is planned
+            if params["results"]:
+                sinks.append(stack.enter_context(open(params["results"], "w")))
+            progress.plan(total)
 
         def on_result(record: dict[str, Any]) -> None:
-            line = json.dumps(record, sort_keys=False)
+            line = json.dumps(record)
             click.echo(line)
-            if sink is not None:
+            for sink in sinks:
                 sink.write(line + "\n")
                 sink.flush()
             progress.result(record)
 
-        report = run_sweep(targets, options, settings=settings, on_result=on_result, on_plan=progress.plan)
+        report = run_sweep(targets, options, settings=settings, on_result=on_result, on_plan=on_plan)
     counts = ", ".join(f"{v} {k}" for k, v in report.counts().items())
     click.echo(f"sweep: {len(report.records)} jobs in {report.seconds:.1f}s ({counts})", err=True)
     ctx.exit(report.exit_code)

@@ -107,7 +107,8 @@ def run_job(job: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
     """Run one job in a child ``python -m pypto``; a crash or timeout is a result, never an exception."""
     store = Path(ctx["store"])
     attempt = new_attempt(store, ctx["sweep_id"], job["key"])
-    argv = [ctx.get("python") or "python", "-m", "pypto", *cli_argv(job, job["file"], str(attempt / "artifact"))]
+    target = job["file"] + (f"::{job['name']}" if job["name"] else "")
+    argv = [ctx.get("python") or "python", "-m", "pypto", *cli_argv(job, target, str(attempt / "artifact"))]
     start = time.monotonic()
     with open(attempt / "stdout.txt", "wb") as out, open(attempt / "stderr.txt", "wb") as err:
         proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=ctx.get("cwd"))

@@ -61,6 +61,19 @@ def test_editing_a_kernel_reruns_only_its_jobs_and_no_cache_forces(kernels: Path
     assert code == 0 and [r["cached"] for r in lines] == [False, False]
 
 
+def test_a_file_with_two_kernels_sweeps_each_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.sweep.conftest import write_kernels
+
+    monkeypatch.chdir(tmp_path)
+    [one] = write_kernels(tmp_path / "k", ops=[("sweep_add", "add", "a + b")])
+    [two] = write_kernels(tmp_path / "other", ops=[("sweep_sub", "sub", "a - b")])
+    one.write_text(one.read_text() + two.read_text().replace("import numpy as np", "").replace(
+        "import pypto.language as pl", "").replace("SHAPES = {", "SHAPES |= {"))
+    code, lines = sweep("k", "--platform", "a5sim", "--run", "--store", str(tmp_path / "store"))
+    assert code == 0 and sorted(r["target"] for r in lines) == ["k/sweep_add.py::sweep_add", "k/sweep_add.py::sweep_sub"]
+    assert all(r["message"].startswith("passed") for r in lines), lines
+
+
 def test_failures_are_result_lines_with_the_worst_exit_code(kernels: Path, tmp_path: Path) -> None:
     (kernels / "broken.py").write_text("import pypto.language as pl\n\n@pl.jit\ndef broken(a: pl.Tensor):\n"
                                        "    return undefined_name(a)\n")
@@ -75,10 +88,11 @@ def test_failures_are_result_lines_with_the_worst_exit_code(kernels: Path, tmp_p
 
 def _busy_worker(client, deadline: float) -> tuple[str, int]:
     """A worker with a task in progress (and its pid), once that task's child process has started."""
+    info: dict = {}
     while time.monotonic() < deadline:
         busy = [addr for addr, keys in client.processing().items() if keys]
+        info = client.scheduler_info()["workers"]
         if busy:
-            info = client.scheduler_info()["workers"]
             pids = client.run(os.getpid, workers=busy[:1])
             time.sleep(1.0)  # let the task start its `python -m pypto run` child
             return busy[0], pids[busy[0]]
@@ -133,3 +147,31 @@ def test_loopback_only_and_shut_down(kernels: Path) -> None:
         client.close()
         cluster.close()
     assert cluster.status.name == "closed"
+
+
+def test_a_killed_local_pool_process_is_retried_in_a_fresh_pool(kernels: Path, tmp_path: Path) -> None:
+    import psutil
+
+    options = SweepOptions(platforms=("a5sim",), toolchains=("0.1.0",), runtime="tensormap_and_ringbuffer",
+                           run=True, executor="local", workers=2, store=tmp_path / "store", no_cache=True)
+    lines: list[dict] = []
+    outcome: dict = {}
+    thread = threading.Thread(target=lambda: outcome.update(report=run_sweep(["kernels"], options,
+                                                                             on_result=lines.append)), daemon=True)
+    thread.start()
+    me, victim, deadline = psutil.Process(), None, time.monotonic() + 60
+    while victim is None and time.monotonic() < deadline:
+        for child in me.children():
+            try:
+                if any("pypto" in " ".join(g.cmdline()) for g in child.children()):
+                    victim = child  # a pool process with its `python -m pypto run` child under way
+                    break
+            except psutil.Error:
+                continue
+        time.sleep(0.1)
+    assert victim is not None, "no pool process started a job"
+    victim.kill()
+    thread.join(timeout=300)
+    assert not thread.is_alive()
+    assert len(lines) == 3 and {r["status"] for r in lines} == {"ok"}, lines
+    assert outcome["report"].exit_code == 0
