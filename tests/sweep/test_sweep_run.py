@@ -175,3 +175,36 @@ def test_a_killed_local_pool_process_is_retried_in_a_fresh_pool(kernels: Path, t
     assert not thread.is_alive()
     assert len(lines) == 3 and {r["status"] for r in lines} == {"ok"}, lines
     assert outcome["report"].exit_code == 0
+
+
+def test_a_running_scheduler_with_a_separate_worker(kernels: Path, tmp_path: Path) -> None:
+    """The multi-machine shape on loopback: `dask scheduler` + `dask worker` processes, `--scheduler ADDR`."""
+    import subprocess
+    import sys
+
+    file = tmp_path / "scheduler.json"
+    scheduler = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                                  "--port", "0", "--no-dashboard", "--scheduler-file", str(file)],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    worker = None
+    try:
+        deadline = time.monotonic() + 60
+        while not file.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        address = json.loads(file.read_text())["address"]
+        assert address.startswith("tcp://127.0.0.1:")
+        worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--host", "127.0.0.1",
+                                   "--nworkers", "1", "--nthreads", "1", "--no-dashboard"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        code, lines = sweep("kernels/sweep_add.py", "kernels/sweep_sub.py", "--platform", "a2a3sim",
+                            "--scheduler", address, "--store", str(tmp_path / "store"))
+        assert code == 0 and [r["status"] for r in lines] == ["ok", "ok"], lines
+    finally:
+        for proc in (worker, scheduler):
+            if proc is not None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
