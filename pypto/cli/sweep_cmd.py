@@ -77,7 +77,8 @@ def _render(targets: tuple[str, ...], options: Any, settings: Any) -> None:
     click.echo(render_text(render_job(targets, jobs, options, image)), nl=False)
 
 
-@click.command("sweep")
+@click.command("sweep", epilog="Exit code: that of the worst status: 0 all ok, 3 a user error, 4 a toolchain "
+                                "error, 1 an internal error; 2 a bad command line.")
 @click.argument("targets", nargs=-1, required=True, metavar="TARGET...")
 @click.option("--platform", "platforms", multiple=True, help="Platform to sweep (repeatable; default: the setting).")
 @click.option("--toolchain", "toolchains", multiple=True, metavar="VERSION",
