@@ -127,6 +127,7 @@ def sweep_cmd(ctx: click.Context, targets: tuple[str, ...], **params: Any) -> No
 
         def on_plan(total: int) -> None:  # the results file is opened only once the sweep is planned
             if params["results"]:
+                params["results"].parent.mkdir(parents=True, exist_ok=True)
                 sinks.append(stack.enter_context(open(params["results"], "w")))
             progress.plan(total)
 

@@ -31,7 +31,7 @@ def sweep(*args: str) -> tuple[int, list[dict]]:
 
 def test_dask_sweep_runs_every_job_then_serves_all_from_the_store(kernels: Path, tmp_path: Path) -> None:
     args = ["kernels", "--platform", "a2a3sim", "--platform", "a5sim", "--executor", "dask", "--workers", "2",
-            "--run", "--store", str(tmp_path / "store"), "--results", str(tmp_path / "results.jsonl")]
+            "--run", "--store", str(tmp_path / "store"), "--results", str(tmp_path / "new" / "results.jsonl")]
     code, first = sweep(*args)
     assert code == 0, first
     assert len(first) == 6 and all(r["status"] == "ok" and not r["cached"] for r in first), first
@@ -39,7 +39,7 @@ def test_dask_sweep_runs_every_job_then_serves_all_from_the_store(kernels: Path,
         (k, p) for k in ("sweep_add", "sweep_sub", "sweep_mul") for p in PLATFORMS}
     assert all(r["message"].startswith("passed") for r in first)  # compared with each file's golden
     assert all((Path(r["artifact"]) / "compiled_meta.json").is_file() for r in first)
-    assert [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()] == first
+    assert [json.loads(x) for x in (tmp_path / "new" / "results.jsonl").read_text().splitlines()] == first
     code, again = sweep(*args)
     assert code == 0 and len(again) == 6 and all(r["status"] == "ok" and r["cached"] for r in again), again
     assert {r["key"] for r in again} == {r["key"] for r in first}
