@@ -93,15 +93,22 @@ def _pypto_sources() -> str:
     return digest_files([p for p in root.rglob("*.py") if "__pycache__" not in p.parts], root)
 
 
-def compiler_identity(toolchain: str, options: SweepOptions, settings: Any) -> str:
+def image_group(job: Job) -> tuple[str, str]:
+    """Jobs that share an image: one toolchain, one flavor (``sim`` for simulated platforms, else ``hw``)."""
+    from pypto.toolchain.platforms import platform_info
+
+    return job.toolchain, "sim" if platform_info(job.platform).simulated else "hw"
+
+
+def compiler_identity(job: Job, options: SweepOptions, settings: Any) -> str:
     """What compiles a job: the image (id and manifest) in a container, else pypto's sources + manifest."""
     from pypto.toolchain.manifest import load_manifest
 
-    manifest = load_manifest(toolchain)
+    manifest = load_manifest(job.toolchain)
     if options.in_container:
         from pypto.flows.sweep_container import image_for
 
-        return f"image:{image_for(settings, toolchain, options.platforms[0], options.image)[1]}:{manifest.sha256}"
+        return f"image:{image_for(settings, job.toolchain, job.platform, options.image)[1]}:{manifest.sha256}"
     import numpy
 
     return (f"local:{_pypto_sources()}:{manifest.sha256}:py{sys.version_info[0]}.{sys.version_info[1]}"
@@ -112,19 +119,28 @@ def plan_sweep(targets: Sequence[str], options: SweepOptions, settings: Any, cwd
     """The sweep's jobs (this shard only), each with its content key."""
     from dataclasses import replace
 
+    from pypto.toolchain.manifest import load_manifest
+    from pypto.toolchain.platforms import platform_info
     from pypto.toolchain.settings import compile_fingerprint
 
     if options.executor not in EXECUTORS:
         raise UserError(f"--executor '{options.executor}' is not one of {', '.join(EXECUTORS)}")
+    for platform in options.platforms:
+        platform_info(platform)  # an unknown platform fails here, once, naming the choices
+    for toolchain in options.toolchains:
+        load_manifest(toolchain)
     jobs = select_shard(make_jobs(targets, options.platforms, options.toolchains, options.runtime, options.run, cwd),
                         options.shard)
     fingerprint = compile_fingerprint()
-    identities = {tc: compiler_identity(tc, options, settings) for tc in {j.toolchain for j in jobs}}
+    identities: dict[tuple[str, str], str] = {}
     inputs: dict[str, str] = {}
     keyed = []
     for job in jobs:
+        group = image_group(job)
+        if group not in identities:
+            identities[group] = compiler_identity(job, options, settings)
         digest = inputs.setdefault(job.file, input_digest(Path(job.file)))
-        keyed.append(replace(job, key=job_key(job, identities[job.toolchain], fingerprint, digest)))
+        keyed.append(replace(job, key=job_key(job, identities[group], fingerprint, digest)))
     return keyed
 
 
@@ -145,10 +161,10 @@ def cached_record(store: Path, job: Job) -> dict[str, Any] | None:
 
 
 def _batches(jobs: Sequence[Job], size: int) -> list[list[dict[str, Any]]]:
-    """Chunks of ``size`` jobs sharing one toolchain (one image per container batch)."""
+    """Chunks of ``size`` jobs sharing one image (toolchain and flavor): one image per container batch."""
     out: list[list[dict[str, Any]]] = []
-    for toolchain in sorted({j.toolchain for j in jobs}):
-        group = [j.to_task() for j in jobs if j.toolchain == toolchain]
+    for key in sorted({image_group(j) for j in jobs}):
+        group = [j.to_task() for j in jobs if image_group(j) == key]
         out += [group[i:i + size] for i in range(0, len(group), size)]
     return out
 

@@ -90,3 +90,18 @@ def test_exit_codes_map_to_statuses_and_messages() -> None:
         "ok", "internal_error", "user_error", "user_error", "toolchain_error", "internal_error"]
     assert summarize(3, '{"ok": false, "error": {"message": "bad kernel"}}', "") == "bad kernel"
     assert summarize(1, "", "a\nb\nTraceback: boom\n") .endswith("Traceback: boom")
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("--platform", "a9sim", "Invalid platform 'a9sim'"), ("--toolchain", "9.9", "Unknown toolchain '9.9'"),
+    ("--shard", "2/2", "is not I/N")])
+def test_bad_options_fail_before_any_job_runs(kernels: Path, tmp_path: Path, option: str, value: str,
+                                              message: str) -> None:
+    from click.testing import CliRunner
+
+    from pypto.cli.main import cli
+
+    store, results = tmp_path / "store", tmp_path / "results.jsonl"
+    result = CliRunner().invoke(cli, ["sweep", "kernels", option, value, "--store", str(store), "--results", str(results)])
+    assert result.exit_code == 3 and message in result.output
+    assert not store.exists() and not results.exists()  # nothing half-written
