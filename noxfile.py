@@ -73,6 +73,15 @@ def examples(session: nox.Session, platform: str) -> None:
         session.run(sys.executable, str(script), platform, *session.posargs, env={"PYPTO_PLATFORM": platform})
 
 
+@nox.session(python=False, tags=["examples", "sweep"])
+def sweep(session: nox.Session) -> None:
+    """``pypto sweep`` over examples/ on both sim platforms (compile and run each kernel; Dask when installed)."""
+    executor = "dask" if importlib.util.find_spec("distributed") else "local"
+    session.run(sys.executable, "-m", "pypto", "sweep", str(ROOT / "examples"), "--platform", "a2a3sim",
+                "--platform", "a5sim", "--run", "--executor", executor, "--workers", "2",
+                "--results", str(ROOT / "build_output" / "sweep-results.jsonl"), *session.posargs)
+
+
 @nox.session(python=False, tags=["bench"])
 def bench(session: nox.Session) -> None:
     """Benchmarks under benchmarks/ (pytest-benchmark files, else plain scripts)."""

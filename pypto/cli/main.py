@@ -1,4 +1,4 @@
-"""The ``pypto`` command line: ``compile``, ``run``, ``run-pto``, ``toolchain``, ``doctor``, ``settings``.
+"""The ``pypto`` command line: ``compile``, ``run``, ``run-pto``, ``sweep``, ``toolchain``, ``doctor``, ``settings``.
 
 Data goes to stdout (``--json``: one JSON object with ``schema_version``), logs to stderr.
 
@@ -86,9 +86,10 @@ def cli(ctx: click.Context, toolchain: str | None, log_level: str | None, log_fo
 def _register() -> None:
     from pypto.cli.compile_cmd import compile_cmd, run_cmd
     from pypto.cli.run_pto_cmd import run_pto_cmd
+    from pypto.cli.sweep_cmd import sweep_cmd
     from pypto.cli.toolchain_cmd import doctor_cmd, settings_cmd, toolchain_group
 
-    for command in (compile_cmd, run_cmd, run_pto_cmd, toolchain_group, doctor_cmd, settings_cmd):
+    for command in (compile_cmd, run_cmd, run_pto_cmd, sweep_cmd, toolchain_group, doctor_cmd, settings_cmd):
         cli.add_command(command)
 
 

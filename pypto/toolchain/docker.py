@@ -16,7 +16,7 @@ import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -67,6 +67,8 @@ class RunSpec:
     userns_mode: str | None = None
     entrypoint: tuple[str, ...] | None = None
     """None: the image's (``pypto``)."""
+    labels: dict[str, str] = field(default_factory=dict)
+    """Extra container labels (``pypto sweep`` marks its containers to reap dead attempts' ones)."""
 
     def create_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``client.containers.create``."""
@@ -77,7 +79,7 @@ class RunSpec:
             working_dir=self.workdir, network_mode="none", cap_drop=["ALL"], security_opt=["no-new-privileges"],
             read_only=True, tmpfs=dict(TMPFS), init=True, pids_limit=PIDS_LIMIT, detach=True,
             mounts=[DockerMount(m.container, m.host, type="bind", read_only=m.read_only) for m in self.mounts],
-            labels={"io.pypto.launcher": "1"},
+            labels={**self.labels, "io.pypto.launcher": "1"},
         )
         if self.userns_mode:
             kwargs["userns_mode"] = self.userns_mode
@@ -99,6 +101,7 @@ class RunSpec:
         for m in self.mounts:
             argv += ["--mount", f"type=bind,src={m.host},dst={m.container}" + (",readonly" if m.read_only else "")]
         argv += [x for k, v in sorted(self.environment.items()) for x in ("-e", f"{k}={v}")]
+        argv += [x for k, v in sorted(self.labels.items()) for x in ("--label", f"{k}={v}")]
         argv += ["-w", self.workdir]
         entry = [entrypoint] if entrypoint else list(self.entrypoint or ())
         if entry:
@@ -338,7 +341,8 @@ def _exit_code(result: dict[str, Any], spec: RunSpec) -> int:
 
 
 def run_in_container(argv: Sequence[str], *, settings: Settings, source_dir: Path, output_dir: Path,
-                     image: str | None = None, timeout: float | None = None) -> int:
+                     image: str | None = None, timeout: float | None = None, labels: dict[str, str] | None = None,
+                     entrypoint: tuple[str, ...] | None = None) -> int:
     """Run ``pypto <argv>`` in the toolchain image; return its exit code.
 
     Args:
@@ -348,6 +352,8 @@ def run_in_container(argv: Sequence[str], *, settings: Settings, source_dir: Pat
         output_dir: created if missing, mounted read-write at ``/out``.
         image: image reference (default: ``settings.container_image``, else the newest matching image).
         timeout: seconds before the container is killed (ToolchainError).
+        labels: extra container labels.
+        entrypoint: run this instead of the image's ``pypto`` (argv are then its arguments).
 
     Raises:
         ToolchainError: engine unreachable, image missing or not matching the manifest, engine exit
@@ -360,7 +366,17 @@ def run_in_container(argv: Sequence[str], *, settings: Settings, source_dir: Pat
     with _identity_files(os.getuid(), os.getgid()) as ids:
         spec = plan_run(argv, settings=settings, source_dir=source_dir, output_dir=output_dir, image=ref,
                         rootless=_is_rootless(client), extra_mounts=ids)
+        spec = replace(spec, labels=dict(labels or {}), entrypoint=entrypoint)
         return execute(client, spec, timeout)
+
+
+def remove_labelled(label: str, value: str) -> int:
+    """Force-remove every container labelled ``label=value`` (left by killed callers); returns the count."""
+    client = docker_client()
+    found = client.containers.list(all=True, filters={"label": f"{label}={value}"})
+    for container in found:
+        _remove(container)
+    return len(found)
 
 
 def shell_command(*, settings: Settings, source_dir: Path, output_dir: Path, image: str | None = None) -> list[str]:
