@@ -36,6 +36,7 @@ from pypto.ir.options import (
     default_sim_platform,
 )
 from pypto.ir.types import ShapedType, TupleType
+from pypto.toolchain.prefix_map import PrefixMap, parse_prefix_map
 
 # markers of the other build kinds, deleted by a fresh compile
 STALE_MARKERS = ("compiled_meta.json", "distributed_meta.json", "kernel_config.py", "orchestration/host_orch.py")
@@ -145,6 +146,11 @@ def _check_graph_runtime(program: Program, runtime: Any, source: str) -> None:
             check_graph_runtime(func.name, name, source)
 
 
+def _prefix_map(opts: CompileOptions) -> PrefixMap:
+    """The ``file_prefix_map`` setting: source paths recorded in the artifact go through it."""
+    return parse_prefix_map(getattr(opts.settings, "file_prefix_map", None))
+
+
 def _active_context() -> Any:
     from pypto.passes.context import PassContext
 
@@ -248,7 +254,7 @@ def _compile_in_context(program: Program, opts: CompileOptions) -> CompiledProgr
         t0 = time.perf_counter()
         result = run_pipeline(program, ctx=ctx, dump_level=opts.dump_level,
                               dump_dir=out / "passes_dump" if opts.dump_level else None,
-                              report_dir=out / "report",
+                              report_dir=out / "report", file_prefix_map=_prefix_map(opts),
                               analyze_auto_scopes_for_deps=opts.analyze_auto_scopes_for_deps)
         opts.stages.append({"name": "passes", "seconds": time.perf_counter() - t0,
                             "children": [{"name": n, "seconds": s, "children": []} for n, s in result.pass_times]})
@@ -273,7 +279,7 @@ def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions
     with stage("codegen"):
         artifact = generate(lowered, backend_type=opts.backend_type, platform=opts.platform,
                             runtime=opts.runtime, emit_source_loc=opts.emit_source_loc,
-                            toolchain_meta={"toolchain": toolchain})
+                            toolchain_meta={"toolchain": toolchain}, file_prefix_map=_prefix_map(opts))
     t1 = time.perf_counter()
     try:
         with stage("ptoas" if not opts.skip_ptoas else "assemble"):

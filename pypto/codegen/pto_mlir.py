@@ -44,6 +44,7 @@ from pypto.ir.stmt import (
     YieldStmt,
 )
 from pypto.ir.types import MemRef, PtrType, ScalarType, TensorType, TileType
+from pypto.toolchain.prefix_map import PrefixMap, apply_prefix_map
 
 _CORE_OF_TYPE = {FunctionType.AIV: "aiv", FunctionType.AIC: "aic"}
 _CUBE_SPACES = frozenset({MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc,
@@ -101,17 +102,18 @@ def core_of(func: Function) -> str:
     return "aic" if spaces & _CUBE_SPACES else "aiv"
 
 
-def _loc_text(span: Span) -> str:
-    file = span.file.replace("\\", "\\\\").replace('"', '\\"')
+def _loc_text(span: Span, file_map: PrefixMap = ()) -> str:
+    file = apply_prefix_map(span.file, file_map).replace("\\", "\\\\").replace('"', '\\"')
     return f' loc("{file}":{span.line}:{span.col})'
 
 
 class KernelCodegen(ScalarLowering):
     """Emits one ``func.func`` for an InCore function."""
 
-    def __init__(self, func: Function, *, emit_loc: bool) -> None:
+    def __init__(self, func: Function, *, emit_loc: bool, file_map: PrefixMap = ()) -> None:
         self.func = func
         self.emit_loc = emit_loc
+        self.file_map = file_map
         self.names = Emitter()
         self.out = Emitter(level=2)
         self.head: list[str] = []  # constants
@@ -129,7 +131,7 @@ class KernelCodegen(ScalarLowering):
 
     # ------------------------------------------------------------------ output helpers
     def loc(self) -> str:
-        return _loc_text(self.span) if self.emit_loc and self.span.is_known() else ""
+        return _loc_text(self.span, self.file_map) if self.emit_loc and self.span.is_known() else ""
 
     def op(self, text: str) -> None:
         """Emit one operation line (with the current statement's source location)."""
@@ -204,7 +206,7 @@ class KernelCodegen(ScalarLowering):
         ssa = self.names.unique(f"{base_name(p.name)}_view")
         view = GmView(ssa, t, 2)
         self.views.append(f"%{ssa} = pto.make_tensor_view %{arg.ssa}, shape = [{', '.join('%' + x for x in sh)}] "
-                          f"strides = [{', '.join('%' + x for x in st)}] : {view.ty}{_loc_text(p.span) if self._loc_ok(p.span) else ''}")
+                          f"strides = [{', '.join('%' + x for x in st)}] : {view.ty}{_loc_text(p.span, self.file_map) if self._loc_ok(p.span) else ''}")
         return view
 
     def _loc_ok(self, span: Span) -> bool:
@@ -443,11 +445,12 @@ _STMTS = {
 }
 
 
-def emit_module(funcs: list[Function], *, backend_type: str, emit_loc: bool) -> tuple[str, list[KernelFunc]]:
+def emit_module(funcs: list[Function], *, backend_type: str, emit_loc: bool,
+                file_map: PrefixMap = ()) -> tuple[str, list[KernelFunc]]:
     """One ``.pto`` module for the given kernel functions (a single kernel or a Group's members)."""
     bodies, models = [], []
     for f in funcs:
-        text, model = KernelCodegen(f, emit_loc=emit_loc).emit()
+        text, model = KernelCodegen(f, emit_loc=emit_loc, file_map=file_map).emit()
         bodies.append(text)
         models.append(model)
     spec = DEVICE_SPEC.get(backend_type, DEVICE_SPEC["Ascend910B"])

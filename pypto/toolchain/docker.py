@@ -109,12 +109,29 @@ class RunSpec:
         return shlex.join(self.cli_argv())
 
 
-def docker_client(timeout: int = 60) -> Any:
-    """A docker SDK client; an unreachable engine becomes a ToolchainError."""
+def docker_sdk() -> Any:
+    """The docker SDK module; a missing or shadowed SDK becomes a ToolchainError saying what happened.
+
+    ``import docker`` can pick up a directory named ``docker`` (such as this repository's
+    ``docker/`` folder, from the current directory) as a namespace package when the SDK is absent.
+    """
     try:
         import docker
     except ImportError as exc:
-        raise ToolchainError("The docker SDK is not installed", hint="pip install 'pypto[container]'") from exc
+        raise ToolchainError(f"The docker SDK (PyPI 'docker') cannot be imported: {exc}",
+                             hint="pip install 'docker>=7.0' (a pypto dependency; reinstall pypto)") from exc
+    if not hasattr(docker, "from_env"):
+        where = ", ".join(str(p) for p in getattr(docker, "__path__", [])) or getattr(docker, "__file__", "?")
+        raise ToolchainError(
+            f"'import docker' found {where}, not the docker SDK (PyPI 'docker'): the SDK is not installed in "
+            f"this environment ({sys.executable}), so a directory named 'docker' on sys.path shadowed it",
+            hint="pip install 'docker>=7.0' (a pypto dependency; reinstall pypto)")
+    return docker
+
+
+def docker_client(timeout: int = 60) -> Any:
+    """A docker SDK client; a missing SDK or an unreachable engine becomes a ToolchainError."""
+    docker = docker_sdk()
     try:
         client = docker.from_env(timeout=timeout)
         client.ping()
@@ -145,7 +162,7 @@ def check_image_labels(ref: str, labels: dict[str, str] | None, manifest: Manife
 
 def select_image(client: Any, settings: Settings, image: str | None = None) -> Any:
     """The image for the active toolchain: the given/configured reference, else the newest labelled one."""
-    import docker
+    docker = docker_sdk()
 
     manifest, flavor = settings.manifest, image_flavor(settings)
     ref = image or settings.container_image
@@ -303,7 +320,7 @@ def execute(client: Any, spec: RunSpec, timeout: float | None = None) -> int:
     """Create, start, stream, wait; kill on Ctrl-C/timeout; always remove. Returns the exit code."""
     import requests
 
-    import docker
+    docker = docker_sdk()
 
     try:
         container = client.containers.create(**spec.create_kwargs())
