@@ -63,9 +63,11 @@ class BuildProgress:
             self._line(f"building {self.title}")
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
         self.feed("\n")
         if self._progress is not None:
+            if exc_type is None and self.total:
+                self._progress.update(self._task, completed=self.total, description="done")
             self._progress.stop()
 
     def feed(self, chunk: str) -> None:
@@ -106,8 +108,6 @@ class BuildProgress:
     def summary(self, tag: str, image_id: str, size_mb: float, cached_image: bool = False) -> str:
         """Print and return the final line: tag, id, size, time, steps."""
         seconds = time.monotonic() - self.start
-        if self._progress is not None and self.total:
-            self._progress.update(self._task, completed=self.total, description="done")
         if cached_image:
             text = f"{tag} already built from these inputs ({image_id[:19]}, {size_mb:.0f} MB); reused"
         else:
