@@ -410,8 +410,13 @@ def ensure_base(manifest: Manifest, client: Any, options: BuildOptions) -> str:
             "--tag", tag, "--fallback-mirror", pin.mirror]
     if options.debian_mirror:
         argv += ["--mirror", options.debian_mirror]
+    epoch = source_date_epoch(options)
+    if os.geteuid() != 0 and shutil.which("sudo"):  # debootstrap needs root (CI runners: passwordless sudo)
+        argv = ["sudo", "-n", f"SOURCE_DATE_EPOCH={epoch}", *argv]
+        _log("debootstrap needs root: running make_base.sh through `sudo -n` "
+             "(or pass --base-image REF to start from a registry image)")
     _log(f"building base image {tag} (debootstrap {pin.suite})")
-    _run(argv, "Building the debootstrap base image", {"SOURCE_DATE_EPOCH": source_date_epoch(options)})
+    _run(argv, "Building the debootstrap base image", {"SOURCE_DATE_EPOCH": epoch})
     return tag
 
 
