@@ -34,6 +34,7 @@ from typing import Any
 from pypto.errors import InternalError, PyptoError, ToolchainError
 from pypto.toolchain import wheelhouse
 from pypto.toolchain.build_progress import BuildProgress
+from pypto.toolchain.hw_installers import check_installers, hw_required
 from pypto.toolchain.manifest import Manifest, load_manifest
 from pypto.toolchain.settings import subprocess_env
 
@@ -290,69 +291,6 @@ def plan_build(manifest: Manifest, options: BuildOptions, base_image: str, ctx: 
                      f"{image_repository(manifest, flavor)}:{digest[:12]}", digest)
 
 
-def _hw_required(manifest: Manifest) -> list[tuple[str, str, str]]:
-    """(file name, expected sha256, manifest key) of every installer a hw image needs."""
-    cann = manifest.hardware.cann
-    need = [(cann.toolkit_installer, cann.toolkit_sha256, "hardware.cann.toolkit_sha256")]
-    for backend, name in sorted(cann.kernels_installer.items()):
-        if name:
-            need.append((name, cann.kernels_sha256.get(backend, ""), f"hardware.cann.kernels_sha256.{backend}"))
-    return need
-
-
-def _simpler_archive(manifest: Manifest, installers: Path, problems: list[str]) -> Path | None:
-    import tarfile
-
-    commit = manifest.hardware.simpler.commit
-    if not commit:
-        problems.append(f"the manifest pins no simpler commit (set hardware.simpler.commit in {manifest.path})")
-        return None
-    path = installers / f"simpler-{commit}.tar.gz"
-    if not path.is_file():
-        problems.append(f"missing {path.name}: create it in a simpler checkout with "
-                        f"`git archive --format=tar.gz -o {path.name} {commit}`")
-        return None
-    with tarfile.open(path) as tar:
-        embedded = tar.pax_headers.get("comment", "")
-    if embedded != commit:
-        problems.append(f"{path.name} was archived from commit '{embedded or 'unknown'}', expected {commit} "
-                        "(use `git archive`, which records the commit)")
-    return path
-
-
-def check_installers(manifest: Manifest, installers: Path | None) -> tuple[list[str], Path]:
-    """Check the user-supplied CANN installers and simpler archive against the manifest.
-
-    Returns the SHA256SUMS lines and the simpler archive; raises ToolchainError listing every problem.
-    """
-    if installers is None or not installers.is_dir():
-        names = ", ".join(n for n, _, _ in _hw_required(manifest))
-        raise ToolchainError(
-            f"A hw image needs the CANN installers and a simpler archive, supplied by you: {names}, "
-            f"simpler-<commit>.tar.gz" + (f" (directory {installers} does not exist)" if installers else ""),
-            hint=f"put them in one directory and run: {build_command('hw', manifest.version).replace('DIR', '<dir>')}",
-        )
-    problems: list[str] = []
-    sums = []
-    for name, expected, key in _hw_required(manifest):
-        path = installers / name
-        if not expected:
-            problems.append(f"the manifest pins no sha256 for {name} (set {key} in {manifest.path})")
-        elif not path.is_file():
-            problems.append(f"missing {path}")
-        elif (actual := _sha256(path)) != expected:
-            problems.append(f"{path} has sha256 {actual}, the manifest ({key}) expects {expected}")
-        else:
-            sums.append(f"{expected}  {name}")
-    simpler = _simpler_archive(manifest, installers, problems)
-    if problems:
-        raise ToolchainError(f"Refusing to build the hw image for toolchain {manifest.version}:\n  - "
-                             + "\n  - ".join(problems),
-                             hint="supply exactly the installers the manifest pins; nothing is downloaded")
-    assert simpler is not None
-    return sums, simpler
-
-
 def stage_installers(manifest: Manifest, installers: Path | None, ctx: Path) -> None:
     """Check the installers (see :func:`check_installers`) and stage them with the hw Dockerfile in ``ctx``."""
     _require_checkout()
@@ -360,7 +298,7 @@ def stage_installers(manifest: Manifest, installers: Path | None, ctx: Path) -> 
     assert installers is not None
     staged = ctx / "installers"
     staged.mkdir(parents=True)
-    for name, _, _ in _hw_required(manifest):
+    for name, _, _ in hw_required(manifest):
         _link_or_copy(installers / name, staged / name)
     shutil.copy2(simpler, staged / "simpler.tar.gz")
     (staged / "SHA256SUMS").write_text("\n".join(sums) + "\n")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from pypto.errors import ToolchainError
-from pypto.toolchain import images
+from pypto.toolchain import hw_installers, images
 from pypto.toolchain.manifest import Manifest, load_manifest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -105,7 +105,7 @@ def test_simpler_archive_commit_is_checked(tmp_path: Path) -> None:
         info = tarfile.TarInfo("simpler/README")
         tar.addfile(info, io.BytesIO(b""))
     problems: list[str] = []
-    images._simpler_archive(m2, tmp_path, problems)
+    hw_installers._simpler_archive(m2, tmp_path, problems)
     assert problems and "def5678" in problems[0]
 
 
