@@ -61,6 +61,16 @@ def _sh(cmd: str, cwd: Path, env: dict[str, str], timeout: int = 1200) -> subpro
     return proc
 
 
+def _host_compile(target: str, out: Path, cwd: Path) -> None:
+    """The reference: ``pypto compile`` on the host with this interpreter (torch installed, this checkout)."""
+    pytest.importorskip("torch")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {k: v for k, v in env.items() if not k.startswith("PYPTO_")}
+    proc = subprocess.run([sys.executable, "-m", "pypto", "compile", target, "--output-dir", str(out)], cwd=cwd,
+                          env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
 def _fenced(text: str, lang: str, after: str) -> str:
     """The first ```lang block after the line containing ``after``."""
     start = text.index(after)
@@ -117,7 +127,6 @@ def test_readme_install_then_image_build_from_the_repo_root(built: dict[str, Any
 def test_torch_program_with_docker_run_compile_is_byte_identical_to_the_host(built: dict[str, Any],
                                                                               tmp_path: Path) -> None:
     """docker/README.md's `docker run ... compile FILE::NAME --file-prefix-map /src=$PWD` vs the host."""
-    pytest.importorskip("torch")  # the host compile imports it too
     src = tmp_path / "kernels"
     src.mkdir()
     (src / "scaled_add.py").write_text(TORCH_KERNEL)
@@ -127,7 +136,7 @@ def test_torch_program_with_docker_run_compile_is_byte_identical_to_the_host(bui
     command = command.replace("/out/kernel", "/out/scaled_add")
     _sh(command, src, built["env"])
     host = tmp_path / "host"
-    _sh(f"pypto compile scaled_add.py::ScaledAdd --output-dir {host}", src, built["env"])
+    _host_compile("scaled_add.py::ScaledAdd", host, src)
     boxed, want = _tree(src / "out" / "scaled_add"), _tree(host)
     assert any(k.endswith(".pto") for k in want) and any(b'loc("' + str(src).encode() in v for v in want.values())
     assert boxed == want
@@ -194,7 +203,7 @@ def _check_cache_reused(ws: Path, env: dict[str, str], compile_step: str) -> Non
     after = {p: p.stat().st_mtime_ns for p in cache.rglob("*") if p.is_file()}
     assert before and all(after.get(p) == t for p, t in before.items())  # nothing rebuilt or rewritten
     host = ws / "host"
-    _sh(f"pypto compile scaled_add.py --output-dir {host}", ws / "kernels", env)
+    _host_compile("scaled_add.py", host, ws / "kernels")
     assert _tree(out / "scaled_add") == _tree(host)
 
 
