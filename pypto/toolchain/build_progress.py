@@ -101,6 +101,13 @@ class BuildProgress:
         else:
             self._line(f"step {step}/{total} [{now - self.start:6.1f}s] {_short(instruction)}")
 
+    def note(self, text: str) -> None:
+        """A line about work outside the engine's build stream (e.g. post-processing)."""
+        if self._progress is not None:
+            self._progress.update(self._task, description=_short(text, 70))
+        else:
+            self._line(text)
+
     def failure_tail(self, lines: int = 30) -> str:
         """The last build output lines (for an error message)."""
         return "\n".join(list(self.tail)[-lines:])

@@ -35,6 +35,7 @@ from pypto.errors import InternalError, PyptoError, ToolchainError
 from pypto.toolchain import wheelhouse
 from pypto.toolchain.build_progress import BuildProgress
 from pypto.toolchain.hw_installers import check_installers, hw_required
+from pypto.toolchain.image_normalize import normalize_image
 from pypto.toolchain.manifest import Manifest, load_manifest
 from pypto.toolchain.settings import subprocess_env
 
@@ -77,6 +78,8 @@ class BuildOptions:
     rebuild: bool = False
     no_cache: bool = False
     """Ignore the engine's layer cache (to check that a rebuild reproduces the image)."""
+    normalize: bool = True
+    """Rewrite the config's ``created`` times to SOURCE_DATE_EPOCH (see :mod:`image_normalize`)."""
     wheelhouse: Path | None = None
     """Host download cache for the image's wheels (None: ``<checkout>/wheelhouse``, git-ignored)."""
     smoke_examples: tuple[Path, ...] | None = None
@@ -209,6 +212,7 @@ def assemble_context(manifest: Manifest, options: BuildOptions, ctx: Path, epoch
     smoke = ctx / "smoke"
     smoke.mkdir()
     shutil.copy2(docker_dir() / "smoke.sh", smoke / "smoke.sh")
+    shutil.copy2(docker_dir() / "clamp-mtimes.sh", ctx / "clamp-mtimes.sh")
     examples = smoke_examples(options)
     for example in examples:  # keep examples/<group>/<file> so their `parents[1]` import of _common works
         dest = smoke / "examples" / example.parent.name / example.name
@@ -285,10 +289,17 @@ def plan_build(manifest: Manifest, options: BuildOptions, base_image: str, ctx: 
         stage_installers(manifest, options.installers, ctx)
     else:
         assemble_context(manifest, options, ctx, epoch)
+    clamp_times(ctx, int(epoch))
     args = build_args(manifest, flavor, base_image, epoch)
     digest = inputs_hash(ctx, args)
     return BuildPlan(flavor, ctx, "Dockerfile", args, image_labels(manifest, flavor, digest, epoch),
                      f"{image_repository(manifest, flavor)}:{digest[:12]}", digest)
+
+
+def clamp_times(ctx: Path, epoch: int) -> None:
+    """Give every context file and directory the mtime ``epoch`` (COPY keeps mtimes in the layer)."""
+    for path in sorted(ctx.rglob("*"), reverse=True):
+        os.utime(path, (epoch, epoch), follow_symlinks=False)
 
 
 def stage_installers(manifest: Manifest, installers: Path | None, ctx: Path) -> None:
@@ -316,7 +327,7 @@ def _link_or_copy(src: Path, dst: Path) -> None:
 def _client() -> Any:
     from pypto.toolchain.docker import docker_client
 
-    return docker_client()
+    return docker_client(timeout=900)  # image save/load of ~2 GB on a busy machine
 
 
 def _sdk() -> Any:
@@ -407,13 +418,25 @@ def build_image(options: BuildOptions | None = None, *, verbose: bool = False) -
     cached = image is not None
     with BuildProgress(plan.tag, verbose=verbose) as progress:
         if image is None:
-            run_build(client, plan, options.no_cache, progress)
+            built_id = run_build(client, plan, options.no_cache, progress)
+            if options.normalize:
+                progress.note("normalizing the config's timestamps (reproducible image ID)")
+                normalize_image(client, plan.tag, int(plan.buildargs["SOURCE_DATE_EPOCH"]))
+                _drop_dangling(client, built_id)
             image = client.images.get(plan.tag)
     size_mb = round(image.attrs["Size"] / 2**20, 1)
     progress.summary(plan.tag, image.id, size_mb, cached_image=cached)
     shutil.rmtree(ctx, ignore_errors=True)
     return BuiltImage(plan.tag, image.id, options.flavor, size_mb, round(time.monotonic() - start, 1), cached,
                       base_image, dict(image.labels))
+
+
+def _drop_dangling(client: Any, image_id: str) -> None:
+    """Remove the pre-normalization image (now untagged); it only shares layers with the result."""
+    try:
+        client.images.remove(image_id)
+    except Exception:  # noqa: BLE001 - still referenced (e.g. by a container): the engine keeps it
+        pass
 
 
 def image_tag(options: BuildOptions) -> str:
@@ -443,6 +466,8 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--no-smoke-examples", action="store_true", help="smoke test without running examples")
     b.add_argument("--rebuild", action="store_true", help="build even if the tag exists")
     b.add_argument("--no-cache", action="store_true", help="with --rebuild: ignore the engine's layer cache")
+    b.add_argument("--keep-timestamps", action="store_false", dest="normalize",
+                   help="keep the builder's wall-clock `created` times (the image ID then differs per build)")
     b.add_argument("-v", "--verbose", action="store_true", help="print every build output line (without a TTY)")
     for p in (b, t, sub.add_parser("base", help="build (or reuse) the debootstrap base image; prints its tag")):
         p.add_argument("--toolchain", help="toolchain version (default: newest manifest)")

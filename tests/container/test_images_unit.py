@@ -245,3 +245,50 @@ def test_build_progress_rich_on_a_terminal() -> None:
 
     text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue())  # rich styling
     assert "\r" in text and "img:1" in text and "2/2" in text and "built img:1 (sha256:111111111111): 5 MB" in text
+
+
+def _saved_image(config: dict, layer: bytes) -> bytes:
+    """A minimal `docker save` archive: one layer, a config, manifest.json, repositories."""
+    buf = io.BytesIO()
+    raw = json.dumps(config).encode()
+    cfg = hashlib.sha256(raw).hexdigest()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name, data in ((f"{cfg}.json", raw), ("aaaa/layer.tar", layer),
+                           ("manifest.json", json.dumps([{"Config": f"{cfg}.json", "RepoTags": ["x:1"],
+                                                          "Layers": ["aaaa/layer.tar"]}]).encode()),
+                           ("repositories", b"{}")):
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime = len(data), 1234567
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def test_normalized_image_id_ignores_build_times_but_not_layers() -> None:
+    from pypto.toolchain.image_normalize import rewrite_saved
+
+    def run(created: str, layer: bytes) -> tuple[str, tarfile.TarFile]:
+        config = {"created": created, "container": "c0ffee", "history": [{"created": created, "created_by": "RUN x"}],
+                  "rootfs": {"type": "layers", "diff_ids": ["sha256:" + hashlib.sha256(layer).hexdigest()]},
+                  "container_config": {"Hostname": "c0ffee"}}
+        out = io.BytesIO()
+        new_id = rewrite_saved(io.BytesIO(_saved_image(config, layer)), out, 1700000000, "pypto-x:tag")
+        return new_id, tarfile.open(fileobj=io.BytesIO(out.getvalue()))
+
+    id1, tar = run("2026-01-01T10:00:00.1Z", b"layer bytes")
+    id2, _ = run("2026-02-03T11:12:13.4Z", b"layer bytes")
+    id3, _ = run("2026-01-01T10:00:00.1Z", b"other bytes")
+    assert id1 == id2 != id3
+    config = json.loads(tar.extractfile(f"{id1.split(':')[1]}.json").read())
+    assert config["created"] == config["history"][0]["created"] == "2023-11-14T22:13:20Z"
+    assert "container" not in config and config["container_config"]["Hostname"] == ""
+    assert hashlib.sha256(tar.extractfile(f"{id1.split(':')[1]}.json").read()).hexdigest() == id1.split(":")[1]
+    manifest = json.loads(tar.extractfile("manifest.json").read())
+    assert manifest[0]["Config"] == f"{id1.split(':')[1]}.json" and manifest[0]["RepoTags"] == ["pypto-x:tag"]
+    assert tar.extractfile("aaaa/layer.tar").read() == b"layer bytes"
+
+
+def test_context_times_are_clamped(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "f").write_text("x")
+    images.clamp_times(tmp_path, 1700000000)
+    assert {p.stat().st_mtime for p in tmp_path.rglob("*")} == {1700000000}
