@@ -22,7 +22,7 @@ RUN start=$(($(date +%s) - 2)) && test -n "${PYTHON_VERSION}" && test -n "${GXX_
  && { [ "${gxx_major}" -ge "${GXX_MIN}" ] || { echo "g++ ${gxx_major} < required ${GXX_MIN}" >&2; exit 1; }; } \
  && mkdir -p /opt/pypto \
  && dpkg-query -W -f='${Package}=${Version}\n' | LC_ALL=C sort > /opt/pypto/packages.txt \
- && pypto-clamp-mtimes "$start" 0
+ && sh /usr/local/sbin/pypto-clamp-mtimes "$start" 0
 
 # Third-party wheels (torch in "sim") and ptoas: a stage of their own, so the venv layer below is
 # reused from the layer cache until the lock changes (a pypto change does not reinstall torch), and
@@ -36,7 +36,7 @@ RUN start=$(($(date +%s) - 2)) && export SOURCE_DATE_EPOCH=0 \
  && "python${PYTHON_VERSION}" -m venv /opt/pypto/venv \
  && /opt/pypto/venv/bin/pip install -q --no-index --no-cache-dir --disable-pip-version-check \
       --find-links /wheelhouse --require-hashes --no-deps -r /wheelhouse/deps.lock \
- && pypto-clamp-mtimes "$start" 0
+ && sh /usr/local/sbin/pypto-clamp-mtimes "$start" 0
 
 FROM os
 ARG PTOAS_VERSION
@@ -53,7 +53,7 @@ RUN start=$(($(date +%s) - 2)) && export SOURCE_DATE_EPOCH \
  && /opt/pypto/venv/bin/python -c "import importlib.metadata as m, sys; v = m.version('ptoas'); \
 sys.exit(0 if v == '${PTOAS_VERSION}' else f'ptoas {v} installed, the manifest pins ${PTOAS_VERSION}')" \
  && /opt/pypto/venv/bin/pip freeze --all | LC_ALL=C sort > /opt/pypto/python-packages.txt \
- && pypto-clamp-mtimes "$start" "${SOURCE_DATE_EPOCH}"
+ && sh /usr/local/sbin/pypto-clamp-mtimes "$start" "${SOURCE_DATE_EPOCH}"
 COPY toolchain.toml image.json image.lock /opt/pypto/
 ENV PATH=/opt/pypto/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     PYPTO_CACHE_DIR=/opt/pypto/cache \
@@ -64,7 +64,7 @@ COPY smoke/ /opt/pypto/smoke/
 # made world-readable (files written 0600 by mkstemp): a chmod over all of /opt/pypto would copy
 # every file into this layer again.
 RUN start=$(($(date +%s) - 2)) && sh /opt/pypto/smoke/smoke.sh && chmod -R a+rX,go-w /opt/pypto/cache \
- && pypto-clamp-mtimes "$start" "${SOURCE_DATE_EPOCH}"
+ && sh /usr/local/sbin/pypto-clamp-mtimes "$start" "${SOURCE_DATE_EPOCH}"
 WORKDIR /src
 ENTRYPOINT ["pypto"]
 CMD ["--help"]
