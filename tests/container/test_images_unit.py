@@ -247,13 +247,31 @@ def test_build_progress_rich_on_a_terminal() -> None:
     assert "\r" in text and "img:1" in text and "2/2" in text and "built img:1 (sha256:111111111111): 5 MB" in text
 
 
-def _saved_image(config: dict, layer: bytes) -> bytes:
-    """A minimal `docker save` archive: one layer, a config, manifest.json, repositories."""
+def _layer(dir_mtime: int, content: bytes) -> bytes:
+    """A layer tarball: a directory stamped ``dir_mtime`` (as a COPY's parent is) and a file."""
     buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        d = tarfile.TarInfo("opt/pypto")
+        d.type, d.mode, d.mtime = tarfile.DIRTYPE, 0o755, dir_mtime
+        tar.addfile(d)
+        f = tarfile.TarInfo("opt/pypto/f.txt")
+        f.size, f.mtime = len(content), 1000
+        tar.addfile(f, io.BytesIO(content))
+    return buf.getvalue()
+
+
+def _saved_image(created: str, layer: bytes) -> bytes:
+    """A minimal `docker save` archive: one layer, its v1 json, a config, manifest.json, repositories."""
+    config = {"created": created, "container": "c0ffee", "history": [{"created": created, "created_by": "RUN x"}],
+              "rootfs": {"type": "layers", "diff_ids": ["sha256:" + hashlib.sha256(layer).hexdigest()]},
+              "container_config": {"Hostname": "c0ffee", "Image": "sha256:" + created.encode().hex()},
+              "config": {"Image": "sha256:" + created.encode().hex(), "Env": ["A=1"]}}
     raw = json.dumps(config).encode()
     cfg = hashlib.sha256(raw).hexdigest()
+    buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
-        for name, data in ((f"{cfg}.json", raw), ("aaaa/layer.tar", layer),
+        for name, data in ((f"{cfg}.json", raw), ("aaaa/json", b'{"created": "%s"}' % created.encode()),
+                           ("aaaa/layer.tar", layer),
                            ("manifest.json", json.dumps([{"Config": f"{cfg}.json", "RepoTags": ["x:1"],
                                                           "Layers": ["aaaa/layer.tar"]}]).encode()),
                            ("repositories", b"{}")):
@@ -263,28 +281,34 @@ def _saved_image(config: dict, layer: bytes) -> bytes:
     return buf.getvalue()
 
 
-def test_normalized_image_id_ignores_build_times_but_not_layers() -> None:
+def test_normalized_image_id_ignores_build_times_but_not_contents() -> None:
     from pypto.toolchain.image_normalize import rewrite_saved
 
-    def run(created: str, layer: bytes) -> tuple[str, tarfile.TarFile]:
-        config = {"created": created, "container": "c0ffee", "history": [{"created": created, "created_by": "RUN x"}],
-                  "rootfs": {"type": "layers", "diff_ids": ["sha256:" + hashlib.sha256(layer).hexdigest()]},
-                  "container_config": {"Hostname": "c0ffee"}}
+    epoch = 1700000000
+
+    def run(created: str, dir_mtime: int, content: bytes) -> tuple[str, tarfile.TarFile]:
         out = io.BytesIO()
-        new_id = rewrite_saved(io.BytesIO(_saved_image(config, layer)), out, 1700000000, "pypto-x:tag")
+        new_id = rewrite_saved(io.BytesIO(_saved_image(created, _layer(dir_mtime, content))), out, epoch,
+                               "pypto-x:tag")
         return new_id, tarfile.open(fileobj=io.BytesIO(out.getvalue()))
 
-    id1, tar = run("2026-01-01T10:00:00.1Z", b"layer bytes")
-    id2, _ = run("2026-02-03T11:12:13.4Z", b"layer bytes")
-    id3, _ = run("2026-01-01T10:00:00.1Z", b"other bytes")
+    id1, tar = run("2026-01-01T10:00:00.1Z", epoch + 500, b"same")
+    id2, _ = run("2026-02-03T11:12:13.4Z", epoch + 900, b"same")   # other build times, same contents
+    id3, _ = run("2026-01-01T10:00:00.1Z", epoch + 500, b"diff")   # other contents
     assert id1 == id2 != id3
-    config = json.loads(tar.extractfile(f"{id1.split(':')[1]}.json").read())
+    digest = id1.split(":")[1]
+    config = json.loads(tar.extractfile(f"{digest}.json").read())
     assert config["created"] == config["history"][0]["created"] == "2023-11-14T22:13:20Z"
     assert "container" not in config and config["container_config"]["Hostname"] == ""
-    assert hashlib.sha256(tar.extractfile(f"{id1.split(':')[1]}.json").read()).hexdigest() == id1.split(":")[1]
+    assert config["config"] == {"Image": "", "Env": ["A=1"]} and config["container_config"]["Image"] == ""
+    assert hashlib.sha256(tar.extractfile(f"{digest}.json").read()).hexdigest() == digest
+    layer = tar.extractfile("aaaa/layer.tar").read()
+    assert config["rootfs"]["diff_ids"] == ["sha256:" + hashlib.sha256(layer).hexdigest()]
+    inner = tarfile.open(fileobj=io.BytesIO(layer))
+    assert [(m.name, m.mtime) for m in inner] == [("opt/pypto", epoch), ("opt/pypto/f.txt", 1000)]
     manifest = json.loads(tar.extractfile("manifest.json").read())
-    assert manifest[0]["Config"] == f"{id1.split(':')[1]}.json" and manifest[0]["RepoTags"] == ["pypto-x:tag"]
-    assert tar.extractfile("aaaa/layer.tar").read() == b"layer bytes"
+    assert manifest[0]["Config"] == f"{digest}.json" and manifest[0]["RepoTags"] == ["pypto-x:tag"]
+    assert "repositories" not in tar.getnames() and "aaaa/json" not in tar.getnames()
 
 
 def test_context_times_are_clamped(tmp_path: Path) -> None:
