@@ -37,9 +37,9 @@ def _torch_pin() -> str:
     try:
         from pypto.toolchain.manifest import load_manifest
 
-        return load_manifest().image.torch_wheels.get("torch", "2.13.0").split("+")[0]
-    except Exception:  # noqa: BLE001 - the hint still reads well with the documented version
-        return "2.13.0"
+        return load_manifest().image.torch_wheels["torch"].split("+")[0]
+    except Exception:  # noqa: BLE001 - the hint must not fail while an import error is being reported
+        return "<the version in the manifest's [image.torch_wheels]>"
 
 
 def missing_module_hint(module: str, facts: dict[str, Any] | None = None, in_image: bool | None = None) -> str:
