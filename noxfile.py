@@ -50,7 +50,7 @@ def typecheck(session: nox.Session) -> None:
 
 
 @nox.session(python=False, tags=["docker"])
-@nox.parametrize("flavor", [nox.param("sim", id="sim")])
+@nox.parametrize("flavor", [nox.param("sim", id="sim"), nox.param("sim-slim", id="sim-slim")])
 def images(session: nox.Session, flavor: str) -> None:
     """Build (or reuse, by content-hash tag) the toolchain image; needs a running Docker engine."""
     session.run(sys.executable, "-m", "pypto.toolchain.images", "build", "--flavor", flavor, *session.posargs)

@@ -22,6 +22,7 @@ RUN set -eu; cd /tmp/installers \
 FROM ${BASE_IMAGE}
 COPY --from=install /usr/local/Ascend /usr/local/Ascend
 COPY --from=install /opt/simpler /opt/simpler
+COPY image.json /opt/pypto/image.json
 ENV ASCEND_HOME_PATH=/usr/local/Ascend/ascend-toolkit/latest \
     PYPTO_SIMPLER_ROOT=/opt/simpler
 RUN pypto doctor

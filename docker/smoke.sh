@@ -9,6 +9,23 @@ pypto --version
 pypto doctor
 "$(pypto toolchain path ptoas)" --version
 python - <<'PY'
+import json
+facts = json.load(open("/opt/pypto/image.json"))
+if facts["torch"]:
+    import torch
+    local = torch.__version__
+    assert local == facts["torch"], f"torch {local} installed, image.json pins {facts['torch']}"
+    assert not torch.cuda.is_available() and torch.version.cuda is None, "a CUDA torch build was installed"
+    print("torch", local, "(CPU)")
+else:
+    try:
+        import torch  # noqa: F401
+    except ModuleNotFoundError:
+        print("torch: not installed (flavor", facts["flavor"] + ")")
+    else:
+        raise SystemExit(f"flavor {facts['flavor']} must not carry torch")
+PY
+python - <<'PY'
 from pypto.runtime.build import runtime_library
 from pypto.toolchain.manifest import load_manifest
 from pypto.toolchain.platforms import PLATFORMS

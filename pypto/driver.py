@@ -36,6 +36,7 @@ from pypto.ir.options import (
     default_sim_platform,
 )
 from pypto.passes.context import DEFAULT_DISABLED
+from pypto.toolchain.prefix_map import PrefixMap, parse_prefix_map
 
 
 @dataclass
@@ -166,6 +167,11 @@ def _check_graph_runtime(program: Program, runtime: Any, source: str) -> None:
             check_graph_runtime(func.name, name, source)
 
 
+def _prefix_map(opts: CompileOptions) -> PrefixMap:
+    """The ``file_prefix_map`` setting: source paths recorded in the artifact go through it."""
+    return parse_prefix_map(getattr(opts.settings, "file_prefix_map", None))
+
+
 def _active_context() -> Any:
     from pypto.passes.context import PassContext
 
@@ -254,7 +260,7 @@ def _compile_in_context(program: Program, opts: CompileOptions) -> CompiledProgr
         t0 = time.perf_counter()
         result = run_pipeline(program, ctx=ctx, dump_level=opts.dump_level,
                               dump_dir=out / PASSES_DUMP_DIR if opts.dump_level else None,
-                              report_dir=out / REPORT_DIR,
+                              report_dir=out / REPORT_DIR, file_prefix_map=_prefix_map(opts),
                               analyze_auto_scopes_for_deps=opts.analyze_auto_scopes_for_deps)
         opts.stages.append({"name": "passes", "seconds": time.perf_counter() - t0,
                             "children": [{"name": n, "seconds": s, "children": []} for n, s in result.pass_times]})
@@ -276,7 +282,8 @@ def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions
     with stage("codegen"):
         try:
             artifact = generate(lowered, backend_type=opts.backend_type, platform=opts.platform,
-                                runtime=opts.runtime, emit_source_loc=opts.emit_source_loc)
+                                runtime=opts.runtime, emit_source_loc=opts.emit_source_loc,
+                                file_prefix_map=_prefix_map(opts))
         except PartialCodegenError as exc:  # keep what was generated, for reading (no completeness marker)
             for rel, text in exc.files.items():
                 (out / rel).parent.mkdir(parents=True, exist_ok=True)

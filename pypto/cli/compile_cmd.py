@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,16 @@ def parse_shape(text: str) -> ShapeSpec:
     return ShapeSpec(match.group("name"), dims, _DTYPE_ALIASES[dtype])
 
 
+def _prefix_map(values: tuple[str, ...]) -> str | None:
+    """Repeated ``--file-prefix-map OLD=NEW`` options as the setting's ``;``-separated text."""
+    from pypto.toolchain.prefix_map import format_prefix_map, parse_prefix_map
+
+    try:
+        return format_prefix_map(parse_prefix_map(list(values))) or None
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--file-prefix-map") from None
+
+
 def split_target(spec: str) -> tuple[Path, str | None]:
     """``FILE[::NAME]`` -> (path, name or None); a missing file is a usage error."""
     path_text, _, name = spec.partition("::")
@@ -94,8 +105,13 @@ def _call_driver(func_name: str, *args: Any) -> Any:
 
 
 def _in_container(ctx: click.Context, settings: Any, path: Path, name: str | None, out: Path | None) -> int:
-    """Re-run this command in the toolchain image: cwd at /src (read-only), the output dir at /out."""
+    """Re-run this command in the toolchain image: cwd at /src (read-only), the output dir at /out.
+
+    The container records ``/src/...`` source paths; ``--file-prefix-map /src=<cwd>`` (composed
+    with the caller's own maps) makes its artifacts byte-identical to a host compile.
+    """
     from pypto.toolchain import docker
+    from pypto.toolchain.prefix_map import apply_prefix_map, format_prefix_map, parse_prefix_map
 
     source_dir = Path.cwd()
     if out is None:
@@ -104,13 +120,16 @@ def _in_container(ctx: click.Context, settings: Any, path: Path, name: str | Non
     out = out if out.is_absolute() else source_dir / out
     target = docker.to_container_path(path.resolve(), source_dir, out) + (f"::{name}" if name else "")
     argv = _command_argv(ctx, target, docker.CONTAINER_OUT)
+    user_map = parse_prefix_map(settings.file_prefix_map)
+    inside = ((docker.CONTAINER_SRC, apply_prefix_map(str(source_dir.resolve()), user_map)),)
+    argv += ["--file-prefix-map", format_prefix_map(inside)]
     return int(docker.run_in_container(argv, settings=settings, source_dir=source_dir, output_dir=out))
 
 
 def _command_argv(ctx: click.Context, target: str, output_dir: str) -> list[str]:
     """Rebuild ``<command> TARGET [options] --output-dir OUT`` from the parsed parameters."""
     argv = [ctx.info_name or "compile", target]
-    skip = {"target", "output_dir", "in_container"}
+    skip = {"target", "output_dir", "in_container", "prefix_maps"}
     for param in ctx.command.params:
         value = ctx.params.get(param.name)
         if param.name in skip or value in (None, False, ()) or not param.opts:
@@ -156,6 +175,9 @@ _COMMON_OPTIONS = (
                  help="Sample input for a @pl.jit function, e.g. a=128x128:f32 (repeatable)."),
     click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout."),
     click.option("--in-container", is_flag=True, help="Run inside the toolchain image (docker)."),
+    click.option("--file-prefix-map", "prefix_maps", multiple=True, metavar="OLD=NEW",
+                 help="Record source paths under OLD as NEW in the artifact's loc(...) (like gcc "
+                      "-ffile-prefix-map; repeatable) [env PYPTO_FILE_PREFIX_MAP, ';'-separated]."),
 )
 
 
@@ -167,6 +189,8 @@ def _with_common(func: Any) -> Any:
 
 def _execute(ctx: click.Context, target: str, kind: str, overrides: dict[str, Any], request: CompileRequest,
              in_container: bool) -> None:
+    from pypto.toolchain.settings import override
+
     path, name = split_target(target)
     cli_state = state(ctx)
     settings = cli_state.settings(**overrides)
@@ -174,7 +198,9 @@ def _execute(ctx: click.Context, target: str, kind: str, overrides: dict[str, An
         ctx.exit(_in_container(ctx, settings, path, name, request.output_dir))
     func_name = "run_file" if request.run else "compile_file"
     start = time.perf_counter()
-    with progress(f"{kind} {target} for {settings.platform}", enabled=not cli_state.json):
+    # @pl.jit kernels resolve settings themselves: the command line's prefix map must reach them too
+    scope = override(file_prefix_map=settings.file_prefix_map) if overrides.get("file_prefix_map") else nullcontext()
+    with scope, progress(f"{kind} {target} for {settings.platform}", enabled=not cli_state.json):
         result = _call_driver(func_name, path, name, settings, request)
     summary = _summary(result, settings, time.perf_counter() - start, kind)
     if cli_state.json:
@@ -196,8 +222,9 @@ def _execute(ctx: click.Context, target: str, kind: str, overrides: dict[str, An
 @click.option("--run", "run_after", is_flag=True, help="Run the artifact on the sim platform after compiling.")
 @click.pass_context
 def compile_cmd(ctx: click.Context, target: str, platform: str | None, runtime: str | None, output_dir: Path | None,
-                shapes: tuple[str, ...], as_json: bool, in_container: bool, skip_ptoas: bool, dump_passes: str,
-                verify: str | None, profile: bool | None, run_after: bool) -> None:
+                shapes: tuple[str, ...], as_json: bool, in_container: bool, prefix_maps: tuple[str, ...],
+                skip_ptoas: bool, dump_passes: str, verify: str | None, profile: bool | None,
+                run_after: bool) -> None:
     """Compile a @pl.program class or @pl.jit function in FILE (NAME picks one) into an artifact dir.
 
     Prints the artifact directory (or, with --json, one JSON object with the artifact path,
@@ -206,7 +233,8 @@ def compile_cmd(ctx: click.Context, target: str, platform: str | None, runtime: 
     state(ctx).json = as_json
     request = CompileRequest(output_dir=output_dir, skip_ptoas=skip_ptoas, dump_passes=dump_passes.lower(),
                              shapes=tuple(parse_shape(s) for s in shapes), run=run_after)
-    overrides = {"platform": platform, "runtime": runtime, "verify_level": verify, "compile_profiling": profile}
+    overrides = {"platform": platform, "runtime": runtime, "verify_level": verify, "compile_profiling": profile,
+                 "file_prefix_map": _prefix_map(prefix_maps)}
     _execute(ctx, target, "compile", overrides, request, in_container)
 
 
@@ -226,8 +254,8 @@ def compile_cmd(ctx: click.Context, target: str, platform: str | None, runtime: 
 @click.option("--scope-stats", "--enable-scope-stats", "scope_stats", is_flag=True, help="Write dfx_outputs/scope_stats/scope_stats.jsonl.")
 @click.pass_context
 def run_cmd(ctx: click.Context, target: str, platform: str | None, runtime: str | None, output_dir: Path | None,
-            shapes: tuple[str, ...], as_json: bool, in_container: bool, rtol: float, atol: float, seed: int,
-            swimlane: int, deps: bool, dump_args: int, pmu: int, scope_stats: bool) -> None:
+            shapes: tuple[str, ...], as_json: bool, in_container: bool, prefix_maps: tuple[str, ...], rtol: float,
+            atol: float, seed: int, swimlane: int, deps: bool, dump_args: int, pmu: int, scope_stats: bool) -> None:
     """Compile FILE[::NAME] if needed and run it on a sim platform with generated inputs.
 
     Compares the outputs with the program's golden and reports the max error and timings;
@@ -240,4 +268,5 @@ def run_cmd(ctx: click.Context, target: str, platform: str | None, runtime: str 
            "enable_pmu": pmu, "enable_scope_stats": scope_stats}
     request = CompileRequest(output_dir=output_dir, shapes=tuple(parse_shape(s) for s in shapes), run=True,
                              rtol=rtol, atol=atol, seed=seed, extra={"run_config": dfx})
-    _execute(ctx, target, "run", {"platform": platform, "runtime": runtime}, request, in_container)
+    overrides = {"platform": platform, "runtime": runtime, "file_prefix_map": _prefix_map(prefix_maps)}
+    _execute(ctx, target, "run", overrides, request, in_container)

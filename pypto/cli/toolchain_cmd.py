@@ -84,9 +84,10 @@ def _print_checks(checks: list[Any]) -> None:
 @click.option("--all-files", is_flag=True, help="Hash every installed ptoas file, not only the CLI and its libraries.")
 @click.option("--wheel", type=click.Path(path_type=Path, dir_okay=False),
               help="Also check a downloaded ptoas wheel file against the manifest's sha256.")
+@click.option("--image", metavar="TAG", help="Check a toolchain image instead of this installation.")
 @_JSON
 @click.pass_context
-def verify_cmd(ctx: click.Context, all_files: bool, wheel: Path | None, as_json: bool) -> None:
+def verify_cmd(ctx: click.Context, all_files: bool, wheel: Path | None, image: str | None, as_json: bool) -> None:
     """Check the installed tools against the manifest (exit 4 on any mismatch).
 
     \b
@@ -94,11 +95,21 @@ def verify_cmd(ctx: click.Context, all_files: bool, wheel: Path | None, as_json:
     match the sha256 entries of the wheel's RECORD (the wheel's own sha256 is enforced at install
     time by pip --require-hashes, or here with --wheel FILE); g++ major version; the simulator's
     include directory.
-    """
-    from pypto.toolchain.doctor import verify_toolchain
 
+    \b
+    With --image TAG: the image's labels (toolchain version, manifest sha256, flavor, ptoas
+    version), the manifest inside it, its image.lock (ptoas sha256, every wheel's version and hash),
+    the installed versions, and this same verify run inside the image.
+    """
     state(ctx).json = as_json
-    checks = verify_toolchain(state(ctx).settings(), all_files=all_files, wheel=wheel)
+    if image is not None:
+        from pypto.toolchain.image_verify import verify_image
+
+        checks = verify_image(image, state(ctx).settings().manifest)
+    else:
+        from pypto.toolchain.doctor import verify_toolchain
+
+        checks = verify_toolchain(state(ctx).settings(), all_files=all_files, wheel=wheel)
     ok = all(c.ok for c in checks)
     if as_json:
         emit_json({"ok": ok, "checks": [asdict(c) for c in checks]})

@@ -14,6 +14,7 @@ from pypto.ir.enums import FunctionType
 from pypto.ir.function import Function, Program
 from pypto.ir.options import BackendType, RuntimeKind
 from pypto.ir.types import TensorType
+from pypto.toolchain.prefix_map import PrefixMap
 
 
 def kernel_units(program: Program) -> list[tuple[str, list[Function]]]:
@@ -62,19 +63,20 @@ def _check_outputs_written(f: Function) -> None:
 
 def generate(program: Program, *, backend_type: BackendType | str = BackendType.Ascend910B,
              platform: str | None = None, runtime: RuntimeKind | str = RuntimeKind.TENSORMAP_AND_RINGBUFFER,
-             emit_source_loc: bool = True, skip_ptoas: bool = False) -> Artifact:
+             emit_source_loc: bool = True, skip_ptoas: bool = False, file_prefix_map: PrefixMap = ()) -> Artifact:
     """Generate every text artifact of ``program`` (a post-pipeline Program); ``platform`` is unused.
 
     ``files`` gets ``orchestration/<orch>.cpp``; with ``skip_ptoas`` also
     ``kernels/<aiv|aic>/<func>.pto`` (``kernels/<group>.pto`` for groups). The assembler stage
     (:func:`pypto.backend.assemble`) adds ``ptoas/``, kernel wrappers and ``kernel_config.py``.
+    ``file_prefix_map`` rewrites the source paths of ``loc(...)`` (see :mod:`pypto.toolchain.prefix_map`).
     """
     backend = backend_type.value if isinstance(backend_type, BackendType) else str(backend_type)
     rt = RuntimeKind.from_name(runtime).value
     files: dict[str, str] = {}
     units = []
     for name, funcs in kernel_units(program):
-        text, models = emit_module(funcs, backend_type=backend, emit_loc=emit_source_loc)
+        text, models = emit_module(funcs, backend_type=backend, emit_loc=emit_source_loc, file_map=file_prefix_map)
         units.append(KernelUnit(name, text, tuple(models)))
     orchs = program.orchestrations()
     ids = FuncIds()

@@ -45,6 +45,7 @@ from pypto.ir.stmt import (
 )
 from pypto.ir.types import MemRef, PtrType, ScalarType, TensorType, TileType
 from pypto.span import Span
+from pypto.toolchain.prefix_map import PrefixMap, apply_prefix_map
 
 _ID_PARAM = {"tile.get_block_idx": "block_idx", "tile.get_block_num": "block_num",
              "tile.get_subblock_idx": "sub_block_idx"}
@@ -73,8 +74,8 @@ def block_ids_in_loop_bounds(body: Stmt) -> set[str]:
     return set().union(*(origin.get(v, set()) for lp in loops for v in used_vars([lp.start, lp.stop, lp.step])))
 
 
-def _loc_text(span: Span) -> str:
-    file = span.file.replace("\\", "\\\\").replace('"', '\\"')
+def _loc_text(span: Span, file_map: PrefixMap = ()) -> str:
+    file = apply_prefix_map(span.file, file_map).replace("\\", "\\\\").replace('"', '\\"')
     return f' loc("{file}":{span.line}:{span.col})'
 
 
@@ -82,10 +83,11 @@ class KernelCodegen(ScalarLowering):
     """Emits one ``func.func`` for an InCore function."""
 
     def __init__(self, func: Function, *, emit_loc: bool,
-                 rules: Mapping[str, Callable[[Any, Call, Var | None], None]]) -> None:
+                 rules: Mapping[str, Callable[[Any, Call, Var | None], None]], file_map: PrefixMap = ()) -> None:
         self.func = func
         self.rules = rules
         self.emit_loc = emit_loc
+        self.file_map = file_map
         self.names = Emitter()
         self.out = Emitter(level=2)
         self.head: list[str] = []  # constants
@@ -104,7 +106,7 @@ class KernelCodegen(ScalarLowering):
 
     # ------------------------------------------------------------------ output helpers
     def loc(self) -> str:
-        return _loc_text(self.span) if self.emit_loc and self.span.is_known() else ""
+        return _loc_text(self.span, self.file_map) if self.emit_loc and self.span.is_known() else ""
 
     def op(self, text: str) -> None:
         """Emit one operation line (with the current statement's source location)."""
@@ -185,7 +187,7 @@ class KernelCodegen(ScalarLowering):
         ssa = self.names.unique(f"{base_name(p.name)}_view")
         view = GmView(ssa, t, 2)
         self.views.append(f"%{ssa} = pto.make_tensor_view %{arg.ssa}, shape = [{', '.join('%' + x for x in sh)}] "
-                          f"strides = [{', '.join('%' + x for x in st)}] : {view.ty}{_loc_text(p.span) if self._loc_ok(p.span) else ''}")
+                          f"strides = [{', '.join('%' + x for x in st)}] : {view.ty}{_loc_text(p.span, self.file_map) if self._loc_ok(p.span) else ''}")
         return view
 
     def _loc_ok(self, span: Span) -> bool:

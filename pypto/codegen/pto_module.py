@@ -12,13 +12,15 @@ from pypto.codegen.pto_mlir import KernelCodegen
 from pypto.codegen.pto_rules import RULES
 from pypto.codegen.pto_types import DEVICE_SPEC
 from pypto.ir.function import Function
+from pypto.toolchain.prefix_map import PrefixMap
 
 
-def emit_module(funcs: list[Function], *, backend_type: str, emit_loc: bool) -> tuple[str, list[KernelFunc]]:
+def emit_module(funcs: list[Function], *, backend_type: str, emit_loc: bool,
+                file_map: PrefixMap = ()) -> tuple[str, list[KernelFunc]]:
     """One ``.pto`` module for the given kernel functions (a single kernel or a Group's members)."""
     bodies, models = [], []
     for f in funcs:
-        text, model = KernelCodegen(f, emit_loc=emit_loc, rules=RULES).emit()
+        text, model = KernelCodegen(f, emit_loc=emit_loc, rules=RULES, file_map=file_map).emit()
         bodies.append(text)
         models.append(model)
     spec = DEVICE_SPEC.get(backend_type, DEVICE_SPEC["Ascend910B"])

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from pypto.errors import UserError
+from pypto.errors import PyptoError, UserError
 from pypto.ir.dtypes import DataType, from_meta, from_name
 from pypto.ir.function import Program
 
@@ -39,7 +39,8 @@ def load_module(path: Path) -> Any:
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - classified by where it was raised
         if not _raised_by_user_code(exc):
             raise
-        raise user_code_error(exc, path, "loading") from exc
+        sys.modules.pop(name, None)
+        raise import_failure(path, exc) from exc
     finally:
         sys.path.remove(str(path.parent))
     return module
@@ -49,7 +50,6 @@ def _raised_by_user_code(exc: BaseException) -> bool:
     """False for pypto's own errors and for exceptions raised inside the pypto package (bugs stay bugs)."""
     import traceback
 
-    from pypto.errors import PyptoError
 
     if isinstance(exc, PyptoError):
         return False
@@ -79,6 +79,36 @@ def user_code_error(exc: BaseException, path: Path, doing: str) -> UserError:
                               "sys.path while it loads)")
     return UserError(f"{doing} {path.name} failed: {type(exc).__name__}: {exc}", span,
                      hint="the error is in your file's own Python code")
+
+
+def import_failure(path: Path, exc: BaseException) -> UserError:
+    """A user error for a file that failed to import: where (file:line:col), what, and how to fix it.
+
+    Missing modules get a hint saying where to install them; inside a toolchain image, which image
+    this is and which flavor has the module (:func:`pypto.toolchain.image_info.missing_module_hint`).
+    """
+    import traceback
+
+    from pypto.span import Span
+    from pypto.toolchain.image_info import missing_module_hint
+
+    if isinstance(exc, SyntaxError):
+        file, line = exc.filename or str(path), exc.lineno or 1
+        span = Span(file, line, max(exc.offset or 1, 1), line, max(exc.end_offset or 0, 0) if exc.end_lineno == line else 0)
+        return UserError(f"invalid Python syntax in {Path(file).name}: {type(exc).__name__}: {exc.msg}", span,
+                         hint="fix the syntax error; the file is executed as Python before pypto reads its kernels")
+    frames = traceback.extract_tb(exc.__traceback__)
+    mine = [f for f in frames if f.filename == str(path)] or frames[-1:]
+    at = mine[-1] if mine else None
+    span = Span(at.filename, at.lineno or 1, (at.colno or 0) + 1, at.lineno or 1, (at.end_colno or 0) + 1) \
+        if at is not None and at.end_lineno == at.lineno else (Span(at.filename, at.lineno or 1, 1) if at else None)
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        return UserError(f"importing {path.name} failed: no module named '{exc.name}'", span,
+                         hint=missing_module_hint(exc.name))
+    origin = frames[-1] if frames else None
+    where = f" (raised at {origin.filename}:{origin.lineno})" if origin is not None and origin is not at else ""
+    return UserError(f"importing {path.name} failed: {type(exc).__name__}: {exc}{where}", span,
+                     hint="the file runs as Python before pypto reads its kernels; fix the error it raises at import")
 
 
 def kernel_targets(module: Any) -> dict[str, Any]:

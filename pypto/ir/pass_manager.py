@@ -11,7 +11,6 @@ from typing import Any
 
 from pypto.ir.options import OptimizationStrategy
 
-
 _LAZY = {"PassManager": "pypto.passes.manager"}  # the declared upward reach (tests/test_layers.py)
 
 

@@ -16,6 +16,7 @@ from pypto.ir.types import ShapedType, TileType
 from pypto.passes._util import calls_in, iter_stmts, used_vars
 from pypto.passes.context import PassContext
 from pypto.toolchain.platforms import BACKEND_ARCH
+from pypto.toolchain.prefix_map import PrefixMap, apply_prefix_map
 
 Check = Callable[[Program, PassContext], list[Diagnostic]]
 INNERMOST_BYTES: dict[BackendType, int] = {BackendType.Ascend910B: 512, BackendType.Ascend950: 128}
@@ -154,17 +155,20 @@ def format_warning(d: Diagnostic, phase: DiagnosticPhase) -> str:
     return f"[warning] [{d.rule}] ({PHASE_LABEL[phase]}) {d.message}{where}"
 
 
-def format_perf_hint(d: Diagnostic) -> str:
-    where = f" at {d.span}" if d.span is not None and d.span.is_known() else ""
+def format_perf_hint(d: Diagnostic, file_map: PrefixMap = ()) -> str:
+    """``[perf_hint PHnnn] Rule: msg at file:line:col`` (the file through ``file_map``)."""
+    known = d.span is not None and d.span.is_known()
+    where = f" at {apply_prefix_map(d.span.file, file_map)}:{d.span.line}:{d.span.col}" if known else ""
     return f"[perf_hint PH{d.code:03d}] {d.rule}: {d.message}{where}"
 
 
 class DiagnosticsRunner:
     """Runs the enabled checks of each phase, logs warnings, appends perf hints to the report dir."""
 
-    def __init__(self, ctx: PassContext, report_dir: Path | None) -> None:
+    def __init__(self, ctx: PassContext, report_dir: Path | None, file_map: PrefixMap = ()) -> None:
         self.ctx = ctx
         self.report_dir = report_dir
+        self.file_map = file_map
         self.found: list[Diagnostic] = []
         off = ctx.diagnostic_phase is DiagnosticPhase.NONE
         self.enabled = [] if off else [c for c in CHECKS if c not in (ctx.disabled_diagnostics or ())]
@@ -204,6 +208,6 @@ class DiagnosticsRunner:
         self.report_dir.mkdir(parents=True, exist_ok=True)
         path = self.report_dir / "perf_hints.log"
         with path.open("a") as fh:
-            fh.writelines(format_perf_hint(d) + "\n" for d in hints)
+            fh.writelines(format_perf_hint(d, self.file_map) + "\n" for d in hints)
         sites = len({(d.span.file, d.span.line, d.span.col) for d in hints if d.span is not None})
         log.info(f"[perf_hint] {len(hints)} hints across {sites} sites; see {path}")

@@ -23,6 +23,7 @@ from pypto.passes.instruments import (
     VerifyInstrument,
 )
 from pypto.passes.pipelines import pass_names
+from pypto.toolchain.prefix_map import PrefixMap
 
 
 @dataclass(frozen=True)
@@ -97,12 +98,13 @@ class PassManager:
 
     def run(self, program: Program, *, dump_level: PassDumpLevel = PassDumpLevel.NONE,
             dump_dir: str | Path | None = None, report_dir: str | Path | None = None,
+            file_prefix_map: PrefixMap = (),
             prefix: str = "pl") -> PipelineResult:
         """Run the pipeline with instruments; returns the program, timings and diagnostics."""
         ctx = _active()
         self._check_planner(ctx)
         instruments = self._instruments(ctx, dump_level, dump_dir, prefix)
-        diags = DiagnosticsRunner(ctx, Path(report_dir) if report_dir else None)
+        diags = DiagnosticsRunner(ctx, Path(report_dir) if report_dir else None, file_prefix_map)
         diags.pre_pipeline(program)
         for inst in instruments:
             inst.before_pipeline(program)
@@ -132,7 +134,7 @@ def _run_one(p: Pass, program: Program) -> Program:
 
 def run_pipeline(program: Program, *, ctx: PassContext | None = None,
                  dump_level: PassDumpLevel = PassDumpLevel.NONE, dump_dir: str | Path | None = None,
-                 report_dir: str | Path | None = None,
+                 report_dir: str | Path | None = None, file_prefix_map: PrefixMap = (),
                  strategy: OptimizationStrategy = OptimizationStrategy.Default,
                  analyze_auto_scopes_for_deps: bool = False) -> PipelineResult:
     """The driver's entry: build the strategy's PassManager under ``ctx`` and run it."""
@@ -143,7 +145,7 @@ def run_pipeline(program: Program, *, ctx: PassContext | None = None,
     try:
         pm = PassManager.get_strategy(strategy, analyze_auto_scopes_for_deps=analyze_auto_scopes_for_deps)
         return pm.run(program, dump_level=PassDumpLevel.coerce(dump_level), dump_dir=dump_dir,
-                      report_dir=report_dir)
+                      report_dir=report_dir, file_prefix_map=file_prefix_map)
     finally:
         if entered:
             ctx.__exit__(None, None, None)

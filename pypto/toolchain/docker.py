@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from pypto.errors import ToolchainError, UserError
-from pypto.toolchain.engine import docker_client
+from pypto.toolchain.engine import docker_client, docker_sdk
 from pypto.toolchain.images import LABEL_FLAVOR, LABEL_MANIFEST, LABEL_VERSION, build_command
 from pypto.toolchain.manifest import Manifest
 from pypto.toolchain.settings import Settings, env_var
@@ -117,43 +117,52 @@ def image_flavor(settings: Settings) -> str:
     return "sim" if settings.platform_info.simulated else "hw"
 
 
-def check_image_labels(ref: str, labels: dict[str, str] | None, manifest: Manifest, flavor: str) -> None:
+def usable_flavors(settings: Settings) -> tuple[str, ...]:
+    """Flavors that can serve the platform, preferred first (``sim-slim`` lacks only torch)."""
+    return ("sim", "sim-slim") if settings.platform_info.simulated else ("hw",)
+
+
+def check_image_labels(ref: str, labels: dict[str, str] | None, manifest: Manifest, flavor: str | tuple[str, ...]) -> None:
     """Refuse an image whose toolchain labels do not match the manifest (names the build command)."""
     labels = labels or {}
-    want = {LABEL_VERSION: manifest.version, LABEL_MANIFEST: manifest.sha256, LABEL_FLAVOR: flavor}
+    flavors = (flavor,) if isinstance(flavor, str) else flavor
+    want = {LABEL_VERSION: manifest.version, LABEL_MANIFEST: manifest.sha256}
     wrong = {k: labels.get(k) for k, v in want.items() if labels.get(k) != v}
+    if labels.get(LABEL_FLAVOR) not in flavors:
+        wrong[LABEL_FLAVOR] = labels.get(LABEL_FLAVOR)
+        want[LABEL_FLAVOR] = " or ".join(flavors)
     if wrong:
         got = ", ".join(f"{k}={v or '<missing>'}" for k, v in wrong.items())
         exp = ", ".join(f"{k}={want[k]}" for k in wrong)
         raise ToolchainError(
             f"Image '{ref}' does not match toolchain {manifest.version}: it has {got}; expected {exp}. "
             "Refusing to compile with a different toolchain than the one selected.",
-            hint=f"build the matching image with: {build_command(flavor, manifest.version)}",
+            hint=f"build the matching image with: {build_command(flavors[0], manifest.version)}",
         )
 
 
 def select_image(client: Any, settings: Settings, image: str | None = None) -> Any:
-    """The image for the active toolchain: the given/configured reference, else the newest labelled one."""
-    import docker
-
-    manifest, flavor = settings.manifest, image_flavor(settings)
+    """The image for the active toolchain: the given/configured reference, else the newest labelled one
+    (a ``sim`` image before a ``sim-slim`` one)."""
+    docker = docker_sdk()
+    manifest, flavors = settings.manifest, usable_flavors(settings)
     ref = image or settings.container_image
     if ref:
         try:
             found = client.images.get(ref)
         except docker.errors.ImageNotFound:
             raise ToolchainError(f"Image '{ref}' is not present in the local engine", repro=f"docker image inspect {ref}",
-                                 hint=f"build it with: {build_command(flavor, manifest.version)}") from None
-        check_image_labels(ref, found.labels, manifest, flavor)
+                                 hint=f"build it with: {build_command(flavors[0], manifest.version)}") from None
+        check_image_labels(ref, found.labels, manifest, flavors)
         return found
-    filters = {"label": [f"{LABEL_VERSION}={manifest.version}", f"{LABEL_FLAVOR}={flavor}"]}
-    candidates = client.images.list(filters=filters)
+    candidates = client.images.list(filters={"label": [f"{LABEL_VERSION}={manifest.version}"]})
+    candidates = [i for i in candidates if i.labels.get(LABEL_FLAVOR) in flavors]
     matching = [i for i in candidates if i.labels.get(LABEL_MANIFEST) == manifest.sha256]
     if not matching:
         stale = f" ({len(candidates)} image(s) carry another manifest sha256)" if candidates else ""
-        raise ToolchainError(f"No '{flavor}' image for toolchain {manifest.version}{stale}",
-                             hint=f"build it with: {build_command(flavor, manifest.version)}")
-    return max(matching, key=_preference)
+        raise ToolchainError(f"No '{flavors[0]}' image for toolchain {manifest.version}{stale}",
+                             hint=f"build it with: {build_command(flavors[0], manifest.version)}")
+    return max(matching, key=lambda i: (-flavors.index(i.labels[LABEL_FLAVOR]), *_preference(i)))
 
 
 def _preference(image: Any) -> tuple[bool, str]:
@@ -194,6 +203,7 @@ def plan_run(argv: Sequence[str], *, settings: Settings, source_dir: Path, outpu
            "PYPTO_PROG_BUILD_DIR": CONTAINER_OUT, **forwarded_env(settings)}
     mounts = (Mount(str(source_dir.resolve()), CONTAINER_SRC, True),
               Mount(str(output_dir.resolve()), CONTAINER_OUT, False), *extra_mounts)
+    env[env_var("container_image")] = image  # error messages inside name the image they ran in
     return RunSpec(image, tuple(argv), user, mounts, env, CONTAINER_SRC, userns)
 
 
@@ -228,10 +238,11 @@ def _writer(stream: IO[Any]) -> Any:
 
 
 class HostPaths:
-    """Rewrites container mount paths (``/out``, ``/src``) to host paths in complete stdout lines.
+    """Rewrites container mount paths (``/out``, ``/src``) to host paths in complete output lines.
 
-    What the CLI prints (the artifact path, ``--json`` results) then names directories the caller
-    can open; partial lines are held until their newline arrives.
+    What the CLI prints (the artifact path, ``--json`` results on stdout; diagnostics naming
+    ``file:line`` on stderr) then names files the caller can open; partial lines are held until
+    their newline arrives. One instance per stream.
     """
 
     def __init__(self, mounts: tuple[Mount, ...]) -> None:
@@ -259,7 +270,8 @@ class HostPaths:
         return self.pattern.sub(lambda m: self.hosts[m.group(1)], text)
 
 
-def _pump(client: Any, container_id: str, paths: HostPaths | None = None) -> None:
+def _pump(client: Any, container_id: str, paths: HostPaths | None = None,
+          err_paths: HostPaths | None = None) -> None:
     out, err = _writer(sys.stdout), _writer(sys.stderr)
     try:
         for stdout, stderr in client.api.attach(container_id, stdout=True, stderr=True, stream=True, logs=True,
@@ -267,9 +279,11 @@ def _pump(client: Any, container_id: str, paths: HostPaths | None = None) -> Non
             if stdout:
                 out(paths.feed(stdout) if paths else stdout)
             if stderr:
-                err(stderr)
+                err(err_paths.feed(stderr) if err_paths else stderr)
         if paths is not None:
             out(paths.flush())
+        if err_paths is not None:
+            err(err_paths.flush())
     except (OSError, ValueError):  # our stdout closed, or the engine dropped the stream after a kill
         pass
 
@@ -292,7 +306,7 @@ def execute(client: Any, spec: RunSpec, timeout: float | None = None) -> int:
     """Create, start, stream, wait; kill on Ctrl-C/timeout; always remove. Returns the exit code."""
     import requests
 
-    import docker
+    docker = docker_sdk()
 
     try:
         container = client.containers.create(**spec.create_kwargs())
@@ -305,8 +319,10 @@ def execute(client: Any, spec: RunSpec, timeout: float | None = None) -> int:
     try:
         container.start()
         # pypto's own output names artifact dirs: show host paths; a custom entrypoint's output is left as is
+        # (diagnostics on stderr then name file:line as the caller knows the file)
         paths = HostPaths(spec.mounts) if spec.entrypoint is None else None
-        pump = threading.Thread(target=_pump, args=(client, container.id, paths), daemon=True)
+        err_paths = HostPaths(spec.mounts) if spec.entrypoint is None else None
+        pump = threading.Thread(target=_pump, args=(client, container.id, paths, err_paths), daemon=True)
         pump.start()
         try:
             result = container.wait(timeout=timeout) if timeout else container.wait()

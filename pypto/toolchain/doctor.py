@@ -162,6 +162,9 @@ def check_docker(settings: Settings) -> Check:
         import docker  # noqa: PLC0415
     except ImportError:
         docker = None
+    if docker is not None and not hasattr(docker, "from_env"):  # a directory named docker/ shadows a missing SDK
+        return Check("docker", False, f"'import docker' found {list(getattr(docker, '__path__', []))}, not the "
+                     "docker SDK", "pip install 'docker>=7.0' (a pypto dependency; reinstall pypto)")
     if docker is not None:
         try:
             client = docker.from_env(timeout=5)

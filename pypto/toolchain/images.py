@@ -1,11 +1,16 @@
 """Build the toolchain images (``sim``, ``hw``) from a manifest, with content-hash tags and labels.
 
-The build context is assembled on the host: a hash-verified wheelhouse (``docker/wheelhouse.py``),
-an ``image.lock`` pinning every wheel (the project's own included), the manifest, the smoke test.
-The tag is ``pypto-<toolchain>-<flavor>:<hash12>`` where the hash covers every context file and
-build argument, so an existing tag means "already built from these inputs".
+The build context is assembled on the host: a hash-verified wheelhouse
+(:mod:`pypto.toolchain.wheelhouse`), an ``image.lock`` pinning every wheel (the project's own
+included), the manifest, ``image.json`` (flavor, contents), the smoke test. The tag is
+``pypto-<toolchain>-<flavor>:<hash12>`` where the hash covers every context file and build
+argument, so an existing tag means "already built from these inputs".
+
+Flavors: ``sim`` (CPU simulator + CPU torch, for upstream-style programs that ``import torch``),
+``sim-slim`` (the same without torch), ``hw`` (``sim`` + CANN + simpler from installers you supply).
 
     python -m pypto.toolchain.images build --flavor sim
+    python -m pypto.toolchain.images tag --flavor sim      # the tag a build would produce (for CI pulls)
     python -m pypto.toolchain.images build --flavor hw --installers DIR
 """
 
@@ -27,18 +32,36 @@ from pathlib import Path
 from typing import Any
 
 from pypto.errors import InternalError, PyptoError, ToolchainError
+from pypto.toolchain import wheelhouse
+from pypto.toolchain.build_progress import BuildProgress
+from pypto.toolchain.hw_installers import check_installers, hw_required
+from pypto.toolchain.image_normalize import normalize_image
 from pypto.toolchain.manifest import Manifest, load_manifest
 from pypto.toolchain.settings import subprocess_env
 
-REPO = Path(__file__).resolve().parents[2]
-DOCKER_DIR = REPO / "docker"
 LABEL_PREFIX = "io.pypto"
 LABEL_VERSION = f"{LABEL_PREFIX}.toolchain.version"
 LABEL_MANIFEST = f"{LABEL_PREFIX}.toolchain.manifest-sha256"
 LABEL_FLAVOR = f"{LABEL_PREFIX}.image.flavor"
 LABEL_INPUTS = f"{LABEL_PREFIX}.image.inputs-sha256"
-FLAVORS = ("sim", "hw")
-DEFAULT_WHEELHOUSE = REPO / "wheelhouse"
+FLAVORS = ("sim", "sim-slim", "hw")
+DOCKERFILES = {"sim": "sim.Dockerfile", "sim-slim": "sim.Dockerfile", "hw": "hw.Dockerfile"}
+IMAGE_JSON = "/opt/pypto/image.json"
+"""Inside every image: flavor, toolchain, repository, and whether torch is installed."""
+
+
+def repo() -> Path:
+    """The source checkout images are built from (see :func:`wheelhouse.find_checkout`)."""
+    return wheelhouse.find_checkout()
+
+
+def docker_dir() -> Path:
+    return repo() / "docker"
+
+
+def has_torch(flavor: str) -> bool:
+    """Whether a flavor's image carries CPU torch (``sim`` and ``hw`` do, ``sim-slim`` does not)."""
+    return flavor != "sim-slim"
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +78,10 @@ class BuildOptions:
     rebuild: bool = False
     no_cache: bool = False
     """Ignore the engine's layer cache (to check that a rebuild reproduces the image)."""
-    wheelhouse: Path = DEFAULT_WHEELHOUSE
-    """Host download cache for the image's wheels (git-ignored)."""
+    normalize: bool = True
+    """Rewrite the config's ``created`` times to SOURCE_DATE_EPOCH (see :mod:`image_normalize`)."""
+    wheelhouse: Path | None = None
+    """Host download cache for the image's wheels (None: ``<checkout>/wheelhouse``, git-ignored)."""
     smoke_examples: tuple[Path, ...] | None = None
     """Example scripts the build-time smoke test runs (None: the first beginner example)."""
     debian_mirror: str | None = None
@@ -106,12 +131,12 @@ def source_date_epoch(options: BuildOptions) -> str:
     """The option, else the checkout's last commit time, else 0."""
     if options.source_date_epoch:
         return options.source_date_epoch
-    proc = subprocess.run(["git", "-C", str(REPO), "log", "-1", "--format=%ct"], capture_output=True, text=True)
+    proc = subprocess.run(["git", "-C", str(repo()), "log", "-1", "--format=%ct"], capture_output=True, text=True)
     return proc.stdout.strip() if proc.returncode == 0 and proc.stdout.strip() else "0"
 
 
 def _git_revision() -> str:
-    proc = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True)
+    proc = subprocess.run(["git", "-C", str(repo()), "rev-parse", "HEAD"], capture_output=True, text=True)
     return proc.stdout.strip() if proc.returncode == 0 else "unknown"
 
 
@@ -128,21 +153,22 @@ def _sha256(path: Path) -> str:
 
 
 def _require_checkout() -> None:
-    if not (DOCKER_DIR / "sim.Dockerfile").is_file():
-        raise ToolchainError(f"Image builds need a pypto source checkout; {DOCKER_DIR}/sim.Dockerfile is missing",
-                             hint="clone the pypto repository and run the build from there")
+    repo()  # raises ToolchainError naming what is missing
 
 
-def fetch_wheels(manifest: Manifest, wheelhouse: Path) -> dict[str, str]:
-    """Download/verify every locked wheel plus ptoas into the wheelhouse; {file name: sha256}."""
-    argv = [sys.executable, str(DOCKER_DIR / "wheelhouse.py"), "fetch", "--toolchain", manifest.version,
-            "--dest", str(wheelhouse)]
-    return json.loads(_run(argv, "Fetching the image wheelhouse"))
+def wheelhouse_dir(options: BuildOptions) -> Path:
+    return options.wheelhouse or repo() / "wheelhouse"
+
+
+def fetch_wheels(manifest: Manifest, dest: Path, flavor: str = "sim") -> dict[str, str]:
+    """Download/verify the flavor's locked wheels plus ptoas into ``dest``; {file name: sha256}."""
+    _log(f"wheelhouse: verifying {'all' if has_torch(flavor) else 'the sim-slim'} locked wheels in {dest}")
+    return wheelhouse.fetch(manifest, dest, with_torch=has_torch(flavor))
 
 
 def build_project_wheel(dest: Path, epoch: str) -> Path:
     """Build this checkout's pypto wheel (deterministic under SOURCE_DATE_EPOCH)."""
-    argv = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(dest), str(REPO)]
+    argv = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(dest), str(repo())]
     _run(argv, "Building the pypto wheel", {"SOURCE_DATE_EPOCH": epoch})
     wheels = sorted(dest.glob("pypto-*.whl"))
     if len(wheels) != 1:
@@ -162,31 +188,46 @@ def smoke_examples(options: BuildOptions) -> list[Path]:
     """Example scripts the build-time smoke test runs; default: the first beginner example."""
     if options.smoke_examples is not None:
         return list(options.smoke_examples)
-    return sorted((REPO / "examples" / "beginner").glob("*.py"))[:1]
+    return sorted((repo() / "examples" / "beginner").glob("*.py"))[:1]
 
 
 def assemble_context(manifest: Manifest, options: BuildOptions, ctx: Path, epoch: str) -> None:
     """Fill ``ctx`` with the Dockerfile, wheelhouse, image.lock, manifest and smoke inputs."""
     _require_checkout()
-    files = fetch_wheels(manifest, options.wheelhouse)
-    wh = ctx / "wheelhouse"
+    source = wheelhouse_dir(options)
+    files = fetch_wheels(manifest, source, options.flavor)
+    wh, proj = ctx / "wheelhouse", ctx / "project"
     wh.mkdir(parents=True)
     for name in files:
-        shutil.copy2(options.wheelhouse / name, wh / name)
-    project = build_project_wheel(wh, epoch)
-    (ctx / "image.lock").write_text("\n".join(_lock_lines(files, project)) + "\n")
+        _link_or_copy(source / name, wh / name)
+    project = build_project_wheel(proj, epoch)
+    lines = _lock_lines(files, project)
+    (ctx / "image.lock").write_text("\n".join(lines) + "\n")
+    mine = [line for line in lines if line.startswith("pypto==")]
+    (ctx / "deps.lock").write_text("\n".join(line for line in lines if line not in mine) + "\n")
+    (proj / "pypto.lock").write_text("\n".join(mine) + "\n")
+    (ctx / "image.json").write_text(json.dumps(image_facts(manifest, options.flavor), indent=1, sort_keys=True) + "\n")
     shutil.copy2(manifest.path, ctx / "toolchain.toml")
-    shutil.copy2(DOCKER_DIR / f"{options.flavor}.Dockerfile", ctx / "Dockerfile")
+    shutil.copy2(docker_dir() / DOCKERFILES[options.flavor], ctx / "Dockerfile")
     smoke = ctx / "smoke"
     smoke.mkdir()
-    shutil.copy2(DOCKER_DIR / "smoke.sh", smoke / "smoke.sh")
+    shutil.copy2(docker_dir() / "smoke.sh", smoke / "smoke.sh")
+    shutil.copy2(docker_dir() / "clamp-mtimes.sh", ctx / "clamp-mtimes.sh")
     examples = smoke_examples(options)
     for example in examples:  # keep examples/<group>/<file> so their `parents[1]` import of _common works
         dest = smoke / "examples" / example.parent.name / example.name
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(example, dest)
-    if examples and (REPO / "examples" / "_common.py").is_file():
-        shutil.copy2(REPO / "examples" / "_common.py", smoke / "examples" / "_common.py")
+    if examples and (repo() / "examples" / "_common.py").is_file():
+        shutil.copy2(repo() / "examples" / "_common.py", smoke / "examples" / "_common.py")
+
+
+def image_facts(manifest: Manifest, flavor: str) -> dict[str, Any]:
+    """``/opt/pypto/image.json``: what the image is and carries (error messages inside it read this)."""
+    torch = manifest.image.torch_wheels.get("torch") if has_torch(flavor) else None
+    return {"repository": image_repository(manifest, flavor), "flavor": flavor, "toolchain": manifest.version,
+            "torch": torch, "flavors_with_torch": [f for f in FLAVORS if has_torch(f)],
+            "torch_pin": manifest.image.torch_wheels.get("torch")}
 
 
 def inputs_hash(ctx: Path, buildargs: dict[str, str]) -> str:
@@ -194,7 +235,7 @@ def inputs_hash(ctx: Path, buildargs: dict[str, str]) -> str:
     h = hashlib.sha256()
     for path in sorted(p for p in ctx.rglob("*") if p.is_file()):
         rel = path.relative_to(ctx).as_posix()
-        if rel.startswith("wheelhouse/pypto-"):
+        if rel.startswith("project/pypto-"):
             continue  # covered by image.lock's hash line; wheel names carry no extra information
         h.update(f"{rel}\0{_sha256(path)}\n".encode())
     h.update(json.dumps(buildargs, sort_keys=True).encode())
@@ -248,73 +289,17 @@ def plan_build(manifest: Manifest, options: BuildOptions, base_image: str, ctx: 
         stage_installers(manifest, options.installers, ctx)
     else:
         assemble_context(manifest, options, ctx, epoch)
+    clamp_times(ctx, int(epoch))
     args = build_args(manifest, flavor, base_image, epoch)
     digest = inputs_hash(ctx, args)
     return BuildPlan(flavor, ctx, "Dockerfile", args, image_labels(manifest, flavor, digest, epoch),
                      f"{image_repository(manifest, flavor)}:{digest[:12]}", digest)
 
 
-def _hw_required(manifest: Manifest) -> list[tuple[str, str, str]]:
-    """(file name, expected sha256, manifest key) of every installer a hw image needs."""
-    cann = manifest.hardware.cann
-    need = [(cann.toolkit_installer, cann.toolkit_sha256, "hardware.cann.toolkit_sha256")]
-    for backend, name in sorted(cann.kernels_installer.items()):
-        if name:
-            need.append((name, cann.kernels_sha256.get(backend, ""), f"hardware.cann.kernels_sha256.{backend}"))
-    return need
-
-
-def _simpler_archive(manifest: Manifest, installers: Path, problems: list[str]) -> Path | None:
-    import tarfile
-
-    commit = manifest.hardware.simpler.commit
-    if not commit:
-        problems.append(f"the manifest pins no simpler commit (set hardware.simpler.commit in {manifest.path})")
-        return None
-    path = installers / f"simpler-{commit}.tar.gz"
-    if not path.is_file():
-        problems.append(f"missing {path.name}: create it in a simpler checkout with "
-                        f"`git archive --format=tar.gz -o {path.name} {commit}`")
-        return None
-    with tarfile.open(path) as tar:
-        embedded = tar.pax_headers.get("comment", "")
-    if embedded != commit:
-        problems.append(f"{path.name} was archived from commit '{embedded or 'unknown'}', expected {commit} "
-                        "(use `git archive`, which records the commit)")
-    return path
-
-
-def check_installers(manifest: Manifest, installers: Path | None) -> tuple[list[str], Path]:
-    """Check the user-supplied CANN installers and simpler archive against the manifest.
-
-    Returns the SHA256SUMS lines and the simpler archive; raises ToolchainError listing every problem.
-    """
-    if installers is None or not installers.is_dir():
-        names = ", ".join(n for n, _, _ in _hw_required(manifest))
-        raise ToolchainError(
-            f"A hw image needs the CANN installers and a simpler archive, supplied by you: {names}, "
-            f"simpler-<commit>.tar.gz" + (f" (directory {installers} does not exist)" if installers else ""),
-            hint=f"put them in one directory and run: {build_command('hw', manifest.version).replace('DIR', '<dir>')}",
-        )
-    problems: list[str] = []
-    sums = []
-    for name, expected, key in _hw_required(manifest):
-        path = installers / name
-        if not expected:
-            problems.append(f"the manifest pins no sha256 for {name} (set {key} in {manifest.path})")
-        elif not path.is_file():
-            problems.append(f"missing {path}")
-        elif (actual := _sha256(path)) != expected:
-            problems.append(f"{path} has sha256 {actual}, the manifest ({key}) expects {expected}")
-        else:
-            sums.append(f"{expected}  {name}")
-    simpler = _simpler_archive(manifest, installers, problems)
-    if problems:
-        raise ToolchainError(f"Refusing to build the hw image for toolchain {manifest.version}:\n  - "
-                             + "\n  - ".join(problems),
-                             hint="supply exactly the installers the manifest pins; nothing is downloaded")
-    assert simpler is not None
-    return sums, simpler
+def clamp_times(ctx: Path, epoch: int) -> None:
+    """Give every context file and directory the mtime ``epoch`` (COPY keeps mtimes in the layer)."""
+    for path in sorted(ctx.rglob("*"), reverse=True):
+        os.utime(path, (epoch, epoch), follow_symlinks=False)
 
 
 def stage_installers(manifest: Manifest, installers: Path | None, ctx: Path) -> None:
@@ -324,11 +309,12 @@ def stage_installers(manifest: Manifest, installers: Path | None, ctx: Path) -> 
     assert installers is not None
     staged = ctx / "installers"
     staged.mkdir(parents=True)
-    for name, _, _ in _hw_required(manifest):
+    for name, _, _ in hw_required(manifest):
         _link_or_copy(installers / name, staged / name)
     shutil.copy2(simpler, staged / "simpler.tar.gz")
     (staged / "SHA256SUMS").write_text("\n".join(sums) + "\n")
-    shutil.copy2(DOCKER_DIR / "hw.Dockerfile", ctx / "Dockerfile")
+    (ctx / "image.json").write_text(json.dumps(image_facts(manifest, "hw"), indent=1, sort_keys=True) + "\n")
+    shutil.copy2(docker_dir() / DOCKERFILES["hw"], ctx / "Dockerfile")
 
 
 def _link_or_copy(src: Path, dst: Path) -> None:
@@ -341,20 +327,26 @@ def _link_or_copy(src: Path, dst: Path) -> None:
 def _client() -> Any:
     from pypto.toolchain.engine import docker_client
 
-    return docker_client()
+    return docker_client(timeout=900)  # image save/load of ~2 GB on a busy machine
+
+
+def _sdk() -> Any:
+    from pypto.toolchain.docker import docker_sdk
+
+    return docker_sdk()
 
 
 def base_tag(manifest: Manifest) -> str:
     """Tag of the debootstrap base: suite, variant and the script's content."""
     pin = manifest.base_image
     digest = hashlib.sha256(f"{pin.suite}|{pin.debootstrap_variant}|".encode()
-                            + (DOCKER_DIR / "make_base.sh").read_bytes()).hexdigest()
+                            + (docker_dir() / "make_base.sh").read_bytes()).hexdigest()
     return f"pypto-base-{pin.suite}:{digest[:12]}"
 
 
 def ensure_base(manifest: Manifest, client: Any, options: BuildOptions) -> str:
     """Build the debootstrap base unless an image with its tag exists; return the tag."""
-    import docker
+    docker = _sdk()
 
     tag = base_tag(manifest)
     try:
@@ -363,12 +355,17 @@ def ensure_base(manifest: Manifest, client: Any, options: BuildOptions) -> str:
     except docker.errors.ImageNotFound:
         pass
     pin = manifest.base_image
-    argv = ["bash", str(DOCKER_DIR / "make_base.sh"), "--suite", pin.suite, "--variant", pin.debootstrap_variant,
+    argv = ["bash", str(docker_dir() / "make_base.sh"), "--suite", pin.suite, "--variant", pin.debootstrap_variant,
             "--tag", tag, "--fallback-mirror", pin.mirror]
     if options.debian_mirror:
         argv += ["--mirror", options.debian_mirror]
+    epoch = source_date_epoch(options)
+    if os.geteuid() != 0 and shutil.which("sudo"):  # debootstrap needs root (CI runners: passwordless sudo)
+        argv = ["sudo", "-n", f"SOURCE_DATE_EPOCH={epoch}", *argv]
+        _log("debootstrap needs root: running make_base.sh through `sudo -n` "
+             "(or pass --base-image REF to start from a registry image)")
     _log(f"building base image {tag} (debootstrap {pin.suite})")
-    _run(argv, "Building the debootstrap base image", {"SOURCE_DATE_EPOCH": source_date_epoch(options)})
+    _run(argv, "Building the debootstrap base image", {"SOURCE_DATE_EPOCH": epoch})
     return tag
 
 
@@ -376,8 +373,8 @@ def _log(msg: str) -> None:
     print(f"pypto-images: {msg}", file=sys.stderr, flush=True)
 
 
-def run_build(client: Any, plan: BuildPlan, no_cache: bool = False) -> str:
-    """docker build through the engine API, streaming its output to stderr; return the image id."""
+def run_build(client: Any, plan: BuildPlan, no_cache: bool, progress: BuildProgress) -> str:
+    """docker build through the engine API, its output fed to ``progress``; return the image id."""
     repro = shlex.join(["docker", "build", "-t", plan.tag, *[x for k, v in plan.buildargs.items()
                                                               for x in ("--build-arg", f"{k}={v}")],
                         str(plan.context)])
@@ -386,19 +383,22 @@ def run_build(client: Any, plan: BuildPlan, no_cache: bool = False) -> str:
                                   buildargs=plan.buildargs, labels=plan.labels, rm=True, forcerm=True,
                                   nocache=no_cache, decode=True):
         if "stream" in chunk:
-            sys.stderr.write(chunk["stream"])
+            progress.feed(chunk["stream"])
         if "error" in chunk:
-            raise ToolchainError(f"Building {plan.tag} failed: {chunk['error'].strip()}",
-                                 repro=repro, hint=f"the build context is kept in {plan.context}")
+            raise ToolchainError(f"Building {plan.tag} failed at step {progress.step}/{progress.total}: "
+                                 f"{chunk['error'].strip()}", stderr=progress.failure_tail(), repro=repro,
+                                 hint=f"the build context is kept in {plan.context}")
         image_id = chunk.get("aux", {}).get("ID", image_id)
     return image_id or client.images.get(plan.tag).id
 
 
-def build_image(options: BuildOptions | None = None) -> BuiltImage:
+def build_image(options: BuildOptions | None = None, *, verbose: bool = False) -> BuiltImage:
     """Build (or reuse, when the content-hash tag exists) an image for a toolchain."""
-    import docker
+    docker = _sdk()
 
     options = options or BuildOptions()
+    if options.flavor not in FLAVORS:
+        raise ToolchainError(f"Unknown image flavor '{options.flavor}'", hint=f"use one of {', '.join(FLAVORS)}")
     manifest = load_manifest(options.toolchain)
     if options.flavor == "hw":
         check_installers(manifest, options.installers)  # refuse before spending minutes on the sim image
@@ -406,7 +406,7 @@ def build_image(options: BuildOptions | None = None) -> BuiltImage:
     start = time.monotonic()
     base_image = options.base_image
     if options.flavor == "hw":
-        base_image = base_image or build_image(replace(options, flavor="sim", base_image=None)).tag
+        base_image = base_image or build_image(replace(options, flavor="sim", base_image=None), verbose=verbose).tag
     else:
         base_image = base_image or ensure_base(manifest, client, options)
     ctx = Path(tempfile.mkdtemp(prefix=f"pypto-image-{options.flavor}-"))
@@ -416,34 +416,70 @@ def build_image(options: BuildOptions | None = None) -> BuiltImage:
     except docker.errors.ImageNotFound:
         image = None
     cached = image is not None
-    if image is None:
-        _log(f"building {plan.tag} from {base_image}")
-        run_build(client, plan, options.no_cache)
-        image = client.images.get(plan.tag)
+    with BuildProgress(plan.tag, verbose=verbose) as progress:
+        if image is None:
+            built_id = run_build(client, plan, options.no_cache, progress)
+            if options.normalize:
+                progress.note("normalizing the config's timestamps (reproducible image ID)")
+                normalize_image(client, plan.tag, int(plan.buildargs["SOURCE_DATE_EPOCH"]))
+                _drop_dangling(client, built_id)
+            image = client.images.get(plan.tag)
+    size_mb = round(image.attrs["Size"] / 2**20, 1)
+    progress.summary(plan.tag, image.id, size_mb, cached_image=cached)
     shutil.rmtree(ctx, ignore_errors=True)
-    return BuiltImage(plan.tag, image.id, options.flavor, round(image.attrs["Size"] / 2**20, 1),
-                      round(time.monotonic() - start, 1), cached, base_image, dict(image.labels))
+    return BuiltImage(plan.tag, image.id, options.flavor, size_mb, round(time.monotonic() - start, 1), cached,
+                      base_image, dict(image.labels))
 
 
-def main(argv: list[str] | None = None) -> int:
+def _drop_dangling(client: Any, image_id: str) -> None:
+    """Remove the pre-normalization image (now untagged); it only shares layers with the result."""
+    try:
+        client.images.remove(image_id)
+    except Exception:  # noqa: BLE001 - still referenced (e.g. by a container): the engine keeps it
+        pass
+
+
+def image_tag(options: BuildOptions) -> str:
+    """The tag a build with these options produces (assembles the context; no engine needed for sim)."""
+    manifest = load_manifest(options.toolchain)
+    if options.base_image is None and options.flavor != "hw":
+        options = replace(options, base_image=base_tag(manifest))
+    if options.base_image is None:
+        raise ToolchainError("The hw tag depends on the sim image it is built on", hint="pass --base-image SIM_TAG")
+    with tempfile.TemporaryDirectory(prefix=f"pypto-image-{options.flavor}-") as ctx:
+        return plan_build(manifest, options, options.base_image, Path(ctx)).tag
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m pypto.toolchain.images", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="build (or reuse) an image; prints its tag, id, size and time as JSON")
-    b.add_argument("--flavor", choices=FLAVORS, default="sim")
-    b.add_argument("--base-image", help="base image reference (default: a debootstrap base built here)")
-    b.add_argument("--installers", type=Path, help="hw only: directory with the CANN installers and simpler archive")
+    t = sub.add_parser("tag", help="print the tag a build would produce, without building (CI: pull by this tag)")
+    for p in (b, t):
+        p.add_argument("--flavor", choices=FLAVORS, default="sim",
+                       help="sim: simulator + CPU torch; sim-slim: without torch; hw: sim + CANN + simpler")
+        p.add_argument("--base-image", help="base image reference (default: a debootstrap base built here)")
+        p.add_argument("--installers", type=Path, help="hw only: directory with the CANN installers and simpler archive")
+        p.add_argument("--wheelhouse", type=Path, help="wheel download cache (default: <checkout>/wheelhouse)")
+        p.add_argument("--smoke-example", action="append", type=Path, dest="smoke_examples",
+                       help="example script the smoke test runs (repeatable; default: the first beginner example)")
+        p.add_argument("--no-smoke-examples", action="store_true", help="smoke test without running examples")
     b.add_argument("--rebuild", action="store_true", help="build even if the tag exists")
     b.add_argument("--no-cache", action="store_true", help="with --rebuild: ignore the engine's layer cache")
-    b.add_argument("--wheelhouse", type=Path, default=DEFAULT_WHEELHOUSE, help="wheel download cache")
-    b.add_argument("--smoke-example", action="append", type=Path, dest="smoke_examples",
-                   help="example script the smoke test runs (repeatable; default: the first beginner example)")
-    b.add_argument("--no-smoke-examples", action="store_true", help="smoke test without running examples")
-    for p in (b, sub.add_parser("base", help="build (or reuse) the debootstrap base image; prints its tag")):
+    b.add_argument("--keep-timestamps", action="store_false", dest="normalize",
+                   help="keep the builder's wall-clock `created` times (the image ID then differs per build)")
+    b.add_argument("-v", "--verbose", action="store_true", help="print every build output line (without a TTY)")
+    for p in (b, t, sub.add_parser("base", help="build (or reuse) the debootstrap base image; prints its tag")):
         p.add_argument("--toolchain", help="toolchain version (default: newest manifest)")
         p.add_argument("--debian-mirror", help="debootstrap mirror (default: this host's apt sources)")
         p.add_argument("--source-date-epoch", help="timestamp for reproducible outputs (default: last commit)")
-    args = vars(parser.parse_args(argv))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = vars(_parser().parse_args(argv))
     command = args.pop("command")
+    verbose = args.pop("verbose", False)
     if args.pop("no_smoke_examples", False):
         args["smoke_examples"] = ()
     if args.get("smoke_examples"):
@@ -453,7 +489,10 @@ def main(argv: list[str] | None = None) -> int:
         if command == "base":
             print(ensure_base(load_manifest(options.toolchain), _client(), options))
             return 0
-        built = build_image(options)
+        if command == "tag":
+            print(image_tag(options))
+            return 0
+        built = build_image(options, verbose=verbose)
     except PyptoError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

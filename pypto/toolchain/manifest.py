@@ -157,6 +157,13 @@ class ImagePin(_Pin):
     """Python wheels installed into images (name -> version); hashes live in the image lock file."""
 
     wheels: dict[str, str]
+    """Every image flavor."""
+    torch_wheels: dict[str, str] = Field(default_factory=dict)
+    """CPU torch and its dependencies: the ``sim`` (and ``hw``) images; ``sim-slim`` leaves them out."""
+
+    def flavor_wheels(self, with_torch: bool) -> dict[str, str]:
+        """The wheels of one flavor (name -> version)."""
+        return {**self.wheels, **(self.torch_wheels if with_torch else {})}
 
 
 class Manifest(_Pin):

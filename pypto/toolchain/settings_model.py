@@ -80,6 +80,8 @@ class Settings(BaseSettings):
     log_level: LogLevel = Field("info", description="Log threshold (debug|info|warn|error|fatal|event|none).")
     compile_profiling: bool = Field(False, description="Write report/pipeline_profile.{txt,json}.")
     emit_pto_loc: bool = Field(True, description="Emit loc(...) source locations in .pto files.")
+    file_prefix_map: str | None = Field(
+        None, description="OLD=NEW[;OLD=NEW]: rewrite source paths recorded in artifacts (gcc -ffile-prefix-map).")
     codegen_max_workers: int | None = Field(None, ge=1, description="ptoas thread pool size (1 = sequential).")
     emit_debug_runner: bool = Field(True, description="Write debug/run.py into artifacts.")
     ptoas_root: str | None = Field(
@@ -166,6 +168,13 @@ class Settings(BaseSettings):
     @classmethod
     def _expand(cls, value: Path | None) -> Path | None:
         return value.expanduser() if value is not None else None
+
+    @field_validator("file_prefix_map")
+    @classmethod
+    def _prefix_map(cls, value: str | None) -> str | None:
+        from pypto.toolchain.prefix_map import format_prefix_map, parse_prefix_map
+
+        return format_prefix_map(parse_prefix_map(value)) or None  # ValueError names the bad entry
 
     def _check_agreement(self) -> None:
         try:

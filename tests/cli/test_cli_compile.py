@@ -172,17 +172,45 @@ def test_in_container_delegates(monkeypatch: pytest.MonkeyPatch, fake: FakeDrive
         return "/src/" + path.relative_to(source_dir).as_posix()
 
     module = types.SimpleNamespace(run_in_container=run_in_container, to_container_path=to_container_path,
-                                   CONTAINER_OUT="/out")
+                                   CONTAINER_OUT="/out", CONTAINER_SRC="/src")
     monkeypatch.setitem(sys.modules, "pypto.toolchain.docker", module)
     monkeypatch.setattr(pypto.toolchain, "docker", module, raising=False)
     monkeypatch.chdir(tmp_path)
     result = invoke("compile", "kernel.py::k", "--in-container", "--platform", "a5sim", "--skip-ptoas",
                     "--shape", "a=8x8:f32", "-o", "out")
     assert result.exit_code == 3, result.stderr
+    # the container records /src/... paths; the map makes them the host's (byte-identical artifacts)
     assert seen["argv"] == ["compile", "/src/kernel.py::k", "--platform", "a5sim", "--shape", "a=8x8:f32",
-                            "--skip-ptoas", "--dump-passes", "concise", "--output-dir", "/out"]
+                            "--skip-ptoas", "--dump-passes", "concise", "--output-dir", "/out",
+                            "--file-prefix-map", f"/src={tmp_path.resolve()}"]
     assert seen["source_dir"] == tmp_path and seen["output_dir"] == tmp_path / "out"
     assert seen["settings"].platform == "a5sim" and not fake.calls
+    # the caller's own map applies on top: host dir -> /proj, so the container maps /src -> /proj
+    result = invoke("compile", "kernel.py::k", "--in-container", "--file-prefix-map", f"{tmp_path.resolve()}=/proj")
+    assert result.exit_code == 3, result.stderr
+    assert seen["argv"][-2:] == ["--file-prefix-map", "/src=/proj"]
+
+
+def test_file_prefix_map_reaches_the_driver_and_rejects_bad_values(fake: FakeDriver, kernel: Path) -> None:
+    result = invoke("compile", str(kernel), "--file-prefix-map", "/a=/b", "--file-prefix-map", "/c/=/d")
+    assert result.exit_code == 0, result.output
+    assert fake.calls[0][3].file_prefix_map == "/a=/b;/c=/d"
+    result = CliRunner().invoke(cli, ["compile", str(kernel), "--file-prefix-map", "nonsense"])
+    assert result.exit_code == ExitCode.USAGE and "OLD=NEW" in result.output
+
+
+@pytest.mark.parametrize(("source", "words", "line"), [
+    ("import os\nimport no_such_module_xyz\n", "no module named 'no_such_module_xyz'", 2),
+    ("x = 1\ndef f(:\n    pass\n", "invalid Python syntax", 2),
+    ("import json\n\nraise ValueError('broken at import')\n", "ValueError: broken at import", 3),
+])
+def test_a_file_that_fails_to_import_is_a_user_error(tmp_path: Path, source: str, words: str, line: int) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(source)
+    result = invoke("compile", str(bad))
+    assert result.exit_code == ExitCode.USER, result.output
+    assert f"{bad}:{line}:" in result.stderr and words in result.stderr
+    assert "pypto bug" not in result.stderr and "Traceback" not in result.stderr
 
 
 def test_parse_shape_aliases() -> None:

@@ -303,3 +303,10 @@ def test_unknown_op_names_op_and_toolchain():
 def test_rank3_tensor_rejected():
     x = Var("x", TensorType((2, 32, 64), DataType.FP32))
     _reject(lambda: _kernel_text(B.Body().ret(x), [x], [B.IN]), "rank 3", "2-D")
+
+
+def test_file_prefix_map_rewrites_loc_paths():
+    # Spans name "k.py" (a relative path); map it as a whole component and leave other paths alone.
+    text = _pto(B.add_program(), file_prefix_map=(("k.py", "/home/me/k.py"),))
+    assert 'loc("/home/me/k.py":4:9)' in text and 'loc("k.py"' not in text
+    assert _pto(B.add_program(), file_prefix_map=(("k", "/x"),)) == _pto(B.add_program())

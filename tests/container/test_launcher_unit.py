@@ -171,3 +171,56 @@ def test_host_paths_rewrite_complete_stdout_lines():
     assert paths.feed(b"ut line\n") == b"half /home/u/build line\n"
     assert paths.feed(b"tail /src") == b"" and paths.flush() == b"tail /home/u/proj"
     assert HostPaths(()).feed(b"/out\n") == b"/out\n"
+
+
+class _Img:
+    def __init__(self, flavor: str, created: str, manifest_sha: str | None = None) -> None:
+        m = load_manifest()
+        self.labels = {LABEL_VERSION: m.version, LABEL_MANIFEST: manifest_sha or m.sha256, LABEL_FLAVOR: flavor,
+                       "org.opencontainers.image.version": "0.1.0"}
+        self.attrs = {"Created": created}
+        self.tags = [f"pypto-{flavor}:{created}"]
+
+
+class _Images:
+    def __init__(self, found: list[_Img]) -> None:
+        self.found = found
+
+    def list(self, filters: dict[str, Any]) -> list[_Img]:
+        return self.found
+
+
+def test_select_prefers_sim_over_sim_slim_and_refuses_stale_manifests() -> None:
+    settings = resolve_settings(platform="a2a3sim")
+    slim_new, sim_old = _Img("sim-slim", "2026-12-01"), _Img("sim", "2026-01-01")
+    client = type("C", (), {"images": _Images([slim_new, sim_old, _Img("hw", "2027-01-01")])})()
+    assert launcher.select_image(client, settings) is sim_old
+    client.images = _Images([slim_new])
+    assert launcher.select_image(client, settings) is slim_new  # sim-slim serves sim platforms too
+    client.images = _Images([_Img("sim", "2026-01-01", "0" * 64)])
+    with pytest.raises(ToolchainError, match="another manifest sha256") as info:
+        launcher.select_image(client, settings)
+    assert "--flavor sim" in str(info.value)
+
+
+def test_sim_slim_labels_accepted_for_sim_platforms_only() -> None:
+    m = load_manifest()
+    launcher.check_image_labels("img", _labels(**{LABEL_FLAVOR: "sim-slim"}), m, ("sim", "sim-slim"))
+    with pytest.raises(ToolchainError, match="sim or sim-slim"):
+        launcher.check_image_labels("img", _labels(**{LABEL_FLAVOR: "hw"}), m, ("sim", "sim-slim"))
+
+
+def test_plan_names_the_image_inside(spec: launcher.RunSpec) -> None:
+    assert spec.environment["PYPTO_CONTAINER_IMAGE"] == "img:1"
+
+
+def test_diagnostics_on_stderr_name_host_paths(spec: launcher.RunSpec, tmp_path: Path,
+                                               capfd: pytest.CaptureFixture[str]) -> None:
+    class Client(FakeClient):
+        def attach(self, *args: Any, **kwargs: Any) -> list[tuple[bytes | None, bytes | None]]:
+            return [(b"/out\n", None), (None, b"/src/k.py:2:1: error: importing k.py failed\n")]
+
+    assert launcher.execute(Client(FakeContainer({"StatusCode": 3})), spec, timeout=5) == 3
+    captured = capfd.readouterr()
+    assert captured.out == f"{(tmp_path / 'out').resolve()}\n"
+    assert captured.err == f"{tmp_path.resolve()}/k.py:2:1: error: importing k.py failed\n"
