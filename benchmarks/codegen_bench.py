@@ -26,7 +26,7 @@ def _programs() -> dict:
 
 def bench_codegen(repeat: int = 20, run_ptoas: bool = True) -> dict[str, dict[str, float]]:
     """Print and return ``{kernel: {"codegen_ms": .., "ptoas_ms[<unit>]": ..}}``."""
-    from pypto.backend.ptoas_stage import run_units
+    from pypto.backend.ptoas_batch import run_units
     from pypto.codegen import generate
 
     exe = None

@@ -17,7 +17,8 @@ from pypto.artifact import (
     render_kernel_config,
     skip_ptoas_files,
 )
-from pypto.backend.ptoas_stage import PtoasResult, error_report, run_units, split_debug_modules
+from pypto.backend.ptoas_batch import run_units
+from pypto.backend.ptoas_stage import PtoasResult, error_report, split_debug_modules
 from pypto.errors import PartialCodegenError, ToolchainError
 
 _WRAP_KIND = {"tensor": "tensor", "scalar": "scalar", "dim": "dyn_dim", "block_idx": "block_idx",

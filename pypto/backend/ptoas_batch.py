@@ -18,10 +18,12 @@ import shlex
 import subprocess
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from pypto.artifact.model import KernelUnit
 from pypto.backend import ptoas_stage
-from pypto.codegen.artifact import KernelUnit
+from pypto.backend.ptoas_stage import PtoasResult
 
 _FUNC = re.compile(r"^  func\.func (?:(?:public|private|nested) )?@([A-Za-z_$.][\w$.\-]*)\(", re.M)
 _CPP_FUNC = re.compile(r"^(?:__global__ AICORE )?[A-Za-z_][\w:<>, *&]* \**([A-Za-z_]\w*)\(")
@@ -137,3 +139,23 @@ def run_batch(ptoas: Path, out_dir: Path, units: list[KernelUnit], *, timeout: f
         repro = f"cd <artifact dir> && {shlex.join(own)}"
         results.append(ptoas_stage.PtoasResult(u.name, True, log, "", repro, seconds))
     return results
+
+
+def run_units(ptoas: Path, out_dir: Path, units: list[KernelUnit], *, max_workers: int | None,
+              timeout: float, insert_sync: bool = True, batch: bool = True) -> list[PtoasResult]:
+    """Run ptoas on every unit; results in unit order.
+
+    With ``batch`` (and two or more units) all units go through one ptoas process
+    (:func:`run_batch`); if that cannot stand in for the per-unit runs (or fails), or
+    without ``batch``, each unit gets its own run in a thread pool (``max_workers=1`` = sequential).
+    """
+    if batch and len(units) > 1:
+        done = run_batch(ptoas, out_dir, units, timeout=timeout, insert_sync=insert_sync)
+        if done is not None:
+            return done
+    if max_workers == 1 or len(units) <= 1:
+        return [ptoas_stage.run_ptoas(ptoas, out_dir, u.name, timeout=timeout, insert_sync=insert_sync) for u in units]
+    with ThreadPoolExecutor(max_workers=max_workers) as pool:
+        futures = [pool.submit(ptoas_stage.run_ptoas, ptoas, out_dir, u.name, timeout=timeout, insert_sync=insert_sync)
+                   for u in units]
+        return [f.result() for f in futures]

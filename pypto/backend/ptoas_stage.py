@@ -11,11 +11,10 @@ import re
 import shlex
 import subprocess
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from pypto.artifact import KernelUnit, ptoas_file
+from pypto.artifact import ptoas_file
 
 _ERROR_LINE = re.compile(r"error:|Error:|Assertion|Aborted|terminate called")
 _SLUG = re.compile(r"[^a-z0-9]+")
@@ -114,28 +113,6 @@ def split_debug_modules(log: str) -> dict[str, str]:
     for rest in pending:
         out[f"{len(out):02d}_final.mlir"] = rest
     return out
-
-
-def run_units(ptoas: Path, out_dir: Path, units: list[KernelUnit], *, max_workers: int | None,
-              timeout: float, insert_sync: bool = True, batch: bool = True) -> list[PtoasResult]:
-    """Run ptoas on every unit; results in unit order.
-
-    With ``batch`` (and two or more units) all units go through one ptoas process
-    (:mod:`pypto.backend.ptoas_batch`); if that cannot stand in for the per-unit runs (or fails), or
-    without ``batch``, each unit gets its own run in a thread pool (``max_workers=1`` = sequential).
-    """
-    if batch and len(units) > 1:
-        from pypto.backend.ptoas_batch import run_batch
-
-        done = run_batch(ptoas, out_dir, units, timeout=timeout, insert_sync=insert_sync)
-        if done is not None:
-            return done
-    if max_workers == 1 or len(units) <= 1:
-        return [run_ptoas(ptoas, out_dir, u.name, timeout=timeout, insert_sync=insert_sync) for u in units]
-    with ThreadPoolExecutor(max_workers=max_workers) as pool:
-        futures = [pool.submit(run_ptoas, ptoas, out_dir, u.name, timeout=timeout, insert_sync=insert_sync)
-                   for u in units]
-        return [f.result() for f in futures]
 
 
 def error_report(failed: list[PtoasResult], total: int) -> tuple[str, str]:

@@ -17,6 +17,7 @@ from pypto.ir.enums import FunctionType
 from pypto.ir.function import Program
 from pypto.jit import disk_cache
 from pypto.jit.meta import TensorMeta, is_tensor_like, tensor_meta
+from pypto.jit.signature import RUNTIME  # noqa: F401 (pl.RUNTIME's home for older imports)
 from pypto.jit.specialize import dynamic_axes, rewrite_signature, scalar_literal, source_info
 
 _KIND_TYPE = {
@@ -253,16 +254,6 @@ def _compile_kwargs(cfg: Any) -> dict[str, Any]:
 
     kw["skip_ptoas"] = find_ptoas() is None
     return kw
-
-
-class _Runtime:
-    """``pl.RUNTIME``: keep a scalar parameter as a runtime value (signature-mode compile)."""
-
-    def __repr__(self) -> str:
-        return "pl.RUNTIME"
-
-
-RUNTIME = _Runtime()
 
 
 class _JITDecorator:

@@ -19,6 +19,16 @@ from pypto.jit.meta import TensorMeta, is_tensor_like
 DYNAMIC_PLACEHOLDER = 1
 
 
+
+class _Runtime:
+    """``pl.RUNTIME``: keep a scalar parameter as a runtime value (signature-mode compile)."""
+
+    def __repr__(self) -> str:
+        return "pl.RUNTIME"
+
+
+RUNTIME = _Runtime()
+
 def is_signature_mode(args: tuple, kwargs: dict[str, Any]) -> bool:
     """No positional argument and no tensor passed by keyword (scalars by keyword are fine)."""
     return not args and not any(is_tensor_like(v) for v in kwargs.values())
@@ -47,7 +57,6 @@ def _evaluated(func: Any, param: inspect.Parameter, env: dict[str, Any] | None) 
 def signature_specs(fn: Any, kwargs: dict[str, Any]) -> tuple[dict[str, TensorMeta], dict[str, Any]]:
     """Tensor metadata and specialized scalar values read from ``fn``'s annotations (TypeError if one
     cannot be read). Scalars left out of the result stay runtime parameters (``pl.RUNTIME``)."""
-    from pypto.jit.decorator import RUNTIME
     from pypto.language.types import AnnotationSpec, TypeCtor
 
     params = fn._sig.parameters
@@ -99,7 +108,6 @@ def _tensor_meta(func: str, name: str, items: Any) -> TensorMeta:
 
 
 def _scalar_value(func: str, name: str, param: inspect.Parameter, kwargs: dict[str, Any]) -> Any:
-    from pypto.jit.decorator import RUNTIME
 
     if name in kwargs:
         value = kwargs[name]

@@ -24,7 +24,7 @@ from pypto.passes._slots import resolve_slots, share_unresolved, slot_memref, un
 from pypto.passes._util import iter_stmts, map_blocks
 from pypto.passes.base import Pass
 from pypto.passes.simplify import _Fold
-from pypto.passes.unroll_loops import _copy
+from pypto.passes.unroll_loops import copy_body as _copy
 
 
 def stages(loop: ForStmt) -> int:

@@ -331,7 +331,7 @@ def _client() -> Any:
 
 
 def _sdk() -> Any:
-    from pypto.toolchain.docker import docker_sdk
+    from pypto.toolchain.engine import docker_sdk
 
     return docker_sdk()
 

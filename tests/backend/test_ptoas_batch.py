@@ -7,9 +7,9 @@ from pathlib import Path
 
 import irbuild as B
 import pytest
-from pypto.codegen.artifact import KernelUnit
 
-from pypto.backend import assemble, ptoas_batch, ptoas_stage
+from pypto.artifact.model import KernelUnit
+from pypto.backend import assemble, ptoas_batch
 from pypto.backend.ptoas_batch import merge_modules, split_cpp, unit_functions
 from pypto.codegen import generate
 
@@ -106,7 +106,7 @@ def test_a_failing_unit_falls_back_to_per_unit_runs(tmp_path):
     (tmp_path / "ptoas").mkdir()
     for u in (good, broken):
         (tmp_path / "ptoas" / f"{u.name}.pto").write_text(u.pto)
-    results = ptoas_stage.run_units(exe, tmp_path, [good, broken], max_workers=1, timeout=60)
+    results = ptoas_batch.run_units(exe, tmp_path, [good, broken], max_workers=1, timeout=60)
     assert [r.ok for r in results] == [True, False]
     assert results[0].log.startswith(f"$ ptoas ptoas/{good.name}.pto")  # its own run, not the batch's
     assert f"ptoas/{broken.name}.pto" in results[1].repro and results[1].error
