@@ -174,3 +174,41 @@ def test_directions_already_on_a_call_are_kept_and_the_pass_is_idempotent():
     assert _dirs(prog) == [("fill", (IN, OUT_EX)), ("fill", (IN, ArgDirection.NoDep))]
     assert get_pass("DeriveCallDirections")().run(prog) is prog
 
+
+
+def test_a_loop_result_follows_the_buffer_its_body_yields():
+    prog = _derive("""
+        first: pl.Tensor[[32, 64], pl.FP32] = pl.tensor.create([32, 64], dtype=pl.FP32)
+        for i, (cur,) in pl.range(3, init_values=(first,)):
+            scratch: pl.Tensor[[32, 64], pl.FP32] = pl.tensor.create([32, 64], dtype=pl.FP32)
+            s1: pl.Tensor[[32, 64], pl.FP32] = self.fill(a, scratch)
+            last = pl.yield_(s1)
+        again: pl.Tensor[[32, 64], pl.FP32] = self.fill(b, last)
+        return out
+    """)
+    assert _dirs(prog) == [("fill", (IN, INOUT)), ("fill", (IN, INOUT))]
+
+
+def test_a_loop_that_may_not_run_leaves_its_result_ambiguous():
+    prog = _derive("""
+        first: pl.Tensor[[32, 64], pl.FP32] = pl.tensor.create([32, 64], dtype=pl.FP32)
+        for i, (cur,) in pl.parallel(n, init_values=(first,)):
+            scratch: pl.Tensor[[32, 64], pl.FP32] = pl.tensor.create([32, 64], dtype=pl.FP32)
+            s1: pl.Tensor[[32, 64], pl.FP32] = self.fill(a, scratch)
+            last = pl.yield_(s1)
+        o1: pl.Tensor[[32, 64], pl.FP32] = self.fill(b, first)
+        o2: pl.Tensor[[32, 64], pl.FP32] = self.fill(b, last)
+        return out
+    """)
+    # `first` itself was never written: its first writer stays output_existing; `last` may be either buffer.
+    assert _dirs(prog) == [("fill", (IN, OUT_EX)), ("fill", (IN, OUT_EX)), ("fill", (IN, INOUT))]
+
+
+def test_a_parallel_loop_inside_a_sequential_one_is_inout():
+    prog = _derive("""
+        for i in pl.range(2):
+            for j in pl.parallel(4):
+                o1: pl.Tensor[[32, 64], pl.FP32] = self.fill(a, out)
+        return out
+    """)
+    assert _dirs(prog) == [("fill", (IN, INOUT))]
