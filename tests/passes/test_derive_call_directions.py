@@ -212,3 +212,31 @@ def test_a_parallel_loop_inside_a_sequential_one_is_inout():
         return out
     """)
     assert _dirs(prog) == [("fill", (IN, INOUT))]
+
+
+def test_whole_pipeline_with_roundtrip_verification_keeps_the_inout(tmp_path):
+    from pypto.ir import PassDumpLevel, VerificationLevel
+    from pypto.passes.context import PassContext
+    from pypto.passes.manager import run_pipeline
+
+    text = textwrap.dedent(f"""
+        import pypto.language as pl
+
+        @pl.program
+        class Two:
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def two(self, a: {T}, b: {T}, out: pl.Out[{T}]) -> {T}:
+                with pl.at(level=pl.Level.CORE_GROUP):
+                    ta: pl.Tile[[32, 64], pl.FP32] = pl.load(a, [0, 0], [32, 64])
+                    pl.store(ta, [0, 0], out)
+                for i in pl.range(2):
+                    with pl.at(level=pl.Level.CORE_GROUP):
+                        tb: pl.Tile[[32, 64], pl.FP32] = pl.load(b, [0, 0], [32, 64])
+                        pl.store(tb, [0, 0], out)
+                return out
+    """)
+    ctx = PassContext(verification_level=VerificationLevel.ROUNDTRIP)
+    result = run_pipeline(pl.parse(text), ctx=ctx, dump_level=PassDumpLevel.CONCISE, dump_dir=tmp_path)
+    calls = [c for c in calls_in(result.program.get_function("two").body) if isinstance(c.op, GlobalVar)]
+    assert [c.attrs["arg_directions"] for c in calls] == [(IN, OUT_EX), (IN, INOUT)]
+    assert "pl.adir.inout" in next(tmp_path.glob("38_after_DeriveCallDirections.py")).read_text()
