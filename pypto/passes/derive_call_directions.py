@@ -25,7 +25,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from pypto.ir.enums import ArgDirection, ForKind, ParamDirection
-from pypto.ir.expr import Call, Expr, GlobalVar
+from pypto.ir.expr import Call, Expr, GlobalVar, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt
@@ -48,22 +48,22 @@ class _PriorWriters:
     def __init__(self, program: Program, roots: BufferRoots) -> None:
         self.program = program
         self.roots = roots
-        self.first: dict[int, set] = {}
-        self._written: dict[int, frozenset] = {}
+        self.first: dict[int, set[Var]] = {}  # id(call) -> roots it writes first
+        self._written: dict[int, frozenset[Var]] = {}
 
-    def written(self, s: Stmt | None) -> frozenset:
+    def written(self, s: Stmt | None) -> frozenset[Var]:
         """Roots written by any program call inside ``s`` (cached per statement)."""
         if s is None:
             return frozenset()
         got = self._written.get(id(s))
         if got is None:
-            found = set()
+            found: set[Var] = set()
             for c in calls_in(s):
                 found.update(r for i in written_args(c, self.program) if (r := self.roots.root(c.args[i])))
             got = self._written[id(s)] = frozenset(found)
         return got
 
-    def scan(self, s: Stmt | None, seen: set) -> None:
+    def scan(self, s: Stmt | None, seen: set[Var]) -> None:
         """Walk ``s`` in order; ``seen`` holds the roots written by earlier units of the scope."""
         if s is None:
             return
