@@ -1,16 +1,37 @@
-"""DeriveCallDirections: ``attrs["arg_directions"]`` on every program call, from the callee's params."""
+"""DeriveCallDirections: ``attrs["arg_directions"]`` on every program call.
+
+A tensor argument follows its callee parameter (In -> input, InOut -> inout). An ``Out`` parameter
+becomes ``output_existing`` (the runtime registers the task as the buffer's newest writer but looks
+up no earlier writer) only when no earlier write to the same buffer can still be pending; otherwise
+it becomes ``inout``, which makes the runtime's TensorMap order the task after every earlier,
+overlapping writer (write-after-write):
+
+- R-seq: the call sits inside a sequential ``for`` (any kind but ``parallel``) or a ``while``: an
+  earlier iteration may have written the buffer;
+- ambiguous: the argument may name more than one buffer (control-flow merge), so the call cannot
+  be proven the first writer;
+- R-prior: an earlier statement of the same scope (a call, or a loop / if containing one) wrote
+  the same buffer root. Loops and ifs count as one unit: a call inside them sees the writes made
+  before the unit, not those of its sibling branch;
+- R-enclosing: the buffer is a parameter the enclosing function declares ``InOut``.
+
+Scalars are ``scalar``. Directions a call already carries are left as they are (call-site
+overrides are authoritative).
+"""
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
 
-from pypto.ir.enums import ArgDirection, ParamDirection
-from pypto.ir.expr import Call, Expr, GlobalVar
+from pypto.ir.enums import ArgDirection, ForKind, ParamDirection
+from pypto.ir.expr import Call, Expr, GlobalVar, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
+from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt
 from pypto.ir.types import ScalarType
 from pypto.ir.visitor import IRMutator
+from pypto.passes._buffer_roots import BufferRoots, collect_buffer_roots, written_args
 from pypto.passes._util import calls_in
 from pypto.passes.base import Pass
 
@@ -21,32 +42,101 @@ PARAM_TO_ARG: dict[ParamDirection, ArgDirection] = {
 }
 
 
-def directions(call: Call, callee: Function) -> tuple[ArgDirection, ...]:
-    """Scalar args -> scalar; tensors follow the callee's parameter direction."""
-    return tuple(ArgDirection.Scalar if isinstance(a.type, ScalarType) else PARAM_TO_ARG[d]
-                 for a, d in zip(call.args, callee.param_directions, strict=True))
+class _PriorWriters:
+    """For each program call: the buffer roots it is the first writer of within its scope."""
+
+    def __init__(self, program: Program, roots: BufferRoots) -> None:
+        self.program = program
+        self.roots = roots
+        self.first: dict[int, set[Var]] = {}  # id(call) -> roots it writes first
+        self._written: dict[int, frozenset[Var]] = {}
+
+    def written(self, s: Stmt | None) -> frozenset[Var]:
+        """Roots written by any program call inside ``s`` (cached per statement)."""
+        if s is None:
+            return frozenset()
+        got = self._written.get(id(s))
+        if got is None:
+            found: set[Var] = set()
+            for c in calls_in(s):
+                found.update(r for i in written_args(c, self.program) if (r := self.roots.root(c.args[i])))
+            got = self._written[id(s)] = frozenset(found)
+        return got
+
+    def scan(self, s: Stmt | None, seen: set[Var]) -> None:
+        """Walk ``s`` in order; ``seen`` holds the roots written by earlier units of the scope."""
+        if s is None:
+            return
+        if isinstance(s, SeqStmts):
+            for x in s.stmts:
+                self.scan(x, seen)
+        elif isinstance(s, (ForStmt, WhileStmt)):
+            self.scan(s.body, set(seen))
+            seen |= self.written(s.body)
+        elif isinstance(s, IfStmt):
+            self.scan(s.then_body, set(seen))
+            self.scan(s.else_body, set(seen))
+            seen |= self.written(s.then_body) | self.written(s.else_body)
+        elif isinstance(s, ScopeStmt):
+            self.scan(s.body, seen)
+        elif isinstance(s, (AssignStmt, EvalStmt)):
+            value = s.value if isinstance(s, AssignStmt) else s.expr
+            if isinstance(value, Call) and isinstance(value.op, GlobalVar):
+                mine = {r for i in written_args(value, self.program) if (r := self.roots.root(value.args[i]))}
+                self.first[id(value)] = mine - seen
+                seen |= mine
 
 
 class _Stamp(IRMutator):
-    def __init__(self, program: Program) -> None:
+    def __init__(self, program: Program, func: Function, roots: BufferRoots, prior: _PriorWriters) -> None:
         self.program = program
+        self.roots = roots
+        self.prior = prior
+        self.inout_params = {p for p, d in zip(func.params, func.param_directions, strict=True)
+                             if d is ParamDirection.InOut}
+        self.sequential = 0
+
+    def visit_ForStmt(self, s: ForStmt) -> Stmt:  # noqa: N802
+        step = s.kind is not ForKind.Parallel
+        self.sequential += step
+        try:
+            return self.generic_visit(s)
+        finally:
+            self.sequential -= step
+
+    def visit_WhileStmt(self, s: WhileStmt) -> Stmt:  # noqa: N802
+        self.sequential += 1
+        try:
+            return self.generic_visit(s)
+        finally:
+            self.sequential -= 1
 
     def visit_Call(self, call: Call) -> Expr:  # noqa: N802
-        call = self.generic_visit(call)
-        if not isinstance(call.op, GlobalVar):
-            return call
+        new = self.generic_visit(call)
+        if not isinstance(call.op, GlobalVar) or len(new.attrs.get("arg_directions") or ()) == len(new.args):
+            return new
         callee = self.program.get_function(call.op.name)
-        if callee is None:
-            return call
-        dirs = directions(call, callee)
-        if call.attrs.get("arg_directions") == dirs:
-            return call
-        return dataclasses.replace(call, attrs={**call.attrs, "arg_directions": dirs})
+        if callee is None or len(callee.param_directions) != len(call.args):
+            return new
+        dirs = tuple(self.direction(call, a, d) for a, d in zip(call.args, callee.param_directions, strict=True))
+        return dataclasses.replace(new, attrs={**new.attrs, "arg_directions": dirs})
+
+    def direction(self, call: Call, arg: Expr, d: ParamDirection) -> ArgDirection:
+        if isinstance(arg.type, ScalarType):
+            return ArgDirection.Scalar
+        if d is not ParamDirection.Out:
+            return PARAM_TO_ARG[d]
+        if self.sequential or self.roots.is_ambiguous(arg):
+            return ArgDirection.InOut
+        root = self.roots.root(arg)
+        if root is not None and (root not in self.prior.first.get(id(call), ()) or root in self.inout_params):
+            return ArgDirection.InOut
+        return ArgDirection.OutputExisting
 
 
 @dataclass(frozen=True)
 class DeriveCallDirections(Pass):
-    """Every call to a program function carries one ArgDirection per argument."""
+    """Every call to a program function carries one ArgDirection per argument (WAW-safe, see module doc)."""
 
     name = "DeriveCallDirections"
     produces = frozenset({IRProperty.CallDirectionsResolved})
@@ -54,5 +144,8 @@ class DeriveCallDirections(Pass):
     def run_function(self, func: Function, program: Program) -> Function:
         if not any(isinstance(c.op, GlobalVar) for c in calls_in(func.body)):
             return func
-        body = _Stamp(program).visit(func.body)
+        roots = collect_buffer_roots(func, program)
+        prior = _PriorWriters(program, roots)
+        prior.scan(func.body, set())
+        body = _Stamp(program, func, roots, prior).visit(func.body)
         return func if body is func.body else func.with_(body=body)

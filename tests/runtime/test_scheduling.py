@@ -161,3 +161,46 @@ def test_results_are_deterministic(worker: ChipWorker, tmp_path: Path) -> None:
     for out, out2 in runs[1:]:
         np.testing.assert_array_equal(out, runs[0][0])
         np.testing.assert_array_equal(out2, runs[0][1])
+
+
+# Two writers of `out`: t0 (slow) writes a + b, t1 (fast) writes b + b and passes `out` as SECOND_KIND.
+WAW_BODY = """\
+    const ChipTensor& ext_a = orch_args.tensor(0).ref();
+    const ChipTensor& ext_b = orch_args.tensor(1).ref();
+    const ChipTensor& ext_out = orch_args.tensor(2).ref();
+    PTO2_SCOPE() {
+        CoreTaskArgs p;
+        p.add_input(ext_a);
+        p.add_input(ext_b);
+        p.add_output(ext_out);
+        p.add_scalar((uint64_t)30000);
+        rt_submit_aiv_task(0, p);
+        CoreTaskArgs q;
+        q.add_input(ext_b);
+        q.add_input(ext_b);
+        q.SECOND_KIND(ext_out);
+        q.add_scalar((uint64_t)0);
+        rt_submit_aiv_task(0, q);
+    }
+"""
+
+
+@pytest.mark.parametrize("runtime", ["tensormap_and_ringbuffer", "host_build_graph"])
+@pytest.mark.parametrize("second", ["add_inout", "add_output"])
+def test_write_after_write_is_ordered_only_by_inout(worker: ChipWorker, tmp_path: Path, runtime: str,
+                                                    second: str) -> None:
+    """runtime.md §2.2 as the runtime code behaves: an existing-tensor output takes no edge on an earlier
+    writer; inout does. (The compiler's DeriveCallDirections relies on exactly this.)"""
+    params = [sk.tensor_param("a", "In", [64, 64]), sk.tensor_param("b", "In", [64, 64]),
+              sk.tensor_param("out", "Out", [64, 64])]
+    art = sk.write_artifact(tmp_path / "waw", "waw", sk.orchestration(3, WAW_BODY.replace("SECOND_KIND", second)),
+                            [sk.Kernel(0, "add_k", "aiv", sk.ADD_KERNEL)], params, runtime=runtime)
+    a, b = _rand(64, 64), _rand(64, 64) + 1.0
+    out = np.zeros_like(a)
+    if runtime == worker.runtime:
+        worker.run(art, a, b, out)
+    else:
+        with ChipWorker(runtime=runtime) as other:
+            other.run(art, a, b, out)
+    # inout: t1 waits for t0, so its value is last; output_existing: unordered, the slow t0 finishes last.
+    np.testing.assert_allclose(out, b + b if second == "add_inout" else a + b, rtol=1e-6, atol=0)

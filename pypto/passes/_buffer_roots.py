@@ -1,0 +1,222 @@
+"""Buffer roots: which caller-side tensor's storage each Var of a function body refers to.
+
+The root of a parameter or a ``tensor.create`` result is the Var itself. Roots flow through plain
+copies, ``tensor.assemble`` (writes into its first argument), views (``tensor.slice`` /
+``tensor.transpose`` / ``tensor.reshape``: same buffer, other shape), program calls (a result is
+the buffer of the Out/InOut argument it is returned through), tuple items, and the iter args and
+results of ``for``/``while``/``if``.
+
+A Var that may name more than one buffer (differing ``if`` branches, a loop that may run zero
+times, a ``while``) is *ambiguous*; it still gets its first candidate as root, so a consumer that
+derives dependencies keeps some edge (callers treat ambiguous writes conservatively).
+
+Views deliberately share their source's root: the runtime's TensorMap keys every view of a buffer
+by the buffer address, and its overlap test keeps disjoint views edge-free, so treating a view
+write as a write of the whole buffer only costs a lookup, while treating it as a fresh buffer would
+lose the edge between two overlapping views.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from pypto.ir.enums import ParamDirection
+from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, TupleGetItem, Var
+from pypto.ir.function import Function, Program
+from pypto.ir.stmt import (
+    AssignStmt,
+    ForStmt,
+    IfStmt,
+    ScopeStmt,
+    SeqStmts,
+    Stmt,
+    WhileStmt,
+    YieldStmt,
+    flatten,
+)
+from pypto.ir.types import TensorType, TupleType, Type
+
+FRESH_OPS = frozenset({"tensor.create"})
+SAME_BUFFER_OPS = frozenset({"tensor.assemble", "tensor.slice", "tensor.transpose", "tensor.reshape"})
+
+Roots = tuple[Var, ...]
+
+
+@dataclass(frozen=True)
+class _RootInfo:
+    roots: Roots
+    ambiguous: bool
+    type: Type | None = None
+
+
+@dataclass
+class BufferRoots:
+    """``roots``: Var -> owning buffer root; ``ambiguous``: Vars that may name more than one buffer."""
+
+    roots: dict[Var, Var] = field(default_factory=dict)
+    ambiguous: set[Var] = field(default_factory=set)
+
+    def root(self, e: Expr) -> Var | None:
+        return self.roots.get(e) if isinstance(e, Var) else None
+
+    def is_ambiguous(self, e: Expr) -> bool:
+        return isinstance(e, Var) and e in self.ambiguous
+
+
+def written_args(call: Call, program: Program) -> list[int]:
+    """Indices of the arguments a program call writes (its callee's Out/InOut params)."""
+    if not isinstance(call.op, GlobalVar):
+        return []
+    callee = program.get_function(call.op.name)
+    if callee is None:
+        return []
+    return [i for i, d in enumerate(callee.param_directions[:len(call.args)]) if d is not ParamDirection.In]
+
+
+class _Collector:
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self.out = BufferRoots()
+        self.candidates: dict[Var, Roots] = {}
+        self.tuple_items: dict[Var, list[_RootInfo]] = {}
+
+    # ------------------------------------------------------------------ bookkeeping
+    def info(self, e: Expr | None) -> _RootInfo:
+        if not isinstance(e, Var):
+            return _RootInfo((), False)
+        return _RootInfo(self.candidates.get(e, ()), e in self.out.ambiguous)
+
+    def record(self, var: Var, roots: Roots, unresolved: bool = False) -> None:
+        unique = tuple(dict.fromkeys(roots))
+        if not unique:
+            return
+        self.candidates[var] = unique
+        self.out.roots[var] = unique[0]
+        if unresolved or len(unique) > 1:
+            self.out.ambiguous.add(var)
+        else:
+            self.out.ambiguous.discard(var)
+
+    # ------------------------------------------------------------------ statements
+    def stmt(self, s: Stmt | None) -> None:
+        if s is None:
+            return
+        if isinstance(s, SeqStmts):
+            for x in s.stmts:
+                self.stmt(x)
+        elif isinstance(s, AssignStmt):
+            self.assign(s.var, s.value)
+        elif isinstance(s, ForStmt):
+            inits = self.loop_inits(s.iter_args)
+            self.stmt(s.body)
+            self.loop_results(s.body, s.return_vars, inits, _const_trip_count(s) > 0)
+        elif isinstance(s, WhileStmt):
+            inits = self.loop_inits(s.iter_args)
+            self.stmt(s.body)
+            self.loop_results(s.body, s.return_vars, inits, guaranteed=False)
+        elif isinstance(s, IfStmt):
+            self.stmt(s.then_body)
+            self.stmt(s.else_body)
+            self.if_results(s)
+        elif isinstance(s, ScopeStmt):
+            self.stmt(s.body)
+
+    def assign(self, var: Var, value: Expr) -> None:
+        if isinstance(value, Var):
+            i = self.info(value)
+            self.record(var, i.roots, i.ambiguous)
+        elif isinstance(value, TupleGetItem):
+            items = self.tuple_items.get(value.tuple_value) if isinstance(value.tuple_value, Var) else None
+            if items is not None and value.index < len(items):
+                self.record(var, items[value.index].roots, items[value.index].ambiguous)
+        elif isinstance(value, Call) and isinstance(value.op, str):
+            if value.op in FRESH_OPS:
+                self.record(var, (var,))
+            elif value.op in SAME_BUFFER_OPS and value.args:
+                i = self.info(value.args[0])
+                self.record(var, i.roots, i.ambiguous)
+        elif isinstance(value, Call):
+            outs = [dataclasses.replace(self.info(value.args[i]), type=value.args[i].type)
+                    for i in written_args(value, self.program)]
+            if isinstance(value.result_type, TupleType):
+                self.tuple_items[var] = outs
+            else:
+                i = _select_return(outs, value.result_type)
+                self.record(var, i.roots, i.ambiguous)
+
+    def loop_inits(self, iter_args: tuple) -> list[_RootInfo]:
+        inits = []
+        for ia in iter_args:
+            i = self.info(ia.init)
+            inits.append(i)
+            self.record(ia, i.roots, i.ambiguous)
+        return inits
+
+    def loop_results(self, body: Stmt, return_vars: tuple[Var, ...], inits: list[_RootInfo],
+                     guaranteed: bool) -> None:
+        y = _last_yield(body)
+        if y is None:
+            return
+        for k, (rv, val) in enumerate(zip(return_vars, y.values, strict=False)):
+            i = self.info(val)
+            roots, unresolved = i.roots, not i.roots or i.ambiguous
+            if not guaranteed and k < len(inits):
+                unresolved = unresolved or not inits[k].roots
+                roots = roots + inits[k].roots
+            self.record(rv, roots, unresolved)
+
+    def if_results(self, s: IfStmt) -> None:
+        if not s.return_vars or s.else_body is None:
+            return
+        then_y, else_y = _last_yield(s.then_body), _last_yield(s.else_body)
+        if then_y is None or else_y is None:
+            return
+        for rv, a, b in zip(s.return_vars, then_y.values, else_y.values, strict=False):
+            ia, ib = self.info(a), self.info(b)
+            unresolved = not ia.roots or not ib.roots or ia.ambiguous or ib.ambiguous
+            self.record(rv, ia.roots + ib.roots, unresolved)
+
+
+def _select_return(outs: list[_RootInfo], result_type: Type) -> _RootInfo:
+    """The buffer a single-result call returns: the one written arg of the result's shape and dtype.
+
+    No unambiguous match falls back to the first written arg, so a later write through the result
+    still counts as a write of *some* known buffer (a dependency is never dropped for lack of a root).
+    """
+    if not outs:
+        return _RootInfo((), False)
+    if len(outs) == 1:
+        return outs[0]
+    matches = [o for o in outs if o.roots and _same_shape_dtype(o.type, result_type)]
+    if matches and all((m.roots, m.ambiguous) == (matches[0].roots, matches[0].ambiguous) for m in matches):
+        return matches[0]
+    return outs[0]
+
+
+def _same_shape_dtype(a: Type | None, b: Type) -> bool:
+    if not isinstance(a, TensorType) or not isinstance(b, TensorType):
+        return False
+    return a.dtype == b.dtype and len(a.shape) == len(b.shape) and all(
+        x is y or x == y for x, y in zip(a.shape, b.shape, strict=True))
+
+
+def _last_yield(body: Stmt) -> YieldStmt | None:
+    ys = [s for s in flatten(body) if isinstance(s, YieldStmt)]
+    return ys[-1] if ys else None
+
+
+def _const_trip_count(f: ForStmt) -> int:
+    if not all(isinstance(e, ConstInt) for e in (f.start, f.stop, f.step)) or f.step.value == 0:  # type: ignore[union-attr]
+        return 0
+    start, stop, step = f.start.value, f.stop.value, f.step.value  # type: ignore[union-attr]
+    return max(0, -(-(stop - start) // step)) if step > 0 else max(0, -(-(start - stop) // -step))
+
+
+def collect_buffer_roots(func: Function, program: Program) -> BufferRoots:
+    """The buffer root of every tensor Var of ``func`` (params are their own roots)."""
+    c = _Collector(program)
+    for p in func.params:
+        c.record(p, (p,))
+    c.stmt(func.body)
+    return c.out
