@@ -211,7 +211,7 @@ _inflight: dict[Path, Future[Path]] = {}
 _inflight_lock = threading.Lock()
 
 
-def _once(out: Path, build: Callable[[], Path], what: str) -> Path:
+def _once(out: Path, build: Callable[[], Path], what: str = "build output") -> Path:
     """``out`` if a verified copy exists, else ``build()``, run once however many threads ask at once."""
     if out.is_file():
         return out

@@ -12,6 +12,14 @@ from rt_marks import needs_gxx
 
 from pypto.errors import ToolchainError
 from pypto.runtime import build
+from pypto.toolchain import cachefs
+
+
+def _publish(out: Path, text: str) -> Path:
+    """Write ``out`` the way the real builders do (digest recorded), so a later lookup trusts it."""
+    tmp = cachefs.temp_for(out)
+    tmp.write_text(text)
+    return cachefs.publish(tmp, out)
 
 
 class _Tty(io.StringIO):
@@ -26,8 +34,7 @@ def test_once_runs_a_build_once_for_concurrent_callers(tmp_path: Path) -> None:
     def slow() -> Path:
         calls.append(1)
         time.sleep(0.2)
-        out.write_text("built")
-        return out
+        return _publish(out, "built")
 
     results: list[Path] = []
     threads = [threading.Thread(target=lambda: results.append(build._once(out, slow))) for _ in range(4)]
@@ -62,7 +69,7 @@ def test_once_reports_a_failure_to_every_waiter_and_retries_later(tmp_path: Path
     call()  # joins the build in flight
     first.join()
     assert len(errors) == 2 and all("g++ said no" in e for e in errors)
-    assert build._once(out, lambda: (out.write_text("ok"), out)[1]) == out  # nothing stuck in flight
+    assert build._once(out, lambda: _publish(out, "ok")) == out  # nothing stuck in flight
 
 
 @needs_gxx
