@@ -107,10 +107,16 @@ class ToolchainError(PyptoError, RuntimeError):
 
 
 class PartialCodegenError(ToolchainError):
-    """Some kernel units failed to assemble; ``files`` holds what was produced."""
+    """Code generation stopped after some units were produced; ``files`` holds what was produced.
 
-    def __init__(self, message: str, files: dict[str, str] | None = None, **kw: str) -> None:
+    Upstream raises it for any codegen failure, a mistake in the program included; ``user_error`` then
+    holds that mistake (the CLI exits 3 for it, as for any user error, not 4).
+    """
+
+    def __init__(self, message: str, files: dict[str, str] | None = None, *, user_error: UserError | None = None,
+                 **kw: str) -> None:
         self.files = dict(files or {})
+        self.user_error = user_error
         super().__init__(message, **kw)
 
 

@@ -48,6 +48,8 @@ def exit_code_for(exc: BaseException) -> ExitCode:
 
     if isinstance(exc, SimRuntimeError):  # a kernel fault, deadlock or orchestration error: the program's
         return ExitCode.TOOLCHAIN if isinstance(exc, LoadError) else ExitCode.USER
+    if getattr(exc, "user_error", None) is not None:  # PartialCodegenError caused by the program itself
+        return ExitCode.USER
     for kind, code in _CODES:
         if isinstance(exc, kind):
             return code

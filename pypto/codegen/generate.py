@@ -89,7 +89,8 @@ def generate(program: Program, *, backend_type: BackendType | str = BackendType.
             raise
         done = skip_ptoas_files(units)
         raise PartialCodegenError(f"code generation failed after {len(units)} kernel unit(s) were generated "
-                                  f"({', '.join(u.name for u in units)}):\n{exc}", files=done) from None
+                                  f"({', '.join(u.name for u in units)}):\n{exc}", files=done,
+                                  user_error=exc) from None
     _check_single_orchestration(orchs)
     func_ids = [FuncId(i, n, ids.cores[n], _tensor_dirs(program[n])) for n, i in ids.ids.items()]
     if skip_ptoas:

@@ -37,7 +37,7 @@ def test_run_with_swimlane_and_deps(tmp_path: Path) -> None:
 def test_run_flags_reach_the_run_config(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    import pypto.driver
+    import pypto.flows.loader
     from pypto.cli.main import cli
 
     seen = {}
@@ -49,7 +49,7 @@ def test_run_flags_reach_the_run_config(tmp_path: Path) -> None:
     kernel = tmp_path / "k.py"
     kernel.write_text("")
     mp = pytest.MonkeyPatch()
-    mp.setattr(pypto.driver, "run_file", run_file, raising=False)
+    mp.setattr(pypto.flows.loader, "run_file", run_file, raising=False)
     try:
         CliRunner().invoke(cli, ["run", str(kernel), "--swimlane", "2", "--dump-args", "--pmu", "--scope-stats"])
     finally:
@@ -57,7 +57,7 @@ def test_run_flags_reach_the_run_config(tmp_path: Path) -> None:
     assert seen == {"enable_chip_swimlane": 2, "enable_dep_gen": False, "enable_dump_args": 1, "enable_pmu": 2,
                     "enable_scope_stats": True}
     seen.clear()
-    mp.setattr(pypto.driver, "run_file", run_file, raising=False)
+    mp.setattr(pypto.flows.loader, "run_file", run_file, raising=False)
     try:  # upstream's pytest spellings
         CliRunner().invoke(cli, ["run", str(kernel), "--enable-chip-swimlane", "--enable-dep-gen", "--enable-pmu", "4"])
     finally:
