@@ -120,7 +120,11 @@ def _check_ssa(program: Program) -> list[Diagnostic]:
 
 
 def _last_yield(body: Stmt | None) -> YieldStmt | None:
+    """The yield ending ``body``; MaterializeRuntimeScopes wraps a whole orchestration loop / branch
+    body (its yield included) in a RuntimeScopeStmt, so a trailing runtime scope is looked into."""
     stmts = flatten(body)
+    if stmts and isinstance(stmts[-1], RuntimeScopeStmt):
+        return _last_yield(stmts[-1].body)
     return stmts[-1] if stmts and isinstance(stmts[-1], YieldStmt) else None
 
 

@@ -14,13 +14,18 @@ from pypto.errors import VerificationError  # noqa: E402
 from pypto.ir import (  # noqa: E402
     AssignStmt,
     BreakStmt,
+    ConstInt,
     DataType,
+    ForStmt,
     FunctionType,
+    IterArg,
     Program,
+    RuntimeScopeStmt,
     SeqStmts,
     Span,
     TensorType,
     Var,
+    YieldStmt,
 )
 from pypto.ir.ops.registry import make_call  # noqa: E402
 from pypto.ir.properties import STRUCTURAL, VERIFIED, IRProperty  # noqa: E402
@@ -62,6 +67,24 @@ def test_use_before_def_code_401():
     prog = Program("p", (orch("f", [a], [IN], [AssignStmt(x, make_call("tensor.add", [a, ghost]))], x),))
     [d] = verify(prog, {IRProperty.UseAfterDef})
     assert d.code == 401 and "ghost" in d.message
+
+
+def _scoped_carry_loop(with_yield: bool) -> Program:
+    """``for i in range(4): x = a + x`` whose body (yield included) sits in a runtime scope, the
+    shape MaterializeRuntimeScopes gives an orchestration loop that a re-lowering then re-verifies."""
+    a = tensor("a", 4, 4)
+    acc = IterArg("x__iter", a.var_type, init=a)
+    x, out = Var("x", a.var_type), Var("x__rv", a.var_type)
+    body = [AssignStmt(x, make_call("tensor.add", [a, acc]))] + ([YieldStmt((x,))] if with_yield else [])
+    loop = ForStmt(Var("i", ConstInt(0).type), ConstInt(0), ConstInt(4), ConstInt(1),
+                   RuntimeScopeStmt(SeqStmts(tuple(body))), iter_args=(acc,), return_vars=(out,))
+    return Program("p", (orch("f", [a], [IN], [loop], out),))
+
+
+def test_yield_at_the_end_of_a_runtime_scope_ends_the_loop_body():
+    assert verify(_scoped_carry_loop(with_yield=True), {IRProperty.SSAForm}) == []
+    [d] = verify(_scoped_carry_loop(with_yield=False), {IRProperty.SSAForm})
+    assert (d.rule, d.code) == ("SSAForm", 3)
 
 
 def test_type_mismatch_code_101():
