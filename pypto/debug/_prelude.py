@@ -1,7 +1,8 @@
 """Helper functions pasted at the top of every ``torch_codegen`` output, so the source runs with torch alone.
 
 Semantics follow the simulator's tile ISA: loads copy the valid region into a zero tile, stores write the
-region that fits, ``rem`` is floor modulo, float -> int casts round by mode and saturate.
+region that fits, ``rem`` is floor modulo, float -> int casts round by mode and saturate, part ops cover the
+union of the operands' valid regions, and an SPMD launch runs every block in turn (sub-block index 0).
 """
 
 PRELUDE = '''\
@@ -159,6 +160,75 @@ def _fillpad(x, valid, pad):
     mask[_sl([0] * len(valid), valid)] = False
     out[mask] = value
     return out
+
+
+_BLOCK = {"idx": 0, "num": 1, "sub": 0}  # the running block of an SPMD launch (one vector lane per block)
+
+
+def _blocks(n):
+    """Run the body once per block of an SPMD launch, in block order; get_block_idx reads the index."""
+    saved = dict(_BLOCK)
+    try:
+        for b in range(int(n)):
+            _BLOCK.update(idx=b, num=int(n), sub=0)
+            yield b
+    finally:
+        _BLOCK.update(saved)
+
+
+def _spmd(n, launch):
+    result = None
+    for _ in _blocks(n):
+        result = launch()
+    return result
+
+
+def _array_set(arr, index, value):
+    """In place, like the one C++ array the orchestration codegen makes of an update chain."""
+    arr[int(index)] = value
+    return arr
+
+
+def _ci(start, shape, dtype, descending):
+    shape = [int(s) for s in shape]
+    step = -1 if descending else 1
+    row = int(start) + step * torch.arange(shape[-1], dtype=torch.int64)
+    return row.reshape(shape).to(dtype)
+
+
+def _part(a, b, kind):
+    """Where both operands are valid apply the op, where one is valid copy it; the result covers both."""
+    va = _valid_of(a, None) or list(a.shape)
+    vb = _valid_of(b, None) or list(b.shape)
+    ina = torch.zeros(a.shape, dtype=torch.bool)
+    ina[_sl([0] * len(va), va)] = True
+    inb = torch.zeros(b.shape, dtype=torch.bool)
+    inb[_sl([0] * len(vb), vb)] = True
+    if kind == "add":
+        both = a + b
+    elif kind == "max":
+        both = torch.where(a > b, a, b)
+    else:
+        both = torch.where(a < b, a, b)
+    out = torch.where(ina & inb, _same(a, both), torch.where(ina, a, torch.where(inb, b, torch.zeros_like(a))))
+    return _mark_valid(out, [max(int(x), int(y)) for x, y in zip(va, vb)])
+
+
+def _extract(src, row, col, shape):
+    rows, cols = int(shape[0]), int(shape[1])
+    vr, vc = _valid_of(src, None) or list(src.shape)
+    if row < 0 or col < 0 or row + rows > vr or col + cols > vc:
+        raise IndexError(f"tile.extract window ({row}, {col}) + ({rows}, {cols}) exceeds the source valid "
+                         f"region ({vr}, {vc})")
+    return src[int(row):int(row) + rows, int(col):int(col) + cols].clone()
+
+
+def _prelu(x, slope):
+    return _same(x, torch.where(x > 0, x, x * slope))
+
+
+def _xors(a, s):
+    return torch.bitwise_xor(a, torch.tensor(int(s)).to(a.dtype))
 
 
 def _check(name, x, shape, dtype):

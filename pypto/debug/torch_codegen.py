@@ -42,6 +42,7 @@ from pypto.ir.stmt import (
     ReturnStmt,
     ScopeStmt,
     SeqStmts,
+    SpmdScopeStmt,
     Stmt,
     WhileStmt,
     YieldStmt,
@@ -135,6 +136,9 @@ class _Emitter:
         if isinstance(c.op, GlobalVar):
             text = f"{_ident(c.op.name)}({', '.join(self.expr(a) for a in c.args)})"
             types = getattr(c.result_type, "types", ())
+            block_num = c.attrs.get("block_num")
+            if block_num is not None:  # an SPMD launch: the kernel runs once per block
+                text = f"_spmd({self.expr(block_num)}, lambda: {text})"
             if types and getattr(types[-1], "dtype", None) is DataType.TASK_ID:  # (results..., task id)
                 return f"({text}, None)" if len(types) == 2 else f"(*{text}, None)"
             return text
@@ -266,8 +270,12 @@ def _while(em: _Emitter, s: WhileStmt, indent: int, targets: tuple) -> None:
 
 
 def _scope(em: _Emitter, s: ScopeStmt, indent: int, targets: tuple) -> None:
-    if isinstance(s, InCoreScopeStmt) and s.task_var is not None:
+    if isinstance(s, InCoreScopeStmt | SpmdScopeStmt) and s.task_var is not None:
         em.emit(indent, f"{em.name(s.task_var)} = None  # task id: dependencies do not change the values")
+    if isinstance(s, SpmdScopeStmt):  # one task of core_num blocks: run the body for every block in turn
+        em.emit(indent, f"for _ in _blocks({em.expr(s.core_num)}):")
+        em.body(s.body, indent + 1, targets)
+        return
     em.stmt(s.body, indent, targets)
 
 

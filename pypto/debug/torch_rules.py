@@ -131,6 +131,49 @@ def _register() -> None:
         "tile.matmul_bias": lambda em, c: (f"(_matmul({em.arg(c, 0)}, {em.arg(c, 1)}, torch.float32) + "
                                            f"{em.arg(c, 2)}.float())"),
     })
+    _register_extra()
+
+
+# tile.subc / tile.subsc are a - b - c (the lowering emits two subtractions, see codegen.pto_rules)
+_TERNARY = {"addc": "_same({a}, {a} + {b} + {c})", "subc": "_same({a}, {a} - {b} - {c})",
+            "addsc": "_same({a}, {a} + {b} + {c})", "subsc": "_same({a}, {a} - {b} - {c})"}
+_SPMD = {"get_block_idx": '_BLOCK["idx"]', "get_block_num": '_BLOCK["num"]', "get_subblock_idx": '_BLOCK["sub"]'}
+
+
+def _ternary(text: str):
+    return lambda em, c: text.format(a=em.arg(c, 0), b=em.arg(c, 1), c=em.arg(c, 2))
+
+
+def _ci(em: _Emitter, c: Call) -> str:
+    return (f"_ci({em.arg(c, 0)}, {em.arg(c, 1)}, {_out_dtype(c)}, "
+            f"{bool(em.kw(c, 'descending'))})")
+
+
+def _array_create(em: _Emitter, c: Call) -> str:
+    from pypto.ir.dtypes import DataType
+
+    fill = "None" if c.kwargs["dtype"] is DataType.TASK_ID else "0"  # task ids only order the device's tasks
+    return f"[{fill}] * {int(c.kwargs['extent'])}"
+
+
+def _register_extra() -> None:
+    for ns in ("tensor", "tile"):
+        for op, text in _SPMD.items():
+            RULES[f"{ns}.{op}"] = lambda em, c, text=text: text
+        for kind in ("add", "max", "min"):
+            RULES[f"{ns}.part_{kind}"] = lambda em, c, kind=kind: f"_part({em.arg(c, 0)}, {em.arg(c, 1)}, {kind!r})"
+        RULES[f"{ns}.ci"] = _ci
+        RULES[f"{ns}.xors"] = lambda em, c: f"_xors({em.arg(c, 0)}, {em.arg(c, 1)})"
+    for op, text in _TERNARY.items():
+        RULES[f"tile.{op}"] = _ternary(text)
+    RULES.update({
+        "tile.prelu": lambda em, c: f"_prelu({em.arg(c, 0)}, {em.arg(c, 1)})",
+        "tile.extract": lambda em, c: f"_extract({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)}, {em.arg(c, 3)})",
+        "tile.fillpad_inplace": _fillpad,
+        "array.create": _array_create,
+        "array.get_element": lambda em, c: f"{em.arg(c, 0)}[int({em.arg(c, 1)})]",
+        "array.update_element": lambda em, c: f"_array_set({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)})",
+    })
 
 
 _register()
