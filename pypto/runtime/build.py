@@ -196,7 +196,7 @@ def prebuild_artifact(root: Path, platform: str) -> None:
 def _prebuild_artifact(root: Path, platform: str) -> None:
     from pypto.artifact import load_artifact
 
-    build_artifact(load_artifact(root), platform)
+    build_artifact(load_artifact(root), platform, sidecars=False)  # a compile leaves no .so in the artifact
 
 
 def _quietly(fn: Callable[..., object], *args: object) -> None:
@@ -322,7 +322,7 @@ def orchestration_argv(source: Path) -> list[str]:
     return [GXX, *ORCH_FLAGS, "-I", os.fspath(INCLUDE_DIR), os.fspath(source)]
 
 
-def _cached_build(argv: list[str], source: Path, sidecar: Path, kind: str, what: str) -> Path:
+def _cached_build(argv: list[str], source: Path, sidecar: Path | None, kind: str, what: str) -> Path:
     for _ in range(3):
         text = source.read_bytes()
         key = _key(kind, text, *argv[1:-1], header_hash(), compiler_id())
@@ -336,7 +336,8 @@ def _cached_build(argv: list[str], source: Path, sidecar: Path, kind: str, what:
     else:
         raise ToolchainError(f"{what}: the source kept changing while it was being built",
                              hint="another process is rewriting this artifact directory; compile into separate dirs")
-    _write_sidecar(out, sidecar, key)
+    if sidecar is not None:
+        _write_sidecar(out, sidecar, key)
     return out
 
 
@@ -353,23 +354,27 @@ def _write_sidecar(built: Path, sidecar: Path, key: str) -> None:
         os.replace(tmp, stamp)
 
 
-def build_kernel(spec: KernelSpec, platform: str) -> Path:
-    """Build (or reuse) one kernel; returns the content-addressed ``.so`` to load."""
+def build_kernel(spec: KernelSpec, platform: str, sidecars: bool = True) -> Path:
+    """Build (or reuse) one kernel; returns the content-addressed ``.so`` to load.
+
+    ``sidecars``: also copy it into the artifact (``kernels/<ct>/<f>.so``, for inspection).
+    """
     check_platform(platform)
     if spec.core_type not in CORE_FLAGS:
         raise ToolchainError(f"kernel '{spec.name}': core_type must be 'aiv' or 'aic', got '{spec.core_type}'")
     if not spec.source.is_file():
         raise FileNotFoundError(f"kernel '{spec.name}': source {spec.source} does not exist")
     argv = kernel_argv(spec.source, platform, spec.core_type, spec.include_dirs)
-    return _cached_build(argv, spec.source, spec.source.with_suffix(".so"), f"kernels-{platform}",
+    return _cached_build(argv, spec.source, spec.source.with_suffix(".so") if sidecars else None, f"kernels-{platform}",
                          f"kernel '{spec.name}' ({spec.source})")
 
 
-def build_orchestration(source: Path) -> Path:
+def build_orchestration(source: Path, sidecars: bool = True) -> Path:
     """Build (or reuse) the orchestration ``.so``."""
     if not source.is_file():
         raise FileNotFoundError(f"orchestration source {source} does not exist")
-    return _cached_build(orchestration_argv(source), source, source.with_suffix(".so"), "orchestration",
+    return _cached_build(orchestration_argv(source), source, source.with_suffix(".so") if sidecars else None,
+                         "orchestration",
                          f"orchestration {source}")
 
 
@@ -381,10 +386,14 @@ class BuiltProgram:
     kernels: tuple[tuple[KernelSpec, Path], ...]
 
 
-def build_artifact(info: ArtifactInfo, platform: str, jobs: int = 2) -> BuiltProgram:
-    """Build every kernel and the orchestration of an artifact (in parallel on cold caches)."""
+def build_artifact(info: ArtifactInfo, platform: str, jobs: int = 2, sidecars: bool = True) -> BuiltProgram:
+    """Build every kernel and the orchestration of an artifact (in parallel on cold caches).
+
+    ``sidecars=False`` fills only the build cache (a compile's background prebuild): the artifact
+    directory gets its ``.so`` copies when it is run.
+    """
     check_platform(platform, info)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        orch = pool.submit(build_orchestration, info.orchestration)
-        kernels = [(k, pool.submit(build_kernel, k, platform)) for k in info.kernels]
+        orch = pool.submit(build_orchestration, info.orchestration, sidecars)
+        kernels = [(k, pool.submit(build_kernel, k, platform, sidecars)) for k in info.kernels]
         return BuiltProgram(orch.result(), tuple((k, f.result()) for k, f in kernels))

@@ -109,3 +109,37 @@ def test_no_progress_line_off_a_terminal(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr("sys.stderr", quiet)
     build._progress("pypto: building sim runtime")
     assert quiet.getvalue() == ""
+
+
+@needs_gxx
+def test_background_prebuild_fills_the_cache_but_writes_no_so_into_the_artifact(tmp_path: Path) -> None:
+    """A compile's prebuild only warms the build cache; the artifact's .so copies come with the first run."""
+    import numpy as np
+
+    import pypto.language as pl
+    from pypto import ir
+    from pypto.artifact import load_artifact
+
+    @pl.program
+    class Twice:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]
+              ) -> pl.Tensor[[16, 16], pl.FP32]:
+            t: pl.Tile[[16, 16], pl.FP32] = pl.load(x, [0, 0], [16, 16])
+            return pl.store(pl.add(t, t), [0, 0], y)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]
+                 ) -> pl.Tensor[[16, 16], pl.FP32]:
+            y = self.k(x, y)
+            return y
+
+    with build.use_cache_dir(tmp_path / "cache"):
+        compiled = ir.compile(Twice, output_dir=tmp_path / "out", platform="a2a3sim", dump_passes=False)
+        build._prebuild_artifact(Path(compiled.output_dir), "a2a3sim")
+        assert not list(Path(compiled.output_dir).rglob("*.so*"))
+        assert list((tmp_path / "cache").rglob("*.so"))
+        built = build.build_artifact(load_artifact(compiled.output_dir), "a2a3sim")
+        assert built.orchestration.is_file() and list(Path(compiled.output_dir).rglob("*.so"))
+    x = np.ones((16, 16), np.float32)
+    assert np.allclose(compiled(x), 2 * x)
