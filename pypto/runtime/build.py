@@ -213,7 +213,7 @@ _inflight_lock = threading.Lock()
 
 def _once(out: Path, build: Callable[[], Path], what: str = "build output") -> Path:
     """``out`` if a verified copy exists, else ``build()``, run once however many threads ask at once."""
-    if out.is_file():
+    if cachefs.verified(out):  # memoized by (inode, size, mtime): cheap on every later call
         return out
     with _inflight_lock:
         fut = _inflight.get(out)

@@ -62,7 +62,7 @@ TARGETS = {
     "kernel-so": "sim/kernels-a2a3sim/addmul_incore_0-*.so",
     "orchestration-so": "sim/orchestration/addmul-*.so",
     "runtime-so": "sim/runtime/libpto_sim_a2a3sim_tensormap_and_ringbuffer_*.so",
-    "runtime-obj": "sim/runtime/obj/scheduler-*.o",
+    "runtime-obj": "sim/runtime/obj/unity-*.o",
     "jit-kernel-cpp": "jit/_jit_addmul-*/kernels/aiv/addmul_incore_0.cpp",
     "jit-orch-cpp": "jit/_jit_addmul-*/orchestration/addmul.cpp",
     "jit-meta": "jit/_jit_addmul-*/compiled_meta.json",
