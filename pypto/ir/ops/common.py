@@ -185,11 +185,21 @@ def _reshape(name: str, kind: type):
     return infer
 
 
+def _axis(name: str, arg: Expr, what: str, rank: int, span: Span) -> int:
+    """A constant axis in ``[0, rank)`` (the runtime's view swap takes unsigned axes)."""
+    value = getattr(arg, "value", None)
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < rank:
+        shown = value if isinstance(value, int) else arg
+        raise UserError(f"{name}: {what} must be a constant axis in [0, {rank}) for a rank-{rank} operand, "
+                        f"got {shown}", span, hint=f"pass one of 0..{rank - 1}")
+    return value
+
+
 def _transpose(name: str, kind: type):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         a = shaped(args[0], name, "x", span, kind)
         shape = list(a.shape)
-        i, j = (int(getattr(x, "value", 0)) for x in args[1:3])
+        i, j = (_axis(name, arg, what, len(shape), span) for arg, what in zip(args[1:3], ("axis1", "axis2")))
         shape[i], shape[j] = shape[j], shape[i]
         return like(a, tuple(shape))
     return infer
