@@ -200,3 +200,16 @@ def test_split_and_cross_core_slot_round_trip_and_validate():
     assert ir.structural_equal(pl.parse(text), prog)
     bad = src.replace("slot_num=4", "slot_num=0")
     assert "takes a positive integer, got 0" in _err(bad, ParserTypeError).message
+
+
+@pytest.mark.parametrize(("axes", "shown"), [("100000, 1", "100000"), ("0, 2", "2"), ("-1, 0", "-1")])
+def test_transpose_axis_out_of_range_is_a_located_user_error(axes, shown):
+    err = _err(_orch(f"        t = pl.transpose(a, {axes})"))
+    assert err.message.startswith("tensor.transpose: axis")
+    assert f"must be a constant axis in [0, 2) for a rank-2 operand, got {shown}" in err.message
+    assert err.span.line == 7
+
+
+def test_transpose_in_range_swaps_the_shape():
+    prog = pl.parse(_orch("        t = pl.transpose(a, 1, 0)"))
+    assert "t: pl.Tensor[[64, 256], pl.FP32] = pl.tensor.transpose(a, 1, 0)" in ir.python_print(prog)

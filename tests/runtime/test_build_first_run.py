@@ -143,3 +143,23 @@ def test_background_prebuild_fills_the_cache_but_writes_no_so_into_the_artifact(
         assert built.orchestration.is_file() and list(Path(compiled.output_dir).rglob("*.so"))
     x = np.ones((16, 16), np.float32)
     assert np.allclose(compiled(x), 2 * x)
+
+
+def test_once_rebuilds_a_cached_object_whose_digest_does_not_match(tmp_path: Path) -> None:
+    """A truncated cached object is never handed out (it was dlopened before: SIGBUS)."""
+    out = tmp_path / "lib.so"
+    tmp = cachefs.temp_for(out)
+    tmp.write_bytes(b"whole object")
+    cachefs.publish(tmp, out)
+    out.write_bytes(b"who")  # truncated behind the cache's back
+    calls: list[int] = []
+
+    def rebuild() -> Path:
+        calls.append(1)
+        t = cachefs.temp_for(out)
+        t.write_bytes(b"whole object")
+        return cachefs.publish(t, out)
+
+    assert build._once(out, rebuild, "test object") == out
+    assert calls == [1] and out.read_bytes() == b"whole object" and cachefs.verified(out)
+    assert build._once(out, rebuild, "test object") == out and calls == [1]  # verified: reused
