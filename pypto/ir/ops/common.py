@@ -199,7 +199,7 @@ def _transpose(name: str, kind: type):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         a = shaped(args[0], name, "x", span, kind)
         shape = list(a.shape)
-        i, j = (_axis(name, arg, what, len(shape), span) for arg, what in zip(args[1:3], ("axis1", "axis2")))
+        i, j = (_axis(name, arg, what, len(shape), span) for arg, what in zip(args[1:3], ("axis1", "axis2"), strict=True))
         shape[i], shape[j] = shape[j], shape[i]
         return like(a, tuple(shape))
     return infer
