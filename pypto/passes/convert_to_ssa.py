@@ -93,10 +93,12 @@ class _Converter:
         if isinstance(s, ScopeStmt):
             deps = tuple(self.expr(d, env) for d in getattr(s, "deps", ()))
             core = self.expr(s.core_num, env) if hasattr(s, "core_num") else None  # pl.spmd(n)
+            # pl.at(..., dumps=[t]) / pl.dump_tag name values from before the scope: read them first
+            dumps = tuple(self.expr(d, env) for d in s.dumps) if hasattr(s, "dumps") else None
             body = seq(self.block(s.body, env, later))
             changes = {"body": body, "deps": deps} if hasattr(s, "deps") else {"body": body}
-            if hasattr(s, "dumps"):  # pl.at(..., dumps=[t]) / pl.dump_tag
-                changes["dumps"] = tuple(self.expr(d, env) for d in s.dumps)
+            if dumps is not None:
+                changes["dumps"] = dumps
             if core is not None:
                 changes["core_num"] = core
             return [dataclasses.replace(s, **changes)]
