@@ -134,8 +134,8 @@ def _key(*parts: str | bytes) -> str:
     return h.hexdigest()[:24]
 
 
-def compile_so(argv: list[str], out: Path, what: str) -> Path:
-    """Run g++ (``argv`` without ``-o``) into a private temp file, then publish it as ``out``.
+def compile_so(argv: list[str], out: Path, what: str, cwd: Path | None = None) -> Path:
+    """Run g++ (``argv`` without ``-o``; in ``cwd`` when given) into a private temp file, then publish it as ``out``.
 
     The object appears complete or not at all, with its sha256 recorded next to it (see
     :mod:`pypto.toolchain.cachefs`); temp files of earlier killed builds in the folder are removed.
@@ -144,11 +144,13 @@ def compile_so(argv: list[str], out: Path, what: str) -> Path:
     cachefs.clean_orphans(out.parent)
     tmp = cachefs.temp_for(out)
     cmd = [*argv, "-o", os.fspath(tmp)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", check=False)
+    proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", check=False, cwd=cwd)
     if proc.returncode != 0:
         with contextlib.suppress(OSError):
             tmp.unlink()
         repro = shlex.join([*argv, "-o", os.fspath(out)])
+        if cwd is not None:
+            repro = f"cd {shlex.quote(os.fspath(cwd))} && {repro}"
         raise ToolchainError(f"compilation failed: g++ could not build {what}", stderr=proc.stderr, repro=repro)
     try:
         return cachefs.publish(tmp, out)
@@ -329,7 +331,9 @@ def _cached_build(argv: list[str], source: Path, sidecar: Path | None, kind: str
         out = cache_root() / kind / f"{source.stem}-{key}.so"
         if _reuse(out, what):
             break
-        _once(out, functools.partial(compile_so, argv, out, what), what)
+        # built from the source's own directory by its bare name: __FILE__ (PTO2_SCOPE's location) and the
+        # object are then the same wherever the artifact lives, as the cache key (no path in it) assumes
+        _once(out, functools.partial(compile_so, [*argv[:-1], source.name], out, what, source.parent), what)
         if source.read_bytes() == text:
             break
         cachefs.discard(out, what, "was built from a source that changed during the build")  # never a wrong key

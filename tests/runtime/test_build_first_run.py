@@ -111,14 +111,9 @@ def test_no_progress_line_off_a_terminal(monkeypatch: pytest.MonkeyPatch) -> Non
     assert quiet.getvalue() == ""
 
 
-@needs_gxx
-def test_background_prebuild_fills_the_cache_but_writes_no_so_into_the_artifact(tmp_path: Path) -> None:
-    """A compile's prebuild only warms the build cache; the artifact's .so copies come with the first run."""
-    import numpy as np
-
+def _twice():
+    """A one-kernel program (y = x + x) for the build tests below."""
     import pypto.language as pl
-    from pypto import ir
-    from pypto.artifact import load_artifact
 
     @pl.program
     class Twice:
@@ -134,8 +129,19 @@ def test_background_prebuild_fills_the_cache_but_writes_no_so_into_the_artifact(
             y = self.k(x, y)
             return y
 
+    return Twice
+
+
+@needs_gxx
+def test_background_prebuild_fills_the_cache_but_writes_no_so_into_the_artifact(tmp_path: Path) -> None:
+    """A compile's prebuild only warms the build cache; the artifact's .so copies come with the first run."""
+    import numpy as np
+
+    from pypto import ir
+    from pypto.artifact import load_artifact
+
     with build.use_cache_dir(tmp_path / "cache"):
-        compiled = ir.compile(Twice, output_dir=tmp_path / "out", platform="a2a3sim", dump_passes=False)
+        compiled = ir.compile(_twice(), output_dir=tmp_path / "out", platform="a2a3sim", dump_passes=False)
         build._prebuild_artifact(Path(compiled.output_dir), "a2a3sim")
         assert not list(Path(compiled.output_dir).rglob("*.so*"))
         assert list((tmp_path / "cache").rglob("*.so"))
@@ -163,3 +169,19 @@ def test_once_rebuilds_a_cached_object_whose_digest_does_not_match(tmp_path: Pat
     assert build._once(out, rebuild, "test object") == out
     assert calls == [1] and out.read_bytes() == b"whole object" and cachefs.verified(out)
     assert build._once(out, rebuild, "test object") == out and calls == [1]  # verified: reused
+
+
+@needs_gxx
+def test_built_objects_do_not_depend_on_where_the_artifact_lives(tmp_path: Path) -> None:
+    """The cache key holds no path, so neither may the object (``__FILE__`` in PTO2_SCOPE, for one)."""
+    from pypto import ir
+    from pypto.artifact import load_artifact
+
+    blobs = []
+    for where in ("a/deeper/dir", "b"):
+        with build.use_cache_dir(tmp_path / where / "cache"):
+            compiled = ir.compile(_twice(), output_dir=tmp_path / where / "out", platform="a2a3sim",
+                                  dump_passes=False)
+            built = build.build_artifact(load_artifact(compiled.output_dir), "a2a3sim")
+            blobs.append(built.orchestration.read_bytes())
+    assert blobs[0] == blobs[1]
