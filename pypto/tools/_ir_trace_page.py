@@ -1,16 +1,11 @@
 """The self-contained HTML/JS viewer of ``pypto-ir-trace`` (``__PAYLOAD__`` is the JSON data)."""
 
-PAGE = r"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>__TITLE__</title>
-<style>
-  :root { --fg: #1d232a; --muted: #6a7380; --bg: #ffffff; --panel: #f6f8fa; --line: #d5dae0;
+from pypto.tools._page_common import frame
+
+_CSS = r"""  :root { --fg: #1d232a; --muted: #6a7380; --bg: #ffffff; --panel: #f6f8fa; --line: #d5dae0;
           --add: #e6ffec; --addfg: #116329; --del: #ffebe9; --delfg: #82071e; --sel: #dbe9ff; --warn: #8a5a00; }
   body.dark { --fg: #e6edf3; --muted: #8b949e; --bg: #0d1117; --panel: #161b22; --line: #30363d;
               --add: #12261e; --addfg: #7ee787; --del: #25171c; --delfg: #ffa198; --sel: #1f3a5f; --warn: #d29922; }
-  * { box-sizing: border-box; }
   body { margin: 0; font: 13px/1.4 system-ui, sans-serif; color: var(--fg); background: var(--bg);
          display: grid; grid-template-columns: 300px 1fr; grid-template-rows: auto 1fr; height: 100vh; }
   header { grid-column: 1 / 3; padding: 8px 14px; border-bottom: 1px solid var(--line); background: var(--panel);
@@ -40,10 +35,9 @@ PAGE = r"""<!DOCTYPE html>
   tr.gap td { color: var(--muted); background: var(--panel); }
   pre.snap { font: 11.5px/16px ui-monospace, monospace; background: var(--panel); padding: 8px; overflow: auto; }
   .empty { color: var(--muted); font-style: italic; }
-</style>
-</head>
-<body>
-<header>
+"""
+
+_BODY = r"""<header>
   <h1 id="title"></h1>
   <span class="muted" id="summary"></span>
   <span>show <button id="f-all" class="on">all</button> <button id="f-changed">changed</button>
@@ -56,22 +50,12 @@ PAGE = r"""<!DOCTYPE html>
 </header>
 <nav id="nav"></nav>
 <main id="main"></main>
-<script type="application/json" id="payload">__PAYLOAD__</script>
-<script>
-"use strict";
-window.addEventListener("error", e => document.body.setAttribute("data-js-error", String(e.message)));
-(function () {
-  const data = JSON.parse(document.getElementById("payload").textContent);
-  const passes = data.passes;
+"""
+
+_SCRIPT = r"""  const passes = data.passes;
   const firstChange = passes.findIndex(p => p.index > 0 && p.changed);
   let filter = "all", layout = "split", selected = firstChange > 0 ? firstChange : 0, folded = false;
 
-  function el(tag, attrs, text) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-    if (text !== undefined && text !== null) e.textContent = text;
-    return e;
-  }
   function label(p) { return String(p.index).padStart(2, "0") + " " + (p.index === 0 ? "frontend" : p.name); }
   function visible(p) {
     if (filter === "changed") return p.index === 0 || p.changed;
@@ -220,9 +204,6 @@ window.addEventListener("error", e => document.body.setAttribute("data-js-error"
     if (e.key === "k") step(-1);
   });
   draw();
-  document.body.setAttribute("data-rendered", "1");
-})();
-</script>
-</body>
-</html>
 """
+
+PAGE = frame(_CSS, _BODY, _SCRIPT)

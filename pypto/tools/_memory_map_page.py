@@ -1,16 +1,8 @@
 """The self-contained HTML/JS page of ``pypto.tools.memory_map`` (``__PAYLOAD__`` is the JSON data)."""
 
-PAGE = r"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>__TITLE__</title>
-<style>
-  :root { --fg: #1d232a; --muted: #6a7380; --line: #d5dae0; --bg: #ffffff; --panel: #f6f8fa; --warn: #c62828; }
-  * { box-sizing: border-box; }
-  body { margin: 0; font: 13px/1.4 system-ui, sans-serif; color: var(--fg); background: var(--bg); }
-  header { padding: 10px 16px; border-bottom: 1px solid var(--line); background: var(--panel); }
-  header h1 { font-size: 16px; margin: 0 0 4px; }
+from pypto.tools._page_common import frame
+
+_CSS = r"""  :root { --warn: #c62828; }
   .meta { color: var(--muted); }
   .caveat { color: #8a5a00; margin-top: 4px; }
   .controls { display: flex; gap: 16px; align-items: center; padding: 8px 16px; border-bottom: 1px solid var(--line);
@@ -37,10 +29,9 @@ PAGE = r"""<!DOCTYPE html>
   .details { margin-top: 6px; font: 12px ui-monospace, monospace; white-space: pre-wrap; color: var(--fg); }
   .legend span { display: inline-block; margin-right: 12px; }
   .empty { color: var(--muted); font-style: italic; }
-</style>
-</head>
-<body>
-<header>
+"""
+
+_BODY = r"""<header>
   <h1 id="title"></h1>
   <div class="meta" id="meta"></div>
   <div class="caveat" id="caveat"></div>
@@ -52,36 +43,14 @@ PAGE = r"""<!DOCTYPE html>
     <span style="color:#c62828">red: overlaps another live buffer</span></span>
 </div>
 <main id="main"></main>
-<svg id="svgns" width="0" height="0" aria-hidden="true"></svg>
-<script type="application/json" id="payload">__PAYLOAD__</script>
-<script>
-"use strict";
-window.addEventListener("error", e => document.body.setAttribute("data-js-error", String(e.message)));
-(function () {
-  const data = JSON.parse(document.getElementById("payload").textContent);
-  const SVGNS = document.getElementById("svgns").namespaceURI;  // the SVG namespace, without spelling a URL
-  const LINE_PX = 16;
+"""
+
+_SCRIPT = r"""  const LINE_PX = 16;
   const hidden = new Set();
   let pxPerKiB = 1;
   let pinned = null;
 
-  function el(tag, attrs, text) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
-  function sv(tag, attrs) {
-    const e = document.createElementNS(SVGNS, tag);
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
-    return e;
-  }
   function kib(n) { return n >= 1024 ? (n / 1024).toFixed(n % 1024 ? 1 : 0) + " KiB" : n + " B"; }
-  function color(base) {
-    let h = 0;
-    for (const c of base) h = (h * 31 + c.charCodeAt(0)) % 360;
-    return "hsl(" + h + ", 55%, 62%)";
-  }
 
   document.getElementById("title").textContent = "Memory map - " + data.dump;
   const b = data.backend;
@@ -133,7 +102,7 @@ window.addEventListener("error", e => document.body.setAttribute("data-js-error"
     }
     for (const bx of boxes) {
       const r = sv("rect", {x: x(bx.offset), y: y(bx.start), width: Math.max(2, bx.size / 1024 * pxPerKiB),
-                            height: Math.max(LINE_PX - 2, (bx.end - bx.start + 1) * LINE_PX - 2), fill: color(bx.base),
+                            height: Math.max(LINE_PX - 2, (bx.end - bx.start + 1) * LINE_PX - 2), fill: hue(bx.base, 55, 62),
                             class: "box" + (bx.view ? " view" : "") + (bx.conflict ? " conflict" : "") +
                                    (pinned === bx ? " pinned" : "")});
       const tip = sv("title");
@@ -204,9 +173,6 @@ window.addEventListener("error", e => document.body.setAttribute("data-js-error"
     }
   }
   draw();
-  document.body.setAttribute("data-rendered", "1");
-})();
-</script>
-</body>
-</html>
 """
+
+PAGE = frame(_CSS, _BODY, _SCRIPT)

@@ -1,25 +1,16 @@
 """The self-contained HTML swimlane of ``python -m pypto.tools.swimlane --html`` (``__PAYLOAD__`` is JSON)."""
 
-PAGE = r"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>__TITLE__</title>
-<style>
-  body { margin: 0; font: 13px/1.4 system-ui, sans-serif; color: #1d232a; background: #fff; }
-  header { padding: 10px 16px; border-bottom: 1px solid #d5dae0; background: #f6f8fa; }
-  header h1 { font-size: 16px; margin: 0 0 4px; }
-  .muted { color: #6a7380; }
-  .controls { padding: 6px 16px; border-bottom: 1px solid #d5dae0; }
+from pypto.tools._page_common import frame
+
+_CSS = r"""  .controls { padding: 6px 16px; border-bottom: 1px solid #d5dae0; }
   .lanes { padding: 8px 16px; overflow-x: auto; }
   svg text { font: 11px system-ui, sans-serif; }
   rect.unit { stroke: #24323f; stroke-width: 0.6; }
   rect.wait { fill: #d5dae0; }
   pre { margin: 0 16px 16px; padding: 8px; background: #f6f8fa; font: 12px/1.4 ui-monospace, monospace; }
-</style>
-</head>
-<body>
-<header>
+"""
+
+_BODY = r"""<header>
   <h1 id="title"></h1>
   <div class="muted" id="meta"></div>
   <div class="muted" id="caveat"></div>
@@ -31,26 +22,10 @@ PAGE = r"""<!DOCTYPE html>
 </div>
 <div class="lanes" id="lanes"></div>
 <pre id="summary"></pre>
-<svg id="svgns" width="0" height="0" aria-hidden="true"></svg>
-<script type="application/json" id="payload">__PAYLOAD__</script>
-<script>
-"use strict";
-window.addEventListener("error", e => document.body.setAttribute("data-js-error", String(e.message)));
-(function () {
-  const data = JSON.parse(document.getElementById("payload").textContent);
-  const NS = document.getElementById("svgns").namespaceURI;
-  const ROW = 26, LEFT = 70, TOP = 24;
+"""
+
+_SCRIPT = r"""  const ROW = 26, LEFT = 70, TOP = 24;
   let pxPerUs = 4;
-  function sv(tag, attrs) {
-    const e = document.createElementNS(NS, tag);
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
-    return e;
-  }
-  function hue(name) {
-    let h = 0;
-    for (const c of name) h = (h * 31 + c.charCodeAt(0)) % 360;
-    return "hsl(" + h + ", 60%, 64%)";
-  }
   document.getElementById("title").textContent = "Swimlane - " + data.source;
   document.getElementById("meta").textContent = data.units.length + " units on " + data.cores.length +
     " simulated cores, " + data.makespan.toFixed(1) + " us from the first dispatch to the last finish, level " +
@@ -94,7 +69,7 @@ window.addEventListener("error", e => document.body.setAttribute("data-js-error"
       }
       const w = Math.max(1.5, (u.end - u.start) * pxPerUs);
       const r = sv("rect", {class: "unit", x: LEFT + u.start * pxPerUs, y: y, width: w, height: ROW - 6,
-                            fill: hue(u.kernel)});
+                            fill: hue(u.kernel, 60, 64)});
       const tip = sv("title");
       tip.textContent = u.name + "\nstart " + u.start.toFixed(2) + " us, " + (u.end - u.start).toFixed(2) + " us" +
         (u.dispatch !== null ? "\ndispatch " + u.dispatch.toFixed(2) + ", finish " + u.finish.toFixed(2) : "");
@@ -128,9 +103,6 @@ window.addEventListener("error", e => document.body.setAttribute("data-js-error"
   document.getElementById("arrows").addEventListener("change", draw);
   document.getElementById("waits").addEventListener("change", draw);
   draw();
-  document.body.setAttribute("data-rendered", "1");
-})();
-</script>
-</body>
-</html>
 """
+
+PAGE = frame(_CSS, _BODY, _SCRIPT)
