@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pypto.artifact.model import CoreKind
 from pypto.codegen.cores import core_of
 from pypto.codegen.emitter import Emitter, base_name
-from pypto.codegen.orch_expr import CppExpr, runtime_dtype
+from pypto.codegen.orch_expr import CppExpr, call_deps, runtime_dtype
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import ArgDirection, FunctionType, ParamDirection
@@ -161,6 +161,8 @@ class OrchCodegen(CppExpr):
         v = s.value
         if isinstance(v, Call) and isinstance(v.op, GlobalVar):
             self.submit(v, s.var)
+        elif isinstance(v, Call) and v.op == "system.task_dummy":
+            self.submit_dummy(v, s.var)
         elif isinstance(v, Call):
             self.tensor_op(v, s.var)
         elif isinstance(v, TupleGetItem) and v.tuple_value in self.env:
@@ -173,6 +175,8 @@ class OrchCodegen(CppExpr):
     def _eval(self, s: EvalStmt) -> None:
         if isinstance(s.expr, Call) and isinstance(s.expr.op, GlobalVar):
             self.submit(s.expr, None)
+        elif isinstance(s.expr, Call) and s.expr.op == "system.task_dummy":
+            self.submit_dummy(s.expr, None)
         elif isinstance(s.expr, Call):
             self.tensor_op(s.expr, None)
 
@@ -271,8 +275,21 @@ class OrchCodegen(CppExpr):
                     for p, d in zip(callee.params, callee.param_directions, strict=True)]
         return [d if isinstance(d, ArgDirection) else ArgDirection(d) for d in dirs]
 
+    def submit_dummy(self, c: Call, result: Var | None) -> None:
+        """``pl.system.task_dummy(deps=[...])``: a task with no kernel that completes after all its deps."""
+        k = self.task
+        self.task += 1
+        self.em.line()
+        self.em.line(f"// Task {k}: dependency join")
+        self.em.line(f"CoreTaskArgs params_t{k};")
+        self._deps(c, k)
+        name = self.em.unique(base_name(result.name) if result is not None else "join")
+        self.em.line(f"PTO2TaskId {name} = rt_submit_dummy_task(params_t{k});")
+        if result is not None:
+            self.env[result] = name
+
     def _deps(self, c: Call, k: int) -> None:
-        deps = [d for d in (c.attrs.get("deps") or c.attrs.get("manual_dep_edges") or [])]
+        deps = call_deps(c)
         if not deps:
             return
         arrays = [d for d in deps if isinstance(d.type, ArrayType)]

@@ -393,6 +393,8 @@ def _register() -> None:
     for op in ("array.create", "array.get_element", "array.update_element"):
         RULES[op] = _unsupported(op, "keep pl.Array values in the orchestration (there is no !pto.local_array "
                                      "in ptoas 0.1.1); pass the elements a kernel needs as scalar arguments")
+    RULES["system.task_dummy"] = _unsupported("pl.system.task_dummy", "join task ids in the orchestration "
+                                                                    "function (outside pl.at regions)")
     for op, alt in (("row_prod", "multiply with tile.mul in a loop over columns, or reduce on the host"),
                     ("col_prod", "reduce on the host"), ("sin", "compute it on the host"),
                     ("cos", "compute it on the host"),
