@@ -16,7 +16,7 @@ from pypto.codegen.orch_expr import CppExpr, call_deps, runtime_dtype
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import ArgDirection, FunctionType, ParamDirection
-from pypto.ir.expr import Call, GlobalVar, TupleGetItem, Var
+from pypto.ir.expr import Call, GlobalVar, MakeTuple, TupleGetItem, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import (
     AssignStmt,
@@ -142,7 +142,9 @@ class OrchCodegen(CppExpr):
             t = a.var.type
             assert isinstance(t, TensorType)
             name = self.em.unique(base_name(a.var.name))
-            dims = ", ".join(self.expr(d) for d in t.shape)
+            shape = a.value.args[0] if isinstance(a.value, Call) and a.value.args else None
+            # the call's shape operands: a type's dims can still name the pre-SSA variable
+            dims = ", ".join(self.expr(d) for d in (shape.elements if isinstance(shape, MakeTuple) else t.shape))
             self.em.line(f"uint32_t {name}_ci_shapes[{len(t.shape)}] = {{{dims}}};")
             self.em.line(f"TensorCreateInfo {name}_ci({name}_ci_shapes, {len(t.shape)}, "
                          f"DataType::{runtime_dtype(t.dtype, a.span)});")
@@ -242,6 +244,7 @@ class OrchCodegen(CppExpr):
         if callee is None:
             raise UserError(f"call to unknown function '{c.op.name}'", c.span)  # type: ignore[union-attr]
         dirs = self._directions(c, callee)
+        _check_views(c, callee)
         k = self.task
         self.task += 1
         self.em.line()
@@ -371,6 +374,31 @@ class OrchCodegen(CppExpr):
                 "__attribute__((visibility(\"default\")))\n"
                 "void aicpu_orchestration_entry(const ChipTaskArgs& orch_args) {\n"
                 f"{body}\n}}\n\n}}  // extern \"C\"\n")
+
+
+def _strides(t: TensorType) -> tuple | None:
+    """A tensor's strides when they differ from dense row-major (None: dense)."""
+    st = t.view.stride if t.view is not None else None
+    if st is None or (len(t.shape) == 2 and tuple(st) == (t.shape[1], 1)):
+        return None
+    return tuple(st)
+
+
+def _check_views(c: Call, callee: Function) -> None:
+    """A kernel reads a tensor argument with the strides its parameter declares: a strided argument
+    (``pl.transpose(x, 0, 1)``, a DN view) given to a dense parameter would be read in the wrong order."""
+    for arg, p in zip(c.args, callee.params, strict=False):
+        if not (isinstance(arg.type, TensorType) and isinstance(p.type, TensorType)):
+            continue
+        have, want = _strides(arg.type), _strides(p.type)
+        if have is not None and have != want:
+            dims = ", ".join(str(d) for d in have)
+            raise UserError(f"argument '{base_name(getattr(arg, 'name', '?'))}' of '{callee.name}' is a strided "
+                            f"view (strides [{dims}], e.g. a pl.transpose) but parameter '{base_name(p.name)}' "
+                            f"declares {'strides ' + str(list(want)) if want else 'a dense row-major tensor'}, so "
+                            "the kernel would read it in the wrong order", c.span,
+                            hint=f"annotate the parameter pl.Tensor[[...], dtype, pl.TensorView(stride=[{dims}], "
+                                 "layout=pl.TensorLayout.DN)], or leave it a bare pl.Tensor in a @pl.jit.incore")
 
 
 def _yields_task_id(result: Var) -> bool:

@@ -36,10 +36,11 @@ REGISTRY: dict[str, str] = {
     "DeriveCallDirections": "pypto.passes.derive_call_directions",
     "MaterializeRuntimeScopes": "pypto.passes.materialize_runtime_scopes",
     "LowerPipelineLoops": "pypto.passes.lower_pipeline_loops",
+    "ResolveBackendOpLayouts": "pypto.passes.resolve_backend_op_layouts",
 }
 for _name in ("OutlineHierarchyScopes", "OutlineClusterScopes", "OptimizeOrchTensors", "LowerCompositeOps",
               "FlattenTileNdTo2D", "LegalizeTileCast", "AutoTileMatmulL0", "CanonicalizeTileSlice",
-              "InsertMxScaleAddr", "ResolveBackendOpLayouts", "LowerAutoVectorSplit", "InjectGMPipeBuffer",
+              "InsertMxScaleAddr", "LowerAutoVectorSplit", "InjectGMPipeBuffer",
               "SplitVectorKernel", "StampTfreeSplit", "SkewCrossCorePipeline", "LowerPipelineToSlots",
               "CanonicalizeIOOrder", "FoldNoOpReshape", "FuseCreateAssembleToSlice",
               "AutoDeriveTaskDependencies", "ExpandManualPhaseFence", "SynthesizeAllReduceSignals",
