@@ -37,9 +37,10 @@ REGISTRY: dict[str, str] = {
     "MaterializeRuntimeScopes": "pypto.passes.materialize_runtime_scopes",
     "LowerPipelineLoops": "pypto.passes.lower_pipeline_loops",
     "ResolveBackendOpLayouts": "pypto.passes.resolve_backend_op_layouts",
+    "AutoTileMatmulL0": "pypto.passes.auto_tile_matmul_l0",
 }
 for _name in ("OutlineHierarchyScopes", "OutlineClusterScopes", "OptimizeOrchTensors", "LowerCompositeOps",
-              "FlattenTileNdTo2D", "LegalizeTileCast", "AutoTileMatmulL0", "CanonicalizeTileSlice",
+              "FlattenTileNdTo2D", "LegalizeTileCast", "CanonicalizeTileSlice",
               "InsertMxScaleAddr", "LowerAutoVectorSplit", "InjectGMPipeBuffer",
               "SplitVectorKernel", "StampTfreeSplit", "SkewCrossCorePipeline", "LowerPipelineToSlots",
               "CanonicalizeIOOrder", "FoldNoOpReshape", "FuseCreateAssembleToSlice",
