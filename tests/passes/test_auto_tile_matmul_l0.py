@@ -91,3 +91,38 @@ def test_tiled_program_round_trips_under_both_planners(tmp_path, planner):
                    verification_level=VerificationLevel.ROUNDTRIP)
     pto = next(Path(c.output_dir).rglob("*.pto")).read_text()
     assert pto.count("pto.tmatmul") == 2 and "scf.for" in pto
+
+
+@pl.jit
+def chained(a: pl.Tensor, b: pl.Tensor, e: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="chained"):
+        c = pl.matmul(a, b, out_dtype=pl.FP32)
+        cb = pl.cast(c, pl.FP16, mode="rint")
+        d = pl.matmul(cb, e, out_dtype=pl.FP32)
+        out = pl.assemble(out, d, [0, 0])
+    return out
+
+
+def test_a_chain_whose_first_operands_exceed_l0_gets_a_k_loop(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path))
+    a, b = np.zeros((128, 512), np.float16), np.zeros((512, 128), np.float16)
+    e, out = np.zeros((128, 64), np.float16), np.zeros((128, 64), np.float32)
+    program = chained.lower(a, b, e, out)
+    cube = [f for f in program.functions if f.is_incore and _ops(f, "tile.matmul_acc")]
+    assert len(cube) == 1 and [s for s in iter_stmts(cube[0].body) if isinstance(s, ForStmt)]
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+@pytest.mark.parametrize("k_dim", [64, 512])
+def test_chained_matmul_through_an_f16_intermediate_matches_torch(tmp_path, monkeypatch, platform, k_dim):
+    torch = pytest.importorskip("torch")
+    monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path))
+    torch.manual_seed(k_dim)
+    a = torch.randn(128, k_dim, dtype=torch.float16)
+    b = torch.randn(k_dim, 128, dtype=torch.float16)
+    e = torch.randn(128, 64, dtype=torch.float16)
+    out = torch.zeros((128, 64), dtype=torch.float32)
+    chained(a, b, e, out, config=RunConfig(platform=platform))
+    golden = (a.float() @ b.float()).to(torch.float16).float() @ e.float()
+    assert ((out - golden).norm() / golden.norm()).item() < 1e-3
