@@ -71,3 +71,14 @@ def test_a_bad_run_hw_on_sim_value_names_the_variable(monkeypatch: pytest.Monkey
     monkeypatch.setenv("PYPTO_RUN_HW_ON_SIM", "sometimes")
     with pytest.raises(UserError, match="PYPTO_RUN_HW_ON_SIM"):
         RunConfig(platform="a2a3")
+
+
+def test_run_platform_setting_moves_only_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PYPTO_RUN_PLATFORM", raising=False)
+    assert RunConfig().platform == "a2a3sim"  # upstream's default
+    monkeypatch.setenv("PYPTO_RUN_PLATFORM", "a5sim")
+    assert (RunConfig().platform, RunConfig().backend_type) == ("a5sim", "Ascend950")
+    assert RunConfig(platform="a2a3sim").platform == "a2a3sim"  # a named platform is kept
+    monkeypatch.setenv("PYPTO_RUN_PLATFORM", "a6sim")
+    with pytest.raises(UserError, match="PYPTO_RUN_PLATFORM"):
+        RunConfig()
