@@ -22,7 +22,7 @@ class DynCreate:
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, x: pl.Tensor[[16, 64], pl.FP32], cfg: pl.Tensor[[2], pl.INT64]) -> pl.Tensor[[16, 64], pl.FP32]:
         n = pl.tensor.read(cfg, [0])
-        for i in pl.range(2):
+        for _i in pl.range(2):
             t = pl.create_tensor([16, n], dtype=pl.FP32)
             t = self.fill(x, t)
         return x
