@@ -311,9 +311,10 @@ def _stores(s: Stmt, c: Var) -> bool:
 def _plan_chain(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var],
                 caps: dict[MemorySpace, int]) -> _Rewrite | None:
     """``c = matmul(A, B); cb = cast(c); d = matmul(cb, E); store(d, ...)`` with something too big for L0
-    -> ``c`` computed by a K loop of L0-sized blocks (0.1.1 has no Acc->Mat move, so ``cb`` stays a vector
-    tile that crosses to the cube through GM). ``c`` itself must fit L0C: upstream assembles an oversized
-    one into a Mat scratch sub-tile by sub-tile (``tinsert``), which 0.1.1 cannot express."""
+    -> a loop over blocks of ``m`` rows, each computing its rows of ``c`` (a K loop of L0-sized blocks when
+    ``A``/``B`` exceed L0), their cast and their rows of ``d``. Upstream assembles an oversized ``c`` into a
+    Mat scratch (``tinsert``); 0.1.1 has no Acc->Mat move, so ``cb`` is a vector tile that ExpandMixedKernel
+    passes to the cube through GM, one row block at a time (its row-block loop is unrolled, <= 16 blocks)."""
     ab = _matmul_of_loads(s, loads, uses)
     chain = _chain(s.var, rest, loads, uses) if ab is not None else None  # type: ignore[attr-defined]
     if ab is None or chain is None:
@@ -355,9 +356,7 @@ def _chain_tiling(m_dim: int, n_dim: int, k_dim: int, p_dim: int, nbytes: tuple[
     left, right, acc = (caps[sp] // 2 for sp in (MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc))
     if n_dim * p_dim * be > right:
         return None
-    # whole rows only: row blocks would be unrolled by ExpandMixedKernel (the block loop mixes cube and vector)
-    # into one cube stage holding every block's accumulator at once
-    for m in (m_dim,):
+    for m in _extents(m_dim):
         if m * n_dim * acc_bytes[0] > acc or m * n_dim * bcb > left or m * p_dim * acc_bytes[1] > acc:
             continue
         ks = [k for k in _extents(k_dim) if m * k * ba <= left and k * n_dim * bb <= right]

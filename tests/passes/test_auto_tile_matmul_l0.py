@@ -103,6 +103,19 @@ def chained(a: pl.Tensor, b: pl.Tensor, e: pl.Tensor, out: pl.Out[pl.Tensor]):
     return out
 
 
+def test_an_oversized_chain_becomes_row_blocks(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path))
+    a, b = np.zeros((256, 32), np.float16), np.zeros((32, 256), np.float16)
+    e, out = np.zeros((256, 64), np.float16), np.zeros((256, 64), np.float32)
+    program = chained.lower(a, b, e, out)
+    stages = [f for f in program.functions if f.is_incore]
+    assert len(stages) == 3  # cube (rows of a @ b), vector (their cast), cube (times e), per row block
+    for f in stages:  # each block's tile is stored right after it is made: one Acc / Vec buffer suffices
+        allocs = [s.value.kwargs["memory_space"] for s in iter_stmts(f.body)
+                  if isinstance(getattr(s, "value", None), Call) and s.value.op == "tile.alloc"]
+        assert allocs.count(MemorySpace.Acc) <= 1 and allocs.count(MemorySpace.Vec) <= 2, (f.name, allocs)
+
+
 def test_a_chain_whose_first_operands_exceed_l0_gets_a_k_loop(tmp_path, monkeypatch):
     monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path))
     a, b = np.zeros((128, 512), np.float16), np.zeros((512, 128), np.float16)
@@ -114,15 +127,18 @@ def test_a_chain_whose_first_operands_exceed_l0_gets_a_k_loop(tmp_path, monkeypa
 
 @pytest.mark.sim
 @pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
-@pytest.mark.parametrize("k_dim", [64, 512])
-def test_chained_matmul_through_an_f16_intermediate_matches_torch(tmp_path, monkeypatch, platform, k_dim):
+@pytest.mark.parametrize(("m_dim", "k_dim", "n_dim"), [(128, 64, 128), (128, 512, 128), (256, 32, 256),
+                                                        (256, 192, 256)])
+def test_chained_matmul_through_an_f16_intermediate_matches_torch(tmp_path, monkeypatch, platform, m_dim, k_dim,
+                                                                  n_dim):
+    """Fits L0C (full-K / split-K), and a [256, 256] intermediate larger than L0C (row blocks)."""
     torch = pytest.importorskip("torch")
     monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path))
     torch.manual_seed(k_dim)
-    a = torch.randn(128, k_dim, dtype=torch.float16)
-    b = torch.randn(k_dim, 128, dtype=torch.float16)
-    e = torch.randn(128, 64, dtype=torch.float16)
-    out = torch.zeros((128, 64), dtype=torch.float32)
+    a = torch.randn(m_dim, k_dim, dtype=torch.float16)
+    b = torch.randn(k_dim, n_dim, dtype=torch.float16)
+    e = torch.randn(n_dim, 64, dtype=torch.float16)
+    out = torch.zeros((m_dim, 64), dtype=torch.float32)
     chained(a, b, e, out, config=RunConfig(platform=platform))
     golden = (a.float() @ b.float()).to(torch.float16).float() @ e.float()
     assert ((out - golden).norm() / golden.norm()).item() < 1e-3
