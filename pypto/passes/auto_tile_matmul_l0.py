@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, IterArg, MakeTuple, Var, as_int
@@ -29,6 +30,7 @@ from pypto.passes._util import base_name, iter_stmts, map_blocks, substitute_typ
 from pypto.passes.allocate_memory_addr import CAPACITY
 from pypto.passes.base import Pass
 from pypto.passes.context import PassContext
+from pypto.passes.expand_mixed_kernel import MAX_UNROLL
 from pypto.span import Span
 
 _FRACTAL = 16
@@ -329,6 +331,13 @@ def _plan_chain(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter
     t = _chain_tiling(m_dim, n_dim, k_dim, p_dim, (_bytes(a), _bytes(b), bcb, _bytes(e)), (bc, bd), caps)
     if t is None:
         return None
+    if m_dim // t.m > MAX_UNROLL:
+        raise UserError(f"matmul chain: the [{m_dim}, {n_dim}] intermediate of these two matmuls exceeds L0C and "
+                        f"needs {m_dim // t.m} row blocks of {t.m}; pypto hands it from cube to vector and back "
+                        f"through GM (ptoas 0.1.1 has no Acc->Mat move), which it can do for at most {MAX_UNROLL} "
+                        "blocks per kernel", s.span,
+                        hint=f"split the rows over several pl.at regions (at most {MAX_UNROLL * t.m} rows each), "
+                             "e.g. a pl.range loop in the orchestration around the region")
     stmts = _Builder(a, b, s.value, t, s.span).rows(cast, second, _call(store))  # type: ignore[arg-type,attr-defined]
     return _Rewrite(store, stmts, (s, cast, second), (a.var, b.var))
 

@@ -176,3 +176,16 @@ def test_offset_windows_keep_their_offsets(tmp_path):
     ref = np.zeros_like(o)
     ref[16:272, 32:288] = a[64:320] @ b[:, 44:300]
     np.testing.assert_allclose(o, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_a_chain_needing_too_many_row_blocks_is_a_located_error(tmp_path, monkeypatch):
+    from pypto.errors import UserError
+
+    monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path))
+    a, b = np.zeros((2048, 32), np.float16), np.zeros((32, 256), np.float16)
+    e, out = np.zeros((256, 64), np.float16), np.zeros((2048, 64), np.float32)
+    with pytest.raises(UserError, match="needs 32 row blocks of 64") as ei:
+        chained.lower(a, b, e, out)
+    line = Path(__file__).read_text().splitlines()[ei.value.span.line - 1]
+    assert ei.value.span.file == __file__ and "c = pl.matmul(a, b" in line
+    assert "at most 1024 rows each" in ei.value.hint
