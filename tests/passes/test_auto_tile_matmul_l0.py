@@ -144,24 +144,27 @@ def test_chained_matmul_through_an_f16_intermediate_matches_torch(tmp_path, monk
     assert ((out - golden).norm() / golden.norm()).item() < 1e-3
 
 
-@pl.program
-class Windows:
+def _windows():
     """Operand windows and the output window start off the origin."""
 
-    @pl.function(type=pl.FunctionType.InCore)
-    def k(self, a: pl.Tensor[[320, 128], pl.FP32], b: pl.Tensor[[128, 300], pl.FP32],
-          o: pl.Out[pl.Tensor[[300, 300], pl.FP32]]) -> pl.Tensor[[300, 300], pl.FP32]:
-        ta = pl.load(a, [64, 0], [256, 128], target_memory=pl.MemorySpace.Mat)
-        tb = pl.load(b, [0, 44], [128, 256], target_memory=pl.MemorySpace.Mat)
-        c = pl.matmul(ta, tb)
-        o = pl.store(c, [16, 32], o)
-        return o
+    @pl.program
+    class Windows:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[320, 128], pl.FP32], b: pl.Tensor[[128, 300], pl.FP32],
+              o: pl.Out[pl.Tensor[[300, 300], pl.FP32]]) -> pl.Tensor[[300, 300], pl.FP32]:
+            ta = pl.load(a, [64, 0], [256, 128], target_memory=pl.MemorySpace.Mat)
+            tb = pl.load(b, [0, 44], [128, 256], target_memory=pl.MemorySpace.Mat)
+            c = pl.matmul(ta, tb)
+            o = pl.store(c, [16, 32], o)
+            return o
 
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[320, 128], pl.FP32], b: pl.Tensor[[128, 300], pl.FP32],
-             o: pl.Out[pl.Tensor[[300, 300], pl.FP32]]) -> pl.Tensor[[300, 300], pl.FP32]:
-        o = self.k(a, b, o)
-        return o
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[320, 128], pl.FP32], b: pl.Tensor[[128, 300], pl.FP32],
+                 o: pl.Out[pl.Tensor[[300, 300], pl.FP32]]) -> pl.Tensor[[300, 300], pl.FP32]:
+            o = self.k(a, b, o)
+            return o
+
+    return Windows
 
 
 @pytest.mark.sim
@@ -172,7 +175,7 @@ def test_offset_windows_keep_their_offsets(tmp_path):
     a = rng.random((320, 128), dtype=np.float32)
     b = rng.random((128, 300), dtype=np.float32)
     o = np.zeros((300, 300), np.float32)
-    ir.compile(Windows, output_dir=tmp_path / "o")(a, b, o)
+    ir.compile(_windows(), output_dir=tmp_path / "o")(a, b, o)
     ref = np.zeros_like(o)
     ref[16:272, 32:288] = a[64:320] @ b[:, 44:300]
     np.testing.assert_allclose(o, ref, rtol=1e-4, atol=1e-4)
