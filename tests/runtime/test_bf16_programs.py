@@ -1,0 +1,160 @@
+"""bf16 tensors and tiles end to end: torch.bfloat16 in and out, casts, matmul, constants, row sums.
+
+ptoas 0.1.1 cannot lower bf16; it is fed an f16 stand-in and its C++ is retyped to ``bfloat16_t``
+(``pypto.backend.bf16_standin``). These programs check that the result is what bf16 hardware gives:
+f32 -> bf16 rounds to nearest even (0.1.1 always emits CAST_RINT), matmul products of bf16 are exact
+in f32 and are summed in f32.
+"""
+
+from __future__ import annotations
+
+import pytest
+from rt_marks import needs_gxx
+
+import pypto.language as pl
+from pypto import ir
+from pypto.errors import UserError
+from pypto.toolchain.ptoas import find_ptoas
+
+torch = pytest.importorskip("torch")
+pytestmark = [needs_gxx, pytest.mark.sim, pytest.mark.ptoas,
+              pytest.mark.skipif(find_ptoas() is None, reason="needs the pinned ptoas")]
+PLATFORMS = ("a2a3sim", "a5sim")
+
+ROUND_TRIP = '''
+import pypto.language as pl
+
+@pl.program
+class Widen:
+    @pl.function(type=pl.FunctionType.InCore)
+    def shift(self, x: pl.Tensor[[32, 64], pl.BF16], y: pl.Tensor[[32, 64], pl.FP32],
+              out: pl.Out[pl.Tensor[[32, 64], pl.BF16]]) -> pl.Tensor[[32, 64], pl.BF16]:
+        wide = pl.cast(pl.load(x, [0, 0], [32, 64]), target_type=pl.FP32)
+        s = pl.add(wide, pl.load(y, [0, 0], [32, 64]))
+        return pl.store(pl.cast(s, target_type=pl.BF16), [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def bump(self, h: pl.Tensor[[32, 64], pl.BF16], sums: pl.Out[pl.Tensor[[32, 1], pl.FP32]],
+             out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> tuple[pl.Tensor[[32, 1], pl.FP32], pl.Tensor[[32, 64], pl.FP32]]:
+        t = pl.add(pl.load(h, [0, 0], [32, 64]), 0.1)
+        wide = pl.cast(t, target_type=pl.FP32)
+        tmp = pl.create_tile([32, 64], dtype=pl.FP32, target_memory=pl.MemorySpace.Vec)
+        sums = pl.store(pl.row_sum(wide, tmp), [0, 0], sums)
+        out = pl.store(wide, [0, 0], out)
+        return sums, out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[32, 64], pl.BF16], y: pl.Tensor[[32, 64], pl.FP32],
+             mid_out: pl.Out[pl.Tensor[[32, 64], pl.BF16]], sums: pl.Out[pl.Tensor[[32, 1], pl.FP32]],
+             out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+        mid = pl.create_tensor([32, 64], dtype=pl.BF16)
+        mid = self.shift(x, y, mid)
+        mid_out = self.shift(x, y, mid_out)
+        sums, out = self.bump(mid, sums, out)
+        return out
+'''
+
+MATMUL = '''
+import pypto.language as pl
+
+@pl.program
+class Mm:
+    @pl.function(type=pl.FunctionType.InCore)
+    def mm(self, a: pl.Tensor[[64, 128], pl.BF16], b: pl.Tensor[[128, 32], pl.BF16],
+           out: pl.Out[pl.Tensor[[64, 32], pl.FP32]]) -> pl.Tensor[[64, 32], pl.FP32]:
+        a0 = pl.load(a, [0, 0], [64, 64], target_memory=pl.MemorySpace.Mat)
+        b0 = pl.load(b, [0, 0], [64, 32], target_memory=pl.MemorySpace.Mat)
+        acc = pl.matmul(pl.move(a0, target_memory=pl.MemorySpace.Left),
+                        pl.move(b0, target_memory=pl.MemorySpace.Right))
+        a1 = pl.load(a, [0, 64], [64, 64], target_memory=pl.MemorySpace.Mat)
+        b1 = pl.load(b, [64, 0], [64, 32], target_memory=pl.MemorySpace.Mat)
+        acc = pl.matmul_acc(acc, pl.move(a1, target_memory=pl.MemorySpace.Left),
+                            pl.move(b1, target_memory=pl.MemorySpace.Right))
+        return pl.store(acc, [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[64, 128], pl.BF16], b: pl.Tensor[[128, 32], pl.BF16],
+             out: pl.Out[pl.Tensor[[64, 32], pl.FP32]]) -> pl.Tensor[[64, 32], pl.FP32]:
+        out = self.mm(a, b, out)
+        return out
+'''
+
+
+def _bits(t):
+    return t.view(torch.int16)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_bf16_round_trip_constant_and_row_sum(tmp_path, platform):
+    compiled = ir.compile(pl.parse(ROUND_TRIP, filename="widen.py"), platform=platform, output_dir=tmp_path / "a",
+                          dump_passes=False)
+    g = torch.Generator().manual_seed(11)
+    x = (torch.randn(32, 64, generator=g) * 4).to(torch.bfloat16)
+    y = torch.randn(32, 64, generator=g)
+    # ties to even (down, up), a sum that rounds to inf in bf16 (finite in f32), a subnormal
+    y[0, :4] = torch.tensor([2.0 ** -8, 3 * 2.0 ** -8, 1.3e36, -1e-40])
+    x[0, :4] = torch.tensor([1.0, 1.0, 3.3895313892515355e38, 0.0]).to(torch.bfloat16)
+    mid = torch.zeros(32, 64, dtype=torch.bfloat16)
+    sums, out = torch.zeros(32, 1), torch.zeros(32, 64)
+    compiled(x, y, mid, sums, out)
+    want_mid = (x.float() + y).to(torch.bfloat16)
+    assert torch.equal(_bits(mid), _bits(want_mid))  # bit for bit, incl. the ties, inf and the subnormal
+    assert _bits(mid)[0, :4].tolist() == [0x3F80, 0x3F82, 0x7F80, -0x7FFF]
+    want = (want_mid + torch.tensor(0.1).to(torch.bfloat16)).float()  # bf16 + bf16(0.1), rounded to bf16
+    finite = torch.isfinite(want)
+    assert torch.equal(out[finite], want[finite]) and torch.isinf(out[~finite]).all()
+    rows = torch.isfinite(want).all(dim=1)
+    torch.testing.assert_close(sums[rows], want[rows].sum(dim=1, keepdim=True), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_bf16_matmul_accumulates_in_f32(tmp_path, platform):
+    compiled = ir.compile(pl.parse(MATMUL, filename="mm.py"), platform=platform, output_dir=tmp_path / "m",
+                          dump_passes=False)
+    g = torch.Generator().manual_seed(5)
+    a = torch.randn(64, 128, generator=g).to(torch.bfloat16)
+    b = torch.randn(128, 32, generator=g).to(torch.bfloat16)
+    out = torch.zeros(64, 32)
+    compiled(a, b, out)
+    af, bf = a.float(), b.float()
+    exact = torch.zeros(64, 32)
+    for k in range(128):  # f32 products of bf16 are exact; the cube adds them per k, ascending
+        exact = exact + af[:, k:k + 1] * bf[k:k + 1, :]
+    assert torch.equal(out, exact)
+    torch.testing.assert_close(out, af @ bf, rtol=1e-5, atol=1e-4)
+    torch.testing.assert_close(out, (a @ b).float(), rtol=1e-2, atol=5e-2)  # torch's own bf16 matmul
+
+
+MIXED = '''
+import pypto.language as pl
+
+@pl.program
+class Mixed:
+    @pl.function(type=pl.FunctionType.InCore)
+    def both(self, x: pl.Tensor[[16, 64], pl.BF16], out: pl.Out[pl.Tensor[[16, 64], pl.FP16]]
+             ) -> pl.Tensor[[16, 64], pl.FP16]:
+        wide = pl.cast(pl.load(x, [0, 0], [16, 64]), target_type=pl.FP32)
+        return pl.store(pl.cast(wide, target_type=pl.FP16), [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 64], pl.BF16], out: pl.Out[pl.Tensor[[16, 64], pl.FP16]]
+             ) -> pl.Tensor[[16, 64], pl.FP16]:
+        out = self.both(x, out)
+        return out
+'''
+
+
+def test_a_kernel_mixing_bf16_and_f16_is_a_located_user_error(tmp_path):
+    with pytest.raises(UserError) as ei:
+        ir.compile(pl.parse(MIXED, filename="mixed.py"), output_dir=tmp_path / "x", dump_passes=False)
+    msg = str(ei.value)
+    assert "mixed.py:7:" in msg and "kernel 'both' uses both BF16 and FP16" in msg, msg
+    assert "ptoas 0.1.1 cannot lower bf16" in msg and "pl.cast through FP32" in msg, msg
+
+
+def test_a_bf16_constant_outside_f16_range_is_a_located_user_error(tmp_path):
+    src = ROUND_TRIP.replace("0.1)", "1.0e6)")
+    with pytest.raises(UserError) as ei:
+        ir.compile(pl.parse(src, filename="big.py"), output_dir=tmp_path / "b", dump_passes=False)
+    msg = str(ei.value)
+    assert "big.py:" in msg and "BF16 constant 1000000.0" in msg and "outside f16's range" in msg, msg
