@@ -158,3 +158,86 @@ def test_a_bf16_constant_outside_f16_range_is_a_located_user_error(tmp_path):
         ir.compile(pl.parse(src, filename="big.py"), output_dir=tmp_path / "b", dump_passes=False)
     msg = str(ei.value)
     assert "big.py:" in msg and "BF16 constant 1000000.0" in msg and "outside f16's range" in msg, msg
+
+
+NARROW_PTO = """\
+!f = !pto.tile_buf<loc=ub, dtype=f32, rows=16, cols=32, v_row=16, v_col=32, blayout=row_major, slayout=none_box, \
+fractal=512, pad=0>
+!h = !pto.tile_buf<loc=ub, dtype=bf16, rows=16, cols=32, v_row=16, v_col=32, blayout=row_major, slayout=none_box, \
+fractal=512, pad=0>
+module {
+  func.func @narrow(%x: !pto.ptr<f32>, %y: !pto.ptr<bf16>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c16 = arith.constant 16 : index
+    %c32 = arith.constant 32 : index
+    %gx = pto.make_tensor_view %x, shape = [%c16, %c32] strides = [%c32, %c1] : !pto.tensor_view<2xf32>
+    %gy = pto.make_tensor_view %y, shape = [%c16, %c32] strides = [%c32, %c1] : !pto.tensor_view<2xbf16>
+    %vx = pto.subview %gx, offsets = [%c0, %c0], sizes = [%c16, %c32] : !pto.tensor_view<2xf32> -> !pto.tile_view<16x32xf32>
+    %vy = pto.subview %gy, offsets = [%c0, %c0], sizes = [%c16, %c32] : !pto.tensor_view<2xbf16> -> !pto.tile_view<16x32xbf16>
+    %a = pto.alloc_tile : !f
+    %b = pto.alloc_tile : !h
+    pto.tload ins(%vx : !pto.tile_view<16x32xf32>) outs(%a : !f)
+    pto.tcvt ins(%a : !f) outs(%b : !h)
+    pto.tstore ins(%b : !h) outs(%vy : !pto.tile_view<16x32xbf16>)
+    return
+  }
+}
+"""
+
+
+def test_run_pto_takes_a_hand_written_bf16_kernel(tmp_path, monkeypatch):
+    from pypto.runtime import run_pto
+
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "narrow.pto"
+    path.write_text(NARROW_PTO)
+    x = torch.randn(16, 32, generator=torch.Generator().manual_seed(2))
+    y = torch.zeros(16, 32, dtype=torch.bfloat16)
+    run_pto(path, x, y, directions={"y": "out"})
+    assert torch.equal(_bits(y), _bits(x.to(torch.bfloat16)))
+
+
+HANDOFF = '''
+import pypto.language as pl
+
+@pl.program
+class Handoff:
+    @pl.function(type=pl.FunctionType.InCore)
+    def probs(self, s: pl.Tensor[[16, 64], pl.FP32], p: pl.Out[pl.Tensor[[16, 64], pl.BF16]]
+              ) -> pl.Tensor[[16, 64], pl.BF16]:
+        t = pl.load(s, [0, 0], [16, 64], target_memory=pl.MemorySpace.Vec)
+        tmp = pl.create_tile([16, 64], dtype=pl.FP32, target_memory=pl.MemorySpace.Vec)
+        e = pl.exp(pl.row_expand_sub(t, pl.row_max(t, tmp)))
+        return pl.store(pl.cast(e, target_type=pl.BF16), [0, 0], p)
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def weigh(self, p: pl.Tensor[[16, 64], pl.BF16], v: pl.Tensor[[64, 32], pl.BF16],
+              o: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        pm = pl.load(p, [0, 0], [16, 64], target_memory=pl.MemorySpace.Mat)
+        vm = pl.load(v, [0, 0], [64, 32], target_memory=pl.MemorySpace.Mat)
+        acc = pl.matmul(pl.move(pm, target_memory=pl.MemorySpace.Left), pl.move(vm, target_memory=pl.MemorySpace.Right))
+        return pl.store(acc, [0, 0], o)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, s: pl.Tensor[[16, 64], pl.FP32], v: pl.Tensor[[64, 32], pl.BF16],
+             o: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        p = pl.create_tensor([16, 64], dtype=pl.BF16)
+        p = self.probs(s, p)
+        o = self.weigh(p, v, o)
+        return o
+'''
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_bf16_probabilities_cross_from_vector_to_cube_through_gm(tmp_path, platform):
+    compiled = ir.compile(pl.parse(HANDOFF, filename="handoff.py"), platform=platform, output_dir=tmp_path / "h",
+                          dump_passes=False)
+    orch = next((tmp_path / "h" / "orchestration").glob("*.cpp")).read_text()
+    assert "DataType::BFLOAT16" in orch
+    g = torch.Generator().manual_seed(9)
+    s, v = torch.randn(16, 64, generator=g) * 3, torch.randn(64, 32, generator=g).to(torch.bfloat16)
+    o = torch.zeros(16, 32)
+    compiled(s, v, o)
+    p = torch.exp(s - s.max(dim=1, keepdim=True).values).to(torch.bfloat16)
+    torch.testing.assert_close(o, p.float() @ v.float(), rtol=1e-2, atol=2e-2)
