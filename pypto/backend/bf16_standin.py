@@ -15,7 +15,9 @@ the printed digits read back (through ``bfloat16_t``'s rounding) as the same bf1
 
 from __future__ import annotations
 
+import math
 import re
+import struct
 
 from pypto.errors import UserError
 from pypto.ir.dtypes import bf16_round, f16_exact
@@ -31,7 +33,6 @@ _BF16 = re.compile(_TOKEN.format("bf16"))
 _F16 = re.compile(_TOKEN.format("f16"))
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _CONST = re.compile(r"(arith\.constant )(\S+)( : )bf16\b")
-_HEX_NONFINITE = {"0x7F80": "0x7C00", "0xFF80": "0xFC00", "0x7FC0": "0x7E00"}
 _HALF = re.compile(r"\bhalf\b")
 
 
@@ -49,17 +50,23 @@ def uses(text: str) -> tuple[bool, bool]:
     return bool(_BF16.search(code)), bool(_F16.search(code))
 
 
-def _constant(m: re.Match[str], where: str) -> str:
-    lit = m.group(2)
-    if lit in _HEX_NONFINITE:
-        return f"{m.group(1)}{_HEX_NONFINITE[lit]}{m.group(3)}f16"
+def _literal_value(lit: str, where: str) -> float:
+    """The bf16 value of an MLIR float literal: a decimal, or a hex bit pattern (``0x7F80``)."""
     try:
-        value = bf16_round(float(lit))
+        if lit.lower().startswith("0x"):
+            return struct.unpack("<f", struct.pack("<I", (int(lit, 16) & 0xFFFF) << 16))[0]
+        return bf16_round(float(lit))
     except ValueError:
-        raise UserError(f"{where}: bf16 constant {lit} is not a decimal literal; the f16 stand-in for "
-                        "ptoas 0.1.1 needs its value") from None
+        raise UserError(f"{where}: cannot read the bf16 constant {lit}") from None
+
+
+def _constant(m: re.Match[str], where: str) -> str:
+    value = _literal_value(m.group(2), where)
+    if math.isnan(value) or math.isinf(value):  # f16's own bit pattern, sign kept
+        bits = (0x7E00 if math.isnan(value) else 0x7C00) | (0x8000 if math.copysign(1.0, value) < 0 else 0)
+        return f"{m.group(1)}0x{bits:04X}{m.group(3)}f16"
     if not f16_exact(value):
-        raise UserError(f"{where}: bf16 constant {lit} (bf16 value {value!r}) is outside the range f16 can "
+        raise UserError(f"{where}: bf16 constant {m.group(2)} (bf16 value {value!r}) is outside the range f16 can "
                         "hold exactly; ptoas 0.1.1 lowers bf16 through an f16 stand-in, which would change it",
                         hint="keep the constant within f16's range (6.1e-05..65504), or apply it in FP32")
     return f"{m.group(1)}{value:.9e}{m.group(3)}f16"

@@ -21,6 +21,7 @@ UNIT = f'''module {{
   func.func @k(%arg0: !pto.ptr<bf16>, %bf16: index) {{
     %cst_bf16 = arith.constant 1.000000000e-01 : bf16
     %inf = arith.constant 0x7F80 : bf16
+    %nnan = arith.constant 0xFFC1 : bf16
     %0 = pto.make_tensor_view %arg0, shape = [%bf16, %bf16] strides = [%bf16, %bf16] : !pto.tensor_view<2xbf16>
     %1 = pto.subview %0, offsets = [%bf16, %bf16], sizes = [%bf16, %bf16] : !pto.tensor_view<2xbf16> -> !pto.tile_view<?x16xbf16>
     %t = pto.alloc_tile : {T}
@@ -39,6 +40,7 @@ def test_standin_respells_every_bf16_type_and_nothing_else():
         assert frag in text, frag
     # the constant is written as its exact bf16 value (0.1 -> 0x3DCD), the inf bit pattern as f16's
     assert "arith.constant 1.000976562e-01 : f16" in text and "arith.constant 0x7C00 : f16" in text
+    assert "arith.constant 0xFE00 : f16" in text
     assert text.count("\n") == UNIT.count("\n")
 
 

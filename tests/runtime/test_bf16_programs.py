@@ -13,6 +13,7 @@ from rt_marks import needs_gxx
 
 import pypto.language as pl
 from pypto import ir
+from pypto.debug import torch_codegen
 from pypto.errors import UserError
 from pypto.toolchain.ptoas import find_ptoas
 
@@ -105,6 +106,12 @@ def test_bf16_round_trip_constant_and_row_sum(tmp_path, platform):
     assert torch.equal(out[finite], want[finite]) and torch.isinf(out[~finite]).all()
     rows = torch.isfinite(want).all(dim=1)
     torch.testing.assert_close(sums[rows], want[rows].sum(dim=1, keepdim=True), rtol=1e-5, atol=1e-4)
+    # the program's meaning in PyTorch (pypto.debug) agrees bit for bit
+    ns: dict = {}
+    exec(torch_codegen(compiled.program), ns)  # noqa: S102
+    mid2, sums2, out2 = torch.zeros_like(mid), torch.zeros_like(sums), torch.zeros_like(out)
+    ns["main"](x, y, mid2, sums2, out2)
+    assert torch.equal(_bits(mid2), _bits(mid)) and torch.equal(out2, out)
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
