@@ -137,3 +137,50 @@ def test_bf16_artifacts_are_byte_identical_across_compiles(tmp_path):
     assert any(str(f).endswith(bf16_standin.SUFFIX) for f in files)
     for f in files:
         assert (tmp_path / "one" / f).read_bytes() == (tmp_path / "two" / f).read_bytes(), f
+
+
+MM = '''
+import pypto.language as pl
+
+@pl.program
+class Mm:
+    @pl.function(type=pl.FunctionType.InCore)
+    def mm(self, a: pl.Tensor[[32, 64], pl.BF16], b: pl.Tensor[[64, 32], pl.BF16],
+           out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        am = pl.load(a, [0, 0], [32, 64], target_memory=pl.MemorySpace.Mat)
+        bm = pl.load(b, [0, 0], [64, 32], target_memory=pl.MemorySpace.Mat)
+        acc = pl.matmul(pl.move(am, target_memory=pl.MemorySpace.Left), pl.move(bm, target_memory=pl.MemorySpace.Right))
+        acc = pl.matmul_acc(acc, pl.move(am, target_memory=pl.MemorySpace.Left),
+                            pl.move(bm, target_memory=pl.MemorySpace.Right))
+        return pl.store(acc, [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def probs(self, s: pl.Tensor[[32, 64], pl.FP32], p: pl.Out[pl.Tensor[[32, 64], pl.BF16]]
+              ) -> pl.Tensor[[32, 64], pl.BF16]:
+        t = pl.load(s, [0, 0], [32, 64])
+        tmp = pl.create_tile([32, 64], dtype=pl.FP32, target_memory=pl.MemorySpace.Vec)
+        e = pl.exp(pl.row_expand_sub(t, pl.row_max(t, tmp)))
+        return pl.store(pl.cast(e, target_type=pl.BF16), [0, 0], p)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[32, 64], pl.BF16], b: pl.Tensor[[64, 32], pl.BF16], s: pl.Tensor[[32, 64], pl.FP32],
+             p: pl.Out[pl.Tensor[[32, 64], pl.BF16]], out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]
+             ) -> pl.Tensor[[32, 32], pl.FP32]:
+        p = self.probs(s, p)
+        out = self.mm(a, b, out)
+        return out
+'''
+
+
+@pytest.mark.ptoas
+def test_standin_cpp_is_the_f16_programs_cpp_with_the_type_renamed(tmp_path):
+    """ptoas makes the same decisions for the stand-in as for the same program written in FP16."""
+    _ptoas()
+    ir.compile(pl.parse(MM, filename="mm.py"), output_dir=tmp_path / "bf", dump_passes=False)
+    ir.compile(pl.parse(MM.replace("pl.BF16", "pl.FP16"), filename="mm.py"), output_dir=tmp_path / "h",
+               dump_passes=False)
+    for unit in ("mm", "probs"):
+        bf, h = (tmp_path / d / "ptoas" for d in ("bf", "h"))
+        assert (bf / f"{unit}.{bf16_standin.SUFFIX}").read_text() == (h / f"{unit}.pto").read_text()
+        want = (h / f"{unit}.cpp").read_text()
+        assert "half" in want and (bf / f"{unit}.cpp").read_text() == bf16_standin.retype_cpp(want)
