@@ -140,7 +140,7 @@ class CppExpr:
 
         class _Scan(IRVisitor):
             def visit_Call(self, c: Call) -> None:  # noqa: N802
-                for d in c.attrs.get("deps") or c.attrs.get("manual_dep_edges") or []:
+                for d in call_deps(c):
                     if isinstance(d, Var):
                         dep_vars.add(d)
                 self.generic_visit(c)
@@ -239,6 +239,14 @@ class CppExpr:
         if not isinstance(e, MakeTuple):
             raise UserError(f"expected a list, got {e!r}", e.span)
         return [self.expr(x) for x in e.elements]
+
+
+def call_deps(c: Call) -> list[Expr]:
+    """The task ids a call waits for: a submit's ``deps=`` attribute, a ``system.task_dummy``'s operand."""
+    if c.op == "system.task_dummy":
+        deps = c.args[0]
+        return list(deps.elements) if isinstance(deps, MakeTuple) else []
+    return list(c.attrs.get("deps") or c.attrs.get("manual_dep_edges") or [])
 
 
 _TENSOR_OPS = {

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pypto.artifact.model import CoreKind
 from pypto.codegen.cores import core_of
 from pypto.codegen.emitter import Emitter, base_name
-from pypto.codegen.orch_expr import CppExpr, runtime_dtype
+from pypto.codegen.orch_expr import CppExpr, call_deps, runtime_dtype
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import ArgDirection, FunctionType, ParamDirection
-from pypto.ir.expr import Call, GlobalVar, TupleGetItem, Var
+from pypto.ir.expr import Call, GlobalVar, MakeTuple, TupleGetItem, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import (
     AssignStmt,
@@ -142,7 +142,9 @@ class OrchCodegen(CppExpr):
             t = a.var.type
             assert isinstance(t, TensorType)
             name = self.em.unique(base_name(a.var.name))
-            dims = ", ".join(self.expr(d) for d in t.shape)
+            shape = a.value.args[0] if isinstance(a.value, Call) and a.value.args else None
+            # the call's shape operands: a type's dims can still name the pre-SSA variable
+            dims = ", ".join(self.expr(d) for d in (shape.elements if isinstance(shape, MakeTuple) else t.shape))
             self.em.line(f"uint32_t {name}_ci_shapes[{len(t.shape)}] = {{{dims}}};")
             self.em.line(f"TensorCreateInfo {name}_ci({name}_ci_shapes, {len(t.shape)}, "
                          f"DataType::{runtime_dtype(t.dtype, a.span)});")
@@ -161,6 +163,8 @@ class OrchCodegen(CppExpr):
         v = s.value
         if isinstance(v, Call) and isinstance(v.op, GlobalVar):
             self.submit(v, s.var)
+        elif isinstance(v, Call) and v.op == "system.task_dummy":
+            self.submit_dummy(v, s.var)
         elif isinstance(v, Call):
             self.tensor_op(v, s.var)
         elif isinstance(v, TupleGetItem) and v.tuple_value in self.env:
@@ -173,6 +177,8 @@ class OrchCodegen(CppExpr):
     def _eval(self, s: EvalStmt) -> None:
         if isinstance(s.expr, Call) and isinstance(s.expr.op, GlobalVar):
             self.submit(s.expr, None)
+        elif isinstance(s.expr, Call) and s.expr.op == "system.task_dummy":
+            self.submit_dummy(s.expr, None)
         elif isinstance(s.expr, Call):
             self.tensor_op(s.expr, None)
 
@@ -238,6 +244,7 @@ class OrchCodegen(CppExpr):
         if callee is None:
             raise UserError(f"call to unknown function '{c.op.name}'", c.span)  # type: ignore[union-attr]
         dirs = self._directions(c, callee)
+        _check_views(c, callee)
         k = self.task
         self.task += 1
         self.em.line()
@@ -271,8 +278,21 @@ class OrchCodegen(CppExpr):
                     for p, d in zip(callee.params, callee.param_directions, strict=True)]
         return [d if isinstance(d, ArgDirection) else ArgDirection(d) for d in dirs]
 
+    def submit_dummy(self, c: Call, result: Var | None) -> None:
+        """``pl.system.task_dummy(deps=[...])``: a task with no kernel that completes after all its deps."""
+        k = self.task
+        self.task += 1
+        self.em.line()
+        self.em.line(f"// Task {k}: dependency join")
+        self.em.line(f"CoreTaskArgs params_t{k};")
+        self._deps(c, k)
+        name = self.em.unique(base_name(result.name) if result is not None else "join")
+        self.em.line(f"PTO2TaskId {name} = rt_submit_dummy_task(params_t{k});")
+        if result is not None:
+            self.env[result] = name
+
     def _deps(self, c: Call, k: int) -> None:
-        deps = [d for d in (c.attrs.get("deps") or c.attrs.get("manual_dep_edges") or [])]
+        deps = call_deps(c)
         if not deps:
             return
         arrays = [d for d in deps if isinstance(d.type, ArrayType)]
@@ -354,6 +374,31 @@ class OrchCodegen(CppExpr):
                 "__attribute__((visibility(\"default\")))\n"
                 "void aicpu_orchestration_entry(const ChipTaskArgs& orch_args) {\n"
                 f"{body}\n}}\n\n}}  // extern \"C\"\n")
+
+
+def _strides(t: TensorType) -> tuple | None:
+    """A tensor's strides when they differ from dense row-major (None: dense)."""
+    st = t.view.stride if t.view is not None else None
+    if st is None or (len(t.shape) == 2 and tuple(st) == (t.shape[1], 1)):
+        return None
+    return tuple(st)
+
+
+def _check_views(c: Call, callee: Function) -> None:
+    """A kernel reads a tensor argument with the strides its parameter declares: a strided argument
+    (``pl.transpose(x, 0, 1)``, a DN view) given to a dense parameter would be read in the wrong order."""
+    for arg, p in zip(c.args, callee.params, strict=False):
+        if not (isinstance(arg.type, TensorType) and isinstance(p.type, TensorType)):
+            continue
+        have, want = _strides(arg.type), _strides(p.type)
+        if have is not None and have != want:
+            dims = ", ".join(str(d) for d in have)
+            raise UserError(f"argument '{base_name(getattr(arg, 'name', '?'))}' of '{callee.name}' is a strided "
+                            f"view (strides [{dims}], e.g. a pl.transpose) but parameter '{base_name(p.name)}' "
+                            f"declares {'strides ' + str(list(want)) if want else 'a dense row-major tensor'}, so "
+                            "the kernel would read it in the wrong order", c.span,
+                            hint=f"annotate the parameter pl.Tensor[[...], dtype, pl.TensorView(stride=[{dims}], "
+                                 "layout=pl.TensorLayout.DN)], or leave it a bare pl.Tensor in a @pl.jit.incore")
 
 
 def _yields_task_id(result: Var) -> bool:

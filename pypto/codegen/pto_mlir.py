@@ -185,7 +185,7 @@ class KernelCodegen(ScalarLowering):
         st = [self.index(d, into=self.views) for d in strides]
         arg = self.env[p]
         ssa = self.names.unique(f"{base_name(p.name)}_view")
-        view = GmView(ssa, t, 2)
+        view = GmView(ssa, t, 2, arg.ssa)
         self.views.append(f"%{ssa} = pto.make_tensor_view %{arg.ssa}, shape = [{', '.join('%' + x for x in sh)}] "
                           f"strides = [{', '.join('%' + x for x in st)}] : {view.ty}{_loc_text(p.span, self.file_map) if self._loc_ok(p.span) else ''}")
         return view

@@ -14,12 +14,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from pypto.codegen.emitter import base_name
 from pypto.codegen.pto_types import TOOLCHAIN, tile_view_type
 from pypto.codegen.pto_values import GmView, Tile
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call, ConstFloat, ConstInt, Expr, MakeTuple, Var, as_int
 from pypto.ir.ops.bounds import check_window
-from pypto.ir.types import TileType
+from pypto.ir.types import TensorType, TileType
 
 if TYPE_CHECKING:
     from pypto.codegen.pto_mlir import KernelCodegen
@@ -234,6 +235,22 @@ def _load(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
                out)
 
 
+def _gm_transpose(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    """A kernel-side ``tensor.transpose`` (made by ResolveBackendOpLayouts): a second, strided view of the
+    same pointer with shape and strides swapped."""
+    src = _gm(cg, c.args[0])
+    t = dst.type if dst is not None else None
+    if dst is None or not isinstance(t, TensorType) or t.rank != 2 or t.view is None or t.view.stride is None:
+        raise cg.error("tensor.transpose inside a kernel needs a 2-D tensor with known strides",
+                       hint="transpose the tensor in the orchestration and pass it to the kernel")
+    sh = ", ".join("%" + cg.index(d) for d in t.shape)
+    st = ", ".join("%" + cg.index(d) for d in t.view.stride)
+    ssa = cg.names.unique(f"{base_name(dst.name)}_view")
+    view = GmView(ssa, t, 2, src.ptr)
+    cg.op(f"%{ssa} = pto.make_tensor_view %{src.ptr}, shape = [{sh}] strides = [{st}] : {view.ty}")
+    cg.env[dst] = view
+
+
 def _store(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     from pypto.codegen.pto_views import Pieces, store_pieces
 
@@ -371,7 +388,7 @@ def _register() -> None:
         "tile.row_expand": _expand_direct("trowexpand", False),
         "tile.col_expand": _expand_direct("tcolexpand", False),
         "tile.row_expand_expdif": _row_expdif,
-        "tile.load": _load, "tile.store": _store, "tile.move": _move, "tile.reshape": _reshape,
+        "tensor.transpose": _gm_transpose, "tile.load": _load, "tile.store": _store, "tile.move": _move, "tile.reshape": _reshape,
         "tile.cast": _cast, "tile.create": _create, "tile.full": _fill, "tile.expands": _fill,
         "tile.matmul": _matmul("tmatmul", 2), "tile.matmul_acc": _matmul("tmatmul.acc", 3),
         "tile.matmul_bias": _matmul("tmatmul.bias", 3),
@@ -393,6 +410,8 @@ def _register() -> None:
     for op in ("array.create", "array.get_element", "array.update_element"):
         RULES[op] = _unsupported(op, "keep pl.Array values in the orchestration (there is no !pto.local_array "
                                      "in ptoas 0.1.1); pass the elements a kernel needs as scalar arguments")
+    RULES["system.task_dummy"] = _unsupported("pl.system.task_dummy", "join task ids in the orchestration "
+                                                                    "function (outside pl.at regions)")
     for op, alt in (("row_prod", "multiply with tile.mul in a loop over columns, or reduce on the host"),
                     ("col_prod", "reduce on the host"), ("sin", "compute it on the host"),
                     ("cos", "compute it on the host"),

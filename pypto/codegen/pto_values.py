@@ -40,6 +40,7 @@ class GmView:
     ssa: str
     tensor: TensorType
     rank: int
+    ptr: str = ""  # the pointer argument it views
 
     @property
     def ty(self) -> str:

@@ -173,6 +173,8 @@ def _register_extra() -> None:
         "array.create": _array_create,
         "array.get_element": lambda em, c: f"{em.arg(c, 0)}[int({em.arg(c, 1)})]",
         "array.update_element": lambda em, c: f"_array_set({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)})",
+        "system.task_dummy": lambda em, c: "None",  # a dependency join: no data
+        "tile.transpose_view": lambda em, c: f"{em.arg(c, 0)}.mT",
     })
 
 

@@ -54,6 +54,8 @@ _PREC = {BinOp.Or: 1, BinOp.And: 2, BinOp.Eq: 4, BinOp.Ne: 4, BinOp.Lt: 4, BinOp
 _ATOM = 13
 # ops whose non-Expr parameters print positionally, e.g. pl.tile.alloc(pl.Mem.Vec, 65536)
 _POSITIONAL_KW = {"tile.alloc": ("memory_space", "size")}
+# ops whose operands print as keywords, e.g. pl.system.task_dummy(deps=[t0, t1])
+_KEYWORD_OPERANDS = {"system.task_dummy": ("deps",)}
 _INF = 1 << 60
 
 
@@ -262,6 +264,8 @@ class Printer:
 
     def _call(self, e: Call) -> tuple[str, int]:
         args = [self.expr(a) for a in e.args]
+        if e.op in _KEYWORD_OPERANDS:
+            args = [f"{k}={a}" for k, a in zip(_KEYWORD_OPERANDS[e.op], args, strict=True)]  # type: ignore[index]
         if isinstance(e.op, GlobalVar):
             if e.attrs:
                 args.append(f"attrs={self.value(e.attrs)}")

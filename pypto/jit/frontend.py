@@ -51,7 +51,7 @@ def dep_call(parser: Any, target: Any, node: ast.Call, span: Span) -> Any:
         t = getattr(value, "type", None)
         dtype = scalar_param_dtype(target, pname)
         if isinstance(t, TensorType) and t.static_shape() is not None:
-            metas[pname] = TensorMeta(t.static_shape(), t.dtype)  # type: ignore[arg-type]
+            metas[pname] = TensorMeta(t.static_shape(), t.dtype, _strides(t))  # type: ignore[arg-type]
         elif isinstance(t, TensorType) and not _bare_tensor_param(target, pname):
             continue  # dynamic dims: the callee's own annotation (pl.dynamic names) types it
         elif dtype is not None and not _passes_specialized(node.args[i], specialized):
@@ -77,6 +77,14 @@ def dep_call(parser: Any, target: Any, node: ast.Call, span: Span) -> Any:
             typed = {kept.index(i): dtype for i, dtype in runtime.items()}
             return _typed_literals(parser._external_call(func, call, span), typed)
     raise AssertionError("unreachable: a free function name always exists")
+
+
+def _strides(t: TensorType) -> tuple[int, ...] | None:
+    """The static strides of a strided view (a transposed tensor), None for a dense row-major tensor."""
+    st = t.view.stride if t.view is not None else None
+    if st is None or not all(isinstance(d, int) for d in st):
+        return None
+    return tuple(st)  # type: ignore[arg-type]
 
 
 def _passes_specialized(arg: ast.expr, specialized: frozenset[str]) -> bool:

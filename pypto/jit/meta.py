@@ -14,6 +14,7 @@ class TensorMeta:
 
     shape: tuple[int, ...]
     dtype: DataType
+    stride: tuple[int, ...] | None = None  # a strided (e.g. transposed, DN) view passed between kernels
 
 
 def is_tensor_like(value: Any) -> bool:

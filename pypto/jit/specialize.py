@@ -47,6 +47,10 @@ def source_info(func: Any) -> SourceInfo:
 
 def type_text(meta: TensorMeta) -> str:
     dims = ", ".join(str(d) for d in meta.shape)
+    if meta.stride is not None:
+        layout = "ND" if meta.stride[-1] == 1 else "DN"
+        view = f"pl.TensorView(stride=[{', '.join(str(d) for d in meta.stride)}], layout=pl.TensorLayout.{layout})"
+        return f"pl.Tensor[[{dims}], pl.{meta.dtype.value}, {view}]"
     return f"pl.Tensor[[{dims}], pl.{meta.dtype.value}]"
 
 

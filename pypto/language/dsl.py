@@ -46,5 +46,6 @@ static_assert = DslConstruct("static_assert")
 spmd = DslConstruct("spmd")
 submit = DslConstruct("submit")
 spmd_submit = DslConstruct("spmd_submit")
+task_dummy = DslConstruct("system.task_dummy")  # pl.system.task_dummy(deps=[...])
 
 LOOP_KINDS = {"range": "Sequential", "parallel": "Parallel", "unroll": "Unroll", "pipeline": "Pipeline"}

@@ -340,6 +340,10 @@ class ExprParser:
             from pypto.language.submit_call import parse_submit
 
             return parse_submit(self, c is dsl.spmd_submit, node, span)
+        if c is dsl.task_dummy:
+            from pypto.language.submit_call import parse_task_dummy
+
+            return parse_task_dummy(self, node, span)
         where = {"yield_": "as a statement `x = pl.yield_(...)` inside a loop or if",
                  "range": "as a for-loop iterator", "parallel": "as a for-loop iterator",
                  "unroll": "as a for-loop iterator", "pipeline": "as a for-loop iterator",

@@ -1,4 +1,5 @@
-"""``pl.submit(self.kernel, *args, deps=[...])`` and ``pl.spmd_submit(..., core_num=N, sync_start=...)``.
+"""``pl.submit(self.kernel, *args, deps=[...])``, ``pl.spmd_submit(..., core_num=N, sync_start=...)``
+and ``pl.system.task_dummy(deps=[...])``.
 
 Both are the kernel call itself with launch attributes, typed ``tuple[<kernel results>..., TASK_ID]``:
 the last item is the producer task id (``out, tid = pl.submit(...)``, or ``r = pl.submit(...)`` and
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pypto.errors import ParserTypeError, UnsupportedFeatureError
 from pypto.ir.dtypes import DataType
-from pypto.ir.expr import Call, Expr, GlobalVar, as_int
+from pypto.ir.expr import Call, Expr, GlobalVar, MakeTuple, as_int
 from pypto.ir.types import ScalarType, TupleType, UnknownType
 from pypto.span import Span
 
@@ -67,3 +68,25 @@ def _launch(ev: ExprParser, name: str, spmd: bool, call: Call, launch: dict[str,
     rets = call.result_type.types if isinstance(call.result_type, TupleType) else (call.result_type,)
     rets = tuple(t for t in rets if not isinstance(t, UnknownType))
     return dataclasses.replace(call, attrs=attrs, result_type=TupleType((*rets, ScalarType(DataType.TASK_ID))))
+
+
+def parse_task_dummy(ev: ExprParser, node: ast.Call, span: Span) -> Call:
+    """``pl.system.task_dummy(deps=[...])``: a ``system.task_dummy`` call typed ``TASK_ID``."""
+    from pypto.ir.ops.registry import make_call
+
+    name = "pl.system.task_dummy"
+    if node.args:
+        raise ParserTypeError(f"{name}() takes no positional arguments", span,
+                              hint=f"write {name}(deps=[task_id, ...])")
+    extra = [k.arg for k in node.keywords if k.arg != "deps"]
+    if extra:
+        raise ParserTypeError(f"{name}() got an unexpected keyword argument '{extra[0]}'", span,
+                              hint=f"write {name}(deps=[task_id, ...])")
+    dep_nodes = [k.value for k in node.keywords if k.arg == "deps"]
+    if not dep_nodes:
+        raise ParserTypeError(f"{name}() needs deps=[...]", span, hint=f"write {name}(deps=[]) for a join of nothing")
+    deps = ev.eval(dep_nodes[0])
+    if not isinstance(deps, list | tuple):
+        raise ParserTypeError(f"{name}(deps=...) takes a list of task ids", span)
+    elements = tuple(ev.to_expr(d, span) for d in deps)
+    return make_call("system.task_dummy", [MakeTuple(elements, span=span)], {}, span)

@@ -84,7 +84,7 @@ _OPS_TENSOR_AND_PL = {"expand_clone": "expand_clone", "paged_gather": "gather_x"
                       "no_dep": "no_dep", "dump_tag": "dump_tag"}
 _SYSTEM = {
     **{n: "sync" for n in ("sync_src", "sync_dst", "sync_set", "sync_wait", "set_ffts", "bar_v", "bar_m",
-                           "bar_all", "fence", "cacheinvalid", "syncall", "AUTO", "task_invalid", "task_dummy")},
+                           "bar_all", "fence", "cacheinvalid", "syncall", "AUTO", "task_invalid")},
     **{n: "pipes" for n in ("tpush_to_aiv", "tpush_to_aic", "tpop_from_aic", "tpop_from_aiv", "aic_initialize_pipe",
                             "aiv_initialize_pipe", "reserve_buffer", "import_peer_buffer", "tfree_to_aic",
                             "tfree_to_aiv")},
@@ -100,13 +100,15 @@ PL: dict[str, str] = {
     "PrefetchAsyncContext": "prefetch", "AsyncEvent": "prefetch", "AsyncSession": "prefetch",
 }
 TILE: dict[str, str] = {
-    **_OPS_BOTH, **_OPS_TILE_AND_PL, "batch_matmul_acc": "batch", "transpose_view": "views", "gather_mask": "gather_x", "scatter_mask": "gather_x",
+    **_OPS_BOTH, **_OPS_TILE_AND_PL, "batch_matmul_acc": "batch", "gather_mask": "gather_x", "scatter_mask": "gather_x",
     "gather_compare": "gather_x", "max": "scalar_minmax", "min": "scalar_minmax", "MaskPattern": "gather_x",
     "MemRefType": "typing",
 }
 TENSOR: dict[str, str] = {**_OPS_BOTH, **_OPS_TENSOR_AND_PL, "alloc": "tensor_alloc",
                           "view": "tensor_alloc"}
 NAMESPACES: dict[str, dict[str, str]] = {"system": _SYSTEM, "prefetch": _PREFETCH, "parser": {}}
+# names of these namespaces that pypto implements: attribute of pypto.language.dsl
+IMPLEMENTED: dict[str, dict[str, str]] = {"system": {"task_dummy": "task_dummy"}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,14 +139,19 @@ class UnsupportedNamespace:
     def __init__(self, name: str) -> None:
         self._name = name
 
-    def __getattr__(self, attr: str) -> Unsupported:
+    def __getattr__(self, attr: str) -> Any:
+        implemented = IMPLEMENTED.get(self._name, {}).get(attr)
+        if implemented is not None:
+            from pypto.language import dsl
+
+            return getattr(dsl, implemented)
         table = NAMESPACES[self._name]
         if attr not in table:
             raise AttributeError(f"pl.{self._name} has no attribute '{attr}'")
         return Unsupported(f"pl.{self._name}.{attr}", table[attr])
 
     def __dir__(self) -> list[str]:
-        return sorted(NAMESPACES[self._name])
+        return sorted({*NAMESPACES[self._name], *IMPLEMENTED.get(self._name, {})})
 
     def __repr__(self) -> str:
         return f"<pl.{self._name}: not supported with ptoas 0.1.1>"

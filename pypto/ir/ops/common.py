@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
+from pypto.ir.enums import TensorLayout
 from pypto.ir.expr import Expr, MakeTuple
 from pypto.ir.ops.bounds import check_window
 from pypto.ir.ops.infer import KIND_NAME, dims, like, require_2d, same_dtype, same_shape, shaped
 from pypto.ir.ops.registry import OpDef, register
-from pypto.ir.types import ScalarType, ShapedType, TensorType, TileType, Type
+from pypto.ir.types import ScalarType, ShapedType, TensorType, TensorView, TileType, Type
 from pypto.span import Span
 
 BINARY = ("add", "sub", "mul", "div", "maximum", "minimum", "and_", "or_", "xor", "rem", "shl", "shr")
@@ -201,8 +203,35 @@ def _transpose(name: str, kind: type):
         shape = list(a.shape)
         i, j = (_axis(name, arg, what, len(shape), span) for arg, what in zip(args[1:3], ("axis1", "axis2"), strict=True))
         shape[i], shape[j] = shape[j], shape[i]
-        return like(a, tuple(shape))
+        out = like(a, tuple(shape))
+        if isinstance(a, TensorType) and i != j:
+            return transposed_view(a, out, i, j)  # type: ignore[arg-type]
+        return out
     return infer
+
+
+def transposed_view(a: TensorType, out: TensorType, i: int, j: int) -> TensorType:
+    """A transposed tensor keeps the source's memory: its strides are the source strides swapped (DN
+    when the last axis no longer has stride 1). Rank-2 or static shapes only; otherwise no view."""
+    strides = a.view.stride if a.view is not None and a.view.stride is not None else _dense_strides(a.shape)
+    if strides is None:
+        return out
+    st = list(strides)
+    st[i], st[j] = st[j], st[i]
+    layout = TensorLayout.ND if st[-1] == 1 else TensorLayout.DN
+    return dataclasses.replace(out, view=TensorView(stride=tuple(st), layout=layout))
+
+
+def _dense_strides(shape: tuple) -> tuple | None:
+    if len(shape) == 2:
+        return (shape[1], 1)
+    if not all(isinstance(d, int) for d in shape):
+        return None
+    st, acc = [], 1
+    for d in reversed(shape):
+        st.append(acc)
+        acc *= d
+    return tuple(reversed(st))
 
 
 SPMD_IDS = ("get_block_idx", "get_block_num", "get_subblock_idx")

@@ -12,7 +12,7 @@ from pypto.ir.ops.bounds import check_window, positive_dims
 from pypto.ir.ops.common import register_common
 from pypto.ir.ops.infer import dims, like, require_2d, shaped, with_space
 from pypto.ir.ops.registry import OpDef, register
-from pypto.ir.types import PtrType, TensorType, TileType, Type
+from pypto.ir.types import PtrType, TensorType, TileType, TileView, Type
 from pypto.span import Span
 
 LOAD_SPACES = (MemorySpace.Vec, MemorySpace.Mat)
@@ -82,6 +82,18 @@ def _full(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
                     memory_space=MemorySpace.Vec)
 
 
+def _transpose_view(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+    """The [..., N, M] view of an [..., M, N] tile (valid region swapped too), in the same memory space."""
+    t = shaped(args[0], "tile.transpose_view", "tile", span, TileType)
+    assert isinstance(t, TileType)
+    if t.rank < 2:
+        raise UserError(f"tile.transpose_view needs a tile of rank >= 2, got rank {t.rank}", span)
+    shape = (*t.shape[:-2], t.shape[-1], t.shape[-2])
+    valid = t.view.valid_shape if t.view is not None else None
+    view = TileView(valid_shape=(*valid[:-2], valid[-1], valid[-2])) if valid else None
+    return TileType(shape, t.dtype, view=view, memory_space=t.memory_space)
+
+
 def _alloc(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
     _space(kw, "memory_space", "tile.alloc", span)
     return PtrType()
@@ -107,6 +119,8 @@ register(OpDef("tile.store", ("tile", "offsets", "output_tensor"), _store,
 register(OpDef("tile.move", ("tile",), _move,
                {"target_memory": None, "blayout": None, "slayout": None}, category="memory",
                positional_kwargs=("target_memory",)))
+register(OpDef("tile.transpose_view", ("tile",), _transpose_view, category="memory",
+               doc="the transposed view of a tile (zero-copy upstream; a transposed load here)"))
 register(OpDef("tile.create", ("shape",), _create, {"dtype": None, "target_memory": MemorySpace.Vec},
                category="create"))
 register(OpDef("tile.full", ("shape", "value"), _full, {"dtype": None}, category="create"))

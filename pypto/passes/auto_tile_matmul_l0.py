@@ -1,0 +1,261 @@
+"""AutoTileMatmulL0: a matmul whose operands or result exceed the cube's L0 buffers becomes a tiled loop nest.
+
+It fires on ``c = tile.matmul(A, B)`` in an InCore function when ``A`` and ``B`` are Mat loads of
+2-D tensors with static shapes, ``c`` is stored once to DDR (``tile.store(c, [r, s], out)``), and
+``A`` (Left), ``B`` (Right) or ``c`` (Acc) would not fit its L0 buffer. The output is cut into
+``[m, n]`` sub-tiles, each computed by its own K loop over ``[m, k] @ [k, n]`` blocks (split-K,
+``k < K``) or by one block (full-K, ``k == K``), and stored straight to its window of ``out``.
+The operand blocks are loaded from the tensors window by window, so no tile larger than L0 exists.
+Tile choice: the largest ``m * n`` (then the widest ``n``) whose accumulator fits half of L0C,
+then the largest ``k`` whose ``[m, k]`` and ``[k, n]`` blocks fit half of L0A / L0B (room for the
+next block's buffers); every extent divides its dim and is a multiple of 16 (or the whole dim).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from pypto.ir.dtypes import DataType
+from pypto.ir.enums import MemorySpace
+from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, IterArg, MakeTuple, Var, as_int
+from pypto.ir.function import Function, Program
+from pypto.ir.ops.registry import make_call
+from pypto.ir.options import BackendType
+from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, SeqStmts, Stmt, YieldStmt
+from pypto.ir.types import ScalarType, TensorType, TileType
+from pypto.ir.visitor import IRVisitor
+from pypto.passes._util import base_name, iter_stmts, map_blocks, substitute_typed
+from pypto.passes.allocate_memory_addr import CAPACITY
+from pypto.passes.base import Pass
+from pypto.passes.context import PassContext
+from pypto.span import Span
+
+_FRACTAL = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Tiling:
+    m: int
+    n: int
+    k: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Operand:
+    """A Mat load feeding the matmul: the tensor, the window origin and its extent."""
+
+    tensor: Expr
+    origin: tuple[Expr, Expr]
+    load: Call
+
+
+def _extents(dim: int) -> list[int]:
+    return sorted({dim, *(e for e in range(_FRACTAL, dim, _FRACTAL) if dim % e == 0)}, reverse=True)
+
+
+def choose_tiling(m_dim: int, n_dim: int, k_dim: int, bytes_ab: tuple[int, int], bytes_c: int,
+                  caps: dict[MemorySpace, int]) -> Tiling | None:
+    """The L0 tile for an ``[M, K] @ [K, N]`` matmul (see the module docstring); None if none fits."""
+    left, right, acc = (caps[s] // 2 for s in (MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc))
+    ba, bb = bytes_ab
+    grid = [(m, n) for m in _extents(m_dim) for n in _extents(n_dim) if m * n * bytes_c <= acc]
+    for m, n in sorted(grid, key=lambda mn: (mn[0] * mn[1], mn[1]), reverse=True):
+        ks = [k for k in _extents(k_dim) if m * k * ba <= left and k * n * bb <= right]
+        if ks:
+            return Tiling(m, n, ks[0])
+    return None
+
+
+def _fits(m: int, n: int, k: int, bytes_ab: tuple[int, int], bytes_c: int, caps: dict[MemorySpace, int]) -> bool:
+    return (m * k * bytes_ab[0] <= caps[MemorySpace.Left] and k * n * bytes_ab[1] <= caps[MemorySpace.Right]
+            and m * n * bytes_c <= caps[MemorySpace.Acc])
+
+
+def _add(a: Expr, b: Expr | int, span: Span) -> Expr:
+    bv = b if isinstance(b, Expr) else ConstInt(b, span=span)
+    if as_int(a) == 0:
+        return bv
+    if as_int(bv) == 0:
+        return a
+    if as_int(a) is not None and as_int(bv) is not None:
+        return ConstInt(as_int(a) + as_int(bv), span=span)  # type: ignore[operator]
+    return BinaryExpr(BinOp.Add, a, bv, DataType.INDEX, span=span)
+
+
+def _ints(values: list[int | Expr], span: Span) -> MakeTuple:
+    return MakeTuple(tuple(v if isinstance(v, Expr) else ConstInt(v, span=span) for v in values), span=span)
+
+
+class _Builder:
+    """Emits the loop nest for one matmul."""
+
+    def __init__(self, a: _Operand, b: _Operand, mm: Call, t: Tiling, span: Span) -> None:
+        self.a, self.b, self.mm, self.t, self.span = a, b, mm, t, span
+
+    def _load(self, op: _Operand, row: Expr, col: Expr, shape: tuple[int, int], name: str) -> tuple[Stmt, Var]:
+        sp = self.span
+        offs = _ints([_add(op.origin[0], row, sp), _add(op.origin[1], col, sp)], sp)
+        call = make_call("tile.load", [op.tensor, offs, _ints(list(shape), sp), _ints(list(shape), sp)],
+                         dict(op.load.kwargs), span=sp)
+        v = Var(name, call.result_type, span=sp)
+        return AssignStmt(v, call, span=sp), v
+
+    def _block(self, mi: Expr, ni: Expr, ko: Expr, suffix: str) -> tuple[list[Stmt], Var, Var]:
+        t = self.t
+        sa, va = self._load(self.a, mi, ko, (t.m, t.k), f"{_stem(self.a)}_{suffix}")
+        sb, vb = self._load(self.b, ko, ni, (t.k, t.n), f"{_stem(self.b)}_{suffix}")
+        return [sa, sb], va, vb
+
+    def sub_tile(self, mi: Expr, ni: Expr, name: str) -> tuple[list[Stmt], Var]:
+        """The ``[m, n]`` output block at ``(mi, ni)``: a first K block, then a K loop of matmul_acc."""
+        sp, t = self.span, self.t
+        stmts, va, vb = self._block(mi, ni, ConstInt(0, span=sp), "k0")
+        first = make_call("tile.matmul", [va, vb], dict(self.mm.kwargs), span=sp)
+        acc = Var(name, first.result_type, span=sp)
+        stmts.append(AssignStmt(acc, first, span=sp))
+        k_dim = _dim(self.a.load, 1)
+        if t.k == k_dim:
+            return stmts, acc
+        ko = Var("ko", _INDEX, span=sp)
+        carry = IterArg(f"{name}_iter", acc.var_type, init=acc, span=sp)
+        body, vak, vbk = self._block(mi, ni, ko, "k")
+        step = make_call("tile.matmul_acc", [carry, vak, vbk], {}, span=sp)
+        nxt = Var(name, step.result_type, span=sp)
+        body += [AssignStmt(nxt, step, span=sp), YieldStmt((nxt,), span=sp)]
+        out = Var(name, acc.var_type, span=sp)
+        stmts.append(ForStmt(ko, ConstInt(t.k, span=sp), ConstInt(k_dim, span=sp), ConstInt(t.k, span=sp),
+                             SeqStmts(tuple(body), span=sp), (carry,), (out,), span=sp))
+        return stmts, out
+
+
+    def grid(self, store: Call) -> list[Stmt]:
+        """Every ``[m, n]`` sub-tile stored to its window of the store's tensor: loops over M and N."""
+        sp, t = self.span, self.t
+        m_dim, n_dim = _dim(self.a.load, 0), _dim(self.b.load, 1)
+        row0, col0 = store.args[1].elements  # type: ignore[union-attr]
+        mi = Var("mi", _INDEX, span=sp) if t.m < m_dim else ConstInt(0, span=sp)
+        ni = Var("ni", _INDEX, span=sp) if t.n < n_dim else ConstInt(0, span=sp)
+        body, acc = self.sub_tile(mi, ni, f"{base_name(getattr(store.args[0], 'name', 'c'))}_sub")
+        offs = _ints([_add(row0, mi, sp), _add(col0, ni, sp)], sp)
+        body.append(EvalStmt(make_call("tile.store", [acc, offs, store.args[2]], dict(store.kwargs), span=sp),
+                             span=sp))
+        for var, dim, step in ((ni, n_dim, t.n), (mi, m_dim, t.m)):
+            if isinstance(var, Var):
+                body = [ForStmt(var, ConstInt(0, span=sp), ConstInt(dim, span=sp), ConstInt(step, span=sp),
+                                SeqStmts(tuple(body), span=sp), span=sp)]
+        return body
+
+
+_INDEX = ScalarType(DataType.INDEX)
+
+
+def _stem(op: _Operand) -> str:
+    return base_name(getattr(op.tensor, "name", "x"))
+
+
+def _dim(load: Call, axis: int) -> int:
+    t = load.type
+    assert isinstance(t, TileType)
+    return int(t.shape[axis])  # type: ignore[arg-type]
+
+
+def _operand(e: Expr, loads: dict[Var, Call]) -> _Operand | None:
+    load = loads.get(e) if isinstance(e, Var) else None
+    if load is None or load.kwargs.get("target_memory") is not MemorySpace.Mat:
+        return None
+    t, tt = load.args[0].type, load.type
+    valid = load.args[3] if len(load.args) > 3 else None
+    if not (isinstance(t, TensorType) and t.rank == 2 and isinstance(tt, TileType) and tt.static_shape()):
+        return None
+    if valid is not None and (not isinstance(valid, MakeTuple) or
+                              tuple(as_int(d) for d in valid.elements) != tt.static_shape()):
+        return None  # a partly valid window: left alone
+    offs = load.args[1]
+    if not isinstance(offs, MakeTuple) or len(offs.elements) != 2:
+        return None
+    return _Operand(load.args[0], (offs.elements[0], offs.elements[1]), load)
+
+
+def _use_counts(func: Function) -> Counter[Var]:
+    counts: Counter[Var] = Counter()
+
+    class _Count(IRVisitor):
+        def visit_Var(self, node: Var) -> None:  # noqa: N802
+            counts[node] += 1
+
+    _Count().visit(func.body)
+    return counts
+
+
+@dataclass(frozen=True)
+class AutoTileMatmulL0(Pass):
+    """Tile matmuls that exceed L0 into ``[m, n]`` sub-tiles stored straight to DDR (see the module doc)."""
+
+    name = "AutoTileMatmulL0"
+    backend: BackendType = BackendType.Ascend910B
+
+    @classmethod
+    def from_context(cls, ctx: PassContext) -> AutoTileMatmulL0:
+        return cls(backend=ctx.backend_type)
+
+    def run_function(self, func: Function, program: Program) -> Function:
+        if not func.is_incore:
+            return func
+        loads = {s.var: s.value for s in iter_stmts(func.body)
+                 if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.load"}
+        uses = _use_counts(func)
+        caps = CAPACITY[self.backend]
+        replaced: dict[Var, Expr] = {}
+        dead: set[Var] = set()
+
+        def block(stmts: list[Stmt]) -> list[Stmt]:
+            out = list(stmts)
+            for i, s in enumerate(stmts):
+                plan = self._plan(s, stmts[i + 1:], loads, uses, caps)
+                if plan is None:
+                    continue
+                a, b, t, store_stmt = plan
+                builder = _Builder(a, b, s.value, t, s.span)  # type: ignore[attr-defined]
+                j = out.index(store_stmt)
+                out[j:j + 1] = builder.grid(store_stmt.value)  # type: ignore[attr-defined]
+                out.remove(s)
+                if isinstance(store_stmt, AssignStmt):
+                    replaced[store_stmt.var] = store_stmt.value.args[2]  # type: ignore[attr-defined]
+                dead.update(v for v in (s.value.args[0], s.value.args[1]) if uses[v] <= 2)  # type: ignore[attr-defined]
+            return out
+
+        new = func.with_(body=map_blocks(func.body, block))
+        if new is func:
+            return func
+        body = substitute_typed(new.body, replaced) if replaced else new.body
+        body = map_blocks(body, lambda st: [x for x in st if not (isinstance(x, AssignStmt) and x.var in dead)])
+        return new.with_(body=body)
+
+    def _plan(self, s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var],
+              caps: dict[MemorySpace, int]) -> tuple[_Operand, _Operand, Tiling, Stmt] | None:
+        if not (isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.matmul"):
+            return None
+        mm = s.value
+        a, b = _operand(mm.args[0], loads), _operand(mm.args[1], loads)
+        ct = s.var.var_type
+        if a is None or b is None or not isinstance(ct, TileType) or uses[s.var] != 2:
+            return None
+        store = next((x for x in rest if _stores(x, s.var)), None)
+        if store is None:
+            return None
+        m_dim, k_dim, n_dim = _dim(a.load, 0), _dim(a.load, 1), _dim(b.load, 1)
+        bytes_ab = (a.load.type.dtype.nbytes, b.load.type.dtype.nbytes)  # type: ignore[attr-defined]
+        if _fits(m_dim, n_dim, k_dim, bytes_ab, ct.dtype.nbytes, caps):
+            return None
+        t = choose_tiling(m_dim, n_dim, k_dim, bytes_ab, ct.dtype.nbytes, caps)
+        return None if t is None else (a, b, t, store)
+
+
+def _stores(s: Stmt, c: Var) -> bool:
+    call = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+    return (isinstance(call, Call) and call.op == "tile.store" and call.args[0] is c
+            and isinstance(call.args[1], MakeTuple) and len(call.args[1].elements) == 2)
+
+
+__all__ = ["AutoTileMatmulL0", "choose_tiling"]

@@ -1,0 +1,130 @@
+"""ResolveBackendOpLayouts: tile layout changes ptoas 0.1.1 has no op for become loads through a GM view.
+
+Upstream's ``tile.transpose_view`` reinterprets a tile's bytes in place (an NZ ``[M, N]`` tile read as
+a ZN ``[N, M]`` one). 0.1.1 has no tile reinterpretation, but its loads take any strided GM view, so
+``transpose_view(load(x, [r, c], [m, n], target_memory=Mat))`` becomes
+``load(tensor.transpose(x, 0, 1), [c, r], [n, m], target_memory=Mat)``: the same window read through
+the transposed (DN) view of ``x``. The natural load goes away when nothing else reads it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from pypto.errors import UserError
+from pypto.ir.enums import MemorySpace
+from pypto.ir.expr import Call, ConstInt, Expr, MakeTuple, Var
+from pypto.ir.function import Function, Program
+from pypto.ir.ops.registry import make_call
+from pypto.ir.stmt import AssignStmt, Stmt
+from pypto.ir.types import TensorType
+from pypto.ir.visitor import IRVisitor
+from pypto.passes._util import base_name, iter_stmts, map_blocks, substitute_typed
+from pypto.passes.base import Pass
+from pypto.span import Span
+
+_HINT = ("write pl.tile.transpose_view(pl.load(x, offsets, shapes, target_memory=pl.Mem.Mat)) on a 2-D "
+         "tensor x, or pass pl.transpose(x, 0, 1) from the orchestration and load that")
+
+
+def _error(why: str, span: Span) -> UserError:
+    return UserError(f"tile.transpose_view: {why}; ptoas 0.1.1 cannot reinterpret a tile in place, so pypto "
+                     "lowers a transposed view only as a load through the transposed GM tensor", span, hint=_HINT)
+
+
+def _swap(e: Expr) -> MakeTuple:
+    assert isinstance(e, MakeTuple) and len(e.elements) == 2
+    return MakeTuple((e.elements[1], e.elements[0]), span=e.span)
+
+
+def _loads(func: Function) -> dict[Var, Call]:
+    return {s.var: s.value for s in iter_stmts(func.body)
+            if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.load"}
+
+
+def _source_load(view: Call, loads: dict[Var, Call]) -> Call:
+    src = view.args[0]
+    load = loads.get(src) if isinstance(src, Var) else None
+    if load is None:
+        raise _error("its operand must be a tile loaded straight from a tensor (the result of pl.load)", view.span)
+    if load.kwargs.get("target_memory") is not MemorySpace.Mat:
+        raise _error("its operand must be loaded into Mat (target_memory=pl.Mem.Mat), the cube's L1", view.span)
+    t = load.args[0].type
+    if not isinstance(t, TensorType) or t.rank != 2:
+        raise _error(f"the loaded tensor must be 2-D, got {t}", view.span)
+    return load
+
+
+def _transposed_load(s: AssignStmt, load: Call) -> list[Stmt]:
+    """``xt = tensor.transpose(x, 0, 1)`` and ``v = tile.load(xt, swapped window)``."""
+    x = load.args[0]
+    tr = make_call("tensor.transpose", [x, ConstInt(0, span=s.span), ConstInt(1, span=s.span)], span=s.span)
+    xt = Var(f"{base_name(getattr(x, 'name', 'x'))}_t", tr.result_type, span=s.span)
+    args = [xt, *(_swap(a) if a is not None else None for a in load.args[1:])]
+    new = make_call("tile.load", args, dict(load.kwargs), span=s.span)
+    var = s.var if new.result_type == s.var.var_type else Var(s.var.name, new.result_type, span=s.var.span)
+    return [AssignStmt(xt, tr, span=s.span), AssignStmt(var, new, span=s.span)]
+
+
+def _use_counts(func: Function) -> Counter[Var]:
+    """How often each Var occurs in the body (its definition included)."""
+    counts: Counter[Var] = Counter()
+
+    class _Count(IRVisitor):
+        def visit_Var(self, node: Var) -> None:  # noqa: N802
+            counts[node] += 1
+
+    _Count().visit(func.body)
+    return counts
+
+
+@dataclass(frozen=True)
+class ResolveBackendOpLayouts(Pass):
+    """Lower ``tile.transpose_view`` of a Mat load into a load through the transposed GM view."""
+
+    name = "ResolveBackendOpLayouts"
+
+    def run_function(self, func: Function, program: Program) -> Function:
+        if not func.is_incore:
+            return func
+        views = [s for s in iter_stmts(func.body) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
+                 and s.value.op == "tile.transpose_view"]
+        if not views:
+            return func
+        loads = _loads(func)
+        sources = {id(s): _source_load(s.value, loads) for s in views}  # type: ignore[arg-type]
+        renamed: dict[Var, Var] = {}
+
+        def block(stmts: list[Stmt]) -> list[Stmt]:
+            out: list[Stmt] = []
+            for s in stmts:
+                if id(s) in sources:
+                    new = _transposed_load(s, sources[id(s)])  # type: ignore[arg-type]
+                    if new[-1].var is not s.var:  # type: ignore[attr-defined]
+                        renamed[s.var] = new[-1].var  # type: ignore[attr-defined]
+                    out.extend(new)
+                else:
+                    out.append(s)
+            return out
+
+        func = func.with_(body=map_blocks(func.body, block))
+        if renamed:
+            func = func.with_(body=substitute_typed(func.body, renamed))
+        return _drop_unused_loads(func, {v for v, c in loads.items() if c in sources.values()})
+
+
+def _drop_unused_loads(func: Function, candidates: set[Var]) -> Function:
+    """Natural loads that only fed transposed views are dead now."""
+    counts = _use_counts(func)
+    dead = {v for v in candidates if counts[v] <= 1}  # the definition itself
+    if not dead:
+        return func
+
+    def block(stmts: list[Stmt]) -> list[Stmt]:
+        return [s for s in stmts if not (isinstance(s, AssignStmt) and s.var in dead)]
+
+    return func.with_(body=map_blocks(func.body, block))
+
+
+__all__ = ["ResolveBackendOpLayouts"]
