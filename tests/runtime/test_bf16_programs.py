@@ -248,3 +248,37 @@ def test_bf16_probabilities_cross_from_vector_to_cube_through_gm(tmp_path, platf
     compiled(s, v, o)
     p = torch.exp(s - s.max(dim=1, keepdim=True).values).to(torch.bfloat16)
     torch.testing.assert_close(o, p.float() @ v.float(), rtol=1e-2, atol=2e-2)
+
+
+SCORES = '''
+import pypto.language as pl
+
+@pl.program
+class Scores:
+    @pl.function(type=pl.FunctionType.InCore)
+    def qk(self, q: pl.Tensor[[16, 128], pl.BF16], k: pl.Tensor[[64, 128], pl.BF16],
+           s: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        ql = pl.move(pl.load(q, [0, 0], [16, 128], target_memory=pl.MemorySpace.Mat), target_memory=pl.MemorySpace.Left)
+        kt = pl.tile.transpose_view(pl.load(k, [0, 0], [64, 128], target_memory=pl.MemorySpace.Mat))
+        return pl.store(pl.matmul(ql, pl.move(kt, target_memory=pl.MemorySpace.Right)), [0, 0], s)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, q: pl.Tensor[[16, 128], pl.BF16], k: pl.Tensor[[64, 128], pl.BF16],
+             s: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        s = self.qk(q, k, s)
+        return s
+'''
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_bf16_scores_against_a_transposed_key_view(tmp_path, platform):
+    compiled = ir.compile(pl.parse(SCORES, filename="scores.py"), platform=platform, output_dir=tmp_path / "q",
+                          dump_passes=False)
+    g = torch.Generator().manual_seed(4)
+    q, k = (torch.randn(r, 128, generator=g).to(torch.bfloat16) for r in (16, 64))
+    s = torch.zeros(16, 64)
+    compiled(q, k, s)
+    exact = torch.zeros(16, 64)
+    for d in range(128):
+        exact = exact + q.float()[:, d:d + 1] * k.float()[:, d:d + 1].T
+    assert torch.equal(s, exact)
