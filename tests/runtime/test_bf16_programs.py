@@ -282,3 +282,36 @@ def test_bf16_scores_against_a_transposed_key_view(tmp_path, platform):
     for d in range(128):
         exact = exact + q.float()[:, d:d + 1] * k.float()[:, d:d + 1].T
     assert torch.equal(s, exact)
+
+
+SPLIT = '''
+import pypto.language as pl
+
+@pl.program
+class Split:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[32, 32], pl.BF16], b: pl.Tensor[[32, 32], pl.BF16],
+             out: pl.Out[pl.Tensor[[32, 32], pl.FP16]]) -> pl.Tensor[[32, 32], pl.FP16]:
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="mix"):
+            am = pl.load(a, [0, 0], [32, 32], target_memory=pl.MemorySpace.Mat)
+            bm = pl.load(b, [0, 0], [32, 32], target_memory=pl.MemorySpace.Mat)
+            c = pl.matmul(pl.move(am, target_memory=pl.MemorySpace.Left),
+                          pl.move(bm, target_memory=pl.MemorySpace.Right))
+            out = pl.store(pl.cast(pl.move(c, target_memory=pl.MemorySpace.Vec), target_type=pl.FP16), [0, 0], out)
+        return out
+'''
+
+
+def test_bf16_and_f16_in_different_kernels_of_one_region(tmp_path):
+    """The cube half (bf16 operands) is fed the stand-in, the vector half (f16 result) its own .pto."""
+    compiled = ir.compile(pl.parse(SPLIT, filename="split.py"), output_dir=tmp_path / "s", dump_passes=False)
+    ptoas_dir = tmp_path / "s" / "ptoas"
+    assert (ptoas_dir / "mix_aic.bf16-as-f16.pto").is_file() and not (ptoas_dir / "mix_aiv.bf16-as-f16.pto").exists()
+    g = torch.Generator().manual_seed(8)
+    a, b = (torch.randn(32, 32, generator=g).to(torch.bfloat16) for _ in range(2))
+    out = torch.zeros(32, 32, dtype=torch.float16)
+    compiled(a, b, out)
+    exact = torch.zeros(32, 32)
+    for k in range(32):
+        exact = exact + a.float()[:, k:k + 1] * b.float()[k:k + 1, :]
+    assert torch.equal(out, exact.half())
