@@ -11,7 +11,8 @@ importable; a package's entry module as ``python -m``). Nothing of upstream is c
         [-k SUBSTRING] [--distributed] [--jobs 2] [--timeout 900] [--json results.json] [-v]
 
 Each case runs in a fresh interpreter in its own temporary directory (docs) or in the checkout
-root (examples), with ``PYPTO_PLATFORM`` set to the platform. The last line is
+root (examples), with ``PYPTO_PLATFORM`` and ``PYPTO_RUN_PLATFORM`` set to the platform (so a
+``RunConfig()`` naming no platform runs there; a script naming one keeps it). The last line is
 ``upstream-compat: docs P/N, examples P/N`` and the exit code is 0 only when every case passed.
 A script that hard-codes a hardware platform (``RunConfig(platform="a2a3")``) runs with
 ``PYPTO_RUN_HW_ON_SIM=1``: pypto then runs it on the simulator of that architecture, with a warning,
@@ -103,7 +104,7 @@ def example_cases(root: Path, distributed: bool) -> list[Case]:
 
 
 def run_case(case: Case, platform: str, timeout: float, root: Path) -> Outcome:
-    env = dict(os.environ, PYPTO_PLATFORM=platform, PYTHONUNBUFFERED="1")
+    env = dict(os.environ, PYPTO_PLATFORM=platform, PYPTO_RUN_PLATFORM=platform, PYTHONUNBUFFERED="1")
     if case.hw_on_sim:
         env["PYPTO_RUN_HW_ON_SIM"] = "1"
     if case.kind == "examples":

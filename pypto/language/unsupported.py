@@ -33,7 +33,7 @@ _REASONS: dict[str, tuple[str, str]] = {
     "fillpad_expand": (_NO_INSN + " (tfillpad_expand)", "use pl.fillpad on a tile of the target shape"),
     "part_mul": (_NO_INSN + " (tpartmul)", "use pl.mul on equally shaped tiles"),
     "views": ("ptoas 0.1.1 has no op that reinterprets or re-validates a tile in place "
-              "(set_validshape/reinterpret/transpose views)", "load the data with the shape and layout you need"),
+              "(set_validshape/reinterpret views)", "load the data with the shape and layout you need"),
     "gather_x": (_NO_INSN + " for this gather/scatter form", "index on the host or in the orchestration"),
     "lrelu": ("ptoas 0.1.1 accepts pto.tlrelu but aborts while lowering it",
               "write pl.maximum(x, pl.muls(x, alpha)) for 0 < alpha < 1"),

@@ -45,6 +45,7 @@ class Tiling:
 class _Operand:
     """A Mat load feeding the matmul: the tensor, the window origin and its extent."""
 
+    var: Var
     tensor: Expr
     origin: tuple[Expr, Expr]
     load: Call
@@ -129,21 +130,43 @@ class _Builder:
         return stmts, out
 
 
+    def store_at(self, body: list[Stmt], acc: Var, store: Call, mi: Expr, ni: Expr) -> None:
+        sp = self.span
+        row0, col0 = store.args[1].elements  # type: ignore[union-attr]
+        offs = _ints([_add(row0, mi, sp), _add(col0, ni, sp)], sp)
+        body.append(EvalStmt(make_call("tile.store", [acc, offs, store.args[2]], dict(store.kwargs), span=sp),
+                             span=sp))
+
     def grid(self, store: Call) -> list[Stmt]:
         """Every ``[m, n]`` sub-tile stored to its window of the store's tensor: loops over M and N."""
         sp, t = self.span, self.t
         m_dim, n_dim = _dim(self.a.load, 0), _dim(self.b.load, 1)
-        row0, col0 = store.args[1].elements  # type: ignore[union-attr]
         mi = Var("mi", _INDEX, span=sp) if t.m < m_dim else ConstInt(0, span=sp)
         ni = Var("ni", _INDEX, span=sp) if t.n < n_dim else ConstInt(0, span=sp)
         body, acc = self.sub_tile(mi, ni, f"{base_name(getattr(store.args[0], 'name', 'c'))}_sub")
-        offs = _ints([_add(row0, mi, sp), _add(col0, ni, sp)], sp)
-        body.append(EvalStmt(make_call("tile.store", [acc, offs, store.args[2]], dict(store.kwargs), span=sp),
-                             span=sp))
+        self.store_at(body, acc, store, mi, ni)
         for var, dim, step in ((ni, n_dim, t.n), (mi, m_dim, t.m)):
             if isinstance(var, Var):
                 body = [ForStmt(var, ConstInt(0, span=sp), ConstInt(dim, span=sp), ConstInt(step, span=sp),
                                 SeqStmts(tuple(body), span=sp), span=sp)]
+        return body
+
+
+    def rows(self, cast: AssignStmt, second: AssignStmt, store: Call) -> list[Stmt]:
+        """Per row block: its rows of ``c`` (full-K or split-K), their cast, times ``E``, stored."""
+        sp, t = self.span, self.t
+        m_dim = _dim(self.a.load, 0)
+        mi = Var("mi", _INDEX, span=sp) if t.m < m_dim else ConstInt(0, span=sp)
+        body, acc = self.sub_tile(mi, ConstInt(0, span=sp), f"{base_name(cast.var.name)}_acc")
+        cc = make_call("tile.cast", [acc, *cast.value.args[1:]], dict(cast.value.kwargs), span=sp)  # type: ignore[attr-defined]
+        cb = Var(base_name(cast.var.name), cc.result_type, span=sp)
+        dc = make_call("tile.matmul", [cb, *second.value.args[1:]], dict(second.value.kwargs), span=sp)  # type: ignore[attr-defined]
+        d = Var(base_name(second.var.name), dc.result_type, span=sp)
+        body += [AssignStmt(cb, cc, span=sp), AssignStmt(d, dc, span=sp)]
+        self.store_at(body, d, store, mi, ConstInt(0, span=sp))
+        if isinstance(mi, Var):
+            body = [ForStmt(mi, ConstInt(0, span=sp), ConstInt(m_dim, span=sp), ConstInt(t.m, span=sp),
+                            SeqStmts(tuple(body), span=sp), span=sp)]
         return body
 
 
@@ -174,7 +197,7 @@ def _operand(e: Expr, loads: dict[Var, Call]) -> _Operand | None:
     offs = load.args[1]
     if not isinstance(offs, MakeTuple) or len(offs.elements) != 2:
         return None
-    return _Operand(load.args[0], (offs.elements[0], offs.elements[1]), load)
+    return _Operand(e, load.args[0], (offs.elements[0], offs.elements[1]), load)  # type: ignore[arg-type]
 
 
 def _use_counts(func: Function) -> Counter[Var]:
@@ -212,17 +235,16 @@ class AutoTileMatmulL0(Pass):
         def block(stmts: list[Stmt]) -> list[Stmt]:
             out = list(stmts)
             for i, s in enumerate(stmts):
-                plan = self._plan(s, stmts[i + 1:], loads, uses, caps)
-                if plan is None:
+                rw = _plan_store(s, stmts[i + 1:], loads, uses, caps) or _plan_chain(s, stmts[i + 1:], loads, uses, caps)
+                if rw is None:
                     continue
-                a, b, t, store_stmt = plan
-                builder = _Builder(a, b, s.value, t, s.span)  # type: ignore[attr-defined]
-                j = out.index(store_stmt)
-                out[j:j + 1] = builder.grid(store_stmt.value)  # type: ignore[attr-defined]
-                out.remove(s)
-                if isinstance(store_stmt, AssignStmt):
-                    replaced[store_stmt.var] = store_stmt.value.args[2]  # type: ignore[attr-defined]
-                dead.update(v for v in (s.value.args[0], s.value.args[1]) if uses[v] <= 2)  # type: ignore[attr-defined]
+                j = out.index(rw.at)
+                out[j:j + 1] = rw.stmts
+                for x in rw.removed:
+                    out.remove(x)
+                if isinstance(rw.at, AssignStmt):
+                    replaced[rw.at.var] = rw.at.value.args[2]  # type: ignore[attr-defined]
+                dead.update(v for v in rw.inputs if uses[v] <= 2)
             return out
 
         new = func.with_(body=map_blocks(func.body, block))
@@ -232,30 +254,115 @@ class AutoTileMatmulL0(Pass):
         body = map_blocks(body, lambda st: [x for x in st if not (isinstance(x, AssignStmt) and x.var in dead)])
         return new.with_(body=body)
 
-    def _plan(self, s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var],
-              caps: dict[MemorySpace, int]) -> tuple[_Operand, _Operand, Tiling, Stmt] | None:
-        if not (isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.matmul"):
-            return None
-        mm = s.value
-        a, b = _operand(mm.args[0], loads), _operand(mm.args[1], loads)
-        ct = s.var.var_type
-        if a is None or b is None or not isinstance(ct, TileType) or uses[s.var] != 2:
-            return None
-        store = next((x for x in rest if _stores(x, s.var)), None)
-        if store is None:
-            return None
-        m_dim, k_dim, n_dim = _dim(a.load, 0), _dim(a.load, 1), _dim(b.load, 1)
-        bytes_ab = (a.load.type.dtype.nbytes, b.load.type.dtype.nbytes)  # type: ignore[attr-defined]
-        if _fits(m_dim, n_dim, k_dim, bytes_ab, ct.dtype.nbytes, caps):
-            return None
-        t = choose_tiling(m_dim, n_dim, k_dim, bytes_ab, ct.dtype.nbytes, caps)
-        return None if t is None else (a, b, t, store)
+
+@dataclass(frozen=True)
+class _Rewrite:
+    """Replace the store ``at`` by ``stmts``; drop ``removed``; ``inputs`` may be dead loads afterwards."""
+
+    at: Stmt
+    stmts: list[Stmt]
+    removed: tuple[Stmt, ...]
+    inputs: tuple[Expr, ...]
+
+
+def _matmul_of_loads(s: Stmt, loads: dict[Var, Call], uses: Counter[Var]) -> tuple[_Operand, _Operand] | None:
+    if not (isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.matmul"):
+        return None
+    a, b = _operand(s.value.args[0], loads), _operand(s.value.args[1], loads)
+    if a is None or b is None or not isinstance(s.var.var_type, TileType) or uses[s.var] != 2:
+        return None
+    return a, b
+
+
+def _plan_store(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var],
+                caps: dict[MemorySpace, int]) -> _Rewrite | None:
+    """``c = matmul(A, B); store(c, ...)`` -> an [m, n] grid of sub-tiles stored to DDR."""
+    ab = _matmul_of_loads(s, loads, uses)
+    store = next((x for x in rest if _stores(x, s.var)), None) if ab is not None else None  # type: ignore[attr-defined]
+    if ab is None or store is None:
+        return None
+    a, b = ab
+    m_dim, k_dim, n_dim = _dim(a.load, 0), _dim(a.load, 1), _dim(b.load, 1)
+    bytes_ab, bytes_c = (_bytes(a), _bytes(b)), s.var.var_type.dtype.nbytes  # type: ignore[attr-defined]
+    if _fits(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps):
+        return None
+    t = choose_tiling(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps)
+    if t is None:
+        return None
+    stmts = _Builder(a, b, s.value, t, s.span).grid(_call(store))  # type: ignore[attr-defined]
+    return _Rewrite(store, stmts, (s,), (a.var, b.var))
+
+
+def _call(s: Stmt) -> Call | None:
+    call = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+    return call if isinstance(call, Call) else None
+
+
+def _bytes(op: _Operand) -> int:
+    return op.load.type.dtype.nbytes  # type: ignore[attr-defined]
 
 
 def _stores(s: Stmt, c: Var) -> bool:
-    call = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+    call = _call(s)
     return (isinstance(call, Call) and call.op == "tile.store" and call.args[0] is c
             and isinstance(call.args[1], MakeTuple) and len(call.args[1].elements) == 2)
+
+
+def _plan_chain(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var],
+                caps: dict[MemorySpace, int]) -> _Rewrite | None:
+    """``c = matmul(A, B); cb = cast(c); d = matmul(cb, E); store(d, ...)`` with something too big for L0
+    -> a loop over blocks of ``m`` rows, each computing its rows of ``c`` (a K loop of L0-sized blocks when
+    ``A``/``B`` exceed L0), their cast and their rows of ``d``. Upstream assembles an oversized ``c`` into a
+    Mat scratch (``tinsert``); 0.1.1 has no Acc->Mat move, so ``cb`` is a vector tile that ExpandMixedKernel
+    passes to the cube through GM, one row block at a time (its row-block loop is unrolled, <= 16 blocks)."""
+    ab = _matmul_of_loads(s, loads, uses)
+    chain = _chain(s.var, rest, loads, uses) if ab is not None else None  # type: ignore[attr-defined]
+    if ab is None or chain is None:
+        return None
+    (a, b), (cast, second, e, store) = ab, chain
+    m_dim, k_dim, n_dim, p_dim = _dim(a.load, 0), _dim(a.load, 1), _dim(b.load, 1), _dim(e.load, 1)
+    bc, bcb = s.var.var_type.dtype.nbytes, cast.var.var_type.dtype.nbytes  # type: ignore[attr-defined]
+    bd = second.var.var_type.dtype.nbytes  # type: ignore[attr-defined]
+    if _fits(m_dim, n_dim, k_dim, (_bytes(a), _bytes(b)), bc, caps) and \
+            _fits(m_dim, p_dim, n_dim, (bcb, _bytes(e)), bd, caps):
+        return None
+    t = _chain_tiling(m_dim, n_dim, k_dim, p_dim, (_bytes(a), _bytes(b), bcb, _bytes(e)), (bc, bd), caps)
+    if t is None:
+        return None
+    stmts = _Builder(a, b, s.value, t, s.span).rows(cast, second, _call(store))  # type: ignore[arg-type,attr-defined]
+    return _Rewrite(store, stmts, (s, cast, second), (a.var, b.var))
+
+
+def _chain(c: Var, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var]):
+    cast = next((x for x in rest if _call(x) is not None and _call(x).op == "tile.cast"  # type: ignore[union-attr]
+                 and _call(x).args[0] is c), None)  # type: ignore[union-attr]
+    if not isinstance(cast, AssignStmt) or uses[cast.var] != 2:
+        return None
+    second = next((x for x in rest if _call(x) is not None and _call(x).op == "tile.matmul"  # type: ignore[union-attr]
+                   and _call(x).args[0] is cast.var), None)  # type: ignore[union-attr]
+    if not isinstance(second, AssignStmt) or uses[second.var] != 2:
+        return None
+    e = _operand(second.value.args[1], loads)  # type: ignore[union-attr]
+    store = next((x for x in rest if _stores(x, second.var)), None)
+    if e is None or store is None:
+        return None
+    return cast, second, e, store
+
+
+def _chain_tiling(m_dim: int, n_dim: int, k_dim: int, p_dim: int, nbytes: tuple[int, int, int, int],
+                  acc_bytes: tuple[int, int], caps: dict[MemorySpace, int]) -> Tiling | None:
+    """Row blocks ``m`` (then the first matmul's ``k``) for a chain; the second matmul is one block."""
+    ba, bb, bcb, be = nbytes
+    left, right, acc = (caps[sp] // 2 for sp in (MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc))
+    if n_dim * p_dim * be > right:
+        return None
+    for m in _extents(m_dim):
+        if m * n_dim * acc_bytes[0] > acc or m * n_dim * bcb > left or m * p_dim * acc_bytes[1] > acc:
+            continue
+        ks = [k for k in _extents(k_dim) if m * k * ba <= left and k * n_dim * bb <= right]
+        if ks:
+            return Tiling(m, n_dim, ks[0])
+    return None
 
 
 __all__ = ["AutoTileMatmulL0", "choose_tiling"]

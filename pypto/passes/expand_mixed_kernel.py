@@ -124,9 +124,8 @@ class _Splitter:
         mine = [i for i in range(len(an.items)) if an.stage.get(i) == k]
         incoming = [v for v, (src, dst) in cross.items() if k in dst]
         outgoing = [v for v, (src, _) in cross.items() if src == k]
-        body = self._loads(k, incoming, mine)
-        body += self._with_scalars(mine)
-        body += [self._store(v) for v in outgoing]
+        loads = self._loads(k, incoming, mine)
+        body = _interleave(loads, self._with_scalars(mine), {v: self._store(v) for v in outgoing})
         local = {v for s in body for v in defined_vars(s)}
         renames: dict[Var, Expr] = {v: an.root(v) for it in an.items for v in it.defs
                                     if isinstance(v.var_type, TensorType) and an.root(v) is not v and v not in local}
@@ -196,6 +195,22 @@ class _Splitter:
         zeros = _ints((0,) * len(gm.var_type.shape))  # type: ignore[union-attr]
         store = make_call("tile.store", [v, zeros, gm], span=v.span)
         return AssignStmt(Var(f"{gm.name}__store", store.result_type, span=v.span), store, span=v.span)
+
+
+def _interleave(loads: list[Stmt], stmts: list[Stmt], stores: dict[Var, Stmt]) -> list[Stmt]:
+    """Each incoming tile is loaded right before its first use and each outgoing one stored right after
+    its definition, so tiles that cross stages one after another can share a buffer."""
+    pending = list(loads)
+    out: list[Stmt] = []
+    for s in stmts:
+        uses = set(used_vars(s))
+        out += [ld for ld in pending if ld.var in uses]  # type: ignore[attr-defined]
+        pending = [ld for ld in pending if ld.var not in uses]  # type: ignore[attr-defined]
+        out.append(s)
+        defined = set(defined_vars(s))
+        out += [st for v, st in stores.items() if v in defined]
+        stores = {v: st for v, st in stores.items() if v not in defined}
+    return pending + out + list(stores.values())
 
 
 def _is_noop_move(s: Stmt) -> bool:

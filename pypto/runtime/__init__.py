@@ -15,6 +15,7 @@ from typing import Any
 from pypto.runtime.config import RunConfig
 from pypto.runtime.dispatch import DeviceTensor
 from pypto.runtime.native import DeadlockError, KernelFaultError, OrchestrationError, SimRuntimeError
+from pypto.runtime.tensor_spec import ScalarSpec, TensorSpec
 from pypto.runtime.worker import ChipWorker, RegistrationHandle
 
 # Imported on first use (and declared: these names live above the runtime, in pypto.flows).
@@ -44,7 +45,9 @@ __all__ = [
     "RegistrationHandle",
     "RunConfig",
     "RunResult",
+    "ScalarSpec",
     "SimRuntimeError",
+    "TensorSpec",
     "benchmark",
     "prepare_pto",
     "run",

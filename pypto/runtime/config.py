@@ -32,6 +32,13 @@ def _ring_values(name: str, value: int | list[int] | tuple[int, ...] | None) -> 
             raise ValueError(f"ring_dep_pool must be in [4, {_INT32_MAX}] (0 = default), got {v}")
 
 
+def _default_platform() -> str:
+    """a2a3sim (upstream's default), or the ``run_platform`` setting (env ``PYPTO_RUN_PLATFORM``)."""
+    from pypto.toolchain import settings
+
+    return settings.run_platform() or "a2a3sim"
+
+
 class HardwareOnSimWarning(UserWarning):
     """A run configured for a hardware platform goes to its simulator (setting ``run_hw_on_sim``)."""
 
@@ -40,7 +47,8 @@ class HardwareOnSimWarning(UserWarning):
 class RunConfig:
     """Run-time settings; field names and defaults follow upstream pypto's ``RunConfig``.
 
-    ``backend_type`` is derived from ``platform`` (``a5*`` -> Ascend950, else Ascend910B). With the
+    ``platform`` defaults to ``a2a3sim``, or to the ``run_platform`` setting (env ``PYPTO_RUN_PLATFORM``)
+    when set. ``backend_type`` is derived from ``platform`` (``a5*`` -> Ascend950, else Ascend910B). With the
     ``run_hw_on_sim`` setting on (env ``PYPTO_RUN_HW_ON_SIM=1`` or ``run_hw_on_sim = true`` in the
     config file), a hardware ``platform`` (``a2a3``, ``a5``) is replaced by the simulator of the same
     architecture (``a2a3sim``, ``a5sim``) and a ``HardwareOnSimWarning`` says so; off (the default),
@@ -53,7 +61,7 @@ class RunConfig:
     default on).
     """
 
-    platform: str = "a2a3sim"
+    platform: str = field(default_factory=lambda: _default_platform())
     device_id: int = 0
     rtol: float = 1e-5
     atol: float = 1e-5

@@ -183,6 +183,17 @@ def run_hw_on_sim() -> bool:
     return bool(resolve_settings().run_hw_on_sim)  # raises a SettingsError naming the value and its source
 
 
+def run_platform() -> str | None:
+    """``Settings().run_platform`` (PYPTO_RUN_PLATFORM, default unset) without importing pydantic: the
+    platform of a ``RunConfig()`` that names none (upstream's default is a2a3sim)."""
+    value = _light_value("run_platform")
+    if value is _UNSET or value is None:
+        return None
+    if isinstance(value, str) and value.strip() in platforms.PLATFORMS:
+        return value.strip()
+    return resolve_settings().run_platform  # raises a SettingsError naming the value and its source
+
+
 def compile_fingerprint() -> str:
     """Digest of every raw setting that may change what a compile writes (for on-disk compile caches).
 

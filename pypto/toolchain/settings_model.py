@@ -101,6 +101,7 @@ class Settings(BaseSettings):
     cache_dir: Path = Field(default_factory=default_cache_dir, description="Build and shim cache.")
     jit_cache: bool = Field(True, description="Reuse @pl.jit compiles across processes (<cache_dir>/jit).")
     run_hw_on_sim: bool = Field(False, description="Run RunConfig(platform='a2a3'|'a5') on a2a3sim|a5sim, warning.")
+    run_platform: str | None = Field(None, description="Platform of a RunConfig() given none (unset: a2a3sim).")
     container_engine: ContainerEngine = Field("docker", description="Engine for --in-container: docker | podman.")
     container_image: str | None = Field(None, description="Image for --in-container (unset: from the manifest).")
     source_date_epoch: int | None = Field(
@@ -149,6 +150,13 @@ class Settings(BaseSettings):
     @classmethod
     def _lower(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("run_platform")
+    @classmethod
+    def _run_platform(cls, value: str | None) -> str | None:
+        if value is not None and value not in platforms.PLATFORMS:
+            raise ValueError(platforms.invalid_platform_text(value))
+        return value
 
     @field_validator("platform")
     @classmethod

@@ -71,3 +71,31 @@ def test_a_bad_run_hw_on_sim_value_names_the_variable(monkeypatch: pytest.Monkey
     monkeypatch.setenv("PYPTO_RUN_HW_ON_SIM", "sometimes")
     with pytest.raises(UserError, match="PYPTO_RUN_HW_ON_SIM"):
         RunConfig(platform="a2a3")
+
+
+def test_run_platform_setting_moves_only_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PYPTO_RUN_PLATFORM", raising=False)
+    assert RunConfig().platform == "a2a3sim"  # upstream's default
+    monkeypatch.setenv("PYPTO_RUN_PLATFORM", "a5sim")
+    assert (RunConfig().platform, RunConfig().backend_type) == ("a5sim", "Ascend950")
+    assert RunConfig(platform="a2a3sim").platform == "a2a3sim"  # a named platform is kept
+    monkeypatch.setenv("PYPTO_RUN_PLATFORM", "a6sim")
+    with pytest.raises(UserError, match="PYPTO_RUN_PLATFORM"):
+        RunConfig()
+
+
+def test_tensor_spec_builds_its_tensor() -> None:
+    torch = pytest.importorskip("torch")
+    from pypto.runtime import ScalarSpec, TensorSpec
+
+    assert TensorSpec("x", [2, 3], torch.float32).create_tensor().abs().sum().item() == 0
+    assert TensorSpec("x", [2], torch.int32, init_value=7).create_tensor().tolist() == [7, 7]
+    assert TensorSpec("x", [4, 4], torch.float16, init_value=torch.randn).create_tensor().dtype == torch.float16
+    made = TensorSpec("x", [3], torch.float32, init_value=lambda: [1, 2, 3]).create_tensor()
+    assert made.tolist() == [1.0, 2.0, 3.0]
+    given = TensorSpec("x", [2], torch.float16, init_value=torch.ones(2)).create_tensor()
+    assert given.dtype == torch.float16
+    with pytest.raises(TypeError, match="init_value"):
+        TensorSpec("x", [2], torch.float32, init_value="zeros").create_tensor()
+    with pytest.raises(ValueError, match="unsupported ctype 'char'"):
+        ScalarSpec("n", 3, "char")

@@ -91,3 +91,88 @@ def test_tiled_program_round_trips_under_both_planners(tmp_path, planner):
                    verification_level=VerificationLevel.ROUNDTRIP)
     pto = next(Path(c.output_dir).rglob("*.pto")).read_text()
     assert pto.count("pto.tmatmul") == 2 and "scf.for" in pto
+
+
+@pl.jit
+def chained(a: pl.Tensor, b: pl.Tensor, e: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="chained"):
+        c = pl.matmul(a, b, out_dtype=pl.FP32)
+        cb = pl.cast(c, pl.FP16, mode="rint")
+        d = pl.matmul(cb, e, out_dtype=pl.FP32)
+        out = pl.assemble(out, d, [0, 0])
+    return out
+
+
+def test_an_oversized_chain_becomes_row_blocks(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path))
+    a, b = np.zeros((256, 32), np.float16), np.zeros((32, 256), np.float16)
+    e, out = np.zeros((256, 64), np.float16), np.zeros((256, 64), np.float32)
+    program = chained.lower(a, b, e, out)
+    stages = [f for f in program.functions if f.is_incore]
+    assert len(stages) == 3  # cube (rows of a @ b), vector (their cast), cube (times e), per row block
+    for f in stages:  # each block's tile is stored right after it is made: one Acc / Vec buffer suffices
+        allocs = [s.value.kwargs["memory_space"] for s in iter_stmts(f.body)
+                  if isinstance(getattr(s, "value", None), Call) and s.value.op == "tile.alloc"]
+        assert allocs.count(MemorySpace.Acc) <= 1 and allocs.count(MemorySpace.Vec) <= 2, (f.name, allocs)
+
+
+def test_a_chain_whose_first_operands_exceed_l0_gets_a_k_loop(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path))
+    a, b = np.zeros((128, 512), np.float16), np.zeros((512, 128), np.float16)
+    e, out = np.zeros((128, 64), np.float16), np.zeros((128, 64), np.float32)
+    program = chained.lower(a, b, e, out)
+    cube = [f for f in program.functions if f.is_incore and _ops(f, "tile.matmul_acc")]
+    assert len(cube) == 1 and [s for s in iter_stmts(cube[0].body) if isinstance(s, ForStmt)]
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+@pytest.mark.parametrize(("m_dim", "k_dim", "n_dim"), [(128, 64, 128), (128, 512, 128), (256, 32, 256),
+                                                        (256, 192, 256)])
+def test_chained_matmul_through_an_f16_intermediate_matches_torch(tmp_path, monkeypatch, platform, m_dim, k_dim,
+                                                                  n_dim):
+    """Fits L0C (full-K / split-K), and a [256, 256] intermediate larger than L0C (row blocks)."""
+    torch = pytest.importorskip("torch")
+    monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path))
+    torch.manual_seed(k_dim)
+    a = torch.randn(m_dim, k_dim, dtype=torch.float16)
+    b = torch.randn(k_dim, n_dim, dtype=torch.float16)
+    e = torch.randn(n_dim, 64, dtype=torch.float16)
+    out = torch.zeros((m_dim, 64), dtype=torch.float32)
+    chained(a, b, e, out, config=RunConfig(platform=platform))
+    golden = (a.float() @ b.float()).to(torch.float16).float() @ e.float()
+    assert ((out - golden).norm() / golden.norm()).item() < 1e-3
+
+
+@pl.program
+class Windows:
+    """Operand windows and the output window start off the origin."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[320, 128], pl.FP32], b: pl.Tensor[[128, 300], pl.FP32],
+          o: pl.Out[pl.Tensor[[300, 300], pl.FP32]]) -> pl.Tensor[[300, 300], pl.FP32]:
+        ta = pl.load(a, [64, 0], [256, 128], target_memory=pl.MemorySpace.Mat)
+        tb = pl.load(b, [0, 44], [128, 256], target_memory=pl.MemorySpace.Mat)
+        c = pl.matmul(ta, tb)
+        o = pl.store(c, [16, 32], o)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[320, 128], pl.FP32], b: pl.Tensor[[128, 300], pl.FP32],
+             o: pl.Out[pl.Tensor[[300, 300], pl.FP32]]) -> pl.Tensor[[300, 300], pl.FP32]:
+        o = self.k(a, b, o)
+        return o
+
+
+@pytest.mark.sim
+def test_offset_windows_keep_their_offsets(tmp_path):
+    from pypto import ir
+
+    rng = np.random.default_rng(2)
+    a = rng.random((320, 128), dtype=np.float32)
+    b = rng.random((128, 300), dtype=np.float32)
+    o = np.zeros((300, 300), np.float32)
+    ir.compile(Windows, output_dir=tmp_path / "o")(a, b, o)
+    ref = np.zeros_like(o)
+    ref[16:272, 32:288] = a[64:320] @ b[:, 44:300]
+    np.testing.assert_allclose(o, ref, rtol=1e-4, atol=1e-4)
