@@ -17,6 +17,7 @@ from pypto.artifact import (
     render_kernel_config,
     skip_ptoas_files,
 )
+from pypto.backend import bf16_standin
 from pypto.backend.ptoas_batch import run_units
 from pypto.backend.ptoas_stage import PtoasResult, error_report, split_debug_modules
 from pypto.errors import PartialCodegenError, ToolchainError
@@ -110,6 +111,9 @@ def _collect(w: _Writer, unit: KernelUnit, r: PtoasResult, dump: bool) -> None:
         w.write(ptoas_passes_file(unit.name, "ptoas_debug.log"), r.log)
         for name, text in split_debug_modules(r.log).items():
             w.write(ptoas_passes_file(unit.name, name), text)
+    standin = ptoas_file(unit.name, bf16_standin.SUFFIX)
+    if (w.root / standin).is_file():
+        w.files[standin] = (w.root / standin).read_text()
     if r.ok:
         cpp = (w.root / ptoas_file(unit.name, "cpp")).read_text()
         w.files[ptoas_file(unit.name, "cpp")] = cpp

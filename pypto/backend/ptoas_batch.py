@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from pypto.artifact.model import KernelUnit
-from pypto.backend import ptoas_stage
+from pypto.backend import bf16_standin, ptoas_stage
 from pypto.backend.ptoas_stage import PtoasResult
 
 _FUNC = re.compile(r"^  func\.func (?:(?:public|private|nested) )?@([A-Za-z_$.][\w$.\-]*)\(", re.M)
@@ -103,7 +103,8 @@ def run_batch(ptoas: Path, out_dir: Path, units: list[KernelUnit], *, timeout: f
               insert_sync: bool = True) -> list[ptoas_stage.PtoasResult] | None:
     """Assemble every unit in one ptoas run; writes ``ptoas/<unit>.cpp``; None = run them per unit."""
     groups = [unit_functions(u.pto) for u in units]
-    merged = merge_modules([u.pto for u in units])
+    inputs = [ptoas_stage.ptoas_input(out_dir, u.name) for u in units]
+    merged = merge_modules([(out_dir / src).read_text() for src, _ in inputs])
     flat = [n for g in groups for n in g]
     if merged is None or not all(groups) or len(set(flat)) != len(flat):
         return None
@@ -126,11 +127,10 @@ def run_batch(ptoas: Path, out_dir: Path, units: list[KernelUnit], *, timeout: f
     seconds = (time.perf_counter() - start) / len(units)
     names = ", ".join(u.name for u in units)
     results = []
-    for u, g, cpp in zip(units, groups, parts, strict=True):
-        (out_dir / "ptoas" / f"{u.name}.cpp").write_text(ptoas_stage.normalize_ptoas_cpp(cpp))
-        own = ptoas_stage.ptoas_argv(ptoas, Path("ptoas") / f"{u.name}.pto", Path("ptoas") / f"{u.name}.cpp",
-                                     insert_sync=insert_sync)
-        log = (f"$ {shlex.join(['ptoas', *own[1:]])}\n"
+    for u, g, cpp, (src, standin) in zip(units, groups, parts, inputs, strict=True):
+        (out_dir / "ptoas" / f"{u.name}.cpp").write_text(ptoas_stage.finish_cpp(cpp, standin))
+        own = ptoas_stage.ptoas_argv(ptoas, src, Path("ptoas") / f"{u.name}.cpp", insert_sync=insert_sync)
+        log = (f"$ {shlex.join(['ptoas', *own[1:]])}\n{bf16_standin.NOTE if standin else ''}"
                f"# assembled in one ptoas run with {len(units)} unit(s) ({names}): their modules merged, "
                f"the C++ split per function; the command above reproduces this unit alone "
                f"(with ptoas' full debug trace, omitted here)\n"

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pypto.artifact import ptoas_file
+from pypto.backend import bf16_standin
 
 _ERROR_LINE = re.compile(r"error:|Error:|Assertion|Aborted|terminate called")
 _SLUG = re.compile(r"[^a-z0-9]+")
@@ -63,12 +64,34 @@ def _summary(stdout: str, stderr: str, rc: int | None) -> str:
     return "\n".join([f"ptoas exited with status {rc}", *tail])
 
 
+def ptoas_input(out_dir: Path, unit: str) -> tuple[Path, bool]:
+    """The file ptoas is fed for a unit (relative to ``out_dir``) and whether it is the bf16 stand-in.
+
+    A unit whose ``ptoas/<unit>.pto`` uses bf16 is fed ``ptoas/<unit>.bf16-as-f16.pto``, written here
+    (:mod:`pypto.backend.bf16_standin`); any other unit its own ``.pto``.
+    """
+    pto = Path(ptoas_file(unit, "pto"))
+    text = (out_dir / pto).read_text()
+    if not bf16_standin.uses(text)[0]:
+        return pto, False
+    standin = Path(ptoas_file(unit, bf16_standin.SUFFIX))
+    (out_dir / standin).write_text(bf16_standin.to_standin(text, f"kernel unit '{unit}'"))
+    return standin, True
+
+
+def finish_cpp(text: str, standin: bool) -> str:
+    """ptoas' C++ made reproducible (alias names renumbered) and, for a bf16 stand-in, retyped to bf16."""
+    text = normalize_ptoas_cpp(text)
+    return bf16_standin.retype_cpp(text) if standin else text
+
+
 def run_ptoas(ptoas: Path, out_dir: Path, unit: str, *, timeout: float, insert_sync: bool = True) -> PtoasResult:
-    """Run ptoas on ``ptoas/<unit>.pto`` (already written) producing ``ptoas/<unit>.cpp``.
+    """Run ptoas on ``ptoas/<unit>.pto`` (already written; its bf16 stand-in if it uses bf16) producing
+    ``ptoas/<unit>.cpp``.
 
     It runs in ``out_dir`` with relative paths, so the log and the repro command name no staging path.
     """
-    pto, cpp = Path(ptoas_file(unit, "pto")), Path(ptoas_file(unit, "cpp"))
+    (pto, standin), cpp = ptoas_input(out_dir, unit), Path(ptoas_file(unit, "cpp"))
     argv = ptoas_argv(ptoas, pto, cpp, insert_sync=insert_sync)
     repro = f"cd <artifact dir> && {shlex.join(argv)}"
     start = time.perf_counter()
@@ -80,10 +103,12 @@ def run_ptoas(ptoas: Path, out_dir: Path, unit: str, *, timeout: float, insert_s
                            time.perf_counter() - start)
     except OSError as exc:
         return PtoasResult(unit, False, "", f"cannot run ptoas: {exc}", repro, time.perf_counter() - start)
-    log = f"$ {shlex.join(['ptoas', *argv[1:]])}\n# exit status {proc.returncode}\n# --- stdout ---\n{proc.stdout}# --- stderr ---\n{proc.stderr}"
+    note = bf16_standin.NOTE if standin else ""
+    log = (f"$ {shlex.join(['ptoas', *argv[1:]])}\n{note}# exit status {proc.returncode}\n"
+           f"# --- stdout ---\n{proc.stdout}# --- stderr ---\n{proc.stderr}")
     ok = proc.returncode == 0 and (out_dir / cpp).is_file()
     if ok:
-        (out_dir / cpp).write_text(normalize_ptoas_cpp((out_dir / cpp).read_text()))
+        (out_dir / cpp).write_text(finish_cpp((out_dir / cpp).read_text(), standin))
     err = "" if ok else _summary(proc.stdout, proc.stderr, proc.returncode)
     return PtoasResult(unit, ok, log, err, repro, time.perf_counter() - start)
 

@@ -7,10 +7,13 @@ file, above both, hands the table to the walker.
 
 from __future__ import annotations
 
+import re
+
 from pypto.artifact.model import KernelFunc
 from pypto.codegen.pto_mlir import KernelCodegen
 from pypto.codegen.pto_rules import RULES
-from pypto.codegen.pto_types import DEVICE_SPEC
+from pypto.codegen.pto_types import DEVICE_SPEC, TOOLCHAIN
+from pypto.errors import UserError
 from pypto.ir.function import Function
 from pypto.toolchain.prefix_map import PrefixMap
 
@@ -23,6 +26,30 @@ def emit_module(funcs: list[Function], *, backend_type: str, emit_loc: bool,
         text, model = KernelCodegen(f, emit_loc=emit_loc, rules=RULES, file_map=file_map).emit()
         bodies.append(text)
         models.append(model)
+    _check_one_half_type(funcs, bodies)
     spec = DEVICE_SPEC.get(backend_type, DEVICE_SPEC["Ascend910B"])
     head = f'module attributes {{"pto.device-spec" = "{spec}"}} {{'
     return "\n".join([head, *bodies, "}"]) + "\n", models
+
+
+# an element type token outside string literals (loc paths): `dtype=bf16`, `<f16>`, `: f16`, `64xbf16`
+_HALF_TYPES = {t: re.compile(rf'(?:(?<![\w%@$.])|(?<=[\d?]x)){t}\b') for t in ("bf16", "f16")}
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def _check_one_half_type(funcs: list[Function], bodies: list[str]) -> None:
+    """A unit may use bf16 or f16, not both: ptoas 0.1.1 gets bf16 units with f16 standing in for bf16."""
+    seen: dict[str, Function] = {}
+    for f, text in zip(funcs, bodies, strict=True):
+        code = _STRING.sub('""', text)
+        for t, pat in _HALF_TYPES.items():
+            if pat.search(code):
+                seen.setdefault(t, f)
+        if len(seen) == 2:
+            where = (f"kernel '{f.name}' uses" if seen["bf16"] is seen["f16"] else
+                     f"kernels '{seen['bf16'].name}' (bf16) and '{seen['f16'].name}' (f16), assembled as one unit, use")
+            raise UserError(f"{where} both BF16 and FP16 data: {TOOLCHAIN} cannot lower bf16, so pypto assembles a "
+                            "bf16 kernel with f16 standing in for bf16 and retypes the C++ back, which needs a unit "
+                            "without f16", f.span,
+                            hint="keep one 16-bit float type per kernel: convert the other at the kernel boundary "
+                                 "(pl.cast through FP32), or move the FP16 work into its own kernel")

@@ -7,10 +7,12 @@ everything else is a compile-time UserError that says to compute the value on th
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pypto.codegen.pto_types import TOOLCHAIN, float_literal
+from pypto.ir.dtypes import bf16_round, f16_exact
 from pypto.ir.expr import (
     COMPARISONS,
     BinaryExpr,
@@ -37,7 +39,7 @@ _ARITH_NAME = {BinOp.FloorDiv: "arith.floordivsi", BinOp.FloorMod: "arith.remsi"
 def _const_name(value: Any, ty: str) -> str:
     if ty == "i1":
         return "true" if value else "false"
-    if isinstance(value, float) or ty in ("f32", "f16"):
+    if isinstance(value, float) or ty in ("f32", "f16", "bf16"):
         return f"cst_{ty}"
     sign = "n" if value < 0 else ""
     return f"c{sign}{abs(value)}" + ("" if ty == "index" else f"_{ty}")
@@ -58,8 +60,8 @@ class ScalarLowering:
 
     def const(self, value: Any, ty: str) -> str:
         """SSA name of an ``arith.constant`` (deduplicated, emitted at the top of the function)."""
-        if ty in ("f32", "f16"):
-            value = float(value)
+        if ty in ("f32", "f16", "bf16"):
+            value = self._bf16_constant(float(value)) if ty == "bf16" else float(value)
             lit = float_literal(value, ty)
         elif ty == "i1":
             value = bool(value)
@@ -73,6 +75,16 @@ class ScalarLowering:
             self.consts[key] = name
             self.head.append(f"%{name} = arith.constant {lit} : {ty}")
         return self.consts[key]
+
+    def _bf16_constant(self, value: float) -> float:
+        """A bf16 constant as its exact bf16 value; ptoas 0.1.1 gets it spelled f16, so it must be an f16 too."""
+        v = bf16_round(value)
+        if math.isfinite(v) and not f16_exact(v):
+            raise self.error(f"BF16 constant {value!r} (bf16 value {v!r}) is outside f16's range: {TOOLCHAIN} "
+                             "cannot lower bf16, and the f16 it is assembled as cannot hold this value",
+                             hint="keep BF16 constants within 6.1e-05 <= |v| <= 65504 (or 0), or apply the "
+                                  "constant in FP32 before the cast to BF16")
+        return v
 
     def index(self, d: Any, into: list[str] | None = None) -> str:
         """An ``index`` SSA value for a dim / offset (int or Expr)."""

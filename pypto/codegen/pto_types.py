@@ -22,8 +22,8 @@ LOC: dict[MemorySpace, str] = {
     MemorySpace.Bias: "bias",
 }
 
-# element types ptoas 0.1.1 can lower in tiles and GM views
-TILE_DTYPES = frozenset({DataType.FP32, DataType.FP16, DataType.INT32, DataType.INT16, DataType.INT8})
+# element types of tiles and GM views (BF16 reaches ptoas 0.1.1 spelled f16: pypto.backend.bf16_standin)
+TILE_DTYPES = frozenset({DataType.FP32, DataType.FP16, DataType.BF16, DataType.INT32, DataType.INT16, DataType.INT8})
 SCALAR_ARG_TYPES: dict[DataType, str] = {
     DataType.FP32: "f32", DataType.FP16: "f16", DataType.INT32: "i32", DataType.INT16: "i16",
     DataType.INT8: "i8", DataType.BOOL: "i1", DataType.INDEX: "index", DataType.INT64: "i64",
@@ -39,7 +39,7 @@ def check_dtype(dtype: DataType, what: str, span: Span) -> str:
     if dtype not in TILE_DTYPES:
         raise UserError(
             f"{what}: element type {dtype.value} cannot be lowered by {TOOLCHAIN} "
-            f"(the pinned assembler supports FP32, FP16, INT32, INT16, INT8 tiles)",
+            f"(the pinned assembler supports FP32, FP16, BF16, INT32, INT16, INT8 tiles)",
             span,
             hint="compute in pl.FP16 or pl.FP32 instead (pl.cast at the kernel boundary)",
         )
@@ -127,7 +127,8 @@ def tile_view_type(sizes: tuple[Dim, ...] | list[Dim], dtype: DataType) -> str:
 
 
 _NONFINITE = {("f32", "inf"): "0x7F800000", ("f32", "-inf"): "0xFF800000", ("f32", "nan"): "0x7FC00000",
-              ("f16", "inf"): "0x7C00", ("f16", "-inf"): "0xFC00", ("f16", "nan"): "0x7E00"}
+              ("f16", "inf"): "0x7C00", ("f16", "-inf"): "0xFC00", ("f16", "nan"): "0x7E00",
+              ("bf16", "inf"): "0x7F80", ("bf16", "-inf"): "0xFF80", ("bf16", "nan"): "0x7FC0"}
 
 
 def float_literal(value: float, mlir_type: str = "f32") -> str:

@@ -149,6 +149,7 @@ def _write_artifact(root: Path, text: str, sig: PtoSignature, dirs: tuple[str, .
 
 
 def _assemble(stage: Path, text: str, sig: PtoSignature, exe: Path, insert_sync: bool) -> str:
+    from pypto.backend import bf16_standin
     from pypto.backend.ptoas_stage import run_ptoas
 
     (stage / "ptoas").mkdir()
@@ -160,7 +161,8 @@ def _assemble(stage: Path, text: str, sig: PtoSignature, exe: Path, insert_sync:
     kept = stage.parent / f"{sig.func}.failed"
     shutil.rmtree(kept, ignore_errors=True)
     shutil.copytree(stage / "ptoas", kept)
-    argv = [str(exe), str(kept / f"{sig.func}.pto"), "-o", str(kept / f"{sig.func}.cpp")]
+    fed = kept / f"{sig.func}.{bf16_standin.SUFFIX}"  # what ptoas was fed for a bf16 kernel
+    argv = [str(exe), str(fed if fed.is_file() else kept / f"{sig.func}.pto"), "-o", str(kept / f"{sig.func}.cpp")]
     stderr = res.error.replace(f'"{ptoas_file(sig.func, "pto")}"', f'"{sig.path}"')
     raise ToolchainError(f"ptoas failed on {sig.path} (function @{sig.func})", stderr=stderr,
                          repro=shlex.join(argv + (["--enable-insert-sync"] if insert_sync else [])),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import struct
 from enum import Enum
 from typing import Any
 
@@ -154,3 +156,20 @@ def from_name(text: str) -> DataType:
         return ALIASES[text.lower()]
     except KeyError:
         raise ValueError(f"unknown dtype '{text}': expected one of {', '.join(sorted(ALIASES))}") from None
+
+
+def bf16_round(x: float) -> float:
+    """``x`` rounded once to bf16 (nearest, ties to even; an overflow gives inf), as a float; NaN stays NaN."""
+    if x != x or x == 0 or math.isinf(x):
+        return x
+    q = math.ldexp(1.0, max(math.frexp(x)[1] - 8, -133))  # bf16's quantum at x (subnormals: 2^-133)
+    r = round(x / q) * q
+    return math.copysign(math.inf, x) if abs(r) >= 2.0 ** 128 else math.copysign(r, x)
+
+
+def f16_exact(x: float) -> bool:
+    """Is ``x`` (finite) exactly an f16 value?"""
+    try:
+        return struct.unpack("<e", struct.pack("<e", x))[0] == x
+    except OverflowError:
+        return False

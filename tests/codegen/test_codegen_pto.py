@@ -237,9 +237,9 @@ def _reject(build, *fragments):
         assert f in msg, msg
 
 
-def test_rejects_bf16_tiles():
-    _reject(lambda: _elementwise(lambda b, t: b.assign("r", make_call("tile.exp", [t])), DataType.BF16),
-            "BF16", "ptoas 0.1.1", "pl.FP16 or pl.FP32")
+def test_rejects_fp8_tiles():
+    _reject(lambda: _elementwise(lambda b, t: b.assign("r", make_call("tile.exp", [t])), DataType.FP8E4M3FN),
+            "FP8E4M3FN", "ptoas 0.1.1", "pl.FP16 or pl.FP32")
 
 
 def test_rejects_row_prod():

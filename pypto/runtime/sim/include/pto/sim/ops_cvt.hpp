@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -39,6 +40,31 @@ inline double round_by_mode(double x, RoundMode mode) {
     }
 }
 
+// f32 -> bf16 bits under a rounding mode; NaN stays NaN (quietened, sign kept). CAST_RINT/CAST_NONE
+// round to nearest, ties to even; an overflow rounds to inf exactly where IEEE's mode says so.
+inline uint16_t bf16_bits(float f, RoundMode mode) {
+    uint32_t u;
+    std::memcpy(&u, &f, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
+    const uint32_t hi = u >> 16, lost = u & 0xffffu;
+    const bool neg = (u >> 31) != 0;
+    switch (mode) {
+        case CAST_ROUND: return static_cast<uint16_t>((u + 0x8000u) >> 16);  // ties away from zero
+        case CAST_TRUNC: return static_cast<uint16_t>(hi);
+        case CAST_FLOOR: return static_cast<uint16_t>(neg && lost ? hi + 1 : hi);
+        case CAST_CEIL: return static_cast<uint16_t>(!neg && lost ? hi + 1 : hi);
+        case CAST_ODD: return static_cast<uint16_t>(lost ? (hi | 1u) : hi);
+        default: return static_cast<uint16_t>((u + 0x7fffu + (hi & 1u)) >> 16);
+    }
+}
+
+inline bfloat16_t bf16_round(float f, RoundMode mode) {
+    const uint16_t bits = bf16_bits(f, mode);
+    bfloat16_t out;
+    std::memcpy(&out, &bits, sizeof out);
+    return out;
+}
+
 template <class T>
 constexpr double finite_max() {
     if constexpr (std::is_same<T, half>::value) {
@@ -73,13 +99,16 @@ inline D convert(S v, RoundMode mode, bool saturate) {
         if (saturate) x = std::min(std::max(x, finite_lowest<D>()), finite_max<D>());
         return static_cast<D>(static_cast<float>(x));
     } else if constexpr (kSrcFloat && kDstFloat) {
-        if (saturate) {
-            const float x = static_cast<float>(v);
+        float x = static_cast<float>(v);
+        if (saturate && !std::isnan(x)) {
             const float lo = static_cast<float>(std::max(finite_lowest<D>(), finite_lowest<S>()));
             const float hi = static_cast<float>(std::min(finite_max<D>(), finite_max<S>()));
-            if (!std::isnan(x)) return static_cast<D>(std::min(std::max(x, lo), hi));
+            x = std::min(std::max(x, lo), hi);
+            if constexpr (!std::is_same<D, bfloat16_t>::value) return static_cast<D>(x);
         }
-        if constexpr (std::is_same<S, bfloat16_t>::value || std::is_same<D, bfloat16_t>::value) {
+        if constexpr (std::is_same<D, bfloat16_t>::value) {
+            return bf16_round(x, mode);  // f16/bf16 -> f32 is exact, so this rounds once
+        } else if constexpr (std::is_same<S, bfloat16_t>::value) {
             return static_cast<D>(static_cast<float>(v));
         } else {
             return static_cast<D>(v);
