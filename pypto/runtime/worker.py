@@ -7,6 +7,7 @@ import ctypes
 import itertools
 import os
 import time
+import weakref
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,12 @@ CORE_TYPES = {"aic": 0, "aiv": 1}
 _ACTIVE: ContextVar[tuple[ChipWorker, ...]] = ContextVar("pypto_active_chip_workers", default=())
 _IMPLICIT: dict[tuple[str, str], ChipWorker] = {}
 _CIDS = itertools.count(1)
+_LIVE: weakref.WeakSet[ChipWorker] = weakref.WeakSet()  # initialized workers (fork safety)
+
+
+def live_worker_count() -> int:
+    """Initialized ChipWorkers of this process (their core threads run until close())."""
+    return sum(1 for w in list(_LIVE) if w.initialized)
 
 
 @dataclass
@@ -89,11 +96,13 @@ class ChipWorker:
         runtime: ``tensormap_and_ringbuffer`` (default) or ``host_build_graph``.
         enable_sdma: accepted for compatibility; the simulator has no SDMA engine.
         auto_init: call :meth:`init` now (default True).
+        comm: the :class:`~pypto.runtime.distributed.CommContext` of this rank, for programs that submit
+            comm tasks (a rank process of a distributed run); see :meth:`set_comm_context`.
     """
 
     def __init__(self, config: RunConfig | None = None, *, level: int = 2,
                  runtime: str = "tensormap_and_ringbuffer", enable_sdma: bool = False,
-                 auto_init: bool | None = None) -> None:
+                 auto_init: bool | None = None, comm: Any = None) -> None:
         if level != 2:
             raise ValueError(f"ChipWorker only supports level=2 (one chip), got level={level}")
         if runtime not in RUNTIMES:
@@ -113,6 +122,7 @@ class ChipWorker:
         self.host_dlopen_count = 0
         self.last_dfx_dir: Any = None  # dfx_outputs/ of the last run that recorded diagnostics
         self.aicpu_dlopen_count = 0
+        self.comm = comm
         if auto_init is None or auto_init:
             self.init()
 
@@ -164,7 +174,27 @@ class ChipWorker:
         if not handle:
             raise native.SimRuntimeError(f"cannot create a simulated chip: {self._err.value.decode()}")
         self._handle = handle
+        _LIVE.add(self)
+        if self.comm is not None:
+            self.set_comm_context(self.comm)
         return self
+
+    def set_comm_context(self, ctx: Any) -> None:
+        """Use ``ctx`` (a CommContext, or None to clear it) for the runs that follow on this worker.
+
+        Comm tasks of a run need it: their window tensors must lie in the context's arena, and
+        ``rt_comm_rank()`` / ``rt_comm_nranks()`` read it.
+        """
+        self.comm = ctx
+        if self._handle is None:
+            return
+        if ctx is None:
+            args = (-1, 0, 0, 0, 0, 0)
+        else:
+            args = (ctx.rank, ctx.nranks, ctx.arena_base, ctx.region_bytes, int(ctx.wait_timeout_s * 1000),
+                    ctx.status_address)
+        status = self._native.lib.pto_sim_worker_set_comm(self._handle, *args, self._err, native.ERR_LEN)
+        native.raise_status(status, self._err, "set_comm_context")
 
     def close(self) -> None:
         """Free programs, device tensors and buffers, and stop the core threads (idempotent)."""

@@ -155,11 +155,47 @@ void pto_sim_worker_destroy(void* worker) {
     delete w;
 }
 
+int32_t pto_sim_worker_set_comm(void* worker, int32_t rank, int32_t nranks, uint64_t arena_base,
+                                uint64_t region_bytes, int64_t wait_timeout_ms, uint64_t status_addr, char* err,
+                                size_t errlen) {
+    auto& w = *static_cast<Worker*>(worker);
+    CommContext c;
+    if (rank >= 0) {
+        if (nranks < 1 || rank >= nranks)
+            return set_err(err, errlen, PTO_SIM_BAD_ARGUMENT,
+                           "comm context: rank " + std::to_string(rank) + " is not in [0, " + std::to_string(nranks) + ")");
+        if (arena_base == 0 || region_bytes == 0)
+            return set_err(err, errlen, PTO_SIM_BAD_ARGUMENT, "comm context: arena_base and region_bytes must be non-zero");
+        c.rank = rank;
+        c.nranks = nranks;
+        c.arena_base = arena_base;
+        c.region_bytes = region_bytes;
+        c.wait_timeout_ms = wait_timeout_ms > 0 ? wait_timeout_ms : 10000;
+        c.status = reinterpret_cast<PtoSimCommStatus*>(status_addr);
+    }
+    std::lock_guard<std::mutex> lk(w.mu);
+    if (w.run != nullptr) return set_err(err, errlen, PTO_SIM_BAD_ARGUMENT, "comm context: the worker is running a program");
+    w.comm = c;
+    return PTO_SIM_OK;
+}
+
 void* pto_sim_program_load(const char* orch_so, char* err, size_t errlen) {
     std::string msg;
     void* h = open_so(orch_so, msg);
     if (!h) {
         set_err(err, errlen, PTO_SIM_LOAD_ERROR, msg);
+        return nullptr;
+    }
+    using AbiFn = int (*)();
+    auto abi = reinterpret_cast<AbiFn>(dlsym(h, "pto_sim_orch_abi_version"));
+    const int got = abi ? abi() : 0;
+    if (got != PTO_SIM_ORCH_ABI_VERSION) {
+        dlclose(h);
+        set_err(err, errlen, PTO_SIM_LOAD_ERROR,
+                std::string(orch_so) + " was built against orchestration ABI " +
+                    (abi ? std::to_string(got) : std::string("1 or older (no pto_sim_orch_abi_version)")) +
+                    " but this runtime needs ABI " + std::to_string(PTO_SIM_ORCH_ABI_VERSION) +
+                    " (the runtime ops table changed); rebuild it against the current pto_orchestration_api.h");
         return nullptr;
     }
     auto p = std::make_unique<Program>();
@@ -240,6 +276,7 @@ int32_t pto_sim_run(void* worker, void* program, const ChipTensor* tensors, uint
         r.last_progress = Clock::now();
         w.dfx_json.clear();
         w.dfx_bin.clear();
+        r.comm = w.comm;
         if (r.cfg.dfx) r.dfx = std::make_unique<Dfx>(r.cfg.dfx, w.cores.size());
     }
     const auto t0 = Clock::now();

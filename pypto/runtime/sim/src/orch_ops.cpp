@@ -399,11 +399,25 @@ void op_scope_set_site(PTO2Runtime* rt, const char* file, int32_t line) {
     r.dfx->site = (slash == std::string::npos ? f : f.substr(slash + 1)) + ":" + std::to_string(line);
 }
 
+bool op_comm_info(PTO2Runtime* rt, PTO2CommInfo* out) {
+    const CommContext& c = ctx(rt).r.comm;
+    if (!c.active()) return false;
+    *out = PTO2CommInfo{c.rank, c.nranks, c.arena_base, c.region_bytes};
+    return true;
+}
+
+PTO2TaskId op_submit_comm_task(PTO2Runtime* rt, const CommTaskDesc& desc, const CoreTaskArgs& args) {
+    (void)rt;
+    (void)desc;
+    (void)args;
+    throw std::logic_error("rt_submit_comm_task: comm tasks are not implemented in this runtime build yet");
+}
+
 const PTO2RuntimeOps kOps = {
     op_submit_task,   op_scope_begin,   op_scope_end,      op_orchestration_done, op_is_fatal,
     op_report_fatal,  op_log_error,     op_log_warn,       op_log_timing,         op_log_info,
     op_log_debug,     op_get_tensor_data, op_set_tensor_data, op_alloc_tensors,    op_submit_dummy,
-    op_cluster_count, op_aiv_count,     op_scope_set_site,
+    op_cluster_count, op_aiv_count,     op_scope_set_site, op_comm_info,        op_submit_comm_task,
 };
 
 }  // namespace

@@ -90,6 +90,17 @@ struct Task {
 
 struct Run;
 
+// The comm context of a rank of a distributed run (pto_sim_worker_set_comm); rank < 0: none.
+struct CommContext {
+    int32_t rank = -1;
+    int32_t nranks = 0;
+    uint64_t arena_base = 0;
+    uint64_t region_bytes = 0;
+    int64_t wait_timeout_ms = 10000;
+    PtoSimCommStatus* status = nullptr;
+    bool active() const { return rank >= 0; }
+};
+
 struct Job {
     Run* run = nullptr;
     uint32_t task = 0;
@@ -178,6 +189,7 @@ struct Run {
     SimRuntime rt;
     std::vector<std::string> log;
     std::unique_ptr<Dfx> dfx;  // null unless PtoSimRunConfig::dfx asked for records
+    CommContext comm;          // the worker's comm context when the run started
 
     ~Run();
     Task& task(uint32_t i) { return *tasks[i]; }
@@ -199,6 +211,7 @@ struct Worker {
     std::vector<std::unique_ptr<Run>> zombies;
     Run* run = nullptr;
     std::string dfx_json, dfx_bin;  // DFX records of the last run (empty when it had none)
+    CommContext comm;               // copied into each run when it starts
 
     explicit Worker(int num_clusters);
     ~Worker();
