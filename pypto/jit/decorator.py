@@ -286,6 +286,12 @@ class _JITDecorator:
     def graph(self, func: Any = None, **opts: Any) -> Any:
         return self._kind("graph", func, **opts)
 
+    def host(self, func: Any = None) -> Any:
+        """``@pl.jit.host``: a HOST-level (distributed) orchestrator; see :mod:`pypto.jit.distributed`."""
+        from pypto.jit.distributed.host import HostFunction
+
+        return HostFunction if func is None else HostFunction(func)
+
 
 jit = _JITDecorator()
 

@@ -36,6 +36,7 @@ REGISTRY: dict[str, str] = {
     "DeriveCallDirections": "pypto.passes.derive_call_directions",
     "MaterializeRuntimeScopes": "pypto.passes.materialize_runtime_scopes",
     "LowerPipelineLoops": "pypto.passes.lower_pipeline_loops",
+    "MaterializeDistTensorCtx": "pypto.passes.materialize_dist_tensor_ctx",
 }
 for _name in ("OutlineHierarchyScopes", "OutlineClusterScopes", "OptimizeOrchTensors", "LowerCompositeOps",
               "FlattenTileNdTo2D", "LegalizeTileCast", "AutoTileMatmulL0", "CanonicalizeTileSlice",
@@ -43,7 +44,7 @@ for _name in ("OutlineHierarchyScopes", "OutlineClusterScopes", "OptimizeOrchTen
               "SplitVectorKernel", "StampTfreeSplit", "SkewCrossCorePipeline", "LowerPipelineToSlots",
               "CanonicalizeIOOrder", "FoldNoOpReshape", "FuseCreateAssembleToSlice",
               "AutoDeriveTaskDependencies", "ExpandManualPhaseFence", "SynthesizeAllReduceSignals",
-              "MaterializeCommDomainScopes", "LowerHostTensorCollectives", "MaterializeDistTensorCtx",
+              "MaterializeCommDomainScopes", "LowerHostTensorCollectives",
               "ClassifyIterArgCarry", "InsertCommFence", "MaterializeValidShapeSymbols"):
     REGISTRY[_name] = _GUARDS
 
