@@ -17,7 +17,7 @@ from enum import IntEnum
 from pypto.ir.enums import AtomicType
 from pypto.language.distributed import system, tensor, tile
 from pypto.language.distributed._markers import construct
-from pypto.language.types import AnnotationSpec
+from pypto.language.types import TypeCtor
 
 
 class NotifyOp(IntEnum):
@@ -43,7 +43,7 @@ class ReduceOp(IntEnum):
     Prod = 3
 
 
-class _DistributedTensorCtor:
+class _DistributedTensorCtor(TypeCtor):
     """``pld.DistributedTensor[[shape], dtype]``: a tensor bound to a window buffer (visible to peers).
 
     In a kernel it is an ordinary GM tensor (this rank's copy of the window); comm ops require it.
@@ -51,8 +51,8 @@ class _DistributedTensorCtor:
 
     __slots__ = ()
 
-    def __getitem__(self, items: object) -> AnnotationSpec:
-        return AnnotationSpec("Tensor", items)
+    def __init__(self) -> None:
+        super().__init__("Tensor")
 
     def __repr__(self) -> str:
         return "pld.DistributedTensor"
