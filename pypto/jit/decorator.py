@@ -102,12 +102,16 @@ class JITFunction:
         _install_dep_calls()
         info = source_info(self.func)
         func_type = _KIND_TYPE[self.kind]
+        env = {**self.func.__globals__, **_closure_values(self.func), **scalars}
+        if func_type is FunctionType.InCore:
+            from pypto.jit.comm_kernel import split_at_comm_ops
+
+            info, func_type, env = split_at_comm_ops(info, func_type, env)
         extra = "" if self.auto_scope else ", auto_scope=False"
         if self.level is not None:
             extra += f", level=pl.Level.{self.level.name}"
         decorator = f"@pl.function(type=pl.FunctionType.{func_type.value}{extra})"
         text = rewrite_signature(info, metas, scalars, decorator)
-        env = {**self.func.__globals__, **_closure_values(self.func), **scalars}
         return parse_jit_function(text, filename=info.filename, line_offset=info.first_line - 1,
                                   col_offset=info.indent, env=env, specialized=frozenset(scalars))
 
