@@ -82,8 +82,8 @@ void orchestrate(Program& p, Run& r, const ChipTaskArgs& args) {
 void drain(Worker& w, Run& r, std::unique_lock<std::mutex>& lk) {
     const auto timeout = std::chrono::milliseconds(r.cfg.timeout_ms);
     for (;;) {
-        if (r.running_units == 0 && (r.failed || r.completed == r.tasks.size())) return;
-        bool idle = r.running_units == 0;
+        if (r.running_units == 0 && r.comm_inflight == 0 && (r.failed || r.completed == r.tasks.size())) return;
+        bool idle = r.running_units == 0 && comm_idle(r);
         for (auto& q : r.ready) idle = idle && q.empty();
         if (idle && !r.failed) {
             r.fail(PTO_SIM_DEADLOCK, "deadlock: " + std::to_string(r.tasks.size() - r.completed) +
@@ -149,6 +149,8 @@ void pto_sim_worker_destroy(void* worker) {
             w->shutdown = true;
             for (auto& c : w->cores) c->cv.notify_one();
             for (auto& c : w->cores) c->thread.detach();
+            w->comm_cv.notify_all();
+            w->comm_thread.detach();
             return;
         }
     }

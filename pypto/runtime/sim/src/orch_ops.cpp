@@ -24,7 +24,7 @@ void check_alive(Run& r) {
 }
 
 bool no_progress_possible(Run& r) {
-    if (r.running_units > 0 || r.hold_dispatch) return false;
+    if (r.running_units > 0 || r.hold_dispatch || !comm_idle(r)) return false;
     for (auto& q : r.ready)
         if (!q.empty()) return false;
     return true;
@@ -407,10 +407,20 @@ bool op_comm_info(PTO2Runtime* rt, PTO2CommInfo* out) {
 }
 
 PTO2TaskId op_submit_comm_task(PTO2Runtime* rt, const CommTaskDesc& desc, const CoreTaskArgs& args) {
-    (void)rt;
-    (void)desc;
-    (void)args;
-    throw std::logic_error("rt_submit_comm_task: comm tasks are not implemented in this runtime build yet");
+    auto [w, r] = ctx(rt);
+    const auto t0 = r.dfx ? Clock::now() : Clock::time_point{};
+    check_comm_task(r, desc, args);  // the comm context and the args do not change during the run
+    auto lk = lock(w);
+    Task& t = new_task(w, r, lk);
+    t.comm = true;
+    t.cdesc = desc;
+    copy_args(r, t, args);
+    if (r.dfx) dfx_task_args(r, t, reinterpret_cast<const uint8_t*>(args.kinds), args.tensor_count,
+                             r.scopes.back().mode == PTO2ScopeMode::MANUAL, args.dump_mask);
+    compute_fanin(r, t, args, r.scopes.back().mode == PTO2ScopeMode::MANUAL);
+    finish_submit(w, r, t);
+    if (r.dfx) record_orch(r, "submit_comm_task", t, t0);
+    return t.id;
 }
 
 const PTO2RuntimeOps kOps = {

@@ -86,6 +86,8 @@ struct Task {
     std::vector<uint8_t> kinds;  // TensorArgType per tensor argument (recorded only with DFX on)
     bool manual = false;         // submitted inside a MANUAL scope (DFX only)
     uint32_t dump_mask = 0;      // slots marked by CoreTaskArgs::dump (DFX only)
+    bool comm = false;           // a built-in comm task (comm.cpp), run by the worker's comm thread
+    CommTaskDesc cdesc{};
 };
 
 struct Run;
@@ -174,6 +176,8 @@ struct Run {
     bool hold_dispatch = false;
     std::vector<std::unique_ptr<Task>> tasks;
     std::deque<uint32_t> ready[3];
+    std::deque<uint32_t> comm_ready;  // comm tasks whose inputs are ready, for the comm thread
+    int comm_inflight = 0;            // comm tasks the comm thread has taken and not finished
     uint64_t completed = 0;
     int running_units = 0;
     uint64_t live[kMaxRings] = {};
@@ -212,10 +216,13 @@ struct Worker {
     Run* run = nullptr;
     std::string dfx_json, dfx_bin;  // DFX records of the last run (empty when it had none)
     CommContext comm;               // copied into each run when it starts
+    std::condition_variable comm_cv;  // wakes the comm thread (ready comm tasks, shutdown)
+    std::thread comm_thread;
 
     explicit Worker(int num_clusters);
     ~Worker();
     void core_loop(Core& core);
+    void comm_loop();
     int idle_running_units() const;
 };
 
@@ -280,5 +287,10 @@ std::string task_label(Run& r, const Task& t);
 
 // orch_ops.cpp
 const PTO2RuntimeOps* runtime_ops();
+
+// comm.cpp
+void check_comm_task(const Run& r, const CommTaskDesc& d, const CoreTaskArgs& args);  // throws on bad input
+std::string comm_label(const Run& r, const Task& t);
+inline bool comm_idle(const Run& r) { return r.comm_inflight == 0 && r.comm_ready.empty(); }
 
 }  // namespace ptosim
