@@ -120,7 +120,9 @@ class CommSplit:
         out: list[ast.stmt] = []
         segment: list[ast.stmt] = []
         for s in stmts:
-            if self._is_orch(s):
+            if self._is_orch(s) and self._is_pure_scalar(s):  # no tile data: hoisted above the open segment
+                out.extend(self._orch(s))
+            elif self._is_orch(s):
                 orch = self._orch(s)
                 segment.extend(self.segment_tail)
                 self.segment_tail = []
@@ -170,6 +172,14 @@ class CommSplit:
             if self._is_cell_access(value):
                 return True
         return isinstance(s, ast.Assign) and self._is_scalar(s.value)
+
+    def _is_pure_scalar(self, s: ast.stmt) -> bool:
+        """A rank scalar (``r = pld.rank(ctx)``, ``peer = (r + 1) % n``) or the comm context itself."""
+        if not isinstance(s, ast.Assign):
+            return False
+        if isinstance(s.value, ast.Call):
+            return _construct_name(s.value.func, self.env) in _CTX
+        return self._is_scalar(s.value)
 
     def _mentions_comm(self, s: ast.stmt) -> bool:
         return any(isinstance(n, ast.Call) and _construct_name(n.func, self.env) for n in ast.walk(s))
