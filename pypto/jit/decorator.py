@@ -190,6 +190,15 @@ class JITFunction:
         build.prebuild_artifact(compiled.output_dir, cfg.platform)  # g++ starts while Python moves on
         return compiled
 
+    def compile_into(self, metas: dict[str, TensorMeta], cfg: Any, output_dir: Any) -> Any:
+        """Compile into ``output_dir`` with every scalar parameter kept a runtime value (no cache): the
+        chip-level program of a distributed compile (one build serves every rank)."""
+        from pypto.driver import compile as ir_compile
+
+        kwargs = _compile_kwargs(cfg)
+        kwargs["output_dir"] = output_dir
+        return ir_compile(self.specialize(metas, {}), **kwargs)
+
     def _disk_key(self, key: tuple, cfg: Any) -> str | None:
         """The on-disk cache key, or None when bypassed: turned off, a compile profile asked for, or an
         active PassContext (its options are not part of the key)."""

@@ -1,6 +1,8 @@
 """Upstream's ``pypto.ir.distributed_compiled_program`` import path: the configuration record of a
 distributed (HOST-level, multi-chip) compile, and :class:`DistributedCompiledProgram` re-exported from
 :mod:`pypto.jit.distributed.program` through ``_LAZY`` (it compiles and runs, floors above ``ir``).
+
+Floor: ``ir`` (imports nothing of pypto; the one upward name is declared in ``_LAZY``).
 """
 
 from __future__ import annotations

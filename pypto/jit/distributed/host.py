@@ -123,8 +123,6 @@ def _param_spec(sig: inspect.Signature, name: str, value: Any) -> ParamSpec:
 
 def _compile_jit_chip(jf: Any, samples: list[Any], config: Any, out: Path) -> Any:
     """Compile the chip-level ``@pl.jit`` ``jf`` into ``out``; scalars stay runtime parameters."""
-    from pypto.driver import compile as ir_compile
-    from pypto.jit.decorator import _compile_kwargs
     from pypto.jit.meta import is_tensor_like, tensor_meta
 
     try:
@@ -132,9 +130,7 @@ def _compile_jit_chip(jf: Any, samples: list[Any], config: Any, out: Path) -> An
     except TypeError as exc:
         raise TypeError(f"host dispatch of '{jf.__name__}': {exc}") from None
     metas = {n: tensor_meta(jf.__name__, n, v) for n, v in bound.arguments.items() if is_tensor_like(v)}
-    kwargs = _compile_kwargs(config)
-    kwargs["output_dir"] = out
-    return ir_compile(jf.specialize(metas, {}), **kwargs)
+    return jf.compile_into(metas, config, out)
 
 
 # -- ir.compile(program, distributed_config=...) -----------------------------------------------------
