@@ -1,0 +1,143 @@
+"""Distributed test programs of our own: each primitive in a small ring/gather, written for any rank count."""
+
+from __future__ import annotations
+
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+W = 32  # row width of every payload
+NR = pl.dynamic("NR")
+
+
+# -- rank scalar: y[r] = 3 * x[r] + r --------------------------------------------------------------
+@pl.jit.incore
+def scale_plus_rank(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W], pl.FP32]],
+                    r: pl.Scalar[pl.INT32]):
+    t = pl.load(x, [0, 0], [1, W])
+    rf = pl.cast(r, target_type=pl.FP32)
+    t3 = pl.mul(t, 3.0)
+    y = pl.store(pl.add(t3, rf), [0, 0], y)
+    return y
+
+
+@pl.jit
+def chip_scale(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W], pl.FP32]], r: pl.Scalar[pl.INT32]):
+    return scale_plus_rank(x, y, r)
+
+
+@pl.jit.host
+def host_scale(x: pl.Tensor[[NR, 1, W], pl.FP32], y: pl.Out[pl.Tensor[[NR, 1, W], pl.FP32]]):
+    for r in pl.range(pld.world_size()):
+        chip_scale(x[r], y[r], r, device=r)
+
+
+# -- barrier + remote_load: y[r] = x[(r + 2) % n] (a pull two ranks ahead) ----------------------------
+@pl.jit.incore
+def pull_two_ahead(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W], pl.FP32]],
+                   box: pld.DistributedTensor[[1, W], pl.FP32], sig: pld.DistributedTensor[[NR, 1], pl.INT32]):
+    ctx = pld.get_comm_ctx(box)
+    me = pld.rank(ctx)
+    n = pld.nranks(ctx)
+    t = pl.load(x, [0, 0], [1, W])
+    box = pl.store(t, [0, 0], box)
+    sig = pld.tensor.barrier(sig)
+    src = (me + 2) % n
+    got = pld.tile.remote_load(box, peer=src, offsets=[0, 0], shape=[1, W])
+    doubled = pl.add(got, got)
+    y = pl.store(doubled, [0, 0], y)
+    return y
+
+
+@pl.jit
+def chip_pull(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W], pl.FP32]],
+              box: pld.DistributedTensor[[1, W], pl.FP32], sig: pld.DistributedTensor[[NR, 1], pl.INT32]):
+    return pull_two_ahead(x, y, box, sig)
+
+
+# -- remote_store + notify/wait: rank r pushes x[r] into rank (r - 1)'s inbox, then signals it -------------
+@pl.jit.incore
+def push_back(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W], pl.FP32]],
+              inbox: pld.DistributedTensor[[1, W], pl.FP32], flag: pld.DistributedTensor[[1, 1], pl.INT32]):
+    ctx = pld.get_comm_ctx(inbox)
+    me = pld.rank(ctx)
+    n = pld.nranks(ctx)
+    t = pl.load(x, [0, 0], [1, W])
+    to = (me + n - 1) % n
+    pld.tile.remote_store(t, inbox, peer=to, offsets=[0, 0])
+    pld.system.notify(flag, peer=to, offsets=[0, 0], value=1, op=pld.NotifyOp.Set)
+    pld.system.wait(flag, offsets=[0, 0], expected=1, cmp=pld.WaitCmp.Eq)
+    back = pl.load(inbox, [0, 0], [1, W])
+    y = pl.store(back, [0, 0], y)
+    return y
+
+
+@pl.jit
+def chip_push(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W], pl.FP32]],
+              inbox: pld.DistributedTensor[[1, W], pl.FP32], flag: pld.DistributedTensor[[1, 1], pl.INT32]):
+    return push_back(x, y, inbox, flag)
+
+
+# -- get + atomic counter read back: y[r] = x[(r + 1) % n]; count[r] = n - 1 arrivals at rank 0 -------------
+@pl.jit.incore
+def get_and_count(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W], pl.FP32]],
+                  count: pl.Out[pl.Tensor[[1, 1], pl.INT32]], src: pld.DistributedTensor[[1, W], pl.FP32],
+                  dst: pld.DistributedTensor[[1, W], pl.FP32], sig: pld.DistributedTensor[[NR, 1], pl.INT32],
+                  tally: pld.DistributedTensor[[1, 1], pl.INT32]):
+    ctx = pld.get_comm_ctx(src)
+    me = pld.rank(ctx)
+    n = pld.nranks(ctx)
+    t = pl.load(x, [0, 0], [1, W])
+    src = pl.store(t, [0, 0], src)
+    sig = pld.tensor.barrier(sig)
+    pld.tensor.get(dst, peer=(me + 1) % n, src=src)
+    if me != 0:
+        pld.system.notify(tally, peer=0, offsets=[0, 0], value=1, op=pld.NotifyOp.AtomicAdd)
+    if me == 0:
+        pld.system.wait(tally, offsets=[0, 0], expected=n - 1, cmp=pld.WaitCmp.Ge)
+    v = pl.read(tally, [0, 0])
+    pl.write(count, [0, 0], v)
+    got = pl.load(dst, [0, 0], [1, W])
+    y = pl.store(got, [0, 0], y)
+    return y
+
+
+@pl.jit
+def chip_get(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W], pl.FP32]],
+             count: pl.Out[pl.Tensor[[1, 1], pl.INT32]], src: pld.DistributedTensor[[1, W], pl.FP32],
+             dst: pld.DistributedTensor[[1, W], pl.FP32], sig: pld.DistributedTensor[[NR, 1], pl.INT32],
+             tally: pld.DistributedTensor[[1, 1], pl.INT32]):
+    return get_and_count(x, y, count, src, dst, sig, tally)
+
+
+@pl.jit.host
+def host_pull(x: pl.Tensor[[NR, 1, W], pl.FP32], y: pl.Out[pl.Tensor[[NR, 1, W], pl.FP32]]):
+    box_buf = pld.alloc_window_buffer([1, W], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([pld.world_size(), 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        box = pld.window(box_buf, [1, W], dtype=pl.FP32)
+        sig = pld.window(sig_buf, [pld.world_size(), 1], dtype=pl.INT32)
+        chip_pull(x[r], y[r], box, sig, device=r)
+
+
+@pl.jit.host
+def host_push(x: pl.Tensor[[NR, 1, W], pl.FP32], y: pl.Out[pl.Tensor[[NR, 1, W], pl.FP32]]):
+    inbox_buf = pld.alloc_window_buffer([1, W], dtype=pl.FP32)
+    flag_buf = pld.alloc_window_buffer([1, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        chip_push(x[r], y[r], pld.window(inbox_buf, [1, W], dtype=pl.FP32),
+                  pld.window(flag_buf, [1, 1], dtype=pl.INT32), device=r)
+
+
+@pl.jit.host
+def host_get(x: pl.Tensor[[NR, 1, W], pl.FP32], y: pl.Out[pl.Tensor[[NR, 1, W], pl.FP32]],
+             count: pl.Out[pl.Tensor[[NR, 1, 1], pl.INT32]]):
+    src_buf = pld.alloc_window_buffer([1, W], dtype=pl.FP32)
+    dst_buf = pld.alloc_window_buffer([1, W], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([pld.world_size(), 1], dtype=pl.INT32)
+    tally_buf = pld.alloc_window_buffer([1, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        src = pld.window(src_buf, [1, W], dtype=pl.FP32)
+        dst = pld.window(dst_buf, [1, W], dtype=pl.FP32)
+        sig = pld.window(sig_buf, [pld.world_size(), 1], dtype=pl.INT32)
+        tally = pld.window(tally_buf, [1, 1], dtype=pl.INT32)
+        chip_get(x[r], y[r], count[r], src, dst, sig, tally, device=r)
