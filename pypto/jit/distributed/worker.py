@@ -151,8 +151,11 @@ def _stage(arg: Any) -> tuple[Any, Any]:
     """(what the host function gets, the user's tensor to copy back into, if staged)."""
     import torch
 
+    if isinstance(arg, DeviceTensor):  # resident: shared memory already; a torch view lets host code slice it
+        view = torch.from_numpy(arg.numpy())
+        return (view if arg.dtype.numpy else view.view(getattr(torch, arg.dtype.torch))), None
     if not isinstance(arg, torch.Tensor):
-        if isinstance(arg, DeviceTensor | int | float | bool):
+        if isinstance(arg, int | float | bool):
             return arg, None
         raise TypeError(f"a distributed program takes torch tensors, resident DeviceTensors and scalars, "
                         f"got {type(arg).__name__}")
