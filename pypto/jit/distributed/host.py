@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pypto.errors import UserError
+from pypto.ir.enums import Level
 from pypto.ir.function import Program
 from pypto.jit.distributed.build import (
     NEXT_LEVELS,
@@ -162,6 +163,11 @@ def _driver_compile() -> Any:
 def compile(program: Any, *args: Any, distributed_config: Any = None, **kwargs: Any) -> Any:  # noqa: A001
     """``ir.compile``: with ``distributed_config`` a DistributedCompiledProgram, otherwise the driver's compile."""
     if distributed_config is None:
+        hosts = [f for f in getattr(program, "functions", ()) if f.level is Level.HOST]
+        if hosts:
+            raise UserError(f"program '{program.name}' has HOST-level functions ({', '.join(f.name for f in hosts)}): "
+                            "it is a distributed program", hosts[0].span,
+                            "compile it with ir.compile(..., distributed_config=DistributedConfig(device_ids=[...]))")
         return _driver_compile()(program, *args, **kwargs)
     if not isinstance(program, Program):
         raise TypeError(f"ir.compile() expects an ir.Program (a @pl.program class), got {type(program).__name__}")
