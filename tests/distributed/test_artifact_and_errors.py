@@ -159,3 +159,10 @@ def test_pld_constructs_called_as_python_say_where_they_belong():
         pld.world_size()
     with pytest.raises(UserError, match="pld.tile.remote_load.*@pl.jit.incore"):
         pld.tile.remote_load(None)
+
+
+def test_numpy_arguments_are_staged_through_shared_memory_and_copied_back():
+    x = np.random.default_rng(5).standard_normal((3, 1, dp.W)).astype(np.float32)
+    y = np.zeros_like(x)
+    dp.host_scale(x, y, config=_cfg(3))
+    np.testing.assert_allclose(y, 3 * x + np.arange(3, dtype=np.float32).reshape(3, 1, 1), rtol=1e-6, atol=1e-6)

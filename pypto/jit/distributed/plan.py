@@ -14,14 +14,13 @@ from typing import Any
 
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
-
-WINDOW_FLOOR = 4096  # every window buffer takes at least 4 KiB of a rank's region
-WINDOW_ALIGN = 512
+from pypto.runtime.distributed import window_layout
 
 
 @dataclass(frozen=True)
 class WindowBuffer:
-    """``pld.alloc_window_buffer``: one buffer, at ``offset`` inside every rank's region."""
+    """``pld.alloc_window_buffer``: one buffer of ``nbytes``, at ``offset`` inside every rank's region
+    (the layout of :func:`~pypto.runtime.distributed.window_layout`: at least 4 KiB each, 512-aligned)."""
 
     index: int
     shape: tuple[int, ...]
@@ -90,19 +89,16 @@ class HostRecorder:
 
     @property
     def region_bytes(self) -> int:
-        return max(WINDOW_FLOOR, sum(b.nbytes for b in self.buffers))
+        return window_layout([b.nbytes for b in self.buffers] or [1])[1]
 
     def world_size(self) -> int:
         return self._world
 
     def alloc_window_buffer(self, shape: Any, dtype: Any = DataType.FP32) -> WindowBuffer:
         dims, dt = _shape(shape), _dtype(dtype)
-        size = dt.nbytes
-        for d in dims:
-            size *= d
-        nbytes = max(WINDOW_FLOOR, -(-size // WINDOW_ALIGN) * WINDOW_ALIGN)
-        offset = sum(b.nbytes for b in self.buffers)
-        buf = WindowBuffer(len(self.buffers), dims, dt, offset, nbytes)
+        nbytes = _nbytes(dims, dt)
+        offsets, _ = window_layout([b.nbytes for b in self.buffers] + [nbytes])  # >= 4 KiB each, 512-aligned
+        buf = WindowBuffer(len(self.buffers), dims, dt, offsets[-1], nbytes)
         self.buffers.append(buf)
         return buf
 

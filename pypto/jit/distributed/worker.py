@@ -142,9 +142,9 @@ def execute(prog: Any, args: list[Any], callbacks: dict[str, Callable[..., Any]]
                 _run_callback(step, callbacks)
     finally:
         arena.close()
-    for (shared, original), a in zip(staged, args, strict=True):
+    for shared, original in staged:
         if original is not None:
-            a.copy_(shared)
+            original.copy_(shared)
 
 
 def _stage(arg: Any) -> tuple[Any, Any]:
@@ -154,11 +154,16 @@ def _stage(arg: Any) -> tuple[Any, Any]:
     if isinstance(arg, DeviceTensor):  # resident: shared memory already; a torch view lets host code slice it
         view = torch.from_numpy(arg.numpy())
         return (view if arg.dtype.numpy else view.view(getattr(torch, arg.dtype.torch))), None
+    if isinstance(arg, np.ndarray):
+        from pypto.runtime.distributed import shared_array
+
+        arr = shared_array(arg.shape, arg.dtype, arg)
+        return torch.from_numpy(arr), _NumpyBack(arg)
     if not isinstance(arg, torch.Tensor):
         if isinstance(arg, int | float | bool):
             return arg, None
-        raise TypeError(f"a distributed program takes torch tensors, resident DeviceTensors and scalars, "
-                        f"got {type(arg).__name__}")
+        raise TypeError(f"a distributed program takes torch tensors, numpy arrays, resident DeviceTensors and "
+                        f"scalars, got {type(arg).__name__}")
     if arg.is_shared() and arg.is_contiguous():
         return arg, None
     from pypto.runtime.distributed import shared_array
@@ -168,6 +173,16 @@ def _stage(arg: Any) -> tuple[Any, Any]:
     shared = shared.view(torch.bfloat16) if arg.dtype == torch.bfloat16 else shared
     shared.copy_(arg)
     return shared, arg
+
+
+class _NumpyBack:
+    """Copy-back target of a staged numpy argument (``copy_`` like a torch tensor)."""
+
+    def __init__(self, arr: np.ndarray) -> None:
+        self.arr = arr
+
+    def copy_(self, shared: Any) -> None:
+        self.arr[...] = shared.numpy()
 
 
 def _build_chips(chips: dict[str, Any], platform: str) -> None:
