@@ -24,12 +24,22 @@ def _cells(cg: Any, e: Any) -> str:
 
 
 def _order(cg: Any, operands: list[str]) -> str:
-    """``CommOrder{{}, {every other tensor}}``: this task runs after, and before, every task on them."""
+    """``CommOrder{{}, {every other tensor}}``: this task runs after, and before, every task on the
+    function's tensor parameters and created tensors (views of them overlap them)."""
+    roots = set(cg.func.params) | _created(cg.func)
     names = []
     for var, name in cg.env.items():
-        if isinstance(var, Var) and isinstance(var.type, TensorType) and name not in operands and name not in names:
+        if var in roots and isinstance(var.type, TensorType) and name not in operands and name not in names:
             names.append(name)
     return "CommOrder{{}, {" + ", ".join(names) + "}}"
+
+
+def _created(func: Any) -> set[Var]:
+    from pypto.ir.stmt import AssignStmt
+    from pypto.passes._util import iter_stmts
+
+    return {s.var for s in iter_stmts(func.body) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
+            and s.value.op == "tensor.create"}
 
 
 def _bind_same(cg: Any, var: Var | None, name: str) -> None:

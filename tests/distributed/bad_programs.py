@@ -31,18 +31,42 @@ def host_notify_plain(x: pl.Tensor[[2, 1, W], pl.FP32], y: pl.Out[pl.Tensor[[2, 
 
 
 @pl.jit.incore
-def uses_allreduce(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W], pl.FP32]],
+def uses_reduce_scatter(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W], pl.FP32]],
                    data: pld.DistributedTensor[[1, W], pl.FP32]):
-    data = pld.tensor.allreduce(data, op=pld.ReduceOp.Sum)  # ALLREDUCE_LINE
+    data = pld.tensor.reduce_scatter(data, data, op=pld.ReduceOp.Sum)  # COLLECTIVE_LINE
+    t = pl.load(data, [0, 0], [1, W])
+    y = pl.store(t, [0, 0], y)
+    return y
+
+
+@pl.jit.incore
+def uses_allreduce_max(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W], pl.FP32]],
+                       data: pld.DistributedTensor[[1, W], pl.FP32], sig: pld.DistributedTensor[[2, 1], pl.INT32]):
+    data = pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Max)  # ALLREDUCE_MAX_LINE
     t = pl.load(data, [0, 0], [1, W])
     y = pl.store(t, [0, 0], y)
     return y
 
 
 @pl.jit
+def chip_allreduce_max(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W], pl.FP32]],
+                       data: pld.DistributedTensor[[1, W], pl.FP32], sig: pld.DistributedTensor[[2, 1], pl.INT32]):
+    return uses_allreduce_max(x, y, data, sig)
+
+
+@pl.jit.host
+def host_allreduce_max(x: pl.Tensor[[2, 1, W], pl.FP32], y: pl.Out[pl.Tensor[[2, 1, W], pl.FP32]]):
+    buf = pld.alloc_window_buffer([1, W], dtype=pl.FP32)
+    sig = pld.alloc_window_buffer([2, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        chip_allreduce_max(x[r], y[r], pld.window(buf, [1, W], dtype=pl.FP32),
+                           pld.window(sig, [2, 1], dtype=pl.INT32), device=r)
+
+
+@pl.jit
 def chip_allreduce(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W], pl.FP32]],
                    data: pld.DistributedTensor[[1, W], pl.FP32]):
-    return uses_allreduce(x, y, data)
+    return uses_reduce_scatter(x, y, data)
 
 
 @pl.jit.host

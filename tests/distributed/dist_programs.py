@@ -141,3 +141,72 @@ def host_get(x: pl.Tensor[[NR, 1, W], pl.FP32], y: pl.Out[pl.Tensor[[NR, 1, W], 
         sig = pld.window(sig_buf, [pld.world_size(), 1], dtype=pl.INT32)
         tally = pld.window(tally_buf, [1, 1], dtype=pl.INT32)
         chip_get(x[r], y[r], count[r], src, dst, sig, tally, device=r)
+
+
+# -- composed collectives: allreduce (Sum) and broadcast from rank 1, into rows 0 and 1 of `both` ------------
+@pl.jit.incore
+def sum_and_broadcast(x: pl.Tensor[[1, W], pl.FP32], both: pl.Out[pl.Tensor[[2, W], pl.FP32]],
+                      acc: pld.DistributedTensor[[1, W], pl.FP32], bc: pld.DistributedTensor[[1, W], pl.FP32],
+                      sig: pld.DistributedTensor[[NR, 1], pl.INT32]):
+    t = pl.load(x, [0, 0], [1, W])
+    acc = pl.store(t, [0, 0], acc)
+    bc = pl.store(pl.mul(t, 10.0), [0, 0], bc)
+    acc = pld.tensor.allreduce(acc, sig, op=pld.ReduceOp.Sum)
+    bc = pld.tensor.broadcast(bc, sig, root=1)
+    s = pl.load(acc, [0, 0], [1, W])
+    both = pl.store(s, [0, 0], both)
+    b = pl.load(bc, [0, 0], [1, W])
+    both = pl.store(b, [1, 0], both)
+    return both
+
+
+@pl.jit
+def chip_collectives(x: pl.Tensor[[1, W], pl.FP32], both: pl.Out[pl.Tensor[[2, W], pl.FP32]],
+                     acc: pld.DistributedTensor[[1, W], pl.FP32], bc: pld.DistributedTensor[[1, W], pl.FP32],
+                     sig: pld.DistributedTensor[[NR, 1], pl.INT32]):
+    return sum_and_broadcast(x, both, acc, bc, sig)
+
+
+@pl.jit.host
+def host_collectives(x: pl.Tensor[[NR, 1, W], pl.FP32], both: pl.Out[pl.Tensor[[NR, 2, W], pl.FP32]]):
+    acc_buf = pld.alloc_window_buffer([1, W], dtype=pl.FP32)
+    bc_buf = pld.alloc_window_buffer([1, W], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([pld.world_size(), 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        chip_collectives(x[r], both[r], pld.window(acc_buf, [1, W], dtype=pl.FP32),
+                         pld.window(bc_buf, [1, W], dtype=pl.FP32),
+                         pld.window(sig_buf, [pld.world_size(), 1], dtype=pl.INT32), device=r)
+
+
+# -- allgather on a fixed 4-rank world: every rank ends with all 4 rows --------------------------------------
+G = 4
+
+
+@pl.jit.incore
+def gather_rows(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[G, W], pl.FP32]],
+                stage: pld.DistributedTensor[[1, W], pl.FP32], rows: pld.DistributedTensor[[G, W], pl.FP32],
+                sig: pld.DistributedTensor[[G, 1], pl.INT32]):
+    t = pl.load(x, [0, 0], [1, W])
+    stage = pl.store(t, [0, 0], stage)
+    rows = pld.tensor.allgather(stage, rows, sig)
+    all_rows = pl.load(rows, [0, 0], [G, W])
+    y = pl.store(all_rows, [0, 0], y)
+    return y
+
+
+@pl.jit
+def chip_gather(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[G, W], pl.FP32]],
+                stage: pld.DistributedTensor[[1, W], pl.FP32], rows: pld.DistributedTensor[[G, W], pl.FP32],
+                sig: pld.DistributedTensor[[G, 1], pl.INT32]):
+    return gather_rows(x, y, stage, rows, sig)
+
+
+@pl.jit.host
+def host_gather(x: pl.Tensor[[G, 1, W], pl.FP32], y: pl.Out[pl.Tensor[[G, G, W], pl.FP32]]):
+    stage_buf = pld.alloc_window_buffer([1, W], dtype=pl.FP32)
+    rows_buf = pld.alloc_window_buffer([G, W], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([G, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        chip_gather(x[r], y[r], pld.window(stage_buf, [1, W], dtype=pl.FP32),
+                    pld.window(rows_buf, [G, W], dtype=pl.FP32), pld.window(sig_buf, [G, 1], dtype=pl.INT32),
+                    device=r)

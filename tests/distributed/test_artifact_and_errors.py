@@ -134,10 +134,14 @@ def test_a_comm_op_on_a_plain_tensor_is_located():
     assert exc.value.span.line == _line(bad, "NOTIFY_PLAIN_LINE")
 
 
-def test_a_collective_is_a_located_unsupported_feature():
-    with pytest.raises(UnsupportedFeatureError, match="pld.tensor.allreduce is not supported") as exc:
-        bad.host_allreduce.compile(torch.zeros(2, 1, bad.W), torch.zeros(2, 1, bad.W), config=_cfg(2))
-    assert exc.value.span.line == _line(bad, "ALLREDUCE_LINE")
+def test_unsupported_collectives_are_located():
+    args = torch.zeros(2, 1, bad.W), torch.zeros(2, 1, bad.W)
+    with pytest.raises(UnsupportedFeatureError, match="pld.tensor.reduce_scatter is not supported") as exc:
+        bad.host_allreduce.compile(*args, config=_cfg(2))
+    assert exc.value.span.line == _line(bad, "COLLECTIVE_LINE")
+    with pytest.raises(UnsupportedFeatureError, match="only op=pld.ReduceOp.Sum") as exc:
+        bad.host_allreduce_max.compile(*args, config=_cfg(2))
+    assert exc.value.span.line == _line(bad, "ALLREDUCE_MAX_LINE")
 
 
 def test_an_unsupported_host_statement_is_located():

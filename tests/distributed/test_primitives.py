@@ -57,3 +57,18 @@ def test_get_and_an_atomic_tally_read_back_with_pl_read(n):
     np.testing.assert_array_equal(y.numpy(), np.stack([x.numpy()[(r + 1) % n] for r in range(n)]))
     assert int(count[0, 0, 0]) == n - 1  # rank 0 waited for every other rank's AtomicAdd
     assert [int(c) for c in count[1:, 0, 0]] == [0] * (n - 1)  # the others read their own, never-notified cell
+
+
+@pytest.mark.parametrize("n", RANKS)
+def test_allreduce_sum_and_broadcast_from_rank_one(n):
+    x, both = _rows(n, 6), torch.zeros(n, 2, dp.W)
+    dp.host_collectives(x, both, config=_cfg(n))
+    s = x.numpy()[:, 0, :].sum(axis=0)
+    np.testing.assert_allclose(both.numpy()[:, 0, :], np.stack([s] * n), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(both.numpy()[:, 1, :], np.stack([10 * x.numpy()[1, 0]] * n), rtol=1e-6, atol=1e-6)
+
+
+def test_allgather_gives_every_rank_every_row():
+    x, y = _rows(dp.G, 7), torch.zeros(dp.G, dp.G, dp.W)
+    dp.host_gather(x, y, config=_cfg(dp.G))
+    np.testing.assert_array_equal(y.numpy(), np.stack([x.numpy()[:, 0, :]] * dp.G))

@@ -31,10 +31,10 @@ from pypto.span import Span
 
 COMM = "__comm__"
 _SPLIT_NAMES = {"pld.system.notify", "pld.system.wait", "pld.tensor.barrier", "pld.tensor.put", "pld.tensor.get",
-                "pld.tile.remote_load", "pld.tile.remote_store"}
+                "pld.tile.remote_load", "pld.tile.remote_store", "pld.tensor.allreduce", "pld.tensor.broadcast",
+                "pld.tensor.allgather"}
 _CTX = {"pld.get_comm_ctx", "pld.rank", "pld.nranks"}
-_COLLECTIVES = {"pld.tensor.allreduce", "pld.tensor.allgather", "pld.tensor.reduce_scatter", "pld.tensor.broadcast",
-                "pld.tensor.all_to_all", "pld.system.defer_wait"}
+_COLLECTIVES = {"pld.tensor.reduce_scatter", "pld.tensor.all_to_all", "pld.system.defer_wait"}
 _PARAMS = {  # argument names of each comm op, positional order
     "pld.system.notify": ("signal", "peer", "offsets", "value", "op"),
     "pld.system.wait": ("signal", "offsets", "expected", "cmp"),
@@ -43,6 +43,9 @@ _PARAMS = {  # argument names of each comm op, positional order
     "pld.tensor.get": ("dst", "peer", "src", "atomic"),
     "pld.tile.remote_load": ("src", "peer", "offsets", "shape"),
     "pld.tile.remote_store": ("tile", "dst", "peer", "offsets"),
+    "pld.tensor.allreduce": ("data", "signal", "op", "mode", "core_num"),
+    "pld.tensor.broadcast": ("data", "signal", "root"),
+    "pld.tensor.allgather": ("stage", "data", "signal"),
 }
 
 
@@ -315,6 +318,62 @@ class CommSplit:
                                                         [])))
         view = _call(_attr("pl", "tensor", "slice"), [_name(dst), shape_node, a.get("offsets", zeros)], [])
         return [self._copy(view, a["peer"], _name(scratch), ast.Constant(-1), {}, call)]
+
+    # -- collectives, composed of barriers and copies (the mesh forms) ------------------------------
+    def _ranks(self) -> list[ast.stmt]:
+        """``__comm_me`` / ``__comm_n``: this rank and the rank count, for the composed collectives."""
+        self.orch_scalars.update({"__comm_me", "__comm_n"})
+        return [_assign("__comm_me", _call(_attr(COMM, "rank"), [], [])),
+                _assign("__comm_n", _call(_attr(COMM, "nranks"), [], []))]
+
+    def _each_peer(self, body: ast.stmt) -> ast.For:
+        """``for __comm_p in pl.range(__comm_n): if __comm_p != __comm_me: body``."""
+        test = ast.Compare(_name("__comm_p"), [ast.NotEq()], [_name("__comm_me")])
+        return ast.For(target=ast.Name("__comm_p", ast.Store()),
+                       iter=_call(_attr("pl", "range"), [_name("__comm_n")], []),
+                       body=[ast.If(test=test, body=[body], orelse=[])], orelse=[])
+
+    def _allreduce(self, name: str, a: dict[str, ast.expr], call: ast.Call, target: Any) -> list[ast.stmt]:
+        data = self._window(name, a.get("data"), call, "data")
+        sig = self._window(name, a.get("signal"), call, "signal")
+        op = _enum_value(a.get("op"), self.env, 0)
+        mode = a.get("mode")
+        if op != 0 or (mode is not None and getattr(mode, "value", "mesh") != "mesh"):
+            raise self._err(f"{name}: only op=pld.ReduceOp.Sum in mesh mode is supported (an atomic-add copy from "
+                            "every peer)", call, "compose other reductions from remote_load and tile ops")
+        shape, dt = self.windows[data]
+        acc = self._scratch(shape, dt)
+        zero = ast.Constant(-1)
+        add = ast.Expr(_call(_attr(COMM, "copy"), [_name(acc), zero, _name(data), _name("__comm_p")],
+                             [ast.keyword("atomic", ast.Constant(1))]))
+        return [*self._ranks(), self._barrier(name, {"signal": _name(sig)}, call, None)[0],
+                self._copy(_name(acc), zero, _name(data), zero, {}, call), self._each_peer(add),
+                self._barrier(name, {"signal": _name(sig)}, call, None)[0],
+                self._copy(_name(data), zero, _name(acc), zero, {}, call)]
+
+    def _broadcast(self, name: str, a: dict[str, ast.expr], call: ast.Call, target: Any) -> list[ast.stmt]:
+        data = self._window(name, a.get("data"), call, "data")
+        sig = self._window(name, a.get("signal"), call, "signal")
+        root = a.get("root", ast.Constant(0))
+        fetch = self._copy(_name(data), ast.Constant(-1), _name(data), root, {}, call)
+        not_root = ast.Compare(_name("__comm_me"), [ast.NotEq()], [root])
+        return [*self._ranks(), self._barrier(name, {"signal": _name(sig)}, call, None)[0],
+                ast.If(test=not_root, body=[fetch], orelse=[]),
+                self._barrier(name, {"signal": _name(sig)}, call, None)[0]]
+
+    def _allgather(self, name: str, a: dict[str, ast.expr], call: ast.Call, target: Any) -> list[ast.stmt]:
+        stage = self._window(name, a.get("stage"), call, "stage")
+        data = self._window(name, a.get("data"), call, "data")
+        sig = self._window(name, a.get("signal"), call, "signal")
+        if stage == data:
+            raise self._err(f"{name}: stage and data must be different window buffers", call)
+        row = self.windows[stage][0]
+        offsets = ast.List([_name("__comm_me")] + [ast.Constant(0)] * (len(row) - 1), ast.Load())
+        view = _call(_attr("pl", "tensor", "slice"), [_name(data), _list(row), offsets], [])
+        push = ast.Expr(_call(_attr(COMM, "copy"), [view, _name("__comm_p"), _name(stage), ast.Constant(-1)],
+                              [ast.keyword("atomic", ast.Constant(0))]))
+        mine = self._copy(view, ast.Constant(-1), _name(stage), ast.Constant(-1), {}, call)
+        return [*self._ranks(), mine, self._each_peer(push), self._barrier(name, {"signal": _name(sig)}, call, None)[0]]
 
     def _scratch(self, shape: list[Any], dt: DataType) -> str:
         name = f"__comm_scratch_{len(self.scratch)}"
