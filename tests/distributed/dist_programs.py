@@ -210,3 +210,37 @@ def host_gather(x: pl.Tensor[[G, 1, W], pl.FP32], y: pl.Out[pl.Tensor[[G, G, W],
         chip_gather(x[r], y[r], pld.window(stage_buf, [1, W], dtype=pl.FP32),
                     pld.window(rows_buf, [G, W], dtype=pl.FP32), pld.window(sig_buf, [G, 1], dtype=pl.INT32),
                     device=r)
+
+
+# -- put + notify/wait (Ge): rank r puts 2 * x[r] into rank (r + 1)'s dst ------------------------------------
+@pl.jit.incore
+def put_doubled(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W], pl.FP32]],
+                src: pld.DistributedTensor[[1, W], pl.FP32], dst: pld.DistributedTensor[[1, W], pl.FP32],
+                flag: pld.DistributedTensor[[1, 1], pl.INT32]):
+    ctx = pld.get_comm_ctx(src)
+    nxt = (pld.rank(ctx) + 1) % pld.nranks(ctx)
+    t = pl.load(x, [0, 0], [1, W])
+    src = pl.store(pl.add(t, t), [0, 0], src)
+    pld.tensor.put(dst, peer=nxt, src=src, atomic=pld.AtomicType.None_)
+    pld.system.notify(flag, peer=nxt, offsets=[0, 0], value=1, op=pld.NotifyOp.AtomicAdd)
+    pld.system.wait(flag, offsets=[0, 0], expected=1, cmp=pld.WaitCmp.Ge)
+    got = pl.load(dst, [0, 0], [1, W])
+    y = pl.store(got, [0, 0], y)
+    return y
+
+
+@pl.jit
+def chip_put(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W], pl.FP32]],
+             src: pld.DistributedTensor[[1, W], pl.FP32], dst: pld.DistributedTensor[[1, W], pl.FP32],
+             flag: pld.DistributedTensor[[1, 1], pl.INT32]):
+    return put_doubled(x, y, src, dst, flag)
+
+
+@pl.jit.host
+def host_put(x: pl.Tensor[[NR, 1, W], pl.FP32], y: pl.Out[pl.Tensor[[NR, 1, W], pl.FP32]]):
+    src_buf = pld.alloc_window_buffer([1, W], dtype=pl.FP32)
+    dst_buf = pld.alloc_window_buffer([1, W], dtype=pl.FP32)
+    flag_buf = pld.alloc_window_buffer([1, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        chip_put(x[r], y[r], pld.window(src_buf, [1, W], dtype=pl.FP32), pld.window(dst_buf, [1, W], dtype=pl.FP32),
+                 pld.window(flag_buf, [1, 1], dtype=pl.INT32), device=r)

@@ -72,3 +72,10 @@ def test_allgather_gives_every_rank_every_row():
     x, y = _rows(dp.G, 7), torch.zeros(dp.G, dp.G, dp.W)
     dp.host_gather(x, y, config=_cfg(dp.G))
     np.testing.assert_array_equal(y.numpy(), np.stack([x.numpy()[:, 0, :]] * dp.G))
+
+
+@pytest.mark.parametrize("n", RANKS)
+def test_put_then_notify_wait_delivers_to_the_next_rank(n):
+    x, y = _rows(n, 8), torch.zeros(n, 1, dp.W)
+    dp.host_put(x, y, config=_cfg(n))
+    np.testing.assert_allclose(y.numpy(), 2 * np.stack([x.numpy()[(r - 1) % n] for r in range(n)]), rtol=1e-6)

@@ -117,7 +117,7 @@ class CommSplit:
         creates = [_assign(name, _call(_attr("pl", "tensor", "create"), [_list(shape)],
                                        [ast.keyword("dtype", _attr("pl", dt.value))]))
                    for name, shape, dt in self.scratch]
-        return creates + out
+        return [_RankCalls(self.env).visit(x) for x in creates + out]
 
     def _block(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
         out: list[ast.stmt] = []
@@ -196,6 +196,10 @@ class CommSplit:
         return bool(call.args) and isinstance(call.args[0], ast.Name) and call.args[0].id in self.tensors
 
     def _is_scalar(self, e: ast.expr) -> bool:
+        if isinstance(e, ast.Call) and _construct_name(e.func, self.env) in ("pld.rank", "pld.nranks"):
+            return True
+        if isinstance(e, ast.BinOp | ast.UnaryOp | ast.Compare | ast.BoolOp):
+            return all(self._is_scalar(c) for c in ast.iter_child_nodes(e) if isinstance(c, ast.expr))
         for n in ast.walk(e):
             if isinstance(n, ast.Call | ast.Subscript | ast.Attribute | ast.List):
                 return False
@@ -379,6 +383,19 @@ class CommSplit:
         name = f"__comm_scratch_{len(self.scratch)}"
         self.scratch.append((name, shape, dt))
         return name
+
+
+class _RankCalls(ast.NodeTransformer):
+    """``pld.rank(ctx)`` / ``pld.nranks(ctx)`` inside an expression -> ``__comm__.rank()`` / ``nranks()``."""
+
+    def __init__(self, env: dict[str, Any]) -> None:
+        self.env = env
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        name = _construct_name(node.func, self.env)
+        if name in ("pld.rank", "pld.nranks"):
+            return _call(_attr(COMM, name.split(".")[1]), [], [])
+        return self.generic_visit(node)
 
 
 def _static_list(node: ast.expr, env: dict[str, Any], default: list[Any]) -> list[Any]:
