@@ -100,3 +100,25 @@ def host_while(x: pl.Tensor[[2, 1, W], pl.FP32], y: pl.Out[pl.Tensor[[2, 1, W], 
     while r < 2:  # WHILE_LINE
         chip_copy(x[r], y[r], device=r)
         r = r + 1
+
+
+@pl.jit.incore
+def wait_forever(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W], pl.FP32]],
+                 flag: pld.DistributedTensor[[1, 1], pl.INT32]):
+    pld.system.wait(flag, offsets=[0, 0], expected=5, cmp=pld.WaitCmp.Eq)  # nobody notifies
+    t = pl.load(x, [0, 0], [1, W])
+    y = pl.store(t, [0, 0], y)
+    return y
+
+
+@pl.jit
+def chip_wait_forever(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W], pl.FP32]],
+                      flag: pld.DistributedTensor[[1, 1], pl.INT32]):
+    return wait_forever(x, y, flag)
+
+
+@pl.jit.host
+def host_wait_forever(x: pl.Tensor[[2, 1, W], pl.FP32], y: pl.Out[pl.Tensor[[2, 1, W], pl.FP32]]):
+    buf = pld.alloc_window_buffer([1, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        chip_wait_forever(x[r], y[r], pld.window(buf, [1, 1], dtype=pl.INT32), device=r)

@@ -170,3 +170,14 @@ def test_numpy_arguments_are_staged_through_shared_memory_and_copied_back():
     y = np.zeros_like(x)
     dp.host_scale(x, y, config=_cfg(3))
     np.testing.assert_allclose(y, 3 * x + np.arange(3, dtype=np.float32).reshape(3, 1, 1), rtol=1e-6, atol=1e-6)
+
+
+def test_a_wait_nobody_answers_fails_the_run_naming_each_rank():
+    from pypto.runtime.distributed import DistributedRunError
+
+    x, y = torch.zeros(2, 1, bad.W), torch.zeros(2, 1, bad.W)
+    compiled = bad.host_wait_forever.compile(x, y, config=_cfg(2))
+    with compiled.prepare(wait_timeout_s=0.5) as rt, pytest.raises(DistributedRunError) as exc:
+        rt(x, y)
+    text = str(exc.value)
+    assert "rank 0:" in text and "rank 1:" in text and "expected == 5" in text, text

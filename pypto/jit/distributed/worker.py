@@ -36,7 +36,8 @@ class DistributedWorker:
 
     def __init__(self, programs: Sequence[Any] | Any, config: Any = None, *,
                  callbacks: dict[str, Callable[..., Any]] | None = None,
-                 sub_worker_overrides: dict[str, Callable[..., Any]] | None = None, **_options: Any) -> None:
+                 sub_worker_overrides: dict[str, Callable[..., Any]] | None = None,
+                 wait_timeout_s: float = 10.0, **_options: Any) -> None:
         progs = list(programs) if isinstance(programs, list | tuple) else [programs]
         if not progs:
             raise ValueError("DistributedWorker needs at least one DistributedCompiledProgram")
@@ -50,6 +51,7 @@ class DistributedWorker:
         self.callbacks = _check_callbacks(progs, {**(sub_worker_overrides or {}), **(callbacks or {})})
         self._resident: dict[int, Any] = {}
         self._closed = False
+        self.wait_timeout_s = wait_timeout_s  # how long a comm wait may block before the run fails
 
     # -- lifecycle ------------------------------------------------------------------------------
     def close(self) -> None:
@@ -99,7 +101,7 @@ class DistributedWorker:
         for a in args:
             if isinstance(a, DeviceTensor) and (a.freed or a.data_ptr not in self._resident):
                 raise ValueError("a DeviceTensor argument was freed or does not belong to this DistributedWorker")
-        return execute(compiled, list(args), self.callbacks, config)
+        return execute(compiled, list(args), self.callbacks, config, self.wait_timeout_s)
 
     def _check_open(self, op: str) -> None:
         if self._closed:
@@ -123,7 +125,8 @@ def _check_callbacks(progs: list[Any], given: dict[str, Callable[..., Any]]) -> 
 
 
 # -- one dispatch ---------------------------------------------------------------------------------
-def execute(prog: Any, args: list[Any], callbacks: dict[str, Callable[..., Any]], config: Any = None) -> None:
+def execute(prog: Any, args: list[Any], callbacks: dict[str, Callable[..., Any]], config: Any = None,
+            wait_timeout_s: float = 10.0) -> None:
     """Run the distributed program ``prog`` once with host arguments ``args`` (see the module docstring)."""
     from pypto.runtime.distributed import RankArena
 
@@ -137,7 +140,7 @@ def execute(prog: Any, args: list[Any], callbacks: dict[str, Callable[..., Any]]
     try:
         for step in rec.steps:
             if isinstance(step, Phase):
-                _run_phase(step, chips, arena, prog, platform)
+                _run_phase(step, chips, arena, prog, platform, wait_timeout_s)
             else:
                 _run_callback(step, callbacks)
     finally:
@@ -194,12 +197,13 @@ def _build_chips(chips: dict[str, Any], platform: str) -> None:
         build.build_artifact(load_artifact(compiled.output_dir), platform, sidecars=False)
 
 
-def _run_phase(phase: Phase, chips: dict[str, Any], arena: Any, prog: Any, platform: str) -> None:
+def _run_phase(phase: Phase, chips: dict[str, Any], arena: Any, prog: Any, platform: str,
+               wait_timeout_s: float) -> None:
     from pypto.runtime import ChipWorker, RunConfig
     from pypto.runtime.distributed import CommContext, run_ranks
 
     def rank_main(rank: int) -> None:
-        ctx = CommContext.for_rank(arena, rank)
+        ctx = CommContext.for_rank(arena, rank, wait_timeout_s)
         cfg = RunConfig(platform=platform, device_id=prog.device_ids[rank])
         with ChipWorker(cfg, comm=ctx) as worker:
             for d in phase.dispatches:
