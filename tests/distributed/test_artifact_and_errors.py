@@ -181,3 +181,32 @@ def test_a_wait_nobody_answers_fails_the_run_naming_each_rank():
         rt(x, y)
     text = str(exc.value)
     assert "rank 0:" in text and "rank 1:" in text and "expected == 5" in text, text
+
+
+@pl.program
+class Doubled:
+    @pl.function(type=pl.FunctionType.InCore)
+    def dbl(self, a: pl.Tensor[[16, 32], pl.FP32], c: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        t = pl.load(a, [0, 0], [16, 32])
+        return pl.store(pl.add(t, t), [0, 0], c)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, a: pl.Tensor[[16, 32], pl.FP32],
+             c: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        return self.dbl(a, c)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, a: pl.Tensor[[16, 32], pl.FP32],
+             c: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        out = self.chip(a, c)
+        return out
+
+
+def test_a_return_style_call_allocates_and_returns_the_output():
+    compiled = ir.compile(Doubled, platform="a2a3sim", distributed_config=DistributedConfig(device_ids=[0]))
+    a = torch.arange(16 * 32, dtype=torch.float32).reshape(16, 32)
+    out = compiled(a)
+    assert isinstance(out, torch.Tensor)
+    np.testing.assert_array_equal(out.numpy(), 2 * a.numpy())
+    with pytest.raises(TypeError, match="expects 2 arguments"):
+        compiled()
