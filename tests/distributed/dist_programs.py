@@ -244,3 +244,32 @@ def host_put(x: pl.Tensor[[NR, 1, W], pl.FP32], y: pl.Out[pl.Tensor[[NR, 1, W], 
     for r in pl.range(pld.world_size()):
         chip_put(x[r], y[r], pld.window(src_buf, [1, W], dtype=pl.FP32), pld.window(dst_buf, [1, W], dtype=pl.FP32),
                  pld.window(flag_buf, [1, 1], dtype=pl.INT32), device=r)
+
+
+# -- a tile that lives across a comm op (spilled through GM): y[r] = 2 * x[r] + x[r + 1] ----------------------
+@pl.jit.incore
+def keep_across_barrier(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W], pl.FP32]],
+                        box: pld.DistributedTensor[[1, W], pl.FP32], sig: pld.DistributedTensor[[NR, 1], pl.INT32]):
+    ctx = pld.get_comm_ctx(box)
+    t = pl.load(x, [0, 0], [1, W])
+    twice = pl.mul(t, 2.0)
+    box = pl.store(t, [0, 0], box)
+    sig = pld.tensor.barrier(sig)
+    nb = pld.tile.remote_load(box, peer=(pld.rank(ctx) + 1) % pld.nranks(ctx), offsets=[0, 0], shape=[1, W])
+    y = pl.store(pl.add(twice, nb), [0, 0], y)
+    return y
+
+
+@pl.jit
+def chip_keep(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W], pl.FP32]],
+              box: pld.DistributedTensor[[1, W], pl.FP32], sig: pld.DistributedTensor[[NR, 1], pl.INT32]):
+    return keep_across_barrier(x, y, box, sig)
+
+
+@pl.jit.host
+def host_keep(x: pl.Tensor[[NR, 1, W], pl.FP32], y: pl.Out[pl.Tensor[[NR, 1, W], pl.FP32]]):
+    box_buf = pld.alloc_window_buffer([1, W], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([pld.world_size(), 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        chip_keep(x[r], y[r], pld.window(box_buf, [1, W], dtype=pl.FP32),
+                  pld.window(sig_buf, [pld.world_size(), 1], dtype=pl.INT32), device=r)

@@ -79,3 +79,11 @@ def test_put_then_notify_wait_delivers_to_the_next_rank(n):
     x, y = _rows(n, 8), torch.zeros(n, 1, dp.W)
     dp.host_put(x, y, config=_cfg(n))
     np.testing.assert_allclose(y.numpy(), 2 * np.stack([x.numpy()[(r - 1) % n] for r in range(n)]), rtol=1e-6)
+
+
+@pytest.mark.parametrize("n", RANKS)
+def test_a_tile_living_across_a_comm_op_is_spilled_through_gm(n):
+    x, y = _rows(n, 9), torch.zeros(n, 1, dp.W)
+    dp.host_keep(x, y, config=_cfg(n))
+    expect = np.stack([2 * x.numpy()[r] + x.numpy()[(r + 1) % n] for r in range(n)])
+    np.testing.assert_allclose(y.numpy(), expect, rtol=1e-6, atol=1e-6)

@@ -26,7 +26,7 @@ from typing import Any
 
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.dtypes import DataType
-from pypto.language.distributed import _markers
+from pypto.language.distributed import _markers, tile_spill
 from pypto.span import Span
 
 COMM = "__comm__"
@@ -82,6 +82,8 @@ class CommSplit:
         self.ctx_names: set[str] = set()
         self.scratch: list[tuple[str, list[Any], DataType]] = []
         self.tile_shapes: dict[str, ast.expr] = {}
+        self.tile_types: dict[str, tuple[list[int], DataType]] = {}  # what tile_spill can spill
+        self.stored: set[str] = set()  # names bound to pl.store results (tensors)
         self.pending_loads: list[ast.stmt] = []
         self.segment_tail: list[ast.stmt] = []  # statements the open segment must end with (a tile to scratch)
         self._read_params()
@@ -114,6 +116,8 @@ class CommSplit:
     def body(self) -> list[ast.stmt]:
         stmts = [s for s in self.fdef.body if not _is_doc(s)]
         out = self._block(stmts)
+        tensors = set(self.tensors) | self.stored | {name for name, _, _ in self.scratch}
+        tile_spill.spill(out, self.tile_types, tensors, self._scratch, self.span_of)
         creates = [_assign(name, _call(_attr("pl", "tensor", "create"), [_list(shape)],
                                        [ast.keyword("dtype", _attr("pl", dt.value))]))
                    for name, shape, dt in self.scratch]
@@ -149,6 +153,7 @@ class CommSplit:
         if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
                 and isinstance(s.value, ast.Call) and len(s.value.args) >= 3:
             self.tile_shapes[s.targets[0].id] = s.value.args[2]
+        tile_spill.infer(s, self.env, self.tensors, self.tile_types, self.stored)
         for node in ast.walk(s):
             if isinstance(node, ast.Call) and _construct_name(node.func, self.env):
                 raise self._err(f"{_construct_name(node.func, self.env)} is not supported inside a tile "
@@ -307,6 +312,7 @@ class CommSplit:
         view = _call(_attr("pl", "tensor", "slice"), [_name(src), shape_node, a.get("offsets", _zeros(len(shape)))], [])
         zeros = _zeros(len(shape))
         self.pending_loads.append(_assign(target.id, _call(_attr("pl", "load"), [_name(scratch), zeros, shape_node], [])))
+        self.tile_types[target.id] = (_static_list(shape_node, self.env, shape), dt)
         return [self._copy(_name(scratch), ast.Constant(-1), view, a["peer"], {}, call)]
 
     def _remote_store(self, name: str, a: dict[str, ast.expr], call: ast.Call, target: Any) -> list[ast.stmt]:
