@@ -273,3 +273,36 @@ def host_keep(x: pl.Tensor[[NR, 1, W], pl.FP32], y: pl.Out[pl.Tensor[[NR, 1, W],
     for r in pl.range(pld.world_size()):
         chip_keep(x[r], y[r], pld.window(box_buf, [1, W], dtype=pl.FP32),
                   pld.window(sig_buf, [pld.world_size(), 1], dtype=pl.INT32), device=r)
+
+
+# -- a constant-trip loop mixing tile code and comm ops (unrolled): ring sum on 4 ranks, y[r] = sum_p x[p] ----
+@pl.jit.incore
+def ring_sum(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W], pl.FP32]],
+             box: pld.DistributedTensor[[1, W], pl.FP32], sig: pld.DistributedTensor[[G, 1], pl.INT32]):
+    ctx = pld.get_comm_ctx(box)
+    nxt = (pld.rank(ctx) + 1) % pld.nranks(ctx)
+    acc = pl.load(x, [0, 0], [1, W])
+    cur = pl.load(x, [0, 0], [1, W])
+    for _step in pl.range(G - 1):
+        box = pl.store(cur, [0, 0], box)
+        sig = pld.tensor.barrier(sig)
+        cur = pld.tile.remote_load(box, peer=nxt, offsets=[0, 0], shape=[1, W])
+        sig = pld.tensor.barrier(sig)
+        acc = pl.add(acc, cur)
+    y = pl.store(acc, [0, 0], y)
+    return y
+
+
+@pl.jit
+def chip_ring_sum(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W], pl.FP32]],
+                  box: pld.DistributedTensor[[1, W], pl.FP32], sig: pld.DistributedTensor[[G, 1], pl.INT32]):
+    return ring_sum(x, y, box, sig)
+
+
+@pl.jit.host
+def host_ring_sum(x: pl.Tensor[[G, 1, W], pl.FP32], y: pl.Out[pl.Tensor[[G, 1, W], pl.FP32]]):
+    box_buf = pld.alloc_window_buffer([1, W], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([G, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        chip_ring_sum(x[r], y[r], pld.window(box_buf, [1, W], dtype=pl.FP32),
+                      pld.window(sig_buf, [G, 1], dtype=pl.INT32), device=r)

@@ -87,3 +87,9 @@ def test_a_tile_living_across_a_comm_op_is_spilled_through_gm(n):
     dp.host_keep(x, y, config=_cfg(n))
     expect = np.stack([2 * x.numpy()[r] + x.numpy()[(r + 1) % n] for r in range(n)])
     np.testing.assert_allclose(y.numpy(), expect, rtol=1e-6, atol=1e-6)
+
+
+def test_a_constant_trip_loop_of_tile_code_and_comm_ops_is_unrolled():
+    x, y = _rows(dp.G, 10), torch.zeros(dp.G, 1, dp.W)
+    dp.host_ring_sum(x, y, config=_cfg(dp.G))
+    np.testing.assert_allclose(y.numpy(), np.stack([x.numpy().sum(axis=0)] * dp.G), rtol=1e-5, atol=1e-5)

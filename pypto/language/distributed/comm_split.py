@@ -22,11 +22,39 @@ statements, and the collectives are located UnsupportedFeatureErrors.
 from __future__ import annotations
 
 import ast
+import copy
 from typing import Any
 
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.dtypes import DataType
 from pypto.language.distributed import _markers, tile_spill
+from pypto.language.distributed._ast_util import (
+    Subst,
+)
+from pypto.language.distributed._ast_util import (
+    assign as _assign,
+)
+from pypto.language.distributed._ast_util import (
+    attr as _attr,
+)
+from pypto.language.distributed._ast_util import (
+    call as _call,
+)
+from pypto.language.distributed._ast_util import (
+    name as _name,
+)
+from pypto.language.distributed._ast_util import (
+    static_int as _static_int,
+)
+from pypto.language.distributed._ast_util import (
+    static_list as _static_list,
+)
+from pypto.language.distributed._ast_util import (
+    values as _list,
+)
+from pypto.language.distributed._ast_util import (
+    zeros as _zeros,
+)
 from pypto.span import Span
 
 COMM = "__comm__"
@@ -47,6 +75,15 @@ _PARAMS = {  # argument names of each comm op, positional order
     "pld.tensor.broadcast": ("data", "signal", "root"),
     "pld.tensor.allgather": ("stage", "data", "signal"),
 }
+
+
+def _pl_range() -> Any:
+    from pypto.language.dsl import range as pl_range
+
+    return pl_range
+
+
+_PL_RANGE = _pl_range()
 
 
 def uses_comm(fdef: ast.FunctionDef, env: dict[str, Any]) -> bool:
@@ -126,7 +163,13 @@ class CommSplit:
     def _block(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
         out: list[ast.stmt] = []
         segment: list[ast.stmt] = []
-        for s in stmts:
+        work = list(stmts)
+        while work:
+            s = work.pop(0)
+            unrolled = self._unrolled(s)
+            if unrolled is not None:  # a constant-trip loop mixing tile code and comm ops: one copy per step
+                work[:0] = unrolled
+                continue
             if self._is_orch(s) and self._is_pure_scalar(s):  # no tile data: hoisted above the open segment
                 out.extend(self._orch(s))
             elif self._is_orch(s):
@@ -142,6 +185,31 @@ class CommSplit:
                 segment.append(s)
         self._flush(segment, out)
         return out
+
+    def _unrolled(self, s: ast.stmt) -> list[ast.stmt] | None:
+        """The steps of a ``for i in pl.range(<constant>)`` loop that mixes tile statements and comm ops,
+        each with ``i`` replaced by its value; None for any other statement."""
+        if not (isinstance(s, ast.For) and isinstance(s.target, ast.Name) and isinstance(s.iter, ast.Call)
+                and not s.orelse and any(self._mentions_comm(x) for x in s.body)
+                and not all(self._is_orch_quiet(x) for x in s.body)):
+            return None
+        if _resolve(s.iter.func, self.env) not in (_PL_RANGE, range):
+            raise self._err("a loop mixing tile statements with comm ops must iterate over pl.range", s.iter)
+        bounds = [_static_int(a, self.env) for a in s.iter.args]
+        if not bounds or None in bounds or len(bounds) > 3 or s.iter.keywords:
+            raise self._err("a loop mixing tile statements with comm ops needs a constant trip count to be split "
+                            "(it is unrolled)", s, "give pl.range constant bounds, or keep comm ops and tile code "
+                            "in separate loops")
+        steps: list[ast.stmt] = []
+        for i in range(*bounds):
+            steps.extend(Subst(s.target.id, i).visit(copy.deepcopy(x)) for x in s.body)
+        return steps
+
+    def _is_orch_quiet(self, s: ast.stmt) -> bool:
+        try:
+            return self._is_orch(s)
+        except UnsupportedFeatureError:
+            return False
 
     def _flush(self, segment: list[ast.stmt], out: list[ast.stmt]) -> None:
         if segment:
@@ -404,14 +472,6 @@ class _RankCalls(ast.NodeTransformer):
         return self.generic_visit(node)
 
 
-def _static_list(node: ast.expr, env: dict[str, Any], default: list[Any]) -> list[Any]:
-    try:
-        value = eval(compile(ast.Expression(node), "<shape>", "eval"), env)  # noqa: S307 - the kernel's own literal
-        return [int(v) for v in value]
-    except Exception:  # noqa: BLE001 - not a static list: the window's shape
-        return default
-
-
 def _enum_value(node: ast.expr | None, env: dict[str, Any], default: int) -> int:
     if node is None:
         return default
@@ -421,33 +481,6 @@ def _enum_value(node: ast.expr | None, env: dict[str, Any], default: int) -> int
 
 def _is_doc(s: ast.stmt) -> bool:
     return isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str)
-
-
-def _name(n: str) -> ast.Name:
-    return ast.Name(n, ast.Load())
-
-
-def _attr(*parts: str) -> ast.expr:
-    node: ast.expr = ast.Name(parts[0], ast.Load())
-    for p in parts[1:]:
-        node = ast.Attribute(node, p, ast.Load())
-    return node
-
-
-def _call(func: ast.expr, args: list[ast.expr], keywords: list[ast.keyword]) -> ast.Call:
-    return ast.Call(func=func, args=args, keywords=keywords)
-
-
-def _assign(name: str, value: ast.expr) -> ast.Assign:
-    return ast.Assign(targets=[ast.Name(name, ast.Store())], value=value)
-
-
-def _list(values: list[Any]) -> ast.List:
-    return ast.List([ast.Constant(v) for v in values], ast.Load())
-
-
-def _zeros(n: int) -> ast.List:
-    return _list([0] * n)
 
 
 def split_text(fdef: ast.FunctionDef, env: dict[str, Any], span_of: Any) -> str:
