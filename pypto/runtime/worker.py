@@ -330,7 +330,8 @@ class ChipWorker:
 
         text, blob = native.dfx_records(self._native, self._handle)
         names = {k.func_id: k.name for k in prog.info.kernels}
-        self.last_dfx_dir = dfx.write_outputs(prog.info.root, names, self.platform, cfg, text, blob)
+        sub = f"rank{self.comm.rank}" if self.comm is not None else None  # ranks of one program: own dirs
+        self.last_dfx_dir = dfx.write_outputs(prog.info.root, names, self.platform, cfg, text, blob, sub)
 
     # -- memory -------------------------------------------------------------------------------------
     def alloc_tensor(self, shape: Any, dtype: Any, *, init: Any = None, worker_id: int = 0) -> DeviceTensor:

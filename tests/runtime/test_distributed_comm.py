@@ -225,3 +225,29 @@ def test_atomic_contention_from_8_ranks_is_exact(tmp_path: Path) -> None:
                                                arena.view(r, offs[3], nranks, np.int32), k))
         assert int(arena.view(0, offs[0], 1, np.int32)[0]) == nranks * k
         np.testing.assert_array_equal(arena.view(0, offs[1], 16, np.float32), np.full(16, nranks * k, np.float32))
+
+
+def test_dfx_records_of_each_rank_go_to_its_own_directory(tmp_path: Path) -> None:
+    import json
+
+    from pypto.runtime import ChipWorker, RunConfig
+    from pypto.runtime.distributed import CommContext, run_ranks
+
+    nranks = 2
+    params = [dk.window("sig", [nranks, 1], "int32"), dk.window("src", [L]), dk.window("dst", [L]),
+              dk.window("bar", [nranks], "int32"), sk.tensor_param("x", "In", [L]), sk.tensor_param("out", "Out", [L])]
+    path = dk.artifact(tmp_path, "ring", RING_BODY, params, SCALE)
+    offs, region = window_layout([nranks * 4, L * 4, L * 4, nranks * 4])
+    x, out = _x(nranks), shared_array((nranks, L), np.float32)
+    with RankArena(nranks, region) as arena:
+        def fn(r: int) -> str:
+            with ChipWorker(RunConfig(enable_dep_gen=True), comm=CommContext.for_rank(arena, r)) as w:
+                w.run(path, arena.view(r, offs[0], (nranks, 1), np.int32), arena.view(r, offs[1], L, np.float32),
+                      arena.view(r, offs[2], L, np.float32), arena.view(r, offs[3], nranks, np.int32), x[r], out[r])
+                return str(w.last_dfx_dir)
+
+        dirs = run_ranks(nranks, fn, timeout_s=30)
+    assert [Path(d).name for d in dirs] == ["rank0", "rank1"]
+    tasks = json.loads((Path(dirs[1]) / "deps.json").read_text())["tasks"]
+    assert [t.get("comm") for t in tasks] == [None, "comm COPY dst rank 0 <- src rank -1", "comm NOTIFY peer 0 cell [1, 0] = 7",
+                                              "comm WAIT cell [0, 0] == 7", None, "comm BARRIER"]
