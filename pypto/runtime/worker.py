@@ -404,7 +404,8 @@ def implicit_worker(platform: str, runtime: str) -> ChipWorker:
 
 
 @atexit.register
-def _close_implicit() -> None:
+def close_implicit_workers() -> None:
+    """Close the process-wide implicit workers (recreated on the next ``compiled(...)`` call)."""
     for w in _IMPLICIT.values():
         w.close()
     _IMPLICIT.clear()

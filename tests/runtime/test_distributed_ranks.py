@@ -99,6 +99,15 @@ def test_refuses_to_fork_with_a_live_chip_worker() -> None:
         run_ranks(2, lambda r: r, timeout_s=5)
 
 
+def test_idle_implicit_workers_are_closed_before_forking() -> None:
+    from pypto.runtime import worker
+
+    implicit = worker.implicit_worker("a2a3sim", "tensormap_and_ringbuffer")
+    assert implicit.initialized
+    assert run_ranks(2, lambda r: r, timeout_s=10) == [0, 1]
+    assert not implicit.initialized and worker.live_worker_count() == 0
+
+
 def _sig_arena(nranks: int) -> tuple[RankArena, list[int]]:
     offs, region = window_layout([nranks * 4])
     return RankArena(nranks, region), offs

@@ -97,12 +97,13 @@ def run_ranks(nranks: int, fn: Callable[[int], Any], *, timeout_s: float, label:
 def _check_fork_safe() -> None:
     from pypto.runtime import build, worker
 
+    worker.close_implicit_workers()  # idle caches of compiled(...) calls: recreated when next needed
     live = worker.live_worker_count()
     if live:
         raise UserError(
             f"run_ranks: {live} ChipWorker(s) are alive in this process; forking would copy their core threads "
             "mid-state into every rank",
-            hint="close them first (or run the distributed program before any single-chip one); each rank "
+            hint="leave their `with` blocks (or close() them) before running a distributed program; each rank "
                  "creates its own ChipWorker inside fn")
     build.wait_background()  # a background build thread must not hold a lock while we fork
 
