@@ -74,6 +74,19 @@ def test_results_in_rank_order_and_shared_memory() -> None:
     assert _no_children_left()
 
 
+def test_torch_works_in_ranks_after_the_parent_used_its_thread_pool() -> None:
+    import torch
+
+    a = torch.ones(512, 512)
+    assert float((a @ a)[0, 0]) == 512.0  # the parent's OpenMP pool is now started
+
+    def fn(rank: int) -> float:
+        x = torch.full((512, 512), float(rank + 1))
+        return float((x @ x)[0, 0])
+
+    assert run_ranks(2, fn, timeout_s=20) == [512.0, 2048.0]
+
+
 def test_python_error_in_one_rank_is_named() -> None:
     def fn(rank: int) -> int:
         if rank == 3:

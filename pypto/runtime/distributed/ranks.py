@@ -1,7 +1,7 @@
 """run_ranks: one forked process per rank, results over pipes, every rank killed and reaped on every path.
 
 Rules (see the package docstring): fork only with no ChipWorker alive in the parent; each rank builds its
-own worker inside ``fn``. A rank ignores SIGINT (the parent owns Ctrl-C and kills the ranks) and gets
+own worker inside ``fn``; torch runs single-threaded in a rank (its OpenMP pool does not survive a fork). A rank ignores SIGINT (the parent owns Ctrl-C and kills the ranks) and gets
 SIGKILL if the parent dies (PR_SET_PDEATHSIG), so a killed parent leaves no ranks behind.
 """
 
@@ -129,6 +129,7 @@ def _child(rank: int, fn: Callable[[int], Any], wfd: int, parent: int) -> None:
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         _die_with_parent()
+        _single_threaded_torch()
         if os.getppid() != parent:  # the parent died before the death signal was armed
             os._exit(1)
         try:
@@ -145,6 +146,15 @@ def _child(rank: int, fn: Callable[[int], Any], wfd: int, parent: int) -> None:
             sys.stdout.flush()
             sys.stderr.flush()
         os._exit(code)
+
+
+def _single_threaded_torch() -> None:
+    """A forked rank inherits the parent's OpenMP pool in a broken state (its threads are gone): a
+    multi-threaded torch op would hang. One intra-op thread per rank (which also fits the host's
+    cores shared by all ranks) keeps torch usable in ``fn``."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
 
 
 def _die_with_parent() -> None:
