@@ -80,11 +80,11 @@ void check_copy(const Run& r, const CommTaskDesc& d, const ChipTensor& dst, cons
         bad(d, "dst has " + std::to_string(dst.numel()) + " elements but src has " + std::to_string(src.numel()));
     if (d.dst_rank != COMM_LOCAL) check_in_region(r, d, dst, "dst (addressed on a rank)");
     if (d.src_rank != COMM_LOCAL) check_in_region(r, d, src, "src (addressed on a rank)");
-    if (d.op == int32_t(CommAtomic::ADD) && !add_supported(dst.data_type()))
-        bad(d, std::string("atomic ADD needs an FP32/FP16/BF16/INT32/INT16/INT8 destination, got ") +
+    if (d.op < int32_t(CommAtomic::NONE) || d.op > int32_t(CommAtomic::MUL))
+        bad(d, "atomic must be CommAtomic::NONE, ADD, MAX, MIN or MUL, got " + std::to_string(d.op));
+    if (d.op != int32_t(CommAtomic::NONE) && !add_supported(dst.data_type()))
+        bad(d, std::string("an atomic combine needs an FP32/FP16/BF16/INT32/INT16/INT8 destination, got ") +
                    get_dtype_name(dst.data_type()));
-    if (d.op != int32_t(CommAtomic::NONE) && d.op != int32_t(CommAtomic::ADD))
-        bad(d, "atomic must be CommAtomic::NONE or ADD, got " + std::to_string(d.op));
 }
 
 // Element offset (in elements from buffer.addr) of the flat index i of a view, row-major.
@@ -158,43 +158,69 @@ uint16_t float_to_bf16(float f) {
     return uint16_t((x + 0x7fff + ((x >> 16) & 1)) >> 16);
 }
 
-template <typename Bits, typename Add>
-void cas_add(void* p, Add add) {
+template <typename Bits, typename F>
+void cas_update(void* p, F f) {
     Bits* q = static_cast<Bits*>(p);
     Bits old = __atomic_load_n(q, __ATOMIC_RELAXED);
-    while (!__atomic_compare_exchange_n(q, &old, add(old), true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+    while (!__atomic_compare_exchange_n(q, &old, f(old), true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
     }
 }
 
-void atomic_add(DataType t, void* dst, const void* src) {
+template <typename T>
+T apply(int32_t op, T a, T b) {
+    switch (static_cast<CommAtomic>(op)) {
+        case CommAtomic::MAX: return a < b ? b : a;
+        case CommAtomic::MIN: return b < a ? b : a;
+        case CommAtomic::MUL: return T(a * b);
+        default: return T(a + b);
+    }
+}
+
+// dst = dst (op) src, atomically (a CAS loop on the element's bits; integer ADD is one fetch-add).
+template <typename T, typename Bits>
+void combine_int(int32_t op, void* dst, const void* src) {
+    const T v = *static_cast<const T*>(src);
+    if (op == int32_t(CommAtomic::ADD)) {
+        __atomic_fetch_add(static_cast<T*>(dst), v, __ATOMIC_ACQ_REL);
+        return;
+    }
+    cas_update<Bits>(dst, [op, v](Bits old) {
+        T cur;
+        std::memcpy(&cur, &old, sizeof(T));
+        const T out = apply<T>(op, cur, v);
+        Bits bits;
+        std::memcpy(&bits, &out, sizeof(T));
+        return bits;
+    });
+}
+
+template <float (*Load)(uint16_t), uint16_t (*Store)(float)>
+void combine_half(int32_t op, void* dst, const void* src) {
+    const float v = Load(*static_cast<const uint16_t*>(src));
+    cas_update<uint16_t>(dst, [op, v](uint16_t old) { return Store(apply<float>(op, Load(old), v)); });
+}
+
+void combine(DataType t, int32_t op, void* dst, const void* src) {
     switch (t) {
-        case DataType::INT32: __atomic_fetch_add(static_cast<int32_t*>(dst), *static_cast<const int32_t*>(src), __ATOMIC_ACQ_REL); break;
-        case DataType::INT16: __atomic_fetch_add(static_cast<int16_t*>(dst), *static_cast<const int16_t*>(src), __ATOMIC_ACQ_REL); break;
-        case DataType::INT8: __atomic_fetch_add(static_cast<int8_t*>(dst), *static_cast<const int8_t*>(src), __ATOMIC_ACQ_REL); break;
+        case DataType::INT32: combine_int<int32_t, uint32_t>(op, dst, src); break;
+        case DataType::INT16: combine_int<int16_t, uint16_t>(op, dst, src); break;
+        case DataType::INT8: combine_int<int8_t, uint8_t>(op, dst, src); break;
         case DataType::FLOAT32: {
             float v;
             std::memcpy(&v, src, 4);
-            cas_add<uint32_t>(dst, [v](uint32_t old) {
+            cas_update<uint32_t>(dst, [op, v](uint32_t old) {
                 float f;
                 std::memcpy(&f, &old, 4);
-                f += v;
+                f = apply<float>(op, f, v);
                 uint32_t out;
                 std::memcpy(&out, &f, 4);
                 return out;
             });
             break;
         }
-        case DataType::FLOAT16: {
-            const float v = half_to_float(*static_cast<const uint16_t*>(src));
-            cas_add<uint16_t>(dst, [v](uint16_t old) { return float_to_half(half_to_float(old) + v); });
-            break;
-        }
-        case DataType::BFLOAT16: {
-            const float v = bf16_to_float(*static_cast<const uint16_t*>(src));
-            cas_add<uint16_t>(dst, [v](uint16_t old) { return float_to_bf16(bf16_to_float(old) + v); });
-            break;
-        }
-        default: throw std::invalid_argument("atomic ADD: unsupported dtype");
+        case DataType::FLOAT16: combine_half<half_to_float, float_to_half>(op, dst, src); break;
+        case DataType::BFLOAT16: combine_half<bf16_to_float, float_to_bf16>(op, dst, src); break;
+        default: throw std::invalid_argument("atomic combine: unsupported dtype");
     }
 }
 
@@ -206,14 +232,14 @@ void run_copy(const Run& r, const Task& t) {
     char* dbase = reinterpret_cast<char*>(dst.buffer.addr + shift(r, d.dst_rank));
     const char* sbase = reinterpret_cast<const char*>(src.buffer.addr + shift(r, d.src_rank));
     const uint64_t n = dst.numel();
-    const bool add = d.op == int32_t(CommAtomic::ADD);
+    const bool add = d.op != int32_t(CommAtomic::NONE);
     if (!add && dst.is_contiguous && src.is_contiguous) {
         std::memmove(dbase + dst.start_offset * es, sbase + src.start_offset * es, n * es);
     } else {
         for (uint64_t i = 0; i < n; ++i) {
             char* dp = dbase + elem_offset(dst, i) * es;
             const char* sp = sbase + elem_offset(src, i) * es;
-            if (add) atomic_add(dst.data_type(), dp, sp);
+            if (add) combine(dst.data_type(), d.op, dp, sp);
             else std::memcpy(dp, sp, es);
         }
     }
@@ -391,7 +417,8 @@ std::string comm_label(const Run& r, const Task& t) {
     else if (d.kind == CommKind::WAIT)
         os << " cell " << cell_text(d) << (d.op == int32_t(CommWaitCmp::EQ) ? " == " : " >= ") << d.value;
     else if (d.kind == CommKind::COPY)
-        os << " dst rank " << d.dst_rank << " <- src rank " << d.src_rank << (d.op ? " (atomic add)" : "");
+        os << " dst rank " << d.dst_rank << " <- src rank " << d.src_rank
+           << (d.op == 1 ? " (atomic add)" : d.op == 2 ? " (atomic max)" : d.op == 3 ? " (atomic min)" : d.op == 4 ? " (atomic mul)" : "");
     return os.str();
 }
 
