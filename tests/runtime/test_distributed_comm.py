@@ -240,14 +240,24 @@ def test_dfx_records_of_each_rank_go_to_its_own_directory(tmp_path: Path) -> Non
     offs, region = window_layout([nranks * 4, L * 4, L * 4, nranks * 4])
     x, out = _x(nranks), shared_array((nranks, L), np.float32)
     with RankArena(nranks, region) as arena:
-        def fn(r: int) -> str:
+        def fn(r: int) -> list[str]:
             with ChipWorker(RunConfig(enable_dep_gen=True), comm=CommContext.for_rank(arena, r)) as w:
-                w.run(path, arena.view(r, offs[0], (nranks, 1), np.int32), arena.view(r, offs[1], L, np.float32),
-                      arena.view(r, offs[2], L, np.float32), arena.view(r, offs[3], nranks, np.int32), x[r], out[r])
-                return str(w.last_dfx_dir)
+                args = (arena.view(r, offs[0], (nranks, 1), np.int32), arena.view(r, offs[1], L, np.float32),
+                        arena.view(r, offs[2], L, np.float32), arena.view(r, offs[3], nranks, np.int32), x[r], out[r])
+                w.run(path, *args)
+                first = w.last_dfx_dir
+                w.run(path, *args)  # a second dispatch of the rank: its own directory
+                second = w.last_dfx_dir
+                w.set_dfx_location(tmp_path / "dist", f"rank{r}/d7")
+                w.run(path, *args)
+                return [str(first), str(second), str(w.last_dfx_dir)]
 
         dirs = run_ranks(nranks, fn, timeout_s=30)
-    assert [Path(d).name for d in dirs] == ["rank0", "rank1"]
-    tasks = json.loads((Path(dirs[1]) / "deps.json").read_text())["tasks"]
+    base = path / "dfx_outputs"
+    for r in range(nranks):
+        assert dirs[r] == [str(base / f"rank{r}" / "d0"), str(base / f"rank{r}" / "d1"),
+                           str(tmp_path / "dist" / "dfx_outputs" / f"rank{r}" / "d7")]
+        assert all((Path(d) / "deps.json").is_file() for d in dirs[r])
+    tasks = json.loads((Path(dirs[1][0]) / "deps.json").read_text())["tasks"]
     assert [t.get("comm") for t in tasks] == [None, "comm COPY dst rank 0 <- src rank -1", "comm NOTIFY peer 0 cell [1, 0] = 7",
                                               "comm WAIT cell [0, 0] == 7", None, "comm BARRIER"]
