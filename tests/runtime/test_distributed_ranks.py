@@ -17,7 +17,7 @@ import simkit as sk
 from rt_marks import needs_gxx
 
 from pypto.errors import UserError
-from pypto.runtime import ChipWorker
+from pypto.runtime import ChipWorker, RunConfig
 from pypto.runtime.distributed import (
     CommContext,
     DistributedRunError,
@@ -158,6 +158,28 @@ def test_barrier_missing_a_rank_names_it(tmp_path: Path) -> None:
     msg = str(ei.value)
     assert ei.value.ranks == [0, 2]
     assert "rank 0: CommTimeoutError" in msg and "ranks not arrived: 1 (cells seen: 1 0 1)" in msg
+
+
+def test_a_long_comm_wait_is_not_a_deadlock_of_the_run(tmp_path: Path) -> None:
+    notify = """\
+    const ChipTensor& sig = orch_args.tensor(0).ref();
+    PTO2_SCOPE() { rt_comm_notify(sig, 0, {0}, 5, CommNotifyOp::SET); }
+"""
+    waiter = dk.artifact(tmp_path, "wait", WAIT_BODY, [dk.window("sig", [2], "int32")])
+    notifier = dk.artifact(tmp_path, "notify", notify, [dk.window("sig", [2], "int32")])
+    arena, offs = _sig_arena(2)
+
+    def fn(rank: int) -> int:
+        cfg = RunConfig(deadlock_timeout_s=0.3)  # shorter than the wait: only the comm timeout governs it
+        with ChipWorker(cfg, comm=CommContext.for_rank(arena, rank, wait_timeout_s=10)) as w:
+            if rank == 1:
+                time.sleep(1.5)
+            w.run(waiter if rank == 0 else notifier, arena.view(rank, offs[0], 2, np.int32))
+        return rank
+
+    with arena:
+        assert run_ranks(2, fn, timeout_s=20, arena=arena) == [0, 1]
+        assert arena.view(0, offs[0], 2, np.int32)[0] == 5
 
 
 def test_deadline_names_the_ranks_still_running_and_their_wait(tmp_path: Path) -> None:

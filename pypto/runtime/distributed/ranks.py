@@ -203,7 +203,10 @@ def _read(rk: _Rank) -> bool:
         return False
     rk.eof = True
     os.close(rk.fd)
-    _, rk.status = os.waitpid(rk.pid, 0)
+    try:
+        _, rk.status = os.waitpid(rk.pid, 0)
+    except ChildProcessError:  # SIGCHLD ignored: the kernel reaped it, its status is gone
+        rk.status = 0
     return True
 
 

@@ -172,7 +172,7 @@ int32_t pto_sim_worker_set_comm(void* worker, int32_t rank, int32_t nranks, uint
         c.nranks = nranks;
         c.arena_base = arena_base;
         c.region_bytes = region_bytes;
-        c.wait_timeout_ms = wait_timeout_ms > 0 ? wait_timeout_ms : 10000;
+        c.wait_timeout_ms = wait_timeout_ms > 0 ? wait_timeout_ms : 30000;
         c.status = reinterpret_cast<PtoSimCommStatus*>(status_addr);
     }
     std::lock_guard<std::mutex> lk(w.mu);

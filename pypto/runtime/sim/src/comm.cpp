@@ -477,6 +477,8 @@ void Worker::comm_loop() {
         else publish_status(pending);
         lock_spinning(lk);
         if (r) {
+            // a polled wait is governed by its own timeout, not by the run's no-progress limit
+            if (!pending.empty()) r->last_progress = Clock::now();
             r->comm_inflight = int(pending.size());  // the rest of todo finished (or the run fails below)
             for (uint32_t idx : done) complete_task(*this, *r, idx);
             if (code) r->fail(code, error);

@@ -98,7 +98,7 @@ struct CommContext {
     int32_t nranks = 0;
     uint64_t arena_base = 0;
     uint64_t region_bytes = 0;
-    int64_t wait_timeout_ms = 10000;
+    int64_t wait_timeout_ms = 30000;
     PtoSimCommStatus* status = nullptr;
     bool active() const { return rank >= 0; }
 };
