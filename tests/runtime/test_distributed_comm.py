@@ -261,3 +261,17 @@ def test_dfx_records_of_each_rank_go_to_its_own_directory(tmp_path: Path) -> Non
     tasks = json.loads((Path(dirs[1][0]) / "deps.json").read_text())["tasks"]
     assert [t.get("comm") for t in tasks] == [None, "comm COPY dst rank 0 <- src rank -1", "comm NOTIFY peer 0 cell [1, 0] = 7",
                                               "comm WAIT cell [0, 0] == 7", None, "comm BARRIER"]
+
+
+def test_bf16_atomic_add_needs_the_a2a3_profile(tmp_path: Path) -> None:
+    from pypto.runtime.distributed import DistributedRunError
+
+    nranks = 2
+    params = [dk.window("acc", [L], "bf16"), dk.window("contrib", [L], "bf16"), dk.window("bar", [nranks], "int32")]
+    path = dk.artifact(tmp_path, "atomic_bf16", ATOMIC_BODY, params, platform="a5sim")
+    offs, region = window_layout([L * 2, L * 2, nranks * 4])
+    with RankArena(nranks, region) as arena, pytest.raises(DistributedRunError) as ei:
+        dk.run_program(path, arena, lambda r: (arena.view(r, offs[0], L, np.uint16), arena.view(r, offs[1], L, np.uint16),
+                                               arena.view(r, offs[2], nranks, np.int32)), platform="a5sim")
+    assert "rank 0: OrchestrationError" in str(ei.value)
+    assert "atomic combine into a BF16 destination needs the Ascend910B (a2a3sim) profile" in str(ei.value)

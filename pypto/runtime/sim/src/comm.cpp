@@ -85,6 +85,9 @@ void check_copy(const Run& r, const CommTaskDesc& d, const ChipTensor& dst, cons
     if (d.op != int32_t(CommAtomic::NONE) && !add_supported(dst.data_type()))
         bad(d, std::string("an atomic combine needs an FP32/FP16/BF16/INT32/INT16/INT8 destination, got ") +
                    get_dtype_name(dst.data_type()));
+    if (d.op != int32_t(CommAtomic::NONE) && dst.data_type() == DataType::BFLOAT16 && r.arch_a5)
+        bad(d, "an atomic combine into a BF16 destination needs the Ascend910B (a2a3sim) profile; a5sim has none "
+               "(use FP32 or FP16)");
 }
 
 // Element offset (in elements from buffer.addr) of the flat index i of a view, row-major.

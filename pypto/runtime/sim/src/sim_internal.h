@@ -173,6 +173,7 @@ struct Run {
     Program* prog = nullptr;
     PtoSimRunConfig cfg{};
     bool host_build_graph = false;
+    bool arch_a5 = false;  // a5sim (platform rules of comm tasks)
     bool hold_dispatch = false;
     std::vector<std::unique_ptr<Task>> tasks;
     std::deque<uint32_t> ready[3];
