@@ -292,6 +292,7 @@ const PTO2RuntimeOps* runtime_ops();
 // comm.cpp
 void check_comm_task(const Run& r, const CommTaskDesc& d, const CoreTaskArgs& args);  // throws on bad input
 std::string comm_label(const Run& r, const Task& t);
+void comm_combine(DataType t, int32_t op, void* dst, const void* src);  // comm_combine.cpp
 inline bool comm_idle(const Run& r) { return r.comm_inflight == 0 && r.comm_ready.empty(); }
 
 }  // namespace ptosim
