@@ -283,6 +283,31 @@ def test_comm_context_is_checked() -> None:
             arena.view(0, arena.region_bytes - 4, 2, np.int32)
 
 
+def _mapped(base: int) -> bool:
+    with open("/proc/self/maps") as f:
+        return any(int(line.split("-", 1)[0], 16) == base for line in f)
+
+
+def test_arena_mappings_are_released() -> None:
+    import gc
+
+    arena = RankArena(3, 1 << 20)
+    base = arena.base
+    assert _mapped(base)
+    arena.close()
+    assert not _mapped(base) and arena.closed
+    with pytest.raises(UserError, match="closed"):
+        arena.view(0, 0, 1, np.int32)
+    arena = RankArena(2, 1 << 20)
+    view = arena.view(1, 0, 4, np.int32)
+    arena.close()  # a live view keeps the memory valid ...
+    view[:] = 3
+    assert _mapped(arena.base)
+    del view
+    gc.collect()
+    assert not _mapped(arena.base)  # ... until it goes
+
+
 def test_window_layout_pads_to_4k_and_aligns() -> None:
     offs, region = window_layout([10, 5000, 4096])
     assert offs == [0, 4096, 4096 + 5120] and region == 16384
