@@ -123,6 +123,8 @@ class ChipWorker:
         self.last_dfx_dir: Any = None  # dfx_outputs/ of the last run that recorded diagnostics
         self.aicpu_dlopen_count = 0
         self.comm = comm
+        self.dfx_location: tuple[Any, str] | None = None
+        self._dfx_runs = 0
         if auto_init is None or auto_init:
             self.init()
 
@@ -330,7 +332,24 @@ class ChipWorker:
 
         text, blob = native.dfx_records(self._native, self._handle)
         names = {k.func_id: k.name for k in prog.info.kernels}
-        self.last_dfx_dir = dfx.write_outputs(prog.info.root, names, self.platform, cfg, text, blob)
+        root, sub = prog.info.root, None
+        if self.dfx_location is not None:
+            root, sub = self.dfx_location
+        elif self.comm is not None:  # ranks of one program: dfx_outputs/rank<r>/d<k>, k = this worker's run
+            sub = f"rank{self.comm.rank}/d{self._dfx_runs}"
+            self._dfx_runs += 1
+        self.last_dfx_dir = dfx.write_outputs(root, names, self.platform, cfg, text, blob, sub)
+
+    def set_dfx_location(self, root: Any, subdir: str) -> None:
+        """Write the DFX records of the runs that follow to ``<root>/dfx_outputs/<subdir>/`` (None: default).
+
+        Default: the artifact's ``dfx_outputs/``; with a comm context ``dfx_outputs/rank<r>/d<k>/`` (k counts
+        this worker's runs that recorded diagnostics). A distributed program points every rank's dispatch
+        ``k`` at its own directory with this.
+        """
+        from pathlib import Path
+
+        self.dfx_location = None if root is None else (Path(root), str(subdir))
 
     # -- memory -------------------------------------------------------------------------------------
     def alloc_tensor(self, shape: Any, dtype: Any, *, init: Any = None, worker_id: int = 0) -> DeviceTensor:
@@ -403,7 +422,8 @@ def implicit_worker(platform: str, runtime: str) -> ChipWorker:
 
 
 @atexit.register
-def _close_implicit() -> None:
+def close_implicit_workers() -> None:
+    """Close the process-wide implicit workers (recreated on the next ``compiled(...)`` call)."""
     for w in _IMPLICIT.values():
         w.close()
     _IMPLICIT.clear()

@@ -225,3 +225,53 @@ def test_atomic_contention_from_8_ranks_is_exact(tmp_path: Path) -> None:
                                                arena.view(r, offs[3], nranks, np.int32), k))
         assert int(arena.view(0, offs[0], 1, np.int32)[0]) == nranks * k
         np.testing.assert_array_equal(arena.view(0, offs[1], 16, np.float32), np.full(16, nranks * k, np.float32))
+
+
+def test_dfx_records_of_each_rank_go_to_its_own_directory(tmp_path: Path) -> None:
+    import json
+
+    from pypto.runtime import ChipWorker, RunConfig
+    from pypto.runtime.distributed import CommContext, run_ranks
+
+    nranks = 2
+    params = [dk.window("sig", [nranks, 1], "int32"), dk.window("src", [L]), dk.window("dst", [L]),
+              dk.window("bar", [nranks], "int32"), sk.tensor_param("x", "In", [L]), sk.tensor_param("out", "Out", [L])]
+    path = dk.artifact(tmp_path, "ring", RING_BODY, params, SCALE)
+    offs, region = window_layout([nranks * 4, L * 4, L * 4, nranks * 4])
+    x, out = _x(nranks), shared_array((nranks, L), np.float32)
+    with RankArena(nranks, region) as arena:
+        def fn(r: int) -> list[str]:
+            with ChipWorker(RunConfig(enable_dep_gen=True), comm=CommContext.for_rank(arena, r)) as w:
+                args = (arena.view(r, offs[0], (nranks, 1), np.int32), arena.view(r, offs[1], L, np.float32),
+                        arena.view(r, offs[2], L, np.float32), arena.view(r, offs[3], nranks, np.int32), x[r], out[r])
+                w.run(path, *args)
+                first = w.last_dfx_dir
+                w.run(path, *args)  # a second dispatch of the rank: its own directory
+                second = w.last_dfx_dir
+                w.set_dfx_location(tmp_path / "dist", f"rank{r}/d7")
+                w.run(path, *args)
+                return [str(first), str(second), str(w.last_dfx_dir)]
+
+        dirs = run_ranks(nranks, fn, timeout_s=30)
+    base = path / "dfx_outputs"
+    for r in range(nranks):
+        assert dirs[r] == [str(base / f"rank{r}" / "d0"), str(base / f"rank{r}" / "d1"),
+                           str(tmp_path / "dist" / "dfx_outputs" / f"rank{r}" / "d7")]
+        assert all((Path(d) / "deps.json").is_file() for d in dirs[r])
+    tasks = json.loads((Path(dirs[1][0]) / "deps.json").read_text())["tasks"]
+    assert [t.get("comm") for t in tasks] == [None, "comm COPY dst rank 0 <- src rank -1", "comm NOTIFY peer 0 cell [1, 0] = 7",
+                                              "comm WAIT cell [0, 0] == 7", None, "comm BARRIER"]
+
+
+def test_bf16_atomic_add_needs_the_a2a3_profile(tmp_path: Path) -> None:
+    from pypto.runtime.distributed import DistributedRunError
+
+    nranks = 2
+    params = [dk.window("acc", [L], "bf16"), dk.window("contrib", [L], "bf16"), dk.window("bar", [nranks], "int32")]
+    path = dk.artifact(tmp_path, "atomic_bf16", ATOMIC_BODY, params, platform="a5sim")
+    offs, region = window_layout([L * 2, L * 2, nranks * 4])
+    with RankArena(nranks, region) as arena, pytest.raises(DistributedRunError) as ei:
+        dk.run_program(path, arena, lambda r: (arena.view(r, offs[0], L, np.uint16), arena.view(r, offs[1], L, np.uint16),
+                                               arena.view(r, offs[2], nranks, np.int32)), platform="a5sim")
+    assert "rank 0: OrchestrationError" in str(ei.value)
+    assert "atomic combine into a BF16 destination needs the Ascend910B (a2a3sim) profile" in str(ei.value)

@@ -17,7 +17,7 @@ import simkit as sk
 from rt_marks import needs_gxx
 
 from pypto.errors import UserError
-from pypto.runtime import ChipWorker
+from pypto.runtime import ChipWorker, RunConfig
 from pypto.runtime.distributed import (
     CommContext,
     DistributedRunError,
@@ -74,6 +74,19 @@ def test_results_in_rank_order_and_shared_memory() -> None:
     assert _no_children_left()
 
 
+def test_torch_works_in_ranks_after_the_parent_used_its_thread_pool() -> None:
+    import torch
+
+    a = torch.ones(512, 512)
+    assert float((a @ a)[0, 0]) == 512.0  # the parent's OpenMP pool is now started
+
+    def fn(rank: int) -> float:
+        x = torch.full((512, 512), float(rank + 1))
+        return float((x @ x)[0, 0])
+
+    assert run_ranks(2, fn, timeout_s=20) == [512.0, 2048.0]
+
+
 def test_python_error_in_one_rank_is_named() -> None:
     def fn(rank: int) -> int:
         if rank == 3:
@@ -97,6 +110,15 @@ def test_arguments_are_checked() -> None:
 def test_refuses_to_fork_with_a_live_chip_worker() -> None:
     with ChipWorker(), pytest.raises(UserError, match="ChipWorker"):
         run_ranks(2, lambda r: r, timeout_s=5)
+
+
+def test_idle_implicit_workers_are_closed_before_forking() -> None:
+    from pypto.runtime import worker
+
+    implicit = worker.implicit_worker("a2a3sim", "tensormap_and_ringbuffer")
+    assert implicit.initialized
+    assert run_ranks(2, lambda r: r, timeout_s=10) == [0, 1]
+    assert not implicit.initialized and worker.live_worker_count() == 0
 
 
 def _sig_arena(nranks: int) -> tuple[RankArena, list[int]]:
@@ -136,6 +158,28 @@ def test_barrier_missing_a_rank_names_it(tmp_path: Path) -> None:
     msg = str(ei.value)
     assert ei.value.ranks == [0, 2]
     assert "rank 0: CommTimeoutError" in msg and "ranks not arrived: 1 (cells seen: 1 0 1)" in msg
+
+
+def test_a_long_comm_wait_is_not_a_deadlock_of_the_run(tmp_path: Path) -> None:
+    notify = """\
+    const ChipTensor& sig = orch_args.tensor(0).ref();
+    PTO2_SCOPE() { rt_comm_notify(sig, 0, {0}, 5, CommNotifyOp::SET); }
+"""
+    waiter = dk.artifact(tmp_path, "wait", WAIT_BODY, [dk.window("sig", [2], "int32")])
+    notifier = dk.artifact(tmp_path, "notify", notify, [dk.window("sig", [2], "int32")])
+    arena, offs = _sig_arena(2)
+
+    def fn(rank: int) -> int:
+        cfg = RunConfig(deadlock_timeout_s=0.3)  # shorter than the wait: only the comm timeout governs it
+        with ChipWorker(cfg, comm=CommContext.for_rank(arena, rank, wait_timeout_s=10)) as w:
+            if rank == 1:
+                time.sleep(1.5)
+            w.run(waiter if rank == 0 else notifier, arena.view(rank, offs[0], 2, np.int32))
+        return rank
+
+    with arena:
+        assert run_ranks(2, fn, timeout_s=20, arena=arena) == [0, 1]
+        assert arena.view(0, offs[0], 2, np.int32)[0] == 5
 
 
 def test_deadline_names_the_ranks_still_running_and_their_wait(tmp_path: Path) -> None:
@@ -237,6 +281,31 @@ def test_comm_context_is_checked() -> None:
             arena.view(2, 0, 1, np.int32)
         with pytest.raises(UserError, match="do not fit"):
             arena.view(0, arena.region_bytes - 4, 2, np.int32)
+
+
+def _mapped(base: int) -> bool:
+    with open("/proc/self/maps") as f:
+        return any(int(line.split("-", 1)[0], 16) == base for line in f)
+
+
+def test_arena_mappings_are_released() -> None:
+    import gc
+
+    arena = RankArena(3, 1 << 20)
+    base = arena.base
+    assert _mapped(base)
+    arena.close()
+    assert not _mapped(base) and arena.closed
+    with pytest.raises(UserError, match="closed"):
+        arena.view(0, 0, 1, np.int32)
+    arena = RankArena(2, 1 << 20)
+    view = arena.view(1, 0, 4, np.int32)
+    arena.close()  # a live view keeps the memory valid ...
+    view[:] = 3
+    assert _mapped(arena.base)
+    del view
+    gc.collect()
+    assert not _mapped(arena.base)  # ... until it goes
 
 
 def test_window_layout_pads_to_4k_and_aligns() -> None:

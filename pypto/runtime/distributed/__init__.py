@@ -10,7 +10,8 @@ Floor: inside ``runtime``; imports the rest of ``runtime`` (worker, build, nativ
   failure, timeout or interrupt kills and reaps every rank and names the ranks in the error.
 
 Fork rule: the parent forks only while no ChipWorker is alive in it (core threads must not be forked
-mid-state); build workers inside ``fn`` (each rank makes its own). Build the programs (cached) before
+mid-state; the idle implicit workers of ``compiled(...)`` calls are closed first); build workers inside
+``fn`` (each rank makes its own). Build the programs (cached) before
 ``run_ranks`` so the ranks only load them.
 """
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pypto.errors import UserError
 from pypto.runtime.distributed.arena import RankArena
 
-DEFAULT_WAIT_TIMEOUT_S = 10.0
+DEFAULT_WAIT_TIMEOUT_S = 30.0  # as RunConfig.deadlock_timeout_s (a polled wait does not count as no progress)
 
 
 @dataclass(frozen=True, slots=True)

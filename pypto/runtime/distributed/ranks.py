@@ -1,7 +1,7 @@
 """run_ranks: one forked process per rank, results over pipes, every rank killed and reaped on every path.
 
 Rules (see the package docstring): fork only with no ChipWorker alive in the parent; each rank builds its
-own worker inside ``fn``. A rank ignores SIGINT (the parent owns Ctrl-C and kills the ranks) and gets
+own worker inside ``fn``; torch runs single-threaded in a rank (its OpenMP pool does not survive a fork). A rank ignores SIGINT (the parent owns Ctrl-C and kills the ranks) and gets
 SIGKILL if the parent dies (PR_SET_PDEATHSIG), so a killed parent leaves no ranks behind.
 """
 
@@ -97,12 +97,13 @@ def run_ranks(nranks: int, fn: Callable[[int], Any], *, timeout_s: float, label:
 def _check_fork_safe() -> None:
     from pypto.runtime import build, worker
 
+    worker.close_implicit_workers()  # idle caches of compiled(...) calls: recreated when next needed
     live = worker.live_worker_count()
     if live:
         raise UserError(
             f"run_ranks: {live} ChipWorker(s) are alive in this process; forking would copy their core threads "
             "mid-state into every rank",
-            hint="close them first (or run the distributed program before any single-chip one); each rank "
+            hint="leave their `with` blocks (or close() them) before running a distributed program; each rank "
                  "creates its own ChipWorker inside fn")
     build.wait_background()  # a background build thread must not hold a lock while we fork
 
@@ -128,6 +129,7 @@ def _child(rank: int, fn: Callable[[int], Any], wfd: int, parent: int) -> None:
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         _die_with_parent()
+        _single_threaded_torch()
         if os.getppid() != parent:  # the parent died before the death signal was armed
             os._exit(1)
         try:
@@ -144,6 +146,15 @@ def _child(rank: int, fn: Callable[[int], Any], wfd: int, parent: int) -> None:
             sys.stdout.flush()
             sys.stderr.flush()
         os._exit(code)
+
+
+def _single_threaded_torch() -> None:
+    """A forked rank inherits the parent's OpenMP pool in a broken state (its threads are gone): a
+    multi-threaded torch op would hang. One intra-op thread per rank (which also fits the host's
+    cores shared by all ranks) keeps torch usable in ``fn``."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
 
 
 def _die_with_parent() -> None:
@@ -192,7 +203,10 @@ def _read(rk: _Rank) -> bool:
         return False
     rk.eof = True
     os.close(rk.fd)
-    _, rk.status = os.waitpid(rk.pid, 0)
+    try:
+        _, rk.status = os.waitpid(rk.pid, 0)
+    except ChildProcessError:  # SIGCHLD ignored: the kernel reaped it, its status is gone
+        rk.status = 0
     return True
 
 

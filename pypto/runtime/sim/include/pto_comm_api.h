@@ -30,10 +30,18 @@
 // - COPY copies src to dst element by element in row-major order of the two views (same dtype and element
 //   count, any strides). `dst_rank` / `src_rank` = COMM_LOCAL (-1) uses the tensor as given; a rank number
 //   addresses that rank's copy (the tensor must then lie in this rank's region of the arena). With
-//   CommAtomic::ADD each destination element is atomically accumulated (f32, f16, bf16, i32, i16, i8).
+//   CommAtomic::ADD / MAX / MIN / MUL each destination element is atomically combined (f32, f16, bf16, i32,
+//   i16, i8; f16/bf16 are computed in f32 and rounded to nearest even).
 // - BARRIER: every rank atomically adds 1 to row `rank` of every rank's signal, then waits until every row
 //   of its own copy is >= its own row. The counters only grow, so one signal serves any number of
 //   barriers (generation counting) as long as every rank passes every barrier; zero it only between runs.
+//
+// Program order: a kernel split at its comm ops keeps its order when every segment (kernel or comm task)
+// depends on the one before it: CommOrder::deps for comm tasks, CoreTaskArgs::set_dependencies (or
+// CoreTaskArgsWithDeps::add_dep) for kernel segments, with the task ids the submissions return.
+//
+// Collectives (rt_comm_allreduce, ..., at the end) are compositions of these tasks; each returns the id of
+// its last task and needs a barrier signal with one INT32 cell per rank.
 //
 // Errors (bad operands, no comm context) are thrown at submission as std::exception with a clear message.
 #pragma once
@@ -52,7 +60,9 @@ constexpr int32_t COMM_LOCAL = -1;
 enum class CommKind : int32_t { NOTIFY = 1, WAIT = 2, COPY = 3, BARRIER = 4 };
 enum class CommNotifyOp : int32_t { SET = 0, ATOMIC_ADD = 1 };
 enum class CommWaitCmp : int32_t { EQ = 0, GE = 1 };
-enum class CommAtomic : int32_t { NONE = 0, ADD = 1 };
+// How COPY combines into dst: NONE stores; ADD (upstream AtomicType::Add) and MAX / MIN / MUL (what the
+// collective helpers below reduce with) update each element atomically.
+enum class CommAtomic : int32_t { NONE = 0, ADD = 1, MAX = 2, MIN = 3, MUL = 4 };
 
 // One built-in comm task (see the table above for which fields each kind reads).
 struct CommTaskDesc {
@@ -170,4 +180,88 @@ inline PTO2TaskId rt_comm_barrier(const ChipTensor& signal, const CommOrder& ord
     a.add_inout(signal);
     pto_comm_detail::add_order(a, order);
     return rt_submit_comm_task(d, a);
+}
+
+// ---- collectives (compositions of the tasks above) ---------------------------------------------
+//
+// Every rank must call the same collective with the same shapes. `signal` is a barrier signal (one INT32
+// cell per rank); one signal serves any number of collectives and barriers (generation counting).
+// Window tensors are this rank's copies; row views select dim 0 (which must have nranks entries).
+
+namespace pto_comm_detail {
+inline ChipTensor row(const ChipTensor& t, int32_t i) {
+    if (t.ndims < 1) throw std::invalid_argument("collective: a tensor with at least one dim is needed");
+    uint32_t shapes[MAX_TENSOR_DIMS], offs[MAX_TENSOR_DIMS] = {};
+    for (uint32_t d = 0; d < t.ndims; ++d) shapes[d] = t.shapes[d];
+    shapes[0] = 1;
+    offs[0] = uint32_t(i);
+    return t.view(shapes, offs);
+}
+inline void check_rows(const ChipTensor& t, int32_t n, const char* what) {
+    if (t.ndims < 1 || t.shapes[0] != uint32_t(n))
+        throw std::invalid_argument(std::string(what) + ": dim 0 must have one row per rank (" + std::to_string(n) +
+                                    "), got " + (t.ndims ? std::to_string(t.shapes[0]) : std::string("a 0-d tensor")));
+}
+inline const ChipTensor& scratch_like(const ChipTensor& t) {
+    TensorCreateInfo ci(t.shapes, t.ndims, t.data_type());
+    return alloc_tensors(ci).get_ref(0);
+}
+// acc <- t on this rank (op) t on every other rank, between two barriers; then t <- acc.
+inline PTO2TaskId reduce_into(const ChipTensor& t, const ChipTensor& signal, CommAtomic op, int32_t me, int32_t n) {
+    const ChipTensor& acc = scratch_like(t);
+    rt_comm_barrier(signal, CommOrder{{}, {t}});  // every rank's input is ready
+    rt_comm_copy(acc, COMM_LOCAL, t, COMM_LOCAL);
+    for (int32_t p = 1; p < n; ++p) rt_comm_copy(acc, COMM_LOCAL, t, (me + p) % n, op);
+    const PTO2TaskId read = rt_comm_barrier(signal, CommOrder{{acc}});  // every rank has read every input
+    return rt_comm_copy(t, COMM_LOCAL, acc, COMM_LOCAL, CommAtomic::NONE, CommOrder{{}, {}, {read}});
+}
+}  // namespace pto_comm_detail
+
+// data (a window tensor) <- op over every rank's data; op is ADD (Sum), MAX, MIN or MUL (Prod).
+inline PTO2TaskId rt_comm_allreduce(const ChipTensor& data, const ChipTensor& signal, CommAtomic op) {
+    if (op == CommAtomic::NONE) throw std::invalid_argument("rt_comm_allreduce: op must be ADD, MAX, MIN or MUL");
+    const PTO2CommInfo c = rt_comm_info();
+    return pto_comm_detail::reduce_into(data, signal, op, c.rank, c.nranks);
+}
+
+// data <- root's data on every rank.
+inline PTO2TaskId rt_comm_broadcast(const ChipTensor& data, const ChipTensor& signal, int32_t root) {
+    const PTO2CommInfo c = rt_comm_info();
+    if (root < 0 || root >= c.nranks)
+        throw std::invalid_argument("rt_comm_broadcast: root " + std::to_string(root) + " is not a rank of this run");
+    rt_comm_barrier(signal, CommOrder{{}, {data}});  // root's data is ready
+    if (c.rank != root) rt_comm_copy(data, COMM_LOCAL, data, root);
+    return rt_comm_barrier(signal, CommOrder{{}, {data}});  // later writers of root's data wait for this
+}
+
+// data[src] <- stage of rank src, on every rank (push; stage and data are different windows).
+inline PTO2TaskId rt_comm_allgather(const ChipTensor& stage, const ChipTensor& data, const ChipTensor& signal) {
+    const PTO2CommInfo c = rt_comm_info();
+    pto_comm_detail::check_rows(data, c.nranks, "rt_comm_allgather: data");
+    rt_comm_barrier(signal, CommOrder{{}, {stage, data}});
+    const ChipTensor mine = pto_comm_detail::row(data, c.rank);
+    for (int32_t p = 0; p < c.nranks; ++p) rt_comm_copy(mine, (c.rank + p) % c.nranks, stage, COMM_LOCAL);
+    return rt_comm_barrier(signal, CommOrder{{}, {data, stage}});  // after every push (they read stage)
+}
+
+// data[rank] <- op over every rank's data[rank] (each rank staged all nranks rows of data).
+inline PTO2TaskId rt_comm_reduce_scatter(const ChipTensor& data, const ChipTensor& signal, CommAtomic op) {
+    if (op == CommAtomic::NONE) throw std::invalid_argument("rt_comm_reduce_scatter: op must be ADD, MAX, MIN or MUL");
+    const PTO2CommInfo c = rt_comm_info();
+    pto_comm_detail::check_rows(data, c.nranks, "rt_comm_reduce_scatter: data");
+    return pto_comm_detail::reduce_into(pto_comm_detail::row(data, c.rank), signal, op, c.rank, c.nranks);
+}
+
+// data[src] <- stage[rank] of rank src, on every rank (stage and data are different windows).
+inline PTO2TaskId rt_comm_all_to_all(const ChipTensor& stage, const ChipTensor& data, const ChipTensor& signal) {
+    const PTO2CommInfo c = rt_comm_info();
+    pto_comm_detail::check_rows(stage, c.nranks, "rt_comm_all_to_all: stage");
+    pto_comm_detail::check_rows(data, c.nranks, "rt_comm_all_to_all: data");
+    rt_comm_barrier(signal, CommOrder{{}, {stage, data}});
+    const ChipTensor mine = pto_comm_detail::row(data, c.rank);
+    for (int32_t p = 0; p < c.nranks; ++p) {
+        const int32_t q = (c.rank + p) % c.nranks;
+        rt_comm_copy(mine, q, pto_comm_detail::row(stage, q), COMM_LOCAL);
+    }
+    return rt_comm_barrier(signal, CommOrder{{}, {data, stage}});  // after every push (they read stage)
 }

@@ -9,8 +9,10 @@
 
 #ifdef PTO_SIM_ARCH_A5
 #define PTO_SIM_PLATFORM "a5sim"
+constexpr bool kArchA5 = true;
 #else
 #define PTO_SIM_PLATFORM "a2a3sim"
+constexpr bool kArchA5 = false;
 #endif
 
 #ifdef PTO_SIM_RUNTIME_HBG
@@ -172,7 +174,7 @@ int32_t pto_sim_worker_set_comm(void* worker, int32_t rank, int32_t nranks, uint
         c.nranks = nranks;
         c.arena_base = arena_base;
         c.region_bytes = region_bytes;
-        c.wait_timeout_ms = wait_timeout_ms > 0 ? wait_timeout_ms : 10000;
+        c.wait_timeout_ms = wait_timeout_ms > 0 ? wait_timeout_ms : 30000;
         c.status = reinterpret_cast<PtoSimCommStatus*>(status_addr);
     }
     std::lock_guard<std::mutex> lk(w.mu);
@@ -252,6 +254,7 @@ int32_t pto_sim_run(void* worker, void* program, const ChipTensor* tensors, uint
         return set_err(err, errlen, PTO_SIM_BAD_ARGUMENT,
                        "ring_task_window must be a power of 2 >= 4, got " + std::to_string(win));
     r.host_build_graph = kHostBuildGraph;
+    r.arch_a5 = kArchA5;
     r.hold_dispatch = kHostBuildGraph;
     r.rt.ops = runtime_ops();
     r.rt.pending_scope_mode = PTO2ScopeMode::AUTO;

@@ -80,11 +80,14 @@ void check_copy(const Run& r, const CommTaskDesc& d, const ChipTensor& dst, cons
         bad(d, "dst has " + std::to_string(dst.numel()) + " elements but src has " + std::to_string(src.numel()));
     if (d.dst_rank != COMM_LOCAL) check_in_region(r, d, dst, "dst (addressed on a rank)");
     if (d.src_rank != COMM_LOCAL) check_in_region(r, d, src, "src (addressed on a rank)");
-    if (d.op == int32_t(CommAtomic::ADD) && !add_supported(dst.data_type()))
-        bad(d, std::string("atomic ADD needs an FP32/FP16/BF16/INT32/INT16/INT8 destination, got ") +
+    if (d.op < int32_t(CommAtomic::NONE) || d.op > int32_t(CommAtomic::MUL))
+        bad(d, "atomic must be CommAtomic::NONE, ADD, MAX, MIN or MUL, got " + std::to_string(d.op));
+    if (d.op != int32_t(CommAtomic::NONE) && !add_supported(dst.data_type()))
+        bad(d, std::string("an atomic combine needs an FP32/FP16/BF16/INT32/INT16/INT8 destination, got ") +
                    get_dtype_name(dst.data_type()));
-    if (d.op != int32_t(CommAtomic::NONE) && d.op != int32_t(CommAtomic::ADD))
-        bad(d, "atomic must be CommAtomic::NONE or ADD, got " + std::to_string(d.op));
+    if (d.op != int32_t(CommAtomic::NONE) && dst.data_type() == DataType::BFLOAT16 && r.arch_a5)
+        bad(d, "an atomic combine into a BF16 destination needs the Ascend910B (a2a3sim) profile; a5sim has none "
+               "(use FP32 or FP16)");
 }
 
 // Element offset (in elements from buffer.addr) of the flat index i of a view, row-major.
@@ -112,92 +115,6 @@ int32_t* flat_cell(const Run& r, const ChipTensor& s, uint64_t i, int32_t rank) 
     return reinterpret_cast<int32_t*>(s.buffer.addr + elem_offset(s, i) * 4 + shift(r, rank));
 }
 
-float half_to_float(uint16_t h) {
-    const uint32_t sign = uint32_t(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-    float v;
-    if (exp == 0) v = std::ldexp(float(man), -24);
-    else if (exp == 31) v = man ? NAN : INFINITY;
-    else v = std::ldexp(float(man | 0x400), int(exp) - 25);
-    return sign ? -v : v;
-}
-
-uint16_t float_to_half(float f) {  // round to nearest even
-    uint32_t x;
-    std::memcpy(&x, &f, 4);
-    const uint16_t sign = uint16_t((x >> 16) & 0x8000);
-    const int32_t exp = int32_t((x >> 23) & 0xff) - 127 + 15;
-    uint32_t man = x & 0x7fffff;
-    if (((x >> 23) & 0xff) == 0xff) return uint16_t(sign | 0x7c00 | (man ? 0x200 : 0));
-    if (exp >= 31) return uint16_t(sign | 0x7c00);
-    if (exp <= 0) {
-        if (exp < -10) return sign;
-        man |= 0x800000;
-        const int sh = 14 - exp;
-        uint32_t h = man >> sh;
-        const uint32_t rem = man & ((1u << sh) - 1), half = 1u << (sh - 1);
-        if (rem > half || (rem == half && (h & 1))) ++h;
-        return uint16_t(sign | h);
-    }
-    uint32_t h = (uint32_t(exp) << 10) | (man >> 13);
-    const uint32_t rem = man & 0x1fff;
-    if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) ++h;
-    return uint16_t(sign | h);
-}
-
-float bf16_to_float(uint16_t b) {
-    const uint32_t x = uint32_t(b) << 16;
-    float f;
-    std::memcpy(&f, &x, 4);
-    return f;
-}
-
-uint16_t float_to_bf16(float f) {
-    uint32_t x;
-    std::memcpy(&x, &f, 4);
-    if ((x & 0x7fffffff) > 0x7f800000) return uint16_t((x >> 16) | 0x40);
-    return uint16_t((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-}
-
-template <typename Bits, typename Add>
-void cas_add(void* p, Add add) {
-    Bits* q = static_cast<Bits*>(p);
-    Bits old = __atomic_load_n(q, __ATOMIC_RELAXED);
-    while (!__atomic_compare_exchange_n(q, &old, add(old), true, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
-    }
-}
-
-void atomic_add(DataType t, void* dst, const void* src) {
-    switch (t) {
-        case DataType::INT32: __atomic_fetch_add(static_cast<int32_t*>(dst), *static_cast<const int32_t*>(src), __ATOMIC_ACQ_REL); break;
-        case DataType::INT16: __atomic_fetch_add(static_cast<int16_t*>(dst), *static_cast<const int16_t*>(src), __ATOMIC_ACQ_REL); break;
-        case DataType::INT8: __atomic_fetch_add(static_cast<int8_t*>(dst), *static_cast<const int8_t*>(src), __ATOMIC_ACQ_REL); break;
-        case DataType::FLOAT32: {
-            float v;
-            std::memcpy(&v, src, 4);
-            cas_add<uint32_t>(dst, [v](uint32_t old) {
-                float f;
-                std::memcpy(&f, &old, 4);
-                f += v;
-                uint32_t out;
-                std::memcpy(&out, &f, 4);
-                return out;
-            });
-            break;
-        }
-        case DataType::FLOAT16: {
-            const float v = half_to_float(*static_cast<const uint16_t*>(src));
-            cas_add<uint16_t>(dst, [v](uint16_t old) { return float_to_half(half_to_float(old) + v); });
-            break;
-        }
-        case DataType::BFLOAT16: {
-            const float v = bf16_to_float(*static_cast<const uint16_t*>(src));
-            cas_add<uint16_t>(dst, [v](uint16_t old) { return float_to_bf16(bf16_to_float(old) + v); });
-            break;
-        }
-        default: throw std::invalid_argument("atomic ADD: unsupported dtype");
-    }
-}
-
 void run_copy(const Run& r, const Task& t) {
     const CommTaskDesc& d = t.cdesc;
     const ChipTensor& dst = t.tensors[0];
@@ -206,14 +123,14 @@ void run_copy(const Run& r, const Task& t) {
     char* dbase = reinterpret_cast<char*>(dst.buffer.addr + shift(r, d.dst_rank));
     const char* sbase = reinterpret_cast<const char*>(src.buffer.addr + shift(r, d.src_rank));
     const uint64_t n = dst.numel();
-    const bool add = d.op == int32_t(CommAtomic::ADD);
+    const bool add = d.op != int32_t(CommAtomic::NONE);
     if (!add && dst.is_contiguous && src.is_contiguous) {
         std::memmove(dbase + dst.start_offset * es, sbase + src.start_offset * es, n * es);
     } else {
         for (uint64_t i = 0; i < n; ++i) {
             char* dp = dbase + elem_offset(dst, i) * es;
             const char* sp = sbase + elem_offset(src, i) * es;
-            if (add) atomic_add(dst.data_type(), dp, sp);
+            if (add) comm_combine(dst.data_type(), d.op, dp, sp);
             else std::memcpy(dp, sp, es);
         }
     }
@@ -391,74 +308,90 @@ std::string comm_label(const Run& r, const Task& t) {
     else if (d.kind == CommKind::WAIT)
         os << " cell " << cell_text(d) << (d.op == int32_t(CommWaitCmp::EQ) ? " == " : " >= ") << d.value;
     else if (d.kind == CommKind::COPY)
-        os << " dst rank " << d.dst_rank << " <- src rank " << d.src_rank << (d.op ? " (atomic add)" : "");
+        os << " dst rank " << d.dst_rank << " <- src rank " << d.src_rank
+           << (d.op == 1 ? " (atomic add)" : d.op == 2 ? " (atomic max)" : d.op == 3 ? " (atomic min)" : d.op == 4 ? " (atomic mul)" : "");
     return os.str();
 }
+
+namespace {
+
+// Drops the waits of a run that failed (lock held).
+void drop_failed(std::vector<Pending>& pending) {
+    if (pending.empty() || !pending.front().run->failed) return;
+    Run* r = pending.front().run;
+    r->comm_inflight = 0;
+    clear_status(r);
+    pending.clear();
+    r->signal();
+}
+
+// Moves the run's ready comm tasks into `todo` (lock held).
+void take_ready(Run* r, std::vector<uint32_t>& todo) {
+    todo.clear();
+    if (!r || r->hold_dispatch || r->failed) return;
+    for (uint32_t idx : r->comm_ready) {
+        r->task(idx).state = TaskState::RUNNING;
+        todo.push_back(idx);
+    }
+    r->comm_inflight += int(todo.size());
+    r->comm_ready.clear();
+}
+
+// Starts `todo` and polls `pending` (lock NOT held); finished tasks go to `done`. Returns a status code
+// (0, PTO_SIM_COMM_TIMEOUT, PTO_SIM_ORCH_ERROR) with its message in `error`.
+int step(Run& r, const std::vector<uint32_t>& todo, std::vector<Pending>& pending, std::vector<uint32_t>& done,
+         std::string& error) {
+    done.clear();
+    try {
+        for (uint32_t idx : todo)
+            if (start(r, idx, pending)) done.push_back(idx);
+        for (size_t i = 0; i < pending.size();) {
+            if (satisfied(pending[i])) {
+                done.push_back(pending[i].task);
+                pending.erase(pending.begin() + long(i));
+            } else if (Clock::now() >= pending[i].deadline) {
+                error = timeout_message(pending[i]);
+                return PTO_SIM_COMM_TIMEOUT;
+            } else {
+                ++i;
+            }
+        }
+    } catch (const std::exception& e) {
+        error = std::string("comm task failed: ") + e.what();
+        return PTO_SIM_ORCH_ERROR;
+    }
+    return 0;
+}
+
+}  // namespace
 
 void Worker::comm_loop() {
     std::vector<Pending> pending;
     std::vector<uint32_t> todo, done;
     std::unique_lock<std::mutex> lk(mu);
-    for (;;) {
-        if (shutdown.load()) return;
-        Run* r = run;
-        if (!pending.empty() && pending.front().run->failed) {  // the run failed: drop its waits
-            Run* pr = pending.front().run;
-            pr->comm_inflight = 0;
-            clear_status(pr);
-            pending.clear();
-            pr->signal();
-        }
-        if (!pending.empty()) r = pending.front().run;  // a run cannot end while its comm tasks are in flight
-        todo.clear();
-        if (r && !r->hold_dispatch && !r->failed) {
-            for (uint32_t idx : r->comm_ready) {
-                r->task(idx).state = TaskState::RUNNING;
-                todo.push_back(idx);
-            }
-            r->comm_inflight += int(todo.size());
-            r->comm_ready.clear();
-        }
+    while (!shutdown.load()) {
+        drop_failed(pending);
+        Run* r = pending.empty() ? run : pending.front().run;  // a run cannot end while its comm tasks fly
+        take_ready(r, todo);
         if (todo.empty() && pending.empty()) {
             comm_cv.wait(lk);
             continue;
         }
         lk.unlock();
-        done.clear();
         std::string error;
-        int code = 0;
-        try {
-            for (uint32_t idx : todo)
-                if (start(*r, idx, pending)) done.push_back(idx);
-            for (size_t i = 0; i < pending.size();) {
-                if (satisfied(pending[i])) {
-                    done.push_back(pending[i].task);
-                    pending.erase(pending.begin() + long(i));
-                } else if (Clock::now() >= pending[i].deadline) {
-                    error = timeout_message(pending[i]);
-                    code = PTO_SIM_COMM_TIMEOUT;
-                    break;
-                } else {
-                    ++i;
-                }
-            }
-        } catch (const std::exception& e) {
-            error = std::string("comm task failed: ") + e.what();
-            code = PTO_SIM_ORCH_ERROR;
-        }
+        const int code = step(*r, todo, pending, done, error);
         if (pending.empty()) clear_status(r);
         else publish_status(pending);
         lock_spinning(lk);
-        if (r) {
-            r->comm_inflight = int(pending.size());  // the rest of todo finished (or the run fails below)
-            for (uint32_t idx : done) complete_task(*this, *r, idx);
-            if (code) r->fail(code, error);
-            try_dispatch(*this, *r);
-            r->signal();
-        }
-        if (!pending.empty() && done.empty() && !code) {  // nothing moved: back off briefly before polling again
+        // a polled wait is governed by its own timeout, not by the run's no-progress limit
+        if (!pending.empty()) r->last_progress = Clock::now();
+        r->comm_inflight = int(pending.size());  // the rest of todo finished (or the run fails below)
+        for (uint32_t idx : done) complete_task(*this, *r, idx);
+        if (code) r->fail(code, error);
+        try_dispatch(*this, *r);
+        r->signal();
+        if (!pending.empty() && done.empty() && !code)  // nothing moved: back off briefly before polling again
             comm_cv.wait_for(lk, std::chrono::microseconds(200));
-        }
     }
 }
 

@@ -98,7 +98,7 @@ struct CommContext {
     int32_t nranks = 0;
     uint64_t arena_base = 0;
     uint64_t region_bytes = 0;
-    int64_t wait_timeout_ms = 10000;
+    int64_t wait_timeout_ms = 30000;
     PtoSimCommStatus* status = nullptr;
     bool active() const { return rank >= 0; }
 };
@@ -173,6 +173,7 @@ struct Run {
     Program* prog = nullptr;
     PtoSimRunConfig cfg{};
     bool host_build_graph = false;
+    bool arch_a5 = false;  // a5sim (platform rules of comm tasks)
     bool hold_dispatch = false;
     std::vector<std::unique_ptr<Task>> tasks;
     std::deque<uint32_t> ready[3];
@@ -291,6 +292,7 @@ const PTO2RuntimeOps* runtime_ops();
 // comm.cpp
 void check_comm_task(const Run& r, const CommTaskDesc& d, const CoreTaskArgs& args);  // throws on bad input
 std::string comm_label(const Run& r, const Task& t);
+void comm_combine(DataType t, int32_t op, void* dst, const void* src);  // comm_combine.cpp
 inline bool comm_idle(const Run& r) { return r.comm_inflight == 0 && r.comm_ready.empty(); }
 
 }  // namespace ptosim
