@@ -42,6 +42,9 @@ def _created(func: Any) -> set[Var]:
             and s.value.op == "tensor.create"}
 
 
+_ATOMIC = {0: "NONE", 1: "ADD", 2: "MAX", 3: "MIN", 4: "MUL"}  # comm.copy's atomic= (pto_comm_api.h)
+
+
 def _bind_same(cg: Any, var: Var | None, name: str) -> None:
     if var is not None:
         cg.env[var] = name
@@ -65,7 +68,7 @@ def wait(cg: Any, c: Call, var: Var | None) -> None:
 
 def copy(cg: Any, c: Call, var: Var | None) -> None:
     dst, src = cg.expr(c.args[0]), cg.expr(c.args[2])
-    atomic = "CommAtomic::ADD" if int(c.kwargs.get("atomic", 0)) == 1 else "CommAtomic::NONE"
+    atomic = "CommAtomic::" + _ATOMIC[int(c.kwargs.get("atomic", 0))]
     cg.em.line(f"rt_comm_copy({dst}, (int32_t)({cg.expr(c.args[1])}), {src}, (int32_t)({cg.expr(c.args[3])}), "
                f"{atomic}, {_order(cg, [dst, src])});")
     _bind_same(cg, var, dst)

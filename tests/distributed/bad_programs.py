@@ -31,9 +31,9 @@ def host_notify_plain(x: pl.Tensor[[2, 1, W], pl.FP32], y: pl.Out[pl.Tensor[[2, 
 
 
 @pl.jit.incore
-def uses_reduce_scatter(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W], pl.FP32]],
+def uses_defer_wait(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W], pl.FP32]],
                    data: pld.DistributedTensor[[1, W], pl.FP32]):
-    data = pld.tensor.reduce_scatter(data, data, op=pld.ReduceOp.Sum)  # COLLECTIVE_LINE
+    pld.system.defer_wait(data, offsets=[0, 0], expected=1)  # COLLECTIVE_LINE
     t = pl.load(data, [0, 0], [1, W])
     y = pl.store(t, [0, 0], y)
     return y
@@ -42,7 +42,7 @@ def uses_reduce_scatter(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W
 @pl.jit.incore
 def uses_allreduce_max(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W], pl.FP32]],
                        data: pld.DistributedTensor[[1, W], pl.FP32], sig: pld.DistributedTensor[[2, 1], pl.INT32]):
-    data = pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Max)  # ALLREDUCE_MAX_LINE
+    data = pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Max, mode="ring")  # ALLREDUCE_RING_LINE
     t = pl.load(data, [0, 0], [1, W])
     y = pl.store(t, [0, 0], y)
     return y
@@ -66,7 +66,7 @@ def host_allreduce_max(x: pl.Tensor[[2, 1, W], pl.FP32], y: pl.Out[pl.Tensor[[2,
 @pl.jit
 def chip_allreduce(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W], pl.FP32]],
                    data: pld.DistributedTensor[[1, W], pl.FP32]):
-    return uses_reduce_scatter(x, y, data)
+    return uses_defer_wait(x, y, data)
 
 
 @pl.jit.host

@@ -306,3 +306,72 @@ def host_ring_sum(x: pl.Tensor[[G, 1, W], pl.FP32], y: pl.Out[pl.Tensor[[G, 1, W
     for r in pl.range(pld.world_size()):
         chip_ring_sum(x[r], y[r], pld.window(box_buf, [1, W], dtype=pl.FP32),
                       pld.window(sig_buf, [G, 1], dtype=pl.INT32), device=r)
+
+
+# -- allreduce Max / Prod, reduce_scatter and all_to_all (fixed 4-rank world for the row collectives) ----------
+@pl.jit.incore
+def max_and_prod(x: pl.Tensor[[1, W], pl.FP32], both: pl.Out[pl.Tensor[[2, W], pl.FP32]],
+                 hi: pld.DistributedTensor[[1, W], pl.FP32], pr: pld.DistributedTensor[[1, W], pl.FP32],
+                 sig: pld.DistributedTensor[[NR, 1], pl.INT32]):
+    t = pl.load(x, [0, 0], [1, W])
+    hi = pl.store(t, [0, 0], hi)
+    pr = pl.store(t, [0, 0], pr)
+    hi = pld.tensor.allreduce(hi, sig, op=pld.ReduceOp.Max)
+    pr = pld.tensor.allreduce(pr, sig, op=pld.ReduceOp.Prod)
+    both = pl.store(pl.load(hi, [0, 0], [1, W]), [0, 0], both)
+    both = pl.store(pl.load(pr, [0, 0], [1, W]), [1, 0], both)
+    return both
+
+
+@pl.jit
+def chip_max_prod(x: pl.Tensor[[1, W], pl.FP32], both: pl.Out[pl.Tensor[[2, W], pl.FP32]],
+                  hi: pld.DistributedTensor[[1, W], pl.FP32], pr: pld.DistributedTensor[[1, W], pl.FP32],
+                  sig: pld.DistributedTensor[[NR, 1], pl.INT32]):
+    return max_and_prod(x, both, hi, pr, sig)
+
+
+@pl.jit.host
+def host_max_prod(x: pl.Tensor[[NR, 1, W], pl.FP32], both: pl.Out[pl.Tensor[[NR, 2, W], pl.FP32]]):
+    hi_buf = pld.alloc_window_buffer([1, W], dtype=pl.FP32)
+    pr_buf = pld.alloc_window_buffer([1, W], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([pld.world_size(), 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        chip_max_prod(x[r], both[r], pld.window(hi_buf, [1, W], dtype=pl.FP32),
+                      pld.window(pr_buf, [1, W], dtype=pl.FP32),
+                      pld.window(sig_buf, [pld.world_size(), 1], dtype=pl.INT32), device=r)
+
+
+@pl.jit.incore
+def scatter_and_exchange(x: pl.Tensor[[G, W], pl.FP32], mine: pl.Out[pl.Tensor[[G, W], pl.FP32]],
+                         swapped: pl.Out[pl.Tensor[[G, W], pl.FP32]], red: pld.DistributedTensor[[G, W], pl.FP32],
+                         stage: pld.DistributedTensor[[G, W], pl.FP32], got: pld.DistributedTensor[[G, W], pl.FP32],
+                         sig: pld.DistributedTensor[[G, 1], pl.INT32]):
+    t = pl.load(x, [0, 0], [G, W])
+    red = pl.store(t, [0, 0], red)
+    stage = pl.store(t, [0, 0], stage)
+    red = pld.tensor.reduce_scatter(red, sig, op=pld.ReduceOp.Sum)
+    got = pld.tensor.all_to_all(stage, got, sig)
+    mine = pl.store(pl.load(red, [0, 0], [G, W]), [0, 0], mine)
+    swapped = pl.store(pl.load(got, [0, 0], [G, W]), [0, 0], swapped)
+    return swapped
+
+
+@pl.jit
+def chip_scatter(x: pl.Tensor[[G, W], pl.FP32], mine: pl.Out[pl.Tensor[[G, W], pl.FP32]],
+                 swapped: pl.Out[pl.Tensor[[G, W], pl.FP32]], red: pld.DistributedTensor[[G, W], pl.FP32],
+                 stage: pld.DistributedTensor[[G, W], pl.FP32], got: pld.DistributedTensor[[G, W], pl.FP32],
+                 sig: pld.DistributedTensor[[G, 1], pl.INT32]):
+    return scatter_and_exchange(x, mine, swapped, red, stage, got, sig)
+
+
+@pl.jit.host
+def host_scatter(x: pl.Tensor[[G, G, W], pl.FP32], mine: pl.Out[pl.Tensor[[G, G, W], pl.FP32]],
+                 swapped: pl.Out[pl.Tensor[[G, G, W], pl.FP32]]):
+    red_buf = pld.alloc_window_buffer([G, W], dtype=pl.FP32)
+    stage_buf = pld.alloc_window_buffer([G, W], dtype=pl.FP32)
+    got_buf = pld.alloc_window_buffer([G, W], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([G, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        chip_scatter(x[r], mine[r], swapped[r], pld.window(red_buf, [G, W], dtype=pl.FP32),
+                     pld.window(stage_buf, [G, W], dtype=pl.FP32), pld.window(got_buf, [G, W], dtype=pl.FP32),
+                     pld.window(sig_buf, [G, 1], dtype=pl.INT32), device=r)

@@ -136,12 +136,12 @@ def test_a_comm_op_on_a_plain_tensor_is_located():
 
 def test_unsupported_collectives_are_located():
     args = torch.zeros(2, 1, bad.W), torch.zeros(2, 1, bad.W)
-    with pytest.raises(UnsupportedFeatureError, match="pld.tensor.reduce_scatter is not supported") as exc:
+    with pytest.raises(UnsupportedFeatureError, match="pld.system.defer_wait is not supported") as exc:
         bad.host_allreduce.compile(*args, config=_cfg(2))
     assert exc.value.span.line == _line(bad, "COLLECTIVE_LINE")
-    with pytest.raises(UnsupportedFeatureError, match="only op=pld.ReduceOp.Sum") as exc:
+    with pytest.raises(UnsupportedFeatureError, match="only mode='mesh'") as exc:
         bad.host_allreduce_max.compile(*args, config=_cfg(2))
-    assert exc.value.span.line == _line(bad, "ALLREDUCE_MAX_LINE")
+    assert exc.value.span.line == _line(bad, "ALLREDUCE_RING_LINE")
 
 
 def test_an_unsupported_host_statement_is_located():

@@ -93,3 +93,24 @@ def test_a_constant_trip_loop_of_tile_code_and_comm_ops_is_unrolled():
     x, y = _rows(dp.G, 10), torch.zeros(dp.G, 1, dp.W)
     dp.host_ring_sum(x, y, config=_cfg(dp.G))
     np.testing.assert_allclose(y.numpy(), np.stack([x.numpy().sum(axis=0)] * dp.G), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("n", RANKS)
+def test_allreduce_max_and_prod(n):
+    x, both = _rows(n, 11), torch.zeros(n, 2, dp.W)
+    dp.host_max_prod(x, both, config=_cfg(n))
+    rows = x.numpy()[:, 0, :]
+    np.testing.assert_allclose(both.numpy()[:, 0, :], np.stack([rows.max(axis=0)] * n), rtol=0, atol=0)
+    np.testing.assert_allclose(both.numpy()[:, 1, :], np.stack([rows.prod(axis=0)] * n), rtol=1e-5, atol=1e-6)
+
+
+def test_reduce_scatter_and_all_to_all():
+    g = dp.G
+    x = torch.from_numpy(np.random.default_rng(12).standard_normal((g, g, dp.W)).astype(np.float32))
+    mine, swapped = torch.zeros(g, g, dp.W), torch.zeros(g, g, dp.W)
+    dp.host_scatter(x, mine, swapped, config=_cfg(g))
+    xs = x.numpy()
+    for r in range(g):  # row r of rank r is the sum over ranks of their row r; other rows stay as staged
+        np.testing.assert_allclose(mine.numpy()[r, r], xs[:, r].sum(axis=0), rtol=1e-5, atol=1e-5)
+        # all_to_all: rank r's row src holds rank src's row r
+        np.testing.assert_array_equal(swapped.numpy()[r], np.stack([xs[src, r] for src in range(g)]))

@@ -58,3 +58,12 @@ def values(items: list[Any]) -> ast.List:
 
 def zeros(n: int) -> ast.List:
     return values([0] * n)
+
+
+def resolve(node: ast.expr, env: dict[str, Any]) -> Any:
+    if isinstance(node, ast.Name):
+        return env.get(node.id)
+    if isinstance(node, ast.Attribute):
+        base = resolve(node.value, env)
+        return None if base is None else getattr(base, node.attr, None)
+    return None

@@ -44,6 +44,9 @@ from pypto.language.distributed._ast_util import (
     name as _name,
 )
 from pypto.language.distributed._ast_util import (
+    resolve as _resolve,
+)
+from pypto.language.distributed._ast_util import (
     static_int as _static_int,
 )
 from pypto.language.distributed._ast_util import (
@@ -55,14 +58,14 @@ from pypto.language.distributed._ast_util import (
 from pypto.language.distributed._ast_util import (
     zeros as _zeros,
 )
+from pypto.language.distributed.comm_collectives import COMM, CollectivesMixin, enum_value
 from pypto.span import Span
 
-COMM = "__comm__"
 _SPLIT_NAMES = {"pld.system.notify", "pld.system.wait", "pld.tensor.barrier", "pld.tensor.put", "pld.tensor.get",
                 "pld.tile.remote_load", "pld.tile.remote_store", "pld.tensor.allreduce", "pld.tensor.broadcast",
-                "pld.tensor.allgather"}
+                "pld.tensor.allgather", "pld.tensor.reduce_scatter", "pld.tensor.all_to_all"}
 _CTX = {"pld.get_comm_ctx", "pld.rank", "pld.nranks"}
-_COLLECTIVES = {"pld.tensor.reduce_scatter", "pld.tensor.all_to_all", "pld.system.defer_wait"}
+_COLLECTIVES = {"pld.system.defer_wait"}
 _PARAMS = {  # argument names of each comm op, positional order
     "pld.system.notify": ("signal", "peer", "offsets", "value", "op"),
     "pld.system.wait": ("signal", "offsets", "expected", "cmp"),
@@ -74,6 +77,8 @@ _PARAMS = {  # argument names of each comm op, positional order
     "pld.tensor.allreduce": ("data", "signal", "op", "mode", "core_num"),
     "pld.tensor.broadcast": ("data", "signal", "root"),
     "pld.tensor.allgather": ("stage", "data", "signal"),
+    "pld.tensor.reduce_scatter": ("data", "signal", "op"),
+    "pld.tensor.all_to_all": ("stage", "data", "signal"),
 }
 
 
@@ -92,21 +97,12 @@ def uses_comm(fdef: ast.FunctionDef, env: dict[str, Any]) -> bool:
                for n in ast.walk(fdef))
 
 
-def _resolve(node: ast.expr, env: dict[str, Any]) -> Any:
-    if isinstance(node, ast.Name):
-        return env.get(node.id)
-    if isinstance(node, ast.Attribute):
-        base = _resolve(node.value, env)
-        return None if base is None else getattr(base, node.attr, None)
-    return None
-
-
 def _construct_name(node: ast.expr, env: dict[str, Any]) -> str | None:
     obj = _resolve(node, env)
     return obj.name if isinstance(obj, _markers.Construct) else None
 
 
-class CommSplit:
+class CommSplit(CollectivesMixin):
     """Rewrite one kernel (see the module docstring); ``span_of(node)`` locates errors in the original."""
 
     def __init__(self, fdef: ast.FunctionDef, env: dict[str, Any], span_of: Any) -> None:
@@ -342,13 +338,13 @@ class CommSplit:
 
     def _notify(self, name: str, a: dict[str, ast.expr], call: ast.Call, target: Any) -> list[ast.stmt]:
         sig = self._window(name, a.get("signal"), call, "signal")
-        op = _enum_value(a.get("op"), self.env, 1)
+        op = enum_value(a.get("op"), self.env, 1)
         args = [_name(sig), a["peer"], a["offsets"], a.get("value", ast.Constant(1))]
         return [ast.Expr(_call(_attr(COMM, "notify"), args, [ast.keyword("op", ast.Constant(op))]))]
 
     def _wait(self, name: str, a: dict[str, ast.expr], call: ast.Call, target: Any) -> list[ast.stmt]:
         sig = self._window(name, a.get("signal"), call, "signal")
-        cmp = _enum_value(a.get("cmp"), self.env, 1)
+        cmp = enum_value(a.get("cmp"), self.env, 1)
         args = [_name(sig), a["offsets"], a.get("expected", ast.Constant(1))]
         return [ast.Expr(_call(_attr(COMM, "wait"), args, [ast.keyword("cmp", ast.Constant(cmp))]))]
 
@@ -366,7 +362,7 @@ class CommSplit:
 
     def _copy(self, dst: ast.expr, dst_rank: ast.expr, src: ast.expr, src_rank: ast.expr, a: dict[str, ast.expr],
               call: ast.Call) -> ast.stmt:
-        atomic = _enum_value(a.get("atomic"), self.env, 0)
+        atomic = enum_value(a.get("atomic"), self.env, 0)
         return ast.Expr(_call(_attr(COMM, "copy"), [dst, dst_rank, src, src_rank],
                               [ast.keyword("atomic", ast.Constant(atomic))]))
 
@@ -397,62 +393,6 @@ class CommSplit:
         view = _call(_attr("pl", "tensor", "slice"), [_name(dst), shape_node, a.get("offsets", zeros)], [])
         return [self._copy(view, a["peer"], _name(scratch), ast.Constant(-1), {}, call)]
 
-    # -- collectives, composed of barriers and copies (the mesh forms) ------------------------------
-    def _ranks(self) -> list[ast.stmt]:
-        """``__comm_me`` / ``__comm_n``: this rank and the rank count, for the composed collectives."""
-        self.orch_scalars.update({"__comm_me", "__comm_n"})
-        return [_assign("__comm_me", _call(_attr(COMM, "rank"), [], [])),
-                _assign("__comm_n", _call(_attr(COMM, "nranks"), [], []))]
-
-    def _each_peer(self, body: ast.stmt) -> ast.For:
-        """``for __comm_p in pl.range(__comm_n): if __comm_p != __comm_me: body``."""
-        test = ast.Compare(_name("__comm_p"), [ast.NotEq()], [_name("__comm_me")])
-        return ast.For(target=ast.Name("__comm_p", ast.Store()),
-                       iter=_call(_attr("pl", "range"), [_name("__comm_n")], []),
-                       body=[ast.If(test=test, body=[body], orelse=[])], orelse=[])
-
-    def _allreduce(self, name: str, a: dict[str, ast.expr], call: ast.Call, target: Any) -> list[ast.stmt]:
-        data = self._window(name, a.get("data"), call, "data")
-        sig = self._window(name, a.get("signal"), call, "signal")
-        op = _enum_value(a.get("op"), self.env, 0)
-        mode = a.get("mode")
-        if op != 0 or (mode is not None and getattr(mode, "value", "mesh") != "mesh"):
-            raise self._err(f"{name}: only op=pld.ReduceOp.Sum in mesh mode is supported (an atomic-add copy from "
-                            "every peer)", call, "compose other reductions from remote_load and tile ops")
-        shape, dt = self.windows[data]
-        acc = self._scratch(shape, dt)
-        zero = ast.Constant(-1)
-        add = ast.Expr(_call(_attr(COMM, "copy"), [_name(acc), zero, _name(data), _name("__comm_p")],
-                             [ast.keyword("atomic", ast.Constant(1))]))
-        return [*self._ranks(), self._barrier(name, {"signal": _name(sig)}, call, None)[0],
-                self._copy(_name(acc), zero, _name(data), zero, {}, call), self._each_peer(add),
-                self._barrier(name, {"signal": _name(sig)}, call, None)[0],
-                self._copy(_name(data), zero, _name(acc), zero, {}, call)]
-
-    def _broadcast(self, name: str, a: dict[str, ast.expr], call: ast.Call, target: Any) -> list[ast.stmt]:
-        data = self._window(name, a.get("data"), call, "data")
-        sig = self._window(name, a.get("signal"), call, "signal")
-        root = a.get("root", ast.Constant(0))
-        fetch = self._copy(_name(data), ast.Constant(-1), _name(data), root, {}, call)
-        not_root = ast.Compare(_name("__comm_me"), [ast.NotEq()], [root])
-        return [*self._ranks(), self._barrier(name, {"signal": _name(sig)}, call, None)[0],
-                ast.If(test=not_root, body=[fetch], orelse=[]),
-                self._barrier(name, {"signal": _name(sig)}, call, None)[0]]
-
-    def _allgather(self, name: str, a: dict[str, ast.expr], call: ast.Call, target: Any) -> list[ast.stmt]:
-        stage = self._window(name, a.get("stage"), call, "stage")
-        data = self._window(name, a.get("data"), call, "data")
-        sig = self._window(name, a.get("signal"), call, "signal")
-        if stage == data:
-            raise self._err(f"{name}: stage and data must be different window buffers", call)
-        row = self.windows[stage][0]
-        offsets = ast.List([_name("__comm_me")] + [ast.Constant(0)] * (len(row) - 1), ast.Load())
-        view = _call(_attr("pl", "tensor", "slice"), [_name(data), _list(row), offsets], [])
-        push = ast.Expr(_call(_attr(COMM, "copy"), [view, _name("__comm_p"), _name(stage), ast.Constant(-1)],
-                              [ast.keyword("atomic", ast.Constant(0))]))
-        mine = self._copy(view, ast.Constant(-1), _name(stage), ast.Constant(-1), {}, call)
-        return [*self._ranks(), mine, self._each_peer(push), self._barrier(name, {"signal": _name(sig)}, call, None)[0]]
-
     def _scratch(self, shape: list[Any], dt: DataType) -> str:
         name = f"__comm_scratch_{len(self.scratch)}"
         self.scratch.append((name, shape, dt))
@@ -470,13 +410,6 @@ class _RankCalls(ast.NodeTransformer):
         if name in ("pld.rank", "pld.nranks"):
             return _call(_attr(COMM, name.split(".")[1]), [], [])
         return self.generic_visit(node)
-
-
-def _enum_value(node: ast.expr | None, env: dict[str, Any], default: int) -> int:
-    if node is None:
-        return default
-    value = _resolve(node, env) if not isinstance(node, ast.Constant) else node.value
-    return int(value) if value is not None else default
 
 
 def _is_doc(s: ast.stmt) -> bool:
