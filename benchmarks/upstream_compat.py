@@ -39,7 +39,15 @@ DISTRIBUTED = ("examples/distributed/", "examples/runtime/distributed_callback.p
                "examples/runtime/multi_program_kv_cache.py")
 # A script that hard-codes a hardware platform (``RunConfig(platform="a2a3")``) runs with the
 # ``run_hw_on_sim`` setting on, so its run goes to the simulator of that architecture (pypto warns).
-HW_PLATFORM = re.compile(r"""platform\s*=\s*["'](a2a3|a5)["']""")
+HW_PLATFORM = re.compile(r"""platform\s*(?::\s*\w+\s*)?=\s*["'](a2a3|a5)["']""")
+# Command-line variants of the distributed examples: each runs as its own case ("<file> <args>").
+VARIANTS = {
+    "examples/distributed/04_barrier.py": (["--use-builtin"],),
+    "examples/distributed/05_remote_load_store.py": (["--mode", "store"],),
+    "examples/distributed/06_put_get.py": (["--mode", "get"],),
+    "examples/distributed/07_dynamic_rank_count.py": (["--mode", "get"], ["-d", "0,1,2,3"],
+                                                      ["--mode", "get", "-d", "0,1,2"]),
+}
 # Package entry points upstream runs with ``python -m``.
 MODULE_ENTRIES = {"examples/models/qwen3_jit/qwen3_decode.py": "examples.models.qwen3_jit.qwen3_decode"}
 
@@ -100,6 +108,8 @@ def example_cases(root: Path, distributed: bool) -> list[Case]:
         code = (line.split("#", 1)[0] for line in path.read_text(encoding="utf-8").splitlines())
         hw = any(HW_PLATFORM.search(line) for line in code)
         cases.append(Case("examples", rel, argv, None, str(root), hw_on_sim=hw))
+        for extra in VARIANTS.get(rel, ()) if distributed else ():
+            cases.append(Case("examples", f"{rel} {' '.join(extra)}", argv + extra, None, str(root), hw_on_sim=hw))
     return cases
 
 

@@ -207,8 +207,8 @@ def compile(  # noqa: A001 - the upstream API name
         raise TypeError(f"ir.compile() expects an ir.Program (a @pl.program class), got {type(program).__name__}")
     if distributed_config is not None:
         raise UnsupportedFeatureError(
-            "distributed_config: HOST-level (L3, distributed) programs are not supported by this pypto",
-            hint="compile CHIP-level programs (an Orchestration function with pl.at(CORE_GROUP) kernels)")
+            "distributed_config: pypto.driver.compile compiles one chip-level program",
+            hint="compile distributed (HOST-level) programs with pypto.ir.compile(..., distributed_config=...)")
     opts = resolve_options(program, dict(locals()))
     return _compile(program, opts)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pypto.codegen import orch_comm
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
 from pypto.ir.expr import (
@@ -258,4 +259,5 @@ _TENSOR_OPS = {
     "array.create": CppExpr._array_create,
     "array.update_element": CppExpr._array_update,
     "array.get_element": CppExpr._array_get,
+    **orch_comm.OPS,
 }

@@ -85,7 +85,7 @@ from pypto.ir.types import (
 from pypto.span import Span
 
 _LAZY = {
-    "compile": ("pypto.driver", "compile"),
+    "compile": ("pypto.jit.distributed.host", "compile"),  # the driver's, or a distributed compile
     "CompiledProgram": ("pypto.compiled", "CompiledProgram"),
     "python_print": ("pypto.ir.printer", "python_print"),
     "serialize": ("pypto.ir.serialization", "serialize"),

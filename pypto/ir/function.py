@@ -52,6 +52,12 @@ class Function:
         object.__setattr__(self, "role", role)
 
     @property
+    def requires_runtime_binding(self) -> bool:
+        """A HOST SubWorker declared with a ``...`` body: its implementation is bound at run time
+        (``DistributedCompiledProgram.prepare(callbacks={name: fn})``)."""
+        return bool(self.attrs.get("requires_runtime_binding", False))
+
+    @property
     def is_incore(self) -> bool:
         return self.func_type in INCORE_TYPES
 

@@ -102,12 +102,16 @@ class JITFunction:
         _install_dep_calls()
         info = source_info(self.func)
         func_type = _KIND_TYPE[self.kind]
+        env = {**self.func.__globals__, **_closure_values(self.func), **scalars}
+        if func_type is FunctionType.InCore:
+            from pypto.jit.comm_kernel import split_at_comm_ops
+
+            info, func_type, env = split_at_comm_ops(info, func_type, env)
         extra = "" if self.auto_scope else ", auto_scope=False"
         if self.level is not None:
             extra += f", level=pl.Level.{self.level.name}"
         decorator = f"@pl.function(type=pl.FunctionType.{func_type.value}{extra})"
         text = rewrite_signature(info, metas, scalars, decorator)
-        env = {**self.func.__globals__, **_closure_values(self.func), **scalars}
         return parse_jit_function(text, filename=info.filename, line_offset=info.first_line - 1,
                                   col_offset=info.indent, env=env, specialized=frozenset(scalars))
 
@@ -185,6 +189,15 @@ class JITFunction:
 
         build.prebuild_artifact(compiled.output_dir, cfg.platform)  # g++ starts while Python moves on
         return compiled
+
+    def compile_into(self, metas: dict[str, TensorMeta], cfg: Any, output_dir: Any) -> Any:
+        """Compile into ``output_dir`` with every scalar parameter kept a runtime value (no cache): the
+        chip-level program of a distributed compile (one build serves every rank)."""
+        from pypto.driver import compile as ir_compile
+
+        kwargs = _compile_kwargs(cfg)
+        kwargs["output_dir"] = output_dir
+        return ir_compile(self.specialize(metas, {}), **kwargs)
 
     def _disk_key(self, key: tuple, cfg: Any) -> str | None:
         """The on-disk cache key, or None when bypassed: turned off, a compile profile asked for, or an
@@ -285,6 +298,12 @@ class _JITDecorator:
 
     def graph(self, func: Any = None, **opts: Any) -> Any:
         return self._kind("graph", func, **opts)
+
+    def host(self, func: Any = None) -> Any:
+        """``@pl.jit.host``: a HOST-level (distributed) orchestrator; see :mod:`pypto.jit.distributed`."""
+        from pypto.jit.distributed.host import HostFunction
+
+        return HostFunction if func is None else HostFunction(func)
 
 
 jit = _JITDecorator()

@@ -11,6 +11,7 @@ from typing import Any
 from pypto.errors import ParserTypeError, UnsupportedFeatureError
 from pypto.ir.enums import FunctionType, Level, Role
 from pypto.ir.function import Function, Program
+from pypto.ir.stmt import SeqStmts
 from pypto.language.bindings import Scope
 from pypto.language.expr_parser import ExprParser, ProgramCtx
 from pypto.language.parser import FuncOptions, FunctionParser
@@ -87,11 +88,47 @@ def parse_class(cdef: ast.ClassDef, source: Source, env: dict[str, Any], strict_
         ctx.returns[node.name] = sig[2]
         ctx.arity[node.name] = len(sig[0])
         work.append((node, opts, parser, sig))
-    funcs = [parser.parse(node, opts, sig) for node, opts, parser, sig in work]
+    kinds = _host_callees(work)
+    funcs = [_parse_host(node, opts, sig, source, env, kinds) if opts.level is Level.HOST
+             else parser.parse(node, opts, sig) for node, opts, parser, sig in work]
     funcs += [f for name, f in ctx.externals.items() if all(g.name != name for g in funcs)]
     from pypto.ir.callgraph import callee_first
 
     return Program(cdef.name, tuple(callee_first(funcs)), span=source.span(cdef))
+
+
+def _host_callees(work: list) -> dict[str, str]:
+    """What a HOST orchestrator may call as ``self.<name>``: chip-level orchestrations and HOST SubWorkers."""
+    kinds: dict[str, str] = {}
+    for node, opts, _parser, _sig in work:
+        if opts.level is Level.HOST and opts.role is Role.SubWorker:
+            kinds[node.name] = "callback"
+        elif opts.func_type in (FunctionType.Orchestration, FunctionType.Opaque) and opts.level is not Level.HOST:
+            kinds[node.name] = "chip"
+    return kinds
+
+
+def _parse_host(fdef: ast.FunctionDef, opts: FuncOptions, sig: tuple, source: Source, env: dict[str, Any],
+                kinds: dict[str, str]) -> Function:
+    """A HOST-level function: an orchestrator's body becomes control-plane Python (``host_source``); a
+    SubWorker with a ``...`` body is a runtime-bound callback point (``requires_runtime_binding``)."""
+    from pypto.language.distributed.host_frontend import HostFrontend, is_abstract_body
+
+    params, dirs, rets = sig
+    attrs = dict(opts.attrs)
+    if opts.role is Role.SubWorker:
+        if not is_abstract_body(fdef):
+            raise UnsupportedFeatureError(
+                f"HOST SubWorker '{fdef.name}' has a body; this pypto runs SubWorkers only as runtime-bound "
+                "callbacks", source.span(fdef), "write its body as '...' and bind it with prepare(callbacks={...})")
+        attrs["requires_runtime_binding"] = True
+    else:
+        lowered = HostFrontend(source, env, kinds).lower(fdef)
+        attrs["host_source"] = lowered.text
+        attrs["host_calls"] = tuple(lowered.chip_calls)
+        attrs["host_callbacks"] = tuple(lowered.callbacks)
+    return Function(fdef.name, tuple(params), tuple(dirs), rets, SeqStmts((), span=source.span(fdef)),
+                    opts.func_type, opts.level, opts.role, attrs, span=source.span(fdef))
 
 
 def parse_function(fdef: ast.FunctionDef, source: Source, env: dict[str, Any], opts: FuncOptions,

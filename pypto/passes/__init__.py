@@ -38,6 +38,7 @@ REGISTRY: dict[str, str] = {
     "LowerPipelineLoops": "pypto.passes.lower_pipeline_loops",
     "ResolveBackendOpLayouts": "pypto.passes.resolve_backend_op_layouts",
     "AutoTileMatmulL0": "pypto.passes.auto_tile_matmul_l0",
+    "MaterializeDistTensorCtx": "pypto.passes.materialize_dist_tensor_ctx",
 }
 for _name in ("OutlineHierarchyScopes", "OutlineClusterScopes", "OptimizeOrchTensors", "LowerCompositeOps",
               "FlattenTileNdTo2D", "LegalizeTileCast", "CanonicalizeTileSlice",
@@ -45,7 +46,7 @@ for _name in ("OutlineHierarchyScopes", "OutlineClusterScopes", "OptimizeOrchTen
               "SplitVectorKernel", "StampTfreeSplit", "SkewCrossCorePipeline", "LowerPipelineToSlots",
               "CanonicalizeIOOrder", "FoldNoOpReshape", "FuseCreateAssembleToSlice",
               "AutoDeriveTaskDependencies", "ExpandManualPhaseFence", "SynthesizeAllReduceSignals",
-              "MaterializeCommDomainScopes", "LowerHostTensorCollectives", "MaterializeDistTensorCtx",
+              "MaterializeCommDomainScopes", "LowerHostTensorCollectives",
               "ClassifyIterArgCarry", "InsertCommFence", "MaterializeValidShapeSymbols"):
     REGISTRY[_name] = _GUARDS
 

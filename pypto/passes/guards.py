@@ -105,7 +105,6 @@ SynthesizeAllReduceSignals = _make("SynthesizeAllReduceSignals", no_distributed)
 MaterializeCommDomainScopes = _make("MaterializeCommDomainScopes", no_distributed,
                                     frozenset({P.CommDomainScopesMaterialized}))
 LowerHostTensorCollectives = _make("LowerHostTensorCollectives", no_distributed)
-MaterializeDistTensorCtx = _make("MaterializeDistTensorCtx", no_distributed, frozenset({P.DistTensorCtxMaterialized}))
 ClassifyIterArgCarry = _make("ClassifyIterArgCarry", nothing, frozenset({P.IterArgCarryClassified}))
 InsertCommFence = _make("InsertCommFence", no_distributed)
 MaterializeValidShapeSymbols = _make("MaterializeValidShapeSymbols", nothing)

@@ -72,6 +72,14 @@ class InlineFunctions(Pass):
                 result = s.var if isinstance(s, AssignStmt) else None
                 out.extend(_expand(value, inline[value.op.name], result, s.span))
                 continue
+            if isinstance(s, ReturnStmt) and len(s.values) == 1 and isinstance(s.values[0], Call) \
+                    and isinstance(s.values[0].op, GlobalVar) and s.values[0].op.name in inline:
+                # ``return f(...)``: expand as ``tmp = f(...); return tmp``
+                call = s.values[0]
+                tmp = Var(f"{call.op.name}_result", call.result_type, span=s.span)
+                out.extend(_expand(call, inline[call.op.name], tmp, s.span))
+                out.append(ReturnStmt((tmp,), span=s.span))
+                continue
             nested = [c for c in calls_in(s) if isinstance(c.op, GlobalVar) and c.op.name in inline]
             if nested and not isinstance(s, (AssignStmt, EvalStmt)) or nested and value is not nested[0]:
                 raise UnsupportedFeatureError(

@@ -4,7 +4,8 @@ Floor: above ``artifact``, ``ir``, ``toolchain`` and ``errors``; it reads artifa
 and runs them, and never compiles. ``ChipWorker`` owns one simulated chip; ``compiled(*args)`` uses an
 active or implicit worker. :func:`run` (compile if needed, run, compare), :func:`benchmark` and
 :func:`run_pto` (a hand-written ``.pto`` kernel) live in :mod:`pypto.flows`, above both the driver and
-the runtime, and are re-exported here through ``_LAZY`` (the one declared upward reach).
+the runtime, and are re-exported here through ``_LAZY`` (the one declared upward reach), as is
+:class:`DistributedWorker` (from :mod:`pypto.jit.distributed`, which compiles and runs).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pypto.runtime.worker import ChipWorker, RegistrationHandle
 _LAZY = {"BenchmarkResult": "pypto.flows.harness", "RunResult": "pypto.flows.harness",
          "benchmark": "pypto.flows.harness", "run": "pypto.flows.harness",
          "PreparedPto": "pypto.flows.pto_runner", "prepare_pto": "pypto.flows.pto_runner",
-         "run_pto": "pypto.flows.pto_runner"}
+         "run_pto": "pypto.flows.pto_runner", "DistributedWorker": "pypto.jit.distributed.worker"}
 
 
 def __getattr__(name: str) -> Any:
@@ -39,6 +40,7 @@ __all__ = [
     "ChipWorker",
     "DeadlockError",
     "DeviceTensor",
+    "DistributedWorker",
     "KernelFaultError",
     "OrchestrationError",
     "PreparedPto",

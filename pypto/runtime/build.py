@@ -186,13 +186,13 @@ def prebuild_runtime(platform: str, runtime: str) -> None:
     builds; :func:`runtime_library` waits for it (and reports its error, if any).
     """
     if platform in PLATFORM_FLAGS and runtime in RUNTIME_MACROS:
-        _BACKGROUND.submit(_quietly, runtime_library, platform, runtime)
+        _submit_background(runtime_library, platform, runtime)
 
 
 def prebuild_artifact(root: Path, platform: str) -> None:
     """Start building an artifact's kernels and orchestration in the background; never raises."""
     if platform in PLATFORM_FLAGS:
-        _BACKGROUND.submit(_quietly, _prebuild_artifact, Path(root), platform)
+        _submit_background(_prebuild_artifact, Path(root), platform)
 
 
 def _prebuild_artifact(root: Path, platform: str) -> None:
@@ -210,6 +210,27 @@ def _quietly(fn: Callable[..., object], *args: object) -> None:
 # foreground request for the same file waits for the running build instead of starting another.
 _BACKGROUND = ThreadPoolExecutor(max_workers=2, thread_name_prefix="pypto-prebuild")
 _inflight: dict[Path, Future[Path]] = {}
+_background_jobs: set[Future[None]] = set()
+
+
+def _submit_background(fn: Callable[..., object], *args: object) -> None:
+    fut = _BACKGROUND.submit(_quietly, fn, *args)
+    with _inflight_lock:
+        _background_jobs.add(fut)
+    fut.add_done_callback(_forget_background)
+
+
+def _forget_background(fut: Future[None]) -> None:
+    with _inflight_lock:
+        _background_jobs.discard(fut)
+
+
+def wait_background() -> None:
+    """Wait for every background build of this process (before a fork: no build thread may hold a lock)."""
+    with _inflight_lock:
+        jobs = list(_background_jobs)
+    for fut in jobs:
+        fut.result()
 _inflight_lock = threading.Lock()
 
 

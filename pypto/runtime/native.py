@@ -12,7 +12,7 @@ from pypto.errors import InternalError, PyptoError
 MAX_DIMS = 5
 NO_OWNER = (1 << 64) - 1
 ERR_LEN = 8192
-CAPI_VERSION = 2
+CAPI_VERSION = 3
 
 
 class ChipTensor(ctypes.Structure):
@@ -90,7 +90,11 @@ class WorkerBrokenError(SimRuntimeError):
 
 
 class LoadError(SimRuntimeError):
-    """A kernel or orchestration ``.so`` could not be loaded."""
+    """A kernel or orchestration ``.so`` could not be loaded (or was built for another orchestration ABI)."""
+
+
+class CommTimeoutError(DeadlockError):
+    """A comm WAIT/BARRIER did not see its value in time; the message names rank, cell, expected and last value."""
 
 
 STATUS_ERRORS: dict[int, type[SimRuntimeError]] = {
@@ -100,6 +104,7 @@ STATUS_ERRORS: dict[int, type[SimRuntimeError]] = {
     4: DeadlockError,
     5: WorkerBrokenError,
     6: LoadError,
+    7: CommTimeoutError,
 }
 
 
@@ -118,6 +123,8 @@ _SIGS: dict[str, tuple[object, list[object]]] = {
     "pto_sim_chip_tensor_size": (ctypes.c_uint32, []),
     "pto_sim_worker_create": (_P, [ctypes.c_int32, _S, ctypes.c_size_t]),
     "pto_sim_worker_destroy": (None, [_P]),
+    "pto_sim_worker_set_comm": (ctypes.c_int32, [_P, ctypes.c_int32, ctypes.c_int32, ctypes.c_uint64, ctypes.c_uint64,
+                                                 ctypes.c_int64, ctypes.c_uint64, _S, ctypes.c_size_t]),
     "pto_sim_program_load": (_P, [_S, _S, ctypes.c_size_t]),
     "pto_sim_program_add_kernel": (ctypes.c_int32, [_P, ctypes.c_int32, _S, ctypes.c_int32, _S, _S, ctypes.c_size_t]),
     "pto_sim_program_free": (None, [_P]),

@@ -7,6 +7,7 @@ import ctypes
 import itertools
 import os
 import time
+import weakref
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,12 @@ CORE_TYPES = {"aic": 0, "aiv": 1}
 _ACTIVE: ContextVar[tuple[ChipWorker, ...]] = ContextVar("pypto_active_chip_workers", default=())
 _IMPLICIT: dict[tuple[str, str], ChipWorker] = {}
 _CIDS = itertools.count(1)
+_LIVE: weakref.WeakSet[ChipWorker] = weakref.WeakSet()  # initialized workers (fork safety)
+
+
+def live_worker_count() -> int:
+    """Initialized ChipWorkers of this process (their core threads run until close())."""
+    return sum(1 for w in list(_LIVE) if w.initialized)
 
 
 @dataclass
@@ -89,11 +96,13 @@ class ChipWorker:
         runtime: ``tensormap_and_ringbuffer`` (default) or ``host_build_graph``.
         enable_sdma: accepted for compatibility; the simulator has no SDMA engine.
         auto_init: call :meth:`init` now (default True).
+        comm: the :class:`~pypto.runtime.distributed.CommContext` of this rank, for programs that submit
+            comm tasks (a rank process of a distributed run); see :meth:`set_comm_context`.
     """
 
     def __init__(self, config: RunConfig | None = None, *, level: int = 2,
                  runtime: str = "tensormap_and_ringbuffer", enable_sdma: bool = False,
-                 auto_init: bool | None = None) -> None:
+                 auto_init: bool | None = None, comm: Any = None) -> None:
         if level != 2:
             raise ValueError(f"ChipWorker only supports level=2 (one chip), got level={level}")
         if runtime not in RUNTIMES:
@@ -113,6 +122,9 @@ class ChipWorker:
         self.host_dlopen_count = 0
         self.last_dfx_dir: Any = None  # dfx_outputs/ of the last run that recorded diagnostics
         self.aicpu_dlopen_count = 0
+        self.comm = comm
+        self.dfx_location: tuple[Any, str] | None = None
+        self._dfx_runs = 0
         if auto_init is None or auto_init:
             self.init()
 
@@ -164,7 +176,27 @@ class ChipWorker:
         if not handle:
             raise native.SimRuntimeError(f"cannot create a simulated chip: {self._err.value.decode()}")
         self._handle = handle
+        _LIVE.add(self)
+        if self.comm is not None:
+            self.set_comm_context(self.comm)
         return self
+
+    def set_comm_context(self, ctx: Any) -> None:
+        """Use ``ctx`` (a CommContext, or None to clear it) for the runs that follow on this worker.
+
+        Comm tasks of a run need it: their window tensors must lie in the context's arena, and
+        ``rt_comm_rank()`` / ``rt_comm_nranks()`` read it.
+        """
+        self.comm = ctx
+        if self._handle is None:
+            return
+        if ctx is None:
+            args = (-1, 0, 0, 0, 0, 0)
+        else:
+            args = (ctx.rank, ctx.nranks, ctx.arena_base, ctx.region_bytes, int(ctx.wait_timeout_s * 1000),
+                    ctx.status_address)
+        status = self._native.lib.pto_sim_worker_set_comm(self._handle, *args, self._err, native.ERR_LEN)
+        native.raise_status(status, self._err, "set_comm_context")
 
     def close(self) -> None:
         """Free programs, device tensors and buffers, and stop the core threads (idempotent)."""
@@ -300,7 +332,24 @@ class ChipWorker:
 
         text, blob = native.dfx_records(self._native, self._handle)
         names = {k.func_id: k.name for k in prog.info.kernels}
-        self.last_dfx_dir = dfx.write_outputs(prog.info.root, names, self.platform, cfg, text, blob)
+        root, sub = prog.info.root, None
+        if self.dfx_location is not None:
+            root, sub = self.dfx_location
+        elif self.comm is not None:  # ranks of one program: dfx_outputs/rank<r>/d<k>, k = this worker's run
+            sub = f"rank{self.comm.rank}/d{self._dfx_runs}"
+            self._dfx_runs += 1
+        self.last_dfx_dir = dfx.write_outputs(root, names, self.platform, cfg, text, blob, sub)
+
+    def set_dfx_location(self, root: Any, subdir: str) -> None:
+        """Write the DFX records of the runs that follow to ``<root>/dfx_outputs/<subdir>/`` (None: default).
+
+        Default: the artifact's ``dfx_outputs/``; with a comm context ``dfx_outputs/rank<r>/d<k>/`` (k counts
+        this worker's runs that recorded diagnostics). A distributed program points every rank's dispatch
+        ``k`` at its own directory with this.
+        """
+        from pathlib import Path
+
+        self.dfx_location = None if root is None else (Path(root), str(subdir))
 
     # -- memory -------------------------------------------------------------------------------------
     def alloc_tensor(self, shape: Any, dtype: Any, *, init: Any = None, worker_id: int = 0) -> DeviceTensor:
@@ -373,7 +422,8 @@ def implicit_worker(platform: str, runtime: str) -> ChipWorker:
 
 
 @atexit.register
-def _close_implicit() -> None:
+def close_implicit_workers() -> None:
+    """Close the process-wide implicit workers (recreated on the next ``compiled(...)`` call)."""
     for w in _IMPLICIT.values():
         w.close()
     _IMPLICIT.clear()

@@ -154,8 +154,9 @@ def test_missing_ptoas_is_a_clear_error(program, tmp_path, monkeypatch):
         ir.compile(program, output_dir=tmp_path / "o", dump_passes=False)
 
 
-def test_distributed_config_is_rejected_clearly(program):
-    from pypto.errors import UnsupportedFeatureError
+def test_distributed_config_needs_a_host_orchestrator(program):
+    from pypto.errors import UserError
+    from pypto.ir.distributed_compiled_program import DistributedConfig
 
-    with pytest.raises(UnsupportedFeatureError, match="HOST-level"):
-        ir.compile(program, distributed_config=object())
+    with pytest.raises(UserError, match="exactly one HOST-level Orchestrator"):
+        ir.compile(program, distributed_config=DistributedConfig(device_ids=[0, 1]))

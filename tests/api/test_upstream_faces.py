@@ -24,7 +24,7 @@ def test_upstream_module_paths_are_faces_over_ours() -> None:
     assert (Bt, Pce, Os, PassManager) == (BackendType, PartialCodegenError, OptimizationStrategy, OurPassManager)
 
 
-def test_distributed_config_validates_and_distributed_programs_are_refused() -> None:
+def test_distributed_config_validates_and_from_dir_needs_a_distributed_artifact(tmp_path) -> None:
     from pypto.ir.distributed_compiled_program import DistributedCompiledProgram, DistributedConfig
 
     assert DistributedConfig(device_ids=[0, 1]).device_ids == [0, 1]
@@ -32,8 +32,8 @@ def test_distributed_config_validates_and_distributed_programs_are_refused() -> 
                 {"num_sub_workers": -2}):
         with pytest.raises(ValueError, match="DistributedConfig"):
             DistributedConfig(**bad)
-    with pytest.raises(UserError, match="distributed"):
-        DistributedCompiledProgram()
+    with pytest.raises(FileNotFoundError, match="distributed_meta.json"):
+        DistributedCompiledProgram.from_dir(tmp_path)
 
 
 def _fn(name: str) -> Function:

@@ -48,3 +48,16 @@ def test_a_case_runs_with_the_platform_and_a_private_build_dir(compat, tmp_path:
     flag, platform, build = out.tail.split()
     assert (flag, platform) == ("-", "a5sim")
     assert not build.startswith(str(root))  # nothing is written into the upstream checkout
+
+
+def test_distributed_cases_include_their_variants_and_annotated_hw_defaults(compat, tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    dist = root / "examples" / "distributed"
+    (dist / "06_put_get.py").write_text("print('x')\n")
+    (dist / "k.py").write_text('def serve(platform: str = "a2a3") -> None:\n    pass\n')
+    names = {c.name: c for c in compat.example_cases(root, distributed=True)}
+    assert "examples/distributed/06_put_get.py --mode get" in names
+    assert names["examples/distributed/06_put_get.py --mode get"].argv[-2:] == ["--mode", "get"]
+    assert names["examples/distributed/k.py"].hw_on_sim
+    assert not any(n.startswith("examples/distributed/") for n in
+                   (c.name for c in compat.example_cases(root, distributed=False)))

@@ -61,11 +61,14 @@ def _dump(path: Path, data: Any) -> None:
 
 
 def write_outputs(root: Path, kernel_names: dict[int, str], platform: str, cfg: Any, text: bytes,
-                  blob: bytes) -> Path | None:
-    """Write ``<root>/dfx_outputs/`` from one run's records; returns the directory (None: nothing recorded)."""
+                  blob: bytes, subdir: str | None = None) -> Path | None:
+    """Write ``<root>/dfx_outputs/`` (``/<subdir>``: a rank's) from one run's records; returns the directory.
+
+    None: nothing recorded.
+    """
     from pypto.runtime.dfx import extras, records, trace
 
-    out = Path(root) / OUTPUT_DIR
+    out = Path(root) / OUTPUT_DIR / subdir if subdir else Path(root) / OUTPUT_DIR
     if out.is_dir():  # one run's diagnostics: no stale file of an earlier run's flags beside them
         shutil.rmtree(out)
     if not text:

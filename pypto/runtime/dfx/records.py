@@ -119,7 +119,8 @@ def deps_json(raw: dict[str, Any]) -> dict[str, Any]:
                          **_view(t)})
         kernels = [int(k) for k in task["kernels"]]
         tasks_out.append({"task_id": str(task["id"]), "scope": "manual" if task["manual"] else "auto",
-                          "kernel_ids": kernels, "block_num": task["block_num"], "args": args})
+                          "kernel_ids": kernels, "block_num": task["block_num"], "args": args,
+                          **({"comm": task["comm"]} if "comm" in task else {})})
     edges = []
     for e in raw["edges"]:
         succ = raw["tasks"][e["succ"]]

@@ -19,7 +19,8 @@
 #define SIMPLER_ORCH_PROFILING 0
 #endif
 
-#define PTO_SIM_ORCH_ABI_VERSION 1
+// 2: the ops table gained comm_info and submit_comm_task (pto_comm_api.h); the runtime refuses other versions.
+#define PTO_SIM_ORCH_ABI_VERSION 2
 
 struct PTO2OrchestrationConfig {
     uint32_t expected_arg_count;
@@ -51,6 +52,8 @@ struct ChipTaskArgs {
 enum PTO2LogLevel : int { PTO2_LOG_ERROR = 0, PTO2_LOG_WARN, PTO2_LOG_INFO, PTO2_LOG_DEBUG, PTO2_LOG_TIMING };
 
 struct PTO2Runtime;
+struct CommTaskDesc;
+struct PTO2CommInfo;
 
 struct PTO2RuntimeOps {
     TaskOutputTensors (*submit_task)(PTO2Runtime*, const MixedKernels&, const CoreTaskArgs&);
@@ -71,6 +74,9 @@ struct PTO2RuntimeOps {
     int32_t (*available_cluster_count)(PTO2Runtime*);
     int32_t (*available_aiv_count)(PTO2Runtime*);
     void (*scope_set_site)(PTO2Runtime*, const char* file, int32_t line);
+    // ABI 2 (pto_comm_api.h): false when the run has no comm context.
+    bool (*comm_info)(PTO2Runtime*, PTO2CommInfo* out);
+    PTO2TaskId (*submit_comm_task)(PTO2Runtime*, const CommTaskDesc&, const CoreTaskArgs&);
 };
 
 struct PTO2Runtime {
@@ -234,3 +240,5 @@ inline void pto2_log(int level, const char* fmt, ...) {
 
 inline uint64_t rt_orch_profile_now() { return 0; }
 inline void rt_orch_profile_add_dynamic_dep_vector(...) {}
+
+#include "pto_comm_api.h"  // the comm tasks of distributed programs (needs the definitions above)

@@ -9,8 +9,10 @@
 
 #ifdef PTO_SIM_ARCH_A5
 #define PTO_SIM_PLATFORM "a5sim"
+constexpr bool kArchA5 = true;
 #else
 #define PTO_SIM_PLATFORM "a2a3sim"
+constexpr bool kArchA5 = false;
 #endif
 
 #ifdef PTO_SIM_RUNTIME_HBG
@@ -82,8 +84,8 @@ void orchestrate(Program& p, Run& r, const ChipTaskArgs& args) {
 void drain(Worker& w, Run& r, std::unique_lock<std::mutex>& lk) {
     const auto timeout = std::chrono::milliseconds(r.cfg.timeout_ms);
     for (;;) {
-        if (r.running_units == 0 && (r.failed || r.completed == r.tasks.size())) return;
-        bool idle = r.running_units == 0;
+        if (r.running_units == 0 && r.comm_inflight == 0 && (r.failed || r.completed == r.tasks.size())) return;
+        bool idle = r.running_units == 0 && comm_idle(r);
         for (auto& q : r.ready) idle = idle && q.empty();
         if (idle && !r.failed) {
             r.fail(PTO_SIM_DEADLOCK, "deadlock: " + std::to_string(r.tasks.size() - r.completed) +
@@ -149,10 +151,36 @@ void pto_sim_worker_destroy(void* worker) {
             w->shutdown = true;
             for (auto& c : w->cores) c->cv.notify_one();
             for (auto& c : w->cores) c->thread.detach();
+            w->comm_cv.notify_all();
+            w->comm_thread.detach();
             return;
         }
     }
     delete w;
+}
+
+int32_t pto_sim_worker_set_comm(void* worker, int32_t rank, int32_t nranks, uint64_t arena_base,
+                                uint64_t region_bytes, int64_t wait_timeout_ms, uint64_t status_addr, char* err,
+                                size_t errlen) {
+    auto& w = *static_cast<Worker*>(worker);
+    CommContext c;
+    if (rank >= 0) {
+        if (nranks < 1 || rank >= nranks)
+            return set_err(err, errlen, PTO_SIM_BAD_ARGUMENT,
+                           "comm context: rank " + std::to_string(rank) + " is not in [0, " + std::to_string(nranks) + ")");
+        if (arena_base == 0 || region_bytes == 0)
+            return set_err(err, errlen, PTO_SIM_BAD_ARGUMENT, "comm context: arena_base and region_bytes must be non-zero");
+        c.rank = rank;
+        c.nranks = nranks;
+        c.arena_base = arena_base;
+        c.region_bytes = region_bytes;
+        c.wait_timeout_ms = wait_timeout_ms > 0 ? wait_timeout_ms : 30000;
+        c.status = reinterpret_cast<PtoSimCommStatus*>(status_addr);
+    }
+    std::lock_guard<std::mutex> lk(w.mu);
+    if (w.run != nullptr) return set_err(err, errlen, PTO_SIM_BAD_ARGUMENT, "comm context: the worker is running a program");
+    w.comm = c;
+    return PTO_SIM_OK;
 }
 
 void* pto_sim_program_load(const char* orch_so, char* err, size_t errlen) {
@@ -160,6 +188,18 @@ void* pto_sim_program_load(const char* orch_so, char* err, size_t errlen) {
     void* h = open_so(orch_so, msg);
     if (!h) {
         set_err(err, errlen, PTO_SIM_LOAD_ERROR, msg);
+        return nullptr;
+    }
+    using AbiFn = int (*)();
+    auto abi = reinterpret_cast<AbiFn>(dlsym(h, "pto_sim_orch_abi_version"));
+    const int got = abi ? abi() : 0;
+    if (got != PTO_SIM_ORCH_ABI_VERSION) {
+        dlclose(h);
+        set_err(err, errlen, PTO_SIM_LOAD_ERROR,
+                std::string(orch_so) + " was built against orchestration ABI " +
+                    (abi ? std::to_string(got) : std::string("1 or older (no pto_sim_orch_abi_version)")) +
+                    " but this runtime needs ABI " + std::to_string(PTO_SIM_ORCH_ABI_VERSION) +
+                    " (the runtime ops table changed); rebuild it against the current pto_orchestration_api.h");
         return nullptr;
     }
     auto p = std::make_unique<Program>();
@@ -214,6 +254,7 @@ int32_t pto_sim_run(void* worker, void* program, const ChipTensor* tensors, uint
         return set_err(err, errlen, PTO_SIM_BAD_ARGUMENT,
                        "ring_task_window must be a power of 2 >= 4, got " + std::to_string(win));
     r.host_build_graph = kHostBuildGraph;
+    r.arch_a5 = kArchA5;
     r.hold_dispatch = kHostBuildGraph;
     r.rt.ops = runtime_ops();
     r.rt.pending_scope_mode = PTO2ScopeMode::AUTO;
@@ -240,6 +281,7 @@ int32_t pto_sim_run(void* worker, void* program, const ChipTensor* tensors, uint
         r.last_progress = Clock::now();
         w.dfx_json.clear();
         w.dfx_bin.clear();
+        r.comm = w.comm;
         if (r.cfg.dfx) r.dfx = std::make_unique<Dfx>(r.cfg.dfx, w.cores.size());
     }
     const auto t0 = Clock::now();

@@ -119,9 +119,15 @@ void json_string(std::ostream& os, const std::string& s) {
     os << '"';
 }
 
-void json_task(std::ostream& os, const Task& t) {
+void json_task(std::ostream& os, const Run& r, const Task& t) {
     const bool alloc = t.dummy && t.tensors.empty() && !t.created.empty();
-    os << "{\"index\":" << t.index << ",\"id\":" << t.id.raw << ",\"ring\":" << t.ring << ",\"kernels\":["
+    os << "{";
+    if (t.comm) {
+        os << "\"comm\":";
+        json_string(os, comm_label(r, t));
+        os << ",";
+    }
+    os << "\"index\":" << t.index << ",\"id\":" << t.id.raw << ",\"ring\":" << t.ring << ",\"kernels\":["
        << t.kernel[0] << "," << t.kernel[1] << "," << t.kernel[2] << "],\"dummy\":" << int(t.dummy)
        << ",\"alloc\":" << int(alloc) << ",\"block_num\":" << t.block_num << ",\"manual\":" << int(t.manual)
        << ",\"args\":[";
@@ -148,7 +154,7 @@ std::string dfx_json(Run& r) {
        << ",\"end_ns\":" << d.ns(Clock::now()) << ",\"tasks\":[";
     for (size_t i = 0; i < r.tasks.size(); ++i) {
         if (i) os << ",";
-        json_task(os, *r.tasks[i]);
+        json_task(os, r, *r.tasks[i]);
     }
     os << "],\"units\":[";
     for (size_t i = 0; i < d.unit_log.size(); ++i) {

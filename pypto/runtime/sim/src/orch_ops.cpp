@@ -24,7 +24,7 @@ void check_alive(Run& r) {
 }
 
 bool no_progress_possible(Run& r) {
-    if (r.running_units > 0 || r.hold_dispatch) return false;
+    if (r.running_units > 0 || r.hold_dispatch || !comm_idle(r)) return false;
     for (auto& q : r.ready)
         if (!q.empty()) return false;
     return true;
@@ -399,11 +399,35 @@ void op_scope_set_site(PTO2Runtime* rt, const char* file, int32_t line) {
     r.dfx->site = (slash == std::string::npos ? f : f.substr(slash + 1)) + ":" + std::to_string(line);
 }
 
+bool op_comm_info(PTO2Runtime* rt, PTO2CommInfo* out) {
+    const CommContext& c = ctx(rt).r.comm;
+    if (!c.active()) return false;
+    *out = PTO2CommInfo{c.rank, c.nranks, c.arena_base, c.region_bytes};
+    return true;
+}
+
+PTO2TaskId op_submit_comm_task(PTO2Runtime* rt, const CommTaskDesc& desc, const CoreTaskArgs& args) {
+    auto [w, r] = ctx(rt);
+    const auto t0 = r.dfx ? Clock::now() : Clock::time_point{};
+    check_comm_task(r, desc, args);  // the comm context and the args do not change during the run
+    auto lk = lock(w);
+    Task& t = new_task(w, r, lk);
+    t.comm = true;
+    t.cdesc = desc;
+    copy_args(r, t, args);
+    if (r.dfx) dfx_task_args(r, t, reinterpret_cast<const uint8_t*>(args.kinds), args.tensor_count,
+                             r.scopes.back().mode == PTO2ScopeMode::MANUAL, args.dump_mask);
+    compute_fanin(r, t, args, r.scopes.back().mode == PTO2ScopeMode::MANUAL);
+    finish_submit(w, r, t);
+    if (r.dfx) record_orch(r, "submit_comm_task", t, t0);
+    return t.id;
+}
+
 const PTO2RuntimeOps kOps = {
     op_submit_task,   op_scope_begin,   op_scope_end,      op_orchestration_done, op_is_fatal,
     op_report_fatal,  op_log_error,     op_log_warn,       op_log_timing,         op_log_info,
     op_log_debug,     op_get_tensor_data, op_set_tensor_data, op_alloc_tensors,    op_submit_dummy,
-    op_cluster_count, op_aiv_count,     op_scope_set_site,
+    op_cluster_count, op_aiv_count,     op_scope_set_site, op_comm_info,        op_submit_comm_task,
 };
 
 }  // namespace

@@ -49,6 +49,11 @@ bool runs_inline(Task& t) { return t.dummy || (t.has_predicate && !predicate_hol
 
 void enqueue(Run& r, Task& t) {
     t.state = TaskState::READY;
+    if (t.comm) {
+        r.comm_ready.push_back(t.index);
+        r.rt.worker->comm_cv.notify_one();
+        return;
+    }
     r.ready[static_cast<int>(t.shape)].push_back(t.index);
 }
 
@@ -161,6 +166,7 @@ Worker::Worker(int num_clusters) : clusters(num_clusters), cpus(usable_cpus()) {
         Core* cp = c.get();
         cp->thread = std::thread([this, cp] { core_loop(*cp); });
     }
+    comm_thread = std::thread([this] { comm_loop(); });
 }
 
 Worker::~Worker() {
@@ -168,8 +174,10 @@ Worker::~Worker() {
         std::lock_guard<std::mutex> lk(mu);
         shutdown = true;
         for (auto& c : cores) c->cv.notify_one();
+        comm_cv.notify_all();
     }
     for (auto& c : cores) c->thread.join();
+    comm_thread.join();
 }
 
 int Worker::idle_running_units() const {
@@ -286,6 +294,7 @@ void make_ready(Worker& w, Run& r, uint32_t idx) {
 
 void try_dispatch(Worker& w, Run& r) {
     if (r.hold_dispatch || r.failed) return;
+    if (!r.comm_ready.empty()) w.comm_cv.notify_one();
     for (Shape s : {Shape::MIX, Shape::AIC, Shape::AIV}) {
         auto& q = r.ready[static_cast<int>(s)];
         while (!q.empty() && dispatch_blocks(w, r, r.task(q.front()))) q.pop_front();
@@ -296,6 +305,7 @@ std::string task_label(Run& r, const Task& t) {
     std::ostringstream os;
     os << "task " << t.index;
     if (t.dummy) return os.str() + " (dependency-only)";
+    if (t.comm) return os.str() + " (" + comm_label(r, t) + ")";
     os << " (";
     const char* slots[] = {"aic", "aiv0", "aiv1"};
     bool first = true;
@@ -322,6 +332,8 @@ std::string describe_pending(Worker& w, Run& r, size_t limit) {
             os << "waiting for";
             for (uint32_t p : t.fanin)
                 if (r.task(p).state != TaskState::COMPLETED) os << " task " << p;
+        } else if (t.comm) {
+            os << (t.state == TaskState::READY ? "ready for the comm thread" : "in flight on the comm thread");
         } else if (t.state == TaskState::READY) {
             os << "ready, no idle core of its type";
         } else {

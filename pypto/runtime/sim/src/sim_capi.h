@@ -8,7 +8,7 @@
 
 #include "tensor.h"
 
-#define PTO_SIM_CAPI_VERSION 2
+#define PTO_SIM_CAPI_VERSION 3
 
 enum PtoSimStatus : int32_t {
     PTO_SIM_OK = 0,
@@ -17,7 +17,8 @@ enum PtoSimStatus : int32_t {
     PTO_SIM_KERNEL_FAULT = 3,  // a kernel threw (e.g. pto::SimError)
     PTO_SIM_DEADLOCK = 4,      // no progress within timeout_ms, or flow-control deadlock
     PTO_SIM_WORKER_BROKEN = 5, // a kernel from an earlier run still has not returned
-    PTO_SIM_LOAD_ERROR = 6,    // dlopen/dlsym failed
+    PTO_SIM_LOAD_ERROR = 6,    // dlopen/dlsym failed, or an orchestration built for another ABI
+    PTO_SIM_COMM_TIMEOUT = 7,  // a comm WAIT/BARRIER did not see its value within its timeout
 };
 
 enum PtoSimCoreType : int32_t { PTO_SIM_CORE_AIC = 0, PTO_SIM_CORE_AIV = 1 };
@@ -35,6 +36,17 @@ struct PtoSimRunStats {
     uint64_t device_ns;  // from the start of orchestration until the last task completed
 };
 
+// What a rank is waiting for (written by the rank's comm thread, read by anyone mapping it).
+struct PtoSimCommStatus {
+    int32_t waiting;      // 1 while a WAIT/BARRIER polls, else 0
+    int32_t cmp;          // CommWaitCmp of the wait (BARRIER: GE)
+    int32_t expected;
+    int32_t last_seen;
+    uint64_t cell_offset;  // byte offset of the cell inside the rank's region
+    uint32_t task;         // task index in the rank's run
+    int32_t kind;          // CommKind
+};
+
 extern "C" {
 int32_t pto_sim_capi_version(void);
 const char* pto_sim_identity(void);  // "<platform>/<runtime>"
@@ -42,6 +54,14 @@ uint32_t pto_sim_chip_tensor_size(void);
 
 void* pto_sim_worker_create(int32_t num_clusters, char* err, size_t errlen);
 void pto_sim_worker_destroy(void* worker);
+
+// The comm context of the runs that follow on this worker (a rank of a distributed run); rank < 0 clears it.
+// Window tensors of comm tasks must lie in [arena_base, arena_base + nranks * region_bytes). status_addr
+// (0: none) is a PtoSimCommStatus in shared memory that the runtime keeps up to date while a comm task
+// waits, so the parent process can say what a rank that timed out was waiting for.
+int32_t pto_sim_worker_set_comm(void* worker, int32_t rank, int32_t nranks, uint64_t arena_base,
+                                uint64_t region_bytes, int64_t wait_timeout_ms, uint64_t status_addr, char* err,
+                                size_t errlen);
 
 void* pto_sim_program_load(const char* orch_so, char* err, size_t errlen);
 int32_t pto_sim_program_add_kernel(void* program, int32_t func_id, const char* name, int32_t core_type,

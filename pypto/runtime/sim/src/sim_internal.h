@@ -86,9 +86,22 @@ struct Task {
     std::vector<uint8_t> kinds;  // TensorArgType per tensor argument (recorded only with DFX on)
     bool manual = false;         // submitted inside a MANUAL scope (DFX only)
     uint32_t dump_mask = 0;      // slots marked by CoreTaskArgs::dump (DFX only)
+    bool comm = false;           // a built-in comm task (comm.cpp), run by the worker's comm thread
+    CommTaskDesc cdesc{};
 };
 
 struct Run;
+
+// The comm context of a rank of a distributed run (pto_sim_worker_set_comm); rank < 0: none.
+struct CommContext {
+    int32_t rank = -1;
+    int32_t nranks = 0;
+    uint64_t arena_base = 0;
+    uint64_t region_bytes = 0;
+    int64_t wait_timeout_ms = 30000;
+    PtoSimCommStatus* status = nullptr;
+    bool active() const { return rank >= 0; }
+};
 
 struct Job {
     Run* run = nullptr;
@@ -160,9 +173,12 @@ struct Run {
     Program* prog = nullptr;
     PtoSimRunConfig cfg{};
     bool host_build_graph = false;
+    bool arch_a5 = false;  // a5sim (platform rules of comm tasks)
     bool hold_dispatch = false;
     std::vector<std::unique_ptr<Task>> tasks;
     std::deque<uint32_t> ready[3];
+    std::deque<uint32_t> comm_ready;  // comm tasks whose inputs are ready, for the comm thread
+    int comm_inflight = 0;            // comm tasks the comm thread has taken and not finished
     uint64_t completed = 0;
     int running_units = 0;
     uint64_t live[kMaxRings] = {};
@@ -178,6 +194,7 @@ struct Run {
     SimRuntime rt;
     std::vector<std::string> log;
     std::unique_ptr<Dfx> dfx;  // null unless PtoSimRunConfig::dfx asked for records
+    CommContext comm;          // the worker's comm context when the run started
 
     ~Run();
     Task& task(uint32_t i) { return *tasks[i]; }
@@ -199,10 +216,14 @@ struct Worker {
     std::vector<std::unique_ptr<Run>> zombies;
     Run* run = nullptr;
     std::string dfx_json, dfx_bin;  // DFX records of the last run (empty when it had none)
+    CommContext comm;               // copied into each run when it starts
+    std::condition_variable comm_cv;  // wakes the comm thread (ready comm tasks, shutdown)
+    std::thread comm_thread;
 
     explicit Worker(int num_clusters);
     ~Worker();
     void core_loop(Core& core);
+    void comm_loop();
     int idle_running_units() const;
 };
 
@@ -267,5 +288,11 @@ std::string task_label(Run& r, const Task& t);
 
 // orch_ops.cpp
 const PTO2RuntimeOps* runtime_ops();
+
+// comm.cpp
+void check_comm_task(const Run& r, const CommTaskDesc& d, const CoreTaskArgs& args);  // throws on bad input
+std::string comm_label(const Run& r, const Task& t);
+void comm_combine(DataType t, int32_t op, void* dst, const void* src);  // comm_combine.cpp
+inline bool comm_idle(const Run& r) { return r.comm_inflight == 0 && r.comm_ready.empty(); }
 
 }  // namespace ptosim

@@ -1,18 +1,14 @@
-"""Public face for upstream's ``pypto.ir.distributed_compiled_program`` import path.
+"""Upstream's ``pypto.ir.distributed_compiled_program`` import path: the configuration record of a
+distributed (HOST-level, multi-chip) compile, and :class:`DistributedCompiledProgram` re-exported from
+:mod:`pypto.jit.distributed.program` through ``_LAZY`` (it compiles and runs, floors above ``ir``).
 
-Distributed (HOST-level, multi-chip) programs are not compiled by this pypto yet: ``ir.compile``
-rejects a ``distributed_config`` and HOST-level functions with a UserError. What this module gives
-is the import path and the configuration record, so programs that import it (and single-chip code
-paths of those programs) load; ``DistributedConfig`` validates its fields the way a multi-chip run
-would need them.
+Floor: ``ir`` (imports nothing of pypto; the one upward name is declared in ``_LAZY``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
-
-from pypto.errors import UserError
 
 
 @dataclass
@@ -42,12 +38,18 @@ class DistributedConfig:
                              f"got {self.aicpu_thread_num}")
 
 
-class DistributedCompiledProgram:
-    """The compiled form of a HOST-level program; this pypto cannot produce one."""
+_LAZY = {"DistributedCompiledProgram": "pypto.jit.distributed.program"}
 
-    def __init__(self, *_args: Any, **_kwargs: Any) -> None:
-        raise UserError("distributed (HOST-level, multi-chip) programs are not supported by this pypto",
-                        hint="compile the CHIP-level part of the program on its own")
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
 __all__ = ["DistributedCompiledProgram", "DistributedConfig"]
