@@ -10,6 +10,7 @@ from pypto.diagnostics import Diagnostic, Severity
 from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import Call, Var
 from pypto.ir.function import Function, Program
+from pypto.ir.ops.registry import get_op, has_op
 from pypto.ir.options import BackendType, DiagnosticCheck, DiagnosticPhase
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, WhileStmt
 from pypto.ir.types import ShapedType, TileType
@@ -41,14 +42,31 @@ def _uses(func: Function) -> set[Var]:
     return found
 
 
+def _type_refs(func: Function) -> set[str]:
+    """Names of tile.alloc bases that values' types point at (``MemRef(mem_vec_3, ...)``): those are used."""
+    names: set[str] = set()
+    for s in iter_stmts(func.body):
+        memref = getattr(getattr(s, "var", None) and s.var.type, "memref", None)
+        if memref is not None and isinstance(memref.base, Var):
+            names.add(memref.base.name)
+    return names
+
+
+def _kept_for_effect(value: object) -> bool:
+    """A call that updates an operand in place (``tile.store``): its unused result is not dead code."""
+    if not isinstance(value, Call) or not isinstance(value.op, str) or not has_op(value.op):
+        return False
+    return get_op(value.op).writes is not None
+
+
 def _unused_variable(program: Program, ctx: PassContext) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for f in program.functions:
         used = _uses(f)
-        used_names = {v.name for v in used}
+        used_names = {v.name for v in used} | _type_refs(f)
         for s in iter_stmts(f.body):
             if isinstance(s, AssignStmt) and s.var not in used and s.var.name not in used_names \
-                    and not s.var.name.startswith("_"):
+                    and not s.var.name.startswith("_") and not _kept_for_effect(s.value):
                 out.append(Diagnostic(Severity.WARNING, "UnusedVariable",
                                       f"Variable '{s.var.name}' is defined but never used", s.span))
     return out

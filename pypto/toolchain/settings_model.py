@@ -20,9 +20,9 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from pypto.errors import SettingsError
+from pypto.errors import SettingsError, ToolchainError
 from pypto.toolchain import platforms
-from pypto.toolchain.manifest import Manifest, latest_version, load_manifest
+from pypto.toolchain.manifest import Manifest, latest_version, load_manifest, manifest_dir
 from pypto.toolchain.settings_sources import (
     ALIASES,
     EXAMPLES,
@@ -196,6 +196,19 @@ class Settings(BaseSettings):
                                   self.source_of("platform"))
         platforms.check_supported(manifest.version, support.runtimes, "runtime", self.runtime,
                                   self.source_of("runtime"))
+
+    @classmethod
+    def resolution_inputs(cls) -> tuple[str, ...]:
+        """What a resolution reads besides env and config file: the toolchain manifests (for its cache)."""
+        try:
+            root = manifest_dir()
+        except (SettingsError, ToolchainError):
+            return ()
+        states = []
+        for path in sorted(root.glob("*.toml")):
+            st = path.stat()
+            states.append(f"{path}:{st.st_size}:{st.st_mtime_ns}")
+        return tuple(states)
 
     def source_of(self, field: str) -> str:
         """``"argument"``, ``"env PYPTO_X"``, ``"file <path>"`` or ``"default"``."""

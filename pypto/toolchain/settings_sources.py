@@ -73,14 +73,55 @@ def read_config(path: Path, pyproject: bool) -> dict[str, Any]:
 
 
 def resolve_with(model: type[T], config_file: str | Path | None = None, **overrides: Any) -> T:
-    """Build ``model`` with arguments > env > config file > defaults (see ``settings.resolve_settings``)."""
+    """Build ``model`` with arguments > env > config file > defaults (see ``settings.resolve_settings``).
+
+    The model is frozen, so a resolution is reused while everything it read is unchanged: the same
+    arguments, environment, working directory and config files (path, size and mtime), and whatever
+    the model's ``resolution_inputs()`` classmethod reports (the manifest directory). Anything else (a
+    changed variable, an edited ``pypto.toml``, another directory) resolves afresh.
+    """
     args = {**OVERRIDES.get(), **{k: v for k, v in overrides.items() if v is not None}}
     path = Path(config_file).expanduser() if config_file is not None else None
     if path is not None and not path.is_file():
         raise SettingsError(f"Config file '{path}' does not exist",
                             hint="pass an existing pypto.toml or pyproject.toml to --config")
+    key = _resolution_key(model, path, args)
+    if key is not None and (hit := _RESOLVED.get(key)) is not None:
+        return hit
     token = CONFIG.set(path)
     try:
-        return model(**args)
+        value = model(**args)
     finally:
         CONFIG.reset(token)
+    if key is not None:
+        if len(_RESOLVED) >= _RESOLVED_MAX:
+            _RESOLVED.pop(next(iter(_RESOLVED)))
+        _RESOLVED[key] = value
+    return value
+
+
+_RESOLVED: dict[tuple[Any, ...], Any] = {}  # resolution key -> frozen settings (oldest first)
+_RESOLVED_MAX = 32
+
+
+def _file_state(path: Path) -> tuple[str, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return str(path), st.st_size, st.st_mtime_ns
+
+
+def _resolution_key(model: type, path: Path | None, args: dict[str, Any]) -> tuple[Any, ...] | None:
+    """Everything a resolution reads, as a hashable key; None when an argument is not hashable."""
+    cwd = Path.cwd()
+    files = (_file_state(path),) if path is not None else (
+        _file_state(cwd / "pypto.toml"), _file_state(cwd / "pyproject.toml"))
+    extra = getattr(model, "resolution_inputs", None)  # what else the model reads (its manifests)
+    key = (model, str(cwd), files, tuple(sorted(os.environ.items())), tuple(sorted(args.items(), key=str)),
+           extra() if extra is not None else None)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key

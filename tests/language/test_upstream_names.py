@@ -154,8 +154,18 @@ def f(x: pl.Tensor[[16, 16], pl.FP32]) -> pl.Tensor[[16, 16], pl.FP32]:
         pl.parse(src)
 
 
+HEAVY = ("torch", "numpy", "pydantic", "pydantic_settings", "docker", "rich", "structlog", "distributed", "click")
+
+
 def test_star_import_and_import_time():
-    code = ("import time; t = time.perf_counter(); import pypto.language; "
-            "print(time.perf_counter() - t); from pypto.language import *")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert float(out.stdout.split()[0]) <= 0.3
+    """``import pypto.language`` loads none of the heavy libraries and costs at most 0.3 s of CPU.
+
+    CPU time, best of three fresh interpreters: a wall-clock figure on a shared machine measures the
+    machine's load, not the import (benchmarks/compile_bench.py prints the wall figures)."""
+    code = ("import sys, time; t = time.process_time(); import pypto.language; "
+            "print(time.process_time() - t); from pypto.language import *; "
+            f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))")
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+            for _ in range(3)]
+    assert all(r[1] == "" for r in runs), f"import pypto.language loaded heavy modules: {runs[0][1]}"
+    assert min(float(r[0]) for r in runs) <= 0.3

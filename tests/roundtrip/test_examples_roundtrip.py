@@ -91,6 +91,7 @@ def _import_pass_test(path: Path) -> Any:
     spec = importlib.util.spec_from_file_location(f"_roundtrip_passes_{path.stem}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # before exec: inspect finds a module-level @pl.program's source through it
     spec.loader.exec_module(module)
     return module
 

@@ -256,3 +256,60 @@ def test_terminal_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("FORCE_COLOR", raising=False)
     t = S.terminal_env()
     assert t.no_color and not t.force_color
+
+
+# -- the resolution cache: reused while nothing it read changed, resolved afresh otherwise ------------
+
+def test_unchanged_inputs_reuse_the_resolution(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert resolve_settings(platform="a5sim") is resolve_settings(platform="a5sim")
+    assert resolve_settings(platform="a5sim") is not resolve_settings(platform="a2a3sim")
+
+
+def test_changed_env_resolves_afresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYPTO_PLATFORM", "a5sim")
+    assert resolve_settings().platform == "a5sim"
+    monkeypatch.setenv("PYPTO_PLATFORM", "a2a3sim")
+    assert resolve_settings().platform == "a2a3sim"
+    monkeypatch.delenv("PYPTO_PLATFORM")
+    assert resolve_settings().source_of("platform") == "default"
+
+
+def test_edited_config_file_resolves_afresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    cfg = tmp_path / "pypto.toml"
+    cfg.write_text('platform = "a5sim"\n')
+    assert resolve_settings().platform == "a5sim"
+    cfg.write_text('platform = "a2a3sim"  # edited\n')  # another size: seen even within one mtime tick
+    assert resolve_settings().platform == "a2a3sim"
+    cfg.unlink()
+    assert resolve_settings().source_of("platform") == "default"
+
+
+def test_other_working_directory_resolves_afresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "pypto.toml").write_text('platform = "a5sim"\n')
+    monkeypatch.chdir(tmp_path / "a")
+    assert resolve_settings().platform == "a5sim"
+    monkeypatch.chdir(tmp_path / "b")
+    assert resolve_settings().platform == "a2a3sim"
+
+
+def test_failed_resolution_is_not_reused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYPTO_PLATFORM", "nosuch")
+    for _ in range(2):
+        with pytest.raises(SettingsError, match="nosuch"):
+            resolve_settings()
+
+
+def test_other_manifest_dir_resolves_afresh(manifests: Path, monkeypatch: pytest.MonkeyPatch,
+                                            tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYPTO_TOOLCHAIN", "0.2.0")
+    assert resolve_settings().manifest.version == "0.2.0"
+    (manifests / "0.2.0.toml").unlink()
+    with pytest.raises(SettingsError, match="0.2.0"):
+        resolve_settings()

@@ -24,6 +24,8 @@ class OpDef:
 
     ``positional_kwargs`` are non-Expr parameters (enums, sizes) that the DSL writes positionally
     after the operands, e.g. ``pl.tile.alloc(pl.Mem.Vec, 65536)``; the IR keeps them in kwargs.
+    ``writes`` names the operand an op updates in place and returns (``tile.store`` writes
+    ``output_tensor``): the call is kept for that effect even when its result is never read.
     """
 
     name: str
@@ -33,6 +35,7 @@ class OpDef:
     category: str = "misc"
     doc: str = ""
     positional_kwargs: tuple[str, ...] = ()
+    writes: str | None = None
 
     @property
     def namespace(self) -> str:

@@ -47,5 +47,5 @@ register(OpDef("tensor.create", ("shape",), _create,
                {"dtype": None, "layout": TensorLayout.ND, "manual_dep": False, "init_value": None},
                category="create"))
 register(OpDef("tensor.full", ("shape", "value"), _full, {"dtype": None}, category="create"))
-register(OpDef("tensor.write", ("dst", "offset", "value"), _write, category="access"))
+register(OpDef("tensor.write", ("dst", "offset", "value"), _write, category="access", writes="dst"))
 register(OpDef("tensor.dim", ("tensor", "axis"), _dim, category="access"))

@@ -115,7 +115,7 @@ register_common("tile")
 register(OpDef("tile.load", ("tensor", "offsets", "shapes", "valid_shapes?"), _load,
                {"target_memory": MemorySpace.Vec, "clamp": False}, category="memory"))
 register(OpDef("tile.store", ("tile", "offsets", "output_tensor"), _store,
-               {"atomic": None, "shapes": None}, category="memory"))
+               {"atomic": None, "shapes": None}, category="memory", writes="output_tensor"))
 register(OpDef("tile.move", ("tile",), _move,
                {"target_memory": None, "blayout": None, "slayout": None}, category="memory",
                positional_kwargs=("target_memory",)))
@@ -126,5 +126,5 @@ register(OpDef("tile.create", ("shape",), _create, {"dtype": None, "target_memor
 register(OpDef("tile.full", ("shape", "value"), _full, {"dtype": None}, category="create"))
 register(OpDef("tile.alloc", (), _alloc, {"memory_space": None, "size": 0, "pinned": False},
                category="memory", positional_kwargs=("memory_space", "size")))
-register(OpDef("tile.write", ("dst", "offset", "value"), _write, category="access"))
+register(OpDef("tile.write", ("dst", "offset", "value"), _write, category="access", writes="dst"))
 register(OpDef("tile.matmul_bias", ("lhs", "rhs", "bias"), _matmul_bias, category="matmul"))
