@@ -234,4 +234,45 @@ def _xors(a, s):
 def _check(name, x, shape, dtype):
     assert tuple(x.shape) == tuple(shape), f"{name}: shape {tuple(x.shape)} != IR shape {tuple(shape)}"
     assert x.dtype == dtype, f"{name}: dtype {x.dtype} != IR dtype {dtype}"
+
+# -- comm.* (distributed chip programs): the rendering models a world of one rank --------------------
+_COMM = {"rank": 0, "nranks": 1}
+_COMM_ATOMIC = {1: torch.add, 2: torch.maximum, 3: torch.minimum, 4: torch.mul}  # pto_comm_api.h CommAtomic
+
+
+def _comm_peer(rank, what):
+    """Only this rank exists: a peer must be it (or -1, local). Several ranks need the distributed sim."""
+    r = int(rank)
+    if r not in (-1, _COMM["rank"]):
+        raise NotImplementedError(f"{what} addresses rank {r}: this torch rendering models one rank; run the "
+                                  "program on a2a3sim/a5sim (DistributedCompiledProgram) for several ranks")
+
+
+def _comm_cell(offsets):
+    return tuple(int(o) for o in offsets)
+
+
+def _comm_notify(signal, peer, offsets, value, op):
+    _comm_peer(peer, "comm.notify")
+    cell = _comm_cell(offsets)
+    signal[cell] = value if op == 0 else signal[cell] + value  # 0 Set, 1 AtomicAdd
+    return signal
+
+
+def _comm_wait(signal, offsets, expected, cmp):
+    have = int(signal[_comm_cell(offsets)])
+    if not (have == int(expected) if cmp == 0 else have >= int(expected)):  # 0 Eq, 1 Ge
+        raise RuntimeError(f"comm.wait on cell {list(_comm_cell(offsets))}: {have} is not "
+                           f"{'==' if cmp == 0 else '>='} {int(expected)}, and no other rank exists to change it")
+    return signal
+
+
+def _comm_copy(dst, dst_rank, src, src_rank, atomic):
+    _comm_peer(dst_rank, "comm.copy")
+    _comm_peer(src_rank, "comm.copy")
+    value = src.reshape(dst.shape).to(dst.dtype)
+    dst.copy_(value if atomic == 0 else _COMM_ATOMIC[atomic](dst, value))
+    return dst
+
 '''
+

@@ -175,6 +175,16 @@ def _register_extra() -> None:
         "array.update_element": lambda em, c: f"_array_set({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)})",
         "system.task_dummy": lambda em, c: "None",  # a dependency join: no data
         "tile.transpose_view": lambda em, c: f"{em.arg(c, 0)}.mT",
+        # distributed chip programs: one rank (the prelude's _COMM); several ranks run on the sims
+        "comm.rank": lambda em, c: '_COMM["rank"]',
+        "comm.nranks": lambda em, c: '_COMM["nranks"]',
+        "comm.notify": lambda em, c: f"_comm_notify({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)}, "
+                                     f"{em.arg(c, 3)}, {int(em.kw(c, 'op', 1))})",
+        "comm.wait": lambda em, c: f"_comm_wait({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)}, "
+                                   f"{int(em.kw(c, 'cmp', 1))})",
+        "comm.copy": lambda em, c: f"_comm_copy({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)}, {em.arg(c, 3)}, "
+                                   f"{int(em.kw(c, 'atomic', 0))})",
+        "comm.barrier": lambda em, c: em.arg(c, 0),  # every rank (this one) has arrived
     })
 
 
