@@ -89,7 +89,7 @@ def parse_class(cdef: ast.ClassDef, source: Source, env: dict[str, Any], strict_
         ctx.arity[node.name] = len(sig[0])
         work.append((node, opts, parser, sig))
     kinds = _host_callees(work)
-    funcs = [_parse_host(node, opts, sig, source, env, kinds) if opts.level is Level.HOST
+    funcs = [_parse_host(node, opts, sig, source, env, kinds) if _is_host_code(node, opts, kinds, env)
              else parser.parse(node, opts, sig) for node, opts, parser, sig in work]
     funcs += [f for name, f in ctx.externals.items() if all(g.name != name for g in funcs)]
     from pypto.ir.callgraph import callee_first
@@ -106,6 +106,23 @@ def _host_callees(work: list) -> dict[str, str]:
         elif opts.func_type in (FunctionType.Orchestration, FunctionType.Opaque) and opts.level is not Level.HOST:
             kinds[node.name] = "chip"
     return kinds
+
+
+def _is_host_code(fdef: ast.FunctionDef, opts: FuncOptions, kinds: dict[str, str], env: dict[str, Any]) -> bool:
+    """A HOST SubWorker, or a HOST function that dispatches (calls a chip program or callback of the class,
+    or uses ``pypto.language.distributed``): control-plane code. Any other HOST-level function is plain
+    IR and parses like every function (its printed form round-trips)."""
+    if opts.level is not Level.HOST:
+        return False
+    if opts.role is Role.SubWorker:
+        return True
+    import pypto.language.distributed as pld
+
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if (node.value.id == "self" and node.attr in kinds) or env.get(node.value.id) is pld:
+                return True
+    return False
 
 
 def _parse_host(fdef: ast.FunctionDef, opts: FuncOptions, sig: tuple, source: Source, env: dict[str, Any],
