@@ -28,6 +28,8 @@ from pypto.runtime import RunConfig  # noqa: E402
 
 COLS = 64
 RANKS = pl.dynamic("RANKS")
+# sample inputs of the chip program for tools that compile it on its own (`pypto compile FILE::per_chip`)
+SHAPES = {"per_chip": {"x": f"1x{COLS}:f32", "y": f"1x{COLS}:f32", "row": f"1x{COLS}:f32", "sig": "2x1:i32"}}
 
 
 @pl.jit.incore

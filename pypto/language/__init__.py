@@ -49,7 +49,7 @@ from pypto.language.dsl import (
     while_,
     yield_,
 )
-from pypto.language.ops import array, tensor, tile
+from pypto.language.ops import array, comm, tensor, tile
 from pypto.language.types import (
     Array,
     DynVar,
@@ -129,7 +129,7 @@ __all__ = [  # noqa: RUF022
     "jit", "JITFunction", "RUNTIME", "Tensor", "Tile", "Scalar", "Tuple", "DynVar", "InOut", "Out", "dynamic",
     "MemRef", "TaskId", "Ptr", "PtrType", "TensorView", "TileView", "const", "range", "parallel", "unroll",
     "pipeline", "while_", "yield_", "cond", "static_print", "static_assert", "func_attr", "dump_tag", "at", "cluster",
-    "scope", "manual_scope", "spmd", "spmd_submit", "submit", "array", "Array", "ScopeMode", "tensor", "tile", "adir", "FunctionType", "ForKind", "AtomicType",
+    "scope", "manual_scope", "spmd", "spmd_submit", "submit", "array", "comm", "Array", "ScopeMode", "tensor", "tile", "adir", "FunctionType", "ForKind", "AtomicType",
     "Level", "Role", "SplitMode", "MemorySpace", "Mem", "PipeType", "TensorLayout", "TileLayout", "PadValue",
     "CompactMode", "ND", "DN", "NZ", "MX_A_ZZ", "MX_B_NN", "FP4", "FP8E4M3FN", "FP8E5M2", "FP8E8M0", "FP16",
     "FP32", "BF16", "HF4", "HF8", "INT4", "INT8", "INT16", "INT32", "INT64", "UINT4", "UINT8", "UINT16",

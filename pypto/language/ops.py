@@ -71,6 +71,7 @@ class OpNamespace:
 tensor = OpNamespace("tensor")
 tile = OpNamespace("tile")
 array = OpNamespace("array")
+comm = OpNamespace("comm")  # built-in comm tasks of a split distributed kernel, as pass dumps print them
 
 # pl.tile.X called with the DSL's short form (e.g. 3-arg load) is normalised like pl.X
 _TILE_CONVENIENT = frozenset({"load"})
