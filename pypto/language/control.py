@@ -298,6 +298,10 @@ def parse_with(p: FunctionParser, node: ast.With) -> list[Stmt]:
     args, kwargs = p.ev.call_args(call)
     if item.optional_vars is not None and c is not dsl.at:
         raise UnsupportedFeatureError("'as' is only supported with pl.at", p.span(item.optional_vars))
+    if c is dsl.cluster:
+        from pypto.language.cluster_scope import check_cluster_body
+
+        check_cluster_body(p, node.body)
     body = p.body(node.body, node.lineno)
     block = _block(p, body, span)
     if c is dsl.at:

@@ -1,0 +1,230 @@
+"""Kernel loops that read tensor scalars become orchestration loops (one kernel task per iteration).
+
+ptoas 0.1.1 has no scalar load from GM. In an InCore function whose body is one loop over tensors it
+stores into (no tile or scalar carried from one iteration to the next), the reads at the top of the
+loop body that depend only on the loop variable, the parameters and earlier such reads (and the scalar
+arithmetic at the top of the body on those values) move out with the loop: the orchestration runs the loop, does the reads, and calls the kernel once per iteration
+with the loop variable and the read values as scalar arguments. The kernel keeps the loop body. The
+runtime orders the per-iteration tasks through the tensors they write (DeriveCallDirections passes
+them as ``inout`` inside a sequential loop). A loop that carries a tile is rejected with a located
+error: its iterations cannot run as separate tasks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from pypto.errors import UnsupportedFeatureError
+from pypto.ir.enums import ParamDirection
+from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, MakeTuple, TupleGetItem, Var
+from pypto.ir.function import Function, Program
+from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, ReturnStmt, Stmt, YieldStmt, flatten, seq
+from pypto.ir.types import ScalarType, TensorType, TupleType
+from pypto.ir.visitor import substitute
+from pypto.passes._util import base_name, iter_stmts, map_blocks, used_vars
+
+_READ = "tensor.read"
+
+
+def _is_read(v: object) -> bool:
+    return isinstance(v, Call) and v.op == _READ
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How one kernel was split: its loop, the statements that moved out and the new parameters."""
+
+    loop: ForStmt
+    hoisted: tuple[Stmt, ...]
+    extra: tuple[Var, ...]  # loop var, then the moved scalars the kernel still uses
+    returns: tuple[Expr, ...]  # the original return values (loop return vars or params)
+
+
+def _reads_in(stmt: Stmt) -> list[AssignStmt]:
+    return [s for s in iter_stmts(stmt) if isinstance(s, AssignStmt) and _is_read(s.value)]
+
+
+def _split_body(f: Function, loop: ForStmt) -> tuple[list[Stmt], list[Stmt]] | None:
+    """(hoisted, kept) statements of the loop body, or None when a read must stay (nested or late)."""
+    written = {ia.init for ia in loop.iter_args}
+    known = set(f.params) | {loop.loop_var}
+    hoisted: list[Stmt] = []
+    kept: list[Stmt] = []
+    moved: set[Var] = set()
+    for s in flatten(loop.body):
+        v = s.value if isinstance(s, AssignStmt) else None
+        ready = v is not None and all(u in known or u in moved for u in used_vars(v))
+        read = ready and _is_read(v) and v.args[0] not in written  # type: ignore[union-attr]
+        derived = ready and isinstance(s.var.var_type, ScalarType) and not isinstance(v, Call)  # type: ignore[union-attr]
+        if read or derived:
+            hoisted.append(s)
+            moved.add(s.var)  # type: ignore[union-attr]
+        else:
+            kept.append(s)
+    if any(_reads_in(s) for s in kept):
+        return None
+    return hoisted, kept
+
+
+def _check_carries(f: Function) -> None:
+    """A kernel loop that reads tensor scalars and carries a tile or scalar cannot be split into tasks."""
+    for loop in iter_stmts(f.body):
+        if not isinstance(loop, ForStmt) or not _reads_in(loop.body):
+            continue
+        carried = [ia for ia in loop.iter_args if not isinstance(ia.var_type, TensorType)]
+        if not carried:
+            continue
+        raise UnsupportedFeatureError(
+            f"scalar read of a tensor inside a loop of kernel '{f.name}' that carries "
+            f"'{base_name(carried[0].name)}' from one iteration to the next: ptoas 0.1.1 has no scalar load "
+            "from GM, and pypto can move such a loop into the orchestration (one kernel task per iteration) "
+            "only when it carries nothing but the tensors it stores into", _reads_in(loop.body)[0].span,
+            hint="carry the value through a tensor instead (store it at the end of an iteration, load it at "
+                 "the start of the next), or do the reads in the orchestration and pass pl.Scalar arguments")
+
+
+def _plan(f: Function) -> _Plan | None:
+    _check_carries(f)
+    stmts = flatten(f.body)
+    if len(stmts) != 2 or not isinstance(stmts[0], ForStmt) or not isinstance(stmts[1], ReturnStmt):
+        return None
+    loop, ret = stmts
+    if not _reads_in(loop.body) or any(ia.init not in f.params for ia in loop.iter_args):
+        return None
+    split = _split_body(f, loop)
+    if split is None or any(_uses_block_ids(s) for s in split[1]):
+        return None
+    hoisted, kept = split
+    used = set(used_vars(kept))
+    extra = (loop.loop_var, *(s.var for s in hoisted if s.var in used))  # type: ignore[attr-defined]
+    returns = tuple(_escaped_store(v, f, loop, kept) for v in ret.values)
+    return _Plan(dataclasses.replace(loop, body=seq(kept, span=loop.body.span)), tuple(hoisted), extra, returns)
+
+
+def _escaped_store(v: Expr, f: Function, loop: ForStmt, kept: list[Stmt]) -> Expr:
+    """A returned name stored inside the loop (``t_new = pl.store(..., t)``) without being carried:
+    the store's result in the kernel, which is the tensor parameter it writes."""
+    if not isinstance(v, Var) or v in f.params or v in loop.return_vars:
+        return v
+    for s in kept:
+        if (isinstance(s, AssignStmt) and base_name(s.var.name) == base_name(v.name) and isinstance(s.value, Call)
+                and s.value.op == "tile.store" and s.value.args[2] in f.params):
+            return s.var
+    raise UnsupportedFeatureError(f"kernel '{f.name}' returns '{base_name(v.name)}', which its loop neither "
+                                  "carries nor stores into a tensor parameter", f.span)
+
+
+def _listed_index(s: Stmt) -> Stmt:
+    """``pl.read(t, i)`` -> ``pl.read(t, [i])``: the orchestration form takes an index list."""
+    v = s.value if isinstance(s, AssignStmt) else None
+    if not _is_read(v) or isinstance(v.args[1], MakeTuple):  # type: ignore[union-attr]
+        return s
+    t, *idx = v.args  # type: ignore[union-attr]
+    return dataclasses.replace(s, value=dataclasses.replace(v, args=(t, MakeTuple(tuple(idx), span=v.span))))
+
+
+def _uses_block_ids(s: Stmt) -> bool:
+    return any(isinstance(x, AssignStmt) and isinstance(x.value, Call) and isinstance(x.value.op, str)
+               and x.value.op.endswith(("get_block_idx", "get_block_num")) for x in iter_stmts(s))
+
+
+def _kernel(f: Function, plan: _Plan) -> Function:
+    """The loop body as the kernel: iter args read the tensor params, the yield becomes the return."""
+    loop = plan.loop
+    body = flatten(substitute(loop.body, {ia: ia.init for ia in loop.iter_args}))
+    yielded = body[-1].values if body and isinstance(body[-1], YieldStmt) else ()
+    by_rv = dict(zip(loop.return_vars, yielded, strict=False))
+    values = tuple(substitute(by_rv.get(v, v), {ia: ia.init for ia in loop.iter_args}) for v in plan.returns)
+    stmts = [*(body[:-1] if yielded else body), ReturnStmt(values, span=f.span)]
+    return f.with_(params=(*f.params, *plan.extra),
+                   param_directions=(*f.param_directions, *(ParamDirection.In for _ in plan.extra)),
+                   body=seq(stmts, span=f.body.span))
+
+
+class _CallSites:
+    """Rewrites ``r = self.k(args)`` of a planned kernel into the orchestration loop."""
+
+    def __init__(self, plans: dict[str, tuple[Function, _Plan]]):
+        self.plans = plans
+
+    def block(self, stmts: list[Stmt]) -> list[Stmt]:
+        out: list[Stmt] = []
+        renames: dict[Var, Expr] = {}
+        gone: set[Var] = set()
+        for s in stmts:
+            if isinstance(s, AssignStmt) and isinstance(s.value, TupleGetItem) and s.value.tuple_value in gone:
+                continue
+            s = substitute(s, renames) if renames else s
+            call = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+            if not (isinstance(call, Call) and isinstance(call.op, GlobalVar) and call.op.name in self.plans
+                    and "block_num" not in call.attrs):
+                out.append(s)
+                continue
+            loop_stmt, results = self._loop(call, *self.plans[call.op.name])
+            out.append(loop_stmt)
+            if isinstance(s, AssignStmt):
+                gone.add(s.var)
+                renames.update(self._renames(s.var, results, stmts))
+        return out
+
+    def _loop(self, call: Call, f: Function, plan: _Plan) -> tuple[ForStmt, list[Expr]]:
+        loop = plan.loop
+        args = dict(zip(f.params, call.args, strict=True))
+        lv = Var(loop.loop_var.name, loop.loop_var.var_type, span=loop.loop_var.span)
+        iters = [IterArg(ia.name, ia.var_type, init=args[ia.init], span=ia.span) for ia in loop.iter_args]
+        rvs = [Var(rv.name, rv.var_type, span=rv.span) for rv in loop.return_vars]
+        fresh = {s.var: Var(s.var.name, s.var.var_type, span=s.var.span) for s in plan.hoisted}  # type: ignore[attr-defined]
+        inner = {**args, loop.loop_var: lv, **fresh}
+        tensor_of = {ia.init: it for ia, it in zip(loop.iter_args, iters, strict=True)}
+        hoisted = [_listed_index(substitute(s, inner)) for s in plan.hoisted]
+        call_args = [tensor_of.get(p, a) for p, a in zip(f.params, call.args, strict=True)]
+        call_args += [inner[v] for v in plan.extra]
+        new_call = dataclasses.replace(call, args=tuple(call_args))
+        res = Var(f"{f.name}_out", call.result_type, span=call.span)
+        yields = [self._element(res, plan.returns.index(rv), len(plan.returns)) if rv in plan.returns else it
+                  for rv, it in zip(loop.return_vars, iters, strict=True)]
+        body = [*hoisted, AssignStmt(res, new_call, span=call.span), YieldStmt(tuple(yields), span=call.span)]
+        start, stop, step = (substitute(e, args) for e in (loop.start, loop.stop, loop.step))
+        new_loop = ForStmt(lv, start, stop, step, seq(body, span=call.span), tuple(iters), tuple(rvs),
+                           loop.kind, dict(loop.attrs), span=call.span)
+        by_rv = dict(zip(loop.return_vars, rvs, strict=True))
+        stored = {s.var: s.value.args[2] for s in flatten(loop.body) if isinstance(s, AssignStmt)  # type: ignore[attr-defined]
+                  and s.var in plan.returns}
+        results = [by_rv.get(v) or substitute(stored.get(v, v), args) for v in plan.returns]
+        return new_loop, results
+
+    @staticmethod
+    def _element(res: Var, i: int, n: int) -> Expr:
+        return res if n == 1 else TupleGetItem(res, i, span=res.span)
+
+    @staticmethod
+    def _renames(var: Var, results: list[Expr], stmts: list[Stmt]) -> dict[Var, Expr]:
+        if not isinstance(var.var_type, TupleType):
+            return {var: results[0]}
+        out: dict[Var, Expr] = {}
+        for s in stmts:
+            if isinstance(s, AssignStmt) and isinstance(s.value, TupleGetItem) and s.value.tuple_value is var:
+                out[s.var] = results[s.value.index]
+        return out
+
+
+def lift_read_loops(program: Program) -> Program:
+    """Split every InCore kernel whose loop reads tensor scalars; rewrite its call sites."""
+    plans: dict[str, tuple[Function, _Plan]] = {}
+    for f in program.functions:
+        plan = _plan(f) if f.is_incore else None
+        if plan is not None:
+            plans[f.name] = (f, plan)
+    if not plans:
+        return program
+    sites = _CallSites(plans)
+    funcs = []
+    for f in program.functions:
+        if f.name in plans:
+            funcs.append(_kernel(f, plans[f.name][1]))
+        elif not f.is_incore:
+            funcs.append(f.with_(body=map_blocks(f.body, sites.block)))
+        else:
+            funcs.append(f)
+    return program.with_functions(funcs)
