@@ -17,14 +17,16 @@ from dataclasses import dataclass
 
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.enums import ParamDirection
-from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, MakeTuple, TupleGetItem, Var
+from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, IterArg, MakeTuple, TupleGetItem, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, ReturnStmt, Stmt, YieldStmt, flatten, seq
+from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, Stmt, YieldStmt, flatten, seq
 from pypto.ir.types import ScalarType, TensorType, TupleType
 from pypto.ir.visitor import substitute
-from pypto.passes._util import base_name, iter_stmts, map_blocks, used_vars
+from pypto.passes._util import base_name, defined_vars, iter_stmts, map_blocks, used_vars
 
 _READ = "tensor.read"
+_LAUNCH_ATTRS = ("block_num", "sync_start")  # one single-block task per iteration
+_BLOCK_IDS = ("tile.get_block_idx", "tile.get_block_num")
 
 
 def _is_read(v: object) -> bool:
@@ -39,32 +41,77 @@ class _Plan:
     hoisted: tuple[Stmt, ...]
     extra: tuple[Var, ...]  # loop var, then the moved scalars the kernel still uses
     returns: tuple[Expr, ...]  # the original return values (loop return vars or params)
+    arg_of: dict[Var, Var]  # kernel scalar parameter -> the hoisted value passed for it
+    spmd: bool  # the loop strode over the blocks of an SPMD launch
 
 
 def _reads_in(stmt: Stmt) -> list[AssignStmt]:
     return [s for s in iter_stmts(stmt) if isinstance(s, AssignStmt) and _is_read(s.value)]
 
 
-def _split_body(f: Function, loop: ForStmt) -> tuple[list[Stmt], list[Stmt]] | None:
-    """(hoisted, kept) statements of the loop body, or None when a read must stay (nested or late)."""
-    written = {ia.init for ia in loop.iter_args}
-    known = set(f.params) | {loop.loop_var}
-    hoisted: list[Stmt] = []
-    kept: list[Stmt] = []
-    moved: set[Var] = set()
-    for s in flatten(loop.body):
-        v = s.value if isinstance(s, AssignStmt) else None
-        ready = v is not None and all(u in known or u in moved for u in used_vars(v))
-        read = ready and _is_read(v) and v.args[0] not in written  # type: ignore[union-attr]
-        derived = ready and isinstance(s.var.var_type, ScalarType) and not isinstance(v, Call)  # type: ignore[union-attr]
-        if read or derived:
-            hoisted.append(s)
-            moved.add(s.var)  # type: ignore[union-attr]
-        else:
-            kept.append(s)
+class _Splitter:
+    """Splits a loop body into the scalar work the orchestration can do and the kernel's rest."""
+
+    def __init__(self, known: set[Var], written: set[Expr]):
+        self.known, self.written = known, written
+        self.moved: set[Var] = set()
+        self.arg_of: dict[Var, Var] = {}  # kernel parameter -> the hoisted value passed for it
+
+    def ready(self, e: object) -> bool:
+        return all(u in self.known or u in self.moved for u in used_vars(e))
+
+    def split(self, stmts: list[Stmt]) -> tuple[list[Stmt], list[Stmt]]:
+        hoisted: list[Stmt] = []
+        kept: list[Stmt] = []
+        for s in stmts:
+            if isinstance(s, IfStmt) and _reads_in(s) and self.ready(s.cond):
+                h, k = self._branch(s)
+                hoisted += h
+                kept.append(k)
+                continue
+            v = s.value if isinstance(s, AssignStmt) else None
+            ready = v is not None and self.ready(v)
+            read = ready and _is_read(v) and v.args[0] not in self.written  # type: ignore[union-attr]
+            derived = ready and isinstance(s.var.var_type, ScalarType) and not isinstance(v, Call)  # type: ignore[union-attr]
+            if read or derived:
+                hoisted.append(s)
+                self.moved.add(s.var)  # type: ignore[union-attr]
+                self.arg_of[s.var] = s.var  # type: ignore[union-attr]
+            else:
+                kept.append(s)
+        return hoisted, kept
+
+    def _branch(self, s: IfStmt) -> tuple[list[Stmt], Stmt]:
+        """A guarded read: the orchestration runs the same ``if`` and passes zeros on the other side."""
+        then_h, then_k = self.split(flatten(s.then_body))
+        else_h, else_k = self.split(flatten(s.else_body)) if s.else_body is not None else ([], [])
+        kept = dataclasses.replace(s, then_body=seq(then_k, span=s.then_body.span),
+                                   else_body=seq(else_k, span=s.span) if s.else_body is not None else None)
+        outs = [v for h in then_h + else_h for v in _defs(h)]
+        if not outs or any(not isinstance(v.var_type, ScalarType) or not v.var_type.dtype.is_int for v in outs):
+            return [], s
+        rvs = tuple(Var(v.name, v.var_type, span=v.span) for v in outs)
+        branches = []
+        for h in (then_h, else_h):
+            mine = {v for x in h for v in _defs(x)}
+            vals = tuple(v if v in mine else ConstInt(0, v.var_type.dtype) for v in outs)  # type: ignore[attr-defined]
+            branches.append(seq([*h, YieldStmt(vals, span=s.span)], span=s.span))
+        remap = dict(zip(outs, rvs, strict=True))
+        self.arg_of = {p: remap.get(a, a) for p, a in self.arg_of.items()}
+        return [IfStmt(s.cond, branches[0], branches[1], rvs, span=s.span)], kept
+
+
+def _defs(s: Stmt) -> list[Var]:
+    return list(s.return_vars) if isinstance(s, IfStmt) else [s.var]  # type: ignore[attr-defined]
+
+
+def _split_body(f: Function, loop: ForStmt) -> tuple[list[Stmt], list[Stmt], dict[Var, Var]] | None:
+    """(hoisted, kept, arg_of) for the loop body, or None when a read must stay in the kernel."""
+    sp = _Splitter(set(f.params) | {loop.loop_var}, {ia.init for ia in loop.iter_args})
+    hoisted, kept = sp.split(flatten(loop.body))
     if any(_reads_in(s) for s in kept):
         return None
-    return hoisted, kept
+    return hoisted, kept, sp.arg_of
 
 
 def _check_carries(f: Function) -> None:
@@ -87,19 +134,28 @@ def _check_carries(f: Function) -> None:
 def _plan(f: Function) -> _Plan | None:
     _check_carries(f)
     stmts = flatten(f.body)
-    if len(stmts) != 2 or not isinstance(stmts[0], ForStmt) or not isinstance(stmts[1], ReturnStmt):
+    ids = {s.var: s.value.op for s in stmts if isinstance(s, AssignStmt) and isinstance(s.value, Call)
+           and s.value.op in _BLOCK_IDS}
+    rest = [s for s in stmts if not (isinstance(s, AssignStmt) and s.var in ids)]
+    if len(rest) != 2 or not isinstance(rest[0], ForStmt) or not isinstance(rest[1], ReturnStmt):
         return None
-    loop, ret = stmts
+    loop, ret = rest
     if not _reads_in(loop.body) or any(ia.init not in f.params for ia in loop.iter_args):
         return None
+    spmd = bool(ids)
+    if spmd:  # for b in pl.range(block_idx, n, block_num): the blocks together run every b once
+        if ids.get(loop.start) != "tile.get_block_idx" or ids.get(loop.step) != "tile.get_block_num":
+            return None
+        loop = dataclasses.replace(loop, start=ConstInt(0), step=ConstInt(1))
     split = _split_body(f, loop)
     if split is None or any(_uses_block_ids(s) for s in split[1]):
         return None
-    hoisted, kept = split
+    hoisted, kept, arg_of = split
     used = set(used_vars(kept))
-    extra = (loop.loop_var, *(s.var for s in hoisted if s.var in used))  # type: ignore[attr-defined]
+    extra = (loop.loop_var, *(p for p in arg_of if p in used))
     returns = tuple(_escaped_store(v, f, loop, kept) for v in ret.values)
-    return _Plan(dataclasses.replace(loop, body=seq(kept, span=loop.body.span)), tuple(hoisted), extra, returns)
+    return _Plan(dataclasses.replace(loop, body=seq(kept, span=loop.body.span)), tuple(hoisted), extra, returns,
+                 arg_of, spmd)
 
 
 def _escaped_store(v: Expr, f: Function, loop: ForStmt, kept: list[Stmt]) -> Expr:
@@ -147,6 +203,12 @@ class _CallSites:
 
     def __init__(self, plans: dict[str, tuple[Function, _Plan]]):
         self.plans = plans
+        self.renames: dict[Var, Expr] = {}  # call results -> loop results, for uses after a with-scope too
+
+    def function(self, f: Function) -> Function:
+        self.renames = {}
+        body = map_blocks(f.body, self.block)
+        return f.with_(body=substitute(body, self.renames))
 
     def block(self, stmts: list[Stmt]) -> list[Stmt]:
         out: list[Stmt] = []
@@ -158,7 +220,7 @@ class _CallSites:
             s = substitute(s, renames) if renames else s
             call = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
             if not (isinstance(call, Call) and isinstance(call.op, GlobalVar) and call.op.name in self.plans
-                    and "block_num" not in call.attrs):
+                    and ("block_num" in call.attrs) == self.plans[call.op.name][1].spmd):
                 out.append(s)
                 continue
             loop_stmt, results = self._loop(call, *self.plans[call.op.name])
@@ -166,6 +228,7 @@ class _CallSites:
             if isinstance(s, AssignStmt):
                 gone.add(s.var)
                 renames.update(self._renames(s.var, results, stmts))
+                self.renames.update(renames)
         return out
 
     def _loop(self, call: Call, f: Function, plan: _Plan) -> tuple[ForStmt, list[Expr]]:
@@ -174,13 +237,15 @@ class _CallSites:
         lv = Var(loop.loop_var.name, loop.loop_var.var_type, span=loop.loop_var.span)
         iters = [IterArg(ia.name, ia.var_type, init=args[ia.init], span=ia.span) for ia in loop.iter_args]
         rvs = [Var(rv.name, rv.var_type, span=rv.span) for rv in loop.return_vars]
-        fresh = {s.var: Var(s.var.name, s.var.var_type, span=s.var.span) for s in plan.hoisted}  # type: ignore[attr-defined]
+        fresh = {v: Var(v.name, v.var_type, span=v.span) for s in plan.hoisted for v in defined_vars(s)}
         inner = {**args, loop.loop_var: lv, **fresh}
         tensor_of = {ia.init: it for ia, it in zip(loop.iter_args, iters, strict=True)}
-        hoisted = [_listed_index(substitute(s, inner)) for s in plan.hoisted]
+        hoisted = flatten(map_blocks(seq([substitute(s, inner) for s in plan.hoisted], span=call.span),
+                                     lambda ss: [_listed_index(x) for x in ss]))
         call_args = [tensor_of.get(p, a) for p, a in zip(f.params, call.args, strict=True)]
-        call_args += [inner[v] for v in plan.extra]
-        new_call = dataclasses.replace(call, args=tuple(call_args))
+        call_args += [inner[plan.arg_of.get(v, v)] for v in plan.extra]
+        attrs = {k: v for k, v in call.attrs.items() if k not in _LAUNCH_ATTRS}
+        new_call = dataclasses.replace(call, args=tuple(call_args), attrs=attrs)
         res = Var(f"{f.name}_out", call.result_type, span=call.span)
         yields = [self._element(res, plan.returns.index(rv), len(plan.returns)) if rv in plan.returns else it
                   for rv, it in zip(loop.return_vars, iters, strict=True)]
@@ -224,7 +289,7 @@ def lift_read_loops(program: Program) -> Program:
         if f.name in plans:
             funcs.append(_kernel(f, plans[f.name][1]))
         elif not f.is_incore:
-            funcs.append(f.with_(body=map_blocks(f.body, sites.block)))
+            funcs.append(sites.function(f))
         else:
             funcs.append(f)
     return program.with_functions(funcs)

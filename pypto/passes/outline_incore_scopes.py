@@ -387,7 +387,9 @@ class OutlineIncoreScopes(Pass):
     produces = frozenset({IRProperty.SplitIncoreOrch, IRProperty.NoNestedInCore})
 
     def run(self, program: Program) -> Program:
-        program = lift_read_loops(program)
+        return lift_read_loops(self._outline(program))
+
+    def _outline(self, program: Program) -> Program:
         funcs: list[Function] = []
         changed = False
         taken = {f.name for f in program.functions}

@@ -123,7 +123,45 @@ class P:
     assert ":11:" in msg and "carries 's_iter'" in msg and "carry the value through a tensor" in msg
 
 
-def test_a_read_under_an_if_in_the_loop_keeps_the_kernel_read_error() -> None:
+@pl.program
+class _Guarded:
+    @pl.function(type=pl.FunctionType.InCore)
+    def pick(self, a: pl.Tensor[[64, 16], pl.FP32], idx: pl.Tensor[[4], pl.INT32],
+             out: pl.Out[pl.Tensor[[64, 16], pl.FP32]], n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[64, 16], pl.FP32]:
+        blk = pl.tile.get_block_idx()
+        nblk = pl.tile.get_block_num()
+        for i in pl.range(blk, n, nblk):  # SPMD stride: the blocks together visit every i once
+            if i > 0:  # a guarded read: the orchestration runs the same if
+                r = pl.cast(pl.read(idx, i), pl.INDEX)
+                out = pl.store(pl.load(a, [r * 16, 0], [16, 16]), [i * 16, 0], out)
+            else:
+                out = pl.store(pl.muls(pl.load(a, [0, 0], [16, 16]), 0.0), [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[64, 16], pl.FP32], idx: pl.Tensor[[4], pl.INT32],
+             out: pl.Out[pl.Tensor[[64, 16], pl.FP32]]) -> pl.Tensor[[64, 16], pl.FP32]:
+        with pl.spmd(2):
+            out = self.pick(a, idx, out, 4)
+        return out
+
+
+def test_a_guarded_read_in_an_spmd_strided_loop_runs_one_task_per_iteration() -> None:
+    prog = _outline(_Guarded)
+    kernel = next(f for f in prog.functions if f.name == "pick")
+    assert not _reads(kernel) and not any(isinstance(s, ForStmt) for s in iter_stmts(kernel.body))
+    main = next(f for f in prog.functions if f.name == "main")
+    call = next(s.value for s in iter_stmts(main.body) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
+                and isinstance(s.value.op, GlobalVar))
+    assert "block_num" not in call.attrs
+    g = torch.Generator().manual_seed(3)
+    a, idx, out = torch.randn(64, 16, generator=g), torch.tensor([9, 2, 0, 3], dtype=torch.int32), torch.zeros(64, 16)
+    run(_Guarded, a, idx, out)
+    want = torch.cat([torch.zeros(16, 16)] + [a[16 * r:16 * r + 16] for r in (2, 0, 3)])
+    torch.testing.assert_close(out, want, rtol=0, atol=0)
+
+
+def test_a_read_in_an_inner_loop_keeps_the_kernel_read_error() -> None:
     src = '''
 import pypto.language as pl
 
@@ -133,8 +171,8 @@ class P:
     def k(self, a: pl.Tensor[[64, 16], pl.FP32], idx: pl.Tensor[[4], pl.INT32],
           out: pl.Out[pl.Tensor[[64, 16], pl.FP32]], n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[64, 16], pl.FP32]:
         for i in pl.range(n):
-            if i > 0:
-                r = pl.cast(pl.read(idx, i), pl.INDEX)
+            for j in pl.range(1):
+                r = pl.cast(pl.read(idx, i + j), pl.INDEX)
                 out = pl.store(pl.load(a, [r * 16, 0], [16, 16]), [i * 16, 0], out)
         return out
 '''
