@@ -2,12 +2,14 @@
 
 ptoas 0.1.1 has no scalar load from GM. In an InCore function whose body is one loop over tensors it
 stores into (no tile or scalar carried from one iteration to the next), the reads at the top of the
-loop body that depend only on the loop variable, the parameters and earlier such reads (and the scalar
-arithmetic at the top of the body on those values) move out with the loop: the orchestration runs the loop, does the reads, and calls the kernel once per iteration
-with the loop variable and the read values as scalar arguments. The kernel keeps the loop body. The
-runtime orders the per-iteration tasks through the tensors they write (DeriveCallDirections passes
-them as ``inout`` inside a sequential loop). A loop that carries a tile is rejected with a located
-error: its iterations cannot run as separate tasks.
+loop body, or under an ``if`` there, and the scalar arithmetic they need move out with the loop: the
+orchestration runs the loop (a guarded read under the same ``if``, 0 on the other side) and calls the
+kernel once per iteration with the loop variable and the values as scalar arguments; the kernel keeps
+the rest of the body. An SPMD kernel's stride loop ``for b in pl.range(block_idx, n, block_num)``
+visits every ``b`` once over all blocks, so it becomes ``range(n)`` of single-block tasks. The runtime
+orders the tasks through the tensors they write (DeriveCallDirections passes them as ``inout`` inside
+a sequential loop). A read in a loop that carries a tile is a located error: its iterations cannot
+run as separate tasks.
 """
 
 from __future__ import annotations
@@ -274,6 +276,18 @@ class _CallSites:
         return out
 
 
+def _mismatched_calls(program: Program, plans: dict[str, tuple[Function, _Plan]]) -> set[str]:
+    """Kernels called from a kernel, or launched as SPMD when the loop is not strided (or vice versa)."""
+    bad: set[str] = set()
+    for f in program.functions:
+        for s in iter_stmts(f.body):
+            call = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+            if isinstance(call, Call) and isinstance(call.op, GlobalVar) and call.op.name in plans:
+                if f.is_incore or ("block_num" in call.attrs) != plans[call.op.name][1].spmd:
+                    bad.add(call.op.name)
+    return bad
+
+
 def lift_read_loops(program: Program) -> Program:
     """Split every InCore kernel whose loop reads tensor scalars; rewrite its call sites."""
     plans: dict[str, tuple[Function, _Plan]] = {}
@@ -281,6 +295,8 @@ def lift_read_loops(program: Program) -> Program:
         plan = _plan(f) if f.is_incore else None
         if plan is not None:
             plans[f.name] = (f, plan)
+    for name in _mismatched_calls(program, plans):
+        del plans[name]  # its read stays in the kernel and is reported there
     if not plans:
         return program
     sites = _CallSites(plans)

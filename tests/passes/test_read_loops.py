@@ -202,3 +202,31 @@ def test_an_int64_loop_bound_parameter_arrives_as_index() -> None:
     a, out = torch.randn(32, 16, generator=torch.Generator().manual_seed(4)), torch.zeros(32, 16)
     run(_I64Bound, a, out)
     torch.testing.assert_close(out, a + 1.0, rtol=1e-6, atol=1e-6)
+
+
+def test_an_spmd_launch_of_a_loop_that_does_not_stride_over_the_blocks_keeps_the_read_error() -> None:
+    src = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[64, 16], pl.FP32], idx: pl.Tensor[[4], pl.INT32],
+          out: pl.Out[pl.Tensor[[64, 16], pl.FP32]], n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[64, 16], pl.FP32]:
+        for i in pl.range(n):
+            r = pl.cast(pl.read(idx, i), pl.INDEX)
+            out = pl.store(pl.load(a, [r * 16, 0], [16, 16]), [i * 16, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[64, 16], pl.FP32], idx: pl.Tensor[[4], pl.INT32],
+             out: pl.Out[pl.Tensor[[64, 16], pl.FP32]]) -> pl.Tensor[[64, 16], pl.FP32]:
+        with pl.spmd(2):
+            out = self.k(a, idx, out, 4)
+        return out
+'''
+    prog = _outline(pl.parse(src))
+    kernel = next(f for f in prog.functions if f.name == "k")
+    assert len(kernel.params) == 4  # left alone: every block would repeat every iteration
+    with pytest.raises(UnsupportedFeatureError, match=r":10:.*this read is in neither place"):
+        get_pass("ConvertTensorToTileOps")().run(prog)
