@@ -14,7 +14,7 @@ Each case runs in a fresh interpreter in its own temporary directory (docs) or i
 root (examples), with ``PYPTO_PLATFORM`` and ``PYPTO_RUN_PLATFORM`` set to the platform (so a
 ``RunConfig()`` naming no platform runs there; a script naming one keeps it). The last line is
 ``upstream-compat: docs P/N, examples P/N`` and the exit code is 0 only when every case passed.
-A script that hard-codes a hardware platform (``RunConfig(platform="a2a3")``) runs with
+A script that hard-codes a hardware platform (``RunConfig(platform="a2a3")``, or ``default="a2a3"``) runs with
 ``PYPTO_RUN_HW_ON_SIM=1``: pypto then runs it on the simulator of that architecture, with a warning,
 and its status line says so.
 """
@@ -37,9 +37,10 @@ MARKED_BLOCK = re.compile(r"<!--\s*doctest:\s*(setup|run)\s*-->\s*\n```python\n(
 # Examples that need several simulated chips (issue: distributed programs); skipped unless asked.
 DISTRIBUTED = ("examples/distributed/", "examples/runtime/distributed_callback.py",
                "examples/runtime/multi_program_kv_cache.py")
-# A script that hard-codes a hardware platform (``RunConfig(platform="a2a3")``) runs with the
+# A script that hard-codes a hardware platform (``RunConfig(platform="a2a3")``, an annotated default
+# ``platform: str = "a2a3"``, or an argparse ``--platform`` option with ``default="a2a3"``) runs with the
 # ``run_hw_on_sim`` setting on, so its run goes to the simulator of that architecture (pypto warns).
-HW_PLATFORM = re.compile(r"""platform\s*(?::\s*\w+\s*)?=\s*["'](a2a3|a5)["']""")
+HW_PLATFORM = re.compile(r"""(platform\s*(?::\s*\w+\s*)?|default)\s*=\s*["'](a2a3|a5)["']""")
 # Command-line variants of the distributed examples: each runs as its own case ("<file> <args>").
 VARIANTS = {
     "examples/distributed/04_barrier.py": (["--use-builtin"],),

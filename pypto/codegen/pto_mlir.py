@@ -51,6 +51,15 @@ _ID_PARAM = {"tile.get_block_idx": "block_idx", "tile.get_block_num": "block_num
              "tile.get_subblock_idx": "sub_block_idx"}
 
 
+def params_in_loop_bounds(body: Stmt) -> set[Var]:
+    """Vars used directly as a ``for`` bound: an integer kernel parameter among them arrives as ``index``
+    (an ``arith.index_cast`` result cannot be an scf.for bound in ptoas 0.1.1)."""
+    from pypto.passes._util import iter_stmts
+
+    return {e for s in iter_stmts(body) if isinstance(s, ForStmt) for e in (s.start, s.stop, s.step)
+            if isinstance(e, Var)}
+
+
 def block_ids_in_loop_bounds(body: Stmt) -> set[str]:
     """The SPMD id ops whose values reach a ``for`` bound (directly or through scalar arithmetic).
 
@@ -133,10 +142,13 @@ class KernelCodegen(ScalarLowering):
             args.append(f"%{ssa}: !pto.ptr<{dt}>")
             self.params.append(KernelParam(base_name(p.name), "tensor", t.dtype.value, t.dtype.ctype, i))
             self.env[p] = Scalar(ssa, "ptr")
+        bounds = params_in_loop_bounds(self.func.body)
         for j, p in enumerate(scalars):
             t = p.type
             assert isinstance(t, ScalarType)
             ty = scalar_type(t.dtype, f"kernel '{self.func.name}' parameter '{p.name}'", self.func.span)
+            if p in bounds and t.dtype.is_int:
+                ty = "index"
             ssa = self.names.unique(f"arg{len(args)}")
             args.append(f"%{ssa}: {ty}")
             ctype = "int32_t" if ty == "index" else t.dtype.ctype

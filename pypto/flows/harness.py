@@ -122,11 +122,15 @@ def compare(actual: Sequence[Any], expected: Sequence[np.ndarray], rtol: float, 
 def run(program: Any, *args: Any, golden: Any = None, config: RunConfig | None = None) -> RunResult:
     """Compile (if needed), run on the configured sim platform, and compare with ``golden``.
 
+    With neither tensors nor ``golden`` it only compiles and returns the callable ``CompiledProgram``.
+
     ``golden`` is a callable taking the inputs (copies) and returning the expected output(s), or the
     expected array(s) directly, or a dict by output name.
     """
     config = config or RunConfig()
     compiled = _compile(program, config)
+    if not args and golden is None:  # upstream's compile-only form: the CompiledProgram, to call later
+        return compiled
     if config.codegen_only:
         return RunResult(compiled, ())
     worker, prog = _loaded(compiled, config)

@@ -12,16 +12,19 @@ from pypto.ir.dtypes import DataType
 from pypto.ir.enums import ForKind, Level, Role, ScopeMode
 from pypto.ir.expr import ConstInt, Expr, IterArg, Var, as_int
 from pypto.ir.stmt import (
+    AssignStmt,
     ClusterScopeStmt,
     ForStmt,
     HierarchyScopeStmt,
     IfStmt,
     InCoreScopeStmt,
     RuntimeScopeStmt,
+    ScopeStmt,
     SeqStmts,
     Stmt,
     WhileStmt,
     YieldStmt,
+    flatten,
 )
 from pypto.ir.types import ScalarType, ShapedType
 from pypto.language import dsl
@@ -231,6 +234,8 @@ def parse_if(p: FunctionParser, node: ast.If) -> list[Stmt]:
         p.scope.restore(snap)
     rvs = _if_return_vars(p, f1, f2, span)
     merged = _branch_defs(snap[0], then_names, else_names, rvs, f1, f2)
+    top = _top_level_defs(then or []) | _top_level_defs(els or [])  # a loop's locals stay inside the loop
+    merged = [n for n in merged if then_names[n] in top and else_names[n] in top]
     if merged:  # as if both branches ended with `name, ... = pl.yield_(name, ...)`
         then, els = _add_yield(then, [then_names[n] for n in merged]), _add_yield(els, [else_names[n] for n in merged])
         for n in merged:
@@ -251,6 +256,20 @@ def _branch_defs(before: dict[str, Var], then: dict[str, Var], other: dict[str, 
     taken = {rv.name for rv in rvs}
     return [n for n, var in then.items() if n not in before and n not in taken and n in other
             and type(other[n].var_type) is type(var.var_type)]
+
+
+def _top_level_defs(stmts: list[Stmt]) -> set[Var]:
+    """Vars a branch binds outside any loop in it (assignments, if results, with-scope bodies)."""
+    out: set[Var] = set()
+    for s in stmts:
+        for x in flatten(s):
+            if isinstance(x, AssignStmt):
+                out.add(x.var)
+            elif isinstance(x, ScopeStmt):
+                out |= _top_level_defs([x.body])
+            elif isinstance(x, IfStmt | ForStmt | WhileStmt):
+                out.update(x.return_vars)
+    return out
 
 
 def _add_yield(stmts: list[Stmt] | None, values: list[Var]) -> list[Stmt]:
@@ -298,6 +317,10 @@ def parse_with(p: FunctionParser, node: ast.With) -> list[Stmt]:
     args, kwargs = p.ev.call_args(call)
     if item.optional_vars is not None and c is not dsl.at:
         raise UnsupportedFeatureError("'as' is only supported with pl.at", p.span(item.optional_vars))
+    if c is dsl.cluster:
+        from pypto.language.cluster_scope import check_cluster_body
+
+        check_cluster_body(p, node.body)
     body = p.body(node.body, node.lineno)
     block = _block(p, body, span)
     if c is dsl.at:

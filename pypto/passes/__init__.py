@@ -24,6 +24,7 @@ REGISTRY: dict[str, str] = {
     "NormalizeStmtStructure": "pypto.passes.normalize_stmt_structure",
     "FlattenCallExpr": "pypto.passes.flatten_call_expr",
     "OutlineIncoreScopes": "pypto.passes.outline_incore_scopes",
+    "OutlineClusterScopes": "pypto.passes.outline_cluster_scopes",
     "ConvertTensorToTileOps": "pypto.passes.convert_tensor_to_tile_ops",
     "InferTileMemorySpace": "pypto.passes.infer_tile_memory_space",
     "ExpandMixedKernel": "pypto.passes.expand_mixed_kernel",
@@ -40,7 +41,7 @@ REGISTRY: dict[str, str] = {
     "AutoTileMatmulL0": "pypto.passes.auto_tile_matmul_l0",
     "MaterializeDistTensorCtx": "pypto.passes.materialize_dist_tensor_ctx",
 }
-for _name in ("OutlineHierarchyScopes", "OutlineClusterScopes", "OptimizeOrchTensors", "LowerCompositeOps",
+for _name in ("OutlineHierarchyScopes", "OptimizeOrchTensors", "LowerCompositeOps",
               "FlattenTileNdTo2D", "LegalizeTileCast", "CanonicalizeTileSlice",
               "InsertMxScaleAddr", "LowerAutoVectorSplit", "InjectGMPipeBuffer",
               "SplitVectorKernel", "StampTfreeSplit", "SkewCrossCorePipeline", "LowerPipelineToSlots",

@@ -90,8 +90,9 @@ class _Converter:
         if short == "read":
             raise UnsupportedFeatureError(
                 "scalar read of a tensor inside a kernel: ptoas 0.1.1 has no scalar load from GM (pypto moves a "
-                "read at the top of a pl.at region, at indices known before it, into the orchestration; this one "
-                "is inside a loop or depends on a value computed in the kernel)", value.span,
+                "read at the top of a pl.at region, at indices known before it, into the orchestration, and a "
+                "kernel made of one loop over the tensors it stores into, with its reads at the top of the loop "
+                "body, becomes an orchestration loop of kernel tasks; this read is in neither place)", value.span,
                 hint="read it in the orchestration (or at the top of the pl.at region) and pass it to the kernel "
                      "as a pl.Scalar argument")
         raise UnsupportedFeatureError(f"tensor op '{value.op}' inside an InCore kernel", value.span,

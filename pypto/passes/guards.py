@@ -14,7 +14,7 @@ from pypto.errors import UnsupportedFeatureError
 from pypto.ir.enums import Level
 from pypto.ir.function import Program
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import ClusterScopeStmt, HierarchyScopeStmt
+from pypto.ir.stmt import HierarchyScopeStmt
 from pypto.ir.types import TileType
 from pypto.passes._util import iter_stmts
 from pypto.passes.base import Pass
@@ -35,10 +35,6 @@ def _first_stmt(program: Program, pred: Callable[[object], bool], what: str) -> 
 def no_hierarchy_scopes(program: Program) -> Finding:
     return _first_stmt(program, lambda s: isinstance(s, HierarchyScopeStmt),
                        "pl.at(level=...) hierarchy scopes other than CORE_GROUP")
-
-
-def no_cluster_scopes(program: Program) -> Finding:
-    return _first_stmt(program, lambda s: isinstance(s, ClusterScopeStmt), "pl.cluster() scopes")
 
 
 def no_nd_tiles(program: Program) -> Finding:
@@ -83,7 +79,6 @@ def _make(name: str, guard: Guard, produces: frozenset[IRProperty] = frozenset()
 
 P = IRProperty
 OutlineHierarchyScopes = _make("OutlineHierarchyScopes", no_hierarchy_scopes, frozenset({P.HierarchyOutlined}))
-OutlineClusterScopes = _make("OutlineClusterScopes", no_cluster_scopes, frozenset({P.ClusterOutlined}))
 OptimizeOrchTensors = _make("OptimizeOrchTensors", nothing)
 LowerCompositeOps = _make("LowerCompositeOps", nothing)
 FlattenTileNdTo2D = _make("FlattenTileNdTo2D", no_nd_tiles, frozenset({P.TileOps2D}))

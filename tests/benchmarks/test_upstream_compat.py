@@ -26,6 +26,8 @@ def _tree(root: Path) -> Path:
     ex = root / "examples" / "group"
     ex.mkdir(parents=True)
     (ex / "hw.py").write_text('from pypto.runtime import RunConfig\ncfg = RunConfig(platform="a2a3")\n')
+    (ex / "cli.py").write_text('import argparse\nap = argparse.ArgumentParser()\n'
+                               'ap.add_argument("-p", "--platform", default="a5")\n')
     (ex / "comment.py").write_text('# pass RunConfig(platform="a5") to target a device\n'
                                    'import os, sys\nprint(os.environ.get("PYPTO_RUN_HW_ON_SIM", "-"),\n'
                                    '      os.environ["PYPTO_PLATFORM"], os.environ["PYPTO_PROG_BUILD_DIR"])\n')
@@ -36,8 +38,9 @@ def _tree(root: Path) -> Path:
 
 def test_hardware_platforms_in_code_not_comments_turn_on_run_hw_on_sim(compat, tmp_path: Path) -> None:
     cases = {c.name: c for c in compat.example_cases(_tree(tmp_path), distributed=False)}
-    assert set(cases) == {"examples/group/comment.py", "examples/group/hw.py"}
+    assert set(cases) == {"examples/group/comment.py", "examples/group/hw.py", "examples/group/cli.py"}
     assert cases["examples/group/hw.py"].hw_on_sim and not cases["examples/group/comment.py"].hw_on_sim
+    assert cases["examples/group/cli.py"].hw_on_sim  # an argparse --platform defaulting to hardware
 
 
 def test_a_case_runs_with_the_platform_and_a_private_build_dir(compat, tmp_path: Path) -> None:

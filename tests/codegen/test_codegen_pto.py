@@ -15,7 +15,7 @@ from pypto.ir.dtypes import DataType
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import BinaryExpr, BinOp, ConstFloat, ConstInt, Var
 from pypto.ir.ops.registry import make_call
-from pypto.ir.stmt import ForStmt, IfStmt, seq
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, seq
 from pypto.ir.types import ScalarType, TensorType, TileType, TileView
 
 PROGRAMS = {
@@ -262,15 +262,21 @@ def test_rejects_non_lowerable_scalar_arith_and_cast_loop_bound():
     def loop(stop, off):
         def build():
             top, body = B.Body(), B.Body()
+            bound = stop
+            if stop == "local":  # an i32 computed inside the kernel
+                bound = Var("m", ScalarType(DataType.INT32))
+                top.stmts.append(AssignStmt(bound, BinaryExpr(BinOp.Mul, n32, ConstInt(2, DataType.INT32),
+                                                              DataType.INT32)))
             i = Var("i", ScalarType(DataType.INDEX))
             t = body.assign("t", make_call("tile.load", [x, B.ints(off(i), 0), B.ints(32, 64)], B.VEC))
             body.eval(make_call("tile.store", [t, B.ints(0, 0), o]))
-            top.stmts.append(ForStmt(i, ConstInt(0), stop, ConstInt(1), seq(body.stmts)))
+            top.stmts.append(ForStmt(i, ConstInt(0), bound, ConstInt(1), seq(body.stmts)))
             return _kernel_text(top.ret(o), [x, o, n, n32], [B.IN, B.OUT, B.IN, B.IN])
         return build
 
     _reject(loop(n, lambda i: BinaryExpr(BinOp.FloorDiv, i, n, DataType.INDEX)), "arith.floordivsi", "ptoas 0.1.1")
-    _reject(loop(n32, lambda i: i), "index_cast", "pl.INDEX")
+    _reject(loop("local", lambda i: i), "index_cast", "pl.INDEX")
+    assert "scf.for" in loop(n32, lambda i: i)()  # an i32 parameter used directly as the bound arrives as index
     text = loop(n, lambda i: BinaryExpr(BinOp.Sub, n, i, DataType.INDEX))()  # n - i -> addi(n, muli(i, -1))
     assert "arith.muli %i, %cn1 : index" in text and "arith.subi" not in text
 

@@ -115,7 +115,7 @@ register_common("tile")
 register(OpDef("tile.load", ("tensor", "offsets", "shapes", "valid_shapes?"), _load,
                {"target_memory": MemorySpace.Vec, "clamp": False}, category="memory"))
 register(OpDef("tile.store", ("tile", "offsets", "output_tensor"), _store,
-               {"atomic": None, "shapes": None}, category="memory", writes="output_tensor"))
+               {"shapes": None, "atomic": None}, category="memory", writes="output_tensor"))
 register(OpDef("tile.move", ("tile",), _move,
                {"target_memory": None, "blayout": None, "slayout": None}, category="memory",
                positional_kwargs=("target_memory",)))

@@ -1,0 +1,311 @@
+"""Kernel loops that read tensor scalars become orchestration loops (one kernel task per iteration).
+
+ptoas 0.1.1 has no scalar load from GM. In an InCore function whose body is one loop over tensors it
+stores into (no tile or scalar carried from one iteration to the next), the reads at the top of the
+loop body, or under an ``if`` there, and the scalar arithmetic they need move out with the loop: the
+orchestration runs the loop (a guarded read under the same ``if``, 0 on the other side) and calls the
+kernel once per iteration with the loop variable and the values as scalar arguments; the kernel keeps
+the rest of the body. An SPMD kernel's stride loop ``for b in pl.range(block_idx, n, block_num)``
+visits every ``b`` once over all blocks, so it becomes ``range(n)`` of single-block tasks. The runtime
+orders the tasks through the tensors they write (DeriveCallDirections passes them as ``inout`` inside
+a sequential loop). A read in a loop that carries a tile is a located error: its iterations cannot
+run as separate tasks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from pypto.errors import UnsupportedFeatureError
+from pypto.ir.enums import ParamDirection
+from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, IterArg, MakeTuple, TupleGetItem, Var
+from pypto.ir.function import Function, Program
+from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, Stmt, YieldStmt, flatten, seq
+from pypto.ir.types import ScalarType, TensorType, TupleType
+from pypto.ir.visitor import substitute
+from pypto.passes._util import base_name, defined_vars, iter_stmts, map_blocks, used_vars
+
+_READ = "tensor.read"
+_LAUNCH_ATTRS = ("block_num", "sync_start")  # one single-block task per iteration
+_BLOCK_IDS = ("tile.get_block_idx", "tile.get_block_num")
+
+
+def _is_read(v: object) -> bool:
+    return isinstance(v, Call) and v.op == _READ
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How one kernel was split: its loop, the statements that moved out and the new parameters."""
+
+    loop: ForStmt
+    hoisted: tuple[Stmt, ...]
+    extra: tuple[Var, ...]  # loop var, then the moved scalars the kernel still uses
+    returns: tuple[Expr, ...]  # the original return values (loop return vars or params)
+    arg_of: dict[Var, Var]  # kernel scalar parameter -> the hoisted value passed for it
+    spmd: bool  # the loop strode over the blocks of an SPMD launch
+
+
+def _reads_in(stmt: Stmt) -> list[AssignStmt]:
+    return [s for s in iter_stmts(stmt) if isinstance(s, AssignStmt) and _is_read(s.value)]
+
+
+class _Splitter:
+    """Splits a loop body into the scalar work the orchestration can do and the kernel's rest."""
+
+    def __init__(self, known: set[Var], written: set[Expr]):
+        self.known, self.written = known, written
+        self.moved: set[Var] = set()
+        self.arg_of: dict[Var, Var] = {}  # kernel parameter -> the hoisted value passed for it
+
+    def ready(self, e: object) -> bool:
+        return all(u in self.known or u in self.moved for u in used_vars(e))
+
+    def split(self, stmts: list[Stmt]) -> tuple[list[Stmt], list[Stmt]]:
+        hoisted: list[Stmt] = []
+        kept: list[Stmt] = []
+        for s in stmts:
+            if isinstance(s, IfStmt) and _reads_in(s) and self.ready(s.cond):
+                h, k = self._branch(s)
+                hoisted += h
+                kept.append(k)
+                continue
+            v = s.value if isinstance(s, AssignStmt) else None
+            ready = v is not None and self.ready(v)
+            read = ready and _is_read(v) and v.args[0] not in self.written  # type: ignore[union-attr]
+            derived = ready and isinstance(s.var.var_type, ScalarType) and not isinstance(v, Call)  # type: ignore[union-attr]
+            if read or derived:
+                hoisted.append(s)
+                self.moved.add(s.var)  # type: ignore[union-attr]
+                self.arg_of[s.var] = s.var  # type: ignore[union-attr]
+            else:
+                kept.append(s)
+        return hoisted, kept
+
+    def _branch(self, s: IfStmt) -> tuple[list[Stmt], Stmt]:
+        """A guarded read: the orchestration runs the same ``if`` and passes zeros on the other side."""
+        then_h, then_k = self.split(flatten(s.then_body))
+        else_h, else_k = self.split(flatten(s.else_body)) if s.else_body is not None else ([], [])
+        kept = dataclasses.replace(s, then_body=seq(then_k, span=s.then_body.span),
+                                   else_body=seq(else_k, span=s.span) if s.else_body is not None else None)
+        outs = [v for h in then_h + else_h for v in _defs(h)]
+        if not outs or any(not isinstance(v.var_type, ScalarType) or not v.var_type.dtype.is_int for v in outs):
+            return [], s
+        rvs = tuple(Var(v.name, v.var_type, span=v.span) for v in outs)
+        branches = []
+        for h in (then_h, else_h):
+            mine = {v for x in h for v in _defs(x)}
+            vals = tuple(v if v in mine else ConstInt(0, v.var_type.dtype) for v in outs)  # type: ignore[attr-defined]
+            branches.append(seq([*h, YieldStmt(vals, span=s.span)], span=s.span))
+        remap = dict(zip(outs, rvs, strict=True))
+        self.arg_of = {p: remap.get(a, a) for p, a in self.arg_of.items()}
+        return [IfStmt(s.cond, branches[0], branches[1], rvs, span=s.span)], kept
+
+
+def _defs(s: Stmt) -> list[Var]:
+    return list(s.return_vars) if isinstance(s, IfStmt) else [s.var]  # type: ignore[attr-defined]
+
+
+def _split_body(f: Function, loop: ForStmt) -> tuple[list[Stmt], list[Stmt], dict[Var, Var]] | None:
+    """(hoisted, kept, arg_of) for the loop body, or None when a read must stay in the kernel."""
+    sp = _Splitter(set(f.params) | {loop.loop_var}, {ia.init for ia in loop.iter_args})
+    hoisted, kept = sp.split(flatten(loop.body))
+    if any(_reads_in(s) for s in kept):
+        return None
+    return hoisted, kept, sp.arg_of
+
+
+def _check_carries(f: Function) -> None:
+    """A kernel loop that reads tensor scalars and carries a tile or scalar cannot be split into tasks."""
+    for loop in iter_stmts(f.body):
+        if not isinstance(loop, ForStmt) or not _reads_in(loop.body):
+            continue
+        carried = [ia for ia in loop.iter_args if not isinstance(ia.var_type, TensorType)]
+        if not carried:
+            continue
+        raise UnsupportedFeatureError(
+            f"scalar read of a tensor inside a loop of kernel '{f.name}' that carries "
+            f"'{base_name(carried[0].name)}' from one iteration to the next: ptoas 0.1.1 has no scalar load "
+            "from GM, and pypto can move such a loop into the orchestration (one kernel task per iteration) "
+            "only when it carries nothing but the tensors it stores into", _reads_in(loop.body)[0].span,
+            hint="carry the value through a tensor instead (store it at the end of an iteration, load it at "
+                 "the start of the next), or do the reads in the orchestration and pass pl.Scalar arguments")
+
+
+def _plan(f: Function) -> _Plan | None:
+    _check_carries(f)
+    stmts = flatten(f.body)
+    ids = {s.var: s.value.op for s in stmts if isinstance(s, AssignStmt) and isinstance(s.value, Call)
+           and s.value.op in _BLOCK_IDS}
+    rest = [s for s in stmts if not (isinstance(s, AssignStmt) and s.var in ids)]
+    if len(rest) != 2 or not isinstance(rest[0], ForStmt) or not isinstance(rest[1], ReturnStmt):
+        return None
+    loop, ret = rest
+    if not _reads_in(loop.body) or any(ia.init not in f.params for ia in loop.iter_args):
+        return None
+    spmd = bool(ids)
+    if spmd:  # for b in pl.range(block_idx, n, block_num): the blocks together run every b once
+        if ids.get(loop.start) != "tile.get_block_idx" or ids.get(loop.step) != "tile.get_block_num":
+            return None
+        loop = dataclasses.replace(loop, start=ConstInt(0), step=ConstInt(1))
+    split = _split_body(f, loop)
+    if split is None or any(_uses_block_ids(s) for s in split[1]):
+        return None
+    hoisted, kept, arg_of = split
+    used = set(used_vars(kept))
+    extra = (loop.loop_var, *(p for p in arg_of if p in used))
+    returns = tuple(_escaped_store(v, f, loop, kept) for v in ret.values)
+    return _Plan(dataclasses.replace(loop, body=seq(kept, span=loop.body.span)), tuple(hoisted), extra, returns,
+                 arg_of, spmd)
+
+
+def _escaped_store(v: Expr, f: Function, loop: ForStmt, kept: list[Stmt]) -> Expr:
+    """A returned name stored inside the loop (``t_new = pl.store(..., t)``) without being carried:
+    the store's result in the kernel, which is the tensor parameter it writes."""
+    if not isinstance(v, Var) or v in f.params or v in loop.return_vars:
+        return v
+    for s in kept:
+        if (isinstance(s, AssignStmt) and base_name(s.var.name) == base_name(v.name) and isinstance(s.value, Call)
+                and s.value.op == "tile.store" and s.value.args[2] in f.params):
+            return s.var
+    raise UnsupportedFeatureError(f"kernel '{f.name}' returns '{base_name(v.name)}', which its loop neither "
+                                  "carries nor stores into a tensor parameter", f.span)
+
+
+def _listed_index(s: Stmt) -> Stmt:
+    """``pl.read(t, i)`` -> ``pl.read(t, [i])``: the orchestration form takes an index list."""
+    v = s.value if isinstance(s, AssignStmt) else None
+    if not _is_read(v) or isinstance(v.args[1], MakeTuple):  # type: ignore[union-attr]
+        return s
+    t, *idx = v.args  # type: ignore[union-attr]
+    return dataclasses.replace(s, value=dataclasses.replace(v, args=(t, MakeTuple(tuple(idx), span=v.span))))
+
+
+def _uses_block_ids(s: Stmt) -> bool:
+    return any(isinstance(x, AssignStmt) and isinstance(x.value, Call) and isinstance(x.value.op, str)
+               and x.value.op.endswith(("get_block_idx", "get_block_num")) for x in iter_stmts(s))
+
+
+def _kernel(f: Function, plan: _Plan) -> Function:
+    """The loop body as the kernel: iter args read the tensor params, the yield becomes the return."""
+    loop = plan.loop
+    body = flatten(substitute(loop.body, {ia: ia.init for ia in loop.iter_args}))
+    yielded = body[-1].values if body and isinstance(body[-1], YieldStmt) else ()
+    by_rv = dict(zip(loop.return_vars, yielded, strict=False))
+    values = tuple(substitute(by_rv.get(v, v), {ia: ia.init for ia in loop.iter_args}) for v in plan.returns)
+    stmts = [*(body[:-1] if yielded else body), ReturnStmt(values, span=f.span)]
+    return f.with_(params=(*f.params, *plan.extra),
+                   param_directions=(*f.param_directions, *(ParamDirection.In for _ in plan.extra)),
+                   body=seq(stmts, span=f.body.span))
+
+
+class _CallSites:
+    """Rewrites ``r = self.k(args)`` of a planned kernel into the orchestration loop."""
+
+    def __init__(self, plans: dict[str, tuple[Function, _Plan]]):
+        self.plans = plans
+        self.renames: dict[Var, Expr] = {}  # call results -> loop results, for uses after a with-scope too
+
+    def function(self, f: Function) -> Function:
+        self.renames = {}
+        body = map_blocks(f.body, self.block)
+        return f.with_(body=substitute(body, self.renames))
+
+    def block(self, stmts: list[Stmt]) -> list[Stmt]:
+        out: list[Stmt] = []
+        renames: dict[Var, Expr] = {}
+        gone: set[Var] = set()
+        for s in stmts:
+            if isinstance(s, AssignStmt) and isinstance(s.value, TupleGetItem) and s.value.tuple_value in gone:
+                continue
+            s = substitute(s, renames) if renames else s
+            call = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+            if not (isinstance(call, Call) and isinstance(call.op, GlobalVar) and call.op.name in self.plans
+                    and ("block_num" in call.attrs) == self.plans[call.op.name][1].spmd):
+                out.append(s)
+                continue
+            loop_stmt, results = self._loop(call, *self.plans[call.op.name])
+            out.append(loop_stmt)
+            if isinstance(s, AssignStmt):
+                gone.add(s.var)
+                renames.update(self._renames(s.var, results, stmts))
+                self.renames.update(renames)
+        return out
+
+    def _loop(self, call: Call, f: Function, plan: _Plan) -> tuple[ForStmt, list[Expr]]:
+        loop = plan.loop
+        args = dict(zip(f.params, call.args, strict=True))
+        lv = Var(loop.loop_var.name, loop.loop_var.var_type, span=loop.loop_var.span)
+        iters = [IterArg(ia.name, ia.var_type, init=args[ia.init], span=ia.span) for ia in loop.iter_args]
+        rvs = [Var(rv.name, rv.var_type, span=rv.span) for rv in loop.return_vars]
+        fresh = {v: Var(v.name, v.var_type, span=v.span) for s in plan.hoisted for v in defined_vars(s)}
+        inner = {**args, loop.loop_var: lv, **fresh}
+        tensor_of = {ia.init: it for ia, it in zip(loop.iter_args, iters, strict=True)}
+        hoisted = flatten(map_blocks(seq([substitute(s, inner) for s in plan.hoisted], span=call.span),
+                                     lambda ss: [_listed_index(x) for x in ss]))
+        call_args = [tensor_of.get(p, a) for p, a in zip(f.params, call.args, strict=True)]
+        call_args += [inner[plan.arg_of.get(v, v)] for v in plan.extra]
+        attrs = {k: v for k, v in call.attrs.items() if k not in _LAUNCH_ATTRS}
+        new_call = dataclasses.replace(call, args=tuple(call_args), attrs=attrs)
+        res = Var(f"{f.name}_out", call.result_type, span=call.span)
+        yields = [self._element(res, plan.returns.index(rv), len(plan.returns)) if rv in plan.returns else it
+                  for rv, it in zip(loop.return_vars, iters, strict=True)]
+        body = [*hoisted, AssignStmt(res, new_call, span=call.span), YieldStmt(tuple(yields), span=call.span)]
+        start, stop, step = (substitute(e, args) for e in (loop.start, loop.stop, loop.step))
+        new_loop = ForStmt(lv, start, stop, step, seq(body, span=call.span), tuple(iters), tuple(rvs),
+                           loop.kind, dict(loop.attrs), span=call.span)
+        by_rv = dict(zip(loop.return_vars, rvs, strict=True))
+        stored = {s.var: s.value.args[2] for s in flatten(loop.body) if isinstance(s, AssignStmt)  # type: ignore[attr-defined]
+                  and s.var in plan.returns}
+        results = [by_rv.get(v) or substitute(stored.get(v, v), args) for v in plan.returns]
+        return new_loop, results
+
+    @staticmethod
+    def _element(res: Var, i: int, n: int) -> Expr:
+        return res if n == 1 else TupleGetItem(res, i, span=res.span)
+
+    @staticmethod
+    def _renames(var: Var, results: list[Expr], stmts: list[Stmt]) -> dict[Var, Expr]:
+        if not isinstance(var.var_type, TupleType):
+            return {var: results[0]}
+        out: dict[Var, Expr] = {}
+        for s in stmts:
+            if isinstance(s, AssignStmt) and isinstance(s.value, TupleGetItem) and s.value.tuple_value is var:
+                out[s.var] = results[s.value.index]
+        return out
+
+
+def _mismatched_calls(program: Program, plans: dict[str, tuple[Function, _Plan]]) -> set[str]:
+    """Kernels called from a kernel, or launched as SPMD when the loop is not strided (or vice versa)."""
+    bad: set[str] = set()
+    for f in program.functions:
+        for s in iter_stmts(f.body):
+            call = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+            if isinstance(call, Call) and isinstance(call.op, GlobalVar) and call.op.name in plans:
+                if f.is_incore or ("block_num" in call.attrs) != plans[call.op.name][1].spmd:
+                    bad.add(call.op.name)
+    return bad
+
+
+def lift_read_loops(program: Program) -> Program:
+    """Split every InCore kernel whose loop reads tensor scalars; rewrite its call sites."""
+    plans: dict[str, tuple[Function, _Plan]] = {}
+    for f in program.functions:
+        plan = _plan(f) if f.is_incore else None
+        if plan is not None:
+            plans[f.name] = (f, plan)
+    for name in _mismatched_calls(program, plans):
+        del plans[name]  # its read stays in the kernel and is reported there
+    if not plans:
+        return program
+    sites = _CallSites(plans)
+    funcs = []
+    for f in program.functions:
+        if f.name in plans:
+            funcs.append(_kernel(f, plans[f.name][1]))
+        elif not f.is_incore:
+            funcs.append(sites.function(f))
+        else:
+            funcs.append(f)
+    return program.with_functions(funcs)

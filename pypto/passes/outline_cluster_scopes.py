@@ -1,0 +1,43 @@
+"""OutlineClusterScopes: ``with pl.cluster():`` groups its kernels; here it dissolves into its body.
+
+Upstream outlines a cluster into a Group function so that its cube and vector kernels land on one
+physical cluster. pypto's mixed regions already run as AIC/AIV tasks that exchange data through GM,
+and the runtime orders them by the tensors they touch, so co-scheduling changes no result: the pass
+splices each cluster's statements into the enclosing block. The frontend rejects what a Group could
+not carry (see ``pypto.language.cluster_scope``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pypto.ir.function import Program
+from pypto.ir.properties import IRProperty
+from pypto.ir.stmt import ClusterScopeStmt, Stmt, flatten
+from pypto.passes._util import iter_stmts, map_blocks
+from pypto.passes.base import Pass
+
+
+def _splice(stmts: list[Stmt]) -> list[Stmt]:
+    out: list[Stmt] = []
+    for s in stmts:
+        out.extend(flatten(s.body) if isinstance(s, ClusterScopeStmt) else [s])
+    return out
+
+
+@dataclass(frozen=True)
+class OutlineClusterScopes(Pass):
+    """Replace every ``pl.cluster()`` scope by its statements."""
+
+    name = "OutlineClusterScopes"
+    produces = frozenset({IRProperty.ClusterOutlined})
+
+    def run(self, program: Program) -> Program:
+        funcs = []
+        changed = False
+        for f in program.functions:
+            if any(isinstance(s, ClusterScopeStmt) for s in iter_stmts(f.body)):
+                f = f.with_(body=map_blocks(f.body, _splice))
+                changed = True
+            funcs.append(f)
+        return program.with_functions(funcs) if changed else program
