@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -43,6 +44,21 @@ def used_vars(node: Any) -> list[Var]:
         if n is not None:
             v.visit(n)
     return list(v.found)
+
+
+class _Counts(IRVisitor):
+    def __init__(self) -> None:
+        self.counts: Counter[Var] = Counter()
+
+    def visit_Var(self, node: Var) -> None:  # noqa: N802
+        self.counts[node] += 1
+
+
+def var_use_counts(node: Any) -> Counter[Var]:
+    """How often each Var occurs in a tree (its definitions included)."""
+    v = _Counts()
+    v.visit(node)
+    return v.counts
 
 
 def iter_stmts(stmt: Stmt | None) -> Iterator[Stmt]:

@@ -25,8 +25,7 @@ from pypto.ir.ops.registry import make_call
 from pypto.ir.options import BackendType
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, SeqStmts, Stmt, YieldStmt
 from pypto.ir.types import ScalarType, TensorType, TileType
-from pypto.ir.visitor import IRVisitor
-from pypto.passes._util import base_name, iter_stmts, map_blocks, substitute_typed
+from pypto.passes._util import base_name, iter_stmts, map_blocks, substitute_typed, var_use_counts
 from pypto.passes.allocate_memory_addr import CAPACITY
 from pypto.passes.base import Pass
 from pypto.passes.context import PassContext
@@ -202,15 +201,6 @@ def _operand(e: Expr, loads: dict[Var, Call]) -> _Operand | None:
     return _Operand(e, load.args[0], (offs.elements[0], offs.elements[1]), load)  # type: ignore[arg-type]
 
 
-def _use_counts(func: Function) -> Counter[Var]:
-    counts: Counter[Var] = Counter()
-
-    class _Count(IRVisitor):
-        def visit_Var(self, node: Var) -> None:  # noqa: N802
-            counts[node] += 1
-
-    _Count().visit(func.body)
-    return counts
 
 
 @dataclass(frozen=True)
@@ -229,7 +219,7 @@ class AutoTileMatmulL0(Pass):
             return func
         loads = {s.var: s.value for s in iter_stmts(func.body)
                  if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.load"}
-        uses = _use_counts(func)
+        uses = var_use_counts(func.body)
         caps = CAPACITY[self.backend]
         replaced: dict[Var, Expr] = {}
         dead: set[Var] = set()

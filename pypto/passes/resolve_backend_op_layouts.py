@@ -9,7 +9,6 @@ the transposed (DN) view of ``x``. The natural load goes away when nothing else 
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
 from pypto.errors import UserError
@@ -19,8 +18,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, Stmt
 from pypto.ir.types import TensorType
-from pypto.ir.visitor import IRVisitor
-from pypto.passes._util import base_name, iter_stmts, map_blocks, substitute_typed
+from pypto.passes._util import base_name, iter_stmts, map_blocks, substitute_typed, var_use_counts
 from pypto.passes.base import Pass
 from pypto.span import Span
 
@@ -67,16 +65,6 @@ def _transposed_load(s: AssignStmt, load: Call) -> list[Stmt]:
     return [AssignStmt(xt, tr, span=s.span), AssignStmt(var, new, span=s.span)]
 
 
-def _use_counts(func: Function) -> Counter[Var]:
-    """How often each Var occurs in the body (its definition included)."""
-    counts: Counter[Var] = Counter()
-
-    class _Count(IRVisitor):
-        def visit_Var(self, node: Var) -> None:  # noqa: N802
-            counts[node] += 1
-
-    _Count().visit(func.body)
-    return counts
 
 
 @dataclass(frozen=True)
@@ -116,7 +104,7 @@ class ResolveBackendOpLayouts(Pass):
 
 def _drop_unused_loads(func: Function, candidates: set[Var]) -> Function:
     """Natural loads that only fed transposed views are dead now."""
-    counts = _use_counts(func)
+    counts = var_use_counts(func.body)
     dead = {v for v in candidates if counts[v] <= 1}  # the definition itself
     if not dead:
         return func
