@@ -106,6 +106,18 @@ def _builders(module: Any) -> dict[str, Callable[[], Program]]:
     return out
 
 
+# Known gap, kept visible (strict: these fail loudly once it is fixed): ConvertToSSA leaves a name that is
+# assigned only inside a loop and read after it (``for b ...: lo_new = pl.store(..., lo)``, then
+# ``return lo_new``) as a use of the loop-local value, which the printer writes as an undefined name.
+LOOP_LOCAL_AFTER_LOOP = {"passes/test_read_loops.py::_TwoOutputs", "passes/test_read_loops.py::_Guarded"}
+
+
+def _pass_param(obj: Any, case_id: str) -> Any:
+    marks = [pytest.mark.xfail(strict=True, reason="ConvertToSSA: a loop-local name read after the loop "
+                               "prints as undefined")] if case_id in LOOP_LOCAL_AFTER_LOOP else []
+    return pytest.param(obj, id=case_id, marks=marks)
+
+
 def _pass_cases() -> list[Any]:
     cases = []
     for path in sorted(PASS_TESTS.glob("*.py")):
@@ -114,7 +126,7 @@ def _pass_cases() -> list[Any]:
         module = _import_pass_test(path)
         for key, obj in vars(module).items():
             if isinstance(obj, Program) or (isinstance(obj, JITFunction) and obj.kind == "orchestration"):
-                cases.append(pytest.param(obj, id=f"passes/{path.name}::{key}"))
+                cases.append(_pass_param(obj, f"passes/{path.name}::{key}"))
         cases += [pytest.param(fn, id=f"passes/{path.name}::{key}") for key, fn in _builders(module).items()]
     return cases
 
