@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pypto.errors import InternalError
 from pypto.ir.expr import Call, IterArg, Var
 from pypto.ir.function import Function, Program
+from pypto.ir.ops.registry import get_op, has_op
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, Stmt, WhileStmt, YieldStmt, flatten, seq
 from pypto.ir.types import PtrType
@@ -50,6 +51,24 @@ def _assigned(stmt: Stmt | None) -> list[str]:
         for rv in getattr(s, "return_vars", ()):
             names[rv.name] = None
     return list(names)
+
+
+def _store_target(body: Stmt, name: str, env: Env) -> Var | None:
+    """The tensor bound before the loop that every definition of ``name`` in ``body`` stores into."""
+    targets: set[str] = set()
+    for st in iter_stmts(body):
+        if not (isinstance(st, AssignStmt) and st.var.name == name):
+            continue
+        v = st.value
+        if not (isinstance(v, Call) and isinstance(v.op, str) and has_op(v.op) and get_op(v.op).writes):
+            return None
+        op = get_op(v.op)
+        at = [a.rstrip("?") for a in op.args].index(op.writes)
+        arg = v.args[at] if at < len(v.args) else None
+        if not isinstance(arg, Var) or arg.name not in env:
+            return None
+        targets.add(arg.name)
+    return env[targets.pop()] if len(targets) == 1 else None
 
 
 class _Converter:
@@ -107,12 +126,22 @@ class _Converter:
     def _carry(self, s: ForStmt | WhileStmt, env: Env, later: frozenset[str]) -> tuple[list[IterArg], list[str]]:
         """Names the loop carries: assigned in the body, bound before it, and read by the next
         iteration (before the body assigns them) or after the loop. A name that is only overwritten
-        is not carried, so a dead tile never becomes a loop result (or a kernel parameter)."""
+        is not carried, so a dead tile never becomes a loop result (or a kernel parameter).
+
+        A name first bound in the body by a store into a tensor bound before the loop
+        (``lo_new = pl.store(t, off, lo)``) and read after it is carried too, starting as that
+        tensor: after zero iterations nothing was stored, so the updated tensor is ``lo`` itself."""
         explicit = {ia.name for ia in s.iter_args}
         needed = live_in(flatten(s.body), s.cond if isinstance(s, WhileStmt) else None) | later
-        carried = [n for n in _assigned(s.body) if n in env and n not in explicit and n in needed]
-        iters = [IterArg(self.iter(base_name(n)), env[n].var_type, init=env[n]) for n in carried]
-        return iters, carried
+        inits: dict[str, Var] = {}
+        for n in _assigned(s.body):
+            if n in explicit or n not in needed:
+                continue
+            init = env[n] if n in env else (_store_target(s.body, n, env) if n in later else None)
+            if init is not None:
+                inits[n] = init
+        iters = [IterArg(self.iter(base_name(n)), v.var_type, init=v) for n, v in inits.items()]
+        return iters, list(inits)
 
     def _loop_body(self, s: ForStmt | WhileStmt, env: Env, body_env: Env, iters: list[IterArg],
                    carried: list[str]) -> tuple[tuple[IterArg, ...], Stmt, tuple[Var, ...]]:
@@ -128,8 +157,8 @@ class _Converter:
         rvs = [self.fresh(rv, self.ssa) for rv in s.return_vars]
         for old, new in zip(s.return_vars, rvs, strict=True):
             env[old.name] = new
-        for n in carried:
-            rv = Var(self.ssa(base_name(n)), env[n].var_type)
+        for n, ia in zip(carried, iters, strict=True):
+            rv = Var(self.ssa(base_name(n)), ia.var_type)
             rvs.append(rv)
             env[n] = rv
         return (*explicit, *iters), seq(stmts), tuple(rvs)

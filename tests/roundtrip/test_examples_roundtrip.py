@@ -106,15 +106,15 @@ def _builders(module: Any) -> dict[str, Callable[[], Program]]:
     return out
 
 
-# Known gap, kept visible (strict: these fail loudly once it is fixed): ConvertToSSA leaves a name that is
-# assigned only inside a loop and read after it (``for b ...: lo_new = pl.store(..., lo)``, then
-# ``return lo_new``) as a use of the loop-local value, which the printer writes as an undefined name.
+# Known gap, kept visible (strict: these fail loudly once it is fixed): the read-loop lifting gives the
+# orchestration a loop that carries tensors; InitMemRef types the loop's results with DDR MemRefs, and
+# the printed `for` has no place for a result's type, so the re-parsed loop results have none.
 LOOP_LOCAL_AFTER_LOOP = {"passes/test_read_loops.py::_TwoOutputs", "passes/test_read_loops.py::_Guarded"}
 
 
 def _pass_param(obj: Any, case_id: str) -> Any:
-    marks = [pytest.mark.xfail(strict=True, reason="ConvertToSSA: a loop-local name read after the loop "
-                               "prints as undefined")] if case_id in LOOP_LOCAL_AFTER_LOOP else []
+    marks = [pytest.mark.xfail(strict=True, reason="an orchestration loop's tensor results lose their "
+                               "MemRef in the printed form")] if case_id in LOOP_LOCAL_AFTER_LOOP else []
     return pytest.param(obj, id=case_id, marks=marks)
 
 
