@@ -62,8 +62,7 @@ def _store_target(body: Stmt, name: str, env: Env) -> Var | None:
         v = st.value
         if not (isinstance(v, Call) and isinstance(v.op, str) and has_op(v.op) and get_op(v.op).writes):
             return None
-        op = get_op(v.op)
-        at = [a.rstrip("?") for a in op.args].index(op.writes)
+        at = get_op(v.op).writes_index
         arg = v.args[at] if at < len(v.args) else None
         if not isinstance(arg, Var) or arg.name not in env:
             return None

@@ -46,7 +46,7 @@ def _type_refs(func: Function) -> set[str]:
     """Names of tile.alloc bases that values' types point at (``MemRef(mem_vec_3, ...)``): those are used."""
     names: set[str] = set()
     for s in iter_stmts(func.body):
-        memref = getattr(getattr(s, "var", None) and s.var.type, "memref", None)
+        memref = getattr(s.var.type, "memref", None) if isinstance(s, AssignStmt) else None
         if memref is not None and isinstance(memref.base, Var):
             names.add(memref.base.name)
     return names

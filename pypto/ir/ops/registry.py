@@ -46,6 +46,11 @@ class OpDef:
         return self.name.split(".", 1)[1]
 
     @property
+    def writes_index(self) -> int | None:
+        """Position of the operand named by ``writes`` among ``args`` (None: the op writes none)."""
+        return None if self.writes is None else [a.rstrip("?") for a in self.args].index(self.writes)
+
+    @property
     def required(self) -> int:
         return sum(1 for a in self.args if not a.endswith("?"))
 

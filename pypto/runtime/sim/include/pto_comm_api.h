@@ -127,6 +127,13 @@ inline void set_cell(CommTaskDesc& d, std::initializer_list<uint32_t> offsets) {
     uint32_t i = 0;
     for (uint32_t o : offsets) d.offsets[i++] = o;
 }
+// NOTIFY, WAIT and BARRIER: the signal window is the task's one operand (inout), then the ordering tensors.
+inline PTO2TaskId submit_on_signal(const CommTaskDesc& d, const ChipTensor& signal, const CommOrder& order) {
+    CoreTaskArgsWithDeps<16> a;
+    a.add_inout(signal);
+    add_order(a, order);
+    return rt_submit_comm_task(d, a);
+}
 }  // namespace pto_comm_detail
 
 inline PTO2TaskId rt_comm_notify(const ChipTensor& signal, int32_t peer, std::initializer_list<uint32_t> offsets,
@@ -137,10 +144,7 @@ inline PTO2TaskId rt_comm_notify(const ChipTensor& signal, int32_t peer, std::in
     d.peer = peer;
     d.value = value;
     pto_comm_detail::set_cell(d, offsets);
-    CoreTaskArgsWithDeps<16> a;
-    a.add_inout(signal);
-    pto_comm_detail::add_order(a, order);
-    return rt_submit_comm_task(d, a);
+    return pto_comm_detail::submit_on_signal(d, signal, order);
 }
 
 inline PTO2TaskId rt_comm_wait(const ChipTensor& signal, std::initializer_list<uint32_t> offsets, int32_t expected,
@@ -151,10 +155,7 @@ inline PTO2TaskId rt_comm_wait(const ChipTensor& signal, std::initializer_list<u
     d.value = expected;
     d.timeout_ms = timeout_ms;
     pto_comm_detail::set_cell(d, offsets);
-    CoreTaskArgsWithDeps<16> a;
-    a.add_inout(signal);
-    pto_comm_detail::add_order(a, order);
-    return rt_submit_comm_task(d, a);
+    return pto_comm_detail::submit_on_signal(d, signal, order);
 }
 
 // dst (on dst_rank, or local) <- src (on src_rank, or local); atomic ADD accumulates into dst.
@@ -176,10 +177,7 @@ inline PTO2TaskId rt_comm_barrier(const ChipTensor& signal, const CommOrder& ord
     CommTaskDesc d;
     d.kind = CommKind::BARRIER;
     d.timeout_ms = timeout_ms;
-    CoreTaskArgsWithDeps<16> a;
-    a.add_inout(signal);
-    pto_comm_detail::add_order(a, order);
-    return rt_submit_comm_task(d, a);
+    return pto_comm_detail::submit_on_signal(d, signal, order);
 }
 
 // ---- collectives (compositions of the tasks above) ---------------------------------------------
