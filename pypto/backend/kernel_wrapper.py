@@ -99,11 +99,12 @@ def _c_string(text: str) -> str:
 
 
 def _gm_guard(params: list[KernelParam] | tuple[KernelParam, ...]) -> list[str]:
-    """Sim only: register the task's tensor views so every TLOAD/TSTORE is bounds-checked against them."""
+    """Sim only: register the task's tensor views (the part inside their buffers) so every TLOAD/TSTORE is
+    bounds-checked against them."""
     tensors = [p for p in params if p.kind == "tensor"]
     if not tensors:
         return []
-    rows = [f"        {{{p.name}, {p.name}_tensor->extent() * sizeof(*{p.name}), {_c_string(p.label or p.name)}}},"
+    rows = [f"        {{{p.name}, {p.name}_tensor->reach() * sizeof(*{p.name}), {_c_string(p.label or p.name)}}},"
             for p in tensors]
     return ["#ifdef __CPU_SIM",
             "    const pto::sim::GmExtent gm_extents_[] = {", *rows, "    };",

@@ -20,7 +20,7 @@ from typing import Any
 from pypto.artifact.model import KernelFunc, KernelParam
 from pypto.codegen.cores import core_of
 from pypto.codegen.emitter import Emitter, base_name
-from pypto.codegen.pto_scalar import ScalarLowering
+from pypto.codegen.pto_scalar import ScalarLowering, only_yields
 from pypto.codegen.pto_types import (
     TOOLCHAIN,
     TileBuf,
@@ -380,6 +380,8 @@ class KernelCodegen(ScalarLowering):
         cond = self.value(s.cond, "i1")
         # scalar results are real scf.if results; tile results share one buffer (copied into in _yield)
         targets: list[Tile | str | None] = [self._if_result_type(rv) for rv in s.return_vars]
+        if self.select_outer(s, cond, targets) == len(s.return_vars) and only_yields(s):
+            return
         scalars = [(rv, t) for rv, t in zip(s.return_vars, targets, strict=True) if isinstance(t, str)]
         if scalars and s.else_body is None:
             raise self.error("an if without else cannot produce a scalar value")

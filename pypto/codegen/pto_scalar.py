@@ -11,7 +11,9 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from pypto.codegen.emitter import base_name
 from pypto.codegen.pto_types import TOOLCHAIN, float_literal
+from pypto.codegen.pto_values import Scalar
 from pypto.ir.dtypes import bf16_round, f16_exact
 from pypto.ir.expr import (
     COMPARISONS,
@@ -25,6 +27,7 @@ from pypto.ir.expr import (
     Var,
 )
 from pypto.ir.fold import fold
+from pypto.ir.stmt import IfStmt, Stmt, YieldStmt, flatten
 
 if TYPE_CHECKING:
     from pypto.errors import UserError
@@ -175,3 +178,52 @@ class ScalarLowering:
                              "an arith.index_cast result as an scf.for bound",
                              hint="declare the trip count as a pl.INDEX scalar (or use a constant)")
         return self.value(e, "index")
+
+    def select_outer(self, s: IfStmt, cond: str, targets: list) -> int:
+        """Integer results both branches take from values defined before the ``if`` (constants,
+        parameters) as index arithmetic: ``else + (then - else) * cond``; their targets become None.
+
+        ptoas 0.1.1's emitc stage types a constant as ``int32_t`` and rejects yielding it into an
+        ``index`` (or ``i32``) ``scf.if`` result, and it has no legal ``arith.select``. Returns how
+        many results were computed so.
+        """
+        from pypto.passes._util import defined_vars
+
+        pairs = _branch_yields(s)
+        inner = set(defined_vars(s))
+        done = 0
+        for i, (rv, t) in enumerate(zip(s.return_vars, targets, strict=True)):
+            if t != "index" or pairs is None or any(isinstance(v, Var) and v in inner for v in pairs[i]):
+                continue
+            then_v, else_v = (self.value(v, "index") for v in pairs[i])
+            flag = self.names.unique("flag")
+            self.op(f"%{flag} = arith.index_cast %{cond} : i1 to index")
+            neg = self._neg(else_v, "index", None)
+            diff = self.names.unique("diff")
+            self.op(f"%{diff} = arith.addi %{then_v}, %{neg} : index")
+            scaled = self.names.unique("scaled")
+            self.op(f"%{scaled} = arith.muli %{diff}, %{flag} : index")
+            name = self.names.unique(base_name(rv.name))
+            self.op(f"%{name} = arith.addi %{else_v}, %{scaled} : index")
+            self.env[rv] = Scalar(name, "index")
+            targets[i] = None
+            done += 1
+        return done
+
+
+def _last_yield(body: Stmt | None) -> tuple[Expr, ...] | None:
+    stmts = flatten(body) if body is not None else []
+    return stmts[-1].values if stmts and isinstance(stmts[-1], YieldStmt) else None
+
+
+def _branch_yields(s: IfStmt) -> list[tuple[Expr, Expr]] | None:
+    """Per result: (the then-value, the else-value), or None when a branch does not end in a yield."""
+    then_v, else_v = _last_yield(s.then_body), _last_yield(s.else_body)
+    if then_v is None or else_v is None or not len(then_v) == len(else_v) == len(s.return_vars):
+        return None
+    return list(zip(then_v, else_v, strict=True))
+
+
+def only_yields(s: IfStmt) -> bool:
+    """Both branches are a bare yield."""
+    return s.else_body is not None and len(flatten(s.then_body)) == len(flatten(s.else_body)) == 1

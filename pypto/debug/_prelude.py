@@ -68,7 +68,8 @@ def _write(dst, offsets, value):
 
 
 def _read(src, offsets):
-    return src[tuple(int(o) for o in offsets)].item()
+    index = tuple(int(o) for o in offsets) if isinstance(offsets, (list, tuple)) else (int(offsets),)
+    return src[index].item()
 
 
 def _same(x, y):

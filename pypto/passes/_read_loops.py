@@ -8,8 +8,9 @@ kernel once per iteration with the loop variable and the values as scalar argume
 the rest of the body. An SPMD kernel's stride loop ``for b in pl.range(block_idx, n, block_num)``
 visits every ``b`` once over all blocks, so it becomes ``range(n)`` of single-block tasks. The runtime
 orders the tasks through the tensors they write (DeriveCallDirections passes them as ``inout`` inside
-a sequential loop). A read in a loop that carries a tile is a located error: its iterations cannot
-run as separate tasks.
+a sequential loop). A loop that carries a tile cannot run as separate tasks: when its reads only address
+loads, :mod:`._read_gather` has already rewritten it into a gather kernel of this kind; any other read
+there is a located error.
 """
 
 from __future__ import annotations
@@ -19,20 +20,16 @@ from dataclasses import dataclass
 
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.enums import ParamDirection
-from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, IterArg, MakeTuple, TupleGetItem, Var
+from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, IterArg, TupleGetItem, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, Stmt, YieldStmt, flatten, seq
 from pypto.ir.types import ScalarType, TensorType, TupleType
 from pypto.ir.visitor import substitute
+from pypto.passes._kernel_reads import is_read, listed_index
 from pypto.passes._util import base_name, defined_vars, iter_stmts, map_blocks, used_vars
 
-_READ = "tensor.read"
 _LAUNCH_ATTRS = ("block_num", "sync_start")  # one single-block task per iteration
 _BLOCK_IDS = ("tile.get_block_idx", "tile.get_block_num")
-
-
-def _is_read(v: object) -> bool:
-    return isinstance(v, Call) and v.op == _READ
 
 
 @dataclass(frozen=True)
@@ -48,7 +45,7 @@ class _Plan:
 
 
 def _reads_in(stmt: Stmt) -> list[AssignStmt]:
-    return [s for s in iter_stmts(stmt) if isinstance(s, AssignStmt) and _is_read(s.value)]
+    return [s for s in iter_stmts(stmt) if isinstance(s, AssignStmt) and is_read(s.value)]
 
 
 class _Splitter:
@@ -73,7 +70,7 @@ class _Splitter:
                 continue
             v = s.value if isinstance(s, AssignStmt) else None
             ready = v is not None and self.ready(v)
-            read = ready and _is_read(v) and v.args[0] not in self.written  # type: ignore[union-attr]
+            read = ready and is_read(v) and v.args[0] not in self.written  # type: ignore[union-attr]
             derived = ready and isinstance(s.var.var_type, ScalarType) and not isinstance(v, Call)  # type: ignore[union-attr]
             if read or derived:
                 hoisted.append(s)
@@ -173,15 +170,6 @@ def _escaped_store(v: Expr, f: Function, loop: ForStmt, kept: list[Stmt]) -> Exp
                                   "carries nor stores into a tensor parameter", f.span)
 
 
-def _listed_index(s: Stmt) -> Stmt:
-    """``pl.read(t, i)`` -> ``pl.read(t, [i])``: the orchestration form takes an index list."""
-    v = s.value if isinstance(s, AssignStmt) else None
-    if not _is_read(v) or isinstance(v.args[1], MakeTuple):  # type: ignore[union-attr]
-        return s
-    t, *idx = v.args  # type: ignore[union-attr]
-    return dataclasses.replace(s, value=dataclasses.replace(v, args=(t, MakeTuple(tuple(idx), span=v.span))))
-
-
 def _uses_block_ids(s: Stmt) -> bool:
     return any(isinstance(x, AssignStmt) and isinstance(x.value, Call) and isinstance(x.value.op, str)
                and x.value.op.endswith(("get_block_idx", "get_block_num")) for x in iter_stmts(s))
@@ -243,7 +231,7 @@ class _CallSites:
         inner = {**args, loop.loop_var: lv, **fresh}
         tensor_of = {ia.init: it for ia, it in zip(loop.iter_args, iters, strict=True)}
         hoisted = flatten(map_blocks(seq([substitute(s, inner) for s in plan.hoisted], span=call.span),
-                                     lambda ss: [_listed_index(x) for x in ss]))
+                                     lambda ss: [listed_index(x) for x in ss]))
         call_args = [tensor_of.get(p, a) for p, a in zip(f.params, call.args, strict=True)]
         call_args += [inner[plan.arg_of.get(v, v)] for v in plan.extra]
         attrs = {k: v for k, v in call.attrs.items() if k not in _LAUNCH_ATTRS}

@@ -13,7 +13,7 @@ from pypto.passes._liveness import Liveness
 from pypto.passes._memref import allocs, drop_unused_allocs, memref_of, with_memref
 from pypto.passes._util import iter_stmts, retype
 from pypto.passes.base import Pass
-from pypto.passes.memory_rules import DEFERRED_VIEWS, NOT_IN_PLACE
+from pypto.passes.memory_rules import BYTE_VIEWS, DEFERRED_VIEWS, NOT_IN_PLACE
 
 
 @dataclass
@@ -38,9 +38,10 @@ class _Lifetimes:
         self._extend_deferred(stmt)
 
     def _extend_deferred(self, stmt: Stmt | None) -> None:
-        """Operands of deferred-view ops (concat/assemble) stay live as long as the result."""
+        """Operands of view ops (concat/assemble, lowered lazily; reshape, sharing their bytes) stay live
+        as long as the result."""
         views = [s for s in iter_stmts(stmt) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
-                 and s.value.op in DEFERRED_VIEWS]
+                 and (s.value.op in DEFERRED_VIEWS or s.value.op in BYTE_VIEWS)]
         for s in reversed(views):  # results before the views that feed them
             end = self.last.get(s.var)
             for a in s.value.args:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+import torch
 from kernels import add_program, big_vec_program, matmul_acc_program, swiglu_program
 
+import pypto.language as pl
 from pypto.errors import UserError
 from pypto.ir import BackendType, MemoryPlanner
 from pypto.ir.expr import Call
@@ -12,6 +14,7 @@ from pypto.ir.stmt import AssignStmt, flatten
 from pypto.passes._util import iter_stmts
 from pypto.passes.context import PassContext
 from pypto.passes.manager import run_pipeline
+from pypto.runtime import run
 
 
 def placements(func):
@@ -77,3 +80,45 @@ def test_a5_has_larger_vec_capacity_capped_by_the_assembler():
     assert run_pipeline(big_vec_program(248), ctx=ctx).program  # 2 x 124 KiB: too big for a2a3, fits a5
     with pytest.raises(UserError, match="exceeds platform limit 248 KiB"):
         run_pipeline(big_vec_program(252), ctx=ctx)  # 252 KiB fits the 256 KiB UB, not ptoas 0.1.1's 248
+
+
+@pl.program
+class _ReshapedSum:
+    """Row sums of n blocks accumulated in GM; each block's sum is reshaped to a row before the branch
+    that loads the running total, a tile of the sum's size, while that row is still to be read."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[64, 64], pl.FP32], acc: pl.Out[pl.Tensor[[16, 1], pl.FP32]],
+          n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[16, 1], pl.FP32]:
+        for i, (acc_it,) in pl.range(n, init_values=(acc,)):
+            tmp = pl.create_tile([16, 64], dtype=pl.FP32, target_memory=pl.MemorySpace.Vec)
+            s = pl.row_sum(pl.load(x, [i * 16, 0], [16, 64]), tmp)
+            s_row = pl.reshape(s, [1, 16])  # a view of s's bytes
+            if i == 0:
+                acc_next = pl.store(s, [0, 0], acc_it)
+            else:
+                prev = pl.load(acc_it, [0, 0], [16, 1])  # s is dead here, its bytes are not
+                total = pl.reshape(pl.add(pl.reshape(prev, [1, 16]), s_row), [16, 1])
+                acc_next = pl.store(total, [0, 0], acc_it)
+            (acc_out,) = pl.yield_(acc_next)
+        return acc_out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 64], pl.FP32], acc: pl.Out[pl.Tensor[[16, 1], pl.FP32]],
+             ) -> pl.Tensor[[16, 1], pl.FP32]:
+        acc = self.k(x, acc, 4)
+        return acc
+
+
+def test_a_reshape_keeps_its_operands_buffer_live() -> None:
+    kernel = run_pipeline(_ReshapedSum, ctx=PassContext()).program["k"]
+    got = {k.split("__")[0]: v for k, v in placements(kernel).items()}
+    assert got["prev"][0] != got["s"][0] or got["s_row"][0] == got["s"][0]
+
+
+def test_reshaped_sum_matches_torch() -> None:
+    g = torch.Generator().manual_seed(4)
+    x, acc = torch.randn(64, 64, generator=g), torch.zeros(16, 1)
+    run(_ReshapedSum, x, acc)
+    want = sum(x[16 * i:16 * i + 16].sum(1, keepdim=True) for i in range(4))
+    torch.testing.assert_close(acc, want, rtol=1e-5, atol=1e-5)

@@ -111,8 +111,8 @@ class P:
             out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
         s = pl.load(a, [0, 0], [16, 16])
         for i, (s_iter,) in pl.range(1, 4, init_values=(s,)):
-            r = pl.cast(pl.read(idx, i), pl.INDEX)
-            s_next = pl.add(s_iter, pl.load(a, [r * 16, 0], [16, 16]))
+            r = pl.cast(pl.read(idx, i), pl.FP32)  # not a load address: it cannot be gathered
+            s_next = pl.adds(s_iter, r)
             (s_out,) = pl.yield_(s_next)
         out = pl.store(s_out, [0, 0], out)
         return out

@@ -87,15 +87,31 @@ struct alignas(64) ChipTensor {
         refresh();
     }
 
-    // Zero-copy sub-window: new shapes, per-dimension element offsets.
+    // Elements of the view that lie inside its buffer, from start_offset: what accesses are checked
+    // against. A view may reach past its buffer (see view()); reading or writing that part is a fault.
+    uint64_t reach() const {
+        const uint64_t esize = element_size();
+        const uint64_t elems = esize ? buffer.size / esize : 0;
+        if (start_offset >= elems) return 0;
+        const uint64_t e = extent_elem_cache;
+        return e < elems - start_offset ? e : elems - start_offset;
+    }
+
+    // Zero-copy sub-window: new shapes, per-dimension element offsets. As in upstream's release runtime,
+    // the window may run past the parent's extent along the first dimension (a view is metadata:
+    // programs slice a fixed-size window at a data-dependent offset and touch only its first rows);
+    // accesses are checked against the buffer instead (reach(), element_ptr, the kernels' GM guard).
+    // Past any other dimension the window would alias the next rows: an error, unless it is empty.
     ChipTensor view(const uint32_t new_shapes[], const uint32_t offsets[]) const {
         ChipTensor t = *this;
+        bool empty = false;
+        for (uint32_t i = 0; i < ndims; ++i) empty = empty || new_shapes[i] == 0;
         for (uint32_t i = 0; i < ndims; ++i) {
-            if (uint64_t(offsets[i]) + new_shapes[i] > shapes[i])
+            if (i > 0 && !empty && uint64_t(offsets[i]) + new_shapes[i] > shapes[i])
                 throw std::out_of_range("ChipTensor::view: dim " + std::to_string(i) + " window [" +
                                         std::to_string(offsets[i]) + ", +" + std::to_string(new_shapes[i]) +
                                         ") exceeds extent " + std::to_string(shapes[i]));
-            t.start_offset += uint64_t(offsets[i]) * strides[i];
+            t.start_offset += empty ? 0 : uint64_t(offsets[i]) * strides[i];
             t.shapes[i] = new_shapes[i];
         }
         t.refresh();

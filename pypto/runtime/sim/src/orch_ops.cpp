@@ -353,6 +353,10 @@ char* element_ptr(const ChipTensor& t, uint32_t ndims, const uint32_t idx[]) {
                                     std::to_string(i) + " (size " + std::to_string(t.shapes[i]) + ")");
         off += uint64_t(idx[i]) * t.strides[i];
     }
+    if (off >= t.buffer.size / t.element_size())
+        throw std::out_of_range("tensor element access: element " + std::to_string(off) + " lies past the end of the "
+                                "tensor's buffer (" + std::to_string(t.buffer.size / t.element_size()) +
+                                " elements): the view reaches beyond the tensor it was sliced from");
     return reinterpret_cast<char*>(t.buffer.addr) + off * t.element_size();
 }
 

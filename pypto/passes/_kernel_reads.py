@@ -1,0 +1,158 @@
+"""Scalar reads at the top of an InCore function move to its call sites (the value arrives as a scalar).
+
+ptoas 0.1.1 has no scalar load from GM. ``x = pl.read(t, idx)`` at the top level of a kernel, of a
+tensor the kernel does not write, at indices computed from its parameters, reads the same value
+wherever the kernel would do it; the orchestration that calls the kernel reads it instead (with the
+scalar arithmetic that feeds or follows the read) and passes it as a new ``pl.Scalar`` parameter.
+Kernels called from another kernel keep their reads (and their located error).
+
+:func:`expand_calls` is the call-site rewrite shared with :mod:`._read_gather`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from pypto.ir.enums import ParamDirection
+from pypto.ir.expr import Call, Expr, GlobalVar, MakeTuple, Var
+from pypto.ir.function import Function, Program
+from pypto.ir.ops.registry import get_op, has_op
+from pypto.ir.stmt import AssignStmt, EvalStmt, Stmt, flatten, seq
+from pypto.ir.types import ScalarType
+from pypto.ir.visitor import substitute
+from pypto.passes._util import defined_vars, iter_stmts, map_blocks, used_vars
+from pypto.passes.simplify import Simplify
+
+READ = "tensor.read"
+
+# (call, kernel) -> (statements to put before the call, the call to make instead)
+Expand = Callable[[Call, Function], tuple[list[Stmt], Call]]
+
+
+def is_read(v: object) -> bool:
+    return isinstance(v, Call) and v.op == READ
+
+
+def listed_index(s: Stmt) -> Stmt:
+    """``pl.read(t, i)`` -> ``pl.read(t, [i])``: the orchestration form takes an index list."""
+    v = s.value if isinstance(s, AssignStmt) else None
+    if not is_read(v) or isinstance(v.args[1], MakeTuple):  # type: ignore[union-attr]
+        return s
+    t, *idx = v.args  # type: ignore[union-attr]
+    return dataclasses.replace(s, value=dataclasses.replace(v, args=(t, MakeTuple(tuple(idx), span=v.span))))
+
+
+def written_tensors(f: Function) -> set[Var]:
+    """The parameters a function may write (Out/InOut, or the target of a store-like op)."""
+    out = {p for p, d in zip(f.params, f.param_directions, strict=True) if d is not ParamDirection.In}
+    for s in iter_stmts(f.body):
+        v = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+        index = get_op(v.op).writes_index if isinstance(v, Call) and isinstance(v.op, str) and has_op(v.op) else None
+        if index is not None and isinstance(v.args[index], Var):  # type: ignore[union-attr]
+            out.add(v.args[index])  # type: ignore[union-attr]
+    return out
+
+
+def kernel_call_sites(program: Program) -> dict[str, list[Function]]:
+    """Kernel name -> the functions that call it."""
+    sites: dict[str, list[Function]] = {}
+    for f in program.functions:
+        for s in iter_stmts(f.body):
+            call = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+            if isinstance(call, Call) and isinstance(call.op, GlobalVar):
+                sites.setdefault(call.op.name, []).append(f)
+    return sites
+
+
+def orchestrated(program: Program, f: Function) -> bool:
+    """Every caller of ``f`` is a non-kernel function (and there is one)."""
+    callers = kernel_call_sites(program).get(f.name, [])
+    return bool(callers) and not any(c.is_incore for c in callers)
+
+
+def expand_calls(f: Function, kernels: dict[str, Function], expand: Expand) -> Function:
+    """``f`` with every call of a kernel in ``kernels`` replaced by ``expand``'s statements and call."""
+
+    def block(stmts: list[Stmt]) -> list[Stmt]:
+        out: list[Stmt] = []
+        for s in stmts:
+            call = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+            if isinstance(call, Call) and isinstance(call.op, GlobalVar) and call.op.name in kernels:
+                pre, new = expand(call, kernels[call.op.name])
+                out += pre
+                s = dataclasses.replace(s, value=new) if isinstance(s, AssignStmt) else dataclasses.replace(s, expr=new)
+            out.append(s)
+        return out
+
+    body = map_blocks(f.body, block)
+    if body is f.body:
+        return f
+    # arguments substituted into the moved statements fold as the parser folds them (``3 - 3`` -> 0)
+    return Simplify().run_function(f.with_(body=body), None)  # type: ignore[arg-type]
+
+
+def _fresh_copy(stmts: list[Stmt], mapping: dict[Var, Expr], span) -> list[Stmt]:
+    """``stmts`` with ``mapping`` applied and each defined Var renamed to a fresh one (added to it)."""
+    out = []
+    for s in stmts:
+        s = substitute(s, mapping)
+        for v in defined_vars(s):
+            fresh = Var(v.name, v.var_type, span=v.span)
+            mapping[v] = fresh
+            s = substitute(s, {v: fresh})
+        out.append(listed_index(s))
+    return flatten(seq(out, span=span)) if out else []
+
+
+def _hoistable(f: Function) -> tuple[list[AssignStmt], set[Var]]:
+    """The top-level statements that move out (reads, their index arithmetic, arithmetic on them)."""
+    written = written_tensors(f)
+    known = set(f.params)
+    ready: dict[Var, AssignStmt] = {}
+    for s in flatten(f.body):
+        if not isinstance(s, AssignStmt) or not all(u in known or u in ready for u in used_vars(s.value)):
+            continue
+        v = s.value
+        if is_read(v) and isinstance(v.args[0], Var) and v.args[0] not in written:  # type: ignore[union-attr]
+            ready[s.var] = s
+        elif isinstance(s.var.var_type, ScalarType) and not isinstance(v, Call):
+            ready[s.var] = s
+    reads = {v for v, s in ready.items() if is_read(s.value)}
+    needed = set(reads)
+    for v, s in reversed(ready.items()):  # what a read's index needs
+        if v in needed:
+            needed.update(u for u in used_vars(s.value) if u in ready)
+    for v, s in ready.items():  # scalar arithmetic on a read
+        if any(u in needed and u in ready for u in used_vars(s.value)):
+            needed.add(v)
+    return [s for v, s in ready.items() if v in needed], reads
+
+
+def hoist_kernel_reads(program: Program) -> Program:
+    """Move the top-level tensor reads of every orchestrated InCore function to its call sites."""
+    plans: dict[str, tuple[Function, list[AssignStmt], tuple[Var, ...]]] = {}
+    for f in program.functions:
+        if not f.is_incore or not orchestrated(program, f):
+            continue
+        hoisted, reads = _hoistable(f)
+        if not reads:
+            continue
+        moved = {s.var for s in hoisted}
+        kept = [s for s in flatten(f.body) if not (isinstance(s, AssignStmt) and s.var in moved)]
+        extra = tuple(v for v in used_vars(kept) if v in moved)
+        plans[f.name] = (f.with_(params=(*f.params, *extra),
+                                 param_directions=(*f.param_directions, *(ParamDirection.In for _ in extra)),
+                                 body=seq(kept, span=f.body.span)), hoisted, extra)
+    if not plans:
+        return program
+
+    def expand(call: Call, old: Function) -> tuple[list[Stmt], Call]:
+        _, hoisted, extra = plans[old.name]
+        mapping: dict[Var, Expr] = dict(zip(old.params, call.args, strict=True))
+        pre = _fresh_copy(list(hoisted), mapping, call.span)
+        return pre, dataclasses.replace(call, args=(*call.args, *(mapping[v] for v in extra)))
+
+    olds = {f.name: f for f in program.functions if f.name in plans}
+    funcs = [plans[f.name][0] if f.name in plans else expand_calls(f, olds, expand) for f in program.functions]
+    return program.with_functions(funcs)

@@ -1,0 +1,300 @@
+"""Loads addressed by tensor reads in a loop that carries a tile gather their blocks through GM first.
+
+ptoas 0.1.1 has no scalar load from GM, and a loop that carries a tile (``pl.matmul_acc`` onto an
+accumulator, say) cannot run as one kernel task per iteration. When the values it reads only address
+loads (``row = pl.read(block_table, i) * bs``; ``pl.load(cache, [row, 0], [bs, d])``), the program
+is rewritten as a gather: for each such load, a new kernel copies block ``i`` of the loaded tensor
+into row block ``i`` of a GM scratch tensor (``[n * bs, d]``, created by the orchestration just
+before the call), and the loop loads ``[i * bs, 0]`` of the scratch instead. The gather kernel is a
+loop over the tensor it stores into, so :mod:`._read_loops` then runs it as one task per iteration
+with the reads done in the orchestration; the runtime orders the kernel after it through the
+scratch. ``n`` bounds the loop variable: the loop's constant stop, or the length of a 1-D tensor it
+reads at exactly the loop variable. Anything else keeps the located read error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from pypto.ir.enums import MemorySpace, ParamDirection
+from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, GlobalVar, IterArg, MakeTuple, Var, as_int
+from pypto.ir.function import Function, Program
+from pypto.ir.ops.registry import make_call
+from pypto.ir.stmt import AssignStmt, ForStmt, ReturnStmt, Stmt, YieldStmt, flatten, seq
+from pypto.ir.types import ScalarType, TensorType
+from pypto.passes._kernel_reads import expand_calls, is_read, orchestrated, written_tensors
+from pypto.passes._util import base_name, fresh_vars, iter_stmts, used_vars
+
+_CHUNK_BYTES = 64 * 1024  # one gather copy's Vec tile at most (rows are split above this)
+
+
+@dataclass(frozen=True)
+class _Gather:
+    """One load of a loop that becomes a load of a gathered GM scratch tensor."""
+
+    load: AssignStmt  # t = pl.load(src, offsets, shape, ...) in the loop body
+    slots: int  # n: row blocks of the scratch
+    kernel: Function  # the gather kernel: params ``sources``, then the scratch
+    sources: tuple[Var, ...]  # the parameters of the original kernel it takes
+    param: Var  # the scratch as a new parameter of the rewritten kernel
+
+
+def _reads_of(stmts: list[Stmt]) -> list[AssignStmt]:
+    return [s for s in stmts if isinstance(s, AssignStmt) and is_read(s.value)]
+
+
+def _slots(loop: ForStmt, reads: list[AssignStmt]) -> int | None:
+    """A static bound on the loop variable (it indexes the scratch's row blocks), or None."""
+    start, stop, step = (as_int(e) for e in (loop.start, loop.stop, loop.step))
+    if start is not None and stop is not None and step is not None and start >= 0 and step > 0:
+        return stop
+    for s in reads:
+        t, idx = s.value.args[0], s.value.args[1]  # type: ignore[union-attr]
+        idx = idx.elements[0] if isinstance(idx, MakeTuple) and len(idx.elements) == 1 else idx
+        if idx is loop.loop_var and isinstance(t.type, TensorType) and t.type.rank == 1:
+            n = as_int(t.type.shape[0])
+            if n is not None:
+                return n
+    return None
+
+
+def _addressing(f: Function, loop: ForStmt) -> tuple[dict[Var, AssignStmt], list[AssignStmt]] | None:
+    """(the read-dependent scalar statements, the loads they address), or None when the loop's reads
+    are used for anything but load offsets (or sit below its top level)."""
+    body = flatten(loop.body)
+    if any(is_read(s.value) for s in _nested(body)):  # type: ignore[attr-defined]
+        return None
+    written, known = written_tensors(f), {*f.params, loop.loop_var}
+    scalar: dict[Var, AssignStmt] = {}  # address arithmetic: reads and non-call scalar statements
+    for s in body:
+        if not isinstance(s, AssignStmt) or not all(u in known or u in scalar for u in used_vars(s.value)):
+            continue
+        v = s.value
+        if (is_read(v) and v.args[0] not in written) or (isinstance(s.var.var_type, ScalarType)  # type: ignore[union-attr]
+                                                         and not isinstance(v, Call)):
+            scalar[s.var] = s
+    dependent = {v for v, s in scalar.items() if is_read(s.value)}
+    for v, s in scalar.items():
+        if any(u in dependent for u in used_vars(s.value)):
+            dependent.add(v)
+    loads: list[AssignStmt] = []
+    for s in body:
+        if isinstance(s, AssignStmt) and s.var in scalar:
+            continue
+        if not any(u in dependent for u in used_vars(s)):
+            continue
+        if not _gatherable(s, dependent, known | set(scalar), written):
+            return None
+        loads.append(s)  # type: ignore[arg-type]
+    return {v: scalar[v] for v in scalar}, loads
+
+
+def _nested(body: list[Stmt]) -> list[Stmt]:
+    return [x for s in body if not isinstance(s, AssignStmt) for x in iter_stmts(s) if isinstance(x, AssignStmt)]
+
+
+def _gatherable(s: Stmt, dependent: set[Var], addressable: set[Var], written: set[Var]) -> bool:
+    """``t = pl.load(param, offsets, static shape[, valid])`` whose read-dependent values are offsets."""
+    v = s.value if isinstance(s, AssignStmt) else None
+    if not (isinstance(v, Call) and v.op == "tile.load" and isinstance(v.args[0], Var) and v.args[0] not in written):
+        return False
+    shape = v.args[2]
+    if not isinstance(shape, MakeTuple) or any(as_int(d) is None for d in shape.elements):
+        return False
+    rest = [v.args[0], shape, *v.args[3:]]
+    return (all(u in addressable for u in used_vars(v.args[1]))
+            and not any(u in dependent for u in used_vars(rest)))
+
+
+def _needed(stmts: dict[Var, AssignStmt], roots: list[Expr]) -> list[AssignStmt]:
+    """The address statements ``roots`` depend on, in program order."""
+    need = {u for r in roots for u in used_vars(r) if u in stmts}
+    for v in reversed(list(stmts)):
+        if v in need:
+            need.update(u for u in used_vars(stmts[v].value) if u in stmts)
+    return [s for v, s in stmts.items() if v in need]
+
+
+def _row_chunks(rows: int, row_bytes: int) -> list[tuple[int, int]]:
+    step = max(1, _CHUNK_BYTES // max(1, row_bytes))
+    return [(r, min(step, rows - r)) for r in range(0, rows, step)]
+
+
+def _plus(e: Expr, k: int) -> Expr:
+    if k == 0:
+        return e
+    dtype = e.type.dtype if isinstance(e.type, ScalarType) else ConstInt(0).dtype
+    return BinaryExpr(BinOp.Add, e, ConstInt(k, dtype), dtype, span=e.span)
+
+
+def _times(i: Var, rows: int) -> Expr:
+    dtype = i.var_type.dtype  # type: ignore[attr-defined]
+    return BinaryExpr(BinOp.Mul, i, ConstInt(rows, dtype), dtype, span=i.span)
+
+
+def _ints(values: list[int] | tuple[int, ...]) -> MakeTuple:
+    return MakeTuple(tuple(ConstInt(v) for v in values))
+
+
+def _copies(load: Call, slot_row: Expr, scratch: Expr) -> list[tuple[Call, Expr]]:
+    """(load, store offsets) pairs copying ``load``'s block to row ``slot_row`` of the scratch in Vec
+    tiles of at most ``_CHUNK_BYTES`` (row chunks; a load with a smaller valid region is one copy)."""
+    src, offsets, shape = load.args[0], load.args[1].elements, [as_int(d) for d in load.args[2].elements]  # type: ignore[union-attr]
+    valid = load.args[3] if len(load.args) > 3 else None
+    row_bytes = src.type.dtype.nbytes  # type: ignore[union-attr]
+    for d in shape[1:]:
+        row_bytes *= d
+    whole = valid is None or [as_int(d) for d in valid.elements] == shape  # type: ignore[union-attr]
+    chunks = _row_chunks(shape[0], row_bytes) if whole else [(0, shape[0])]
+    out = []
+    for r0, rows in chunks:
+        part = [rows, *shape[1:]]
+        args = [src, MakeTuple((_plus(offsets[0], r0), *offsets[1:])), _ints(part)]
+        args += [_ints(part)] if whole else [valid]
+        call = make_call("tile.load", args, {"target_memory": MemorySpace.Vec}, span=load.span)
+        out.append((call, MakeTuple((_plus(slot_row, r0), *(ConstInt(0) for _ in shape[1:])))))
+    return out
+
+
+def _gather_kernel(f: Function, loop: ForStmt, addr: dict[Var, AssignStmt], load: AssignStmt, slots: int,
+                   name: str) -> tuple[Function, tuple[Var, ...]]:
+    """``for i in <loop's range>: <reads>; scratch[i*rows:...] = src[<offsets>]`` as an InCore kernel."""
+    call: Call = load.value  # type: ignore[assignment]
+    shape = [as_int(d) for d in call.args[2].elements]  # type: ignore[union-attr]
+    stmts = _needed(addr, [call.args[1]])
+    scratch_t = TensorType((slots * shape[0], *shape[1:]), call.args[0].type.dtype)  # type: ignore[union-attr]
+    scratch = Var(f"{base_name(call.args[0].name)}_blocks", scratch_t, span=load.span)  # type: ignore[union-attr]
+    params = [p for p in f.params if p in set(used_vars([*stmts, call, loop.start, loop.stop, loop.step]))]
+    it = IterArg(f"{scratch.name}_iter", scratch_t, init=scratch, span=load.span)
+    body: list[Stmt] = list(stmts)
+    current: Expr = it
+    for k, (copy, at) in enumerate(_copies(call, _times(loop.loop_var, shape[0]), it)):
+        tile = Var(f"{scratch.name}_tile_{k}", copy.result_type, span=load.span)
+        stored = Var(f"{scratch.name}_{k}", scratch_t, span=load.span)
+        body += [AssignStmt(tile, copy, span=load.span),
+                 AssignStmt(stored, make_call("tile.store", [tile, at, current], span=load.span), span=load.span)]
+        current = stored
+    rv = Var(f"{scratch.name}_out", scratch_t, span=load.span)
+    body.append(YieldStmt((current,), span=load.span))
+    new_loop = ForStmt(loop.loop_var, loop.start, loop.stop, loop.step, seq(body, span=loop.span), (it,), (rv,),
+                       loop.kind, {}, span=loop.span)
+    g = Function(name, (*params, scratch), (*(ParamDirection.In for _ in params), ParamDirection.Out),
+                 (scratch_t,), seq([new_loop, ReturnStmt((rv,), span=f.span)], span=f.span),
+                 f.func_type, attrs={}, span=f.span)
+    return fresh_vars(g), tuple(params)
+
+
+def _plan_loop(f: Function, loop: ForStmt, names: set[str]) -> tuple[dict[Var, AssignStmt], list[_Gather]] | None:
+    """(the loop's address statements, one gather per read-addressed load), or None (not gatherable)."""
+    found = _addressing(f, loop)
+    if found is None or not found[1] or not _reads_of(list(found[0].values())):
+        return None
+    addr, loads = found
+    slots = _slots(loop, _reads_of(list(addr.values())))
+    if slots is None:
+        return None
+    out = []
+    for load in loads:
+        name = _unique(f"{f.name}_gather_{base_name(load.value.args[0].name)}", names)  # type: ignore[union-attr]
+        kernel, sources = _gather_kernel(f, loop, addr, load, slots, name)
+        param = Var(kernel.params[-1].name, kernel.params[-1].var_type, span=load.span)
+        out.append(_Gather(load, slots, kernel, sources, param))
+    return addr, out
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    k, out = 0, name
+    while out in taken:
+        k += 1
+        out = f"{name}_{k}"
+    taken.add(out)
+    return out
+
+
+def _rewrite_loop(loop: ForStmt, addr: dict[Var, AssignStmt], gathers: list[_Gather]) -> ForStmt:
+    """The loop loading its blocks from the scratch parameters; address statements left unused go."""
+    swap = {}
+    for g in gathers:
+        call: Call = g.load.value  # type: ignore[assignment]
+        shape = call.args[2]
+        at = MakeTuple((_times(loop.loop_var, as_int(shape.elements[0])), *(ConstInt(0) for _ in shape.elements[1:])))  # type: ignore[union-attr,arg-type]
+        swap[g.load] = dataclasses.replace(g.load, value=make_call("tile.load", [g.param, at, *call.args[2:]],
+                                                                   call.kwargs, span=call.span, attrs=call.attrs))
+    body = [swap.get(s, s) for s in flatten(loop.body)]
+    while True:
+        used = set(used_vars([s for s in body if not (isinstance(s, AssignStmt) and s.var in addr)]))
+        used |= {u for s in body if isinstance(s, AssignStmt) and s.var in addr and s.var in used
+                 for u in used_vars(s.value)}
+        dead = [s for s in body if isinstance(s, AssignStmt) and s.var in addr and s.var not in used]
+        if not dead:
+            break
+        body = [s for s in body if s not in dead]
+    return dataclasses.replace(loop, body=seq(body, span=loop.body.span))
+
+
+def _carries_a_value(loop: ForStmt) -> bool:
+    return any(not isinstance(ia.var_type, TensorType) for ia in loop.iter_args)
+
+
+def _plan(f: Function, names: set[str]) -> tuple[Function, list[_Gather]] | None:
+    """``f`` with every top-level tile-carrying read loop rewritten, and its gathers (None: none)."""
+    stmts, gathers = [], []
+    for s in flatten(f.body):
+        plan = _plan_loop(f, s, names) if isinstance(s, ForStmt) and _carries_a_value(s) else None
+        if plan is None:
+            stmts.append(s)
+            continue
+        stmts.append(_rewrite_loop(s, *plan))  # type: ignore[arg-type]
+        gathers += plan[1]
+    if not gathers:
+        return None
+    extra = tuple(g.param for g in gathers)
+    return f.with_(params=(*f.params, *extra),
+                   param_directions=(*f.param_directions, *(ParamDirection.In for _ in extra)),
+                   body=seq(stmts, span=f.body.span)), gathers
+
+
+def _expand(gathers: list[_Gather]):
+    def expand(call: Call, old: Function) -> tuple[list[Stmt], Call]:
+        args = dict(zip(old.params, call.args, strict=True))
+        pre: list[Stmt] = []
+        filled = []
+        for g in gathers:
+            t: TensorType = g.param.var_type  # type: ignore[assignment]
+            buf = Var(f"{g.param.name}_buf", t, span=call.span)
+            out = Var(g.param.name, t, span=call.span)
+            create = make_call("tensor.create", [_ints(t.shape)], {"dtype": t.dtype}, span=call.span)  # type: ignore[arg-type]
+            fill = Call(GlobalVar(g.kernel.name), (*(args[p] for p in g.sources), buf), result_type=t, span=call.span)
+            pre += [AssignStmt(buf, create, span=call.span), AssignStmt(out, fill, span=call.span)]
+            filled.append(out)
+        return pre, dataclasses.replace(call, args=(*call.args, *filled))
+    return expand
+
+
+def gather_carried_reads(program: Program) -> Program:
+    """Rewrite every orchestrated InCore kernel whose tile-carrying loop reads load addresses."""
+    names = {f.name for f in program.functions}
+    plans: dict[str, tuple[Function, list[_Gather]]] = {}
+    for f in program.functions:
+        if f.is_incore and orchestrated(program, f):
+            plan = _plan(f, names)
+            if plan is not None:
+                plans[f.name] = plan
+    if not plans:
+        return program
+    olds = {f.name: f for f in program.functions if f.name in plans}
+    funcs: list[Function] = []
+    for f in program.functions:
+        if f.name in plans:
+            funcs.append(plans[f.name][0])  # then its gathers (the order a printed dump reads back in)
+            funcs += [g.kernel for g in plans[f.name][1]]
+        else:
+            funcs.append(f if f.is_incore else _expand_all(f, olds, plans))
+    return program.with_functions(funcs)
+
+
+def _expand_all(f: Function, olds: dict[str, Function], plans: dict[str, tuple[Function, list[_Gather]]]) -> Function:
+    for name, old in olds.items():
+        f = expand_calls(f, {name: old}, _expand(plans[name][1]))
+    return f
