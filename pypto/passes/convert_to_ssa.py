@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from pypto.errors import InternalError, UnsupportedFeatureError
+from pypto.errors import InternalError
 from pypto.ir.expr import Call, IterArg, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import get_op, has_op
@@ -68,16 +68,6 @@ def _store_target(body: Stmt, name: str, env: Env) -> Var | None:
             return None
         targets.add(arg.name)
     return env[targets.pop()] if len(targets) == 1 else None
-
-
-def _escaping(body: Stmt, name: str) -> None:
-    """``name`` is first bound inside a loop and read after it: refuse it where it is bound."""
-    first = next((st for st in iter_stmts(body) if isinstance(st, AssignStmt) and st.var.name == name), None)
-    raise UnsupportedFeatureError(
-        f"'{base_name(name)}' is first bound inside this loop and read after it: the loop has no value for it "
-        "to leave with (after zero iterations it would be unbound)", first.span if first is not None else body.span,
-        hint=f"bind '{base_name(name)}' before the loop so the loop carries it (or pass it with init_values= and "
-             "pl.yield_), or store it into a tensor inside the loop")
 
 
 class _Converter:
@@ -149,8 +139,6 @@ class _Converter:
             init = env[n] if n in env else (_store_target(s.body, n, env) if n in later else None)
             if init is not None:
                 inits[n] = init
-            elif n in later:
-                _escaping(s.body, n)
         iters = [IterArg(self.iter(base_name(n)), v.var_type, init=v) for n, v in inits.items()]
         return iters, list(inits)
 
