@@ -17,7 +17,15 @@ import numpy as np
 from pypto.artifact.directory import ArtifactInfo
 from pypto.runtime import build, dtypes, native
 from pypto.runtime.config import RunConfig
-from pypto.runtime.dispatch import DeviceTensor, artifact_of, bind_args, platform_of
+from pypto.runtime.dispatch import (
+    CallPlan,
+    DeviceTensor,
+    artifact_of,
+    bind_args,
+    bind_planned,
+    plan_of,
+    platform_of,
+)
 from pypto.toolchain.platforms import HARDWARE_PLATFORMS
 
 RUNTIMES = ("tensormap_and_ringbuffer", "host_build_graph")
@@ -44,6 +52,7 @@ class LoadedProgram:
     handle: int
     stamp: tuple[float, ...]
     built: build.BuiltProgram
+    plan: CallPlan | None = None  # how the last planned call was packed (dispatch.bind_planned)
 
 
 @dataclass
@@ -310,7 +319,10 @@ class ChipWorker:
     def _run_loaded(self, prog: LoadedProgram, args: tuple[Any, ...], config: RunConfig | None) -> Any:
         self._require_init("run")
         t0 = time.perf_counter()
-        bound = bind_args(prog.info, args)
+        bound = bind_planned(prog.plan, args) if prog.plan is not None else None
+        if bound is None:
+            bound = bind_args(prog.info, args)
+            prog.plan = plan_of(args, bound)
         cfg = config or self.config
         dfx_on = cfg.dfx_enabled
         dfx_flags = _dfx_flags(cfg) if dfx_on else 0
