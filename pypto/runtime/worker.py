@@ -326,7 +326,8 @@ class ChipWorker:
         cfg = config or self.config
         dfx_on = cfg.dfx_enabled
         dfx_flags = _dfx_flags(cfg) if dfx_on else 0
-        ccfg = native.RunConfigC(int(cfg.deadlock_timeout_s * 1000), cfg.task_window, 1, dfx_flags)
+        window = cfg.task_window if cfg.ring_task_window else 0
+        ccfg = native.RunConfigC(int(cfg.deadlock_timeout_s * 1000), window, 1, dfx_flags)
         status = self._native.lib.pto_sim_run(
             self._handle, prog.handle, ctypes.addressof(bound.tensors), bound.num_tensors,
             ctypes.addressof(bound.scalars), bound.num_scalars, ctypes.byref(ccfg), ctypes.byref(self._stats),

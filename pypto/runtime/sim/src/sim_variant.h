@@ -10,6 +10,7 @@ struct Variant {
     bool host_build_graph;  // the host_build_graph runtime: dispatch is held until orchestration ends
 };
 
-extern const Variant kVariant;
+// Hidden: several runtime libraries load into one process (RTLD_GLOBAL), and each must read its own.
+extern const Variant kVariant __attribute__((visibility("hidden")));
 
 }  // namespace ptosim

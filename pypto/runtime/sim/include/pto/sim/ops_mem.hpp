@@ -164,7 +164,11 @@ inline void TSTORE(G& g, const TileT& t) {
             if (g.col_stride() == 1) {  // runs of the tile are pieces of GM rows
                 sim::for_each_run<TileT>(vr, vc, [&](int64_t o, int r, int c, int n) {
                     D* d = dst + g.row_base(r) + c;
-                    for (int k = 0; k < n; ++k) d[k] = static_cast<D>(src[o + k]);
+                    if constexpr (std::is_same<D, T>::value) {
+                        std::memcpy(d, src + o, sizeof(T) * n);
+                    } else {
+                        for (int k = 0; k < n; ++k) d[k] = static_cast<D>(src[o + k]);
+                    }
                 });
                 return;
             }
