@@ -270,7 +270,7 @@ def bind_planned(plan: CallPlan, args: tuple[Any, ...]) -> BoundCall | None:
     """
     if len(args) != len(plan.shapes):
         return None
-    buf = ctypes.create_string_buffer(plan.template, len(plan.template))
+    buf = (ctypes.c_char * len(plan.template)).from_buffer_copy(plan.template)
     pack, at = _ADDRESS.pack_into, _ADDRESS_OF
     try:
         for k, a in enumerate(args):

@@ -127,6 +127,7 @@ class ChipWorker:
         self._buffers: set[int] = set()
         self._err = ctypes.create_string_buffer(native.ERR_LEN)
         self._stats = native.RunStatsC()
+        self._last_ccfg: tuple[tuple[int, int, int], native.RunConfigC] | None = None
         self.last_run = RunStats()
         self.host_dlopen_count = 0
         self.last_dfx_dir: Any = None  # dfx_outputs/ of the last run that recorded diagnostics
@@ -326,8 +327,7 @@ class ChipWorker:
         cfg = config or self.config
         dfx_on = cfg.dfx_enabled
         dfx_flags = _dfx_flags(cfg) if dfx_on else 0
-        window = cfg.task_window if cfg.ring_task_window else 0
-        ccfg = native.RunConfigC(int(cfg.deadlock_timeout_s * 1000), window, 1, dfx_flags)
+        ccfg = self._run_config(cfg, dfx_flags)
         status = self._native.lib.pto_sim_run(
             self._handle, prog.handle, ctypes.addressof(bound.tensors), bound.num_tensors,
             ctypes.addressof(bound.scalars), bound.num_scalars, ctypes.byref(ccfg), ctypes.byref(self._stats),
@@ -339,6 +339,14 @@ class ChipWorker:
         if status:
             native.raise_status(status, self._err, f"running {prog.info.root.name} on {self.platform}")
         return bound.result()
+
+    def _run_config(self, cfg: RunConfig, dfx_flags: int) -> native.RunConfigC:
+        """The C run config for ``cfg``; the last one is reused while its values stay the same (never mutated)."""
+        key = (int(cfg.deadlock_timeout_s * 1000), cfg.task_window if cfg.ring_task_window else 0, dfx_flags)
+        last = self._last_ccfg
+        if last is None or last[0] != key:
+            last = self._last_ccfg = (key, native.RunConfigC(key[0], key[1], 1, key[2]))
+        return last[1]
 
     def _write_dfx(self, prog: LoadedProgram, cfg: RunConfig) -> None:
         from pypto.runtime import dfx

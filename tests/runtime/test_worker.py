@@ -151,6 +151,21 @@ def test_planned_calls_repack_only_addresses_and_fall_back_on_anything_else(work
     assert handle.program.plan is None
 
 
+def test_the_c_run_config_is_reused_only_while_the_python_config_is_unchanged(worker: ChipWorker,
+                                                                               arts: dict[str, Path]) -> None:
+    a, b, out = _rand(64, 64), _rand(64, 64), np.zeros((64, 64), np.float32)
+    cfg = RunConfig(deadlock_timeout_s=5.0)
+    worker.run(arts["add"], a, b, out, config=cfg)
+    first = worker._last_ccfg[1]
+    worker.run(arts["add"], a, b, out, config=cfg)
+    assert worker._last_ccfg[1] is first and first.timeout_ms == 5000
+    cfg.deadlock_timeout_s = 7.0
+    cfg.ring_task_window = [0, 64, 0, 0]
+    worker.run(arts["add"], a, b, out, config=cfg)
+    assert (worker._last_ccfg[1].timeout_ms, worker._last_ccfg[1].ring_task_window) == (7000, 64)
+    np.testing.assert_allclose(out, a + b, rtol=1e-6, atol=0)
+
+
 @pytest.mark.parametrize("runtime", ["tensormap_and_ringbuffer", "host_build_graph"])
 def test_three_kernel_dag_with_intermediates(arts: dict[str, Path], runtime: str) -> None:
     a, b = _rand(64, 64), _rand(64, 64)
