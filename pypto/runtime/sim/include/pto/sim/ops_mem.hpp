@@ -128,8 +128,9 @@ inline void TLOAD(TileT& t, const G& g) {
     const S* src = g.data();
     if constexpr (sim::StorageRuns<TileT>::kAlongCols && G::kLayout == Layout::ND) {
         if (g.col_stride() == 1) {  // runs of the tile are pieces of GM rows
+            sim::RowBase<G> row{g};
             sim::for_each_run<TileT>(vr, vc, [&](int64_t o, int r, int c, int n) {
-                std::memcpy(dst + o, src + g.row_base(r) + c, sizeof(T) * n);
+                sim::copy_run<sim::StorageRuns<TileT>::kLength>(dst + o, reinterpret_cast<const T*>(src + row(r) + c), n);
             });
             return;
         }
@@ -162,10 +163,11 @@ inline void TSTORE(G& g, const TileT& t) {
     } else {
         if constexpr (sim::StorageRuns<TileT>::kAlongCols && G::kLayout == Layout::ND) {
             if (g.col_stride() == 1) {  // runs of the tile are pieces of GM rows
+                sim::RowBase<G> row{g};
                 sim::for_each_run<TileT>(vr, vc, [&](int64_t o, int r, int c, int n) {
-                    D* d = dst + g.row_base(r) + c;
+                    D* d = dst + row(r) + c;
                     if constexpr (std::is_same<D, T>::value) {
-                        std::memcpy(d, src + o, sizeof(T) * n);
+                        sim::copy_run<sim::StorageRuns<TileT>::kLength>(d, src + o, n);
                     } else {
                         for (int k = 0; k < n; ++k) d[k] = static_cast<D>(src[o + k]);
                     }
@@ -217,7 +219,7 @@ inline void copy_window(TD& dst, const TS& src, int ro, int co, int vr, int vc, 
                 D* d = dst.data() + (cols ? TD::offset(l, i) : TD::offset(i, l));
                 const auto* p = src.data() + (cols ? TS::offset(l + lo, i + so) : TS::offset(i + so, l + lo));
                 if constexpr (std::is_same<F, Identity>::value && std::is_same<D, std::decay_t<decltype(*p)>>::value) {
-                    std::memcpy(d, p, sizeof(D) * n);
+                    copy_run<(RD::kLength < RS::kLength ? RD::kLength : RS::kLength)>(d, p, n);
                 } else {
                     for (int k = 0; k < n; ++k) d[k] = static_cast<D>(f(p[k]));
                 }

@@ -231,6 +231,32 @@ inline void for_each_run(int vr, int vc, F fn) {
     }
 }
 
+// memcpy of n <= L elements; a whole run (n == L, the common case) is a fixed-size copy the compiler
+// inlines instead of a library call per run.
+template <int L, class T>
+inline void copy_run(T* d, const T* s, int n) {
+    if (n == L) {
+        std::memcpy(d, s, sizeof(T) * L);
+    } else {
+        std::memcpy(d, s, sizeof(T) * static_cast<size_t>(n));
+    }
+}
+
+// GM offset of row r of a view, remembered across the runs of one row (row_base divides by extents).
+template <class G>
+struct RowBase {
+    const G& g;
+    int row = -1;
+    int64_t base = 0;
+    int64_t operator()(int r) {
+        if (r != row) {
+            row = r;
+            base = g.row_base(r);
+        }
+        return base;
+    }
+};
+
 // Element offsets of a window's rows and columns: offset(r, c) == rows[r] + cols[c] for every tile and
 // GM layout. Per-thread scratch, valid until the next call on the thread.
 struct RowColOffsets {
