@@ -111,9 +111,13 @@ inline void pack(TileT& dst, const A* in, int rows, int cols) {
     using D = typename TileT::DType;
     D* base = dst.data();
     for_each_run<TileT>(rows, cols, [&](int64_t off, int r, int c, int n) {
-        for (int k = 0; k < n; ++k) {
-            base[off + k] = static_cast<D>(StorageRuns<TileT>::kAlongCols ? in[static_cast<size_t>(r) * cols + c + k]
-                                                                       : in[static_cast<size_t>(r + k) * cols + c]);
+        if constexpr (StorageRuns<TileT>::kAlongCols && std::is_same<D, A>::value) {
+            copy_run<StorageRuns<TileT>::kLength>(base + off, in + static_cast<size_t>(r) * cols + c, n);
+        } else {
+            for (int k = 0; k < n; ++k) {
+                base[off + k] = static_cast<D>(StorageRuns<TileT>::kAlongCols ? in[static_cast<size_t>(r) * cols + c + k]
+                                                                           : in[static_cast<size_t>(r + k) * cols + c]);
+            }
         }
     });
 }
