@@ -37,6 +37,11 @@ ORCH_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-pthread")
 # -O1: the runtime is task bookkeeping, not tile math; per-call dispatch measured the same as at -O2
 # (~29 us for a registered 128x128 add), and the one-time build takes ~25 % less CPU.
 RUNTIME_FLAGS = ("-std=c++17", "-O1", "-pthread", "-fPIC", "-shared")
+# variant.cpp alone is built per (platform, runtime) (the macros below, ~0.1 s); every other source goes
+# into one unity object shared by all four libraries: one parse of the common headers (~0.8 s of CPU
+# each) instead of one per object. Splitting it would not shorten a first run on 2 cores (the other
+# core runs the compile, then the kernel builds) and would cost a parse more.
+VARIANT_SOURCE = "variant.cpp"
 CORE_FLAGS = {core: (macro,) for core, macro in CORE_MACROS.items()}
 PLATFORM_FLAGS = {"a2a3sim": (), "a5sim": ("-DPTO_SIM_ARCH_A5",)}
 RUNTIME_MACROS = {"tensormap_and_ringbuffer": (), "host_build_graph": ("-DPTO_SIM_RUNTIME_HBG",)}
@@ -260,7 +265,8 @@ def _once(out: Path, build: Callable[[], Path], what: str = "build output") -> P
 
 def _runtime_target(platform: str, runtime: str) -> tuple[Path, str]:
     variant = (*PLATFORM_FLAGS[platform], *RUNTIME_MACROS[runtime])
-    key = _key(platform, runtime, header_hash(), _src_hash(), *RUNTIME_FLAGS, *variant, compiler_id())
+    key = _key(platform, runtime, header_hash(), _src_hash(), *RUNTIME_FLAGS, VARIANT_SOURCE, *variant,
+               compiler_id())
     return cache_root() / "runtime" / f"libpto_sim_{platform}_{runtime}_{key}.so", key
 
 
@@ -269,22 +275,22 @@ def _src_hash() -> str:
     return _tree_hash(SRC_DIR, (".h", ".cpp"))
 
 
-def _build_runtime(platform: str, runtime: str, out: Path) -> Path:
-    """Compile the runtime's objects with parallel g++ jobs and link them (a progress line on a TTY).
+def runtime_units() -> list[tuple[str, tuple[Path, ...]]]:
+    """(unit, sources) of the runtime's objects: ``unity`` (every source but the variant one) and ``variant``."""
+    srcs = sorted(SRC_DIR.glob("*.cpp"))
+    shared = tuple(p for p in srcs if p.name != VARIANT_SOURCE)
+    return [(name, group) for name, group in (("unity", shared), ("variant", (SRC_DIR / VARIANT_SOURCE,))) if group]
 
-    ``capi.cpp`` depends on the (platform, runtime) macros; every other source goes into one shared
-    unity object (one parse of the common headers instead of one per source).
-    """
+
+def _build_runtime(platform: str, runtime: str, out: Path) -> Path:
+    """Compile the runtime's objects with parallel g++ jobs and link them (a progress line on a TTY)."""
     start = time.perf_counter()
     _progress(f"pypto: building sim runtime for {platform}/{runtime} (one-time, ~{_expected_seconds():.0f} s)")
     variant = (*PLATFORM_FLAGS[platform], *RUNTIME_MACROS[runtime])
-    srcs = sorted(SRC_DIR.glob("*.cpp"))
-    jobs = [(_capi, variant) for _capi in srcs if _capi.name == "capi.cpp"]
-    shared = tuple(s for s in srcs if s.name != "capi.cpp")
-    with ThreadPoolExecutor(max_workers=max(1, min(len(jobs) + 1, os.cpu_count() or 1))) as pool:
-        futures = [pool.submit(_runtime_object, (src,), v) for src, v in jobs]
-        if shared:
-            futures.append(pool.submit(_runtime_object, shared, ()))
+    units = runtime_units()
+    with ThreadPoolExecutor(max_workers=max(1, min(len(units), os.cpu_count() or 1))) as pool:
+        futures = [pool.submit(_runtime_object, name, group, variant if name == "variant" else ())
+                   for name, group in units]
         objs = [f.result() for f in futures]
     argv = [GXX, *RUNTIME_FLAGS, *map(os.fspath, objs), "-ldl"]
     lib = compile_so(argv, out, f"the {platform}/{runtime} simulation runtime")
@@ -292,13 +298,12 @@ def _build_runtime(platform: str, runtime: str, out: Path) -> Path:
     return lib
 
 
-def _runtime_object(srcs: tuple[Path, ...], variant: tuple[str, ...]) -> Path:
+def _runtime_object(unit: str, srcs: tuple[Path, ...], variant: tuple[str, ...]) -> Path:
     """One object from ``srcs`` (several: a unity source that includes them, written next to it)."""
     flags = [f for f in RUNTIME_FLAGS if f != "-shared"]
     names = [s.name for s in srcs]
-    key = _key(*names, _src_hash(), header_hash(), *flags, *variant, compiler_id())
-    stem = srcs[0].stem if len(srcs) == 1 else "unity"
-    out = cache_root() / "runtime" / "obj" / f"{stem}-{key}.o"
+    key = _key(unit, *names, _src_hash(), header_hash(), *flags, *variant, compiler_id())
+    out = cache_root() / "runtime" / "obj" / f"{unit}-{key}.o"
     if _reuse(out, f"runtime object {', '.join(names)}"):
         return out
     src = srcs[0]

@@ -17,7 +17,15 @@ import numpy as np
 from pypto.artifact.directory import ArtifactInfo
 from pypto.runtime import build, dtypes, native
 from pypto.runtime.config import RunConfig
-from pypto.runtime.dispatch import DeviceTensor, artifact_of, bind_args, platform_of
+from pypto.runtime.dispatch import (
+    CallPlan,
+    DeviceTensor,
+    artifact_of,
+    bind_args,
+    bind_planned,
+    plan_of,
+    platform_of,
+)
 from pypto.toolchain.platforms import HARDWARE_PLATFORMS
 
 RUNTIMES = ("tensormap_and_ringbuffer", "host_build_graph")
@@ -44,6 +52,7 @@ class LoadedProgram:
     handle: int
     stamp: tuple[float, ...]
     built: build.BuiltProgram
+    plan: CallPlan | None = None  # how the last planned call was packed (dispatch.bind_planned)
 
 
 @dataclass
@@ -118,6 +127,7 @@ class ChipWorker:
         self._buffers: set[int] = set()
         self._err = ctypes.create_string_buffer(native.ERR_LEN)
         self._stats = native.RunStatsC()
+        self._last_ccfg: tuple[tuple[int, int, int], native.RunConfigC] | None = None
         self.last_run = RunStats()
         self.host_dlopen_count = 0
         self.last_dfx_dir: Any = None  # dfx_outputs/ of the last run that recorded diagnostics
@@ -310,11 +320,14 @@ class ChipWorker:
     def _run_loaded(self, prog: LoadedProgram, args: tuple[Any, ...], config: RunConfig | None) -> Any:
         self._require_init("run")
         t0 = time.perf_counter()
-        bound = bind_args(prog.info, args)
+        bound = bind_planned(prog.plan, args) if prog.plan is not None else None
+        if bound is None:
+            bound = bind_args(prog.info, args)
+            prog.plan = plan_of(args, bound)
         cfg = config or self.config
         dfx_on = cfg.dfx_enabled
         dfx_flags = _dfx_flags(cfg) if dfx_on else 0
-        ccfg = native.RunConfigC(int(cfg.deadlock_timeout_s * 1000), cfg.task_window, 1, dfx_flags)
+        ccfg = self._run_config(cfg, dfx_flags)
         status = self._native.lib.pto_sim_run(
             self._handle, prog.handle, ctypes.addressof(bound.tensors), bound.num_tensors,
             ctypes.addressof(bound.scalars), bound.num_scalars, ctypes.byref(ccfg), ctypes.byref(self._stats),
@@ -326,6 +339,14 @@ class ChipWorker:
         if status:
             native.raise_status(status, self._err, f"running {prog.info.root.name} on {self.platform}")
         return bound.result()
+
+    def _run_config(self, cfg: RunConfig, dfx_flags: int) -> native.RunConfigC:
+        """The C run config for ``cfg``; the last one is reused while its values stay the same (never mutated)."""
+        key = (int(cfg.deadlock_timeout_s * 1000), cfg.task_window if cfg.ring_task_window else 0, dfx_flags)
+        last = self._last_ccfg
+        if last is None or last[0] != key:
+            last = self._last_ccfg = (key, native.RunConfigC(key[0], key[1], 1, key[2]))
+        return last[1]
 
     def _write_dfx(self, prog: LoadedProgram, cfg: RunConfig) -> None:
         from pypto.runtime import dfx

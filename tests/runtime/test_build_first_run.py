@@ -11,7 +11,7 @@ import pytest
 from rt_marks import needs_gxx
 
 from pypto.errors import ToolchainError
-from pypto.runtime import build
+from pypto.runtime import build, native
 from pypto.toolchain import cachefs
 
 
@@ -91,14 +91,16 @@ def test_runtime_library_builds_once_in_parallel_with_a_progress_line(tmp_path: 
         assert lib.is_file() and lib.parent == tmp_path / "fresh" / "runtime"
         assert build.runtime_library("a2a3sim", "tensormap_and_ringbuffer") == lib
         objs = sorted(n.split("-")[0] for n in built if n.endswith(".o"))
-        assert objs == ["capi", "unity"]  # the variant source alone, every other source in one object
+        assert objs == ["unity", "variant"]  # the variant source alone, every other source in one object
         assert [n for n in built if n.endswith(".so")] == [lib.name]
         unity = next((tmp_path / "fresh" / "runtime" / "obj").glob("unity-*.cpp")).read_text()
-        assert '#include "scheduler.cpp"' in unity and "capi.cpp" not in unity
+        assert '#include "scheduler.cpp"' in unity and '#include "capi.cpp"' in unity and "variant" not in unity
         assert "/" not in unity  # names only: no machine path in the cache
         before = len(built)
-        build.runtime_library("a5sim", "tensormap_and_ringbuffer")
-        assert [n.split("-")[0] for n in built[before:] if n.endswith(".o")] == ["capi"]  # unity object shared
+        a5 = build.runtime_library("a5sim", "host_build_graph")
+        assert [n.split("-")[0] for n in built[before:] if n.endswith(".o")] == ["variant"]  # unity object shared
+    for path, identity in ((lib, "a2a3sim/tensormap_and_ringbuffer"), (a5, "a5sim/host_build_graph")):
+        assert native.load(path).identity == identity  # the variant object carries the pair
     lines = tty.getvalue().splitlines()
     assert lines[0].startswith("pypto: building sim runtime for a2a3sim/tensormap_and_ringbuffer (one-time, ~")
     assert len(lines) == 2  # one line per library actually built

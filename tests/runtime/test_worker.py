@@ -11,6 +11,7 @@ import simkit as sk
 from rt_marks import needs_gxx
 
 from pypto.runtime import ChipWorker, DeviceTensor, RunConfig
+from pypto.runtime.dispatch import bind_args, bind_planned
 from pypto.runtime.native import DeadlockError, KernelFaultError, OrchestrationError, SimRuntimeError
 
 pytestmark = [needs_gxx, pytest.mark.sim]
@@ -119,6 +120,52 @@ def test_registered_handle_hot_loop(worker: ChipWorker, arts: dict[str, Path]) -
         pass
     with pytest.raises(RuntimeError, match="unregistered"):
         handle(a, b, out)
+
+
+def test_planned_calls_repack_only_addresses_and_fall_back_on_anything_else(worker: ChipWorker,
+                                                                             arts: dict[str, Path]) -> None:
+    handle = worker.register(arts["add"])
+    a, b, out = _rand(64, 64), _rand(64, 64), np.zeros((64, 64), np.float32)
+    handle(a, b, out)
+    plan = handle.program.plan
+    assert plan is not None and plan.shapes == ((64, 64),) * 3
+    planned = bind_planned(plan, (b, a, out))
+    assert planned is not None
+    addresses = [int.from_bytes(bytes(planned.tensors)[k * 128:k * 128 + 8], "little") for k in range(3)]
+    assert addresses == [x.__array_interface__["data"][0] for x in (b, a, out)]
+    assert bytes(planned.tensors) == bytes(bind_args(handle.program.info, (b, a, out)).tensors)
+    a2, b2, out2 = _rand(64, 64) + 2, _rand(64, 64), np.zeros((64, 64), np.float32)
+    handle(a2, b2, out2)  # other arrays of the same kind: planned, and the kernel sees them
+    np.testing.assert_allclose(out2, a2 + b2, rtol=1e-6, atol=0)
+    frozen = a2.copy()
+    frozen.flags.writeable = False
+    for odd in [(np.asfortranarray(a2), b2, out2), (a2, b2[:32], out2), (a2, b2.astype(np.float16), out2),
+                (frozen, b2, out2), (a2, b2), (a2, b2, [1])]:
+        assert bind_planned(plan, odd) is None  # the full checks decide
+    with pytest.raises(ValueError, match="Tensor at position 0 is not contiguous"):
+        handle(np.asfortranarray(a2), b2, out2)
+    with pytest.raises(ValueError, match=r"shape \(32, 64\) does not match"):
+        handle(a2, b2[:32], out2)
+    handle(frozen, b2, out2)  # a read-only input is fine on the full path, and is never planned
+    np.testing.assert_allclose(out2, a2 + b2, rtol=1e-6, atol=0)
+    assert handle.program.plan is None
+    np.testing.assert_allclose(handle(a, b), a + b, rtol=1e-6, atol=0)  # return style: never planned
+    assert handle.program.plan is None
+
+
+def test_the_c_run_config_is_reused_only_while_the_python_config_is_unchanged(worker: ChipWorker,
+                                                                               arts: dict[str, Path]) -> None:
+    a, b, out = _rand(64, 64), _rand(64, 64), np.zeros((64, 64), np.float32)
+    cfg = RunConfig(deadlock_timeout_s=5.0)
+    worker.run(arts["add"], a, b, out, config=cfg)
+    first = worker._last_ccfg[1]
+    worker.run(arts["add"], a, b, out, config=cfg)
+    assert worker._last_ccfg[1] is first and first.timeout_ms == 5000
+    cfg.deadlock_timeout_s = 7.0
+    cfg.ring_task_window = [0, 64, 0, 0]
+    worker.run(arts["add"], a, b, out, config=cfg)
+    assert (worker._last_ccfg[1].timeout_ms, worker._last_ccfg[1].ring_task_window) == (7000, 64)
+    np.testing.assert_allclose(out, a + b, rtol=1e-6, atol=0)
 
 
 @pytest.mark.parametrize("runtime", ["tensormap_and_ringbuffer", "host_build_graph"])

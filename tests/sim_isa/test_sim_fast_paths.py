@@ -75,9 +75,9 @@ def _sequential(a: np.ndarray, b: np.ndarray, init: np.ndarray) -> np.ndarray:
     return out
 
 
-@pytest.mark.parametrize(("m", "k", "n"), [(20, 33, 40), (48, 48, 48), (3, 7, 5), (17, 48, 16), (4, 1, 33)])
+@pytest.mark.parametrize(("m", "k", "n"), [(20, 33, 40), (48, 48, 48), (3, 7, 5), (17, 48, 16), (4, 1, 33), (8, 40, 48)])
 @pytest.mark.parametrize("acc", [0, 1])
-@pytest.mark.parametrize("defines", [(), ("-DPTO_SIM_NO_AVX2",)], ids=["host", "sse"])
+@pytest.mark.parametrize("defines", [(), ("-DPTO_SIM_NO_AVX512",), ("-DPTO_SIM_NO_AVX2",)], ids=["host", "avx2", "sse"])
 def test_blocked_matmul_is_bit_identical_to_the_sequential_sum(kit, rng, m, k, n, acc, defines):
     # magnitudes spread over many binades, so a fused or reordered sum would show in the low bits
     a = (rng.standard_normal((m, k)) * np.exp2(rng.integers(-8, 8, (m, k)))).astype(np.float16)

@@ -3,25 +3,9 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <sstream>
 
 #include "sim_internal.h"
-
-#ifdef PTO_SIM_ARCH_A5
-#define PTO_SIM_PLATFORM "a5sim"
-constexpr bool kArchA5 = true;
-#else
-#define PTO_SIM_PLATFORM "a2a3sim"
-constexpr bool kArchA5 = false;
-#endif
-
-#ifdef PTO_SIM_RUNTIME_HBG
-#define PTO_SIM_RUNTIME "host_build_graph"
-constexpr bool kHostBuildGraph = true;
-#else
-#define PTO_SIM_RUNTIME "tensormap_and_ringbuffer"
-constexpr bool kHostBuildGraph = false;
-#endif
+#include "sim_variant.h"
 
 namespace ptosim {
 namespace {
@@ -126,7 +110,6 @@ using namespace ptosim;
 extern "C" {
 
 int32_t pto_sim_capi_version(void) { return PTO_SIM_CAPI_VERSION; }
-const char* pto_sim_identity(void) { return PTO_SIM_PLATFORM "/" PTO_SIM_RUNTIME; }
 uint32_t pto_sim_chip_tensor_size(void) { return sizeof(ChipTensor); }
 
 void* pto_sim_worker_create(int32_t num_clusters, char* err, size_t errlen) {
@@ -253,9 +236,9 @@ int32_t pto_sim_run(void* worker, void* program, const ChipTensor* tensors, uint
     if (win < 4 || (win & (win - 1)) != 0)
         return set_err(err, errlen, PTO_SIM_BAD_ARGUMENT,
                        "ring_task_window must be a power of 2 >= 4, got " + std::to_string(win));
-    r.host_build_graph = kHostBuildGraph;
-    r.arch_a5 = kArchA5;
-    r.hold_dispatch = kHostBuildGraph;
+    r.host_build_graph = kVariant.host_build_graph;
+    r.arch_a5 = kVariant.arch_a5;
+    r.hold_dispatch = kVariant.host_build_graph;
     r.rt.ops = runtime_ops();
     r.rt.pending_scope_mode = PTO2ScopeMode::AUTO;
     r.rt.worker = &w;

@@ -180,6 +180,12 @@ Worker::~Worker() {
     comm_thread.join();
 }
 
+int Worker::cpus_in_use() const {
+    int n = spinners.load();
+    for (auto& c : cores) n += c->busy || c->spinning.load(std::memory_order_relaxed);
+    return n;
+}
+
 int Worker::idle_running_units() const {
     int n = 0;
     for (auto& c : cores) n += c->busy;
@@ -194,7 +200,7 @@ void Worker::core_loop(Core& c) {
         // A job found while polling is picked up without the lock: the dispatcher wrote it (and the task
         // was complete) before publishing has_job, and nothing changes them until this core finishes.
         const auto now = Clock::now();
-        const bool polled = !woken() && c.spin_until > now && spin_unlocked(*this, lk, c.spin_until - now, woken);
+        const bool polled = !woken() && c.spin_until > now && spin_unlocked(*this, lk, c.spin_until - now, woken, &c);
         if (!polled) c.cv.wait(lk, woken);
         if (!c.has_job) return;
         const Job j = c.job;

@@ -120,6 +120,7 @@ struct Core {
     int subblock = 0;
     bool busy = false;
     std::atomic<bool> has_job{false};  // written under Worker::mu; read without it while spinning
+    std::atomic<bool> spinning{false};  // polling for its next job (one CPU, counted once with busy)
     Clock::time_point spin_until{};    // after a job: poll for the next one until then, then sleep
     Job job;
     std::condition_variable cv;
@@ -210,7 +211,7 @@ struct Worker {
     std::vector<std::unique_ptr<Core>> cores;  // 0..C-1 AIC, then AIV pairs
     int clusters = 8;
     std::atomic<bool> shutdown{false};
-    std::atomic<int> spinners{0};  // threads polling instead of sleeping (see spin_wait)
+    std::atomic<int> spinners{0};  // threads other than core threads polling instead of sleeping (spin_wait)
     int cpus = 1;                  // CPUs this process may run on
     std::string broken;  // non-empty: a kernel never returned; runs are refused until it does
     std::vector<std::unique_ptr<Run>> zombies;
@@ -225,11 +226,12 @@ struct Worker {
     void core_loop(Core& core);
     void comm_loop();
     int idle_running_units() const;
+    int cpus_in_use() const;  // cores busy or polling (a core given a job while polling counts once) + spinners
 };
 
 // Spin-before-sleep: waking an idle CPU costs tens of microseconds, more than a small kernel runs, so a
 // thread about to block first polls ready() (lock released) for up to `budget`, if a CPU is free for it
-// (busy cores + spinners < cpus). Returns ready(), evaluated with the lock held again.
+// (Worker::cpus_in_use() < cpus). Returns ready(), evaluated with the lock held again.
 constexpr auto kCoreSpin = std::chrono::microseconds(200);  // a core thread after finishing a job
 constexpr auto kWaitSpin = std::chrono::microseconds(200);  // the caller waiting for a run to finish
 
@@ -252,10 +254,16 @@ inline void lock_spinning(std::unique_lock<std::mutex>& lk) {
 
 // Polls ready() with the lock released; true (lock NOT held) once it holds, false (lock held) when the
 // budget ran out or no CPU is free for polling.
+// `self`: the core thread that polls (its spinning flag is set instead of counting a spinner).
 template <typename Ready>
-bool spin_unlocked(Worker& w, std::unique_lock<std::mutex>& lk, Clock::duration budget, Ready ready) {
-    if (budget <= Clock::duration::zero() || w.idle_running_units() + w.spinners.load() + 1 > w.cpus) return false;
-    w.spinners.fetch_add(1);
+bool spin_unlocked(Worker& w, std::unique_lock<std::mutex>& lk, Clock::duration budget, Ready ready,
+                   Core* self = nullptr) {
+    if (budget <= Clock::duration::zero() || w.cpus_in_use() + 1 > w.cpus) return false;
+    if (self) {
+        self->spinning.store(true);
+    } else {
+        w.spinners.fetch_add(1);
+    }
     lk.unlock();
     const auto end = Clock::now() + budget;
     bool hit = false;
@@ -266,7 +274,11 @@ bool spin_unlocked(Worker& w, std::unique_lock<std::mutex>& lk, Clock::duration 
             sched_yield();  // a thread woken onto this CPU (often the one we wait for) runs first
         }
     }
-    w.spinners.fetch_sub(1);
+    if (self) {
+        self->spinning.store(false);
+    } else {
+        w.spinners.fetch_sub(1);
+    }
     if (!hit) lock_spinning(lk);
     return hit;
 }

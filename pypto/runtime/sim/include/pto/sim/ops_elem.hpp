@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "pto/sim/tile.hpp"
+#include "pto/sim/vmath.hpp"
 
 namespace pto {
 namespace sim {
@@ -276,7 +277,6 @@ inline void TCI(TD& dst, S start) {
         sim::ew_apply(dst, [](T x) -> T { (void)sizeof(M); return static_cast<T>(EXPR); }, a);  \
     }
 
-PTO_SIM_UNARY(TEXP, std::exp(static_cast<M>(x)))
 PTO_SIM_UNARY(TLOG, std::log(static_cast<M>(x)))
 PTO_SIM_UNARY(TSQRT, std::sqrt(static_cast<M>(x)))
 PTO_SIM_UNARY(TRSQRT, M(1) / std::sqrt(static_cast<M>(x)))
@@ -286,5 +286,23 @@ PTO_SIM_UNARY(TNEG, -x)
 PTO_SIM_UNARY(TRELU, x > T(0) ? x : T(0))
 PTO_SIM_UNARY(TNOT, (sim::require_int_tile<T>(), ~x))
 #undef PTO_SIM_UNARY
+
+// f32 through sim::expf_value (glibc's expf bits), rows of dense tiles through the vector loop.
+template <class TD, class TA, std::enable_if_t<is_tile<TD>::value && is_tile<TA>::value, int> = 0>
+inline void TEXP(TD& dst, const TA& a) {
+    using T = typename TD::DType;
+    sim::ew_check("TEXP", dst, a);
+    if constexpr (std::is_same<T, float>::value && TD::kDenseRowMajor && TA::kDenseRowMajor) {
+        for (int r = 0; r < dst.GetValidRow(); ++r) {
+            sim::expf_span(dst.data() + static_cast<int64_t>(r) * TD::Cols, a.data() + static_cast<int64_t>(r) * TA::Cols,
+                           dst.GetValidCol());
+        }
+    } else if constexpr (std::is_same<T, float>::value) {
+        sim::ew_apply(dst, [](T x) -> T { return sim::expf_value(x); }, a);
+    } else {
+        using M = sim::math_t<T>;
+        sim::ew_apply(dst, [](T x) -> T { return static_cast<T>(std::exp(static_cast<M>(x))); }, a);
+    }
+}
 
 }  // namespace pto

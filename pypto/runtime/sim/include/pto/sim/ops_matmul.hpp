@@ -1,5 +1,6 @@
 // TMATMUL family: operands upcast to the accumulator type, summed over k ascending.
-// -DPTO_SIM_NO_AVX2 keeps the GEMM on its 4-wide path even where the host has AVX2 (same results).
+// -DPTO_SIM_NO_AVX2 keeps the GEMM on its 4-wide path even where the host has AVX2, -DPTO_SIM_NO_AVX512 on
+// its 8-wide path where it has AVX-512 (same results).
 #pragma once
 
 #include <cstdint>
@@ -8,13 +9,14 @@
 #include <vector>
 
 #include "pto/sim/tile.hpp"
+#include "pto/sim/vmath.hpp"
 
 namespace pto {
 namespace sim {
 
 template <class A>
 struct MatmulScratch {
-    std::vector<A> lhs, rhs, out;
+    std::vector<A> lhs, rhs, out, line;
 };
 
 template <class A>
@@ -56,38 +58,68 @@ inline A widen(T v) {
     }
 }
 
-// Row-major copy of a tile's valid (rows x cols) region in the accumulator type, walking the tile's
-// storage once: runs of IC (row-major boxes) or IR (column-major boxes) contiguous elements.
-template <class A, class TileT>
-inline void unpack(std::vector<A>& out, const TileT& t, int rows, int cols) {
-    using T = typename TileT::DType;
-    out.resize(static_cast<size_t>(rows) * cols);
-    const T* base = t.data();
-    if constexpr (TileT::kBoxed && TileT::SFractal == SLayout::RowMajor) {
-        constexpr int IC = TileT::IC;
-        for (int r = 0; r < rows; ++r) {
-            A* o = out.data() + static_cast<size_t>(r) * cols;
-            for (int c0 = 0; c0 < cols; c0 += IC) {
-                const T* p = base + TileT::offset(r, c0);
-                const int n = cols - c0 < IC ? cols - c0 : IC;
-                for (int c = 0; c < n; ++c) o[c0 + c] = widen<A>(p[c]);
-            }
-        }
-    } else if constexpr (TileT::kBoxed) {
-        constexpr int IR = TileT::IR;
-        for (int c = 0; c < cols; ++c) {
-            for (int r0 = 0; r0 < rows; r0 += IR) {
-                const T* p = base + TileT::offset(r0, c);
-                const int n = rows - r0 < IR ? rows - r0 : IR;
-                for (int r = 0; r < n; ++r) out[static_cast<size_t>(r0 + r) * cols + c] = widen<A>(p[r]);
-            }
-        }
-    } else {
-        for (int r = 0; r < rows; ++r) {
-            A* o = out.data() + static_cast<size_t>(r) * cols;
-            for (int c = 0; c < cols; ++c) o[c] = widen<A>(t.at(r, c));
-        }
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(PTO_SIM_NO_AVX2)
+typedef short pto_sim_v8hi __attribute__((vector_size(16)));
+typedef float pto_sim_v8sf __attribute__((vector_size(32)));
+// vcvtph2ps: the same exact widening, 8 at a time (the builtin behind _mm256_cvtph_ps).
+__attribute__((target("avx,f16c"), visibility("hidden"))) inline void widen_half_f16c(float* out, const half* in,
+                                                                                     int n) {
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        pto_sim_v8hi h;
+        std::memcpy(&h, in + i, sizeof h);
+        const pto_sim_v8sf f = __builtin_ia32_vcvtph2ps256(h);
+        std::memcpy(out + i, &f, sizeof f);
     }
+    for (; i < n; ++i) out[i] = widen_half(in[i]);
+}
+#endif
+
+// out[k] = widen<A>(in[k]) for k < n.
+template <class A, class T>
+inline void widen_run(A* out, const T* in, int n) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(PTO_SIM_NO_AVX2)
+    if constexpr (std::is_same<A, float>::value && std::is_same<T, half>::value) {
+        static const bool f16c = __builtin_cpu_supports("f16c");
+        if (f16c) return widen_half_f16c(out, in, n);
+    }
+#endif
+    for (int k = 0; k < n; ++k) out[k] = widen<A>(in[k]);
+}
+
+// Row-major copy of a tile's valid (rows x cols) region in the accumulator type, walking the tile's
+// storage once, run by run (a run along rows is widened into `line` first, then spread down a column).
+template <class A, class TileT>
+inline void unpack(std::vector<A>& out, std::vector<A>& line, const TileT& t, int rows, int cols) {
+    out.resize(static_cast<size_t>(rows) * cols);
+    A* o = out.data();
+    const auto* base = t.data();
+    for_each_run<TileT>(rows, cols, [&](int64_t off, int r, int c, int n) {
+        if (StorageRuns<TileT>::kAlongCols) {
+            widen_run(o + static_cast<size_t>(r) * cols + c, base + off, n);
+        } else {
+            line.resize(static_cast<size_t>(n));
+            widen_run(line.data(), base + off, n);
+            for (int k = 0; k < n; ++k) o[static_cast<size_t>(r + k) * cols + c] = line[static_cast<size_t>(k)];
+        }
+    });
+}
+
+// dst's valid (rows x cols) region = the row-major (rows x cols) `in`, converted to dst's type.
+template <class TileT, class A>
+inline void pack(TileT& dst, const A* in, int rows, int cols) {
+    using D = typename TileT::DType;
+    D* base = dst.data();
+    for_each_run<TileT>(rows, cols, [&](int64_t off, int r, int c, int n) {
+        if constexpr (StorageRuns<TileT>::kAlongCols && std::is_same<D, A>::value) {
+            copy_run<StorageRuns<TileT>::kLength>(base + off, in + static_cast<size_t>(r) * cols + c, n);
+        } else {
+            for (int k = 0; k < n; ++k) {
+                base[off + k] = static_cast<D>(StorageRuns<TileT>::kAlongCols ? in[static_cast<size_t>(r) * cols + c + k]
+                                                                           : in[static_cast<size_t>(r + k) * cols + c]);
+            }
+        }
+    });
 }
 
 // out(M x N) += a(M x K) * b(K x N) for rows [i0, M) and columns [0, n_blk) with n_blk a multiple of
@@ -99,21 +131,22 @@ inline void unpack(std::vector<A>& out, const TileT& t, int rows, int cols) {
     for (; i + 4 <= M; i += 4) {                                                                 \
         for (int j = 0; j < n_blk; j += 2 * (W)) {                                               \
             vec c[4][2];                                                                         \
-            for (int r = 0; r < 4; ++r) {                                                        \
+            _Pragma("GCC unroll 4") for (int r = 0; r < 4; ++r) {                                \
                 std::memcpy(&c[r][0], out + static_cast<size_t>(i + r) * N + j, sizeof(vec));    \
                 std::memcpy(&c[r][1], out + static_cast<size_t>(i + r) * N + j + (W), sizeof(vec)); \
             }                                                                                    \
+            const float* ar = a + static_cast<size_t>(i) * K;                                    \
             for (int k = 0; k < K; ++k) {                                                        \
                 vec b0, b1;                                                                      \
                 std::memcpy(&b0, b + static_cast<size_t>(k) * N + j, sizeof(vec));               \
                 std::memcpy(&b1, b + static_cast<size_t>(k) * N + j + (W), sizeof(vec));         \
-                for (int r = 0; r < 4; ++r) {                                                    \
-                    const vec av = vec{} + a[static_cast<size_t>(i + r) * K + k];               \
+                _Pragma("GCC unroll 4") for (int r = 0; r < 4; ++r) {                            \
+                    const vec av = ar[static_cast<size_t>(r) * K + k] - vec{}; /* x - +0 == x */ \
                     c[r][0] = c[r][0] + av * b0;                                                 \
                     c[r][1] = c[r][1] + av * b1;                                                 \
                 }                                                                                \
             }                                                                                    \
-            for (int r = 0; r < 4; ++r) {                                                        \
+            _Pragma("GCC unroll 4") for (int r = 0; r < 4; ++r) {                                \
                 std::memcpy(out + static_cast<size_t>(i + r) * N + j, &c[r][0], sizeof(vec));    \
                 std::memcpy(out + static_cast<size_t>(i + r) * N + j + (W), &c[r][1], sizeof(vec)); \
             }                                                                                    \
@@ -122,14 +155,15 @@ inline void unpack(std::vector<A>& out, const TileT& t, int rows, int cols) {
     return i;
 
 // Returns the first row not done (the last M % 4 rows are left to the caller).
-inline int gemm_blocks_sse(float* out, const float* a, const float* b, int i0, int M, int K, int N, int n_blk) {
+__attribute__((PTO_SIM_NO_CONTRACT)) inline int gemm_blocks_sse(float* out, const float* a, const float* b, int i0, int M, int K, int N, int n_blk) {
     PTO_SIM_GEMM_BLOCKS(4)
 }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(PTO_SIM_NO_AVX2)
-// The same blocks 8 floats wide where the host has AVX2 (no FMA: multiply and add stay separate).
-__attribute__((target("avx2"))) inline int gemm_blocks_avx2(float* out, const float* a, const float* b, int i0,
-                                                            int M, int K, int N, int n_blk) {
+// The same blocks 8 (AVX2) or 16 (AVX-512) floats wide (no FMA: multiply and add stay separate).
+__attribute__((target("avx2"), PTO_SIM_NO_CONTRACT)) inline int gemm_blocks_avx2(float* out, const float* a,
+                                                                                 const float* b, int i0, int M, int K,
+                                                                                 int N, int n_blk) {
     PTO_SIM_GEMM_BLOCKS(8)
 }
 
@@ -137,6 +171,19 @@ inline bool host_has_avx2() {
     static const bool yes = __builtin_cpu_supports("avx2");
     return yes;
 }
+
+#ifndef PTO_SIM_NO_AVX512
+__attribute__((target("avx512f"), PTO_SIM_NO_CONTRACT)) inline int gemm_blocks_avx512(float* out, const float* a,
+                                                                                      const float* b, int i0, int M,
+                                                                                      int K, int N, int n_blk) {
+    PTO_SIM_GEMM_BLOCKS(16)
+}
+
+inline bool host_has_avx512() {
+    static const bool yes = __builtin_cpu_supports("avx512f");
+    return yes;
+}
+#endif
 #endif
 #undef PTO_SIM_GEMM_BLOCKS
 
@@ -146,7 +193,13 @@ inline void gemm_rows(A* out, const A* a, const A* b, int M, int K, int N) {
     int done_rows = 0, n_blk = 0;
     if constexpr (std::is_same<A, float>::value) {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(PTO_SIM_NO_AVX2)
-        if (host_has_avx2()) {
+#ifndef PTO_SIM_NO_AVX512
+        if (host_has_avx512() && N >= 32) {
+            n_blk = N / 32 * 32;
+            done_rows = gemm_blocks_avx512(out, a, b, 0, M, K, N, n_blk);
+        }
+#endif
+        if (n_blk == 0 && host_has_avx2()) {
             n_blk = N / 16 * 16;
             done_rows = gemm_blocks_avx2(out, a, b, 0, M, K, N, n_blk);
         }
@@ -160,6 +213,7 @@ inline void gemm_rows(A* out, const A* a, const A* b, int M, int K, int N) {
         A* o = out + static_cast<size_t>(i) * N;
         const A* ar = a + static_cast<size_t>(i) * K;
         const int j0 = i < done_rows ? n_blk : 0;
+        if (j0 == N) continue;
         for (int k = 0; k < K; ++k) {
             const A av = ar[k];
             const A* br = b + static_cast<size_t>(k) * N;
@@ -187,24 +241,19 @@ inline void matmul(const char* op, TAcc& acc, const TL& lhs, const TR& rhs, AccI
         failf("pto sim: %s bias tile must have at least %d valid columns", op, N);
     }
     MatmulScratch<A>& s = matmul_scratch<A>();
-    unpack(s.lhs, lhs, M, K);
-    unpack(s.rhs, rhs, K, N);
-    s.out.resize(static_cast<size_t>(M) * N);
-    for (int i = 0; i < M; ++i) {
-        A* o = s.out.data() + static_cast<size_t>(i) * N;
-        for (int j = 0; j < N; ++j) {
-            if (mode == AccInit::Acc) {
-                o[j] = static_cast<A>(init->at(i, j));
-            } else if (mode == AccInit::Bias) {
-                o[j] = static_cast<A>(init->at(0, j));
-            } else {
-                o[j] = A(0);
-            }
+    unpack(s.lhs, s.line, lhs, M, K);
+    unpack(s.rhs, s.line, rhs, K, N);
+    if (mode == AccInit::Acc) {
+        unpack(s.out, s.line, *init, M, N);
+    } else {
+        s.out.assign(static_cast<size_t>(M) * N, A(0));
+        if (mode == AccInit::Bias) {
+            for (int j = 0; j < N; ++j) s.out[static_cast<size_t>(j)] = static_cast<A>(init->at(0, j));
+            for (int i = 1; i < M; ++i) std::memcpy(s.out.data() + static_cast<size_t>(i) * N, s.out.data(), sizeof(A) * N);
         }
     }
     gemm_rows(s.out.data(), s.lhs.data(), s.rhs.data(), M, K, N);
-    for (int i = 0; i < M; ++i)
-        for (int j = 0; j < N; ++j) acc.at(i, j) = s.out[static_cast<size_t>(i) * N + j];
+    pack(acc, s.out.data(), M, N);
 }
 
 }  // namespace sim

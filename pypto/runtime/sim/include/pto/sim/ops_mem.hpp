@@ -69,6 +69,15 @@ inline void check_gm_window(const char* op, const TileT& t, const G& g) {
     check_gm_span(op, g.data(), lo, hi, sizeof(typename G::DType), vr, vc);
 }
 
+// GM element offsets of a window's rows and columns (every layout's offset(r, c) is offset(r, 0) + offset(0, c)).
+template <class G>
+inline RowColOffsets gm_offsets(const G& g, int vr, int vc) {
+    RowColOffsets o = offset_scratch(vr, vc);
+    for (int r = 0; r < vr; ++r) o.rows[r] = g.offset(r, 0);
+    for (int c = 0; c < vc; ++c) o.cols[c] = g.offset(0, c);
+    return o;
+}
+
 template <class T>
 inline void atomic_add(T* p, T v) {
     using Bits = std::conditional_t<sizeof(T) == 8, uint64_t,
@@ -117,17 +126,22 @@ inline void TLOAD(TileT& t, const G& g) {
         std::fill(dst, dst + TileT::kNumel, pad);
     }
     const S* src = g.data();
-    if constexpr (TileT::kDenseRowMajor && G::kLayout == Layout::ND) {
-        if (g.col_stride() == 1) {
-            for (int r = 0; r < vr; ++r) {
-                std::memcpy(dst + static_cast<int64_t>(r) * TileT::Cols, src + g.row_base(r), sizeof(T) * vc);
-            }
+    if constexpr (sim::StorageRuns<TileT>::kAlongCols && G::kLayout == Layout::ND) {
+        if (g.col_stride() == 1) {  // runs of the tile are pieces of GM rows
+            sim::RowBase<G> row{g};
+            sim::for_each_run<TileT>(vr, vc, [&](int64_t o, int r, int c, int n) {
+                sim::copy_run<sim::StorageRuns<TileT>::kLength>(dst + o, reinterpret_cast<const T*>(src + row(r) + c), n);
+            });
             return;
         }
     }
-    for (int r = 0; r < vr; ++r) {
-        for (int c = 0; c < vc; ++c) std::memcpy(&dst[TileT::offset(r, c)], &src[g.offset(r, c)], sizeof(T));
-    }
+    const sim::RowColOffsets go = sim::gm_offsets(g, vr, vc);
+    sim::for_each_run<TileT>(vr, vc, [&](int64_t o, int r, int c, int n) {
+        for (int k = 0; k < n; ++k) {
+            const int64_t at = sim::StorageRuns<TileT>::kAlongCols ? go.rows[r] + go.cols[c + k] : go.rows[r + k] + go.cols[c];
+            std::memcpy(&dst[o + k], &src[at], sizeof(T));
+        }
+    });
 }
 
 template <AtomicType Atomic = AtomicType::AtomicNone, class G, class TileT,
@@ -147,19 +161,27 @@ inline void TSTORE(G& g, const TileT& t) {
         }
         return;
     } else {
-        if constexpr (TileT::kDenseRowMajor && G::kLayout == Layout::ND) {
-            if (g.col_stride() == 1) {
-                for (int r = 0; r < vr; ++r) {
-                    const T* s = src + static_cast<int64_t>(r) * TileT::Cols;
-                    D* d = dst + g.row_base(r);
-                    for (int c = 0; c < vc; ++c) d[c] = static_cast<D>(s[c]);
-                }
+        if constexpr (sim::StorageRuns<TileT>::kAlongCols && G::kLayout == Layout::ND) {
+            if (g.col_stride() == 1) {  // runs of the tile are pieces of GM rows
+                sim::RowBase<G> row{g};
+                sim::for_each_run<TileT>(vr, vc, [&](int64_t o, int r, int c, int n) {
+                    D* d = dst + row(r) + c;
+                    if constexpr (std::is_same<D, T>::value) {
+                        sim::copy_run<sim::StorageRuns<TileT>::kLength>(d, src + o, n);
+                    } else {
+                        for (int k = 0; k < n; ++k) d[k] = static_cast<D>(src[o + k]);
+                    }
+                });
                 return;
             }
         }
-        for (int r = 0; r < vr; ++r) {
-            for (int c = 0; c < vc; ++c) dst[g.offset(r, c)] = static_cast<D>(src[TileT::offset(r, c)]);
-        }
+        const sim::RowColOffsets go = sim::gm_offsets(g, vr, vc);
+        sim::for_each_run<TileT>(vr, vc, [&](int64_t o, int r, int c, int n) {
+            for (int k = 0; k < n; ++k) {
+                const int64_t at = sim::StorageRuns<TileT>::kAlongCols ? go.rows[r] + go.cols[c + k] : go.rows[r + k] + go.cols[c];
+                dst[at] = static_cast<D>(src[o + k]);
+            }
+        });
     }
 }
 
@@ -174,13 +196,9 @@ inline void TSTORE(G& g, const TileT& t, AtomicType atomic) {
 
 namespace sim {
 
-// Storage runs of a tile: along columns (row-major, or boxes with row-major inner layout) or along
-// rows, and how many consecutive elements a run holds before the next box or line starts.
-template <class TileT>
-struct StorageRuns {
-    static constexpr bool kAlongCols = TileT::kBoxed ? TileT::SFractal == SLayout::RowMajor : TileT::isRowMajor;
-    static constexpr int kLength = TileT::kBoxed ? (kAlongCols ? TileT::IC : TileT::IR)
-                                                 : (kAlongCols ? TileT::Cols : TileT::Rows);
+struct Identity {
+    template <class T>
+    T operator()(T v) const { return v; }
 };
 
 // dst(r, c) = f(src(r + ro, c + co)) over dst's valid region; when both tiles store the window's
@@ -200,14 +218,22 @@ inline void copy_window(TD& dst, const TS& src, int ro, int co, int vr, int vc, 
                 n = n < len - i ? n : len - i;
                 D* d = dst.data() + (cols ? TD::offset(l, i) : TD::offset(i, l));
                 const auto* p = src.data() + (cols ? TS::offset(l + lo, i + so) : TS::offset(i + so, l + lo));
-                for (int k = 0; k < n; ++k) d[k] = static_cast<D>(f(p[k]));
+                if constexpr (std::is_same<F, Identity>::value && std::is_same<D, std::decay_t<decltype(*p)>>::value) {
+                    copy_run<(RD::kLength < RS::kLength ? RD::kLength : RS::kLength)>(d, p, n);
+                } else {
+                    for (int k = 0; k < n; ++k) d[k] = static_cast<D>(f(p[k]));
+                }
                 i += n;
             }
         }
-    } else {
-        for (int r = 0; r < vr; ++r) {
-            for (int c = 0; c < vc; ++c) dst.data()[TD::offset(r, c)] = static_cast<D>(f(src.at(r + ro, c + co)));
-        }
+    } else {  // a transpose of the storage order: dst's runs, src's offsets from its row and column parts
+        const RowColOffsets so = tile_offsets<TS>(ro, co, vr, vc);
+        auto* d = dst.data();
+        const auto* p = src.data();
+        for_each_run<TD>(vr, vc, [&](int64_t o, int r, int c, int n) {
+            for (int k = 0; k < n; ++k) d[o + k] = static_cast<D>(f(p[so.rows[r + (RD::kAlongCols ? 0 : k)] +
+                                                                  so.cols[c + (RD::kAlongCols ? k : 0)]]));
+        });
     }
 }
 
@@ -221,7 +247,7 @@ inline void TMOV(TD& dst, const TS& src, ReluPreMode relu = ReluPreMode::NoRelu)
         sim::copy_window(dst, src, 0, 0, dst.GetValidRow(), dst.GetValidCol(),
                          [](S v) { return v > S(0) ? v : S(0); });
     } else {
-        sim::copy_window(dst, src, 0, 0, dst.GetValidRow(), dst.GetValidCol(), [](S v) { return v; });
+        sim::copy_window(dst, src, 0, 0, dst.GetValidRow(), dst.GetValidCol(), sim::Identity{});
     }
 }
 
@@ -237,7 +263,7 @@ inline void TEXTRACT(TD& dst, const TS& src, int64_t row_off, int64_t col_off) {
     }
     using S = typename TS::DType;
     sim::copy_window(dst, src, static_cast<int>(row_off), static_cast<int>(col_off), vr, vc,
-                     [](S v) { return v; });
+                     sim::Identity{});
 }
 
 template <class TD, class TS, std::enable_if_t<is_tile<TD>::value && is_tile<TS>::value, int> = 0>

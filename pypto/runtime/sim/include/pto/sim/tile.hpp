@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -201,6 +202,93 @@ inline void require_same_valid(const char* op, const A& a, const B& b) {
         failf("pto sim: %s operands have different valid shapes (%d, %d) vs (%d, %d)", op, a.GetValidRow(),
               a.GetValidCol(), b.GetValidRow(), b.GetValidCol());
     }
+}
+
+// Storage runs of a tile: along columns (row-major, or boxes with row-major inner layout) or along
+// rows, and how many consecutive elements a run holds before the next box or line starts.
+template <class TileT>
+struct StorageRuns {
+    static constexpr bool kAlongCols = TileT::kBoxed ? TileT::SFractal == SLayout::RowMajor : TileT::isRowMajor;
+    static constexpr int kLength = TileT::kBoxed ? (kAlongCols ? TileT::IC : TileT::IR)
+                                                 : (kAlongCols ? TileT::Cols : TileT::Rows);
+};
+
+// fn(offset, r, c, n) for each storage run of the (vr x vc) window at (0, 0): n stored elements from
+// offset on, logically (r, c), (r, c + 1), ... along columns, or (r, c), (r + 1, c), ... along rows.
+template <class TileT, class F>
+inline void for_each_run(int vr, int vc, F fn) {
+    using R = StorageRuns<TileT>;
+    const int lines = R::kAlongCols ? vr : vc, len = R::kAlongCols ? vc : vr;
+    for (int l = 0; l < lines; ++l) {
+        for (int i = 0; i < len; i += R::kLength) {
+            const int n = len - i < R::kLength ? len - i : R::kLength;
+            if (R::kAlongCols) {
+                fn(TileT::offset(l, i), l, i, n);
+            } else {
+                fn(TileT::offset(i, l), i, l, n);
+            }
+        }
+    }
+}
+
+// memcpy of n <= L elements; a whole run (n == L, the common case) is a fixed-size copy the compiler
+// inlines instead of a library call per run.
+template <int L, class T>
+inline void copy_run(T* d, const T* s, int n) {
+    if (n == L) {
+        std::memcpy(d, s, sizeof(T) * L);
+    } else {
+        std::memcpy(d, s, sizeof(T) * static_cast<size_t>(n));
+    }
+}
+
+// GM offset of row r of a view, remembered across the runs of one row (row_base divides by extents).
+template <class G>
+struct RowBase {
+    const G& g;
+    int row = -1;
+    int64_t base = 0;
+    int64_t operator()(int r) {
+        if (r != row) {
+            row = r;
+            base = g.row_base(r);
+        }
+        return base;
+    }
+};
+
+// Element offsets of a window's rows and columns: offset(r, c) == rows[r] + cols[c] for every tile and
+// GM layout. Per-thread scratch, valid until the next call on the thread.
+struct RowColOffsets {
+    int64_t* rows;
+    int64_t* cols;
+};
+
+struct OffsetScratch {
+    int64_t* buf = nullptr;
+    int cap = 0;
+    ~OffsetScratch() { std::free(buf); }
+};
+
+__attribute__((visibility("hidden"))) inline RowColOffsets offset_scratch(int nr, int nc) {
+    static thread_local OffsetScratch s;
+    if (nr + nc > s.cap) {
+        const int cap = nr + nc < 1024 ? 1024 : nr + nc;
+        auto* p = static_cast<int64_t*>(std::malloc(sizeof(int64_t) * static_cast<size_t>(cap)));
+        if (p == nullptr) fail("pto sim: out of memory for tile offsets");
+        std::free(s.buf);
+        s.buf = p;
+        s.cap = cap;
+    }
+    return RowColOffsets{s.buf, s.buf + nr};
+}
+
+template <class TileT>
+inline RowColOffsets tile_offsets(int r0, int c0, int nr, int nc) {
+    RowColOffsets o = offset_scratch(nr, nc);
+    for (int r = 0; r < nr; ++r) o.rows[r] = TileT::offset(r0 + r, 0);
+    for (int c = 0; c < nc; ++c) o.cols[c] = TileT::offset(0, c0 + c);
+    return o;
 }
 
 }  // namespace sim
