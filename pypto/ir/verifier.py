@@ -83,16 +83,20 @@ def refs(node: object) -> list[Var]:
     return v.refs
 
 
+class _Calls(IRVisitor):
+    def __init__(self) -> None:
+        self.found: list[Call] = []
+
+    def visit_Call(self, c: Call) -> None:  # noqa: N802
+        self.found.append(c)
+        self.generic_visit(c)
+
+
 def calls(node: object) -> list[Call]:
-    out: list[Call] = []
-
-    class _C(IRVisitor):
-        def visit_Call(self, c: Call) -> None:  # noqa: N802
-            out.append(c)
-            self.generic_visit(c)
-
-    _C().visit(node)
-    return out
+    """Every Call in a tree (pre-order)."""
+    v = _Calls()
+    v.visit(node)
+    return v.found
 
 
 def _defs(stmt: Stmt) -> tuple[Var, ...]:

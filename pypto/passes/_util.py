@@ -91,17 +91,20 @@ def defined_vars(stmt: Stmt) -> list[Var]:
     return out
 
 
+class _Calls(IRVisitor):
+    def __init__(self) -> None:
+        self.found: list[Call] = []
+
+    def visit_Call(self, c: Call) -> None:  # noqa: N802
+        self.found.append(c)
+        self.generic_visit(c)
+
+
 def calls_in(node: Any) -> list[Call]:
     """Every Call in a tree (pre-order)."""
-    found: list[Call] = []
-
-    class _C(IRVisitor):
-        def visit_Call(self, c: Call) -> None:  # noqa: N802
-            found.append(c)
-            self.generic_visit(c)
-
-    _C().visit(node)
-    return found
+    v = _Calls()
+    v.visit(node)
+    return v.found
 
 
 def callee(call: Call, program: Program) -> Function | None:
