@@ -242,12 +242,11 @@ def _held_locks() -> set[str]:
 
 def write_atomic(path: Path, data: str | bytes) -> None:
     """Write a file so that readers see the old or the new contents, never a partial file."""
+    from pypto.toolchain.files import text_bytes, write_file
+
     tmp = temp_for(path)
     try:
-        if isinstance(data, bytes):
-            tmp.write_bytes(data)
-        else:
-            tmp.write_text(data)
+        write_file(tmp, data if isinstance(data, bytes) else text_bytes(data))
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
