@@ -45,12 +45,14 @@ def _err(rule: str, code: int, msg: str, span: object = None) -> Diagnostic:
 
 
 def walk(stmt: Stmt | None) -> Iterator[Stmt]:
-    """Pre-order statements of a body."""
-    if stmt is None:
-        return
-    yield stmt
-    for child in _children(stmt):
-        yield from walk(child)
+    """Pre-order statements of a body (one generator, an explicit stack)."""
+    stack = [stmt]
+    while stack:
+        s = stack.pop()
+        if s is None:
+            continue
+        yield s
+        stack.extend(reversed(_children(s)))
 
 
 def _children(stmt: Stmt) -> tuple[Stmt | None, ...]:

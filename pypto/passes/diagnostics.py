@@ -190,6 +190,7 @@ class DiagnosticsRunner:
         self.found: list[Diagnostic] = []
         off = ctx.diagnostic_phase is DiagnosticPhase.NONE
         self.enabled = [] if off else [c for c in CHECKS if c not in (ctx.disabled_diagnostics or ())]
+        self._phases = frozenset(CHECKS[c].phase for c in self.enabled)
 
     def _run(self, program: Program, phase: DiagnosticPhase) -> list[Diagnostic]:
         out: list[Diagnostic] = []
@@ -212,7 +213,7 @@ class DiagnosticsRunner:
         return found
 
     def _has(self, phase: DiagnosticPhase) -> bool:
-        return any(CHECKS[c].phase is phase for c in self.enabled)
+        return phase in self._phases
 
     def post_pipeline(self, program: Program) -> None:
         hints = self._run(program, DiagnosticPhase.POST_PIPELINE)

@@ -144,3 +144,28 @@ def test_rebuild_equals_dataclasses_replace():
     want = dataclasses.replace(a, value=got.value)
     assert (got.var, got.value, got.comments, got.span) == (want.var, want.value, want.comments, want.span)
     assert rebuild(v, {"name": "w"}).uid == 4242
+
+
+def _reference_stmts(s, out):
+    if s is None:
+        return out
+    out.append(s)
+    kids = s.stmts if isinstance(s, SeqStmts) else (s.then_body, s.else_body) if isinstance(s, IfStmt) else \
+        (s.body,) if hasattr(s, "body") else ()
+    for k in kids:
+        _reference_stmts(k, out)
+    return out
+
+
+def test_statement_walks_are_pre_order():
+    from pypto.ir.expr import ConstBool
+    from pypto.ir.stmt import EvalStmt
+    from pypto.ir.verifier import walk
+    from pypto.passes._util import iter_stmts
+
+    a, b, c = (EvalStmt(ConstInt(i)) for i in range(3))
+    nested = SeqStmts((a, IfStmt(ConstBool(True), SeqStmts((b, c)), a), Loop.get_function("k").body))
+    for root in (nested, Loop.get_function("main").body, None):
+        want = [id(s) for s in _reference_stmts(root, [])]
+        assert [id(s) for s in iter_stmts(root)] == want
+        assert [id(s) for s in walk(root)] == want
