@@ -81,8 +81,12 @@ def _init_fields(cls: type) -> tuple[str, ...]:
     return names
 
 
-def rebuild(node: Any, changes: dict[str, Any]) -> Any:
-    """``dataclasses.replace(node, **changes)`` for an IR node, with the field list cached per class."""
+def rebuild(node: Any, changes: dict[str, Any] | None = None, /, **more: Any) -> Any:
+    """``dataclasses.replace(node, **changes, **more)`` for an IR node, the field list cached per class."""
+    if more:
+        changes = {**changes, **more} if changes else more
+    elif changes is None:
+        changes = {}
     cls = type(node)
     kw = {n: changes[n] if n in changes else getattr(node, n) for n in _init_fields(cls)}
     return cls(**kw)
@@ -159,7 +163,8 @@ class IRVisitor(_Dispatching):
 
     def generic_visit(self, node: Any) -> None:
         table = self._children
-        for name, kind in walk_plan(type(node)):
+        plan = _PLANS.get(type(node))
+        for name, kind in walk_plan(type(node)) if plan is None else plan:
             value = getattr(node, name)
             if kind is ONE:
                 if isinstance(value, _NODE):
@@ -208,10 +213,13 @@ class IRMutator(_Dispatching):
     def generic_visit(self, node: Any) -> Any:
         changes: dict[str, Any] | None = None
         table = self._children
-        for name, kind in walk_plan(type(node)):
+        plan = _PLANS.get(type(node))
+        for name, kind in walk_plan(type(node)) if plan is None else plan:
             value = getattr(node, name)
             if kind is ONE:
-                new = table[type(value)](self, value) if isinstance(value, _NODE) else value
+                if not isinstance(value, _NODE):
+                    continue
+                new = table[type(value)](self, value)
             elif kind is ATTRS:
                 new = self._visit_attrs(value)
             else:
@@ -226,16 +234,35 @@ class IRMutator(_Dispatching):
         """Exprs (and tuples of Exprs) among attr values are rewritten too; other values are kept."""
         if not isinstance(attrs, dict) or not attrs:
             return attrs
-        new = {k: self._visit_value(v) for k, v in attrs.items()}
-        return attrs if all(new[k] is v for k, v in attrs.items()) else new
+        new: dict[str, Any] | None = None
+        for k, v in attrs.items():
+            if isinstance(v, (Expr, Stmt, tuple)):
+                nv = self._visit_value(v)
+                if nv is not v:
+                    if new is None:
+                        new = dict(attrs)
+                    new[k] = nv
+        return attrs if new is None else new
 
     def _visit_value(self, value: Any) -> Any:
         if isinstance(value, _NODE):
-            return self.visit(value)
+            return self._children[type(value)](self, value)
         if isinstance(value, tuple):
-            new = tuple(self.visit(v) if isinstance(v, _NODE) else v for v in value)
-            return value if all(a is b for a, b in zip(new, value, strict=True)) else new
+            return self._visit_items(value)
         return value
+
+    def _visit_items(self, items: tuple[Any, ...]) -> tuple[Any, ...]:
+        """``items`` with its nodes visited: the same tuple when none changed, else a new plain tuple."""
+        table = self._children
+        out: list[Any] | None = None
+        for i, v in enumerate(items):
+            if isinstance(v, _NODE):
+                nv = table[type(v)](self, v)
+                if nv is not v:
+                    if out is None:
+                        out = list(items)
+                    out[i] = nv
+        return items if out is None else tuple(out)
 
     def visit_function(self, func: Function) -> Function:
         body = self.visit(func.body)
