@@ -313,8 +313,8 @@ def _check_mixed_expanded(program: Program) -> list[Diagnostic]:
         if f.func_type is FunctionType.InCore:
             out.append(_err("MixedKernelExpanded", 601, f"InCore function '{f.name}' was not split into AIC/AIV",
                             f.span))
-        cube = any(isinstance(c.op, str) and c.op in CUBE_OPS for c in calls(f.body))
-        if f.func_type is FunctionType.AIV and cube:
+        if f.func_type is FunctionType.AIV and any(isinstance(c.op, str) and c.op in CUBE_OPS
+                                                   for c in calls(f.body)):
             out.append(_err("MixedKernelExpanded", 602, f"AIV function '{f.name}' contains cube ops", f.span))
     return out
 
