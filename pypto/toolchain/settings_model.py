@@ -8,6 +8,7 @@ source of pydantic-settings reads it here on its behalf.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
@@ -205,10 +206,12 @@ class Settings(BaseSettings):
         except (SettingsError, ToolchainError):
             return ()
         states = []
-        for path in sorted(root.glob("*.toml")):
-            st = path.stat()
-            states.append(f"{path}:{st.st_size}:{st.st_mtime_ns}")
-        return tuple(states)
+        with os.scandir(root) as entries:  # one directory read; a resolution runs per ir.compile
+            for entry in entries:
+                if entry.name.endswith(".toml"):
+                    st = entry.stat()
+                    states.append(f"{entry.path}:{st.st_size}:{st.st_mtime_ns}")
+        return tuple(sorted(states))
 
     def source_of(self, field: str) -> str:
         """``"argument"``, ``"env PYPTO_X"``, ``"file <path>"`` or ``"default"``."""
