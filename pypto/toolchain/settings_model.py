@@ -8,7 +8,6 @@ source of pydantic-settings reads it here on its behalf.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
@@ -23,7 +22,7 @@ from pydantic_settings import (
 
 from pypto.errors import SettingsError, ToolchainError
 from pypto.toolchain import platforms
-from pypto.toolchain.manifest import Manifest, latest_version, load_manifest, manifest_dir
+from pypto.toolchain.manifest import Manifest, latest_version, load_manifest, manifest_states
 from pypto.toolchain.settings_sources import (
     ALIASES,
     EXAMPLES,
@@ -202,16 +201,9 @@ class Settings(BaseSettings):
     def resolution_inputs(cls) -> tuple[str, ...]:
         """What a resolution reads besides env and config file: the toolchain manifests (for its cache)."""
         try:
-            root = manifest_dir()
+            return manifest_states()
         except (SettingsError, ToolchainError):
             return ()
-        states = []
-        with os.scandir(root) as entries:  # one directory read; a resolution runs per ir.compile
-            for entry in entries:
-                if entry.name.endswith(".toml"):
-                    st = entry.stat()
-                    states.append(f"{entry.path}:{st.st_size}:{st.st_mtime_ns}")
-        return tuple(sorted(states))
 
     def source_of(self, field: str) -> str:
         """``"argument"``, ``"env PYPTO_X"``, ``"file <path>"`` or ``"default"``."""

@@ -44,3 +44,19 @@ def test_dir_maker_creates_parents_once(tmp_path, monkeypatch):
     made.ensure(target)
     made.ensure(str(target))
     assert calls == []
+
+
+def test_temp_names_differ_across_calls_and_a_forked_child(tmp_path):
+    from pypto.toolchain.cachefs import TEMP_MARK, temp_for
+
+    final = tmp_path / "obj.so"
+    names = {temp_for(final).name for _ in range(200)}
+    assert len(names) == 200 and all(n.startswith(f".obj.so{TEMP_MARK}{os.getpid()}-") for n in names)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child's generator is reseeded: its next name is not the parent's next name
+        os.write(write, temp_for(final).name.rsplit("-", 1)[1].encode())
+        os._exit(0)
+    os.waitpid(pid, 0)
+    child = os.read(read, 64).decode()
+    assert child != temp_for(final).name.rsplit("-", 1)[1]
