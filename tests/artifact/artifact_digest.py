@@ -43,7 +43,11 @@ def tree_digest(out: Path) -> dict[str, Any]:
 
 
 def example_programs() -> Iterator[tuple[str, Any]]:
-    """(label, Program) for each entry kernel of each example (jit kernels specialized on SHAPES)."""
+    """(label, Program) for each entry kernel of each example (jit kernels specialized on SHAPES).
+
+    A jit kernel also comes lowered (``kernel.lower(*args)``, label ``... lowered``): recompiling a
+    pipeline output is what the upstream side-by-side timing does, and most passes find nothing to do.
+    """
     from pypto.errors import UserError
     from pypto.flows.loader import kernel_targets, load_module, sample_args
     from pypto.ir.function import Program
@@ -60,6 +64,7 @@ def example_programs() -> Iterator[tuple[str, Any]]:
             except UserError:
                 continue
             yield label, target.specialize(*target._classify(target._bind(args, {})))
+            yield f"{label} lowered", target.lower(*args)
 
 
 def compile_digest(program: Any, dump: bool) -> dict[str, Any]:
