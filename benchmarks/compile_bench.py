@@ -4,6 +4,8 @@
 
 Prints ``import pypto.language`` time (fresh interpreters), then per kernel the median ``ir.compile``
 time with pass dumps and without (both stopping at ``.pto``), and the full compile with ptoas;
+then the same two figures for the form the upstream side-by-side script times
+(``ir.compile(add.lower(a, b, out))``: the hello world's jit kernel, lowered once, compiled again);
 then the codegen / ptoas split per kernel (``benchmarks/codegen_bench.py``). Targets on this
 machine: hello-world add with dumps <= 25 ms, import <= 0.3 s. It only prints figures.
 """
@@ -51,6 +53,15 @@ def example_kernels(only: str | None):
             yield label, target.specialize(*target._classify(target._bind(args, {})))
 
 
+def peer_form_program():
+    """``add.lower(a, b, out)`` of the hello world (what the upstream comparison compiles), or None."""
+    from pypto.flows.loader import kernel_targets, load_module, sample_args
+
+    module = load_module(ROOT / "examples" / "beginner" / "01_hello_world.py")
+    add = kernel_targets(module).get("add")
+    return None if add is None else add.lower(*sample_args(module, "add", add))
+
+
 def median_compile(program, repeat: int, **kw) -> float:
     import pypto
 
@@ -80,6 +91,11 @@ def main() -> None:
         no_d = median_compile(program, a.repeat, dump_passes=False, skip_ptoas=True)
         full = "-" if a.no_ptoas else f"{median_compile(program, 3, dump_passes=True) * 1e3:9.1f}"
         print(f"{label:48} {with_d * 1e3:9.1f} {no_d * 1e3:9.1f} {full:>9}")
+    lowered = peer_form_program() if not a.only or a.only in "beginner/01_hello_world::add" else None
+    if lowered is not None:
+        with_d = median_compile(lowered, a.repeat, dump_passes=True, skip_ptoas=True)
+        no_d = median_compile(lowered, a.repeat, dump_passes=False, skip_ptoas=True)
+        print(f"{'hello world as add.lower(...) (peer form)':48} {with_d * 1e3:9.1f} {no_d * 1e3:9.1f} {'-':>9}")
     from codegen_bench import bench_codegen
 
     print()

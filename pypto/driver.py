@@ -103,6 +103,8 @@ def _claim_output_dir(out: Path) -> Path:
 
 
 def _make_dirs(path: Path) -> None:
+    if os.path.isdir(path):  # the usual case: one stat instead of a failing mkdir and a stat
+        return
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

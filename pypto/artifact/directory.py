@@ -70,17 +70,23 @@ def begin(out: str | os.PathLike[str]) -> Path:
     """Start writing an artifact into ``out``: create it (and ``report/``) and drop stale markers."""
     root = Path(out)
     (root / REPORT_DIR).mkdir(parents=True, exist_ok=True)
+    base = os.fspath(root)
     for marker in STALE_MARKERS:
-        (root / marker).unlink(missing_ok=True)
+        try:
+            os.unlink(os.path.join(base, marker))
+        except FileNotFoundError:
+            pass
     return root
 
 
 def commit(out: str | os.PathLike[str], meta: ArtifactMeta) -> None:
     """Write ``compiled_meta.json`` atomically: the completeness marker, only ever after every other file."""
-    root = Path(out)
-    tmp = root / f".{META_FILE}.tmp{os.getpid()}"
-    tmp.write_text(meta.text())
-    os.replace(tmp, root / META_FILE)
+    from pypto.toolchain.files import text_bytes, write_file
+
+    root = os.fspath(out)
+    tmp = os.path.join(root, f".{META_FILE}.tmp{os.getpid()}")
+    write_file(tmp, text_bytes(meta.text()))
+    os.replace(tmp, os.path.join(root, META_FILE))
 
 
 def is_complete(out: str | os.PathLike[str]) -> bool:

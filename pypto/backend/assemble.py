@@ -30,14 +30,17 @@ class _Writer:
     """Writes text files under ``root`` and remembers them (relpath -> text)."""
 
     def __init__(self, root: Path) -> None:
+        from pypto.toolchain.files import DirMaker
+
         self.root = root
         self.files: dict[str, str] = {}
+        self.dirs = DirMaker()
 
     def write(self, rel: str, text: str) -> None:
         from pypto.toolchain.cachefs import write_atomic
 
         path = self.root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
+        self.dirs.ensure(path.parent)
         write_atomic(path, text)  # a concurrent reader of the dir sees whole files only
         self.files[rel] = text
 
@@ -80,7 +83,7 @@ def assemble(artifact: Artifact, out_dir: Path, *, ptoas: Path | None = None, sk
     """
     out_dir = Path(out_dir)
     w = _Writer(out_dir)
-    (out_dir / REPORT_DIR).mkdir(parents=True, exist_ok=True)
+    w.dirs.ensure(out_dir / REPORT_DIR)
     for rel, text in artifact.files.items():
         w.write(rel, text)
     if skip_ptoas:

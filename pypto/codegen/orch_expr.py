@@ -23,6 +23,7 @@ from pypto.ir.expr import (
 )
 from pypto.ir.stmt import AssignStmt, Stmt
 from pypto.ir.types import ArrayType, ScalarType, TensorType
+from pypto.ir.visitor import IRVisitor
 from pypto.span import Span
 
 _RT_DTYPE = {
@@ -134,28 +135,9 @@ class CppExpr:
 
     def dep_sources(self, body: Stmt) -> set[Var]:
         """Call results whose task id is referenced by a later ``deps`` attribute."""
-        from pypto.ir.visitor import IRVisitor
-
-        dep_vars: set[Var] = set()
-        sources: dict[Var, Var] = {}
-
-        class _Scan(IRVisitor):
-            def visit_Call(self, c: Call) -> None:  # noqa: N802
-                for d in call_deps(c):
-                    if isinstance(d, Var):
-                        dep_vars.add(d)
-                self.generic_visit(c)
-
-            def visit_AssignStmt(self, s: AssignStmt) -> None:  # noqa: N802
-                if isinstance(s.value, TupleGetItem) and isinstance(s.value.tuple_value, Var):
-                    sources[s.var] = s.value.tuple_value
-                v = s.value
-                if isinstance(v, Call) and v.op == "array.update_element" and isinstance(v.args[2], Var):
-                    dep_vars.add(v.args[2])  # a task id stored into an array may become a dependency
-                self.generic_visit(s)
-
-        _Scan().visit(body)
-        return dep_vars | {sources[v] for v in dep_vars if v in sources}
+        scan = _DepScan()
+        scan.visit(body)
+        return scan.dep_vars | {scan.sources[v] for v in scan.dep_vars if v in scan.sources}
 
     # ------------------------------------------------------------------ tensor ops
     def tensor_op(self, c: Call, var: Var | None) -> None:
@@ -240,6 +222,28 @@ class CppExpr:
         if not isinstance(e, MakeTuple):
             raise UserError(f"expected a list, got {e!r}", e.span)
         return [self.expr(x) for x in e.elements]
+
+
+class _DepScan(IRVisitor):
+    """Task-id Vars referenced by ``deps`` attrs (or stored into arrays) and the calls they come from."""
+
+    def __init__(self) -> None:
+        self.dep_vars: set[Var] = set()
+        self.sources: dict[Var, Var] = {}
+
+    def visit_Call(self, c: Call) -> None:  # noqa: N802
+        for d in call_deps(c):
+            if isinstance(d, Var):
+                self.dep_vars.add(d)
+        self.generic_visit(c)
+
+    def visit_AssignStmt(self, s: AssignStmt) -> None:  # noqa: N802
+        if isinstance(s.value, TupleGetItem) and isinstance(s.value.tuple_value, Var):
+            self.sources[s.var] = s.value.tuple_value
+        v = s.value
+        if isinstance(v, Call) and v.op == "array.update_element" and isinstance(v.args[2], Var):
+            self.dep_vars.add(v.args[2])  # a task id stored into an array may become a dependency
+        self.generic_visit(s)
 
 
 def call_deps(c: Call) -> list[Expr]:

@@ -5,21 +5,24 @@ from __future__ import annotations
 
 from pypto.ir.expr import Call, GlobalVar
 from pypto.ir.function import Function
+from pypto.ir.visitor import IRVisitor
+
+
+class _Calls(IRVisitor):
+    def __init__(self, f: Function, names: dict[str, Function]) -> None:
+        self.f, self.names = f, names
+        self.calls: set[str] = set()
+
+    def visit_Call(self, c: Call) -> None:  # noqa: N802
+        if isinstance(c.op, GlobalVar) and c.op.name in self.names and c.op.name != self.f.name:
+            self.calls.add(c.op.name)
+        self.generic_visit(c)
 
 
 def _callees(f: Function, names: dict[str, Function]) -> set[str]:
-    from pypto.ir.visitor import IRVisitor
-
-    calls: set[str] = set()
-
-    class _Calls(IRVisitor):
-        def visit_Call(self, c: Call) -> None:  # noqa: N802
-            if isinstance(c.op, GlobalVar) and c.op.name in names and c.op.name != f.name:
-                calls.add(c.op.name)
-            self.generic_visit(c)
-
-    _Calls().visit(f.body)
-    return calls
+    v = _Calls(f, names)
+    v.visit(f.body)
+    return v.calls
 
 
 def callee_first(funcs: list[Function] | tuple[Function, ...]) -> list[Function]:

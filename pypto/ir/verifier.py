@@ -45,12 +45,14 @@ def _err(rule: str, code: int, msg: str, span: object = None) -> Diagnostic:
 
 
 def walk(stmt: Stmt | None) -> Iterator[Stmt]:
-    """Pre-order statements of a body."""
-    if stmt is None:
-        return
-    yield stmt
-    for child in _children(stmt):
-        yield from walk(child)
+    """Pre-order statements of a body (one generator, an explicit stack)."""
+    stack = [stmt]
+    while stack:
+        s = stack.pop()
+        if s is None:
+            continue
+        yield s
+        stack.extend(reversed(_children(s)))
 
 
 def _children(stmt: Stmt) -> tuple[Stmt | None, ...]:
@@ -83,16 +85,20 @@ def refs(node: object) -> list[Var]:
     return v.refs
 
 
+class _Calls(IRVisitor):
+    def __init__(self) -> None:
+        self.found: list[Call] = []
+
+    def visit_Call(self, c: Call) -> None:  # noqa: N802
+        self.found.append(c)
+        self.generic_visit(c)
+
+
 def calls(node: object) -> list[Call]:
-    out: list[Call] = []
-
-    class _C(IRVisitor):
-        def visit_Call(self, c: Call) -> None:  # noqa: N802
-            out.append(c)
-            self.generic_visit(c)
-
-    _C().visit(node)
-    return out
+    """Every Call in a tree (pre-order)."""
+    v = _Calls()
+    v.visit(node)
+    return v.found
 
 
 def _defs(stmt: Stmt) -> tuple[Var, ...]:
@@ -307,8 +313,8 @@ def _check_mixed_expanded(program: Program) -> list[Diagnostic]:
         if f.func_type is FunctionType.InCore:
             out.append(_err("MixedKernelExpanded", 601, f"InCore function '{f.name}' was not split into AIC/AIV",
                             f.span))
-        cube = any(isinstance(c.op, str) and c.op in CUBE_OPS for c in calls(f.body))
-        if f.func_type is FunctionType.AIV and cube:
+        if f.func_type is FunctionType.AIV and any(isinstance(c.op, str) and c.op in CUBE_OPS
+                                                   for c in calls(f.body)):
             out.append(_err("MixedKernelExpanded", 602, f"AIV function '{f.name}' contains cube ops", f.span))
     return out
 

@@ -2,11 +2,17 @@
 
 Subclasses override ``visit_<ClassName>`` for the nodes they care about; every other node is
 walked (visitor) or rebuilt only when a child changed (mutator), so untouched subtrees are shared.
+
+Speed: each visitor class carries one dispatch table (node class -> handler, filled on first
+sight), and each node class one walk plan: the fields whose declared type can hold an Expr or a
+Stmt, read once from the class's annotations. Scalar fields (names, enums, dtypes) are never read.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import types
+import typing
 from typing import Any
 
 from pypto.ir.expr import Expr, Var
@@ -14,74 +20,173 @@ from pypto.ir.function import Function, Program
 from pypto.ir.stmt import Stmt
 
 _SKIP = frozenset({"span", "comments", "uid", "name"})
-_FIELDS: dict[type, tuple[str, ...]] = {}
+_NOT_WALKED = frozenset({"kwargs", "var_type", "result_type"})
+_NODE = (Expr, Stmt)
+
+# Walk-plan kinds: one node (or None / a non-node), a tuple of nodes, an attrs dict, anything.
+ONE, MANY, ATTRS, ANY = "one", "many", "attrs", "any"
+_PLANS: dict[type, tuple[tuple[str, str], ...]] = {}
+_INIT: dict[type, tuple[str, ...]] = {}
 
 
 def child_fields(cls: type) -> tuple[str, ...]:
-    """Names of fields that may hold IR children (cached per class)."""
-    names = _FIELDS.get(cls)
-    if names is None:
-        names = tuple(f.name for f in dataclasses.fields(cls) if f.name not in _SKIP)
-        _FIELDS[cls] = names
-    return names
+    """Names of fields that may hold IR children (types and kwargs included; span/name/uid not)."""
+    return tuple(f.name for f in dataclasses.fields(cls) if f.name not in _SKIP)
 
 
-def _is_node(v: Any) -> bool:
-    return isinstance(v, (Expr, Stmt))
+def _kind(hint: Any) -> str | None:
+    """How a field of declared type ``hint`` is walked; None when it can never hold a node."""
+    if hint is Any or hint is object:
+        return ANY
+    if isinstance(hint, type):
+        return ONE if issubclass(hint, _NODE) else None
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        kinds = {_kind(a) for a in args} - {None}
+        return None if not kinds else kinds.pop() if len(kinds) == 1 else ANY
+    if origin is tuple:
+        elems = {_kind(a) for a in args if a is not Ellipsis} - {None}
+        return None if not elems else MANY if elems == {ONE} else ANY
+    return ANY
 
 
-_NOT_WALKED = frozenset({"kwargs", "var_type", "result_type"})
-_WALK: dict[type, tuple[str, ...]] = {}
-_MISSING = object()
+def walk_plan(cls: type) -> tuple[tuple[str, str], ...]:
+    """``(field, kind)`` for the fields of node class ``cls`` the visitor and mutator enter (cached).
 
-
-def _walk_fields(cls: type) -> tuple[str, ...]:
-    """The child fields the visitor and mutator enter (types and kwargs are not; Exprs in attrs are)."""
-    names = _WALK.get(cls)
-    if names is None:
-        names = _WALK[cls] = tuple(n for n in child_fields(cls) if n not in _NOT_WALKED)
-    return names
-
-
-def _handler(visitor_cls: type, node_cls: type) -> Any:
-    """``visitor_cls.visit_<NodeClass>`` or None, looked up once per (visitor class, node class).
-
-    The table lives on the visitor class itself, so a class built per call takes its table with it.
+    Types and kwargs are not entered; Exprs inside ``attrs`` are. A field whose annotation cannot be
+    resolved is walked as ``any`` (its value is inspected), so nothing that holds a node is skipped.
     """
-    table = visitor_cls.__dict__.get("_ir_handlers")
-    if table is None:
-        table = {}
-        type.__setattr__(visitor_cls, "_ir_handlers", table)
-    fn = table.get(node_cls, _MISSING)
-    if fn is _MISSING:
-        fn = table[node_cls] = getattr(visitor_cls, f"visit_{node_cls.__name__}", None)
-    return fn
+    plan = _PLANS.get(cls)
+    if plan is None:
+        try:
+            hints = typing.get_type_hints(cls)
+        except Exception:  # noqa: BLE001 - unresolvable annotations: inspect every value
+            hints = {}
+        out = []
+        for name in child_fields(cls):
+            if name in _NOT_WALKED:
+                continue
+            kind = ATTRS if name == "attrs" else _kind(hints.get(name, Any))
+            if kind is not None:
+                out.append((name, kind))
+        plan = _PLANS[cls] = tuple(out)
+    return plan
 
 
-class IRVisitor:
+def _init_fields(cls: type) -> tuple[str, ...]:
+    names = _INIT.get(cls)
+    if names is None:
+        names = _INIT[cls] = tuple(f.name for f in dataclasses.fields(cls) if f.init)
+    return names
+
+
+def rebuild(node: Any, changes: dict[str, Any] | None = None, /, **more: Any) -> Any:
+    """``dataclasses.replace(node, **changes, **more)`` for an IR node, the field list cached per class."""
+    if more:
+        changes = {**changes, **more} if changes else more
+    elif changes is None:
+        changes = {}
+    cls = type(node)
+    kw = {n: changes[n] if n in changes else getattr(node, n) for n in _init_fields(cls)}
+    return cls(**kw)
+
+
+class _Dispatch(dict):
+    """node class -> the visitor class's ``visit_<NodeClass>`` or its ``generic_visit`` (unbound)."""
+
+    def __init__(self, visitor_cls: type) -> None:
+        super().__init__()
+        self.visitor_cls = visitor_cls
+
+    def __missing__(self, node_cls: type) -> Any:
+        cls = self.visitor_cls
+        fn = getattr(cls, f"visit_{node_cls.__name__}", None) or cls.generic_visit
+        self[node_cls] = fn
+        return fn
+
+
+def _call_visit(self: Any, node: Any) -> Any:
+    return self.visit(node)
+
+
+class _ViaVisit:
+    """The children table of a class that overrides ``visit``: every child goes through ``self.visit``."""
+
+    def __getitem__(self, node_cls: type) -> Any:
+        return _call_visit
+
+
+class _Dispatching:
+    """Gives every subclass its own dispatch table (a class built per call takes its table with it).
+
+    ``generic_visit`` dispatches children through ``_children``: the same table, or, when a subclass
+    overrides ``visit`` itself, a table that routes every child through that ``visit``.
+    """
+
+    _ROOT = False
+    _dispatch: _Dispatch
+    _children: Any
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        cls._dispatch = _Dispatch(cls)
+        cls._children = _ViaVisit() if _overrides_visit(cls) else cls._dispatch
+
+
+def _overrides_visit(cls: type) -> bool:
+    for k in cls.__mro__:
+        if k.__dict__.get("_ROOT"):
+            return False
+        if "visit" in k.__dict__:
+            return True
+    return False
+
+
+def _attr_nodes(attrs: dict[str, Any]) -> list[Any]:
+    """The Exprs (and Stmts) among an attrs dict's values, tuples of them included, in order."""
+    out = []
+    for item in attrs.values():
+        for x in item if isinstance(item, tuple) else (item,):
+            if isinstance(x, _NODE):
+                out.append(x)
+    return out
+
+
+class IRVisitor(_Dispatching):
     """Walks statements and expressions (types and kwargs are not entered; Exprs in attrs are)."""
 
+    _ROOT = True
+
     def visit(self, node: Any) -> None:
-        method = _handler(type(self), type(node))
-        if method is not None:
-            method(self, node)
-        else:
-            self.generic_visit(node)
+        self._dispatch[type(node)](self, node)
 
     def generic_visit(self, node: Any) -> None:
-        for name in _walk_fields(type(node)):
+        table = self._children
+        plan = _PLANS.get(type(node))
+        for name, kind in walk_plan(type(node)) if plan is None else plan:
             value = getattr(node, name)
-            if isinstance(value, (Expr, Stmt)):
-                self.visit(value)
-            elif value.__class__ is tuple:
+            if kind is ONE:
+                if isinstance(value, _NODE):
+                    table[type(value)](self, value)
+            elif kind is MANY:
                 for item in value:
-                    if isinstance(item, (Expr, Stmt)):
-                        self.visit(item)
-            elif name == "attrs" and value:  # Exprs in attrs (a call's dependency task ids, SPMD block count)
-                for item in value.values():
-                    for x in item if isinstance(item, tuple) else (item,):
-                        if isinstance(x, (Expr, Stmt)):
-                            self.visit(x)
+                    if isinstance(item, _NODE):
+                        table[type(item)](self, item)
+            elif kind is ATTRS:
+                if value:
+                    for x in _attr_nodes(value):
+                        table[type(x)](self, x)
+            else:
+                self._visit_any(value)
+
+    def _visit_any(self, value: Any) -> None:
+        if isinstance(value, _NODE):
+            self.visit(value)
+        elif value.__class__ is tuple:
+            for item in value:
+                if isinstance(item, _NODE):
+                    self.visit(item)
 
     def visit_function(self, func: Function) -> None:
         for p in func.params:
@@ -93,46 +198,71 @@ class IRVisitor:
             self.visit_function(f)
 
 
-class IRMutator:
+
+class IRMutator(_Dispatching):
     """Rebuilds the tree bottom-up; a node whose children are unchanged is returned as is."""
 
+    _ROOT = True
+
     def visit(self, node: Any) -> Any:
-        method = _handler(type(self), type(node))
-        if method is not None:
-            return method(self, node)
-        return self.generic_visit(node)
+        return self._dispatch[type(node)](self, node)
 
     def visit_Var(self, var: Var) -> Expr:  # noqa: N802
         return var
 
     def generic_visit(self, node: Any) -> Any:
-        changes: dict[str, Any] = {}
-        for name in _walk_fields(type(node)):
+        changes: dict[str, Any] | None = None
+        table = self._children
+        plan = _PLANS.get(type(node))
+        for name, kind in walk_plan(type(node)) if plan is None else plan:
             value = getattr(node, name)
-            if name == "attrs":
+            if kind is ONE:
+                if not isinstance(value, _NODE):
+                    continue
+                new = table[type(value)](self, value)
+            elif kind is ATTRS:
                 new = self._visit_attrs(value)
-                if new is not value:
-                    changes[name] = new
-                continue
-            new = self._visit_value(value)
+            else:
+                new = self._visit_value(value)
             if new is not value:
+                if changes is None:
+                    changes = {}
                 changes[name] = new
-        return dataclasses.replace(node, **changes) if changes else node
+        return rebuild(node, changes) if changes else node
 
     def _visit_attrs(self, attrs: Any) -> Any:
         """Exprs (and tuples of Exprs) among attr values are rewritten too; other values are kept."""
-        if not isinstance(attrs, dict):
+        if not isinstance(attrs, dict) or not attrs:
             return attrs
-        new = {k: self._visit_value(v) for k, v in attrs.items()}
-        return attrs if all(new[k] is v for k, v in attrs.items()) else new
+        new: dict[str, Any] | None = None
+        for k, v in attrs.items():
+            if isinstance(v, (Expr, Stmt, tuple)):
+                nv = self._visit_value(v)
+                if nv is not v:
+                    if new is None:
+                        new = dict(attrs)
+                    new[k] = nv
+        return attrs if new is None else new
 
     def _visit_value(self, value: Any) -> Any:
-        if _is_node(value):
-            return self.visit(value)
-        if isinstance(value, tuple) and any(_is_node(v) for v in value):
-            new = tuple(self.visit(v) if _is_node(v) else v for v in value)
-            return value if all(a is b for a, b in zip(new, value, strict=True)) else new
+        if isinstance(value, _NODE):
+            return self._children[type(value)](self, value)
+        if isinstance(value, tuple):
+            return self._visit_items(value)
         return value
+
+    def _visit_items(self, items: tuple[Any, ...]) -> tuple[Any, ...]:
+        """``items`` with its nodes visited: the same tuple when none changed, else a new plain tuple."""
+        table = self._children
+        out: list[Any] | None = None
+        for i, v in enumerate(items):
+            if isinstance(v, _NODE):
+                nv = table[type(v)](self, v)
+                if nv is not v:
+                    if out is None:
+                        out = list(items)
+                    out[i] = nv
+        return items if out is None else tuple(out)
 
     def visit_function(self, func: Function) -> Function:
         body = self.visit(func.body)
@@ -143,6 +273,7 @@ class IRMutator:
         if all(a is b for a, b in zip(funcs, program.functions, strict=True)):
             return program
         return program.with_functions(funcs)
+
 
 
 class Substitute(IRMutator):

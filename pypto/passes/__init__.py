@@ -60,13 +60,19 @@ def _camel(name: str) -> str:
     return next((k for k in REGISTRY if k.lower() == flat), name)
 
 
+_CLASSES: dict[tuple[str, str], type[Pass]] = {}  # (registry key, module) -> class, filled on first use
+
+
 def get_pass(name: str) -> type[Pass]:
     """The pass class registered under ``name`` (``ConvertToSSA`` or ``convert_to_ssa``)."""
     key = _camel(name)
     module = REGISTRY.get(key)
     if module is None:
         raise KeyError(f"unknown pass '{name}'; known passes: {', '.join(sorted(REGISTRY))}")
-    return getattr(importlib.import_module(module), key)
+    cls = _CLASSES.get((key, module))
+    if cls is None:
+        cls = _CLASSES[(key, module)] = getattr(importlib.import_module(module), key)
+    return cls
 
 
 def all_pass_names() -> list[str]:

@@ -62,18 +62,20 @@ def var_use_counts(node: Any) -> Counter[Var]:
 
 
 def iter_stmts(stmt: Stmt | None) -> Iterator[Stmt]:
-    """Pre-order walk over every statement (nested bodies included)."""
-    if stmt is None:
-        return
-    yield stmt
-    if isinstance(stmt, SeqStmts):
-        for s in stmt.stmts:
-            yield from iter_stmts(s)
-    elif isinstance(stmt, IfStmt):
-        yield from iter_stmts(stmt.then_body)
-        yield from iter_stmts(stmt.else_body)
-    elif isinstance(stmt, (ForStmt, WhileStmt, ScopeStmt)):
-        yield from iter_stmts(stmt.body)
+    """Pre-order walk over every statement (nested bodies included); one generator, an explicit stack."""
+    stack = [stmt]
+    while stack:
+        s = stack.pop()
+        if s is None:
+            continue
+        yield s
+        if isinstance(s, SeqStmts):
+            stack.extend(reversed(s.stmts))
+        elif isinstance(s, IfStmt):
+            stack.append(s.else_body)
+            stack.append(s.then_body)
+        elif isinstance(s, (ForStmt, WhileStmt, ScopeStmt)):
+            stack.append(s.body)
 
 
 def defined_vars(stmt: Stmt) -> list[Var]:
@@ -91,17 +93,20 @@ def defined_vars(stmt: Stmt) -> list[Var]:
     return out
 
 
+class _Calls(IRVisitor):
+    def __init__(self) -> None:
+        self.found: list[Call] = []
+
+    def visit_Call(self, c: Call) -> None:  # noqa: N802
+        self.found.append(c)
+        self.generic_visit(c)
+
+
 def calls_in(node: Any) -> list[Call]:
     """Every Call in a tree (pre-order)."""
-    found: list[Call] = []
-
-    class _C(IRVisitor):
-        def visit_Call(self, c: Call) -> None:  # noqa: N802
-            found.append(c)
-            self.generic_visit(c)
-
-    _C().visit(node)
-    return found
+    v = _Calls()
+    v.visit(node)
+    return v.found
 
 
 def callee(call: Call, program: Program) -> Function | None:

@@ -215,8 +215,8 @@ class AutoTileMatmulL0(Pass):
         return cls(backend=ctx.backend_type)
 
     def run_function(self, func: Function, program: Program) -> Function:
-        if not func.is_incore:
-            return func
+        if not func.is_incore or not any(_matmul_value(s) for s in iter_stmts(func.body)):
+            return func  # both rewrites start at a ``c = tile.matmul(...)`` statement
         loads = {s.var: s.value for s in iter_stmts(func.body)
                  if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.load"}
         uses = var_use_counts(func.body)
@@ -257,8 +257,12 @@ class _Rewrite:
     inputs: tuple[Expr, ...]
 
 
+def _matmul_value(s: Stmt) -> bool:
+    return isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.matmul"
+
+
 def _matmul_of_loads(s: Stmt, loads: dict[Var, Call], uses: Counter[Var]) -> tuple[_Operand, _Operand] | None:
-    if not (isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.matmul"):
+    if not _matmul_value(s):
         return None
     a, b = _operand(s.value.args[0], loads), _operand(s.value.args[1], loads)
     if a is None or b is None or not isinstance(s.var.var_type, TileType) or uses[s.var] != 2:

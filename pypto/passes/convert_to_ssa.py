@@ -8,7 +8,6 @@ bindings (``tile.alloc``) keep their Vars, so the tiles' MemRefs stay valid.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 from pypto.errors import InternalError
@@ -18,7 +17,7 @@ from pypto.ir.ops.registry import get_op, has_op
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, Stmt, WhileStmt, YieldStmt, flatten, seq
 from pypto.ir.types import PtrType
-from pypto.ir.visitor import IRMutator
+from pypto.ir.visitor import IRMutator, rebuild
 from pypto.passes._ssa_names import live_in, rename_attrs, separate_shadowed_names, suffix_live
 from pypto.passes._util import NameGen, base_name, iter_stmts
 from pypto.passes.base import Pass
@@ -39,7 +38,7 @@ class _Rename(IRMutator):
     def visit_Call(self, call: Call) -> Call:  # noqa: N802
         new = self.generic_visit(call)  # task ids in attributes (manual_dep_edges) are renamed too
         attrs = rename_attrs(new.attrs, lambda v: self.env.get(v.name, v))
-        return new if attrs is new.attrs else dataclasses.replace(new, attrs=attrs)
+        return new if attrs is new.attrs else rebuild(new, attrs=attrs)
 
 
 def _assigned(stmt: Stmt | None) -> list[str]:
@@ -98,10 +97,10 @@ class _Converter:
                 # a buffer binding (tile.alloc) of an already-lowered program: the tiles' MemRefs
                 # name this Var as their base, so it keeps its identity (it is defined once anyway)
                 env[s.var.name] = s.var
-                return [s if value is s.value else dataclasses.replace(s, value=value)]
+                return [s if value is s.value else rebuild(s, value=value)]
             new = _rename_slot(self.fresh(s.var, self.ssa), env)
             env[s.var.name] = new
-            return [dataclasses.replace(s, var=new, value=value)]
+            return [rebuild(s, var=new, value=value)]
         if isinstance(s, ForStmt):
             return self.for_(s, env, later)
         if isinstance(s, WhileStmt):
@@ -119,7 +118,7 @@ class _Converter:
                 changes["dumps"] = dumps
             if core is not None:
                 changes["core_num"] = core
-            return [dataclasses.replace(s, **changes)]
+            return [rebuild(s, **changes)]
         return [self.expr(s, env)]
 
     def _carry(self, s: ForStmt | WhileStmt, env: Env, later: frozenset[str]) -> tuple[list[IterArg], list[str]]:
@@ -169,7 +168,7 @@ class _Converter:
         loop_var = self.fresh(s.loop_var, self.idx)
         body_env[s.loop_var.name] = loop_var
         all_iters, body, rvs = self._loop_body(s, env, body_env, iters, carried)
-        return [dataclasses.replace(s, loop_var=loop_var, start=start, stop=stop, step=step, body=body,
+        return [rebuild(s, loop_var=loop_var, start=start, stop=stop, step=step, body=body,
                                     iter_args=all_iters, return_vars=rvs)]
 
     def while_(self, s: WhileStmt, env: Env, later: frozenset[str]) -> list[Stmt]:
@@ -180,7 +179,7 @@ class _Converter:
         cond_env.update({ia.name: ia for ia in s.iter_args})
         cond_env.update(dict(zip(carried, iters, strict=True)))
         cond_env.update({old.name: new for old, new in zip(s.iter_args, all_iters, strict=False)})
-        return [dataclasses.replace(s, cond=self.expr(s.cond, cond_env), body=body, iter_args=all_iters,
+        return [rebuild(s, cond=self.expr(s.cond, cond_env), body=body, iter_args=all_iters,
                                     return_vars=rvs)]
 
     def if_(self, s: IfStmt, env: Env, later: frozenset[str]) -> list[Stmt]:
@@ -204,7 +203,7 @@ class _Converter:
             then = _merge_yield(then, [then_env[n] for n in phis])
             other = _merge_yield(other, [else_env[n] for n in phis])
         else_body = seq(other) if (other or s.else_body is not None) else None
-        return [dataclasses.replace(s, cond=cond, then_body=seq(then), else_body=else_body, return_vars=tuple(rvs))]
+        return [rebuild(s, cond=cond, then_body=seq(then), else_body=else_body, return_vars=tuple(rvs))]
 
 
 def _rename_slot(var: Var, env: Env) -> Var:
@@ -213,7 +212,7 @@ def _rename_slot(var: Var, env: Env) -> Var:
     if mr is None or mr.slot is None or isinstance(mr.slot, int):
         return var
     slot = _Rename(env).visit(mr.slot)
-    new_type = dataclasses.replace(var.var_type, memref=dataclasses.replace(mr, slot=slot))
+    new_type = rebuild(var.var_type, memref=rebuild(mr, slot=slot))
     return Var(var.name, new_type, span=var.span)
 
 
@@ -222,7 +221,7 @@ def _merge_yield(stmts: list[Stmt], extra: list[Var]) -> list[Stmt]:
         return stmts
     if stmts and isinstance(stmts[-1], YieldStmt):
         last = stmts[-1]
-        return [*stmts[:-1], dataclasses.replace(last, values=(*last.values, *extra))]
+        return [*stmts[:-1], rebuild(last, values=(*last.values, *extra))]
     return [*stmts, YieldStmt(tuple(extra))]
 
 

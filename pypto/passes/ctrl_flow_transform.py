@@ -40,7 +40,7 @@ from pypto.ir.stmt import (
 )
 from pypto.ir.types import ScalarType
 from pypto.ir.visitor import substitute
-from pypto.passes._util import defined_vars, map_blocks, used_vars
+from pypto.passes._util import defined_vars, iter_stmts, map_blocks, used_vars
 from pypto.passes.base import Pass
 
 BOOL = ScalarType(DataType.BOOL)
@@ -139,6 +139,8 @@ class CtrlFlowTransform(Pass):
     produces = frozenset({IRProperty.StructuredCtrlFlow})
 
     def run_function(self, func: Function, program: Program) -> Function:
+        if not any(isinstance(s, JUMPS) for s in iter_stmts(func.body)):
+            return func  # no break/continue anywhere: nothing to rewrite or reject
         taken = {v.name for v in (*func.params, *defined_vars(func.body))}
 
         def block(stmts: list[Stmt]) -> list[Stmt]:

@@ -25,21 +25,21 @@ BACKEND_SHORT: dict[BackendType, str] = {BackendType(b): arch for b, arch in BAC
 
 
 def _uses(func: Function) -> set[Var]:
-    found: set[Var] = set()
+    """Vars read by the function's statements (control-flow heads, not their bodies twice), one walk."""
+    nodes: list[object] = []
     for s in iter_stmts(func.body):
         if isinstance(s, AssignStmt):
-            found.update(used_vars(s.value))
+            nodes.append(s.value)
         elif isinstance(s, (SeqStmts, ScopeStmt)):
             continue
         elif not isinstance(s, (ForStmt, IfStmt, WhileStmt)):
-            found.update(used_vars(s))
+            nodes.append(s)
         else:
-            found.update(used_vars(getattr(s, "cond", None) or s.stop))
-            for ia in getattr(s, "iter_args", ()):
-                found.update(used_vars(ia.init) if ia.init is not None else ())
+            nodes.append(getattr(s, "cond", None) or s.stop)
+            nodes.extend(ia.init for ia in getattr(s, "iter_args", ()) if ia.init is not None)
             if isinstance(s, ForStmt):
-                found.update(used_vars(s.start) + used_vars(s.step))
-    return found
+                nodes += [s.start, s.step]
+    return set(used_vars(nodes))
 
 
 def _type_refs(func: Function) -> set[str]:
@@ -190,6 +190,7 @@ class DiagnosticsRunner:
         self.found: list[Diagnostic] = []
         off = ctx.diagnostic_phase is DiagnosticPhase.NONE
         self.enabled = [] if off else [c for c in CHECKS if c not in (ctx.disabled_diagnostics or ())]
+        self._phases = frozenset(CHECKS[c].phase for c in self.enabled)
 
     def _run(self, program: Program, phase: DiagnosticPhase) -> list[Diagnostic]:
         out: list[Diagnostic] = []
@@ -212,7 +213,7 @@ class DiagnosticsRunner:
         return found
 
     def _has(self, phase: DiagnosticPhase) -> bool:
-        return any(CHECKS[c].phase is phase for c in self.enabled)
+        return phase in self._phases
 
     def post_pipeline(self, program: Program) -> None:
         hints = self._run(program, DiagnosticPhase.POST_PIPELINE)

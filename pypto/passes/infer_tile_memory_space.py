@@ -85,7 +85,8 @@ class InferTileMemorySpace(Pass):
                 out.append(s)
             return out
 
-        func = func.with_(body=map_blocks(func.body, block))
+        body = map_blocks(func.body, block)
+        func = func if body is func.body else func.with_(body=body)
         return retype(func, _open_tiles(func))
 
 

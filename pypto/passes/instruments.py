@@ -6,6 +6,7 @@ The PassManager calls ``before_pipeline`` once, ``after_pass`` after every pass 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,7 +75,11 @@ def _printer() -> Callable[..., str]:
 
 
 class DumpInstrument(Instrument):
-    """Writes ``00_frontend.py`` and ``NN_after_<Pass>.py`` (plus ``.log`` when warnings fired)."""
+    """Writes ``00_frontend.py`` and ``NN_after_<Pass>.py`` (plus ``.log`` when warnings fired).
+
+    A pass that returns its input unchanged gets the previous dump's text (printed once, encoded once);
+    each file is written with one open/write/close (:mod:`pypto.toolchain.files`).
+    """
 
     name = "DumpInstrument"
 
@@ -84,6 +89,14 @@ class DumpInstrument(Instrument):
         self.prefix = prefix
         self._print = _printer()
         self._last: tuple[Program, str] | None = None
+        self._last_bytes: tuple[str, bytes] | None = None
+
+    def _write(self, file_name: str, text: str) -> None:
+        from pypto.toolchain.files import text_bytes, write_file
+
+        if self._last_bytes is None or self._last_bytes[0] is not text:
+            self._last_bytes = (text, text_bytes(text))
+        write_file(os.path.join(self.out_dir, file_name), self._last_bytes[1])
 
     def _text(self, program: Program) -> str:
         if self._last is not None and self._last[0] is program:
@@ -101,14 +114,13 @@ class DumpInstrument(Instrument):
 
     def before_pipeline(self, program: Program) -> None:
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        (self.out_dir / "00_frontend.py").write_text(self._text(program))
+        self._write("00_frontend.py", self._text(program))
 
     def after_pass(self, step: PassStep) -> None:
         stem = f"{step.index:02d}_after_{step.pass_.name}"
-        (self.out_dir / f"{stem}.py").write_text(self._text(step.after))
+        self._write(f"{stem}.py", self._text(step.after))
         if step.warnings:
-            log = "\n".join(d.render() for d in step.warnings) + "\n"
-            (self.out_dir / f"{stem}.log").write_text(log)
+            self._write(f"{stem}.log", "\n".join(d.render() for d in step.warnings) + "\n")
 
 
 class VerifyInstrument(Instrument):

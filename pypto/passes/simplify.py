@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pypto.ir.expr import BinaryExpr, BinOp, ConstInt, Expr, as_int
 from pypto.ir.fold import DIVISIONS, INT_FOLD
 from pypto.ir.function import Function, Program
-from pypto.ir.visitor import IRMutator
+from pypto.ir.visitor import IRMutator, IRVisitor
 from pypto.passes.base import Pass
 
 FOLD: dict[BinOp, Callable[[int, int], int]] = {
@@ -40,17 +40,19 @@ class _Fold(IRMutator):
         return e
 
 
+class _Find(IRVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_BinaryExpr(self, e: BinaryExpr) -> None:  # noqa: N802
+        a, b = as_int(e.lhs), as_int(e.rhs)
+        if (a is not None and b is not None) or (b is not None and (e.op, "rhs", b) in IDENTITY) or \
+                (a is not None and (e.op, "lhs", a) in IDENTITY):
+            self.found = True
+        self.generic_visit(e)
+
+
 def _has_foldable(func: Function) -> bool:
-    class _Find(IRMutator):
-        found = False
-
-        def visit_BinaryExpr(self, e: BinaryExpr) -> Expr:  # noqa: N802
-            a, b = as_int(e.lhs), as_int(e.rhs)
-            if (a is not None and b is not None) or (b is not None and (e.op, "rhs", b) in IDENTITY) or \
-                    (a is not None and (e.op, "lhs", a) in IDENTITY):
-                self.found = True
-            return self.generic_visit(e)
-
     f = _Find()
     f.visit(func.body)
     return f.found

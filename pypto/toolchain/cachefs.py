@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import secrets
+import random
 import shutil
 import threading
 import time
@@ -62,9 +62,16 @@ def digest_path(path: Path) -> Path:
     return path.with_name(path.name + DIGEST_SUFFIX)
 
 
+# temp-name randomness without a system call per name: a private generator seeded from os.urandom
+# (user code seeding the global ``random`` cannot make two processes agree), reseeded in a forked child
+_names = random.Random()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_names.seed)
+
+
 def temp_for(final: Path) -> Path:
     """A fresh private temp path in ``final``'s directory (same file system: the rename is atomic)."""
-    return final.with_name(f".{final.name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}{final.suffix}")
+    return final.with_name(f".{final.name}{TEMP_MARK}{os.getpid()}-{_names.getrandbits(32):08x}{final.suffix}")
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -242,12 +249,11 @@ def _held_locks() -> set[str]:
 
 def write_atomic(path: Path, data: str | bytes) -> None:
     """Write a file so that readers see the old or the new contents, never a partial file."""
+    from pypto.toolchain.files import text_bytes, write_file
+
     tmp = temp_for(path)
     try:
-        if isinstance(data, bytes):
-            tmp.write_bytes(data)
-        else:
-            tmp.write_text(data)
+        write_file(tmp, data if isinstance(data, bytes) else text_bytes(data))
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -10,6 +10,7 @@ install reads ``<repo>/toolchains``.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import tomllib
 from functools import lru_cache
@@ -225,6 +226,24 @@ def manifest_dir() -> Path:
         f"No toolchain manifests found (looked in {_PACKAGE_DIR} and {_REPO_DIR})",
         hint="reinstall pypto (the wheel ships pypto/_toolchains), or restore toolchains/*.toml in the checkout",
     )
+
+
+def manifest_states() -> tuple[str, ...]:
+    """``<path>:<size>:<mtime_ns>`` of every manifest in the directory :func:`manifest_dir` picks, sorted.
+
+    One directory scan per candidate (the settings cache key reads it on every ``ir.compile``); raises
+    :func:`manifest_dir`'s ToolchainError when no candidate holds a manifest.
+    """
+    for cand in (_PACKAGE_DIR, _REPO_DIR):
+        try:
+            with os.scandir(cand) as entries:
+                found = [e for e in entries if e.name.endswith(".toml")]
+        except OSError:
+            continue
+        if found:
+            return tuple(sorted(f"{e.path}:{st.st_size}:{st.st_mtime_ns}" for e in found for st in (e.stat(),)))
+    manifest_dir()  # raises
+    return ()
 
 
 def _version_key(version: str) -> tuple[int, ...]:

@@ -22,7 +22,7 @@ from pydantic_settings import (
 
 from pypto.errors import SettingsError, ToolchainError
 from pypto.toolchain import platforms
-from pypto.toolchain.manifest import Manifest, latest_version, load_manifest, manifest_dir
+from pypto.toolchain.manifest import Manifest, latest_version, load_manifest, manifest_states
 from pypto.toolchain.settings_sources import (
     ALIASES,
     EXAMPLES,
@@ -201,14 +201,9 @@ class Settings(BaseSettings):
     def resolution_inputs(cls) -> tuple[str, ...]:
         """What a resolution reads besides env and config file: the toolchain manifests (for its cache)."""
         try:
-            root = manifest_dir()
+            return manifest_states()
         except (SettingsError, ToolchainError):
             return ()
-        states = []
-        for path in sorted(root.glob("*.toml")):
-            st = path.stat()
-            states.append(f"{path}:{st.st_size}:{st.st_mtime_ns}")
-        return tuple(states)
 
     def source_of(self, field: str) -> str:
         """``"argument"``, ``"env PYPTO_X"``, ``"file <path>"`` or ``"default"``."""

@@ -313,3 +313,15 @@ def test_other_manifest_dir_resolves_afresh(manifests: Path, monkeypatch: pytest
     (manifests / "0.2.0.toml").unlink()
     with pytest.raises(SettingsError, match="0.2.0"):
         resolve_settings()
+
+
+def test_resolution_inputs_follow_the_manifest_files(manifests: Path) -> None:
+    from pypto.toolchain.settings_model import Settings
+
+    before = Settings.resolution_inputs()
+    assert [s.split(":")[0] for s in before] == sorted(str(p) for p in manifests.glob("*.toml"))
+    (manifests / "0.2.0.toml").write_text((manifests / "0.2.0.toml").read_text() + "\n# edited\n")
+    edited = Settings.resolution_inputs()
+    assert edited != before and len(edited) == len(before)
+    (manifests / "0.3.0.toml").write_text((manifests / "0.2.0.toml").read_text())
+    assert len(Settings.resolution_inputs()) == len(before) + 1
