@@ -65,10 +65,18 @@ def kernel_call_sites(program: Program) -> dict[str, list[Function]]:
     return sites
 
 
-def orchestrated(program: Program, f: Function) -> bool:
-    """Every caller of ``f`` is a non-kernel function (and there is one)."""
-    callers = kernel_call_sites(program).get(f.name, [])
-    return bool(callers) and not any(c.is_incore for c in callers)
+def _reads_a_tensor(f: Function) -> bool:
+    """A statement-level scan (calls are flattened into assignments before OutlineIncoreScopes)."""
+    return any(isinstance(s, AssignStmt) and is_read(s.value) for s in iter_stmts(f.body))
+
+
+def reading_kernels(program: Program) -> list[Function]:
+    """The InCore functions that read a tensor scalar and whose callers are all non-kernel functions."""
+    readers = [f for f in program.functions if f.is_incore and _reads_a_tensor(f)]
+    if not readers:
+        return []
+    sites = kernel_call_sites(program)
+    return [f for f in readers if sites.get(f.name) and not any(c.is_incore for c in sites[f.name])]
 
 
 def expand_calls(f: Function, kernels: dict[str, Function], expand: Expand) -> Function:
@@ -132,9 +140,7 @@ def _hoistable(f: Function) -> tuple[list[AssignStmt], set[Var]]:
 def hoist_kernel_reads(program: Program) -> Program:
     """Move the top-level tensor reads of every orchestrated InCore function to its call sites."""
     plans: dict[str, tuple[Function, list[AssignStmt], tuple[Var, ...]]] = {}
-    for f in program.functions:
-        if not f.is_incore or not orchestrated(program, f):
-            continue
+    for f in reading_kernels(program):
         hoisted, reads = _hoistable(f)
         if not reads:
             continue

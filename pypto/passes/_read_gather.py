@@ -23,7 +23,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, ForStmt, ReturnStmt, Stmt, YieldStmt, flatten, seq
 from pypto.ir.types import ScalarType, TensorType
-from pypto.passes._kernel_reads import expand_calls, is_read, orchestrated, written_tensors
+from pypto.passes._kernel_reads import expand_calls, is_read, reading_kernels, written_tensors
 from pypto.passes._util import base_name, fresh_vars, iter_stmts, used_vars
 
 _CHUNK_BYTES = 64 * 1024  # one gather copy's Vec tile at most (rows are split above this)
@@ -276,11 +276,10 @@ def gather_carried_reads(program: Program) -> Program:
     """Rewrite every orchestrated InCore kernel whose tile-carrying loop reads load addresses."""
     names = {f.name for f in program.functions}
     plans: dict[str, tuple[Function, list[_Gather]]] = {}
-    for f in program.functions:
-        if f.is_incore and orchestrated(program, f):
-            plan = _plan(f, names)
-            if plan is not None:
-                plans[f.name] = plan
+    for f in reading_kernels(program):
+        plan = _plan(f, names)
+        if plan is not None:
+            plans[f.name] = plan
     if not plans:
         return program
     olds = {f.name: f for f in program.functions if f.name in plans}
