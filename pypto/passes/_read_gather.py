@@ -34,7 +34,6 @@ class _Gather:
     """One load of a loop that becomes a load of a gathered GM scratch tensor."""
 
     load: AssignStmt  # t = pl.load(src, offsets, shape, ...) in the loop body
-    slots: int  # n: row blocks of the scratch
     kernel: Function  # the gather kernel: params ``sources``, then the scratch
     sources: tuple[Var, ...]  # the parameters of the original kernel it takes
     param: Var  # the scratch as a new parameter of the rewritten kernel
@@ -137,7 +136,7 @@ def _ints(values: list[int] | tuple[int, ...]) -> MakeTuple:
     return MakeTuple(tuple(ConstInt(v) for v in values))
 
 
-def _copies(load: Call, slot_row: Expr, scratch: Expr) -> list[tuple[Call, Expr]]:
+def _copies(load: Call, slot_row: Expr) -> list[tuple[Call, Expr]]:
     """(load, store offsets) pairs copying ``load``'s block to row ``slot_row`` of the scratch in Vec
     tiles of at most ``_CHUNK_BYTES`` (row chunks; a load with a smaller valid region is one copy)."""
     src, offsets, shape = load.args[0], load.args[1].elements, [as_int(d) for d in load.args[2].elements]  # type: ignore[union-attr]
@@ -169,7 +168,7 @@ def _gather_kernel(f: Function, loop: ForStmt, addr: dict[Var, AssignStmt], load
     it = IterArg(f"{scratch.name}_iter", scratch_t, init=scratch, span=load.span)
     body: list[Stmt] = list(stmts)
     current: Expr = it
-    for k, (copy, at) in enumerate(_copies(call, _times(loop.loop_var, shape[0]), it)):
+    for k, (copy, at) in enumerate(_copies(call, _times(loop.loop_var, shape[0]))):
         tile = Var(f"{scratch.name}_tile_{k}", copy.result_type, span=load.span)
         stored = Var(f"{scratch.name}_{k}", scratch_t, span=load.span)
         body += [AssignStmt(tile, copy, span=load.span),
@@ -199,7 +198,7 @@ def _plan_loop(f: Function, loop: ForStmt, names: set[str]) -> tuple[dict[Var, A
         name = _unique(f"{f.name}_gather_{base_name(load.value.args[0].name)}", names)  # type: ignore[union-attr]
         kernel, sources = _gather_kernel(f, loop, addr, load, slots, name)
         param = Var(kernel.params[-1].name, kernel.params[-1].var_type, span=load.span)
-        out.append(_Gather(load, slots, kernel, sources, param))
+        out.append(_Gather(load, kernel, sources, param))
     return addr, out
 
 
