@@ -216,6 +216,17 @@ void record_orch(Run& r, const char* kind, const Task& t, Clock::time_point star
     if (r.dfx && r.dfx->level >= 4) r.dfx->orch.push_back(DfxOrch{kind, t.index, r.dfx->ns(start), r.dfx->ns(Clock::now())});
 }
 
+// The rest of every submit that carries task args: their DFX record, the fan-in through the TensorMap
+// (explicit deps in a manual scope), then the task joins its scope and may be dispatched.
+void submit_with_args(Worker& w, Run& r, Task& t, const CoreTaskArgs& args, const char* what, Clock::time_point t0) {
+    const bool manual = r.scopes.back().mode == PTO2ScopeMode::MANUAL;
+    if (r.dfx) dfx_task_args(r, t, reinterpret_cast<const uint8_t*>(args.kinds), args.tensor_count, manual,
+                             args.dump_mask);
+    compute_fanin(r, t, args, manual);
+    finish_submit(w, r, t);
+    if (r.dfx) record_orch(r, what, t, t0);
+}
+
 TaskOutputTensors op_submit_task(PTO2Runtime* rt, const MixedKernels& mk, const CoreTaskArgs& args) {
     auto [w, r] = ctx(rt);
     const auto t0 = r.dfx ? Clock::now() : Clock::time_point{};
@@ -244,11 +255,7 @@ TaskOutputTensors op_submit_task(PTO2Runtime* rt, const MixedKernels& mk, const 
         t.predicate = args.predicate;
         t.predicate_tensor = *args.predicate.operand.tensor;
     }
-    if (r.dfx) dfx_task_args(r, t, reinterpret_cast<const uint8_t*>(args.kinds), args.tensor_count,
-                             r.scopes.back().mode == PTO2ScopeMode::MANUAL, args.dump_mask);
-    compute_fanin(r, t, args, r.scopes.back().mode == PTO2ScopeMode::MANUAL);
-    finish_submit(w, r, t);
-    if (r.dfx) record_orch(r, "submit_task", t, t0);
+    submit_with_args(w, r, t, args, "submit_task", t0);
     return TaskOutputTensors{t.id, t.created.data(), uint32_t(t.created.size())};
 }
 
@@ -259,11 +266,7 @@ PTO2TaskId op_submit_dummy(PTO2Runtime* rt, const CoreTaskArgs& args) {
     Task& t = new_task(w, r, lk);
     t.dummy = true;
     copy_args(r, t, args);
-    if (r.dfx) dfx_task_args(r, t, reinterpret_cast<const uint8_t*>(args.kinds), args.tensor_count,
-                             r.scopes.back().mode == PTO2ScopeMode::MANUAL, args.dump_mask);
-    compute_fanin(r, t, args, r.scopes.back().mode == PTO2ScopeMode::MANUAL);
-    finish_submit(w, r, t);
-    if (r.dfx) record_orch(r, "submit_dummy", t, t0);
+    submit_with_args(w, r, t, args, "submit_dummy", t0);
     return t.id;
 }
 
@@ -419,11 +422,7 @@ PTO2TaskId op_submit_comm_task(PTO2Runtime* rt, const CommTaskDesc& desc, const 
     t.comm = true;
     t.cdesc = desc;
     copy_args(r, t, args);
-    if (r.dfx) dfx_task_args(r, t, reinterpret_cast<const uint8_t*>(args.kinds), args.tensor_count,
-                             r.scopes.back().mode == PTO2ScopeMode::MANUAL, args.dump_mask);
-    compute_fanin(r, t, args, r.scopes.back().mode == PTO2ScopeMode::MANUAL);
-    finish_submit(w, r, t);
-    if (r.dfx) record_orch(r, "submit_comm_task", t, t0);
+    submit_with_args(w, r, t, args, "submit_comm_task", t0);
     return t.id;
 }
 
