@@ -12,6 +12,7 @@ from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import get_op, has_op
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt
+from pypto.ir.verifier import calls as calls_in  # every Call in a tree, pre-order (one collector)
 from pypto.ir.visitor import IRVisitor, Substitute
 
 _SUFFIX = re.compile(r"__(ssa|tmp|idx|iter|rv|phi|tile|store)(_v\d+)?$")
@@ -91,22 +92,6 @@ def defined_vars(stmt: Stmt) -> list[Var]:
         elif isinstance(s, IfStmt):
             out.extend(s.return_vars)
     return out
-
-
-class _Calls(IRVisitor):
-    def __init__(self) -> None:
-        self.found: list[Call] = []
-
-    def visit_Call(self, c: Call) -> None:  # noqa: N802
-        self.found.append(c)
-        self.generic_visit(c)
-
-
-def calls_in(node: Any) -> list[Call]:
-    """Every Call in a tree (pre-order)."""
-    v = _Calls()
-    v.visit(node)
-    return v.found
 
 
 def callee(call: Call, program: Program) -> Function | None:
