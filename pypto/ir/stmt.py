@@ -167,10 +167,15 @@ def flatten(stmt: Stmt | None) -> list[Stmt]:
     return [stmt]
 
 
+def stmt_value(s: Stmt) -> Expr | None:
+    """The expression an assignment or an expression statement computes; None for any other statement."""
+    return s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+
+
 def first_program_call(stmts: list[Stmt]) -> int | None:
     """Index of the first ``x = self.f(...)`` / ``self.f(...)`` statement (a call to a program function)."""
     for i, s in enumerate(stmts):
-        value = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+        value = stmt_value(s)
         if isinstance(value, Call) and isinstance(value.op, GlobalVar):
             return i
     return None

@@ -18,7 +18,7 @@ from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import Call, Expr, GlobalVar, MakeTuple, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import get_op, has_op
-from pypto.ir.stmt import AssignStmt, EvalStmt, Stmt, flatten, seq
+from pypto.ir.stmt import AssignStmt, Stmt, flatten, seq, stmt_value
 from pypto.ir.types import ScalarType
 from pypto.ir.visitor import substitute
 from pypto.passes._util import defined_vars, iter_stmts, map_blocks, used_vars
@@ -47,7 +47,7 @@ def written_tensors(f: Function) -> set[Var]:
     """The parameters a function may write (Out/InOut, or the target of a store-like op)."""
     out = {p for p, d in zip(f.params, f.param_directions, strict=True) if d is not ParamDirection.In}
     for s in iter_stmts(f.body):
-        v = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+        v = stmt_value(s)
         index = get_op(v.op).writes_index if isinstance(v, Call) and isinstance(v.op, str) and has_op(v.op) else None
         if index is not None and isinstance(v.args[index], Var):  # type: ignore[union-attr]
             out.add(v.args[index])  # type: ignore[union-attr]
@@ -59,7 +59,7 @@ def kernel_call_sites(program: Program) -> dict[str, list[Function]]:
     sites: dict[str, list[Function]] = {}
     for f in program.functions:
         for s in iter_stmts(f.body):
-            call = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+            call = stmt_value(s)
             if isinstance(call, Call) and isinstance(call.op, GlobalVar):
                 sites.setdefault(call.op.name, []).append(f)
     return sites
@@ -85,7 +85,7 @@ def expand_calls(f: Function, kernels: dict[str, Function], expand: Expand) -> F
     def block(stmts: list[Stmt]) -> list[Stmt]:
         out: list[Stmt] = []
         for s in stmts:
-            call = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+            call = stmt_value(s)
             if isinstance(call, Call) and isinstance(call.op, GlobalVar) and call.op.name in kernels:
                 pre, new = expand(call, kernels[call.op.name])
                 out += pre

@@ -22,7 +22,17 @@ from pypto.errors import UnsupportedFeatureError
 from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, IterArg, TupleGetItem, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, Stmt, YieldStmt, flatten, seq
+from pypto.ir.stmt import (
+    AssignStmt,
+    ForStmt,
+    IfStmt,
+    ReturnStmt,
+    Stmt,
+    YieldStmt,
+    flatten,
+    seq,
+    stmt_value,
+)
 from pypto.ir.types import ScalarType, TensorType, TupleType
 from pypto.ir.visitor import substitute
 from pypto.passes._kernel_reads import is_read, listed_index
@@ -208,7 +218,7 @@ class _CallSites:
             if isinstance(s, AssignStmt) and isinstance(s.value, TupleGetItem) and s.value.tuple_value in gone:
                 continue
             s = substitute(s, renames) if renames else s
-            call = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+            call = stmt_value(s)
             if not (isinstance(call, Call) and isinstance(call.op, GlobalVar) and call.op.name in self.plans
                     and ("block_num" in call.attrs) == self.plans[call.op.name][1].spmd):
                 out.append(s)
@@ -269,7 +279,7 @@ def _mismatched_calls(program: Program, plans: dict[str, tuple[Function, _Plan]]
     bad: set[str] = set()
     for f in program.functions:
         for s in iter_stmts(f.body):
-            call = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+            call = stmt_value(s)
             if isinstance(call, Call) and isinstance(call.op, GlobalVar) and call.op.name in plans:
                 if f.is_incore or ("block_num" in call.attrs) != plans[call.op.name][1].spmd:
                     bad.add(call.op.name)

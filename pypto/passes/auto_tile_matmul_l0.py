@@ -23,7 +23,7 @@ from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, IterArg, Make
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.options import BackendType
-from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, SeqStmts, Stmt, YieldStmt
+from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, SeqStmts, Stmt, YieldStmt, stmt_value
 from pypto.ir.types import ScalarType, TensorType, TileType
 from pypto.passes._util import base_name, iter_stmts, map_blocks, substitute_typed, var_use_counts
 from pypto.passes.allocate_memory_addr import CAPACITY
@@ -290,7 +290,7 @@ def _plan_store(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter
 
 
 def _call(s: Stmt) -> Call | None:
-    call = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+    call = stmt_value(s)
     return call if isinstance(call, Call) else None
 
 

@@ -21,7 +21,7 @@ from pypto.ir.ops.common import (
 )
 from pypto.ir.ops.registry import make_call
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import AssignStmt, EvalStmt, Stmt
+from pypto.ir.stmt import AssignStmt, Stmt, stmt_value
 from pypto.ir.types import TensorType
 from pypto.ir.visitor import substitute
 from pypto.passes._util import base_name, calls_in, map_blocks
@@ -59,7 +59,7 @@ class _Converter:
         return tile
 
     def stmt(self, s: Stmt) -> list[Stmt]:
-        value = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+        value = stmt_value(s)
         if not isinstance(value, Call) or not isinstance(value.op, str) or not value.op.startswith("tensor."):
             return [s]
         short = value.op.split(".", 1)[1]

@@ -37,7 +37,7 @@ from pypto.ir.expr import (
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, ReturnStmt, Stmt, YieldStmt, flatten, seq
+from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, ReturnStmt, Stmt, YieldStmt, flatten, seq, stmt_value
 from pypto.ir.types import TensorType, TileType, TupleType, Type
 from pypto.ir.visitor import substitute
 from pypto.passes._mixed_split import CUBE, VECTOR, Analysis, core_of, stmt_cores
@@ -344,7 +344,7 @@ class _CallRewriter:
             if isinstance(s, AssignStmt) and isinstance(s.value, TupleGetItem) and s.value.tuple_value in drop:
                 renames[s.var] = drop[s.value.tuple_value][s.value.index]  # type: ignore[index]
                 continue
-            call = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+            call = stmt_value(s)
             if not (isinstance(call, Call) and isinstance(call.op, GlobalVar) and call.op.name in self.splits):
                 out.append(s)
                 continue

@@ -10,7 +10,7 @@ from pypto.ir.enums import FunctionType
 from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, Stmt, flatten
+from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, Stmt, flatten, stmt_value
 from pypto.ir.visitor import substitute
 from pypto.passes._util import calls_in, defined_vars, map_blocks
 from pypto.passes.base import Pass
@@ -67,7 +67,7 @@ class InlineFunctions(Pass):
     def _block(self, stmts: list[Stmt], inline: dict[str, Function]) -> list[Stmt]:
         out: list[Stmt] = []
         for s in stmts:
-            value = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+            value = stmt_value(s)
             if isinstance(value, Call) and isinstance(value.op, GlobalVar) and value.op.name in inline:
                 result = s.var if isinstance(s, AssignStmt) else None
                 out.extend(_expand(value, inline[value.op.name], result, s.span))
