@@ -113,12 +113,11 @@ def _fresh_copy(stmts: list[Stmt], mapping: dict[Var, Expr], span) -> list[Stmt]
     return flatten(seq(out, span=span)) if out else []
 
 
-def _hoistable(f: Function) -> tuple[list[AssignStmt], set[Var]]:
-    """The top-level statements that move out (reads, their index arithmetic, arithmetic on them)."""
-    written = written_tensors(f)
-    known = set(f.params)
+def address_statements(stmts: list[Stmt], known: set[Var], written: set[Var]) -> dict[Var, AssignStmt]:
+    """Of ``stmts``, the scalar work the orchestration can do: reads of tensors not in ``written`` and
+    non-call scalar arithmetic, each on ``known`` values or earlier ones of these (in program order)."""
     ready: dict[Var, AssignStmt] = {}
-    for s in flatten(f.body):
+    for s in stmts:
         if not isinstance(s, AssignStmt) or not all(u in known or u in ready for u in used_vars(s.value)):
             continue
         v = s.value
@@ -126,6 +125,12 @@ def _hoistable(f: Function) -> tuple[list[AssignStmt], set[Var]]:
             ready[s.var] = s
         elif isinstance(s.var.var_type, ScalarType) and not isinstance(v, Call):
             ready[s.var] = s
+    return ready
+
+
+def _hoistable(f: Function) -> tuple[list[AssignStmt], set[Var]]:
+    """The top-level statements that move out (reads, their index arithmetic, arithmetic on them)."""
+    ready = address_statements(flatten(f.body), set(f.params), written_tensors(f))
     reads = {v for v, s in ready.items() if is_read(s.value)}
     needed = set(reads)
     for v, s in reversed(ready.items()):  # what a read's index needs

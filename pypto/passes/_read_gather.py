@@ -23,7 +23,13 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, ForStmt, ReturnStmt, Stmt, YieldStmt, flatten, seq
 from pypto.ir.types import ScalarType, TensorType
-from pypto.passes._kernel_reads import expand_calls, is_read, reading_kernels, written_tensors
+from pypto.passes._kernel_reads import (
+    address_statements,
+    expand_calls,
+    is_read,
+    reading_kernels,
+    written_tensors,
+)
 from pypto.passes._util import base_name, fresh_vars, iter_stmts, used_vars
 
 _CHUNK_BYTES = 64 * 1024  # one gather copy's Vec tile at most (rows are split above this)
@@ -65,14 +71,7 @@ def _addressing(f: Function, loop: ForStmt) -> tuple[dict[Var, AssignStmt], list
     if any(is_read(s.value) for s in _nested(body)):  # type: ignore[attr-defined]
         return None
     written, known = written_tensors(f), {*f.params, loop.loop_var}
-    scalar: dict[Var, AssignStmt] = {}  # address arithmetic: reads and non-call scalar statements
-    for s in body:
-        if not isinstance(s, AssignStmt) or not all(u in known or u in scalar for u in used_vars(s.value)):
-            continue
-        v = s.value
-        if (is_read(v) and v.args[0] not in written) or (isinstance(s.var.var_type, ScalarType)  # type: ignore[union-attr]
-                                                         and not isinstance(v, Call)):
-            scalar[s.var] = s
+    scalar = address_statements(body, known, written)  # address arithmetic: reads and scalar statements
     dependent = {v for v, s in scalar.items() if is_read(s.value)}
     for v, s in scalar.items():
         if any(u in dependent for u in used_vars(s.value)):
@@ -86,7 +85,7 @@ def _addressing(f: Function, loop: ForStmt) -> tuple[dict[Var, AssignStmt], list
         if not _gatherable(s, dependent, known | set(scalar), written):
             return None
         loads.append(s)  # type: ignore[arg-type]
-    return {v: scalar[v] for v in scalar}, loads
+    return scalar, loads
 
 
 def _nested(body: list[Stmt]) -> list[Stmt]:
