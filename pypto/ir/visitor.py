@@ -6,6 +6,8 @@ walked (visitor) or rebuilt only when a child changed (mutator), so untouched su
 Speed: each visitor class carries one dispatch table (node class -> handler, filled on first
 sight), and each node class one walk plan: the fields whose declared type can hold an Expr or a
 Stmt, read once from the class's annotations. Scalar fields (names, enums, dtypes) are never read.
+The plan is compiled into one walker function per node class (visitor and mutator), which the
+dispatch table calls directly for a class that has no ``visit_<Class>`` of its own.
 """
 
 from __future__ import annotations
@@ -81,6 +83,57 @@ def _init_fields(cls: type) -> tuple[str, ...]:
     return names
 
 
+# Per node class, the body of ``generic_visit`` is compiled from its walk plan into one function (the
+# technique of ``dataclasses``: source text built from field names, which are identifiers): no loop
+# over the plan, no string compares of kinds, attribute reads by name. One table for the visitor, one
+# for the mutator; both call the children through ``self._children`` exactly as the loops did.
+_VISIT_WALKERS: dict[type, Any] = {}
+_MUTATE_WALKERS: dict[type, Any] = {}
+
+
+def _visit_lines(name: str, kind: str) -> list[str]:
+    if kind is ONE:
+        return [f"    v = node.{name}", "    if isinstance(v, _NODE):", "        table[type(v)](self, v)"]
+    if kind is MANY:
+        return [f"    for v in node.{name}:", "        if isinstance(v, _NODE):",
+                "            table[type(v)](self, v)"]
+    if kind is ATTRS:
+        return [f"    v = node.{name}", "    if v:", "        for x in _attr_nodes(v):",
+                "            table[type(x)](self, x)"]
+    return [f"    self._visit_any(node.{name})"]
+
+
+def _mutate_lines(name: str, kind: str) -> list[str]:
+    if kind is ONE:  # a node or None / a non-node value
+        return [f"    v = node.{name}", "    if isinstance(v, _NODE):", "        n = table[type(v)](self, v)",
+                *_record(name, "        ")]
+    visit = "self._visit_attrs(v)" if kind is ATTRS else "self._visit_value(v)"
+    return [f"    v = node.{name}", f"    n = {visit}", *_record(name, "    ")]
+
+
+def _record(name: str, indent: str) -> list[str]:
+    return [f"{indent}if n is not v:", f"{indent}    if changes is None:", f"{indent}        changes = {{}}",
+            f"{indent}    changes[{name!r}] = n"]
+
+
+def _compile_walker(cls: type, mutate: bool) -> Any:
+    plan = walk_plan(cls)
+    lines = ["def walk(self, node):", "    table = self._children"]
+    if mutate:
+        lines.append("    changes = None")
+        for name, kind in plan:
+            lines.extend(_mutate_lines(name, kind))
+        lines.append("    return node if changes is None else rebuild(node, changes)")
+    else:
+        for name, kind in plan:
+            lines.extend(_visit_lines(name, kind))
+    namespace = {"_NODE": _NODE, "_attr_nodes": _attr_nodes, "rebuild": rebuild}
+    exec(compile("\n".join(lines), f"<walker {cls.__qualname__}>", "exec"), namespace)  # noqa: S102
+    fn = namespace["walk"]
+    (_MUTATE_WALKERS if mutate else _VISIT_WALKERS)[cls] = fn
+    return fn
+
+
 def rebuild(node: Any, changes: dict[str, Any] | None = None, /, **more: Any) -> Any:
     """``dataclasses.replace(node, **changes, **more)`` for an IR node, the field list cached per class."""
     if more:
@@ -101,7 +154,13 @@ class _Dispatch(dict):
 
     def __missing__(self, node_cls: type) -> Any:
         cls = self.visitor_cls
-        fn = getattr(cls, f"visit_{node_cls.__name__}", None) or cls.generic_visit
+        fn = getattr(cls, f"visit_{node_cls.__name__}", None)
+        if fn is None:
+            fn = cls.generic_visit
+            if fn is IRVisitor.generic_visit:  # the compiled walker itself: one call less per node
+                fn = _VISIT_WALKERS.get(node_cls) or _compile_walker(node_cls, mutate=False)
+            elif fn is IRMutator.generic_visit:
+                fn = _MUTATE_WALKERS.get(node_cls) or _compile_walker(node_cls, mutate=True)
         self[node_cls] = fn
         return fn
 
@@ -162,23 +221,8 @@ class IRVisitor(_Dispatching):
         self._dispatch[type(node)](self, node)
 
     def generic_visit(self, node: Any) -> None:
-        table = self._children
-        plan = _PLANS.get(type(node))
-        for name, kind in walk_plan(type(node)) if plan is None else plan:
-            value = getattr(node, name)
-            if kind is ONE:
-                if isinstance(value, _NODE):
-                    table[type(value)](self, value)
-            elif kind is MANY:
-                for item in value:
-                    if isinstance(item, _NODE):
-                        table[type(item)](self, item)
-            elif kind is ATTRS:
-                if value:
-                    for x in _attr_nodes(value):
-                        table[type(x)](self, x)
-            else:
-                self._visit_any(value)
+        cls = type(node)
+        (_VISIT_WALKERS.get(cls) or _compile_walker(cls, mutate=False))(self, node)
 
     def _visit_any(self, value: Any) -> None:
         if isinstance(value, _NODE):
@@ -211,24 +255,8 @@ class IRMutator(_Dispatching):
         return var
 
     def generic_visit(self, node: Any) -> Any:
-        changes: dict[str, Any] | None = None
-        table = self._children
-        plan = _PLANS.get(type(node))
-        for name, kind in walk_plan(type(node)) if plan is None else plan:
-            value = getattr(node, name)
-            if kind is ONE:
-                if not isinstance(value, _NODE):
-                    continue
-                new = table[type(value)](self, value)
-            elif kind is ATTRS:
-                new = self._visit_attrs(value)
-            else:
-                new = self._visit_value(value)
-            if new is not value:
-                if changes is None:
-                    changes = {}
-                changes[name] = new
-        return rebuild(node, changes) if changes else node
+        cls = type(node)
+        return (_MUTATE_WALKERS.get(cls) or _compile_walker(cls, mutate=True))(self, node)
 
     def _visit_attrs(self, attrs: Any) -> Any:
         """Exprs (and tuples of Exprs) among attr values are rewritten too; other values are kept."""

@@ -83,6 +83,11 @@ def test_unresolvable_annotation_walks_the_value():
     v = _All()
     v.visit(Odd(x))
     assert v.seen[-1] is x
+    y = Var("y")
+    odd = Odd((x, ConstInt(1)))  # a tuple in an `any` field: the mutator rewrites its nodes too
+    new = substitute(odd, {x: y})
+    assert type(new) is Odd and new.inner[0] is y and new.inner[1] is odd.inner[1]
+    assert substitute(odd, {Var("z"): y}) is odd
 
 
 def test_visitor_reaches_every_node_the_plain_walk_reaches():
