@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from pypto.diagnostics import Diagnostic, Severity
 from pypto.errors import VerificationError
@@ -101,6 +102,46 @@ def calls(node: object) -> list[Call]:
     return v.found
 
 
+class _Memo:
+    """Per-Function results: the IR is immutable, so what was found in a Function object holds for as
+    long as it lives, and a pass that leaves a function alone hands the same object on. An entry keeps
+    its Function (so its id is not reused while cached); the table starts afresh when it is full."""
+
+    def __init__(self, limit: int = 1024) -> None:
+        self._table: dict[tuple[object, int], tuple[Function, object]] = {}
+        self._limit = limit
+
+    def get(self, key: object, f: Function, make: Callable[[Function], object]) -> Any:
+        hit = self._table.get((key, id(f)))
+        if hit is not None and hit[0] is f:
+            return hit[1]
+        value = make(f)
+        if len(self._table) >= self._limit:
+            self._table.clear()
+        self._table[(key, id(f))] = (f, value)
+        return value
+
+
+_MEMO = _Memo()
+
+
+def _stmts(f: Function) -> tuple[Stmt, ...]:
+    """Pre-order statements of ``f``'s body, collected once per Function and shared by the checkers."""
+    return _MEMO.get("stmts", f, lambda fn: tuple(walk(fn.body)))
+
+
+def _body_calls(f: Function) -> tuple[Call, ...]:
+    return _MEMO.get("calls", f, lambda fn: tuple(calls(fn.body)))
+
+
+def _per_function(check: Callable[[Function], list[Diagnostic]]) -> Checker:
+    """A checker whose findings depend on one function alone: each Function object is checked once."""
+    def run(program: Program) -> list[Diagnostic]:
+        return [d for f in program.functions for d in _MEMO.get(check, f, check)]
+    run.__name__ = run.__qualname__ = check.__name__
+    return run
+
+
 def _defs(stmt: Stmt) -> tuple[Var, ...]:
     if isinstance(stmt, AssignStmt):
         return (stmt.var,)
@@ -111,17 +152,16 @@ def _defs(stmt: Stmt) -> tuple[Var, ...]:
     return ()
 
 
-def _check_ssa(program: Program) -> list[Diagnostic]:
+def _check_ssa(f: Function) -> list[Diagnostic]:
     out: list[Diagnostic] = []
-    for f in program.functions:
-        seen: set[Var] = set(f.params)
-        for s in walk(f.body):
-            for v in _defs(s):
-                if v in seen:
-                    out.append(_err("SSAForm", MULTIPLE_ASSIGNMENT,
-                                    f"variable '{v.name}' is assigned more than once in '{f.name}'", s.span))
-                seen.add(v)
-            out.extend(_check_yields(s))
+    seen: set[Var] = set(f.params)
+    for s in _stmts(f):
+        for v in _defs(s):
+            if v in seen:
+                out.append(_err("SSAForm", MULTIPLE_ASSIGNMENT,
+                                f"variable '{v.name}' is assigned more than once in '{f.name}'", s.span))
+            seen.add(v)
+        out.extend(_check_yields(s))
     return out
 
 
@@ -156,13 +196,12 @@ def _check_yields(s: Stmt) -> list[Diagnostic]:
     return out
 
 
-def _check_use_after_def(program: Program) -> list[Diagnostic]:
+def _check_use_after_def(f: Function) -> list[Diagnostic]:
     out: list[Diagnostic] = []
-    for f in program.functions:
-        defined: set[Var] = set(f.params)
-        for p in f.params:
-            defined.update(v for v in refs_of_type(p))
-        _uad_block(f.body, defined, f, out)
+    defined: set[Var] = set(f.params)
+    for p in f.params:
+        defined.update(v for v in refs_of_type(p))
+    _uad_block(f.body, defined, f, out)
     return out
 
 
@@ -227,7 +266,7 @@ def _same_type(a: object, b: object) -> bool:
 def _check_types(program: Program) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for f in program.functions:
-        for s in walk(f.body):
+        for s in _stmts(f):
             if isinstance(s, AssignStmt) and not _same_type(s.var.var_type, s.value.type):
                 out.append(_err("TypeChecked", TYPE_MISMATCH,
                                 f"'{s.var.name}' is declared {s.var.var_type} but assigned {s.value.type}", s.span))
@@ -248,7 +287,7 @@ def _check_call_arity(c: Call, program: Program) -> list[Diagnostic]:
     return []
 
 
-def _check_break_continue(program: Program) -> list[Diagnostic]:
+def _check_break_continue(f: Function) -> list[Diagnostic]:
     out: list[Diagnostic] = []
 
     def go(stmt: Stmt | None, in_loop: bool) -> None:
@@ -261,25 +300,20 @@ def _check_break_continue(program: Program) -> list[Diagnostic]:
         for child in _children(stmt):
             go(child, in_loop or loop)
 
-    for f in program.functions:
-        go(f.body, False)
+    go(f.body, False)
     return out
 
 
-def _check_redundant_blocks(program: Program) -> list[Diagnostic]:
-    out: list[Diagnostic] = []
-    for f in program.functions:
-        for s in walk(f.body):
-            if isinstance(s, SeqStmts) and any(isinstance(c, SeqStmts) for c in s.stmts):
-                out.append(_err("NoRedundantBlocks", 301, "nested statement block inside a block", s.span))
-    return out
+def _check_redundant_blocks(f: Function) -> list[Diagnostic]:
+    return [_err("NoRedundantBlocks", 301, "nested statement block inside a block", s.span) for s in _stmts(f)
+            if isinstance(s, SeqStmts) and any(isinstance(c, SeqStmts) for c in s.stmts)]
 
 
 def _check_inout_use(program: Program) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for f in program.functions:
         consumed: dict[Var, str] = {}
-        for s in walk(f.body):
+        for s in _stmts(f):
             if not isinstance(s, _LEAVES) and not isinstance(s, (ForStmt, IfStmt, WhileStmt)):
                 continue
             head = s if isinstance(s, _LEAVES) else [getattr(s, "cond", None)]
@@ -307,78 +341,70 @@ def _written_args(value: Expr, program: Program) -> dict[Var, str]:
     return out
 
 
-def _check_mixed_expanded(program: Program) -> list[Diagnostic]:
+def _check_mixed_expanded(f: Function) -> list[Diagnostic]:
     out: list[Diagnostic] = []
-    for f in program.functions:
-        if f.func_type is FunctionType.InCore:
-            out.append(_err("MixedKernelExpanded", 601, f"InCore function '{f.name}' was not split into AIC/AIV",
-                            f.span))
-        if f.func_type is FunctionType.AIV and any(isinstance(c.op, str) and c.op in CUBE_OPS
-                                                   for c in calls(f.body)):
-            out.append(_err("MixedKernelExpanded", 602, f"AIV function '{f.name}' contains cube ops", f.span))
+    if f.func_type is FunctionType.InCore:
+        out.append(_err("MixedKernelExpanded", 601, f"InCore function '{f.name}' was not split into AIC/AIV",
+                        f.span))
+    if f.func_type is FunctionType.AIV and any(isinstance(c.op, str) and c.op in CUBE_OPS
+                                               for c in _body_calls(f)):
+        out.append(_err("MixedKernelExpanded", 602, f"AIV function '{f.name}' contains cube ops", f.span))
     return out
 
 
 def _tile_vars(f: Function) -> Iterator[tuple[Var, Stmt]]:
-    for s in walk(f.body):
+    for s in _stmts(f):
         for v in _defs(s):
             if isinstance(v.var_type, TileType):
                 yield v, s
 
 
-def _check_memory_inferred(program: Program) -> list[Diagnostic]:
+def _check_memory_inferred(f: Function) -> list[Diagnostic]:
+    if not f.is_incore:
+        return []
     return [_err("TileMemoryInferred", 701, f"tile '{v.name}' in '{f.name}' has no memory space", s.span)
-            for f in program.functions if f.is_incore for v, s in _tile_vars(f)
-            if v.var_type.memory_space is None]  # type: ignore[union-attr]
+            for v, s in _tile_vars(f) if v.var_type.memory_space is None]  # type: ignore[union-attr]
 
 
-def _check_addresses(program: Program) -> list[Diagnostic]:
+def _check_addresses(f: Function) -> list[Diagnostic]:
     out: list[Diagnostic] = []
-    for f in program.functions:
-        if not f.is_incore:
-            continue
-        for v, s in _tile_vars(f):
-            mr = v.var_type.memref  # type: ignore[union-attr]
-            if mr is None or not isinstance(mr.offset, (int, ConstInt)):
-                out.append(_err("AllocatedMemoryAddr", 801, f"tile '{v.name}' in '{f.name}' has no address", s.span))
+    if not f.is_incore:
+        return out
+    for v, s in _tile_vars(f):
+        mr = v.var_type.memref  # type: ignore[union-attr]
+        if mr is None or not isinstance(mr.offset, (int, ConstInt)):
+            out.append(_err("AllocatedMemoryAddr", 801, f"tile '{v.name}' in '{f.name}' has no address", s.span))
     return out
 
 
-def _check_call_directions(program: Program) -> list[Diagnostic]:
+def _check_call_directions(f: Function) -> list[Diagnostic]:
     out: list[Diagnostic] = []
-    for f in program.functions:
-        for c in calls(f.body):
-            if isinstance(c.op, GlobalVar):
-                dirs = c.attrs.get("arg_directions")
-                if dirs is None or len(dirs) != len(c.args):
-                    out.append(_err("CallDirectionsResolved", 901,
-                                    f"call to '{c.op.name}' in '{f.name}' has no arg_directions", c.span))
+    for c in _body_calls(f):
+        if isinstance(c.op, GlobalVar):
+            dirs = c.attrs.get("arg_directions")
+            if dirs is None or len(dirs) != len(c.args):
+                out.append(_err("CallDirectionsResolved", 901,
+                                f"call to '{c.op.name}' in '{f.name}' has no arg_directions", c.span))
     return out
 
 
-def _check_runtime_scopes(program: Program) -> list[Diagnostic]:
-    out: list[Diagnostic] = []
-    for f in program.functions:
-        if f.func_type is not FunctionType.Orchestration:
-            continue
-        if not any(isinstance(s, RuntimeScopeStmt) for s in flatten(f.body)):
-            out.append(_err("RuntimeScopesMaterialized", 1001, f"orchestration '{f.name}' has no runtime scope",
-                            f.span))
-    return out
+def _check_runtime_scopes(f: Function) -> list[Diagnostic]:
+    if f.func_type is not FunctionType.Orchestration or any(isinstance(s, RuntimeScopeStmt) for s in flatten(f.body)):
+        return []
+    return [_err("RuntimeScopesMaterialized", 1001, f"orchestration '{f.name}' has no runtime scope", f.span)]
 
 
-def _check_return_params(program: Program) -> list[Diagnostic]:
+def _check_return_params(f: Function) -> list[Diagnostic]:
     out: list[Diagnostic] = []
-    for f in program.functions:
-        if not f.is_incore:
-            continue
-        params = {p for p, d in zip(f.params, f.param_directions, strict=True) if d is not ParamDirection.In}
-        for s in walk(f.body):
-            if isinstance(s, ReturnStmt):
-                bad = [v for v in s.values if isinstance(v.type, TensorType) and v not in params]
-                out.extend(_err("ReturnParamsExplicit", 1101,
-                                f"'{f.name}' returns tensor '{v.name}' that is not an Out/InOut parameter", s.span)
-                           for v in bad)
+    if not f.is_incore:
+        return out
+    params = {p for p, d in zip(f.params, f.param_directions, strict=True) if d is not ParamDirection.In}
+    for s in _stmts(f):
+        if isinstance(s, ReturnStmt):
+            bad = [v for v in s.values if isinstance(v.type, TensorType) and v not in params]
+            out.extend(_err("ReturnParamsExplicit", 1101,
+                            f"'{f.name}' returns tensor '{v.name}' that is not an Out/InOut parameter", s.span)
+                       for v in bad)
     return out
 
 
@@ -388,19 +414,20 @@ def _nothing_to_check(program: Program) -> list[Diagnostic]:
 
 
 P = IRProperty
+# TypeChecked and InOutUseValid read the called functions' signatures: they check the whole program.
 CHECKERS: dict[IRProperty, Checker] = {
-    P.SSAForm: _check_ssa,
+    P.SSAForm: _per_function(_check_ssa),
     P.TypeChecked: _check_types,
-    P.UseAfterDef: _check_use_after_def,
-    P.BreakContinueValid: _check_break_continue,
-    P.NoRedundantBlocks: _check_redundant_blocks,
+    P.UseAfterDef: _per_function(_check_use_after_def),
+    P.BreakContinueValid: _per_function(_check_break_continue),
+    P.NoRedundantBlocks: _per_function(_check_redundant_blocks),
     P.InOutUseValid: _check_inout_use,
-    P.MixedKernelExpanded: _check_mixed_expanded,
-    P.TileMemoryInferred: _check_memory_inferred,
-    P.AllocatedMemoryAddr: _check_addresses,
-    P.CallDirectionsResolved: _check_call_directions,
-    P.RuntimeScopesMaterialized: _check_runtime_scopes,
-    P.ReturnParamsExplicit: _check_return_params,
+    P.MixedKernelExpanded: _per_function(_check_mixed_expanded),
+    P.TileMemoryInferred: _per_function(_check_memory_inferred),
+    P.AllocatedMemoryAddr: _per_function(_check_addresses),
+    P.CallDirectionsResolved: _per_function(_check_call_directions),
+    P.RuntimeScopesMaterialized: _per_function(_check_runtime_scopes),
+    P.ReturnParamsExplicit: _per_function(_check_return_params),
     P.ManualDepsOnSubmitOnly: _nothing_to_check,
     P.AivSplitValid: _nothing_to_check,
     P.HardSyncallOccupancyValid: _nothing_to_check,

@@ -128,3 +128,27 @@ def test_incore_left_over_breaks_mixed_kernel_expanded():
     kernel = prog.functions[0].with_(func_type=FunctionType.InCore)
     bad = prog.with_functions([kernel, prog.functions[1]])
     assert [d.code for d in verify(bad, {IRProperty.MixedKernelExpanded})] == [601]
+
+
+def test_unchanged_functions_are_checked_once_and_new_ones_always(monkeypatch: pytest.MonkeyPatch):
+    """Per-function checkers run once per Function object (the IR is immutable); a new one is checked."""
+    import pypto.ir.verifier as verifier
+
+    a = tensor("a", 4, 4)
+    x = Var("x", a.var_type)
+    good = orch("f", [a], [IN], [AssignStmt(x, a)], x)
+    seen: list[str] = []
+    real = verifier.walk
+
+    def counting(stmt):
+        seen.append("walk")
+        return real(stmt)
+
+    monkeypatch.setattr(verifier, "walk", counting)
+    prog = Program("p", (good,))
+    assert verify(prog, {IRProperty.SSAForm, IRProperty.ReturnParamsExplicit}) == []
+    assert verify(Program("p", (good,)), {IRProperty.SSAForm}) == []  # another Program, the same function
+    assert seen == ["walk"]  # its statements were collected once, and SSAForm ran once
+    bad = orch("f", [a], [IN], [AssignStmt(x, a), AssignStmt(x, a)], x)
+    [d] = verify(Program("p", (bad,)), {IRProperty.SSAForm})
+    assert d.code == 1 and len(seen) == 2
