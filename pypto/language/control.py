@@ -242,6 +242,8 @@ def parse_if(p: FunctionParser, node: ast.If) -> list[Stmt]:
             rv = Var(n, then_names[n].var_type, span=span)
             p.scope.bind(n, rv, span)
             rvs.append(rv)
+    for n in _rebound_in_both(snap[0], then_names, else_names, {rv.name for rv in rvs}):
+        p.scope.names[n] = then_names[n]
     else_body = _block(p, els, span) if els else None
     return [IfStmt(cond, _block(p, then, span) if then else SeqStmts((), span=span), else_body, tuple(rvs),
                    span=span)]
@@ -256,6 +258,15 @@ def _branch_defs(before: dict[str, Var], then: dict[str, Var], other: dict[str, 
     taken = {rv.name for rv in rvs}
     return [n for n, var in then.items() if n not in before and n not in taken and n in other
             and type(other[n].var_type) is type(var.var_type)]
+
+
+def _rebound_in_both(before: dict[str, Var], then: dict[str, Var], other: dict[str, Var],
+                     taken: set[str]) -> list[str]:
+    """Names bound before the if and rebound in both branches. Python sees a branch's value after the
+    if, never the one from before, so the name must not keep denoting it (ConvertToSSA merges such a
+    name by name into a result of the if; the then-branch Var stands for it until then)."""
+    return [n for n, var in before.items() if n not in taken and n in then and n in other
+            and then[n] is not var and other[n] is not var]
 
 
 def _top_level_defs(stmts: list[Stmt]) -> set[Var]:

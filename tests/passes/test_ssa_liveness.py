@@ -103,3 +103,47 @@ def test_name_reassigned_before_its_next_read_is_not_carried():
              "        return out\n")
     (loop,) = _loops(p)
     assert [ia.name.split("__")[0] for ia in loop.iter_args] == ["out"]
+
+
+def _ifs(p: Program) -> list[IfStmt]:
+    return [s for s in iter_stmts(p.functions[0].body) if isinstance(s, IfStmt)]
+
+
+def _reads_after(p: Program, op: str) -> Call:
+    return next(s.value for s in iter_stmts(p.functions[0].body)
+                if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == op)
+
+
+def test_name_bound_before_and_rebound_in_both_branches_is_the_ifs_result():
+    """The read after the if used to keep the Var from before the if (silently wrong code)."""
+    p = _ssa("        t = pl.add(a, a)\n        if n < 2:\n            t = pl.mul(a, 2.0)\n"
+             "        else:\n            t = pl.mul(a, 3.0)\n        out = pl.sub(t, out)\n        return out\n")
+    (branch,) = _ifs(p)
+    assert [rv.name.split("__")[0] for rv in branch.return_vars] == ["t"]
+    assert _reads_after(p, "tensor.sub").args[0] is branch.return_vars[0]
+
+
+def test_name_of_an_earlier_loop_rebound_in_both_branches_in_a_later_loop():
+    p = _ssa("        for i in pl.range(2):\n            t = pl.mul(a, 2.0)\n            out = pl.add(t, out)\n"
+             "        for j in pl.range(2):\n            if j == 0:\n                t = pl.mul(a, 3.0)\n"
+             "            else:\n                t = pl.mul(a, 4.0)\n            out = pl.sub(t, out)\n"
+             "        return out\n")
+    (branch,) = _ifs(p)
+    assert _reads_after(p, "tensor.sub").args[0] is branch.return_vars[0]
+
+
+def test_while_loop_reads_the_ifs_result():
+    p = _ssa("        t = pl.add(a, a)\n        for (k,) in pl.while_(init_values=(0,)):\n"
+             "            pl.cond(k < n)\n            if k == 0:\n                t = pl.mul(a, 2.0)\n"
+             "            else:\n                t = pl.mul(a, 3.0)\n            out = pl.sub(t, out)\n"
+             "            k2: pl.Scalar[pl.INDEX] = k + 1\n            r = pl.yield_(k2)\n        return out\n")
+    (branch,) = _ifs(p)
+    assert _reads_after(p, "tensor.sub").args[0] is branch.return_vars[0]
+
+
+def test_scalar_rebound_in_both_branches_is_the_ifs_result():
+    p = _ssa("        m = n + 1\n        if n < 2:\n            m = n + 2\n        else:\n            m = n + 3\n"
+             "        out = pl.adds(out, m)\n        return out\n")
+    (branch,) = _ifs(p)
+    assert _reads_after(p, "tensor.adds").args[1] is branch.return_vars[0]
+

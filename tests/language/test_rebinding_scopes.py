@@ -1,0 +1,103 @@
+"""A name rebound after loops and inside ifs: a read sees the most recent binding on its path, as in
+Python."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import pypto.language as pl
+
+TOL = {"rtol": 1e-5, "atol": 1e-5}
+
+
+@pl.jit
+def earlier_loop_then_both_branches(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(0, 2):
+            t = pl.load(a, [i * 64, 0], [64, 64])
+            pl.store(pl.adds(t, 5.0), [i * 64, 0], out)
+        for j in pl.range(0, 2):
+            if j == 0:
+                t = pl.load(a, [j * 64, 0], [64, 64])
+            else:
+                t = pl.exp(pl.load(a, [j * 64, 0], [64, 64]))
+            pl.store(t, [j * 64, 0], out)  # must read the if's t, not the first loop's
+    return out
+
+
+@pl.jit
+def nested_loops_then_both_branches(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(0, 2):
+            for r in pl.range(0, 2):
+                t = pl.load(a, [i * 64 + r * 32, 0], [32, 64])
+                pl.store(pl.adds(t, 5.0), [i * 64 + r * 32, 0], out)
+        for i in pl.range(0, 2):
+            for r in pl.range(0, 2):
+                if r == 0:
+                    t = pl.neg(pl.load(a, [i * 64, 0], [32, 64]))
+                else:
+                    t = pl.exp(pl.load(a, [i * 64 + 32, 0], [32, 64]))
+                pl.store(t, [i * 64 + r * 32, 0], out)
+    return out
+
+
+@pl.jit
+def bound_before_then_both_branches(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    for j in pl.range(0, 2):
+        row = j * 32  # a scalar of the orchestration (ptoas 0.1.1 kernels cannot choose computed scalars)
+        if j == 0:
+            row = j * 32 + 96
+        else:
+            row = j * 64
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(a, [j * 32, 0], [32, 64])
+            if j == 0:
+                t = pl.exp(pl.load(a, [j * 32, 0], [32, 64]))
+            else:
+                t = pl.neg(pl.load(a, [j * 32, 0], [32, 64]))
+            pl.store(t, [row, 0], out)  # the scalar and the tile of the branch taken
+    return out
+
+
+@pl.jit
+def bound_before_then_one_branch(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [64, 64])
+        for j in pl.range(0, 2):
+            if j == 1:
+                t = pl.exp(pl.load(a, [64, 0], [64, 64]))
+            pl.store(t, [j * 64, 0], out)  # j == 0: the value from before the loop
+    return out
+
+
+def _data() -> tuple[np.ndarray, np.ndarray]:
+    a = np.random.default_rng(7).random((128, 64), dtype=np.float32)
+    return a, np.zeros_like(a)
+
+
+def test_earlier_loop_name_rebound_in_both_branches_of_a_later_loop():
+    a, out = _data()
+    earlier_loop_then_both_branches(a, out)
+    np.testing.assert_allclose(out, np.concatenate([a[:64], np.exp(a[64:])]), **TOL)
+
+
+def test_nested_loops():
+    a, out = _data()
+    nested_loops_then_both_branches(a, out)
+    ref = np.concatenate([-a[0:32], np.exp(a[32:64]), -a[64:96], np.exp(a[96:128])])
+    np.testing.assert_allclose(out, ref, **TOL)
+
+
+def test_scalar_and_tile_bound_before_and_rebound_in_both_branches():
+    a, out = _data()
+    bound_before_then_both_branches(a, out)
+    ref = np.zeros_like(a)
+    ref[64:96], ref[96:] = -a[32:64], np.exp(a[:32])  # rows 0..63 stay untouched
+    np.testing.assert_allclose(out, ref, **TOL)
+
+
+def test_bound_before_the_loop_and_rebound_in_one_branch():
+    a, out = _data()
+    bound_before_then_one_branch(a, out)
+    np.testing.assert_allclose(out, np.concatenate([a[:64], np.exp(a[64:])]), **TOL)
