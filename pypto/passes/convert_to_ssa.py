@@ -8,9 +8,10 @@ bindings (``tile.alloc``) keep their Vars, so the tiles' MemRefs stay valid.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from pypto.errors import InternalError
+from pypto.errors import InternalError, UserError
 from pypto.ir.expr import Call, IterArg, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import get_op, has_op
@@ -19,26 +20,73 @@ from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, Stmt, WhileStm
 from pypto.ir.types import PtrType
 from pypto.ir.visitor import IRMutator, rebuild
 from pypto.passes._ssa_names import live_in, rename_attrs, separate_shadowed_names, suffix_live
-from pypto.passes._util import NameGen, base_name, iter_stmts
+from pypto.passes._util import NameGen, base_name, defined_vars, iter_stmts
 from pypto.passes.base import Pass
+from pypto.span import Span
 
 Env = dict[str, Var]
 
 
 class _Rename(IRMutator):
-    def __init__(self, env: Env) -> None:
+    """Each Var to the one its name denotes in ``env``; ``missing`` decides about a name that has none."""
+
+    def __init__(self, env: Env, missing: Callable[[Var], Var] = lambda v: v) -> None:
         self.env = env
+        self.missing = missing
+
+    def lookup(self, var: Var) -> Var:
+        new = self.env.get(var.name)
+        return self.missing(var) if new is None else new
 
     def visit_Var(self, var: Var) -> Var:  # noqa: N802
-        return self.env.get(var.name, var)
+        return self.lookup(var)
 
     def visit_IterArg(self, var: Var) -> Var:  # noqa: N802
-        return self.env.get(var.name, var)
+        return self.lookup(var)
 
     def visit_Call(self, call: Call) -> Call:  # noqa: N802
         new = self.generic_visit(call)  # task ids in attributes (manual_dep_edges) are renamed too
-        attrs = rename_attrs(new.attrs, lambda v: self.env.get(v.name, v))
+        attrs = rename_attrs(new.attrs, self.lookup)
         return new if attrs is new.attrs else rebuild(new, attrs=attrs)
+
+
+class _Unbound:
+    """Why a name the function binds has no value at a read: every binding of it on the way there was
+    local to a finished loop or to one branch of an if. Python would still see a value there (the
+    last iteration's, or the one branch's), but the IR has none, so the read is a located error."""
+
+    def __init__(self, func: Function) -> None:
+        self.bound = {v.name for v in defined_vars(func.body)}
+        self.dropped: dict[str, list[tuple[str, Span]]] = {}
+        self.at = func.span
+
+    def drop(self, names: set[str], kind: str, span: Span) -> None:
+        for n in names:
+            self.dropped[n] = [*self.dropped.get(n, []), (kind, span)]
+
+    def __call__(self, var: Var) -> Var:
+        if var.name not in self.bound:
+            return var  # not a name of this body (a task id bound by a scope, say)
+        raise self.error(var)
+
+    def error(self, var: Var) -> UserError:
+        n, why = base_name(var.name), self.dropped.get(var.name, [])
+        loops = [s for k, s in why if k != "if"]
+        first = f"the loop at {loops[0]}" if loops else "the if"
+        hint = f"bind '{n}' before {first} (a loop then carries it, an if merges it)"
+        if why and why[-1][0] == "if":
+            msg = f"'{n}' is read here but is bound in only one branch of the if at {why[-1][1]}"
+            if loops:
+                msg += f"; on the other path it would hold its value from the loop at {loops[0]}, and a name " \
+                       "first bound in a loop is not visible after the loop"
+            return UserError(msg, self.at, f"{hint}, or assign it in both branches")
+        if why:
+            kind, loop = why[-1]
+            what = "is the loop variable or a carried name of" if kind == "header" else "is first bound inside"
+            return UserError(f"'{n}' is read here but {what} the loop at {loop}; such a name is not visible "
+                             "after the loop (a loop carries out only names bound before it)", self.at,
+                             f"{hint}, read it inside the loop, or use the loop's pl.yield_ results")
+        return UserError(f"'{n}' is read here before it has a value", self.at, hint)
 
 
 def _assigned(stmt: Stmt | None) -> list[str]:
@@ -70,7 +118,8 @@ def _store_target(body: Stmt, name: str, env: Env) -> Var | None:
 
 
 class _Converter:
-    def __init__(self) -> None:
+    def __init__(self, unbound: _Unbound) -> None:
+        self.unbound = unbound
         self.ssa = NameGen("ssa")
         self.idx = NameGen("idx")
         self.iter = NameGen("iter")
@@ -80,7 +129,7 @@ class _Converter:
         return Var(gen(base_name(var.name)), var.var_type, span=var.span)
 
     def expr(self, e, env: Env):
-        return _Rename(env).visit(e)
+        return _Rename(env, self.unbound).visit(e)
 
     def block(self, body: Stmt | None, env: Env, after: frozenset[str]) -> list[Stmt]:
         """Convert a statement list; ``after`` = names read once the block is done."""
@@ -91,6 +140,8 @@ class _Converter:
         return out
 
     def stmt(self, s: Stmt, env: Env, later: frozenset[str]) -> list[Stmt]:
+        if s.span.is_known():
+            self.unbound.at = s.span  # where a read of a name without a value is reported
         if isinstance(s, AssignStmt):
             value = self.expr(s.value, env)
             if isinstance(s.var.var_type, PtrType):
@@ -168,6 +219,7 @@ class _Converter:
         loop_var = self.fresh(s.loop_var, self.idx)
         body_env[s.loop_var.name] = loop_var
         all_iters, body, rvs = self._loop_body(s, env, body_env, iters, carried)
+        self._drop_locals(s, env, body_env)
         return [rebuild(s, loop_var=loop_var, start=start, stop=stop, step=step, body=body,
                                     iter_args=all_iters, return_vars=rvs)]
 
@@ -175,12 +227,21 @@ class _Converter:
         iters, carried = self._carry(s, env, later)
         body_env = dict(env)
         all_iters, body, rvs = self._loop_body(s, env, body_env, iters, carried)
+        self._drop_locals(s, env, body_env)
+        self.unbound.at = s.span
         cond_env = dict(env)
         cond_env.update({ia.name: ia for ia in s.iter_args})
         cond_env.update(dict(zip(carried, iters, strict=True)))
         cond_env.update({old.name: new for old, new in zip(s.iter_args, all_iters, strict=False)})
         return [rebuild(s, cond=self.expr(s.cond, cond_env), body=body, iter_args=all_iters,
                                     return_vars=rvs)]
+
+    def _drop_locals(self, s: ForStmt | WhileStmt, env: Env, body_env: Env) -> None:
+        """Names of the body, loop variable and carried names that the loop does not give a value after it."""
+        header = {ia.name for ia in s.iter_args} | ({s.loop_var.name} if isinstance(s, ForStmt) else set())
+        local = set(body_env) - set(env)
+        self.unbound.drop(local & header, "header", s.span)
+        self.unbound.drop(local - header, "loop", s.span)
 
     def if_(self, s: IfStmt, env: Env, later: frozenset[str]) -> list[Stmt]:
         cond = self.expr(s.cond, env)
@@ -199,6 +260,7 @@ class _Converter:
             rv = Var(self.ssa(base_name(n)), then_env[n].var_type)
             rvs.append(rv)
             env[n] = rv
+        self.unbound.drop((set(then_env) | set(else_env)) - set(env), "if", s.span)
         if phis:
             then = _merge_yield(then, [then_env[n] for n in phis])
             other = _merge_yield(other, [else_env[n] for n in phis])
@@ -234,7 +296,7 @@ class ConvertToSSA(Pass):
 
     def run_function(self, func: Function, program: Program) -> Function:
         func = separate_shadowed_names(func)  # a program that went through the pipeline before
-        conv = _Converter()
+        conv = _Converter(_Unbound(func))
         env: Env = {}
         params = []
         for p in func.params:

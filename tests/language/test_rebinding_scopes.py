@@ -1,13 +1,26 @@
 """A name rebound after loops and inside ifs: a read sees the most recent binding on its path, as in
-Python."""
+Python, or gets a located error when the IR has no value for it there (a finished loop's local name)."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import pypto.language as pl
+from pypto.errors import UserError
 
 TOL = {"rtol": 1e-5, "atol": 1e-5}
+_LINES = {}
+
+
+def _line(tag: str) -> int:
+    """The line of this file whose comment is ``# <tag>``."""
+    if not _LINES:
+        with open(__file__) as f:
+            for no, text in enumerate(f, 1):
+                if "  # @" in text:
+                    _LINES[text.rsplit("# @", 1)[1].strip()] = no
+    return _LINES[tag]
 
 
 @pl.jit
@@ -101,3 +114,68 @@ def test_bound_before_the_loop_and_rebound_in_one_branch():
     a, out = _data()
     bound_before_then_one_branch(a, out)
     np.testing.assert_allclose(out, np.concatenate([a[:64], np.exp(a[64:])]), **TOL)
+
+
+# -- no value in the IR: located errors, never a dangling Var -------------------------------------
+
+
+@pl.jit
+def loop_local_read_after_the_loop(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(0, 2):  # @loop-a
+            t = pl.load(a, [i * 64, 0], [64, 64])
+        pl.store(t, [0, 0], out)  # @read-a
+    return out
+
+
+@pl.jit
+def earlier_loop_then_one_branch(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(0, 2):  # @loop-b
+            t = pl.load(a, [i * 64, 0], [64, 64])
+            pl.store(t, [i * 64, 0], out)
+        for j in pl.range(0, 2):
+            if j == 1:  # @if-b
+                t = pl.exp(pl.load(a, [j * 64, 0], [64, 64]))
+            pl.store(t, [j * 64, 0], out)  # @read-b
+    return out
+
+
+@pl.jit
+def loop_variable_read_after_the_loop(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(0, 2):  # @loop-c
+            pl.store(pl.load(a, [i * 64, 0], [64, 64]), [i * 64, 0], out)
+        pl.store(pl.load(a, [0, 0], [64, 64]), [i * 64, 0], out)  # @read-c
+    return out
+
+
+def _error(kernel) -> UserError:
+    a, out = _data()
+    with pytest.raises(UserError) as info:
+        kernel(a, out)
+    err = info.value
+    assert err.span is not None and err.span.file == __file__
+    return err
+
+
+def test_loop_local_read_after_the_loop_is_a_located_error():
+    err = _error(loop_local_read_after_the_loop)
+    assert err.span.line == _line("read-a")
+    assert f"'t' is read here but is first bound inside the loop at {__file__}:{_line('loop-a')}:" in err.message
+    assert "bind 't' before the loop" in err.hint
+
+
+def test_earlier_loop_local_rebound_in_one_branch_is_a_located_error():
+    err = _error(earlier_loop_then_one_branch)
+    assert err.span.line == _line("read-b")
+    assert f"bound in only one branch of the if at {__file__}:{_line('if-b')}:" in err.message
+    assert f"from the loop at {__file__}:{_line('loop-b')}:" in err.message
+    assert "assign it in both branches" in err.hint
+
+
+def test_loop_variable_read_after_the_loop_is_a_located_error():
+    err = _error(loop_variable_read_after_the_loop)
+    assert err.span.line == _line("read-c")
+    assert f"'i' is read here but is the loop variable or a carried name of the loop at {__file__}:" \
+           f"{_line('loop-c')}:" in err.message

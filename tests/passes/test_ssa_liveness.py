@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from kernels import IN, OUT, ints, orch, tensor
 
 import pypto.language as pl
+from pypto.errors import UserError
 from pypto.ir import AssignStmt, Call, ForStmt, IfStmt, Program, ScalarType, Var
 from pypto.ir.dtypes import DataType
 from pypto.ir.ops.registry import make_call
@@ -147,3 +149,10 @@ def test_scalar_rebound_in_both_branches_is_the_ifs_result():
     (branch,) = _ifs(p)
     assert _reads_after(p, "tensor.adds").args[1] is branch.return_vars[0]
 
+
+def test_while_local_read_after_the_loop_is_a_located_error():
+    with pytest.raises(UserError, match="'u' is read here but is first bound inside the loop at <string>:5:9") as info:
+        _ssa("        for (k,) in pl.while_(init_values=(0,)):\n            pl.cond(k < n)\n"
+             "            u = pl.mul(a, 2.0)\n            k2: pl.Scalar[pl.INDEX] = k + 1\n"
+             "            r = pl.yield_(k2)\n        out = pl.add(u, out)\n        return out\n")
+    assert (info.value.span.line, info.value.span.col) == (10, 9)
