@@ -156,3 +156,16 @@ def test_while_local_read_after_the_loop_is_a_located_error():
              "            u = pl.mul(a, 2.0)\n            k2: pl.Scalar[pl.INDEX] = k + 1\n"
              "            r = pl.yield_(k2)\n        out = pl.add(u, out)\n        return out\n")
     assert (info.value.span.line, info.value.span.col) == (10, 9)
+
+
+@pytest.mark.parametrize("loop", ["for i in pl.range(4):\n",
+                                  "for (k,) in pl.while_(init_values=(0,)):\n            pl.cond(k < n)\n"])
+def test_name_both_branches_rebind_before_any_read_is_not_carried(loop):
+    """The if kills it (and a name its branches bind and read inside is not live before it)."""
+    tail = "            k2: pl.Scalar[pl.INDEX] = k + 1\n            r = pl.yield_(k2)\n" if "while" in loop else ""
+    p = _ssa(f"        t = pl.add(a, a)\n        {loop}            if n < 2:\n                t = pl.mul(a, 2.0)\n"
+             "            else:\n                t = pl.mul(a, 3.0)\n            out = pl.sub(t, out)\n"
+             f"{tail}        return out\n")
+    body = p.functions[0].body
+    loop_stmt = next(s for s in iter_stmts(body) if hasattr(s, "iter_args") and s.iter_args)
+    assert "t" not in {ia.name.split("__")[0] for ia in loop_stmt.iter_args}
