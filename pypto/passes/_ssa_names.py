@@ -129,6 +129,24 @@ def live_in(stmts: list[Stmt], extra: Any = None) -> set[str]:
     return _live_through(stmts, set()) | reads(extra)
 
 
+def bound_on_every_path(stmts: list[Stmt]) -> set[str]:
+    """Names a block binds whichever way its ifs go (a loop's body may run zero times: only its
+    results count). Leaving early (break/continue/return) is not looked at: callers rule it out."""
+    out: set[str] = set()
+    for s in stmts:
+        if isinstance(s, AssignStmt):
+            out.add(s.var.name)
+        elif isinstance(s, IfStmt):
+            out |= {rv.name for rv in s.return_vars}
+            if s.else_body is not None:
+                out |= bound_on_every_path(flatten(s.then_body)) & bound_on_every_path(flatten(s.else_body))
+        elif isinstance(s, ScopeStmt):
+            out |= bound_on_every_path(flatten(s.body))
+        elif isinstance(s, (ForStmt, WhileStmt)):
+            out |= {rv.name for rv in s.return_vars}
+    return out
+
+
 # -- pipeline output: separate Vars that share a name --------------------------------------------
 
 

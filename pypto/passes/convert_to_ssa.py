@@ -12,14 +12,34 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pypto.errors import InternalError, UserError
-from pypto.ir.expr import Call, IterArg, Var
+from pypto.ir.enums import ForKind
+from pypto.ir.expr import Call, ConstBool, ConstFloat, ConstInt, Expr, IterArg, Var, as_int
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import get_op, has_op
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, Stmt, WhileStmt, YieldStmt, flatten, seq
-from pypto.ir.types import PtrType
+from pypto.ir.stmt import (
+    AssignStmt,
+    BreakStmt,
+    ContinueStmt,
+    ForStmt,
+    IfStmt,
+    ReturnStmt,
+    ScopeStmt,
+    Stmt,
+    WhileStmt,
+    YieldStmt,
+    flatten,
+    seq,
+)
+from pypto.ir.types import PtrType, ScalarType
 from pypto.ir.visitor import IRMutator, rebuild
-from pypto.passes._ssa_names import live_in, rename_attrs, separate_shadowed_names, suffix_live
+from pypto.passes._ssa_names import (
+    bound_on_every_path,
+    live_in,
+    rename_attrs,
+    separate_shadowed_names,
+    suffix_live,
+)
 from pypto.passes._util import NameGen, base_name, defined_vars, iter_stmts
 from pypto.passes.base import Pass
 from pypto.span import Span
@@ -83,8 +103,9 @@ class _Unbound:
         if why:
             kind, loop = why[-1]
             what = "is the loop variable or a carried name of" if kind == "header" else "is first bound inside"
-            return UserError(f"'{n}' is read here but {what} the loop at {loop}; such a name is not visible "
-                             "after the loop (a loop carries out only names bound before it)", self.at,
+            return UserError(f"'{n}' is read here but {what} the loop at {loop}; such a name has no value "
+                             "after the loop (a loop carries out the names bound before it, and a scalar that a "
+                             "loop with constant bounds binds on every path)", self.at,
                              f"{hint}, read it inside the loop, or use the loop's pl.yield_ results")
         return UserError(f"'{n}' is read here before it has a value", self.at, hint)
 
@@ -115,6 +136,29 @@ def _store_target(body: Stmt, name: str, env: Env) -> Var | None:
             return None
         targets.add(arg.name)
     return env[targets.pop()] if len(targets) == 1 else None
+
+
+def _first_trip_start(s: ForStmt | WhileStmt, name: str) -> Expr | None:
+    """A start value for a scalar first bound in the loop body and read after the loop, where Python
+    sees its last iteration's value: the loop runs at least once (constant bounds), and its first
+    iteration binds the name on every path before reading it, with no break/continue/return to skip
+    that. The start (zero) is then never observed. None otherwise (tiles and tensors have no free start)."""
+    if not isinstance(s, ForStmt) or s.kind is ForKind.Parallel:
+        return None
+    start, stop, step = (as_int(e) for e in (s.start, s.stop, s.step))
+    if start is None or stop is None or not step or not (start < stop if step > 0 else start > stop):
+        return None
+    stmts = flatten(s.body)
+    if any(isinstance(x, (BreakStmt, ContinueStmt, ReturnStmt)) for x in iter_stmts(s.body)):
+        return None
+    if name in live_in(stmts) or name not in bound_on_every_path(stmts):
+        return None
+    t = next((v.var_type for v in defined_vars(s.body) if v.name == name), None)
+    if not isinstance(t, ScalarType):
+        return None
+    if t.dtype.is_float:
+        return ConstFloat(0.0, t.dtype, span=s.span)
+    return ConstInt(0, t.dtype, span=s.span) if t.dtype.is_int else ConstBool(False, span=s.span)
 
 
 class _Converter:
@@ -179,17 +223,20 @@ class _Converter:
 
         A name first bound in the body by a store into a tensor bound before the loop
         (``lo_new = pl.store(t, off, lo)``) and read after it is carried too, starting as that
-        tensor: after zero iterations nothing was stored, so the updated tensor is ``lo`` itself."""
+        tensor: after zero iterations nothing was stored, so the updated tensor is ``lo`` itself.
+        So is a scalar that :func:`_first_trip_start` can give a start that is never observed."""
         explicit = {ia.name for ia in s.iter_args}
         needed = live_in(flatten(s.body), s.cond if isinstance(s, WhileStmt) else None) | later
-        inits: dict[str, Var] = {}
+        inits: dict[str, Expr] = {}
         for n in _assigned(s.body):
             if n in explicit or n not in needed:
                 continue
             init = env[n] if n in env else (_store_target(s.body, n, env) if n in later else None)
+            if init is None and n in later:
+                init = _first_trip_start(s, n)
             if init is not None:
                 inits[n] = init
-        iters = [IterArg(self.iter(base_name(n)), v.var_type, init=v) for n, v in inits.items()]
+        iters = [IterArg(self.iter(base_name(n)), v.type, init=v) for n, v in inits.items()]
         return iters, list(inits)
 
     def _loop_body(self, s: ForStmt | WhileStmt, env: Env, body_env: Env, iters: list[IterArg],

@@ -84,6 +84,18 @@ def bound_before_then_one_branch(a: pl.Tensor, out: pl.Out[pl.Tensor]):
     return out
 
 
+@pl.jit
+def scalar_of_an_earlier_loop_then_one_branch(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    for i in pl.range(0, 2):
+        row = i * 64  # after the loop: 64, the last iteration's value
+    for j in pl.range(0, 2):
+        if j == 1:
+            row = j * 0
+        with pl.at(level=pl.Level.CORE_GROUP):
+            pl.store(pl.exp(pl.load(a, [row, 0], [64, 64])), [row, 0], out)  # rows 64.., then rows 0..
+    return out
+
+
 def _data() -> tuple[np.ndarray, np.ndarray]:
     a = np.random.default_rng(7).random((128, 64), dtype=np.float32)
     return a, np.zeros_like(a)
@@ -114,6 +126,12 @@ def test_bound_before_the_loop_and_rebound_in_one_branch():
     a, out = _data()
     bound_before_then_one_branch(a, out)
     np.testing.assert_allclose(out, np.concatenate([a[:64], np.exp(a[64:])]), **TOL)
+
+
+def test_scalar_of_an_earlier_loop_keeps_its_last_value_on_the_other_path():
+    a, out = _data()
+    scalar_of_an_earlier_loop_then_one_branch(a, out)
+    np.testing.assert_allclose(out, np.exp(a), **TOL)
 
 
 # -- no value in the IR: located errors, never a dangling Var -------------------------------------

@@ -9,6 +9,7 @@ import pypto.language as pl
 from pypto.errors import UserError
 from pypto.ir import AssignStmt, Call, ForStmt, IfStmt, Program, ScalarType, Var
 from pypto.ir.dtypes import DataType
+from pypto.ir.expr import ConstInt
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import EvalStmt, flatten
 from pypto.passes import get_pass
@@ -156,6 +157,32 @@ def test_while_local_read_after_the_loop_is_a_located_error():
              "            u = pl.mul(a, 2.0)\n            k2: pl.Scalar[pl.INDEX] = k + 1\n"
              "            r = pl.yield_(k2)\n        out = pl.add(u, out)\n        return out\n")
     assert (info.value.span.line, info.value.span.col) == (10, 9)
+
+
+@pytest.mark.parametrize("body", [
+    "            m = i * 2\n",
+    "            if i < n:\n                m = i * 2\n            else:\n                m = i * 3\n",
+])
+def test_scalar_first_bound_in_a_loop_that_runs_is_carried_from_an_unobserved_zero(body):
+    p = _ssa(f"        for i in pl.range(3):\n{body}        out = pl.adds(out, m)\n        return out\n")
+    (loop,) = _loops(p)
+    (carry,) = loop.iter_args
+    assert isinstance(carry.init, ConstInt) and carry.init.value == 0 and carry.init.dtype is DataType.INDEX
+    assert _reads_after(p, "tensor.adds").args[1] is loop.return_vars[0]
+
+
+@pytest.mark.parametrize("loop", [
+    "for i in pl.range(n):\n            m = i * 2\n",                                 # may run zero times
+    "for i in pl.parallel(3):\n            m = i * 2\n",                              # no last iteration
+    "for i in pl.range(3):\n            if i == n:\n                break\n            m = i * 2\n",
+    "for i in pl.range(3):\n            t = pl.mul(a, 2.0)\n            m = i * 2\n",  # t: a tensor
+])
+def test_no_start_for_a_value_python_may_not_have_is_a_located_error(loop):
+    read = "t" if "pl.mul" in loop else "m"
+    body = f"        {loop}        out = pl.adds(out, m)\n" if read == "m" else \
+        f"        {loop}        out = pl.add(out, t)\n"
+    with pytest.raises(UserError, match=f"'{read}' is read here but is (first bound inside|bound in only one)"):
+        _ssa(body + "        return out\n")
 
 
 @pytest.mark.parametrize("loop", ["for i in pl.range(4):\n",
