@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pypto.errors import InternalError, UserError
+from pypto.errors import InternalError
 from pypto.ir.enums import ForKind
 from pypto.ir.expr import Call, ConstBool, ConstFloat, ConstInt, Expr, IterArg, Var, as_int
 from pypto.ir.function import Function, Program
@@ -33,6 +33,7 @@ from pypto.ir.stmt import (
 )
 from pypto.ir.types import PtrType, ScalarType
 from pypto.ir.visitor import IRMutator, rebuild
+from pypto.passes._ssa_checks import Unbound, check_merge_types
 from pypto.passes._ssa_names import (
     bound_on_every_path,
     live_in,
@@ -42,7 +43,6 @@ from pypto.passes._ssa_names import (
 )
 from pypto.passes._util import NameGen, base_name, defined_vars, iter_stmts
 from pypto.passes.base import Pass
-from pypto.span import Span
 
 Env = dict[str, Var]
 
@@ -68,46 +68,6 @@ class _Rename(IRMutator):
         new = self.generic_visit(call)  # task ids in attributes (manual_dep_edges) are renamed too
         attrs = rename_attrs(new.attrs, self.lookup)
         return new if attrs is new.attrs else rebuild(new, attrs=attrs)
-
-
-class _Unbound:
-    """Why a name the function binds has no value at a read: every binding of it on the way there was
-    local to a finished loop or to one branch of an if. Python would still see a value there (the
-    last iteration's, or the one branch's), but the IR has none, so the read is a located error."""
-
-    def __init__(self, func: Function) -> None:
-        self.bound = {v.name for v in defined_vars(func.body)}
-        self.dropped: dict[str, list[tuple[str, Span]]] = {}
-        self.at = func.span
-
-    def drop(self, names: set[str], kind: str, span: Span) -> None:
-        for n in names:
-            self.dropped[n] = [*self.dropped.get(n, []), (kind, span)]
-
-    def __call__(self, var: Var) -> Var:
-        if var.name not in self.bound:
-            return var  # not a name of this body (a task id bound by a scope, say)
-        raise self.error(var)
-
-    def error(self, var: Var) -> UserError:
-        n, why = base_name(var.name), self.dropped.get(var.name, [])
-        loops = [s for k, s in why if k != "if"]
-        first = f"the loop at {loops[0]}" if loops else "the if"
-        hint = f"bind '{n}' before {first} (a loop then carries it, an if merges it)"
-        if why and why[-1][0] == "if":
-            msg = f"'{n}' is read here but is bound in only one branch of the if at {why[-1][1]}"
-            if loops:
-                msg += f"; on the other path it would hold its value from the loop at {loops[0]}, and a name " \
-                       "first bound in a loop is not visible after the loop"
-            return UserError(msg, self.at, f"{hint}, or assign it in both branches")
-        if why:
-            kind, loop = why[-1]
-            what = "is the loop variable or a carried name of" if kind == "header" else "is first bound inside"
-            return UserError(f"'{n}' is read here but {what} the loop at {loop}; such a name has no value "
-                             "after the loop (a loop carries out the names bound before it, and a scalar that a "
-                             "loop with constant bounds binds on every path)", self.at,
-                             f"{hint}, read it inside the loop, or use the loop's pl.yield_ results")
-        return UserError(f"'{n}' is read here before it has a value", self.at, hint)
 
 
 def _assigned(stmt: Stmt | None) -> list[str]:
@@ -162,7 +122,7 @@ def _first_trip_start(s: ForStmt | WhileStmt, name: str) -> Expr | None:
 
 
 class _Converter:
-    def __init__(self, unbound: _Unbound) -> None:
+    def __init__(self, unbound: Unbound) -> None:
         self.unbound = unbound
         self.ssa = NameGen("ssa")
         self.idx = NameGen("idx")
@@ -250,6 +210,9 @@ class _Converter:
             body_env[n] = ia
         stmts = self.block(s.body, body_env, frozenset(carried))
         stmts = _merge_yield(stmts, [body_env[n] for n in carried])
+        all_iters = (*explicit, *iters)
+        check_merge_types(all_iters, [ia.init for ia in all_iters], _yielded(stmts),
+                          ("when it enters the loop", "at the end of the loop body"), s.span)
         rvs = [self.fresh(rv, self.ssa) for rv in s.return_vars]
         for old, new in zip(s.return_vars, rvs, strict=True):
             env[old.name] = new
@@ -257,7 +220,7 @@ class _Converter:
             rv = Var(self.ssa(base_name(n)), ia.var_type)
             rvs.append(rv)
             env[n] = rv
-        return (*explicit, *iters), seq(stmts), tuple(rvs)
+        return all_iters, seq(stmts), tuple(rvs)
 
     def for_(self, s: ForStmt, env: Env, later: frozenset[str]) -> list[Stmt]:
         start, stop, step = (self.expr(e, env) for e in (s.start, s.stop, s.step))
@@ -311,6 +274,9 @@ class _Converter:
         if phis:
             then = _merge_yield(then, [then_env[n] for n in phis])
             other = _merge_yield(other, [else_env[n] for n in phis])
+        if rvs:
+            check_merge_types(rvs, _yielded(then), _yielded(other),
+                              ("at the end of the then-branch", "at the end of the else-branch"), s.span)
         else_body = seq(other) if (other or s.else_body is not None) else None
         return [rebuild(s, cond=cond, then_body=seq(then), else_body=else_body, return_vars=tuple(rvs))]
 
@@ -323,6 +289,11 @@ def _rename_slot(var: Var, env: Env) -> Var:
     slot = _Rename(env).visit(mr.slot)
     new_type = rebuild(var.var_type, memref=rebuild(mr, slot=slot))
     return Var(var.name, new_type, span=var.span)
+
+
+def _yielded(stmts: list[Stmt]) -> tuple:
+    """The values a converted block's final yield gives (none without one)."""
+    return stmts[-1].values if stmts and isinstance(stmts[-1], YieldStmt) else ()
 
 
 def _merge_yield(stmts: list[Stmt], extra: list[Var]) -> list[Stmt]:
@@ -343,7 +314,7 @@ class ConvertToSSA(Pass):
 
     def run_function(self, func: Function, program: Program) -> Function:
         func = separate_shadowed_names(func)  # a program that went through the pipeline before
-        conv = _Converter(_Unbound(func))
+        conv = _Converter(Unbound(func))
         env: Env = {}
         params = []
         for p in func.params:

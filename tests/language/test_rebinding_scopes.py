@@ -197,3 +197,24 @@ def test_loop_variable_read_after_the_loop_is_a_located_error():
     assert err.span.line == _line("read-c")
     assert f"'i' is read here but is the loop variable or a carried name of the loop at {__file__}:" \
            f"{_line('loop-c')}:" in err.message
+
+
+@pl.jit
+def branches_of_two_shapes(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [64, 64])
+        for j in pl.range(0, 2):
+            if j == 0:  # @if-d
+                t = pl.load(a, [0, 0], [32, 64])
+            else:
+                t = pl.load(a, [64, 0], [64, 64])
+            pl.store(t, [0, 0], out)
+    return out
+
+
+def test_branches_binding_two_shapes_is_a_located_error():
+    """Once stored the tile from before the loop (silently), then reached ptoas as an ill-typed merge."""
+    err = _error(branches_of_two_shapes)
+    assert err.span.line == _line("if-d")
+    assert "'t' is pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] at the end of the then-branch but " \
+           "pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] at the end of the else-branch" in err.message

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from kernels import IN, OUT, ints, orch, tensor
 
@@ -196,3 +198,15 @@ def test_name_both_branches_rebind_before_any_read_is_not_carried(loop):
     body = p.functions[0].body
     loop_stmt = next(s for s in iter_stmts(body) if hasattr(s, "iter_args") and s.iter_args)
     assert "t" not in {ia.name.split("__")[0] for ia in loop_stmt.iter_args}
+
+
+@pytest.mark.parametrize("code, where", [
+    ("        m = n + 1\n        if n < 2:\n            m = n + 2\n        else:\n            m = 2.5\n",
+     "at the end of the then-branch but pl.Scalar[pl.FP32] at the end of the else-branch"),
+    ("        m = n + 1\n        for i in pl.range(4):\n            out = pl.adds(out, m)\n            m = 2.5\n",
+     "when it enters the loop but pl.Scalar[pl.FP32] at the end of the loop body"),
+])
+def test_merging_values_of_different_kinds_is_a_located_error(code, where):
+    with pytest.raises(UserError, match=r"'m' is pl\.Scalar\[pl\.INDEX\] " + re.escape(where)) as info:
+        _ssa(code + "        out = pl.adds(out, m)\n        return out\n")
+    assert info.value.span.line == 6 and "same kind, shape and dtype" in info.value.hint
