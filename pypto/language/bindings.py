@@ -18,6 +18,7 @@ class Scope:
     names: dict[str, Var] = field(default_factory=dict)
     defined: set[str] = field(default_factory=set)
     param_dirs: dict[str, ParamDirection] = field(default_factory=dict)
+    unmerged: dict[str, str] = field(default_factory=dict)  # bound in an if's branch, gone after it: why
 
     def lookup(self, name: str) -> Var | None:
         return self.names.get(name)
@@ -29,6 +30,7 @@ class Scope:
                                     hint="use a new name, or drop strict_ssa=True")
         self.names[name] = var
         self.defined.add(name)
+        self.unmerged.pop(name, None)
 
     def snapshot(self) -> tuple[dict[str, Var], set[str]]:
         return dict(self.names), set(self.defined)

@@ -242,6 +242,10 @@ def parse_if(p: FunctionParser, node: ast.If) -> list[Stmt]:
             rv = Var(n, then_names[n].var_type, span=span)
             p.scope.bind(n, rv, span)
             rvs.append(rv)
+    for n in _rebound_in_both(snap[0], then_names, else_names, {rv.name for rv in rvs}):
+        p.scope.names[n] = then_names[n]
+    for n in (then_names.keys() | else_names.keys()) - p.scope.names.keys():
+        p.scope.unmerged[n] = _why_unmerged(then_names.get(n), else_names.get(n), top, span)
     else_body = _block(p, els, span) if els else None
     return [IfStmt(cond, _block(p, then, span) if then else SeqStmts((), span=span), else_body, tuple(rvs),
                    span=span)]
@@ -256,6 +260,28 @@ def _branch_defs(before: dict[str, Var], then: dict[str, Var], other: dict[str, 
     taken = {rv.name for rv in rvs}
     return [n for n, var in then.items() if n not in before and n not in taken and n in other
             and type(other[n].var_type) is type(var.var_type)]
+
+
+def _rebound_in_both(before: dict[str, Var], then: dict[str, Var], other: dict[str, Var],
+                     taken: set[str]) -> list[str]:
+    """Names bound before the if and rebound in both branches. Python sees a branch's value after the
+    if, never the one from before, so the name must not keep denoting it (ConvertToSSA merges such a
+    name by name into a result of the if; the then-branch Var stands for it until then)."""
+    return [n for n, var in before.items() if n not in taken and n in then and n in other
+            and then[n] is not var and other[n] is not var]
+
+
+def _why_unmerged(then: Var | None, other: Var | None, top: set[Var], span: Span) -> str:
+    """Why a name bound in a branch has no value after the if at ``span`` (Python may still see one)."""
+    if then is None or other is None:
+        return f"the if at {span} binds it in only one branch"
+    a, b = type(then.var_type).__name__, type(other.var_type).__name__
+    if a != b:
+        return f"the if at {span} binds it to a {a.removesuffix('Type')} in one branch and a " \
+               f"{b.removesuffix('Type')} in the other"
+    if then not in top or other not in top:
+        return f"the if at {span} binds it inside a loop in a branch (a loop's own names stay in the loop)"
+    return f"the if at {span} does not merge it (its branches end in a pl.yield_ without targets)"
 
 
 def _top_level_defs(stmts: list[Stmt]) -> set[Var]:

@@ -142,6 +142,10 @@ class ExprParser:
         if dyn_ok and self.text_mode:
             dv = self.env[node.id] = types.DynVar(node.id)
             return dv
+        if node.id in self.scope.unmerged:
+            raise UndefinedVariableError(f"name '{node.id}' is not defined here: {self.scope.unmerged[node.id]}",
+                                         self.span(node), hint=f"bind '{node.id}' before the if, or in both "
+                                         "branches outside any loop with values of one kind")
         raise UndefinedVariableError(f"name '{node.id}' is not defined", self.span(node),
                                      hint="define it before use, or pass it as a parameter")
 

@@ -88,9 +88,16 @@ def attr_vars(attrs: dict[str, Any]) -> list[Var]:
 
 def _live_before(s: Stmt, live: set[str]) -> set[str]:
     """Names live before ``s`` given those live after it. A plain assignment, and a scope or statement
-    sequence (which run exactly once) kill what they assign; loops and ifs kill nothing."""
+    sequence (which run exactly once) kill what they assign; an if kills what both branches assign
+    (and its results), and a name its branches bind and read inside is not live before it; loops
+    kill nothing."""
     if isinstance(s, AssignStmt):
         return (live - {s.var.name}) | reads(s.value)
+    if isinstance(s, IfStmt):
+        after = live - {rv.name for rv in s.return_vars}
+        then = _live_through(flatten(s.then_body), after)
+        other = _live_through(flatten(s.else_body), after) if s.else_body is not None else after
+        return then | other | reads(s.cond)
     if isinstance(s, (SeqStmts, ScopeStmt)):
         for x in reversed(s.stmts if isinstance(s, SeqStmts) else flatten(s.body)):
             live = _live_before(x, live)
@@ -98,6 +105,12 @@ def _live_before(s: Stmt, live: set[str]) -> set[str]:
             live = live | reads(d)
         return live
     return live | reads(s)
+
+
+def _live_through(stmts: list[Stmt], live: set[str]) -> set[str]:
+    for x in reversed(stmts):
+        live = _live_before(x, live)
+    return live
 
 
 def suffix_live(stmts: list[Stmt], after: frozenset[str]) -> list[frozenset[str]]:
@@ -113,10 +126,25 @@ def suffix_live(stmts: list[Stmt], after: frozenset[str]) -> list[frozenset[str]
 
 def live_in(stmts: list[Stmt], extra: Any = None) -> set[str]:
     """Names a block reads before it (unconditionally) assigns them; ``extra`` is read first."""
-    live: set[str] = set()
-    for s in reversed(stmts):
-        live = _live_before(s, live)
-    return live | reads(extra)
+    return _live_through(stmts, set()) | reads(extra)
+
+
+def bound_on_every_path(stmts: list[Stmt]) -> set[str]:
+    """Names a block binds whichever way its ifs go (a loop's body may run zero times: only its
+    results count). Leaving early (break/continue/return) is not looked at: callers rule it out."""
+    out: set[str] = set()
+    for s in stmts:
+        if isinstance(s, AssignStmt):
+            out.add(s.var.name)
+        elif isinstance(s, IfStmt):
+            out |= {rv.name for rv in s.return_vars}
+            if s.else_body is not None:
+                out |= bound_on_every_path(flatten(s.then_body)) & bound_on_every_path(flatten(s.else_body))
+        elif isinstance(s, ScopeStmt):
+            out |= bound_on_every_path(flatten(s.body))
+        elif isinstance(s, (ForStmt, WhileStmt)):
+            out |= {rv.name for rv in s.return_vars}
+    return out
 
 
 # -- pipeline output: separate Vars that share a name --------------------------------------------

@@ -8,36 +8,65 @@ bindings (``tile.alloc``) keep their Vars, so the tiles' MemRefs stay valid.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pypto.errors import InternalError
-from pypto.ir.expr import Call, IterArg, Var
+from pypto.ir.enums import ForKind
+from pypto.ir.expr import Call, ConstBool, ConstFloat, ConstInt, Expr, IterArg, Var, as_int
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import get_op, has_op
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, Stmt, WhileStmt, YieldStmt, flatten, seq
-from pypto.ir.types import PtrType
+from pypto.ir.stmt import (
+    AssignStmt,
+    BreakStmt,
+    ContinueStmt,
+    ForStmt,
+    IfStmt,
+    ReturnStmt,
+    ScopeStmt,
+    Stmt,
+    WhileStmt,
+    YieldStmt,
+    flatten,
+    seq,
+)
+from pypto.ir.types import PtrType, ScalarType
 from pypto.ir.visitor import IRMutator, rebuild
-from pypto.passes._ssa_names import live_in, rename_attrs, separate_shadowed_names, suffix_live
-from pypto.passes._util import NameGen, base_name, iter_stmts
+from pypto.passes._ssa_checks import Unbound, check_merge_types
+from pypto.passes._ssa_names import (
+    bound_on_every_path,
+    live_in,
+    rename_attrs,
+    separate_shadowed_names,
+    suffix_live,
+)
+from pypto.passes._util import NameGen, base_name, defined_vars, iter_stmts
 from pypto.passes.base import Pass
 
 Env = dict[str, Var]
 
 
 class _Rename(IRMutator):
-    def __init__(self, env: Env) -> None:
+    """Each Var to the one its name denotes in ``env``; ``missing`` decides about a name that has none."""
+
+    def __init__(self, env: Env, missing: Callable[[Var], Var] = lambda v: v) -> None:
         self.env = env
+        self.missing = missing
+
+    def lookup(self, var: Var) -> Var:
+        new = self.env.get(var.name)
+        return self.missing(var) if new is None else new
 
     def visit_Var(self, var: Var) -> Var:  # noqa: N802
-        return self.env.get(var.name, var)
+        return self.lookup(var)
 
     def visit_IterArg(self, var: Var) -> Var:  # noqa: N802
-        return self.env.get(var.name, var)
+        return self.lookup(var)
 
     def visit_Call(self, call: Call) -> Call:  # noqa: N802
         new = self.generic_visit(call)  # task ids in attributes (manual_dep_edges) are renamed too
-        attrs = rename_attrs(new.attrs, lambda v: self.env.get(v.name, v))
+        attrs = rename_attrs(new.attrs, self.lookup)
         return new if attrs is new.attrs else rebuild(new, attrs=attrs)
 
 
@@ -69,8 +98,32 @@ def _store_target(body: Stmt, name: str, env: Env) -> Var | None:
     return env[targets.pop()] if len(targets) == 1 else None
 
 
+def _first_trip_start(s: ForStmt | WhileStmt, name: str) -> Expr | None:
+    """A start value for a scalar first bound in the loop body and read after the loop, where Python
+    sees its last iteration's value: the loop runs at least once (constant bounds), and its first
+    iteration binds the name on every path before reading it, with no break/continue/return to skip
+    that. The start (zero) is then never observed. None otherwise (tiles and tensors have no free start)."""
+    if not isinstance(s, ForStmt) or s.kind is ForKind.Parallel:
+        return None
+    start, stop, step = (as_int(e) for e in (s.start, s.stop, s.step))
+    if start is None or stop is None or not step or not (start < stop if step > 0 else start > stop):
+        return None
+    stmts = flatten(s.body)
+    if any(isinstance(x, (BreakStmt, ContinueStmt, ReturnStmt)) for x in iter_stmts(s.body)):
+        return None
+    if name in live_in(stmts) or name not in bound_on_every_path(stmts):
+        return None
+    t = next((v.var_type for v in defined_vars(s.body) if v.name == name), None)
+    if not isinstance(t, ScalarType):
+        return None
+    if t.dtype.is_float:
+        return ConstFloat(0.0, t.dtype, span=s.span)
+    return ConstInt(0, t.dtype, span=s.span) if t.dtype.is_int else ConstBool(False, span=s.span)
+
+
 class _Converter:
-    def __init__(self) -> None:
+    def __init__(self, unbound: Unbound) -> None:
+        self.unbound = unbound
         self.ssa = NameGen("ssa")
         self.idx = NameGen("idx")
         self.iter = NameGen("iter")
@@ -80,7 +133,7 @@ class _Converter:
         return Var(gen(base_name(var.name)), var.var_type, span=var.span)
 
     def expr(self, e, env: Env):
-        return _Rename(env).visit(e)
+        return _Rename(env, self.unbound).visit(e)
 
     def block(self, body: Stmt | None, env: Env, after: frozenset[str]) -> list[Stmt]:
         """Convert a statement list; ``after`` = names read once the block is done."""
@@ -91,6 +144,8 @@ class _Converter:
         return out
 
     def stmt(self, s: Stmt, env: Env, later: frozenset[str]) -> list[Stmt]:
+        if s.span.is_known():
+            self.unbound.at = s.span  # where a read of a name without a value is reported
         if isinstance(s, AssignStmt):
             value = self.expr(s.value, env)
             if isinstance(s.var.var_type, PtrType):
@@ -128,17 +183,20 @@ class _Converter:
 
         A name first bound in the body by a store into a tensor bound before the loop
         (``lo_new = pl.store(t, off, lo)``) and read after it is carried too, starting as that
-        tensor: after zero iterations nothing was stored, so the updated tensor is ``lo`` itself."""
+        tensor: after zero iterations nothing was stored, so the updated tensor is ``lo`` itself.
+        So is a scalar that :func:`_first_trip_start` can give a start that is never observed."""
         explicit = {ia.name for ia in s.iter_args}
         needed = live_in(flatten(s.body), s.cond if isinstance(s, WhileStmt) else None) | later
-        inits: dict[str, Var] = {}
+        inits: dict[str, Expr] = {}
         for n in _assigned(s.body):
             if n in explicit or n not in needed:
                 continue
             init = env[n] if n in env else (_store_target(s.body, n, env) if n in later else None)
+            if init is None and n in later:
+                init = _first_trip_start(s, n)
             if init is not None:
                 inits[n] = init
-        iters = [IterArg(self.iter(base_name(n)), v.var_type, init=v) for n, v in inits.items()]
+        iters = [IterArg(self.iter(base_name(n)), v.type, init=v) for n, v in inits.items()]
         return iters, list(inits)
 
     def _loop_body(self, s: ForStmt | WhileStmt, env: Env, body_env: Env, iters: list[IterArg],
@@ -152,6 +210,9 @@ class _Converter:
             body_env[n] = ia
         stmts = self.block(s.body, body_env, frozenset(carried))
         stmts = _merge_yield(stmts, [body_env[n] for n in carried])
+        all_iters = (*explicit, *iters)
+        check_merge_types(all_iters, [ia.init for ia in all_iters], _yielded(stmts),
+                          ("when it enters the loop", "at the end of the loop body"), s.span)
         rvs = [self.fresh(rv, self.ssa) for rv in s.return_vars]
         for old, new in zip(s.return_vars, rvs, strict=True):
             env[old.name] = new
@@ -159,7 +220,7 @@ class _Converter:
             rv = Var(self.ssa(base_name(n)), ia.var_type)
             rvs.append(rv)
             env[n] = rv
-        return (*explicit, *iters), seq(stmts), tuple(rvs)
+        return all_iters, seq(stmts), tuple(rvs)
 
     def for_(self, s: ForStmt, env: Env, later: frozenset[str]) -> list[Stmt]:
         start, stop, step = (self.expr(e, env) for e in (s.start, s.stop, s.step))
@@ -168,6 +229,7 @@ class _Converter:
         loop_var = self.fresh(s.loop_var, self.idx)
         body_env[s.loop_var.name] = loop_var
         all_iters, body, rvs = self._loop_body(s, env, body_env, iters, carried)
+        self._drop_locals(s, env, body_env)
         return [rebuild(s, loop_var=loop_var, start=start, stop=stop, step=step, body=body,
                                     iter_args=all_iters, return_vars=rvs)]
 
@@ -175,12 +237,21 @@ class _Converter:
         iters, carried = self._carry(s, env, later)
         body_env = dict(env)
         all_iters, body, rvs = self._loop_body(s, env, body_env, iters, carried)
+        self._drop_locals(s, env, body_env)
+        self.unbound.at = s.span
         cond_env = dict(env)
         cond_env.update({ia.name: ia for ia in s.iter_args})
         cond_env.update(dict(zip(carried, iters, strict=True)))
         cond_env.update({old.name: new for old, new in zip(s.iter_args, all_iters, strict=False)})
         return [rebuild(s, cond=self.expr(s.cond, cond_env), body=body, iter_args=all_iters,
                                     return_vars=rvs)]
+
+    def _drop_locals(self, s: ForStmt | WhileStmt, env: Env, body_env: Env) -> None:
+        """Names of the body, loop variable and carried names that the loop does not give a value after it."""
+        header = {ia.name for ia in s.iter_args} | ({s.loop_var.name} if isinstance(s, ForStmt) else set())
+        local = set(body_env) - set(env)
+        self.unbound.drop(local & header, "header", s.span)
+        self.unbound.drop(local - header, "loop", s.span)
 
     def if_(self, s: IfStmt, env: Env, later: frozenset[str]) -> list[Stmt]:
         cond = self.expr(s.cond, env)
@@ -199,9 +270,13 @@ class _Converter:
             rv = Var(self.ssa(base_name(n)), then_env[n].var_type)
             rvs.append(rv)
             env[n] = rv
+        self.unbound.drop((set(then_env) | set(else_env)) - set(env), "if", s.span)
         if phis:
             then = _merge_yield(then, [then_env[n] for n in phis])
             other = _merge_yield(other, [else_env[n] for n in phis])
+        if rvs:
+            check_merge_types(rvs, _yielded(then), _yielded(other),
+                              ("at the end of the then-branch", "at the end of the else-branch"), s.span)
         else_body = seq(other) if (other or s.else_body is not None) else None
         return [rebuild(s, cond=cond, then_body=seq(then), else_body=else_body, return_vars=tuple(rvs))]
 
@@ -214,6 +289,11 @@ def _rename_slot(var: Var, env: Env) -> Var:
     slot = _Rename(env).visit(mr.slot)
     new_type = rebuild(var.var_type, memref=rebuild(mr, slot=slot))
     return Var(var.name, new_type, span=var.span)
+
+
+def _yielded(stmts: list[Stmt]) -> tuple:
+    """The values a converted block's final yield gives (none without one)."""
+    return stmts[-1].values if stmts and isinstance(stmts[-1], YieldStmt) else ()
 
 
 def _merge_yield(stmts: list[Stmt], extra: list[Var]) -> list[Stmt]:
@@ -234,7 +314,7 @@ class ConvertToSSA(Pass):
 
     def run_function(self, func: Function, program: Program) -> Function:
         func = separate_shadowed_names(func)  # a program that went through the pipeline before
-        conv = _Converter()
+        conv = _Converter(Unbound(func))
         env: Env = {}
         params = []
         for p in func.params:

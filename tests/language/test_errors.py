@@ -81,6 +81,17 @@ CASES = [
      "pl.yield_() must be the last statement of its block"),
     ("unknown program call", f"    def f(self, a: {T}) -> {T}:\n        return self.g(a)\n",
      UndefinedVariableError, 7, 16, "program has no function 'g'"),
+    *[(f"name of one branch: {what}", f"    def f(self, a: {T}, n: pl.Scalar[pl.INDEX]) -> {T}:\n"
+       f"        if n < 2:\n{then}        else:\n{other}        out = pl.store(t, [0, 0], a)\n        return out\n",
+       UndefinedVariableError, 12 if "for" in then else 11, 24, f"name 't' is not defined here: the if at "
+       f"<string>:7:9 {why}") for what, then, other, why in [
+        ("one branch", "            t = pl.load(a, [0, 0], [64, 64])\n", "            u = n\n",
+         "binds it in only one branch"),
+        ("two kinds", "            t = pl.load(a, [0, 0], [64, 64])\n", "            t = n\n",
+         "binds it to a Tile in one branch and a Scalar in the other"),
+        ("in a loop", "            for i in pl.range(2):\n                t = pl.load(a, [0, 0], [64, 64])\n",
+         "            t = pl.load(a, [0, 0], [64, 64])\n",
+         "binds it inside a loop in a branch (a loop's own names stay in the loop)")]],
 ]
 
 

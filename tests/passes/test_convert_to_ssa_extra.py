@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 import pypto.language as pl
 from pypto import ir
+from pypto.errors import UserError
 from pypto.ir import VerificationLevel
 from pypto.ir.stmt import ForStmt, ReturnStmt
 from pypto.passes._util import iter_stmts
@@ -63,6 +66,11 @@ def test_the_whole_pipeline_round_trips_it():
 
 
 def test_a_value_that_is_not_a_store_gets_no_invented_start():
-    k = next(f for f in ConvertToSSA().run(_make_computed_in_loop()).functions if f.name == "k")
-    loop, _ = _loop_and_return(k)
-    assert loop.iter_args == () and loop.return_vars == ()  # nothing to start from: not carried
+    """Nothing to start the carry from, so the read after the loop has no value: a located error at
+    the read (it used to stay a dangling Var that reached codegen as a kernel parameter)."""
+    prog = _make_computed_in_loop()
+    with pytest.raises(UserError, match="'t' is read here but is first bound inside the loop") as info:
+        ConvertToSSA().run(prog)
+    k = next(f for f in prog.functions if f.name == "k")
+    ret = next(s for s in iter_stmts(k.body) if isinstance(s, ReturnStmt))
+    assert info.value.span == ret.span and "bind 't' before the loop" in (info.value.hint or "")

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
+import pytest
 from kernels import IN, OUT, ints, orch, tensor
 
 import pypto.language as pl
+from pypto.errors import UserError
 from pypto.ir import AssignStmt, Call, ForStmt, IfStmt, Program, ScalarType, Var
 from pypto.ir.dtypes import DataType
+from pypto.ir.expr import ConstInt
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import EvalStmt, flatten
 from pypto.passes import get_pass
@@ -103,3 +108,105 @@ def test_name_reassigned_before_its_next_read_is_not_carried():
              "        return out\n")
     (loop,) = _loops(p)
     assert [ia.name.split("__")[0] for ia in loop.iter_args] == ["out"]
+
+
+def _ifs(p: Program) -> list[IfStmt]:
+    return [s for s in iter_stmts(p.functions[0].body) if isinstance(s, IfStmt)]
+
+
+def _reads_after(p: Program, op: str) -> Call:
+    return next(s.value for s in iter_stmts(p.functions[0].body)
+                if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == op)
+
+
+def test_name_bound_before_and_rebound_in_both_branches_is_the_ifs_result():
+    """The read after the if used to keep the Var from before the if (silently wrong code)."""
+    p = _ssa("        t = pl.add(a, a)\n        if n < 2:\n            t = pl.mul(a, 2.0)\n"
+             "        else:\n            t = pl.mul(a, 3.0)\n        out = pl.sub(t, out)\n        return out\n")
+    (branch,) = _ifs(p)
+    assert [rv.name.split("__")[0] for rv in branch.return_vars] == ["t"]
+    assert _reads_after(p, "tensor.sub").args[0] is branch.return_vars[0]
+
+
+def test_name_of_an_earlier_loop_rebound_in_both_branches_in_a_later_loop():
+    p = _ssa("        for i in pl.range(2):\n            t = pl.mul(a, 2.0)\n            out = pl.add(t, out)\n"
+             "        for j in pl.range(2):\n            if j == 0:\n                t = pl.mul(a, 3.0)\n"
+             "            else:\n                t = pl.mul(a, 4.0)\n            out = pl.sub(t, out)\n"
+             "        return out\n")
+    (branch,) = _ifs(p)
+    assert _reads_after(p, "tensor.sub").args[0] is branch.return_vars[0]
+
+
+def test_while_loop_reads_the_ifs_result():
+    p = _ssa("        t = pl.add(a, a)\n        for (k,) in pl.while_(init_values=(0,)):\n"
+             "            pl.cond(k < n)\n            if k == 0:\n                t = pl.mul(a, 2.0)\n"
+             "            else:\n                t = pl.mul(a, 3.0)\n            out = pl.sub(t, out)\n"
+             "            k2: pl.Scalar[pl.INDEX] = k + 1\n            r = pl.yield_(k2)\n        return out\n")
+    (branch,) = _ifs(p)
+    assert _reads_after(p, "tensor.sub").args[0] is branch.return_vars[0]
+
+
+def test_scalar_rebound_in_both_branches_is_the_ifs_result():
+    p = _ssa("        m = n + 1\n        if n < 2:\n            m = n + 2\n        else:\n            m = n + 3\n"
+             "        out = pl.adds(out, m)\n        return out\n")
+    (branch,) = _ifs(p)
+    assert _reads_after(p, "tensor.adds").args[1] is branch.return_vars[0]
+
+
+def test_while_local_read_after_the_loop_is_a_located_error():
+    with pytest.raises(UserError, match="'u' is read here but is first bound inside the loop at <string>:5:9") as info:
+        _ssa("        for (k,) in pl.while_(init_values=(0,)):\n            pl.cond(k < n)\n"
+             "            u = pl.mul(a, 2.0)\n            k2: pl.Scalar[pl.INDEX] = k + 1\n"
+             "            r = pl.yield_(k2)\n        out = pl.add(u, out)\n        return out\n")
+    assert (info.value.span.line, info.value.span.col) == (10, 9)
+
+
+@pytest.mark.parametrize("body", [
+    "            m = i * 2\n",
+    "            if i < n:\n                m = i * 2\n            else:\n                m = i * 3\n",
+])
+def test_scalar_first_bound_in_a_loop_that_runs_is_carried_from_an_unobserved_zero(body):
+    p = _ssa(f"        for i in pl.range(3):\n{body}        out = pl.adds(out, m)\n        return out\n")
+    (loop,) = _loops(p)
+    (carry,) = loop.iter_args
+    assert isinstance(carry.init, ConstInt) and carry.init.value == 0 and carry.init.dtype is DataType.INDEX
+    assert _reads_after(p, "tensor.adds").args[1] is loop.return_vars[0]
+
+
+@pytest.mark.parametrize("loop", [
+    "for i in pl.range(n):\n            m = i * 2\n",                                 # may run zero times
+    "for i in pl.parallel(3):\n            m = i * 2\n",                              # no last iteration
+    "for i in pl.range(3):\n            if i == n:\n                break\n            m = i * 2\n",
+    "for i in pl.range(3):\n            t = pl.mul(a, 2.0)\n            m = i * 2\n",  # t: a tensor
+])
+def test_no_start_for_a_value_python_may_not_have_is_a_located_error(loop):
+    read = "t" if "pl.mul" in loop else "m"
+    body = f"        {loop}        out = pl.adds(out, m)\n" if read == "m" else \
+        f"        {loop}        out = pl.add(out, t)\n"
+    with pytest.raises(UserError, match=f"'{read}' is read here but is (first bound inside|bound in only one)"):
+        _ssa(body + "        return out\n")
+
+
+@pytest.mark.parametrize("loop", ["for i in pl.range(4):\n",
+                                  "for (k,) in pl.while_(init_values=(0,)):\n            pl.cond(k < n)\n"])
+def test_name_both_branches_rebind_before_any_read_is_not_carried(loop):
+    """The if kills it (and a name its branches bind and read inside is not live before it)."""
+    tail = "            k2: pl.Scalar[pl.INDEX] = k + 1\n            r = pl.yield_(k2)\n" if "while" in loop else ""
+    p = _ssa(f"        t = pl.add(a, a)\n        {loop}            if n < 2:\n                t = pl.mul(a, 2.0)\n"
+             "            else:\n                t = pl.mul(a, 3.0)\n            out = pl.sub(t, out)\n"
+             f"{tail}        return out\n")
+    body = p.functions[0].body
+    loop_stmt = next(s for s in iter_stmts(body) if hasattr(s, "iter_args") and s.iter_args)
+    assert "t" not in {ia.name.split("__")[0] for ia in loop_stmt.iter_args}
+
+
+@pytest.mark.parametrize("code, where", [
+    ("        m = n + 1\n        if n < 2:\n            m = n + 2\n        else:\n            m = 2.5\n",
+     "at the end of the then-branch but pl.Scalar[pl.FP32] at the end of the else-branch"),
+    ("        m = n + 1\n        for i in pl.range(4):\n            out = pl.adds(out, m)\n            m = 2.5\n",
+     "when it enters the loop but pl.Scalar[pl.FP32] at the end of the loop body"),
+])
+def test_merging_values_of_different_kinds_is_a_located_error(code, where):
+    with pytest.raises(UserError, match=r"'m' is pl\.Scalar\[pl\.INDEX\] " + re.escape(where)) as info:
+        _ssa(code + "        out = pl.adds(out, m)\n        return out\n")
+    assert info.value.span.line == 6 and "same kind, shape and dtype" in info.value.hint
