@@ -10,8 +10,6 @@ from __future__ import annotations
 import logging as _stdlib_logging
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -173,21 +171,68 @@ def bind_context(**context: Any) -> None:
     structlog.contextvars.bind_contextvars(**{k: str(v) for k, v in context.items() if v is not None})
 
 
-@contextmanager
-def bound_context(**context: Any) -> Iterator[None]:
+class _Bound:
+    """The context manager of :func:`bound_context` (a class: it is entered on every compile)."""
+
+    __slots__ = ("_context", "_tokens")
+
+    def __init__(self, context: dict[str, Any]) -> None:
+        self._context = {k: str(v) for k, v in context.items() if v is not None}
+        self._tokens: Any = None
+
+    def __enter__(self) -> None:
+        self._tokens = structlog.contextvars.bind_contextvars(**self._context)
+
+    def __exit__(self, *exc: object) -> None:
+        structlog.contextvars.reset_contextvars(**self._tokens)
+
+
+def bound_context(**context: Any) -> _Bound:
     """Attach context to log lines inside the block only."""
-    with structlog.contextvars.bound_contextvars(**{k: str(v) for k, v in context.items() if v is not None}):
-        yield
+    return _Bound(context)
 
 
-@contextmanager
-def stage(name: str, logger: Any | None = None, **context: Any) -> Iterator[None]:
-    """Log a compile stage's start and duration at debug, with ``stage=<name>`` bound inside."""
-    log = logger or get_logger("pypto.stage")
-    start = time.perf_counter()
-    with bound_context(stage=name, **context):
-        log.debug("stage start")
+_debug_by_wrapper: dict[type, bool] = {}
+
+
+def _debug_enabled() -> bool:
+    """Would a debug line be written? (Asked once per configured wrapper class; one that cannot tell is
+    taken to write it.)"""
+    wrapper = structlog.get_config()["wrapper_class"]
+    known = _debug_by_wrapper.get(wrapper)
+    if known is None:
         try:
-            yield
+            known = bool(wrapper(None, processors=[], context={}).is_enabled_for(_stdlib_logging.DEBUG))
+        except Exception:  # noqa: BLE001 - not a filtering logger: assume it writes debug lines
+            known = True
+        _debug_by_wrapper[wrapper] = known
+    return known
+
+
+class _Stage(_Bound):
+    __slots__ = ("_log", "_start")
+
+    def __init__(self, name: str, logger: Any | None, context: dict[str, Any]) -> None:
+        super().__init__({"stage": name, **context})
+        self._log = logger
+
+    def __enter__(self) -> None:
+        self._start = time.perf_counter()
+        super().__enter__()
+        if _debug_enabled():  # the loggers and both lines only when debug lines are written
+            self._log = self._log or get_logger("pypto.stage")
+            self._log.debug("stage start")
+        else:
+            self._log = None
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if self._log is not None:
+                self._log.debug("stage done", duration_ms=round((time.perf_counter() - self._start) * 1000, 3))
         finally:
-            log.debug("stage done", duration_ms=round((time.perf_counter() - start) * 1000, 3))
+            super().__exit__(*exc)
+
+
+def stage(name: str, logger: Any | None = None, **context: Any) -> _Stage:
+    """Log a compile stage's start and duration at debug, with ``stage=<name>`` bound inside."""
+    return _Stage(name, logger, context)

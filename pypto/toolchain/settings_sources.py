@@ -104,21 +104,36 @@ _RESOLVED: dict[tuple[Any, ...], Any] = {}  # resolution key -> frozen settings 
 _RESOLVED_MAX = 32
 
 
-def _file_state(path: Path) -> tuple[str, int, int] | None:
+def _file_state(path: str | Path) -> tuple[str, int, int] | None:
     try:
-        st = path.stat()
+        st = os.stat(path)
     except OSError:
         return None
-    return str(path), st.st_size, st.st_mtime_ns
+    return os.fspath(path), st.st_size, st.st_mtime_ns
+
+
+# the environment part of the key: re-sorted only when os.environ changed (a C-level dict compare of
+# the raw bytes table; a mapping without one is read every time)
+_env_seen: list[Any] = [None, ()]
+
+
+def _env_items() -> tuple[tuple[str, str], ...]:
+    raw = getattr(os.environ, "_data", None)
+    if raw is not None and raw == _env_seen[0]:
+        return _env_seen[1]
+    items = tuple(sorted(os.environ.items()))
+    if raw is not None:
+        _env_seen[:] = [dict(raw), items]
+    return items
 
 
 def _resolution_key(model: type, path: Path | None, args: dict[str, Any]) -> tuple[Any, ...] | None:
     """Everything a resolution reads, as a hashable key; None when an argument is not hashable."""
-    cwd = Path.cwd()
+    cwd = os.getcwd()
     files = (_file_state(path),) if path is not None else (
-        _file_state(cwd / "pypto.toml"), _file_state(cwd / "pyproject.toml"))
+        _file_state(os.path.join(cwd, "pypto.toml")), _file_state(os.path.join(cwd, "pyproject.toml")))
     extra = getattr(model, "resolution_inputs", None)  # what else the model reads (its manifests)
-    key = (model, str(cwd), files, tuple(sorted(os.environ.items())), tuple(sorted(args.items(), key=str)),
+    key = (model, cwd, files, _env_items(), tuple(sorted(args.items(), key=str)) if args else (),
            extra() if extra is not None else None)
     try:
         hash(key)

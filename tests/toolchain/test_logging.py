@@ -96,6 +96,19 @@ def test_bound_context_and_stage() -> None:
     assert "stage" not in after and after["program"] == "tile_add"
 
 
+def test_stage_at_info_binds_its_name_but_writes_no_timing_lines() -> None:
+    out = io.StringIO()
+    L.configure_logging(level="info", log_format="json", stream=out)
+    with L.stage("codegen"), L.bound_context(program="p", unused=None):
+        L.get_logger().warning("inside")
+    L.set_log_level("debug")  # the level is asked again at the next stage
+    with L.stage("ptoas"):
+        pass
+    inside, start, done = _lines(out)
+    assert inside["stage"] == "codegen" and inside["program"] == "p" and "unused" not in inside
+    assert (start["event"], start["stage"], done["event"]) == ("stage start", "ptoas", "stage done")
+
+
 def test_configure_clears_previous_context() -> None:
     out = io.StringIO()
     L.bind_context(program="old")
