@@ -11,6 +11,8 @@ from typing import Any
 class DataType(Enum):
     """Element types; the value is the DSL constant name (``pl.FP32``)."""
 
+    __hash__ = object.__hash__  # members are singletons compared by identity: hash them in C
+
     FP4 = "FP4"
     FP8E4M3FN = "FP8E4M3FN"
     FP8E5M2 = "FP8E5M2"

@@ -6,6 +6,9 @@ from enum import Enum, IntEnum
 
 
 class FunctionType(Enum):
+
+    __hash__ = object.__hash__  # members are singletons compared by identity: hash them in C
+
     Opaque = "Opaque"
     Orchestration = "Orchestration"
     InCore = "InCore"
@@ -59,6 +62,9 @@ class ForKind(Enum):
 
 
 class MemorySpace(Enum):
+
+    __hash__ = object.__hash__  # members are singletons compared by identity: hash them in C
+
     DDR = "DDR"
     Vec = "Vec"
     Mat = "Mat"
@@ -127,6 +133,8 @@ class ParamDirection(Enum):
 
 class ArgDirection(Enum):
     """Per-argument direction at a call site; value is the DSL marker name (``pl.adir.input``)."""
+
+    __hash__ = object.__hash__  # members are singletons compared by identity: hash them in C
 
     Input = "input"
     Output = "output"

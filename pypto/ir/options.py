@@ -10,6 +10,8 @@ from pypto.toolchain import platforms as _platforms
 class BackendType(Enum):
     """Pass and codegen target."""
 
+    __hash__ = object.__hash__  # members are singletons compared by identity: hash them in C
+
     Ascend910B = "Ascend910B"
     Ascend950 = "Ascend950"
 
@@ -51,12 +53,17 @@ class VerificationLevel(Enum):
 class MemoryPlanner(Enum):
     """Who plans on-chip buffers: our passes, DSA with reuse penalties, or the assembler."""
 
+    __hash__ = object.__hash__  # members are singletons compared by identity: hash them in C
+
     PYPTO = "PYPTO"
     DSA_RP = "DSA_RP"
     PTOAS = "PTOAS"
 
 
 class DiagnosticPhase(Enum):
+
+    __hash__ = object.__hash__  # members are singletons compared by identity: hash them in C
+
     NONE = "none"
     PRE_PIPELINE = "pre_pipeline"
     POST_PASS = "post_pass"
@@ -64,6 +71,9 @@ class DiagnosticPhase(Enum):
 
 
 class DiagnosticCheck(Enum):
+
+    __hash__ = object.__hash__  # members are singletons compared by identity: hash them in C
+
     UnusedVariable = "UnusedVariable"
     UnusedControlFlowResult = "UnusedControlFlowResult"
     OutParamWriteDropped = "OutParamWriteDropped"

@@ -8,6 +8,8 @@ from enum import Enum
 class IRProperty(Enum):
     """The 41 upstream IR properties; the verifier checks the ``VERIFIED`` subset."""
 
+    __hash__ = object.__hash__  # members are singletons compared by identity: hash them in C
+
     SSAForm = "SSAForm"
     TypeChecked = "TypeChecked"
     NoNestedCalls = "NoNestedCalls"

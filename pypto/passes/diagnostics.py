@@ -191,6 +191,7 @@ class DiagnosticsRunner:
         off = ctx.diagnostic_phase is DiagnosticPhase.NONE
         self.enabled = [] if off else [c for c in CHECKS if c not in (ctx.disabled_diagnostics or ())]
         self._phases = frozenset(CHECKS[c].phase for c in self.enabled)
+        self._post_pass = DiagnosticPhase.POST_PASS in self._phases
 
     def _run(self, program: Program, phase: DiagnosticPhase) -> list[Diagnostic]:
         out: list[Diagnostic] = []
@@ -207,13 +208,12 @@ class DiagnosticsRunner:
             log.warning(format_warning(d, DiagnosticPhase.PRE_PIPELINE))
 
     def post_pass(self, program: Program) -> list[Diagnostic]:
-        found = self._run(program, DiagnosticPhase.POST_PASS) if self._has(DiagnosticPhase.POST_PASS) else []
+        if not self._post_pass:
+            return []
+        found = self._run(program, DiagnosticPhase.POST_PASS)
         for d in found:
             _logger().warning(format_warning(d, DiagnosticPhase.POST_PASS))
         return found
-
-    def _has(self, phase: DiagnosticPhase) -> bool:
-        return phase in self._phases
 
     def post_pipeline(self, program: Program) -> None:
         hints = self._run(program, DiagnosticPhase.POST_PIPELINE)

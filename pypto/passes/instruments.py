@@ -138,13 +138,26 @@ class VerifyInstrument(Instrument):
         self.verified = set(STRUCTURAL)
 
     def after_pass(self, step: PassStep) -> None:
-        from pypto.ir.verifier import verify_or_raise
-
-        self.verified -= step.pass_.invalidates
-        todo = (step.pass_.produces & VERIFIED) - self.verified
+        p = step.pass_
+        if p.invalidates:
+            self.verified -= p.invalidates
+        todo = _verified_products(type(p)) - self.verified
         if todo:
-            verify_or_raise(step.after, todo, where=f"after pass {step.pass_.name}")
+            from pypto.ir.verifier import verify_or_raise
+
+            verify_or_raise(step.after, todo, where=f"after pass {p.name}")
             self.verified |= todo
+
+
+_PRODUCTS: dict[type, frozenset[IRProperty]] = {}
+
+
+def _verified_products(cls: type[Pass]) -> frozenset[IRProperty]:
+    """``cls.produces & VERIFIED``, once per pass class."""
+    got = _PRODUCTS.get(cls)
+    if got is None:
+        got = _PRODUCTS[cls] = frozenset(cls.produces & VERIFIED)
+    return got
 
 
 class RoundtripInstrument(Instrument):
