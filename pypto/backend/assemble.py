@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from pypto.artifact import (
@@ -37,11 +38,13 @@ class _Writer:
         self.dirs = DirMaker()
 
     def write(self, rel: str, text: str) -> None:
-        from pypto.toolchain.cachefs import write_atomic
+        from pypto.toolchain.files import text_bytes, write_file
 
-        path = self.root / rel
-        self.dirs.ensure(path.parent)
-        write_atomic(path, text)  # a concurrent reader of the dir sees whole files only
+        path = os.path.join(self.root, rel)
+        self.dirs.ensure(os.path.dirname(path))
+        # written in place: the compile holds the directory's lock (runs read it under a shared one),
+        # and the directory counts as complete only once compiled_meta.json is renamed into it last
+        write_file(path, text_bytes(text))
         self.files[rel] = text
 
 

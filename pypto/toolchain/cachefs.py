@@ -202,40 +202,48 @@ def verify_tree(root: Path) -> bool:
 
 
 # -- artifact directory locks ------------------------------------------------------------------------
-def lock_path(folder: Path) -> Path:
-    """The lock file of a directory: a hidden sibling ``.<name>.pypto-lock`` (not inside the artifact)."""
-    folder = Path(os.path.abspath(folder))
-    return folder.with_name(f".{folder.name}.pypto-lock")
-
-
 @contextlib.contextmanager
 def dir_lock(folder: Path, *, shared: bool = False, create: bool = True) -> Iterator[None]:
-    """Hold an advisory lock on ``folder`` (exclusive: a writer; shared: a reader).
+    """Hold an advisory lock on the directory ``folder`` itself (exclusive: a writer; shared: a reader).
 
-    Writers (a compile into an explicit output dir) create the lock file; readers only lock when one
-    exists, so directories nobody compiles into concurrently get no lock file. Where no lock file can
-    be made (a read-only parent), the block runs unlocked.
+    The lock is a ``flock`` on the directory (no lock file: nothing is left next to it). A writer (a
+    compile into an explicit output dir, ``create=True``) creates the directory first; a reader locks
+    it only when it exists. Where the directory cannot be made, opened or locked (a file system
+    without ``flock``), the block runs unlocked; the writer then reports why it cannot write.
     """
     import fcntl
 
-    path = os.fspath(lock_path(folder))
+    path = os.path.abspath(folder)
     held = _held_locks()
     if path in held:  # re-entered on this thread (e.g. a run inside a compile): already covered
         yield
         return
-    flags = os.O_RDWR | (os.O_CREAT if create else 0)
-    try:
-        fd = os.open(path, flags, 0o666)
-    except OSError:
+    fd = _open_dir(path, create)
+    if fd is not None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        except OSError:
+            os.close(fd)
+            fd = None
+    if fd is None:
         yield
         return
+    held.add(path)
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
-        held.add(path)
         yield
     finally:
         held.discard(path)
         os.close(fd)
+
+
+def _open_dir(path: str, create: bool) -> int | None:
+    if create:
+        with contextlib.suppress(OSError):
+            os.makedirs(path, exist_ok=True)
+    try:
+        return os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
 
 
 _tls = threading.local()

@@ -12,7 +12,6 @@ from __future__ import annotations
 import locale
 import os
 import sys
-from pathlib import Path
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
 
@@ -46,5 +45,5 @@ class DirMaker:
         key = os.fspath(path)
         if key in self._known:
             return
-        Path(key).mkdir(parents=True, exist_ok=True)
+        os.makedirs(key, exist_ok=True)
         self._known.add(key)

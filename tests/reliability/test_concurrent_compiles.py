@@ -64,12 +64,24 @@ def test_default_output_dirs_are_claimed_atomically(env: dict[str, str], tmp_pat
     assert len(list(build.iterdir())) == 4
 
 
-def test_dir_lock_is_a_sibling_file_and_reentrant_on_one_thread(tmp_path: Path) -> None:
-    from pypto.toolchain.cachefs import dir_lock, lock_path
+def test_dir_lock_locks_the_directory_itself_and_is_reentrant_on_one_thread(tmp_path: Path) -> None:
+    import fcntl
+    import os
+
+    from pypto.toolchain.cachefs import dir_lock
 
     out = tmp_path / "art"
-    assert lock_path(out) == tmp_path / ".art.pypto-lock"
     with dir_lock(out), dir_lock(out, shared=True, create=False):  # a run inside a compile: no self-deadlock
-        assert lock_path(out).is_file()
-    with dir_lock(tmp_path / "never-compiled", shared=True, create=False):
-        assert not lock_path(tmp_path / "never-compiled").exists()
+        assert out.is_dir()
+        other = os.open(out, os.O_RDONLY)  # another open file description: another process's view
+        try:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(other, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        finally:
+            os.close(other)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["art"]  # no lock file next to it
+    with dir_lock(tmp_path / "never-compiled", shared=True, create=False):  # a reader creates nothing
+        assert not (tmp_path / "never-compiled").exists()
+    (tmp_path / "a-file").write_text("x")
+    with dir_lock(tmp_path / "a-file"):  # not a directory: unlocked, and the writer reports it later
+        pass
