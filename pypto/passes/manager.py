@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pypto.diagnostics import Diagnostic
 from pypto.errors import InternalError, PyptoError
@@ -47,7 +48,7 @@ class PassManager:
         self.ctx = ctx or _active()
         self.planner = self.ctx.memory_planner
         self.analyze_auto_scopes_for_deps = analyze_auto_scopes_for_deps
-        self._passes: list[Pass] = [get_pass(n).from_context(self.ctx) for n in names]
+        self._passes: list[Pass] = list(_build_passes(tuple(names), self.ctx))
 
     @classmethod
     def get_strategy(cls, strategy: OptimizationStrategy = OptimizationStrategy.Default, *,
@@ -121,6 +122,26 @@ class PassManager:
         for inst in instruments:
             inst.after_pipeline(program)
         return PipelineResult(program, times, diags.found)
+
+
+_BUILT: dict[tuple[Any, ...], tuple[Pass, ...]] = {}
+
+
+def _build_passes(names: tuple[str, ...], ctx: PassContext) -> tuple[Pass, ...]:
+    """The pass objects for ``names`` under ``ctx``'s options, built once per distinct set of options
+    (passes are frozen dataclasses made from those options alone, so equal options give equal passes)."""
+    key = (names, ctx.verification_level, ctx.diagnostic_phase, ctx.disabled_diagnostics, ctx.memory_planner,
+           ctx.runtime, ctx.backend_type, ctx.enable_l0c_double_buffer)
+    try:
+        built = _BUILT.get(key)
+    except TypeError:  # an option value that cannot be a key: build afresh
+        return tuple(get_pass(n).from_context(ctx) for n in names)
+    if built is None:
+        built = tuple(get_pass(n).from_context(ctx) for n in names)
+        if len(_BUILT) >= 16:
+            _BUILT.clear()
+        _BUILT[key] = built
+    return built
 
 
 def _run_one(p: Pass, program: Program) -> Program:

@@ -85,3 +85,16 @@ def test_untouched_passes_return_same_object():
     prog = run_pipeline(add_program(), ctx=PassContext()).program
     for name in ("Simplify", "FlattenTileNdTo2D", "NormalizeStmtStructure", "ExpandMixedKernel"):
         assert get_pass(name)().run(prog) is prog
+
+
+def test_pass_objects_are_built_once_per_set_of_options():
+    from pypto.ir.options import BackendType
+    from pypto.passes.context import PassContext
+    from pypto.passes.manager import PassManager
+
+    names = ("ConvertToSSA", "AllocateMemoryAddr")
+    first = PassManager(names, PassContext())
+    again = PassManager(names, PassContext())
+    other = PassManager(names, PassContext(backend_type=BackendType.Ascend950))
+    assert all(a is b for a, b in zip(first.passes, again.passes, strict=True))
+    assert other.passes[1] is not first.passes[1] and other.passes[1].backend is BackendType.Ascend950
