@@ -38,16 +38,18 @@ ORCH_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-pthread")
 # (~29 us for a registered 128x128 add), and the one-time build takes ~25 % less CPU.
 # Hidden visibility: a runtime library exports only its C API (sim_capi.h); see below.
 RUNTIME_FLAGS = ("-std=c++17", "-O1", "-pthread", "-fPIC", "-fvisibility=hidden", "-shared")
-# A runtime library is the core (workers, scheduler, orchestrator ops, tensor map: one unity object
-# shared by all four libraries, one parse of the common headers, ~0.5 s of CPU, instead of one per
-# source) plus variant.cpp, the only object built per (platform, runtime) (the macros below, ~0.1 s).
-# Comm tasks and DFX recording are the extras (sim/src/sim_extras.h): one more library, shared by all
-# four, built (once) and loaded only when a run asks for DFX or a worker gets a comm context, so a
-# plain first run compiles ~40 % less. Several runtime libraries load into one process with
-# RTLD_GLOBAL, so every object is built with hidden visibility (a library's calls stay inside it;
-# otherwise the first library loaded would serve every library's internal calls, and with them its
-# own extras pointer) and every library is linked with -z defs: the extras import nothing from the
-# core (the core hands them the functions they call), so they bind to no runtime library.
+# A runtime library is the core (workers, scheduler, orchestrator ops, tensor map: one unity object,
+# ~2 s of CPU, shared by all four libraries, so the common headers, ~0.5 s, are parsed once) plus
+# variant.cpp, the only object built per (platform, runtime) (the macros below, ~0.1 s). Comm tasks
+# and DFX recording are the extras (sim/src/sim_extras.h): one more library (~1.1 s of CPU), shared
+# by all four, built (once) and loaded only when a run asks for DFX or a worker gets a comm context,
+# so a plain first run compiles about a fifth less. Splitting the core into two parallel objects
+# measured slower on 2 loaded cores (a first run is bound by its total CPU; each object parses the
+# headers again). Several runtime libraries load into one process with RTLD_GLOBAL, so every object
+# is built with hidden visibility (a library's calls stay inside it; otherwise the first library
+# loaded would serve every library's internal calls, and with them its own extras pointer) and every
+# library is linked with -z defs: the extras import nothing from the core (the core hands them the
+# functions they call), so they bind to no runtime library.
 VARIANT_SOURCE = "variant.cpp"
 EXTRAS_SOURCES = ("comm.cpp", "comm_combine.cpp", "dfx.cpp", "extras.cpp")
 LINK_FLAGS = ("-Wl,-z,defs",)
