@@ -211,3 +211,29 @@ def test_an_extras_library_that_never_loads_is_a_toolchain_error(cache: Path, ad
     monkeypatch.setattr(native, "load_extras", refuse)
     with ChipWorker() as w, pytest.raises(ToolchainError, match="the simulation runtime extras library .* cannot be"):
         _add(w, add_art, DFX)
+
+
+def test_a_jit_compile_for_a_dfx_run_prebuilds_the_extras(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pypto.jit import decorator
+
+    calls: list[str] = []
+    monkeypatch.setattr(build, "prebuild_extras", lambda: calls.append("extras"))
+    monkeypatch.setattr(build, "prebuild_runtime", lambda platform, runtime: calls.append(f"{platform}/{runtime}"))
+    decorator._prebuild_runtime("a2a3sim", "tensormap_and_ringbuffer")
+    assert calls == ["a2a3sim/tensormap_and_ringbuffer"]  # a plain run: no extras
+    calls.clear()
+    decorator._prebuild_runtime("a2a3sim", "tensormap_and_ringbuffer", dfx=True)
+    assert calls == ["extras", "a2a3sim/tensormap_and_ringbuffer"]
+    calls.clear()
+    decorator._prebuild_runtime("a2a3", "tensormap_and_ringbuffer", dfx=True)  # hardware: nothing to build here
+    assert "extras" not in calls
+
+
+def test_a_distributed_program_builds_the_runtime_and_extras_before_forking(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pypto.jit.distributed import worker as dist
+
+    calls: list[str] = []
+    monkeypatch.setattr(build, "runtime_library", lambda platform, runtime: calls.append(f"{platform}/{runtime}"))
+    monkeypatch.setattr(build, "runtime_extras", lambda: calls.append("extras"))
+    dist._build_chips({}, "a2a3sim")
+    assert calls == ["a2a3sim/tensormap_and_ringbuffer", "extras"]
