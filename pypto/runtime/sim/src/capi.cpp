@@ -171,8 +171,12 @@ int32_t pto_sim_worker_set_comm(void* worker, int32_t rank, int32_t nranks, uint
     }
     std::lock_guard<std::mutex> lk(w.mu);
     if (w.run != nullptr) return set_err(err, errlen, PTO_SIM_BAD_ARGUMENT, "comm context: the worker is running a program");
+    try {
+        if (c.active()) w.start_comm_thread();
+    } catch (const std::exception& e) {
+        return set_err(err, errlen, PTO_SIM_BAD_ARGUMENT, std::string("comm context: cannot start the comm thread: ") + e.what());
+    }
     w.comm = c;
-    if (c.active()) w.start_comm_thread();
     return PTO_SIM_OK;
 }
 
