@@ -1,8 +1,8 @@
 #!/bin/sh
 # Build-time smoke test of a pypto image: the CLI starts, doctor passes, ptoas runs, the simulation
-# runtime is prebuilt for every sim platform x runtime of the toolchain, and the bundled examples
-# compile, run and match numpy. Runs with PYPTO_CACHE_DIR=/opt/pypto/cache, so what it builds stays
-# in the image.
+# runtime is prebuilt for every sim platform x runtime of the toolchain (and its comm/DFX extras),
+# and the bundled examples compile, run and match numpy. Runs with PYPTO_CACHE_DIR=/opt/pypto/cache,
+# so what it builds stays in the image.
 set -eu
 here="$(cd "$(dirname "$0")" && pwd)"
 pypto --version
@@ -26,7 +26,7 @@ else:
         raise SystemExit(f"flavor {facts['flavor']} must not carry torch")
 PY
 python - <<'PY'
-from pypto.runtime.build import runtime_library
+from pypto.runtime.build import runtime_extras, runtime_library
 from pypto.toolchain.manifest import load_manifest
 from pypto.toolchain.platforms import PLATFORMS
 
@@ -34,6 +34,7 @@ support = load_manifest().support
 for platform in (p for p in support.platforms if PLATFORMS[p].simulated):
     for runtime in support.runtimes:
         print("prebuilt", runtime_library(platform, runtime))
+print("prebuilt", runtime_extras())  # comm tasks and DFX recording, shared by every runtime library
 PY
 platforms="$(python -c 'from pypto.toolchain.manifest import load_manifest; from pypto.toolchain.platforms import PLATFORMS
 print(" ".join(p for p in load_manifest().support.platforms if PLATFORMS[p].simulated))')"
@@ -47,7 +48,8 @@ for example in "$here"/examples/*/*.py; do
   done
 done
 cd / && rm -rf "$work"
-# the one-time build's duration (a progress hint on a terminal) is a timing of this build, not content:
-# leaving it would make every image build differ
-rm -f "${PYPTO_CACHE_DIR:-/opt/pypto/cache}/sim/runtime/build_seconds"
+# the one-time builds' durations (a progress hint on a terminal) are timings of this build, not content:
+# leaving them would make every image build differ
+rm -f "${PYPTO_CACHE_DIR:-/opt/pypto/cache}/sim/runtime/build_seconds" \
+  "${PYPTO_CACHE_DIR:-/opt/pypto/cache}/sim/runtime/extras_build_seconds"
 echo "smoke test passed"

@@ -183,7 +183,7 @@ class JITFunction:
             kwargs["runtime"] = RuntimeKind.HOST_BUILD_GRAPH  # a Graph needs the host-built graph runtime
         if kwargs["skip_ptoas"]:
             return ir_compile(program, **kwargs)
-        _prebuild_runtime(cfg.platform, kwargs.get("runtime"))
+        _prebuild_runtime(cfg.platform, kwargs.get("runtime"), getattr(cfg, "dfx_enabled", False))
         compiled = ir_compile(program, **kwargs)
         from pypto.runtime import build
 
@@ -241,9 +241,13 @@ def _no_pass_context() -> bool:
     return PassContext.current() is None
 
 
-def _prebuild_runtime(platform: str, runtime: Any) -> None:
-    """On a fresh cache, build the sim runtime library in the background while this compile runs."""
+def _prebuild_runtime(platform: str, runtime: Any, dfx: bool = False) -> None:
+    """On a fresh cache, build the sim runtime library (and for a DFX run its extras) in the background while
+    this compile runs."""
     from pypto.runtime import build
+
+    if dfx and platform in build.PLATFORM_FLAGS:
+        build.prebuild_extras()
 
     if runtime is None:
         from pypto.passes.context import PassContext

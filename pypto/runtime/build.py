@@ -36,12 +36,23 @@ KERNEL_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-D__CPU_SIM")
 ORCH_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-pthread")
 # -O1: the runtime is task bookkeeping, not tile math; per-call dispatch measured the same as at -O2
 # (~29 us for a registered 128x128 add), and the one-time build takes ~25 % less CPU.
-RUNTIME_FLAGS = ("-std=c++17", "-O1", "-pthread", "-fPIC", "-shared")
-# variant.cpp alone is built per (platform, runtime) (the macros below, ~0.1 s); every other source goes
-# into one unity object shared by all four libraries: one parse of the common headers (~0.8 s of CPU
-# each) instead of one per object. Splitting it would not shorten a first run on 2 cores (the other
-# core runs the compile, then the kernel builds) and would cost a parse more.
+# Hidden visibility: a runtime library exports only its C API (sim_capi.h); see below.
+RUNTIME_FLAGS = ("-std=c++17", "-O1", "-pthread", "-fPIC", "-fvisibility=hidden", "-shared")
+# A runtime library is the core (workers, scheduler, orchestrator ops, tensor map: one unity object,
+# ~2 s of CPU, shared by all four libraries, so the common headers, ~0.5 s, are parsed once) plus
+# variant.cpp, the only object built per (platform, runtime) (the macros below, ~0.1 s). Comm tasks
+# and DFX recording are the extras (sim/src/sim_extras.h): one more library (~1.1 s of CPU), shared
+# by all four, built (once) and loaded only when a run asks for DFX or a worker gets a comm context,
+# so a plain first run compiles about a fifth less. Splitting the core into two parallel objects
+# measured slower on 2 loaded cores (a first run is bound by its total CPU; each object parses the
+# headers again). Several runtime libraries load into one process with RTLD_GLOBAL, so every object
+# is built with hidden visibility (a library's calls stay inside it; otherwise the first library
+# loaded would serve every library's internal calls, and with them its own extras pointer) and every
+# library is linked with -z defs: the extras import nothing from the core (the core hands them the
+# functions they call), so they bind to no runtime library.
 VARIANT_SOURCE = "variant.cpp"
+EXTRAS_SOURCES = ("comm.cpp", "comm_combine.cpp", "dfx.cpp", "extras.cpp")
+LINK_FLAGS = ("-Wl,-z,defs",)
 CORE_FLAGS = {core: (macro,) for core, macro in CORE_MACROS.items()}
 PLATFORM_FLAGS = {"a2a3sim": (), "a5sim": ("-DPTO_SIM_ARCH_A5",)}
 RUNTIME_MACROS = {"tensormap_and_ringbuffer": (), "host_build_graph": ("-DPTO_SIM_RUNTIME_HBG",)}
@@ -184,6 +195,20 @@ def runtime_library(platform: str, runtime: str) -> Path:
     return _once(out, lambda: _build_runtime(platform, runtime, out), f"{platform}/{runtime} runtime library")
 
 
+def runtime_extras() -> Path:
+    """The extras ``.so`` (comm tasks, DFX recording), one for every runtime library, built once when first needed.
+
+    A build already under way in this process (:func:`prebuild_extras`) is waited for, not repeated.
+    """
+    out = _extras_target()
+    return _once(out, lambda: _build_extras(out), "runtime extras library")
+
+
+def prebuild_extras() -> None:
+    """Start building the extras library in the background (a compile for a DFX run); never raises."""
+    _submit_background(runtime_extras)
+
+
 def prebuild_runtime(platform: str, runtime: str) -> None:
     """Start building the runtime library in the background (e.g. while a compile runs); never raises.
 
@@ -265,9 +290,14 @@ def _once(out: Path, build: Callable[[], Path], what: str = "build output") -> P
 
 def _runtime_target(platform: str, runtime: str) -> tuple[Path, str]:
     variant = (*PLATFORM_FLAGS[platform], *RUNTIME_MACROS[runtime])
-    key = _key(platform, runtime, header_hash(), _src_hash(), *RUNTIME_FLAGS, VARIANT_SOURCE, *variant,
-               compiler_id())
+    key = _key(platform, runtime, header_hash(), _src_hash(), *RUNTIME_FLAGS, *LINK_FLAGS, VARIANT_SOURCE,
+               *EXTRAS_SOURCES, *variant, compiler_id())
     return cache_root() / "runtime" / f"libpto_sim_{platform}_{runtime}_{key}.so", key
+
+
+def _extras_target() -> Path:
+    key = _key("extras", header_hash(), _src_hash(), *RUNTIME_FLAGS, *LINK_FLAGS, *EXTRAS_SOURCES, compiler_id())
+    return cache_root() / "runtime" / f"libpto_sim_extras_{key}.so"
 
 
 @functools.lru_cache(maxsize=1)
@@ -276,33 +306,50 @@ def _src_hash() -> str:
 
 
 def runtime_units() -> list[tuple[str, tuple[Path, ...]]]:
-    """(unit, sources) of the runtime's objects: ``unity`` (every source but the variant one) and ``variant``."""
+    """(unit, sources) of a runtime library's objects: ``core`` (every source but the variant and the extras
+    ones) and ``variant``."""
     srcs = sorted(SRC_DIR.glob("*.cpp"))
-    shared = tuple(p for p in srcs if p.name != VARIANT_SOURCE)
-    return [(name, group) for name, group in (("unity", shared), ("variant", (SRC_DIR / VARIANT_SOURCE,))) if group]
+    core = tuple(p for p in srcs if p.name != VARIANT_SOURCE and p.name not in EXTRAS_SOURCES)
+    return [(name, group) for name, group in (("core", core), ("variant", (SRC_DIR / VARIANT_SOURCE,))) if group]
+
+
+def extras_units() -> list[tuple[str, tuple[Path, ...]]]:
+    """(unit, sources) of the extras library's objects: ``extras`` (comm tasks and DFX recording)."""
+    return [("extras", tuple(SRC_DIR / name for name in EXTRAS_SOURCES))]
 
 
 def _build_runtime(platform: str, runtime: str, out: Path) -> Path:
     """Compile the runtime's objects with parallel g++ jobs and link them (a progress line on a TTY)."""
-    start = time.perf_counter()
-    _progress(f"pypto: building sim runtime for {platform}/{runtime} (one-time, ~{_expected_seconds():.0f} s)")
     variant = (*PLATFORM_FLAGS[platform], *RUNTIME_MACROS[runtime])
-    units = runtime_units()
+    units = [(name, group, variant if name == "variant" else ()) for name, group in runtime_units()]
+    return _build_library(units, out, f"the {platform}/{runtime} simulation runtime",
+                          f"sim runtime for {platform}/{runtime}", "build_seconds", ("-ldl",))
+
+
+def _build_extras(out: Path) -> Path:
+    units = [(name, group, ()) for name, group in extras_units()]
+    return _build_library(units, out, "the simulation runtime's extras (comm tasks, DFX)",
+                          "sim runtime extras (comm tasks, DFX)", "extras_build_seconds", ())
+
+
+def _build_library(units: list[tuple[str, tuple[Path, ...], tuple[str, ...]]], out: Path, what: str, label: str,
+                   timing: str, libs: tuple[str, ...]) -> Path:
+    """Compile ``units`` (name, sources, extra flags) with parallel g++ jobs and link them into ``out``."""
+    start = time.perf_counter()
+    _progress(f"pypto: building {label} (one-time, ~{_expected_seconds(timing):.0f} s)")
     with ThreadPoolExecutor(max_workers=max(1, min(len(units), os.cpu_count() or 1))) as pool:
-        futures = [pool.submit(_runtime_object, name, group, variant if name == "variant" else ())
-                   for name, group in units]
-        objs = [f.result() for f in futures]
-    argv = [GXX, *RUNTIME_FLAGS, *map(os.fspath, objs), "-ldl"]
-    lib = compile_so(argv, out, f"the {platform}/{runtime} simulation runtime")
-    _remember_seconds(time.perf_counter() - start)
+        objs = [f.result() for f in [pool.submit(_runtime_object, *unit) for unit in units]]
+    argv = [GXX, *RUNTIME_FLAGS, *LINK_FLAGS, *map(os.fspath, objs), *libs]
+    lib = compile_so(argv, out, what)
+    _remember_seconds(timing, time.perf_counter() - start)
     return lib
 
 
-def _runtime_object(unit: str, srcs: tuple[Path, ...], variant: tuple[str, ...]) -> Path:
+def _runtime_object(unit: str, srcs: tuple[Path, ...], extra: tuple[str, ...]) -> Path:
     """One object from ``srcs`` (several: a unity source that includes them, written next to it)."""
     flags = [f for f in RUNTIME_FLAGS if f != "-shared"]
     names = [s.name for s in srcs]
-    key = _key(unit, *names, _src_hash(), header_hash(), *flags, *variant, compiler_id())
+    key = _key(unit, *names, _src_hash(), header_hash(), *flags, *extra, compiler_id())
     out = cache_root() / "runtime" / "obj" / f"{unit}-{key}.o"
     if _reuse(out, f"runtime object {', '.join(names)}"):
         return out
@@ -313,23 +360,23 @@ def _runtime_object(unit: str, srcs: tuple[Path, ...], variant: tuple[str, ...])
         tmp = src.with_name(f"{src.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_text("".join(f'#include "{n}"\n' for n in names))
         os.replace(tmp, src)
-    argv = [GXX, *flags, *variant, "-I", os.fspath(INCLUDE_DIR), "-I", os.fspath(SRC_DIR), "-c", os.fspath(src)]
+    argv = [GXX, *flags, *extra, "-I", os.fspath(INCLUDE_DIR), "-I", os.fspath(SRC_DIR), "-c", os.fspath(src)]
     return compile_so(argv, out, f"runtime source {', '.join(names)}")
 
 
-def _seconds_file() -> Path:
-    return cache_root() / "runtime" / "build_seconds"
+def _seconds_file(name: str) -> Path:
+    return cache_root() / "runtime" / name
 
 
-def _expected_seconds() -> float:
+def _expected_seconds(name: str) -> float:
     with contextlib.suppress(OSError, ValueError):
-        return max(1.0, float(_seconds_file().read_text()))
-    return 3.0
+        return max(1.0, float(_seconds_file(name).read_text()))
+    return 2.0
 
 
-def _remember_seconds(seconds: float) -> None:
+def _remember_seconds(name: str, seconds: float) -> None:
     with contextlib.suppress(OSError):
-        _seconds_file().write_text(f"{seconds:.1f}\n")
+        _seconds_file(name).write_text(f"{seconds:.1f}\n")
 
 
 def _progress(line: str) -> None:

@@ -12,7 +12,7 @@ from pypto.errors import InternalError, PyptoError
 MAX_DIMS = 5
 NO_OWNER = (1 << 64) - 1
 ERR_LEN = 8192
-CAPI_VERSION = 3
+CAPI_VERSION = 4
 
 
 class ChipTensor(ctypes.Structure):
@@ -125,6 +125,7 @@ _SIGS: dict[str, tuple[object, list[object]]] = {
     "pto_sim_worker_destroy": (None, [_P]),
     "pto_sim_worker_set_comm": (ctypes.c_int32, [_P, ctypes.c_int32, ctypes.c_int32, ctypes.c_uint64, ctypes.c_uint64,
                                                  ctypes.c_int64, ctypes.c_uint64, _S, ctypes.c_size_t]),
+    "pto_sim_load_extras": (ctypes.c_int32, [_S, _S, ctypes.c_size_t]),
     "pto_sim_program_load": (_P, [_S, _S, ctypes.c_size_t]),
     "pto_sim_program_add_kernel": (ctypes.c_int32, [_P, ctypes.c_int32, _S, ctypes.c_int32, _S, _S, ctypes.c_size_t]),
     "pto_sim_program_free": (None, [_P]),
@@ -146,6 +147,22 @@ class NativeLib:
 
 
 _LOADED: dict[Path, NativeLib] = {}
+_WITH_EXTRAS: set[Path] = set()  # runtime libraries that loaded the extras (comm tasks, DFX recording)
+
+
+def has_extras(native: NativeLib) -> bool:
+    """True once ``native`` loaded the extras library (:func:`load_extras`)."""
+    return native.path in _WITH_EXTRAS
+
+
+def load_extras(native: NativeLib, path: Path) -> None:
+    """Have ``native`` dlopen the extras library at ``path`` (once); :class:`LoadError` if it cannot."""
+    if native.path in _WITH_EXTRAS:
+        return
+    err = ctypes.create_string_buffer(ERR_LEN)
+    raise_status(native.lib.pto_sim_load_extras(os.fspath(path).encode(), err, ERR_LEN), err,
+                 "loading the runtime extras (comm tasks, DFX)")
+    _WITH_EXTRAS.add(native.path)
 
 
 def dfx_records(native: NativeLib, worker: int) -> tuple[bytes, bytes]:

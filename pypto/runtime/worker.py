@@ -8,8 +8,10 @@ import itertools
 import os
 import time
 import weakref
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -161,21 +163,15 @@ class ChipWorker:
 
     # -- lifecycle ----------------------------------------------------------------------------------
     def _load_runtime(self) -> native.NativeLib:
-        """Load the runtime library; one that the loader refuses is removed, rebuilt and loaded once more."""
-        from pypto.errors import ToolchainError
-        from pypto.toolchain import cachefs
+        """Load the runtime library (see :func:`_load_healing`)."""
+        return _load_healing(lambda: build.runtime_library(self.platform, self._runtime), native.load, OSError,
+                             "runtime library")
 
-        lib_path = build.runtime_library(self.platform, self._runtime)
-        try:
-            return native.load(lib_path)
-        except OSError as exc:
-            cachefs.discard(lib_path, "runtime library", f"cannot be loaded ({exc})")
-        lib_path = build.runtime_library(self.platform, self._runtime)
-        try:
-            return native.load(lib_path)
-        except OSError as exc:
-            raise ToolchainError(f"the simulation runtime library {lib_path} cannot be loaded: {exc}",
-                                 hint="check the g++ installation (`pypto doctor`)") from exc
+    def _need_extras(self) -> None:
+        """Load the extras (comm tasks, DFX recording) into the runtime library, building them on first need."""
+        if not native.has_extras(self._native):
+            _load_healing(build.runtime_extras, lambda path: native.load_extras(self._native, path),
+                          native.LoadError, "runtime extras library")
 
     def init(self) -> ChipWorker:
         """Build/load the runtime library and start the core threads (idempotent)."""
@@ -203,6 +199,7 @@ class ChipWorker:
         if ctx is None:
             args = (-1, 0, 0, 0, 0, 0)
         else:
+            self._need_extras()
             args = (ctx.rank, ctx.nranks, ctx.arena_base, ctx.region_bytes, int(ctx.wait_timeout_s * 1000),
                     ctx.status_address)
         status = self._native.lib.pto_sim_worker_set_comm(self._handle, *args, self._err, native.ERR_LEN)
@@ -326,7 +323,10 @@ class ChipWorker:
             prog.plan = plan_of(args, bound)
         cfg = config or self.config
         dfx_on = cfg.dfx_enabled
-        dfx_flags = _dfx_flags(cfg) if dfx_on else 0
+        dfx_flags = 0
+        if dfx_on:
+            dfx_flags = _dfx_flags(cfg)
+            self._need_extras()
         ccfg = self._run_config(cfg, dfx_flags)
         status = self._native.lib.pto_sim_run(
             self._handle, prog.handle, ctypes.addressof(bound.tensors), bound.num_tensors,
@@ -368,8 +368,6 @@ class ChipWorker:
         this worker's runs that recorded diagnostics). A distributed program points every rank's dispatch
         ``k`` at its own directory with this.
         """
-        from pathlib import Path
-
         self.dfx_location = None if root is None else (Path(root), str(subdir))
 
     # -- memory -------------------------------------------------------------------------------------
@@ -416,6 +414,25 @@ class ChipWorker:
     def copy_from(self, dst: Any, src: int, nbytes: int) -> None:
         """Device -> host copy; ``dst`` is an address or a numpy array."""
         ctypes.memmove(_address(dst), int(src), int(nbytes))
+
+
+def _load_healing(path_of: Callable[[], Path], load: Callable[[Path], Any], refused: type[Exception],
+                  what: str) -> Any:
+    """``load(path_of())``; a file the loader refuses is removed, rebuilt and loaded once more."""
+    from pypto.errors import ToolchainError
+    from pypto.toolchain import cachefs
+
+    path = path_of()
+    try:
+        return load(path)
+    except refused as exc:
+        cachefs.discard(path, what, f"cannot be loaded ({exc})")
+    path = path_of()
+    try:
+        return load(path)
+    except refused as exc:
+        raise ToolchainError(f"the simulation {what} {path} cannot be loaded: {exc}",
+                             hint="check the g++ installation (`pypto doctor`)") from exc
 
 
 def _dfx_flags(cfg: RunConfig) -> int:

@@ -22,15 +22,25 @@ from pypto.toolchain.ptoas import find_ptoas, installed_wheel
 pytestmark = [needs_gxx, pytest.mark.sim]
 
 
-@pytest.fixture(scope="module")
-def warm(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    root = tmp_path_factory.mktemp("heal")
+def _warm(root: Path, text: str) -> tuple[Path, dict[str, str]]:
     kern = root / "kern.py"
-    kern.write_text(KERNEL_SCRIPT)
+    kern.write_text(text)
     env = env_for(root / "cache", root / "build")
     out = script(kern, env)
     assert out.code == 0 and "RESULT OK" in out.stdout, out.describe()
     return kern, env
+
+
+@pytest.fixture(scope="module")
+def warm(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    return _warm(tmp_path_factory.mktemp("heal"), KERNEL_SCRIPT)
+
+
+@pytest.fixture(scope="module")
+def warm_dfx(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """The kernel run with DFX on: it builds (and heals) the runtime extras too."""
+    dfx_call = "from pypto.runtime import RunConfig\n    addmul(a, b, out, config=RunConfig(enable_dep_gen=True))\n"
+    return _warm(tmp_path_factory.mktemp("heal-dfx"), KERNEL_SCRIPT.replace("addmul(a, b, out)\n", dfx_call))
 
 
 def _one(cache: Path, pattern: str) -> Path:
@@ -62,14 +72,17 @@ TARGETS = {
     "kernel-so": "sim/kernels-a2a3sim/addmul_incore_0-*.so",
     "orchestration-so": "sim/orchestration/addmul-*.so",
     "runtime-so": "sim/runtime/libpto_sim_a2a3sim_tensormap_and_ringbuffer_*.so",
-    "runtime-obj": "sim/runtime/obj/unity-*.o",
+    "runtime-obj": "sim/runtime/obj/core-*.o",
+    "extras-so": "sim/runtime/libpto_sim_extras_*.so",
+    "extras-obj": "sim/runtime/obj/extras-*.o",
     "jit-kernel-cpp": "jit/_jit_addmul-*/kernels/aiv/addmul_incore_0.cpp",
     "jit-orch-cpp": "jit/_jit_addmul-*/orchestration/addmul.cpp",
     "jit-meta": "jit/_jit_addmul-*/compiled_meta.json",
 }
 CASES = [("kernel-so", k) for k in CORRUPT] + [
     ("orchestration-so", "truncated"), ("runtime-so", "truncated"), ("runtime-so", "garbage"),
-    ("runtime-obj", "garbage"), ("jit-kernel-cpp", "empty"), ("jit-kernel-cpp", "truncated"),
+    ("runtime-obj", "garbage"), ("extras-so", "truncated"), ("extras-so", "garbage"), ("extras-obj", "garbage"),
+    ("jit-kernel-cpp", "empty"), ("jit-kernel-cpp", "truncated"),
     ("jit-kernel-cpp", "garbage"), ("jit-orch-cpp", "truncated"), ("jit-meta", "garbage")]
 
 
@@ -79,14 +92,15 @@ def _ok(out: Outcome) -> None:
 
 
 @pytest.mark.parametrize(("target", "kind"), CASES, ids=[f"{t}-{k}" for t, k in CASES])
-def test_corrupt_cache_entry_is_rebuilt_with_a_warning(warm: tuple[Path, dict[str, str]], target: str,
+def test_corrupt_cache_entry_is_rebuilt_with_a_warning(request: pytest.FixtureRequest, target: str,
                                                        kind: str) -> None:
-    kern, env = warm
+    # the extras are read only by a run with DFX (or comm tasks)
+    kern, env = request.getfixturevalue("warm_dfx" if target.startswith("extras") else "warm")
     cache = Path(env["PYPTO_CACHE_DIR"])
     victim = _one(cache, TARGETS[target])
     CORRUPT[kind](victim)
-    if target == "runtime-obj":  # objects are read only when the library is linked again
-        _one(cache, TARGETS["runtime-so"]).unlink()
+    if target in ("runtime-obj", "extras-obj"):  # objects are read only when the library is linked again
+        _one(cache, TARGETS[target.replace("-obj", "-so")]).unlink()
     first = script(kern, env)
     _ok(first)
     assert "cache:" in first.stderr and ("removing" in first.stderr or "recompiling" in first.stderr), \

@@ -31,6 +31,7 @@ def artifact(root: Path, name: str, body: str, params: list[dict], kernels: list
     path = sk.write_artifact(root / f"{name}-{platform}-{runtime}", name, sk.orchestration(n_args, body),
                              kernels or [], params, runtime=runtime, platform=platform)
     build.runtime_library(platform, runtime)
+    build.runtime_extras()  # comm tasks need it
     build.build_artifact(load_artifact(path), platform)
     return path
 

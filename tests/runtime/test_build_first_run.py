@@ -1,4 +1,7 @@
-"""First run on a fresh cache: parallel runtime objects, one build per file however many ask, progress line."""
+"""First run on a fresh cache: parallel runtime objects, one build per file however many ask, progress line.
+
+The laziness of the comm/DFX extras is tested in test_runtime_extras.py.
+"""
 
 from __future__ import annotations
 
@@ -91,19 +94,27 @@ def test_runtime_library_builds_once_in_parallel_with_a_progress_line(tmp_path: 
         assert lib.is_file() and lib.parent == tmp_path / "fresh" / "runtime"
         assert build.runtime_library("a2a3sim", "tensormap_and_ringbuffer") == lib
         objs = sorted(n.split("-")[0] for n in built if n.endswith(".o"))
-        assert objs == ["unity", "variant"]  # the variant source alone, every other source in one object
+        assert objs == ["core", "variant"]  # the variant source alone, the core in one object, no extras
         assert [n for n in built if n.endswith(".so")] == [lib.name]
-        unity = next((tmp_path / "fresh" / "runtime" / "obj").glob("unity-*.cpp")).read_text()
+        unity = next((tmp_path / "fresh" / "runtime" / "obj").glob("core-*.cpp")).read_text()
         assert '#include "scheduler.cpp"' in unity and '#include "capi.cpp"' in unity and "variant" not in unity
+        assert "comm" not in unity and "dfx" not in unity and "extras" not in unity  # built only when needed
         assert "/" not in unity  # names only: no machine path in the cache
         before = len(built)
         a5 = build.runtime_library("a5sim", "host_build_graph")
-        assert [n.split("-")[0] for n in built[before:] if n.endswith(".o")] == ["variant"]  # unity object shared
+        assert [n.split("-")[0] for n in built[before:] if n.endswith(".o")] == ["variant"]  # core object shared
+        before = len(built)
+        extras = build.runtime_extras()
+        assert [n.split("-")[0] for n in built[before:]] == ["extras", extras.name]  # one object, one library
+        extras_unity = next((tmp_path / "fresh" / "runtime" / "obj").glob("extras-*.cpp")).read_text()
+        assert extras_unity.split() == [w for n in build.EXTRAS_SOURCES for w in ("#include", f'"{n}"')]
+        assert build.runtime_extras() == extras and len(built) == before + 2
     for path, identity in ((lib, "a2a3sim/tensormap_and_ringbuffer"), (a5, "a5sim/host_build_graph")):
         assert native.load(path).identity == identity  # the variant object carries the pair
     lines = tty.getvalue().splitlines()
     assert lines[0].startswith("pypto: building sim runtime for a2a3sim/tensormap_and_ringbuffer (one-time, ~")
-    assert len(lines) == 2  # one line per library actually built
+    assert lines[2].startswith("pypto: building sim runtime extras (comm tasks, DFX) (one-time, ~")
+    assert len(lines) == 3  # one line per library actually built
 
 
 def test_no_progress_line_off_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -189,12 +189,15 @@ class _NumpyBack:
 
 
 def _build_chips(chips: dict[str, Any], platform: str) -> None:
-    """Build every chip program's kernels and orchestration here, so the ranks only load them."""
+    """Build every chip program's kernels and orchestration, and the runtime with its comm extras, here, so
+    the ranks only load them."""
     from pypto.artifact import load_artifact
     from pypto.runtime import build
 
     for compiled in chips.values():
         build.build_artifact(load_artifact(compiled.output_dir), platform, sidecars=False)
+    build.runtime_library(platform, "tensormap_and_ringbuffer")  # the ranks' ChipWorker(cfg) default
+    build.runtime_extras()
 
 
 def _run_phase(phase: Phase, chips: dict[str, Any], arena: Any, prog: Any, platform: str,

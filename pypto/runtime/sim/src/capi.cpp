@@ -10,6 +10,8 @@
 namespace ptosim {
 namespace {
 
+std::atomic<const Extras*> g_extras{nullptr};  // internal: each runtime library of the process has its own
+
 int32_t set_err(char* err, size_t errlen, int32_t code, const std::string& msg) {
     if (err && errlen) {
         std::strncpy(err, msg.c_str(), errlen - 1);
@@ -103,6 +105,9 @@ int32_t check_worker_free(Worker& w, char* err, size_t errlen) {
 }
 
 }  // namespace
+
+const Extras* loaded_extras() { return g_extras.load(std::memory_order_acquire); }
+
 }  // namespace ptosim
 
 using namespace ptosim;
@@ -135,7 +140,7 @@ void pto_sim_worker_destroy(void* worker) {
             for (auto& c : w->cores) c->cv.notify_one();
             for (auto& c : w->cores) c->thread.detach();
             w->comm_cv.notify_all();
-            w->comm_thread.detach();
+            if (w->comm_thread.joinable()) w->comm_thread.detach();
             return;
         }
     }
@@ -147,6 +152,10 @@ int32_t pto_sim_worker_set_comm(void* worker, int32_t rank, int32_t nranks, uint
                                 size_t errlen) {
     auto& w = *static_cast<Worker*>(worker);
     CommContext c;
+    if (rank >= 0 && !loaded_extras())
+        return set_err(err, errlen, PTO_SIM_BAD_ARGUMENT,
+                       "comm context: comm tasks need the runtime extras library, which this runtime library has not "
+                       "loaded (pto_sim_load_extras; ChipWorker.set_comm_context loads it)");
     if (rank >= 0) {
         if (nranks < 1 || rank >= nranks)
             return set_err(err, errlen, PTO_SIM_BAD_ARGUMENT,
@@ -162,7 +171,30 @@ int32_t pto_sim_worker_set_comm(void* worker, int32_t rank, int32_t nranks, uint
     }
     std::lock_guard<std::mutex> lk(w.mu);
     if (w.run != nullptr) return set_err(err, errlen, PTO_SIM_BAD_ARGUMENT, "comm context: the worker is running a program");
+    try {
+        if (c.active()) w.start_comm_thread();
+    } catch (const std::exception& e) {
+        return set_err(err, errlen, PTO_SIM_BAD_ARGUMENT, std::string("comm context: cannot start the comm thread: ") + e.what());
+    }
     w.comm = c;
+    return PTO_SIM_OK;
+}
+
+int32_t pto_sim_load_extras(const char* path, char* err, size_t errlen) {
+    if (loaded_extras()) return PTO_SIM_OK;
+    std::string msg;
+    void* h = open_so(path, msg);
+    if (!h) return set_err(err, errlen, PTO_SIM_LOAD_ERROR, "runtime extras: " + msg);
+    using EntryFn = const Extras* (*)(int32_t);
+    auto entry = reinterpret_cast<EntryFn>(dlsym(h, "pto_sim_extras"));
+    const Extras* x = entry ? entry(PTO_SIM_EXTRAS_VERSION) : nullptr;
+    if (!x) {
+        dlclose(h);
+        return set_err(err, errlen, PTO_SIM_LOAD_ERROR,
+                       std::string(path) + " is not a runtime extras library of version " +
+                           std::to_string(PTO_SIM_EXTRAS_VERSION) + " (rebuild the cache)");
+    }
+    g_extras.store(x, std::memory_order_release);  // never unloaded: threads may run its code until exit
     return PTO_SIM_OK;
 }
 
@@ -246,6 +278,10 @@ int32_t pto_sim_run(void* worker, void* program, const ChipTensor* tensors, uint
     std::vector<ChipTensor> aligned(num_tensors);  // callers (ctypes) only guarantee 16-byte alignment
     if (num_tensors) std::memcpy(static_cast<void*>(aligned.data()), tensors, num_tensors * sizeof(ChipTensor));
     const ChipTaskArgs args{aligned.data(), num_tensors, scalars, num_scalars};
+    if (r.cfg.dfx && !loaded_extras())
+        return set_err(err, errlen, PTO_SIM_BAD_ARGUMENT,
+                       "DFX recording needs the runtime extras library, which this runtime library has not loaded "
+                       "(pto_sim_load_extras; ChipWorker loads it for a run with DFX on)");
     if (p.config) {
         try {
             const uint32_t expected = p.config(args).expected_arg_count;
@@ -265,7 +301,7 @@ int32_t pto_sim_run(void* worker, void* program, const ChipTensor* tensors, uint
         w.dfx_json.clear();
         w.dfx_bin.clear();
         r.comm = w.comm;
-        if (r.cfg.dfx) r.dfx = std::make_unique<Dfx>(r.cfg.dfx, w.cores.size());
+        if (r.cfg.dfx) r.dfx.reset(extras().dfx_new(r.cfg.dfx, w.cores.size()));
     }
     const auto t0 = Clock::now();
     orchestrate(p, r, args);
@@ -281,7 +317,7 @@ int32_t pto_sim_run(void* worker, void* program, const ChipTensor* tensors, uint
         stats->device_ns = uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
     }
     if (r.dfx) {
-        w.dfx_json = dfx_json(r);
+        w.dfx_json = extras().dfx_json(r);
         w.dfx_bin.swap(r.dfx->bin);
     }
     w.run = nullptr;

@@ -1,4 +1,5 @@
-// Built-in comm tasks (pto_comm_api.h): checked at submission, executed by the worker's comm thread.
+// Built-in comm tasks (pto_comm_api.h): checked at submission, executed by the worker's comm thread
+// (part of the extras library, sim_extras.h: started with the worker's first comm context).
 //
 // The comm thread takes every ready comm task of the current run. NOTIFY and COPY run at once; WAIT and
 // BARRIER are polled together (none blocks another), each with its own deadline, so a wait never holds a
@@ -14,18 +15,8 @@ namespace ptosim {
 
 namespace {
 
-const char* kind_name(CommKind k) {
-    switch (k) {
-        case CommKind::NOTIFY: return "NOTIFY";
-        case CommKind::WAIT: return "WAIT";
-        case CommKind::COPY: return "COPY";
-        case CommKind::BARRIER: return "BARRIER";
-    }
-    return "?";
-}
-
 [[noreturn]] void bad(const CommTaskDesc& d, const std::string& msg) {
-    throw std::invalid_argument(std::string("rt_submit_comm_task (") + kind_name(d.kind) + "): " + msg);
+    throw std::invalid_argument(std::string("rt_submit_comm_task (") + comm_kind_name(d.kind) + "): " + msg);
 }
 
 // Byte range [lo, hi) a view touches.
@@ -201,7 +192,7 @@ std::string timeout_message(Pending& p) {
     const Task& t = *r.tasks[p.task];
     const ChipTensor& s = t.tensors[0];
     std::ostringstream os;
-    os << "comm " << kind_name(t.cdesc.kind) << " (task " << t.index << ") on rank " << r.comm.rank
+    os << "comm " << comm_kind_name(t.cdesc.kind) << " (task " << t.index << ") on rank " << r.comm.rank
        << " timed out after " << timeout_of(r, t) << " ms: ";
     if (t.cdesc.kind == CommKind::WAIT) {
         const int32_t* c = cell_ptr(r, s, t.cdesc.offsets, r.comm.rank);
@@ -263,9 +254,6 @@ bool start(Run& r, uint32_t idx, std::vector<Pending>& pending) {
 }  // namespace
 
 void check_comm_task(const Run& r, const CommTaskDesc& d, const CoreTaskArgs& args) {
-    if (!r.comm.active())
-        bad(d, "this program runs without a comm context; distributed programs run in rank processes "
-               "(pypto.runtime.distributed.run_ranks) on a ChipWorker given a CommContext");
     const uint32_t need = d.kind == CommKind::COPY ? 2 : 1;
     if (d.kind != CommKind::NOTIFY && d.kind != CommKind::WAIT && d.kind != CommKind::COPY && d.kind != CommKind::BARRIER)
         bad(d, "unknown comm task kind " + std::to_string(int32_t(d.kind)));
@@ -302,7 +290,7 @@ std::string comm_label(const Run& r, const Task& t) {
     (void)r;
     std::ostringstream os;
     const CommTaskDesc& d = t.cdesc;
-    os << "comm " << kind_name(d.kind);
+    os << "comm " << comm_kind_name(d.kind);
     if (d.kind == CommKind::NOTIFY)
         os << " peer " << d.peer << " cell " << cell_text(d) << (d.op ? " += " : " = ") << d.value;
     else if (d.kind == CommKind::WAIT)
@@ -365,16 +353,16 @@ int step(Run& r, const std::vector<uint32_t>& todo, std::vector<Pending>& pendin
 
 }  // namespace
 
-void Worker::comm_loop() {
+void comm_loop(Worker& w, const CoreHooks& hooks) {
     std::vector<Pending> pending;
     std::vector<uint32_t> todo, done;
-    std::unique_lock<std::mutex> lk(mu);
-    while (!shutdown.load()) {
+    std::unique_lock<std::mutex> lk(w.mu);
+    while (!w.shutdown.load()) {
         drop_failed(pending);
-        Run* r = pending.empty() ? run : pending.front().run;  // a run cannot end while its comm tasks fly
+        Run* r = pending.empty() ? w.run : pending.front().run;  // a run cannot end while its comm tasks fly
         take_ready(r, todo);
         if (todo.empty() && pending.empty()) {
-            comm_cv.wait(lk);
+            w.comm_cv.wait(lk);
             continue;
         }
         lk.unlock();
@@ -386,12 +374,12 @@ void Worker::comm_loop() {
         // a polled wait is governed by its own timeout, not by the run's no-progress limit
         if (!pending.empty()) r->last_progress = Clock::now();
         r->comm_inflight = int(pending.size());  // the rest of todo finished (or the run fails below)
-        for (uint32_t idx : done) complete_task(*this, *r, idx);
+        for (uint32_t idx : done) hooks.complete_task(w, *r, idx);
         if (code) r->fail(code, error);
-        try_dispatch(*this, *r);
+        hooks.try_dispatch(w, *r);
         r->signal();
         if (!pending.empty() && done.empty() && !code)  // nothing moved: back off briefly before polling again
-            comm_cv.wait_for(lk, std::chrono::microseconds(200));
+            w.comm_cv.wait_for(lk, std::chrono::microseconds(200));
     }
 }
 

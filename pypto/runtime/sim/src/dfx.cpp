@@ -1,4 +1,4 @@
-// DFX recording (see dfx.h) and the JSON hand-over of one run's records to Python.
+// DFX recording (see dfx.h) and the JSON hand-over of one run's records to Python (extras library).
 #include "dfx.h"
 
 #include <cstring>
@@ -17,6 +17,8 @@ Dfx::Dfx(int32_t flags, size_t num_cores)
       scopes(flags & kDfxScopes),
       t0(Clock::now()),
       core_seq(num_cores, 0) {}
+
+Dfx* dfx_new(int32_t flags, size_t num_cores) { return new Dfx(flags, num_cores); }
 
 void dfx_task_args(Run& r, Task& t, const uint8_t* kinds, uint32_t n, bool manual, uint32_t dump_mask) {
     (void)r;

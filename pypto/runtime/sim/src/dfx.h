@@ -1,6 +1,7 @@
 // Run-time diagnostics (DFX) of the simulation runtime: what the scheduler, the orchestrator ops and the
-// tensor map record while PtoSimRunConfig::dfx asks for it. Every hook is behind `if (r.dfx)`, so a run
-// with the flags off pays one branch per task / unit. Python (pypto/runtime/dfx/) turns the records into
+// tensor map record while PtoSimRunConfig::dfx asks for it. The recording code is in the extras library
+// (sim_extras.h); every hook is behind `if (r.dfx)`, so a run with the flags off pays one branch per
+// task / unit. Python (pypto/runtime/dfx/) turns the records into
 // the on-disk formats; this layer only measures (host steady clock, ns since the run started).
 #pragma once
 
@@ -90,13 +91,6 @@ struct Dfx {
     }
 };
 
-// Hooks (Worker::mu held unless noted).
-void dfx_task_args(Run& r, Task& t, const uint8_t* kinds, uint32_t n, bool manual, uint32_t dump_mask);
-void dfx_edge(Run& r, uint32_t pred, uint32_t succ, int32_t arg, EdgeSource src, uint8_t overlap,
-              const ChipTensor* producer);
-void dfx_dump(Run& r, const Task& t, bool after);
-void dfx_unit(Run& r, const Core& c, const Job& j, int64_t start, int64_t end);
-void dfx_scope(Run& r, bool begin, uint64_t tensormap_entries);
-std::string dfx_json(Run& r);
+// The hooks that fill it are in the extras library (sim_extras.h), called only when Run::dfx is set.
 
 }  // namespace ptosim

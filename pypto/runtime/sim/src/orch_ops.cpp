@@ -113,7 +113,7 @@ void creator_edge(Run& r, Task& consumer, const ChipTensor& t, int32_t arg) {
     if (t.owner_task_id == CHIP_TENSOR_NO_OWNER) return;
     const uint32_t idx = uint32_t(t.owner_task_id);
     if (idx < r.tasks.size() && r.task(idx).id.raw == t.owner_task_id) {
-        if (r.dfx) dfx_edge(r, idx, consumer.index, arg, EdgeSource::CREATOR, 0, nullptr);
+        if (r.dfx) extras().dfx_edge(r, idx, consumer.index, arg, EdgeSource::CREATOR, 0, nullptr);
         add_edge(r, consumer, idx);
     }
 }
@@ -122,8 +122,9 @@ void creator_edge(Run& r, Task& consumer, const ChipTensor& t, int32_t arg) {
 void record_tensormap_edges(Run& r, const Task& task, const ChipTensor& t, int32_t arg) {
     std::vector<std::pair<const TensorMapEntry*, Overlap>> hits;
     r.tmap.lookup_all(t, hits);
+    const Extras& x = extras();
     for (auto& [e, o] : hits)
-        dfx_edge(r, e->producer, task.index, arg, EdgeSource::TENSORMAP, o == Overlap::COVERED ? 1 : 2, &e->view);
+        x.dfx_edge(r, e->producer, task.index, arg, EdgeSource::TENSORMAP, o == Overlap::COVERED ? 1 : 2, &e->view);
 }
 
 void compute_fanin(Run& r, Task& task, const CoreTaskArgs& args, bool manual) {
@@ -149,7 +150,7 @@ void compute_fanin(Run& r, Task& task, const CoreTaskArgs& args, bool manual) {
         if (id.local_id() >= r.tasks.size() || r.task(id.local_id()).id.raw != id.raw)
             throw std::invalid_argument("set_dependencies: task id " + std::to_string(id.raw) +
                                         " does not name a task of this run");
-        if (r.dfx) dfx_edge(r, uint32_t(id.local_id()), task.index, -1, EdgeSource::EXPLICIT, 0, nullptr);
+        if (r.dfx) extras().dfx_edge(r, uint32_t(id.local_id()), task.index, -1, EdgeSource::EXPLICIT, 0, nullptr);
         add_edge(r, task, id.local_id());
     }
 }
@@ -220,8 +221,9 @@ void record_orch(Run& r, const char* kind, const Task& t, Clock::time_point star
 // (explicit deps in a manual scope), then the task joins its scope and may be dispatched.
 void submit_with_args(Worker& w, Run& r, Task& t, const CoreTaskArgs& args, const char* what, Clock::time_point t0) {
     const bool manual = r.scopes.back().mode == PTO2ScopeMode::MANUAL;
-    if (r.dfx) dfx_task_args(r, t, reinterpret_cast<const uint8_t*>(args.kinds), args.tensor_count, manual,
-                             args.dump_mask);
+    if (r.dfx)
+        extras().dfx_task_args(r, t, reinterpret_cast<const uint8_t*>(args.kinds), args.tensor_count, manual,
+                               args.dump_mask);
     compute_fanin(r, t, args, manual);
     finish_submit(w, r, t);
     if (r.dfx) record_orch(r, what, t, t0);
@@ -298,7 +300,7 @@ void op_scope_begin(PTO2Runtime* rt, PTO2ScopeMode mode) {
     if (mode == PTO2ScopeMode::AUTO && !r.scopes.empty() && r.scopes.back().mode == PTO2ScopeMode::MANUAL)
         throw std::logic_error("PTO2_SCOPE(): an AUTO scope cannot be nested inside a MANUAL scope");
     r.scopes.push_back(Scope{mode, {}});
-    if (r.dfx) dfx_scope(r, true, r.tmap.size());
+    if (r.dfx) extras().dfx_scope(r, true, r.tmap.size());
 }
 
 void op_scope_end(PTO2Runtime* rt) {
@@ -313,7 +315,7 @@ void op_scope_end(PTO2Runtime* rt) {
         --t.refs;
         maybe_retire(r, t);
     }
-    if (r.dfx) dfx_scope(r, false, r.tmap.size());
+    if (r.dfx) extras().dfx_scope(r, false, r.tmap.size());
     r.scopes.pop_back();
     r.signal();
 }
@@ -416,7 +418,13 @@ bool op_comm_info(PTO2Runtime* rt, PTO2CommInfo* out) {
 PTO2TaskId op_submit_comm_task(PTO2Runtime* rt, const CommTaskDesc& desc, const CoreTaskArgs& args) {
     auto [w, r] = ctx(rt);
     const auto t0 = r.dfx ? Clock::now() : Clock::time_point{};
-    check_comm_task(r, desc, args);  // the comm context and the args do not change during the run
+    // the comm context and the args do not change during the run; a comm context implies the extras
+    if (!r.comm.active())
+        throw std::invalid_argument(std::string("rt_submit_comm_task (") + comm_kind_name(desc.kind) +
+                                    "): this program runs without a comm context; distributed programs run in rank "
+                                    "processes (pypto.runtime.distributed.run_ranks) on a ChipWorker given a "
+                                    "CommContext");
+    extras().check_comm_task(r, desc, args);
     auto lk = lock(w);
     Task& t = new_task(w, r, lk);
     t.comm = true;

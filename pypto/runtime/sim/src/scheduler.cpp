@@ -112,7 +112,7 @@ bool dispatch_blocks(Worker& w, Run& r, Task& t) {
     while (t.blocks_dispatched < t.block_num) {
         if (!find_cores(w, t, cores)) return false;
         const int16_t block = t.blocks_dispatched++;
-        if (r.dfx && block == 0) dfx_dump(r, t, false);  // inputs as the first block starts
+        if (r.dfx && block == 0) extras().dfx_dump(r, t, false);  // inputs as the first block starts
         for (auto& [core, slot] : cores) {
             core->job = Job{&r, t.index, &t, block, slot, &r.prog->kernels.at(t.kernel[slot])};
             if (r.dfx) core->job.dispatch_ns = r.dfx->ns(Clock::now());
@@ -166,7 +166,13 @@ Worker::Worker(int num_clusters) : clusters(num_clusters), cpus(usable_cpus()) {
         Core* cp = c.get();
         cp->thread = std::thread([this, cp] { core_loop(*cp); });
     }
-    comm_thread = std::thread([this] { comm_loop(); });
+}
+
+void Worker::start_comm_thread() {
+    static const CoreHooks hooks{complete_task, try_dispatch};
+    if (comm_thread.joinable()) return;
+    const Extras* x = loaded_extras();
+    comm_thread = std::thread([this, x] { x->comm_loop(*this, hooks); });
 }
 
 Worker::~Worker() {
@@ -177,7 +183,7 @@ Worker::~Worker() {
         comm_cv.notify_all();
     }
     for (auto& c : cores) c->thread.join();
-    comm_thread.join();
+    if (comm_thread.joinable()) comm_thread.join();
 }
 
 int Worker::cpus_in_use() const {
@@ -234,7 +240,7 @@ void Worker::core_loop(Core& c) {
         }
         const int64_t end_ns = timed ? r.dfx->ns(Clock::now()) : 0;
         lock_spinning(lk);
-        if (timed) dfx_unit(r, c, j, start_ns, end_ns);
+        if (timed) extras().dfx_unit(r, c, j, start_ns, end_ns);
         c.has_job = false;
         c.busy = false;
         --r.running_units;
@@ -243,15 +249,6 @@ void Worker::core_loop(Core& c) {
         unit_done(*this, r, j, c, faulted, what);
         r.signal();
     }
-}
-
-void Run::fail(int code, const std::string& msg) {
-    if (!failed) {
-        failed = true;
-        err_code = code;
-        err = msg;
-    }
-    signal();
 }
 
 Run::~Run() {
@@ -274,7 +271,7 @@ void complete_task(Worker& w, Run& r, uint32_t first) {
         work.pop_back();
         t.state = TaskState::COMPLETED;
         ++r.completed;
-        if (r.dfx) dfx_dump(r, t, true);
+        if (r.dfx) extras().dfx_dump(r, t, true);
         for (uint32_t c : t.fanout) {
             Task& consumer = r.task(c);
             if (--consumer.fanin_pending == 0) {
@@ -311,7 +308,7 @@ std::string task_label(Run& r, const Task& t) {
     std::ostringstream os;
     os << "task " << t.index;
     if (t.dummy) return os.str() + " (dependency-only)";
-    if (t.comm) return os.str() + " (" + comm_label(r, t) + ")";
+    if (t.comm) return os.str() + " (" + extras().comm_label(r, t) + ")";  // comm tasks need the extras
     os << " (";
     const char* slots[] = {"aic", "aiv0", "aiv1"};
     bool first = true;

@@ -8,7 +8,7 @@
 
 #include "tensor.h"
 
-#define PTO_SIM_CAPI_VERSION 3
+#define PTO_SIM_CAPI_VERSION 4
 
 enum PtoSimStatus : int32_t {
     PTO_SIM_OK = 0,
@@ -47,6 +47,9 @@ struct PtoSimCommStatus {
     int32_t kind;          // CommKind
 };
 
+// The only symbols a runtime library exports: it is built with -fvisibility=hidden, so its internals
+// never bind to another runtime library loaded into the process (ctypes loads them RTLD_GLOBAL).
+#pragma GCC visibility push(default)
 extern "C" {
 int32_t pto_sim_capi_version(void);
 const char* pto_sim_identity(void);  // "<platform>/<runtime>"
@@ -62,6 +65,10 @@ void pto_sim_worker_destroy(void* worker);
 int32_t pto_sim_worker_set_comm(void* worker, int32_t rank, int32_t nranks, uint64_t arena_base,
                                 uint64_t region_bytes, int64_t wait_timeout_ms, uint64_t status_addr, char* err,
                                 size_t errlen);
+
+// Load the extras library (comm tasks, DFX recording; src/sim_extras.h) into this runtime library: needed
+// before a comm context or a run with DFX flags, which fail with PTO_SIM_BAD_ARGUMENT without it. Idempotent.
+int32_t pto_sim_load_extras(const char* extras_so, char* err, size_t errlen);
 
 void* pto_sim_program_load(const char* orch_so, char* err, size_t errlen);
 int32_t pto_sim_program_add_kernel(void* program, int32_t func_id, const char* name, int32_t core_type,
@@ -85,3 +92,4 @@ int32_t pto_sim_get_subblock_id(void);
 int32_t pto_sim_get_cluster_id(void);
 int32_t pto_sim_get_core_id(void);
 }
+#pragma GCC visibility pop

@@ -20,6 +20,7 @@
 #include "intrinsic.h"
 #include "pto_orchestration_api.h"
 #include "sim_capi.h"
+#include "sim_extras.h"
 
 namespace ptosim {
 
@@ -199,10 +200,17 @@ struct Run {
 
     ~Run();
     Task& task(uint32_t i) { return *tasks[i]; }
-    void fail(int code, const std::string& msg);
     void signal() {  // Worker::mu held
         events.fetch_add(1, std::memory_order_release);
         cv.notify_all();
+    }
+    void fail(int code, const std::string& msg) {  // Worker::mu held; the first failure wins
+        if (!failed) {
+            failed = true;
+            err_code = code;
+            err = msg;
+        }
+        signal();
     }
 };
 
@@ -219,12 +227,12 @@ struct Worker {
     std::string dfx_json, dfx_bin;  // DFX records of the last run (empty when it had none)
     CommContext comm;               // copied into each run when it starts
     std::condition_variable comm_cv;  // wakes the comm thread (ready comm tasks, shutdown)
-    std::thread comm_thread;
+    std::thread comm_thread;          // started with the first comm context (the extras' comm_loop)
 
     explicit Worker(int num_clusters);
     ~Worker();
     void core_loop(Core& core);
-    void comm_loop();
+    void start_comm_thread();  // once, with Worker::mu held; needs the extras
     int idle_running_units() const;
     int cpus_in_use() const;  // cores busy or polling (a core given a job while polling counts once) + spinners
 };
@@ -301,10 +309,16 @@ std::string task_label(Run& r, const Task& t);
 // orch_ops.cpp
 const PTO2RuntimeOps* runtime_ops();
 
-// comm.cpp
-void check_comm_task(const Run& r, const CommTaskDesc& d, const CoreTaskArgs& args);  // throws on bad input
-std::string comm_label(const Run& r, const Task& t);
-void comm_combine(DataType t, int32_t op, void* dst, const void* src);  // comm_combine.cpp
+// comm tasks (the checks and the comm thread are in the extras, sim_extras.h)
 inline bool comm_idle(const Run& r) { return r.comm_inflight == 0 && r.comm_ready.empty(); }
+inline const char* comm_kind_name(CommKind k) {
+    switch (k) {
+        case CommKind::NOTIFY: return "NOTIFY";
+        case CommKind::WAIT: return "WAIT";
+        case CommKind::COPY: return "COPY";
+        case CommKind::BARRIER: return "BARRIER";
+    }
+    return "?";
+}
 
 }  // namespace ptosim

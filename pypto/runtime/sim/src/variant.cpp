@@ -19,7 +19,7 @@
 #endif
 
 namespace ptosim {
-__attribute__((visibility("hidden"))) const Variant kVariant = {PTO_SIM_PLATFORM "/" PTO_SIM_RUNTIME, PTO_SIM_IS_A5, PTO_SIM_IS_HBG};
+const Variant kVariant = {PTO_SIM_PLATFORM "/" PTO_SIM_RUNTIME, PTO_SIM_IS_A5, PTO_SIM_IS_HBG};
 }  // namespace ptosim
 
 extern "C" const char* pto_sim_identity(void) { return ptosim::kVariant.identity; }
