@@ -167,6 +167,41 @@ def flatten(stmt: Stmt | None) -> list[Stmt]:
     return [stmt]
 
 
+# Pre-order statement lists, remembered per statement object: the IR is immutable and passes hand on
+# untouched subtrees as they are, so one body is walked once however many passes and checkers scan it.
+# An entry keeps its statement alive (its id is not reused while cached); the table starts afresh when full.
+_PREORDER: dict[int, tuple[Stmt, tuple[Stmt, ...]]] = {}
+_PREORDER_LIMIT = 4096
+
+
+def preorder(stmt: Stmt | None) -> tuple[Stmt, ...]:
+    """Every statement of ``stmt`` (itself first, nested bodies included) in pre-order."""
+    if stmt is None:
+        return ()
+    hit = _PREORDER.get(id(stmt))
+    if hit is not None and hit[0] is stmt:
+        return hit[1]
+    out: list[Stmt] = []
+    stack: list[Stmt | None] = [stmt]
+    while stack:
+        s = stack.pop()
+        if s is None:
+            continue
+        out.append(s)
+        if isinstance(s, SeqStmts):
+            stack.extend(reversed(s.stmts))
+        elif isinstance(s, IfStmt):
+            stack.append(s.else_body)
+            stack.append(s.then_body)
+        elif isinstance(s, (ForStmt, WhileStmt, ScopeStmt)):
+            stack.append(s.body)
+    found = tuple(out)
+    if len(_PREORDER) >= _PREORDER_LIMIT:
+        _PREORDER.clear()
+    _PREORDER[id(stmt)] = (stmt, found)
+    return found
+
+
 def stmt_value(s: Stmt) -> Expr | None:
     """The expression an assignment or an expression statement computes; None for any other statement."""
     return s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None

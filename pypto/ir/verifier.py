@@ -25,6 +25,7 @@ from pypto.ir.stmt import (
     WhileStmt,
     YieldStmt,
     flatten,
+    preorder,
 )
 from pypto.ir.types import ShapedType, TensorType, TileType, UnknownType
 from pypto.ir.visitor import IRVisitor
@@ -46,14 +47,8 @@ def _err(rule: str, code: int, msg: str, span: object = None) -> Diagnostic:
 
 
 def walk(stmt: Stmt | None) -> Iterator[Stmt]:
-    """Pre-order statements of a body (one generator, an explicit stack)."""
-    stack = [stmt]
-    while stack:
-        s = stack.pop()
-        if s is None:
-            continue
-        yield s
-        stack.extend(reversed(_children(s)))
+    """Pre-order statements of a body (:func:`pypto.ir.stmt.preorder`, remembered per body)."""
+    return iter(preorder(stmt))
 
 
 def _children(stmt: Stmt) -> tuple[Stmt | None, ...]:
@@ -127,7 +122,7 @@ _MEMO = _Memo()
 
 def _stmts(f: Function) -> tuple[Stmt, ...]:
     """Pre-order statements of ``f``'s body, collected once per Function and shared by the checkers."""
-    return _MEMO.get("stmts", f, lambda fn: tuple(walk(fn.body)))
+    return preorder(f.body)
 
 
 def _body_calls(f: Function) -> tuple[Call, ...]:

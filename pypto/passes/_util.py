@@ -11,7 +11,7 @@ from typing import Any
 from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import get_op, has_op
-from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt, preorder
 from pypto.ir.verifier import calls as calls_in  # every Call in a tree, pre-order (one collector)
 from pypto.ir.visitor import IRVisitor, Substitute
 
@@ -63,20 +63,9 @@ def var_use_counts(node: Any) -> Counter[Var]:
 
 
 def iter_stmts(stmt: Stmt | None) -> Iterator[Stmt]:
-    """Pre-order walk over every statement (nested bodies included); one generator, an explicit stack."""
-    stack = [stmt]
-    while stack:
-        s = stack.pop()
-        if s is None:
-            continue
-        yield s
-        if isinstance(s, SeqStmts):
-            stack.extend(reversed(s.stmts))
-        elif isinstance(s, IfStmt):
-            stack.append(s.else_body)
-            stack.append(s.then_body)
-        elif isinstance(s, (ForStmt, WhileStmt, ScopeStmt)):
-            stack.append(s.body)
+    """Pre-order walk over every statement (nested bodies included); the list is remembered per body
+    (:func:`pypto.ir.stmt.preorder`), so scanning an unchanged body again costs a tuple iteration."""
+    return iter(preorder(stmt))
 
 
 def defined_vars(stmt: Stmt) -> list[Var]:

@@ -174,3 +174,14 @@ def test_statement_walks_are_pre_order():
         want = [id(s) for s in _reference_stmts(root, [])]
         assert [id(s) for s in iter_stmts(root)] == want
         assert [id(s) for s in walk(root)] == want
+
+
+def test_preorder_is_remembered_per_statement_object():
+    from pypto.ir.stmt import EvalStmt, preorder
+
+    a, b = EvalStmt(ConstInt(1)), EvalStmt(ConstInt(2))
+    body = SeqStmts((a, b))
+    first = preorder(body)
+    assert first == (body, a, b) and preorder(body) is first  # walked once
+    other = SeqStmts((b, a))  # an equal-looking new body is its own entry
+    assert preorder(other) == (other, b, a) and preorder(None) == ()
