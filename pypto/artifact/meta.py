@@ -73,7 +73,9 @@ class ArtifactMeta:
                 **self.extra}
 
     def text(self) -> str:
-        return json.dumps(self.to_json(), indent=2)
+        from pypto.toolchain.files import indented_json
+
+        return indented_json(self.to_json())  # json.dumps(..., indent=2), byte for byte
 
     @staticmethod
     def from_json(doc: Any, where: str | Path = META_FILE) -> ArtifactMeta:

@@ -98,15 +98,15 @@ def calls(node: object) -> list[Call]:
 
 
 class _Memo:
-    """Per-Function results: the IR is immutable, so what was found in a Function object holds for as
-    long as it lives, and a pass that leaves a function alone hands the same object on. An entry keeps
-    its Function (so its id is not reused while cached); the table starts afresh when it is full."""
+    """Results per IR object (a Function, a statement): the IR is immutable, so what was found in an
+    object holds for as long as it lives, and a pass that leaves it alone hands the same object on. An
+    entry keeps its object (so its id is not reused while cached); the table starts afresh when full."""
 
-    def __init__(self, limit: int = 1024) -> None:
-        self._table: dict[tuple[object, int], tuple[Function, object]] = {}
+    def __init__(self, limit: int = 8192) -> None:
+        self._table: dict[tuple[object, int], tuple[Any, object]] = {}
         self._limit = limit
 
-    def get(self, key: object, f: Function, make: Callable[[Function], object]) -> Any:
+    def get(self, key: object, f: Any, make: Callable[[Any], object]) -> Any:
         hit = self._table.get((key, id(f)))
         if hit is not None and hit[0] is f:
             return hit[1]
@@ -265,7 +265,7 @@ def _check_types(program: Program) -> list[Diagnostic]:
             if isinstance(s, AssignStmt) and not _same_type(s.var.var_type, s.value.type):
                 out.append(_err("TypeChecked", TYPE_MISMATCH,
                                 f"'{s.var.name}' is declared {s.var.var_type} but assigned {s.value.type}", s.span))
-            for c in calls(s) if isinstance(s, _LEAVES) else ():
+            for c in _MEMO.get("calls", s, calls) if isinstance(s, _LEAVES) else ():
                 out.extend(_check_call_arity(c, program))
     return out
 
@@ -311,8 +311,7 @@ def _check_inout_use(program: Program) -> list[Diagnostic]:
         for s in _stmts(f):
             if not isinstance(s, _LEAVES) and not isinstance(s, (ForStmt, IfStmt, WhileStmt)):
                 continue
-            head = s if isinstance(s, _LEAVES) else [getattr(s, "cond", None)]
-            for v in refs(head):
+            for v in _MEMO.get("refs", s, _head_refs):
                 if v in consumed:
                     out.append(_err("InOutUseValid", 501,
                                     f"'{v.name}' is used after it was passed as an {consumed[v]} argument; use the "
@@ -321,6 +320,11 @@ def _check_inout_use(program: Program) -> list[Diagnostic]:
             if isinstance(s, AssignStmt):
                 consumed.update(_written_args(s.value, program))
     return out
+
+
+def _head_refs(s: Stmt) -> list[Var]:
+    """Vars a leaf statement reads, or a loop's / if's condition."""
+    return refs(s if isinstance(s, _LEAVES) else [getattr(s, "cond", None)])
 
 
 def _written_args(value: Expr, program: Program) -> dict[Var, str]:

@@ -45,5 +45,63 @@ class DirMaker:
         key = os.fspath(path)
         if key in self._known:
             return
-        os.makedirs(key, exist_ok=True)
+        try:
+            os.mkdir(key)  # the usual case: the parent exists (one system call)
+        except FileExistsError:
+            if not os.path.isdir(key):
+                raise
+        except FileNotFoundError:
+            os.makedirs(key, exist_ok=True)
         self._known.add(key)
+
+
+_INF = float("inf")
+
+
+class _NotPlain(Exception):
+    pass
+
+
+def indented_json(value: object) -> str:
+    """``json.dumps(value, indent=2)``, the same text, built by C-level string ops.
+
+    With ``indent`` set, the standard library falls back to its pure-Python encoder, which costs more
+    than writing the file. Documents other than str-keyed dicts, lists/tuples, str, int, float, bool
+    and None go to ``json.dumps`` itself.
+    """
+    try:
+        return _indented(value, "\n")
+    except _NotPlain:
+        import json
+
+        return json.dumps(value, indent=2)
+
+
+def _indented(value: object, nl: str) -> str:
+    from json.encoder import encode_basestring_ascii as quote
+
+    if isinstance(value, str):
+        return quote(value)
+    if value is True or value is False or value is None:
+        return "true" if value is True else "false" if value is False else "null"
+    if type(value) is int:
+        return int.__repr__(value)
+    if type(value) is float:
+        if value != value:
+            return "NaN"
+        if value in (_INF, -_INF):
+            return "Infinity" if value > 0 else "-Infinity"
+        return float.__repr__(value)
+    inner = nl + "  "
+    if type(value) is dict:
+        if not value:
+            return "{}"
+        if not all(type(k) is str for k in value):
+            raise _NotPlain
+        return "{" + inner + ("," + inner).join(
+            quote(k) + ": " + _indented(v, inner) for k, v in value.items()) + nl + "}"
+    if type(value) in (list, tuple):
+        if not value:
+            return "[]"
+        return "[" + inner + ("," + inner).join(_indented(v, inner) for v in value) + nl + "]"  # type: ignore[attr-defined]
+    raise _NotPlain

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 
 import pytest
 
-from pypto.toolchain.files import DirMaker, text_bytes, write_file
+from pypto.toolchain.files import DirMaker, indented_json, text_bytes, write_file
 
 TEXTS = ["", "plain\n", "two\nlines\r\n", "non-ascii: é ü 中\n", "x" * 100_000]
 
@@ -60,3 +61,26 @@ def test_temp_names_differ_across_calls_and_a_forked_child(tmp_path):
     os.waitpid(pid, 0)
     child = os.read(read, 64).decode()
     assert child != temp_for(final).name.rsplit("-", 1)[1]
+
+
+def test_dir_maker_reports_a_file_in_the_way(tmp_path):
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(FileExistsError):
+        DirMaker().ensure(tmp_path / "f")
+    DirMaker().ensure(tmp_path / "d")  # an existing directory is fine, twice
+    DirMaker().ensure(tmp_path / "d")
+
+
+@pytest.mark.parametrize("doc", [
+    {}, [], {"a": [], "b": {}}, [1, [2, [3, {}]]], "s", 7, 2.5e-300, -0.0, float("nan"), float("inf"),
+    -float("inf"), True, None,
+    {"schema": 1, "params": [{"name": "a", "shape": (128, 64), "x": None, "f": False, "u": "é\n\"q"}]},
+    {1: "non-str key"}, [1.0, {"k": [None, True]}],
+])
+def test_indented_json_is_json_dumps_indent_2(doc):
+    assert indented_json(doc) == json.dumps(doc, indent=2)
+
+
+def test_indented_json_rejects_what_json_rejects():
+    with pytest.raises(TypeError):
+        indented_json({"x": object()})
