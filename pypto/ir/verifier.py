@@ -102,7 +102,7 @@ class _Memo:
     object holds for as long as it lives, and a pass that leaves it alone hands the same object on. An
     entry keeps its object (so its id is not reused while cached); the table starts afresh when full."""
 
-    def __init__(self, limit: int = 8192) -> None:
+    def __init__(self, limit: int = 1024) -> None:
         self._table: dict[tuple[object, int], tuple[Any, object]] = {}
         self._limit = limit
 
@@ -265,7 +265,7 @@ def _check_types(program: Program) -> list[Diagnostic]:
             if isinstance(s, AssignStmt) and not _same_type(s.var.var_type, s.value.type):
                 out.append(_err("TypeChecked", TYPE_MISMATCH,
                                 f"'{s.var.name}' is declared {s.var.var_type} but assigned {s.value.type}", s.span))
-            for c in _MEMO.get("calls", s, calls) if isinstance(s, _LEAVES) else ():
+            for c in calls(s) if isinstance(s, _LEAVES) else ():
                 out.extend(_check_call_arity(c, program))
     return out
 
@@ -311,7 +311,7 @@ def _check_inout_use(program: Program) -> list[Diagnostic]:
         for s in _stmts(f):
             if not isinstance(s, _LEAVES) and not isinstance(s, (ForStmt, IfStmt, WhileStmt)):
                 continue
-            for v in _MEMO.get("refs", s, _head_refs):
+            for v in _head_refs(s):
                 if v in consumed:
                     out.append(_err("InOutUseValid", 501,
                                     f"'{v.name}' is used after it was passed as an {consumed[v]} argument; use the "

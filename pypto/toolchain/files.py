@@ -9,9 +9,11 @@ directory once per compile.
 
 from __future__ import annotations
 
+import json
 import locale
 import os
 import sys
+from json.encoder import encode_basestring_ascii as quote
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
 
@@ -72,14 +74,10 @@ def indented_json(value: object) -> str:
     try:
         return _indented(value, "\n")
     except _NotPlain:
-        import json
-
         return json.dumps(value, indent=2)
 
 
 def _indented(value: object, nl: str) -> str:
-    from json.encoder import encode_basestring_ascii as quote
-
     if isinstance(value, str):
         return quote(value)
     if value is True or value is False or value is None:
