@@ -162,6 +162,7 @@ class JITFunction:
         hit = self._cache.get(key)
         if hit is not None:
             return hit
+        _prebuild_core(cfg)  # a fresh cache: the runtime's g++ starts before the DSL is even parsed
         name, disk_key = f"_jit_{self.__name__}", self._disk_key(key, cfg)
         compiled = disk_cache.lookup(name, disk_key, cfg.save_kernels_dir,
                                      lambda: self.specialize(metas, scalars)) if disk_key else None
@@ -239,6 +240,14 @@ def _no_pass_context() -> bool:
     from pypto.passes.context import PassContext
 
     return PassContext.current() is None
+
+
+def _prebuild_core(cfg: Any) -> None:
+    """A sim platform's run (from this compile or a disk-cache hit) needs the runtime library."""
+    from pypto.runtime import build
+
+    if cfg.platform in build.PLATFORM_FLAGS:
+        build.prebuild_core()
 
 
 def _prebuild_runtime(platform: str, runtime: Any, dfx: bool = False) -> None:

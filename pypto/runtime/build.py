@@ -219,6 +219,17 @@ def prebuild_runtime(platform: str, runtime: str) -> None:
         _submit_background(runtime_library, platform, runtime)
 
 
+def prebuild_core() -> None:
+    """Start compiling the runtime's core object in the background; never raises.
+
+    The core is the same for every platform and runtime, so this can start before either is resolved
+    (a ``@pl.jit`` call does it first thing); the library build later joins the object in flight.
+    """
+    units = dict(runtime_units())
+    if "core" in units:
+        _submit_background(_runtime_object, "core", units["core"], ())
+
+
 def prebuild_artifact(root: Path, platform: str) -> None:
     """Start building an artifact's kernels and orchestration in the background; never raises."""
     if platform in PLATFORM_FLAGS:
@@ -238,7 +249,7 @@ def _quietly(fn: Callable[..., object], *args: object) -> None:
 
 # Background builders (each starts its own g++ jobs); builds in flight by output path, so a
 # foreground request for the same file waits for the running build instead of starting another.
-_BACKGROUND = ThreadPoolExecutor(max_workers=2, thread_name_prefix="pypto-prebuild")
+_BACKGROUND = ThreadPoolExecutor(max_workers=4, thread_name_prefix="pypto-prebuild")  # they wait on g++
 _inflight: dict[Path, Future[Path]] = {}
 _background_jobs: set[Future[None]] = set()
 
@@ -351,8 +362,12 @@ def _runtime_object(unit: str, srcs: tuple[Path, ...], extra: tuple[str, ...]) -
     names = [s.name for s in srcs]
     key = _key(unit, *names, _src_hash(), header_hash(), *flags, *extra, compiler_id())
     out = cache_root() / "runtime" / "obj" / f"{unit}-{key}.o"
-    if _reuse(out, f"runtime object {', '.join(names)}"):
-        return out
+    what = f"runtime object {', '.join(names)}"
+    return _once(out, lambda: _compile_object(out, srcs, flags, extra), what)  # one g++ per object in flight
+
+
+def _compile_object(out: Path, srcs: tuple[Path, ...], flags: list[str], extra: tuple[str, ...]) -> Path:
+    names = [s.name for s in srcs]
     src = srcs[0]
     if len(srcs) > 1:
         src = out.with_suffix(".cpp")

@@ -89,7 +89,8 @@ def test_runtime_library_builds_once_in_parallel_with_a_progress_line(tmp_path: 
     tty = _Tty()
     monkeypatch.setattr("sys.stderr", tty)
     with build.use_cache_dir(tmp_path / "fresh"):
-        build.prebuild_runtime("a2a3sim", "tensormap_and_ringbuffer")  # in the background ...
+        build.prebuild_core()  # the core object first (no platform needed), in the background ...
+        build.prebuild_runtime("a2a3sim", "tensormap_and_ringbuffer")  # ... the library joins it ...
         lib = build.runtime_library("a2a3sim", "tensormap_and_ringbuffer")  # ... joined, not repeated
         assert lib.is_file() and lib.parent == tmp_path / "fresh" / "runtime"
         assert build.runtime_library("a2a3sim", "tensormap_and_ringbuffer") == lib
@@ -198,3 +199,30 @@ def test_built_objects_do_not_depend_on_where_the_artifact_lives(tmp_path: Path)
             built = build.build_artifact(load_artifact(compiled.output_dir), "a2a3sim")
             blobs.append(built.orchestration.read_bytes())
     assert blobs[0] == blobs[1]
+
+
+def test_a_jit_call_starts_the_core_before_compiling_and_only_on_a_miss(monkeypatch: pytest.MonkeyPatch,
+                                                                        tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    import pypto.language as pl
+    from pypto.jit import decorator
+    from pypto.runtime import RunConfig
+
+    @pl.jit
+    def twice(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            pl.store(pl.add(pl.load(a, [0, 0], [16, 16]), pl.load(a, [0, 0], [16, 16])), [0, 0], out)
+        return out
+
+    order: list[str] = []
+    monkeypatch.setattr(build, "prebuild_core", lambda: order.append("core"))
+    monkeypatch.setattr(twice, "_compile", lambda metas, scalars, cfg: order.append("compile") or SimpleNamespace(output_dir=tmp_path))
+    monkeypatch.setattr(decorator.disk_cache, "lookup", lambda *a, **k: None)
+    a = np.ones((16, 16), np.float32)
+    twice.compile(a, np.zeros_like(a), config=RunConfig(platform="a2a3sim"))
+    twice.compile(a, np.zeros_like(a), config=RunConfig(platform="a2a3sim"))  # in-process hit: nothing
+    twice.compile(a, np.zeros_like(a), config=RunConfig(platform="a2a3"))  # hardware: no sim runtime here
+    assert order == ["core", "compile", "compile"]
