@@ -335,8 +335,10 @@ def _start(tmp_path: Path) -> tuple[subprocess.Popen, list[int]]:
     script = tmp_path / "ranks.py"
     script.write_text(SCRIPT)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    # SIGINT at its default in the script, whatever this runner inherited (a shell's background job has
+    # it ignored, and Python then installs no KeyboardInterrupt handler)
     proc = subprocess.Popen([sys.executable, str(script), str(tmp_path / "pid")], env=env, stdout=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         files = [tmp_path / f"pid.{r}" for r in range(3)]
