@@ -7,6 +7,7 @@ from typing import Any
 
 from pypto.ir.enums import ForKind, Level, Role, SplitMode
 from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, Var
+from pypto.ir.memo import IdentityMemo
 from pypto.span import Span
 
 
@@ -167,20 +168,17 @@ def flatten(stmt: Stmt | None) -> list[Stmt]:
     return [stmt]
 
 
-# Pre-order statement lists, remembered per statement object: the IR is immutable and passes hand on
-# untouched subtrees as they are, so one body is walked once however many passes and checkers scan it.
-# An entry keeps its statement alive (its id is not reused while cached); the table starts afresh when full.
-_PREORDER: dict[int, tuple[Stmt, tuple[Stmt, ...]]] = {}
-_PREORDER_LIMIT = 4096
+# Pre-order statement lists, remembered per statement object: passes hand on untouched subtrees as they
+# are, so one body is walked once however many passes and checkers scan it.
+_PREORDER = IdentityMemo(4096)
 
 
 def preorder(stmt: Stmt | None) -> tuple[Stmt, ...]:
     """Every statement of ``stmt`` (itself first, nested bodies included) in pre-order."""
-    if stmt is None:
-        return ()
-    hit = _PREORDER.get(id(stmt))
-    if hit is not None and hit[0] is stmt:
-        return hit[1]
+    return () if stmt is None else _PREORDER.get(None, stmt, _walk_preorder)
+
+
+def _walk_preorder(stmt: Stmt) -> tuple[Stmt, ...]:
     out: list[Stmt] = []
     stack: list[Stmt | None] = [stmt]
     while stack:
@@ -195,11 +193,7 @@ def preorder(stmt: Stmt | None) -> tuple[Stmt, ...]:
             stack.append(s.then_body)
         elif isinstance(s, (ForStmt, WhileStmt, ScopeStmt)):
             stack.append(s.body)
-    found = tuple(out)
-    if len(_PREORDER) >= _PREORDER_LIMIT:
-        _PREORDER.clear()
-    _PREORDER[id(stmt)] = (stmt, found)
-    return found
+    return tuple(out)
 
 
 def stmt_value(s: Stmt) -> Expr | None:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
 
 from pypto.diagnostics import Diagnostic, Severity
 from pypto.errors import VerificationError
 from pypto.ir.enums import FunctionType, MemorySpace, ParamDirection
 from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, IterArg, Var
 from pypto.ir.function import Function, Program
+from pypto.ir.memo import IdentityMemo
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import (
     AssignStmt,
@@ -97,27 +97,7 @@ def calls(node: object) -> list[Call]:
     return v.found
 
 
-class _Memo:
-    """Results per IR object (a Function, a statement): the IR is immutable, so what was found in an
-    object holds for as long as it lives, and a pass that leaves it alone hands the same object on. An
-    entry keeps its object (so its id is not reused while cached); the table starts afresh when full."""
-
-    def __init__(self, limit: int = 1024) -> None:
-        self._table: dict[tuple[object, int], tuple[Any, object]] = {}
-        self._limit = limit
-
-    def get(self, key: object, f: Any, make: Callable[[Any], object]) -> Any:
-        hit = self._table.get((key, id(f)))
-        if hit is not None and hit[0] is f:
-            return hit[1]
-        value = make(f)
-        if len(self._table) >= self._limit:
-            self._table.clear()
-        self._table[(key, id(f))] = (f, value)
-        return value
-
-
-_MEMO = _Memo()
+_MEMO = IdentityMemo(1024)  # per Function object: its checks and its calls
 
 
 def _stmts(f: Function) -> tuple[Stmt, ...]:
@@ -311,7 +291,8 @@ def _check_inout_use(program: Program) -> list[Diagnostic]:
         for s in _stmts(f):
             if not isinstance(s, _LEAVES) and not isinstance(s, (ForStmt, IfStmt, WhileStmt)):
                 continue
-            for v in _head_refs(s):
+            head = s if isinstance(s, _LEAVES) else [getattr(s, "cond", None)]
+            for v in refs(head):
                 if v in consumed:
                     out.append(_err("InOutUseValid", 501,
                                     f"'{v.name}' is used after it was passed as an {consumed[v]} argument; use the "
@@ -320,11 +301,6 @@ def _check_inout_use(program: Program) -> list[Diagnostic]:
             if isinstance(s, AssignStmt):
                 consumed.update(_written_args(s.value, program))
     return out
-
-
-def _head_refs(s: Stmt) -> list[Var]:
-    """Vars a leaf statement reads, or a loop's / if's condition."""
-    return refs(s if isinstance(s, _LEAVES) else [getattr(s, "cond", None)])
 
 
 def _written_args(value: Expr, program: Program) -> dict[Var, str]:
