@@ -134,13 +134,14 @@ def _build_passes(names: tuple[str, ...], ctx: PassContext) -> tuple[Pass, ...]:
            ctx.runtime, ctx.backend_type, ctx.enable_l0c_double_buffer)
     try:
         built = _BUILT.get(key)
-    except TypeError:  # an option value that cannot be a key: build afresh
-        return tuple(get_pass(n).from_context(ctx) for n in names)
+    except TypeError:  # an option value that cannot be a key: build afresh, remember nothing
+        key, built = None, None
     if built is None:
         built = tuple(get_pass(n).from_context(ctx) for n in names)
-        if len(_BUILT) >= 16:
-            _BUILT.clear()
-        _BUILT[key] = built
+        if key is not None:
+            if len(_BUILT) >= 16:
+                _BUILT.clear()
+            _BUILT[key] = built
     return built
 
 
