@@ -90,7 +90,8 @@ def _live_before(s: Stmt, live: set[str]) -> set[str]:
     """Names live before ``s`` given those live after it. A plain assignment, and a scope or statement
     sequence (which run exactly once) kill what they assign; an if kills what both branches assign
     (and its results), and a name its branches bind and read inside is not live before it; loops
-    kill nothing."""
+    kill nothing (they may run zero times), and a name their body binds before it reads it, or their
+    header binds (loop variable, iter_args), is not live before them."""
     if isinstance(s, AssignStmt):
         return (live - {s.var.name}) | reads(s.value)
     if isinstance(s, IfStmt):
@@ -98,6 +99,11 @@ def _live_before(s: Stmt, live: set[str]) -> set[str]:
         then = _live_through(flatten(s.then_body), after)
         other = _live_through(flatten(s.else_body), after) if s.else_body is not None else after
         return then | other | reads(s.cond)
+    if isinstance(s, (ForStmt, WhileStmt)):
+        header = {ia.name for ia in s.iter_args} | ({s.loop_var.name} if isinstance(s, ForStmt) else set())
+        body = _live_through(flatten(s.body), set()) | (reads(s.cond) if isinstance(s, WhileStmt) else set())
+        heads = [ia.init for ia in s.iter_args] + ([s.start, s.stop, s.step] if isinstance(s, ForStmt) else [])
+        return live.union(body - header, *(reads(h) for h in heads if h is not None))
     if isinstance(s, (SeqStmts, ScopeStmt)):
         for x in reversed(s.stmts if isinstance(s, SeqStmts) else flatten(s.body)):
             live = _live_before(x, live)

@@ -55,6 +55,17 @@ def test_inner_loop_carries_what_the_outer_loop_needs():
     assert [ia.name.split("__")[0] for ia in inner.iter_args] == ["t"]
 
 
+def test_a_later_loop_that_binds_a_name_before_reading_it_does_not_keep_an_earlier_loops_value():
+    """The later loop's reads of ``k`` and ``i`` are its own (bound first in the body, or by its header),
+    so the first loop carries neither out (a region around it would otherwise leak a scalar)."""
+    p = _ssa("        for i in pl.range(2):\n            k = i * 2\n            out = pl.adds(out, k)\n"
+             "        for i in pl.range(3):\n            k = i * 3\n            out = pl.adds(out, k)\n"
+             "        return out\n")
+    first, second = _loops(p)
+    assert [rv.name.split("__")[0] for rv in first.return_vars] == ["out"]
+    assert [rv.name.split("__")[0] for rv in second.return_vars] == ["out"]
+
+
 def test_if_merges_only_names_read_later():
     dead = _ssa("        t = pl.add(a, a)\n        if n < 2:\n            t = pl.mul(a, 2.0)\n"
                 "        else:\n            t = pl.mul(a, 3.0)\n        return out\n")
