@@ -1,4 +1,10 @@
-"""Shared fixtures: settings isolation (used by tests/cli and tests/toolchain) and private manifests."""
+"""Shared fixtures: settings isolation (used by tests/cli and tests/toolchain), private manifests, torch.
+
+torch is an optional extra (``pip install 'pypto[torch]'``): a test that needs it takes the ``torch``
+fixture (or its module calls ``pytest.importorskip("torch")``), so the suite collects and passes
+without it. Such tests carry the ``torch`` marker: ``pytest -m torch`` runs exactly them once torch is
+installed (``.ci/run`` does this after the README's own test command).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from pypto.toolchain import manifest as manifest_mod
+
+TORCH_MISSING = "torch is not installed (it is an extra: pip install torch==2.13.0, or pypto[torch])"
 
 _ENV = ("PTOAS_ROOT", "ASCEND_HOME_PATH", "XDG_CACHE_HOME")
 
@@ -42,3 +50,19 @@ def manifests(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     (root / "0.2.0.toml").write_text(text)
     monkeypatch.setattr(manifest_mod, "_PACKAGE_DIR", root)
     return root
+
+
+@pytest.fixture
+def torch():
+    """The torch module; the test is skipped (with how to install it) when torch is absent."""
+    return pytest.importorskip("torch", reason=TORCH_MISSING)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test that needs torch (the fixture, or a module that imported it) with ``torch``."""
+    import types
+
+    for item in items:
+        module = getattr(item, "module", None)
+        if "torch" in getattr(item, "fixturenames", ()) or isinstance(getattr(module, "torch", None), types.ModuleType):
+            item.add_marker(pytest.mark.torch)

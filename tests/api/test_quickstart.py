@@ -37,8 +37,7 @@ def _arrays():
     return a, b, np.zeros((128, 128), np.float32)
 
 
-def test_quickstart_as_written_with_torch(build_dir, capsys):
-    pytest.importorskip("torch")
+def test_quickstart_as_written_with_torch(build_dir, capsys, torch):
     spec = importlib.util.spec_from_file_location("quickstart_torch", HERE / "quickstart_torch.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -84,8 +84,7 @@ def test_run_platform_setting_moves_only_the_default(monkeypatch: pytest.MonkeyP
         RunConfig()
 
 
-def test_tensor_spec_builds_its_tensor() -> None:
-    torch = pytest.importorskip("torch")
+def test_tensor_spec_builds_its_tensor(torch) -> None:
     from pypto.runtime import ScalarSpec, TensorSpec
 
     assert TensorSpec("x", [2, 3], torch.float32).create_tensor().abs().sum().item() == 0

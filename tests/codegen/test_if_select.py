@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import re
 
-import torch
-
 import pypto.language as pl
 from pypto import ir
 from pypto.runtime import run
@@ -47,7 +45,7 @@ def test_the_choice_is_arithmetic_not_an_scf_if(tmp_path) -> None:
     assert re.search(r"%cols\w* = arith\.addi %c64, %\w+ : index", text)
 
 
-def test_masked_copy_matches_torch() -> None:
+def test_masked_copy_matches_torch(torch) -> None:
     x, out = torch.randn(64, 64, generator=torch.Generator().manual_seed(2)), torch.full((64, 64), 7.0)
     run(_LastBlockMasked, x, out)
     want = x.clone()

@@ -14,7 +14,7 @@ from pypto.debug.torch_codegen import RULES
 from pypto.ir.ops.registry import all_ops
 from pypto.runtime import RunConfig
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="torch is not installed (pip install torch==2.13.0)")
 
 ROWS, COLS = 32, 64
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="torch is not installed (pip install torch==2.13.0)")
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "distributed"))
 from dist_programs import W, chip_pull, chip_push  # noqa: E402

@@ -9,7 +9,7 @@ import pypto.language as pl
 from pypto.debug import torch_codegen
 from pypto.driver import lower
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="torch is not installed (pip install torch==2.13.0)")
 
 TEMPLATE = """
 import pypto.language as pl

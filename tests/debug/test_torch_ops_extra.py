@@ -16,7 +16,7 @@ import pypto.language as pl
 from pypto.debug import torch_codegen
 from pypto.driver import lower
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="torch is not installed (pip install torch==2.13.0)")
 
 F = "pl.Tensor[[16, 64], pl.FP32]"
 I = "pl.Tensor[[16, 64], pl.INT32]"  # noqa: E741

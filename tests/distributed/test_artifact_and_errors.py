@@ -10,7 +10,6 @@ import bad_programs as bad
 import dist_programs as dp
 import numpy as np
 import pytest
-import torch
 
 import pypto.language as pl
 import pypto.language.distributed as pld
@@ -35,7 +34,7 @@ def _line(module, marker: str) -> int:
     return next(i for i, text in enumerate(lines, start=1) if marker in text)
 
 
-def test_artifact_layout_and_meta_and_one_build_for_any_rank_count():
+def test_artifact_layout_and_meta_and_one_build_for_any_rank_count(torch):
     x, y = torch.randn(2, 1, dp.W), torch.zeros(2, 1, dp.W)
     compiled = dp.host_pull.compile(x, y, config=_cfg(2))
     assert isinstance(compiled, DistributedCompiledProgram)
@@ -81,7 +80,7 @@ class Summed:
         return done
 
 
-def test_subworker_callback_sees_the_chip_result_and_a_missing_binding_fails_at_prepare():
+def test_subworker_callback_sees_the_chip_result_and_a_missing_binding_fails_at_prepare(torch):
     assert Summed.get_function("observe").requires_runtime_binding
     assert not Summed.get_function("host").requires_runtime_binding
     compiled = ir.compile(Summed, platform="a2a3sim", distributed_config=DistributedConfig(device_ids=[0]))
@@ -102,7 +101,7 @@ def test_subworker_callback_sees_the_chip_result_and_a_missing_binding_fails_at_
     assert len(seen) == 1 and torch.equal(seen[0], a + b)
 
 
-def test_two_programs_share_a_resident_tensor_on_one_worker():
+def test_two_programs_share_a_resident_tensor_on_one_worker(torch):
     dc = _cfg(1)
     x, kv = torch.full((1, 1, dp.W), 2.0), torch.zeros(1, 1, dp.W)
     scale = dp.host_scale.compile(x, kv, config=dc)  # kv = 3 * x + 0
@@ -122,19 +121,19 @@ def test_two_programs_share_a_resident_tensor_on_one_worker():
             rt.run(scale, x, kv_dev)
 
 
-def test_a_dispatch_to_a_rank_the_config_does_not_have_is_refused():
+def test_a_dispatch_to_a_rank_the_config_does_not_have_is_refused(torch):
     with pytest.raises(UserError, match=r"device=1.*1 rank\(s\)"):
         bad.host_two_fixed.compile(torch.zeros(2, 1, bad.W), torch.zeros(2, 1, bad.W), config=_cfg(1))
 
 
-def test_a_comm_op_on_a_plain_tensor_is_located():
+def test_a_comm_op_on_a_plain_tensor_is_located(torch):
     args = torch.zeros(2, 1, bad.W), torch.zeros(2, 1, bad.W), torch.zeros(2, 1, 1, dtype=torch.int32)
     with pytest.raises(UnsupportedFeatureError, match="not a pld.DistributedTensor parameter") as exc:
         bad.host_notify_plain.compile(*args, config=_cfg(2))
     assert exc.value.span.line == _line(bad, "NOTIFY_PLAIN_LINE")
 
 
-def test_unsupported_collectives_are_located():
+def test_unsupported_collectives_are_located(torch):
     args = torch.zeros(2, 1, bad.W), torch.zeros(2, 1, bad.W)
     with pytest.raises(UnsupportedFeatureError, match="pld.system.defer_wait is not supported") as exc:
         bad.host_allreduce.compile(*args, config=_cfg(2))
@@ -144,13 +143,13 @@ def test_unsupported_collectives_are_located():
     assert exc.value.span.line == _line(bad, "ALLREDUCE_RING_LINE")
 
 
-def test_an_unsupported_host_statement_is_located():
+def test_an_unsupported_host_statement_is_located(torch):
     with pytest.raises(UnsupportedFeatureError, match="'While' statements") as exc:
         bad.host_while.compile(torch.zeros(2, 1, bad.W), torch.zeros(2, 1, bad.W), config=_cfg(2))
     assert exc.value.span.line == _line(bad, "WHILE_LINE")
 
 
-def test_a_distributed_program_needs_a_distributed_config():
+def test_a_distributed_program_needs_a_distributed_config(torch):
     with pytest.raises(UserError, match="distributed_config=DistributedConfig"):
         dp.host_scale.compile(torch.zeros(2, 1, dp.W), torch.zeros(2, 1, dp.W), config=RunConfig(platform="a2a3sim"))
     with pytest.raises(UserError, match="HOST-level functions.*distributed program") as exc:
@@ -172,7 +171,7 @@ def test_numpy_arguments_are_staged_through_shared_memory_and_copied_back():
     np.testing.assert_allclose(y, 3 * x + np.arange(3, dtype=np.float32).reshape(3, 1, 1), rtol=1e-6, atol=1e-6)
 
 
-def test_a_wait_nobody_answers_fails_the_run_naming_each_rank():
+def test_a_wait_nobody_answers_fails_the_run_naming_each_rank(torch):
     from pypto.runtime.distributed import DistributedRunError
 
     x, y = torch.zeros(2, 1, bad.W), torch.zeros(2, 1, bad.W)
@@ -202,7 +201,7 @@ class Doubled:
         return out
 
 
-def test_a_return_style_call_allocates_and_returns_the_output():
+def test_a_return_style_call_allocates_and_returns_the_output(torch):
     compiled = ir.compile(Doubled, platform="a2a3sim", distributed_config=DistributedConfig(device_ids=[0]))
     a = torch.arange(16 * 32, dtype=torch.float32).reshape(16, 32)
     out = compiled(a)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dist_programs as dp
 import numpy as np
 import pytest
-import torch
 
 from pypto.ir.distributed_compiled_program import DistributedConfig
 from pypto.runtime import RunConfig
@@ -22,12 +21,13 @@ def _cfg(n: int) -> RunConfig:
     return RunConfig(platform="a2a3sim", distributed_config=DistributedConfig(device_ids=list(range(n))))
 
 
-def _rows(n: int, seed: int) -> torch.Tensor:
+def _rows(n: int, seed: int):
+    import torch
     return torch.from_numpy(np.random.default_rng(seed).standard_normal((n, 1, dp.W)).astype(np.float32))
 
 
 @pytest.mark.parametrize("n", RANKS)
-def test_rank_scalar_reaches_every_rank(n):
+def test_rank_scalar_reaches_every_rank(n, torch):
     x, y = _rows(n, 1), torch.zeros(n, 1, dp.W)
     dp.host_scale(x, y, config=_cfg(n))
     expect = 3 * x.numpy() + np.arange(n, dtype=np.float32).reshape(n, 1, 1)
@@ -35,7 +35,7 @@ def test_rank_scalar_reaches_every_rank(n):
 
 
 @pytest.mark.parametrize("n", RANKS)
-def test_barrier_then_remote_load_pulls_two_ranks_ahead(n):
+def test_barrier_then_remote_load_pulls_two_ranks_ahead(n, torch):
     x, y = _rows(n, 2), torch.zeros(n, 1, dp.W)
     dp.host_pull(x, y, config=_cfg(n))
     expect = 2 * np.stack([x.numpy()[(r + 2) % n] for r in range(n)])
@@ -43,7 +43,7 @@ def test_barrier_then_remote_load_pulls_two_ranks_ahead(n):
 
 
 @pytest.mark.parametrize("n", RANKS)
-def test_remote_store_and_notify_wait_push_to_the_previous_rank(n):
+def test_remote_store_and_notify_wait_push_to_the_previous_rank(n, torch):
     x, y = _rows(n, 3), torch.zeros(n, 1, dp.W)
     dp.host_push(x, y, config=_cfg(n))
     expect = np.stack([x.numpy()[(r + 1) % n] for r in range(n)])  # rank r receives from rank r + 1
@@ -51,7 +51,7 @@ def test_remote_store_and_notify_wait_push_to_the_previous_rank(n):
 
 
 @pytest.mark.parametrize("n", RANKS)
-def test_get_and_an_atomic_tally_read_back_with_pl_read(n):
+def test_get_and_an_atomic_tally_read_back_with_pl_read(n, torch):
     x, y, count = _rows(n, 4), torch.zeros(n, 1, dp.W), torch.full((n, 1, 1), -7, dtype=torch.int32)
     dp.host_get(x, y, count, config=_cfg(n))
     np.testing.assert_array_equal(y.numpy(), np.stack([x.numpy()[(r + 1) % n] for r in range(n)]))
@@ -60,7 +60,7 @@ def test_get_and_an_atomic_tally_read_back_with_pl_read(n):
 
 
 @pytest.mark.parametrize("n", RANKS)
-def test_allreduce_sum_and_broadcast_from_rank_one(n):
+def test_allreduce_sum_and_broadcast_from_rank_one(n, torch):
     x, both = _rows(n, 6), torch.zeros(n, 2, dp.W)
     dp.host_collectives(x, both, config=_cfg(n))
     s = x.numpy()[:, 0, :].sum(axis=0)
@@ -68,35 +68,35 @@ def test_allreduce_sum_and_broadcast_from_rank_one(n):
     np.testing.assert_allclose(both.numpy()[:, 1, :], np.stack([10 * x.numpy()[1, 0]] * n), rtol=1e-6, atol=1e-6)
 
 
-def test_allgather_gives_every_rank_every_row():
+def test_allgather_gives_every_rank_every_row(torch):
     x, y = _rows(dp.G, 7), torch.zeros(dp.G, dp.G, dp.W)
     dp.host_gather(x, y, config=_cfg(dp.G))
     np.testing.assert_array_equal(y.numpy(), np.stack([x.numpy()[:, 0, :]] * dp.G))
 
 
 @pytest.mark.parametrize("n", RANKS)
-def test_put_then_notify_wait_delivers_to_the_next_rank(n):
+def test_put_then_notify_wait_delivers_to_the_next_rank(n, torch):
     x, y = _rows(n, 8), torch.zeros(n, 1, dp.W)
     dp.host_put(x, y, config=_cfg(n))
     np.testing.assert_allclose(y.numpy(), 2 * np.stack([x.numpy()[(r - 1) % n] for r in range(n)]), rtol=1e-6)
 
 
 @pytest.mark.parametrize("n", RANKS)
-def test_a_tile_living_across_a_comm_op_is_spilled_through_gm(n):
+def test_a_tile_living_across_a_comm_op_is_spilled_through_gm(n, torch):
     x, y = _rows(n, 9), torch.zeros(n, 1, dp.W)
     dp.host_keep(x, y, config=_cfg(n))
     expect = np.stack([2 * x.numpy()[r] + x.numpy()[(r + 1) % n] for r in range(n)])
     np.testing.assert_allclose(y.numpy(), expect, rtol=1e-6, atol=1e-6)
 
 
-def test_a_constant_trip_loop_of_tile_code_and_comm_ops_is_unrolled():
+def test_a_constant_trip_loop_of_tile_code_and_comm_ops_is_unrolled(torch):
     x, y = _rows(dp.G, 10), torch.zeros(dp.G, 1, dp.W)
     dp.host_ring_sum(x, y, config=_cfg(dp.G))
     np.testing.assert_allclose(y.numpy(), np.stack([x.numpy().sum(axis=0)] * dp.G), rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("n", RANKS)
-def test_allreduce_max_and_prod(n):
+def test_allreduce_max_and_prod(n, torch):
     x, both = _rows(n, 11), torch.zeros(n, 2, dp.W)
     dp.host_max_prod(x, both, config=_cfg(n))
     rows = x.numpy()[:, 0, :]
@@ -104,7 +104,7 @@ def test_allreduce_max_and_prod(n):
     np.testing.assert_allclose(both.numpy()[:, 1, :], np.stack([rows.prod(axis=0)] * n), rtol=1e-5, atol=1e-6)
 
 
-def test_reduce_scatter_and_all_to_all():
+def test_reduce_scatter_and_all_to_all(torch):
     g = dp.G
     x = torch.from_numpy(np.random.default_rng(12).standard_normal((g, g, dp.W)).astype(np.float32))
     mine, swapped = torch.zeros(g, g, dp.W), torch.zeros(g, g, dp.W)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import torch
-
 import pypto.language as pl
 from pypto.ir.stmt import IfStmt
 from pypto.passes._util import iter_stmts
@@ -38,13 +36,13 @@ def test_only_names_bound_outside_the_loops_merge() -> None:
     assert not {"b", "t"} & {rv.name for rv in if_.return_vars}
 
 
-def test_loops_in_both_branches_run() -> None:
+def test_loops_in_both_branches_run(torch) -> None:
     a, out = torch.randn(32, 16, generator=torch.Generator().manual_seed(8)), torch.zeros(32, 16)
     run(_LoopsInBranches, a, out)
     torch.testing.assert_close(out, a * 2.0, rtol=1e-6, atol=1e-6)
 
 
-def test_run_without_tensors_only_compiles_and_returns_a_callable() -> None:
+def test_run_without_tensors_only_compiles_and_returns_a_callable(torch) -> None:
     compiled = run(_LoopsInBranches)
     a, out = torch.randn(32, 16, generator=torch.Generator().manual_seed(9)), torch.zeros(32, 16)
     compiled(a, out)

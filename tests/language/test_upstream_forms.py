@@ -4,7 +4,6 @@ and scalar reads of input tensors inside a pl.at region (hoisted into the orches
 from __future__ import annotations
 
 import pytest
-import torch
 
 import pypto.language as pl
 from pypto.errors import UndefinedVariableError
@@ -81,7 +80,7 @@ def _read_in_region(data: pl.Tensor, cfg: pl.Tensor, out: pl.Out[pl.Tensor]):
     return out
 
 
-def test_scalar_read_in_a_region_is_hoisted_into_the_orchestration() -> None:
+def test_scalar_read_in_a_region_is_hoisted_into_the_orchestration(torch) -> None:
     data = torch.zeros(32, 64)
     prog = _read_in_region.lower(data, torch.tensor([32], dtype=torch.int32), torch.zeros(32, 64))
     orch = next(f for f in prog.functions.values() if f.is_orchestration)
@@ -109,7 +108,7 @@ def _split_k_sum(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
     return c
 
 
-def test_split_k_matmul_on_slices_with_atomic_add_matches_numpy() -> None:
+def test_split_k_matmul_on_slices_with_atomic_add_matches_numpy(torch) -> None:
     """Slices feeding a matmul load into Mat; atomic add becomes a runtime-ordered read-modify-write;
     the loop after the zero-init region starts from that region's result."""
     g = torch.Generator().manual_seed(3)
@@ -130,7 +129,7 @@ def _same_name(x: pl.Tensor, out: pl.Out[pl.Tensor]):
     return out
 
 
-def test_outlined_names_never_clash_with_other_functions() -> None:
+def test_outlined_names_never_clash_with_other_functions(torch) -> None:
     prog = _same_name.lower(torch.zeros(16, 16), torch.zeros(16, 16))
     names = prog.functions.keys()
     assert len(set(names)) == len(names)
@@ -147,7 +146,7 @@ def _make_scale(factor: float):
     return scale
 
 
-def test_jit_kernel_sees_names_of_its_enclosing_function() -> None:
+def test_jit_kernel_sees_names_of_its_enclosing_function(torch) -> None:
     x = torch.arange(256, dtype=torch.float32).reshape(16, 16)
     for factor in (2.0, 3.0):  # same source, different closure values: separate compiles
         out = torch.zeros(16, 16)
@@ -166,7 +165,7 @@ def _acc_into_mat_window(x: pl.Tensor, a: pl.Tensor, b: pl.Tensor, y: pl.Out[pl.
     return y
 
 
-def test_mat_window_with_an_acc_block_crosses_to_vector_through_gm() -> None:
+def test_mat_window_with_an_acc_block_crosses_to_vector_through_gm(torch) -> None:
     g = torch.Generator().manual_seed(5)
     x, a, b = torch.randn(32, 32, generator=g), torch.randn(32, 16, generator=g), torch.randn(16, 16, generator=g)
     y = torch.zeros(32, 32)
@@ -195,7 +194,7 @@ class _BranchStores:
         return out
 
 
-def test_kernel_returning_a_name_stored_in_both_branches_returns_its_out_param() -> None:
+def test_kernel_returning_a_name_stored_in_both_branches_returns_its_out_param(torch) -> None:
     from pypto.runtime import run
 
     a = torch.randn(16, 16, generator=torch.Generator().manual_seed(9))
@@ -230,7 +229,7 @@ def _escaping_tensor(x: pl.Tensor, w: pl.Tensor, out: pl.Out[pl.Tensor]):
     return out
 
 
-def test_a_tensor_computed_in_a_region_flows_to_the_next_through_gm() -> None:
+def test_a_tensor_computed_in_a_region_flows_to_the_next_through_gm(torch) -> None:
     g = torch.Generator().manual_seed(2)
     x, w = torch.randn(16, 32, generator=g), torch.randn(32, 16, generator=g)
     out = torch.zeros(16, 16)
@@ -249,7 +248,7 @@ def _mixed_loop(x: pl.Tensor, w: pl.Tensor, out: pl.Out[pl.Tensor]):
     return out
 
 
-def test_a_small_loop_mixing_cube_and_vector_is_unrolled_and_split() -> None:
+def test_a_small_loop_mixing_cube_and_vector_is_unrolled_and_split(torch) -> None:
     g = torch.Generator().manual_seed(4)
     x, w = torch.randn(16, 32, generator=g), torch.randn(32, 64, generator=g)
     out = torch.zeros(16, 64)
@@ -276,7 +275,7 @@ def _rebinds_output(x: pl.Tensor, result: pl.Out[pl.Tensor]):
     return result
 
 
-def test_rebinding_the_output_is_a_partial_codegen_error_naming_the_fix(tmp_path) -> None:
+def test_rebinding_the_output_is_a_partial_codegen_error_naming_the_fix(tmp_path, torch) -> None:
     from pypto.backend.pto_backend import PartialCodegenError
     from pypto.runtime import RunConfig
 
@@ -308,7 +307,7 @@ def _ragged_tail(src: pl.Tensor, cfg: pl.Tensor, out: pl.Out[pl.Tensor]):
 
 
 @pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
-def test_if_choosing_a_scalar_in_a_kernel_loop_runs(platform: str) -> None:
+def test_if_choosing_a_scalar_in_a_kernel_loop_runs(platform: str, torch) -> None:
     from pypto.runtime import RunConfig
 
     src = torch.randn(48, 32, generator=torch.Generator().manual_seed(8))

@@ -130,9 +130,8 @@ def test_a_chain_whose_first_operands_exceed_l0_gets_a_k_loop(tmp_path, monkeypa
 @pytest.mark.parametrize(("m_dim", "k_dim", "n_dim"), [(128, 64, 128), (128, 512, 128), (256, 32, 256),
                                                         (256, 192, 256)])
 def test_chained_matmul_through_an_f16_intermediate_matches_torch(tmp_path, monkeypatch, platform, m_dim, k_dim,
-                                                                  n_dim):
+                                                                  n_dim, torch):
     """Fits L0C (full-K / split-K), and a [256, 256] intermediate larger than L0C (row blocks)."""
-    torch = pytest.importorskip("torch")
     monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path))
     torch.manual_seed(k_dim)
     a = torch.randn(m_dim, k_dim, dtype=torch.float16)

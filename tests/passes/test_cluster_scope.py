@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-import torch
 
 import pypto.language as pl
 from pypto.errors import ParserSyntaxError
@@ -39,7 +38,7 @@ def test_cluster_dissolves_into_its_statements() -> None:
     assert not any(isinstance(s, ClusterScopeStmt) for f in prog.functions for s in iter_stmts(f.body))
 
 
-def test_spmd_dispatch_inside_a_cluster_matches_torch() -> None:
+def test_spmd_dispatch_inside_a_cluster_matches_torch(torch) -> None:
     a, out = torch.randn(64, 16, generator=torch.Generator().manual_seed(6)), torch.zeros(64, 16)
     run(_Grouped, a, out)
     torch.testing.assert_close(out, a * 3.0, rtol=1e-6, atol=1e-6)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-import torch
 from kernels import add_program, big_vec_program, matmul_acc_program, swiglu_program
 
 import pypto.language as pl
@@ -116,7 +115,7 @@ def test_a_reshape_keeps_its_operands_buffer_live() -> None:
     assert got["prev"][0] != got["s"][0] or got["s_row"][0] == got["s"][0]
 
 
-def test_reshaped_sum_matches_torch() -> None:
+def test_reshaped_sum_matches_torch(torch) -> None:
     g = torch.Generator().manual_seed(4)
     x, acc = torch.randn(64, 64, generator=g), torch.zeros(16, 1)
     run(_ReshapedSum, x, acc)

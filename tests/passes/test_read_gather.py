@@ -4,7 +4,6 @@ top-level kernel reads move to the call site as scalar parameters."""
 from __future__ import annotations
 
 import pytest
-import torch
 
 import pypto.language as pl
 from pypto.errors import UnsupportedFeatureError
@@ -69,7 +68,7 @@ def test_a_tile_carrying_loop_loads_its_blocks_from_a_gathered_scratch() -> None
     assert _kernel_calls(main) == ["pick_gather_a", "pick"]
 
 
-def test_gathered_row_sum_matches_torch() -> None:
+def test_gathered_row_sum_matches_torch(torch) -> None:
     g = torch.Generator().manual_seed(3)
     a, table, out = torch.randn(96, 16, generator=g), torch.tensor([9, 5, 0, 2, 4], dtype=torch.int32), torch.zeros(16, 16)
     run(_RowPicker, a, table, out)
@@ -117,7 +116,7 @@ def test_a_top_level_kernel_read_becomes_a_scalar_argument() -> None:
     assert len(_ops(main, "tensor.read")) == 2  # the gather loop's read and the hoisted first read
 
 
-def test_paged_product_matches_torch() -> None:
+def test_paged_product_matches_torch(torch) -> None:
     g = torch.Generator().manual_seed(5)
     p, cache = torch.randn(64, 32, generator=g).half(), torch.randn(256, 32, generator=g).half()
     table, out = torch.tensor([6, 1, 7, 3], dtype=torch.int32), torch.zeros(16, 32)
@@ -195,7 +194,7 @@ def test_a_loop_with_no_carried_tile_still_runs_one_task_per_iteration() -> None
     assert any(isinstance(s, ForStmt) for s in iter_stmts(main.body))
 
 
-def test_the_torch_rendering_reads_at_a_scalar_index_before_and_after_the_rewrite() -> None:
+def test_the_torch_rendering_reads_at_a_scalar_index_before_and_after_the_rewrite(torch) -> None:
     from pypto.debug import torch_codegen
 
     g = torch.Generator().manual_seed(3)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-import torch
 
 import pypto.language as pl
 from pypto.errors import UnsupportedFeatureError
@@ -57,7 +56,7 @@ def test_the_loop_and_its_reads_move_into_the_orchestration() -> None:
                                 and isinstance(s.value.op, GlobalVar) for s in iter_stmts(loop.body))
 
 
-def test_lifted_gather_matches_torch() -> None:
+def test_lifted_gather_matches_torch(torch) -> None:
     g = torch.Generator().manual_seed(1)
     src, idx, out = torch.randn(64, 32, generator=g), torch.tensor([3, 0, 2, 1], dtype=torch.int32), torch.zeros(64, 32)
     run(_Gather, src, idx, out)
@@ -88,7 +87,7 @@ class _TwoOutputs:
         return lo, hi
 
 
-def test_a_kernel_of_two_outputs_stored_without_rebinding_runs_per_iteration() -> None:
+def test_a_kernel_of_two_outputs_stored_without_rebinding_runs_per_iteration(torch) -> None:
     prog = _outline(_TwoOutputs)
     assert not _reads(next(f for f in prog.functions if f.name == "split"))
     g = torch.Generator().manual_seed(2)
@@ -146,7 +145,7 @@ class _Guarded:
         return out
 
 
-def test_a_guarded_read_in_an_spmd_strided_loop_runs_one_task_per_iteration() -> None:
+def test_a_guarded_read_in_an_spmd_strided_loop_runs_one_task_per_iteration(torch) -> None:
     prog = _outline(_Guarded)
     kernel = next(f for f in prog.functions if f.name == "pick")
     assert not _reads(kernel) and not any(isinstance(s, ForStmt) for s in iter_stmts(kernel.body))
@@ -198,7 +197,7 @@ class _I64Bound:
         return out
 
 
-def test_an_int64_loop_bound_parameter_arrives_as_index() -> None:
+def test_an_int64_loop_bound_parameter_arrives_as_index(torch) -> None:
     a, out = torch.randn(32, 16, generator=torch.Generator().manual_seed(4)), torch.zeros(32, 16)
     run(_I64Bound, a, out)
     torch.testing.assert_close(out, a + 1.0, rtol=1e-6, atol=1e-6)

@@ -17,7 +17,7 @@ from pypto.debug import torch_codegen
 from pypto.errors import UserError
 from pypto.toolchain.ptoas import find_ptoas
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="torch is not installed (pip install torch==2.13.0)")
 pytestmark = [needs_gxx, pytest.mark.sim, pytest.mark.ptoas,
               pytest.mark.skipif(find_ptoas() is None, reason="needs the pinned ptoas")]
 PLATFORMS = ("a2a3sim", "a5sim")

@@ -74,9 +74,7 @@ def test_results_in_rank_order_and_shared_memory() -> None:
     assert _no_children_left()
 
 
-def test_torch_works_in_ranks_after_the_parent_used_its_thread_pool() -> None:
-    import torch
-
+def test_torch_works_in_ranks_after_the_parent_used_its_thread_pool(torch) -> None:
     a = torch.ones(512, 512)
     assert float((a @ a)[0, 0]) == 512.0  # the parent's OpenMP pool is now started
 

@@ -4,7 +4,6 @@ runtime); every access is checked against the buffer, in the orchestration and i
 from __future__ import annotations
 
 import pytest
-import torch
 
 import pypto.language as pl
 from pypto.runtime import run
@@ -31,13 +30,13 @@ class _TableWindows:
         return out
 
 
-def test_a_window_past_the_table_reads_inside_it() -> None:
+def test_a_window_past_the_table_reads_inside_it(torch) -> None:
     table, out = torch.tensor([5, 1, 4, 2, 7, 3], dtype=torch.int32), torch.zeros(16, 16)
     run(_TableWindows, table, out)
     assert out[:12, 0].tolist() == [5.0] * 4 + [4.0] * 4 + [7.0] * 4
 
 
-def test_reading_past_the_buffer_through_such_a_window_is_an_error() -> None:
+def test_reading_past_the_buffer_through_such_a_window_is_an_error(torch) -> None:
     src = '''
 import pypto.language as pl
 
@@ -82,13 +81,13 @@ class P:
 '''
 
 
-def test_a_kernel_may_load_the_part_of_such_a_window_inside_the_buffer() -> None:
+def test_a_kernel_may_load_the_part_of_such_a_window_inside_the_buffer(torch) -> None:
     x, out = torch.randn(32, 16), torch.zeros(8, 16)
     run(pl.parse(_KERNEL_WINDOW.replace("ROWS", "8")), x, torch.tensor([24], dtype=torch.int32), out)
     torch.testing.assert_close(out, x[24:32], rtol=0, atol=0)
 
 
-def test_a_kernel_loading_past_the_buffer_faults() -> None:
+def test_a_kernel_loading_past_the_buffer_faults(torch) -> None:
     with pytest.raises(KernelFaultError, match="GM out of bounds"):
         run(pl.parse(_KERNEL_WINDOW.replace("ROWS", "16")), torch.randn(32, 16), torch.tensor([24], dtype=torch.int32),
             torch.zeros(16, 16))
