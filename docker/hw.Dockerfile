@@ -4,6 +4,8 @@
 # writes is checked again here. BASE_IMAGE is the matching sim image. Nothing is downloaded.
 ARG BASE_IMAGE
 FROM ${BASE_IMAGE} AS install
+# Tagged <image>-install:<hash> after a build (layer cache, never a dangling image): see image_prune.py.
+LABEL io.pypto.image.stage=install
 ARG CANN_VERSION
 ARG CANN_TOOLKIT
 ARG SIMPLER_COMMIT

@@ -29,6 +29,8 @@ RUN start=$(($(date +%s) - 2)) && test -n "${PYTHON_VERSION}" && test -n "${GXX_
 # the wheelhouse never reaches the final image. SOURCE_DATE_EPOCH=0 only selects checked-hash .pyc
 # files (no timestamps inside), so it is fixed here and does not invalidate the layer.
 FROM os AS deps
+# Tagged <image>-deps:<hash> after a build (layer cache, never a dangling image): see image_prune.py.
+LABEL io.pypto.image.stage=deps
 ARG PYTHON_VERSION
 COPY wheelhouse/ /wheelhouse/
 COPY deps.lock /wheelhouse/deps.lock

@@ -15,6 +15,8 @@ from collections import deque
 from typing import IO, Any
 
 _STEP = re.compile(r"^Step (\d+)/(\d+) : (.*)$")
+_IMAGE = re.compile(r"^\s*---> ([0-9a-f]{12,64})$")
+_NAMED_FROM = re.compile(r"^FROM\s+\S+\s+AS\s+(\S+)\s*$", re.IGNORECASE)
 _TAIL_LINES = 60
 
 
@@ -46,6 +48,9 @@ class BuildProgress:
         self.cached = 0
         self.tail: deque[str] = deque(maxlen=_TAIL_LINES)
         self.pending = ""
+        self.stages: dict[str, str] = {}
+        """Named stage (``FROM x AS name``) -> the id of its last image, from the legacy builder's stream."""
+        self._stage: str | None = None
         self._progress: Any = None
         self._task: Any = None
 
@@ -87,6 +92,9 @@ class BuildProgress:
             return
         if line.strip() == "---> Using cache":
             self.cached += 1
+        image = _IMAGE.match(line)
+        if image and self._stage:
+            self.stages[self._stage] = image.group(1)
         if self._progress is not None:
             self._progress.update(self._task, description=f"step {self.step}: {_short(line, 70)}")
         elif self.verbose:
@@ -95,6 +103,9 @@ class BuildProgress:
     def _next_step(self, step: int, total: int, instruction: str) -> None:
         now = time.monotonic()
         self.step, self.total, self.step_start = step, total, now
+        if instruction.upper().startswith("FROM"):
+            named = _NAMED_FROM.match(instruction)
+            self._stage = named.group(1).lower() if named else None
         if self._progress is not None:
             self._progress.update(self._task, total=total, completed=step - 1,
                                   description=_short(instruction, 70))

@@ -36,6 +36,7 @@ from pypto.toolchain import wheelhouse
 from pypto.toolchain.build_progress import BuildProgress
 from pypto.toolchain.hw_installers import check_installers, hw_required
 from pypto.toolchain.image_normalize import normalize_image
+from pypto.toolchain.image_prune import drop_leftovers, prune_command, tag_cache_stage
 from pypto.toolchain.manifest import Manifest, load_manifest
 from pypto.toolchain.settings import subprocess_env
 
@@ -419,11 +420,13 @@ def build_image(options: BuildOptions | None = None, *, verbose: bool = False) -
     with BuildProgress(plan.tag, verbose=verbose) as progress:
         if image is None:
             built_id = run_build(client, plan, options.no_cache, progress)
+            tag_cache_stage(client, progress.stages, plan.tag)
             if options.normalize:
                 progress.note("normalizing the config's timestamps (reproducible image ID)")
                 normalize_image(client, plan.tag, int(plan.buildargs["SOURCE_DATE_EPOCH"]))
                 _drop_dangling(client, built_id)
             image = client.images.get(plan.tag)
+        drop_leftovers(client)
     size_mb = round(image.attrs["Size"] / 2**20, 1)
     progress.summary(plan.tag, image.id, size_mb, cached_image=cached)
     shutil.rmtree(ctx, ignore_errors=True)
@@ -469,6 +472,8 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--keep-timestamps", action="store_false", dest="normalize",
                    help="keep the builder's wall-clock `created` times (the image ID then differs per build)")
     b.add_argument("-v", "--verbose", action="store_true", help="print every build output line (without a TTY)")
+    pr = sub.add_parser("prune", help="remove dangling pypto images and all but the newest --keep tags per repository")
+    pr.add_argument("--keep", type=int, default=1, help="tags to keep per pypto repository (default: 1)")
     for p in (b, t, sub.add_parser("base", help="build (or reuse) the debootstrap base image; prints its tag")):
         p.add_argument("--toolchain", help="toolchain version (default: newest manifest)")
         p.add_argument("--debian-mirror", help="debootstrap mirror (default: this host's apt sources)")
@@ -479,6 +484,8 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = vars(_parser().parse_args(argv))
     command = args.pop("command")
+    if command == "prune":
+        return prune_command(_client, args["keep"])
     verbose = args.pop("verbose", False)
     if args.pop("no_smoke_examples", False):
         args["smoke_examples"] = ()

@@ -229,6 +229,31 @@ def test_build_progress_plain_lines_and_summary() -> None:
     assert progress.failure_tail().splitlines()[-1] == "Step 3/3 : COPY x /x"
 
 
+def test_build_progress_records_the_last_image_of_each_named_stage() -> None:
+    from pypto.toolchain.build_progress import BuildProgress
+    from pypto.toolchain.image_prune import stage_tag
+
+    stream = ("Step 1/6 : FROM base AS os\n ---> 111111111111\nStep 2/6 : RUN a\n ---> Running in 999999999999\n"
+              " ---> 222222222222\nStep 3/6 : FROM os AS deps\n ---> 222222222222\nStep 4/6 : RUN pip\n"
+              " ---> Using cache\n ---> 333333333333\nStep 5/6 : FROM os\n ---> 222222222222\n"
+              "Step 6/6 : COPY --from=deps /v /v\n ---> 444444444444\nSuccessfully built 444444444444\n")
+    with BuildProgress("img:1", stream=io.StringIO(), rich=False) as progress:
+        for i in range(0, len(stream), 7):  # chunks split lines anywhere
+            progress.feed(stream[i:i + 7])
+    assert progress.stages == {"os": "222222222222", "deps": "333333333333"}
+    assert stage_tag("pypto-0.1.0-sim:abc123", "deps") == "pypto-0.1.0-sim-deps:abc123"
+
+
+def test_the_cache_stages_carry_the_stage_label() -> None:
+    from pypto.toolchain.images import docker_dir
+
+    assert "FROM os AS deps\n# " in (docker_dir() / "sim.Dockerfile").read_text()
+    for name, stage in (("sim.Dockerfile", "deps"), ("hw.Dockerfile", "install")):
+        text = (docker_dir() / name).read_text()
+        after = text.split(f" AS {stage}\n", 1)[1].split("\nFROM ", 1)[0]
+        assert f"LABEL io.pypto.image.stage={stage}" in after, name
+
+
 def test_build_progress_rich_on_a_terminal() -> None:
     from pypto.toolchain.build_progress import BuildProgress
 

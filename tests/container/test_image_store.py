@@ -1,0 +1,54 @@
+"""The engine's image store stays bounded: builds leave no dangling image, prune keeps the newest tags."""
+
+from __future__ import annotations
+
+import io
+import time
+from typing import Any
+
+import pytest
+
+from pypto.toolchain.image_prune import PYPTO_LABELS, drop_leftovers, prune, pypto_tagged
+from pypto.toolchain.images import base_tag
+from pypto.toolchain.manifest import load_manifest
+
+pytestmark = pytest.mark.container
+
+REPO = "pypto-prune-test"
+
+
+def _dangling(engine: Any) -> list[str]:
+    return [i.id for label in PYPTO_LABELS for i in engine.images.list(filters={"dangling": True, "label": label})]
+
+
+def _build(engine: Any, base: str, tag: str | None, note: str) -> str:
+    dockerfile = f"FROM {base}\nLABEL io.pypto.image.flavor=prune-test\nLABEL note={note}\n"
+    image, _ = engine.images.build(fileobj=io.BytesIO(dockerfile.encode()), tag=tag, rm=True)
+    return image.id
+
+
+def test_the_image_builds_left_no_dangling_image_and_tagged_their_cache_stage(engine: Any, sim_image: Any) -> None:
+    assert _dangling(engine) == []
+    tag = next(t for t in sim_image.tags)
+    repository, _, digest = tag.rpartition(":")
+    deps = engine.images.get(f"{repository}-deps:{digest}")
+    assert deps.labels.get("io.pypto.image.stage") == "deps"
+
+
+def test_prune_keeps_the_newest_tags_of_a_repository_and_drops_leftovers(engine: Any, sim_image: Any) -> None:
+    base = base_tag(load_manifest(None))
+    try:
+        _build(engine, base, f"{REPO}:old", "old")
+        time.sleep(1.1)  # Created has one-second resolution in the engine's listing order
+        newest = _build(engine, base, f"{REPO}:new", "new")
+        leftover = _build(engine, base, None, "untagged")
+        assert leftover in _dangling(engine)
+        report = prune(engine, keep=1, repositories={REPO})
+        assert f"{REPO}:old" in report.removed and leftover in report.removed
+        assert [ref for _, ref in pypto_tagged(engine)[REPO]] == [f"{REPO}:new"]
+        assert engine.images.get(f"{REPO}:new").id == newest
+        assert _dangling(engine) == []
+    finally:
+        prune(engine, keep=0, repositories={REPO})
+        drop_leftovers(engine)
+    assert REPO not in pypto_tagged(engine)
