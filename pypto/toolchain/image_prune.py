@@ -10,7 +10,8 @@ A toolchain image build makes three kinds of image besides the one it tags:
   re-loaded image has new layers, so the original chain (about the whole image's size) is removed;
 - step images of a failed build: untagged, labelled once the stage's ``LABEL`` ran.
 
-:func:`drop_leftovers` runs after every build and removes the dangling images carrying a pypto label.
+:func:`drop_leftovers` runs after every build and removes the dangling images carrying a pypto label
+(older than half an hour: a concurrent build's are not leftovers yet).
 :func:`prune` (``python -m pypto.toolchain.images prune --keep N``) removes all but the newest ``N``
 tags of each pypto repository, for a machine that builds every day.
 """
@@ -22,6 +23,8 @@ from typing import Any
 
 LABEL_STAGE = "io.pypto.image.stage"
 PYPTO_LABELS = ("io.pypto.image.flavor", LABEL_STAGE)
+LEFTOVER_AGE_S = 1800.0
+"""A dangling pypto image younger than this may still belong to a build in progress."""
 
 
 @dataclass
@@ -52,7 +55,12 @@ def tag_cache_stage(client: Any, stages: dict[str, str], image_tag: str) -> str 
         return None
     ref = stage_tag(image_tag, stage)
     repository, _, version = ref.rpartition(":")
-    client.images.get(stages[stage]).tag(repository, version)
+    from pypto.toolchain.engine import docker_sdk
+
+    try:
+        client.images.get(stages[stage]).tag(repository, version)
+    except docker_sdk().errors.NotFound:  # removed meanwhile (someone pruned): only the next build is slower
+        return None
     return ref
 
 
@@ -68,12 +76,28 @@ def _remove(client: Any, ref: str, report: PruneReport) -> None:
         report.kept[ref] = str(getattr(exc, "explanation", None) or exc)
 
 
-def drop_leftovers(client: Any) -> PruneReport:
-    """Remove every dangling image that carries a pypto label (see the module docstring)."""
+def _age_s(image: Any) -> float:
+    from datetime import UTC, datetime
+
+    created = str(image.attrs.get("Created", ""))
+    try:  # the engine gives nanoseconds: 2026-12-03T23:56:20.123456789Z
+        stamp = datetime.strptime(created[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
+    except ValueError:
+        return float("inf")
+    return (datetime.now(UTC) - stamp).total_seconds()
+
+
+def drop_leftovers(client: Any, older_than_s: float = LEFTOVER_AGE_S) -> PruneReport:
+    """Remove the dangling images that carry a pypto label (see the module docstring).
+
+    Only those older than ``older_than_s``: a build running at the same time has dangling images of
+    its own until it tags them, and they are not leftovers yet.
+    """
     report = PruneReport()
     for label in PYPTO_LABELS:
         for image in client.images.list(filters={"dangling": True, "label": label}):
-            _remove(client, image.id, report)
+            if _age_s(image) >= older_than_s:
+                _remove(client, image.id, report)
     return report
 
 
@@ -92,7 +116,8 @@ def pypto_tagged(client: Any) -> dict[str, list[tuple[str, str]]]:
     return by_repo
 
 
-def prune(client: Any, keep: int, repositories: set[str] | None = None) -> PruneReport:
+def prune(client: Any, keep: int, repositories: set[str] | None = None,
+          older_than_s: float = LEFTOVER_AGE_S) -> PruneReport:
     """Untag (and delete, when nothing else holds it) all but the ``keep`` newest tags per repository.
 
     ``Created`` of our images is the checkout's commit time (SOURCE_DATE_EPOCH), so "newest" follows
@@ -101,17 +126,17 @@ def prune(client: Any, keep: int, repositories: set[str] | None = None) -> Prune
     """
     if keep < 0:
         raise ValueError("keep must be >= 0")
-    report = drop_leftovers(client)
+    report = drop_leftovers(client, older_than_s)
     for repository, refs in pypto_tagged(client).items():
         if repositories is not None and repository not in repositories:
             continue
         for _, ref in sorted(refs, reverse=True)[keep:]:
             _remove(client, ref, report)
-    report.removed += drop_leftovers(client).removed
+    report.removed += drop_leftovers(client, older_than_s).removed
     return report
 
 
-def prune_command(client_factory: Any, keep: int) -> int:
+def prune_command(client_factory: Any, keep: int, older_than_s: float = LEFTOVER_AGE_S) -> int:
     """``python -m pypto.toolchain.images prune --keep N``: print what was removed and kept as JSON."""
     import json
     import sys
@@ -122,7 +147,7 @@ def prune_command(client_factory: Any, keep: int) -> int:
         print("error: --keep must be 0 or more", file=sys.stderr)
         return 2
     try:
-        report = prune(client_factory(), keep)
+        report = prune(client_factory(), keep, older_than_s=older_than_s)
     except PyptoError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3

@@ -474,6 +474,8 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("-v", "--verbose", action="store_true", help="print every build output line (without a TTY)")
     pr = sub.add_parser("prune", help="remove dangling pypto images and all but the newest --keep tags per repository")
     pr.add_argument("--keep", type=int, default=1, help="tags to keep per pypto repository (default: 1)")
+    pr.add_argument("--older-than", type=float, default=1800.0, dest="older_than_s", metavar="SECONDS",
+                    help="dangling images younger than this may be a running build's; kept (default: 1800)")
     for p in (b, t, sub.add_parser("base", help="build (or reuse) the debootstrap base image; prints its tag")):
         p.add_argument("--toolchain", help="toolchain version (default: newest manifest)")
         p.add_argument("--debian-mirror", help="debootstrap mirror (default: this host's apt sources)")
@@ -485,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
     args = vars(_parser().parse_args(argv))
     command = args.pop("command")
     if command == "prune":
-        return prune_command(_client, args["keep"])
+        return prune_command(_client, args["keep"], args["older_than_s"])
     verbose = args.pop("verbose", False)
     if args.pop("no_smoke_examples", False):
         args["smoke_examples"] = ()
