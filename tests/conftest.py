@@ -29,6 +29,13 @@ def _clean(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
 
 
+@pytest.fixture(autouse=True)
+def default_build_dir(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests find their artifacts under ``build_output/`` of their working directory, as documented;
+    a ``PYPTO_PROG_BUILD_DIR`` in the caller's environment would move them (a test may set it again)."""
+    monkeypatch.delenv("PYPTO_PROG_BUILD_DIR", raising=False)
+
+
 @pytest.fixture
 def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No PYPTO_* variables, no config file in the working directory (a subdir conftest autouses it)."""
