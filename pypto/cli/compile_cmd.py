@@ -81,8 +81,13 @@ def split_target(spec: str) -> tuple[Path, str | None]:
     path = Path(path_text)
     if not path.exists():
         raise click.BadParameter(f"'{path_text}' does not exist", param_hint="FILE[::NAME]")
-    if "::" in spec and not name.isidentifier():
-        raise click.BadParameter(f"'{name}' is not a Python identifier", param_hint="FILE[::NAME]")
+    if "::" in spec:
+        from pypto.artifact.names import RULE, symbol_problem
+
+        problem = symbol_problem(name)
+        if problem is not None:
+            raise click.BadParameter(f"kernel name {name!r} is not valid: {problem} (a name is {RULE})",
+                                     param_hint="FILE[::NAME]")
     return path, name or None
 
 

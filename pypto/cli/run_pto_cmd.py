@@ -174,14 +174,16 @@ def _print_human(data: dict[str, Any]) -> None:
 
 
 def _save(directory: Path, rows: list[dict[str, Any]], values: list[Any]) -> Path:
+    from pypto.artifact.names import contained
+
     directory.mkdir(parents=True, exist_ok=True)
     for row, value in zip(rows, values, strict=True):
         if row["kind"] != "tensor":
             continue
         if row["direction"] != "out":
-            np.save(directory / f"{row['name']}.input.npy", value[0])
+            np.save(contained(directory, f"{row['name']}.input.npy"), value[0])
         if row["direction"] != "in":
-            np.save(directory / f"{row['name']}.npy", value[1])
+            np.save(contained(directory, f"{row['name']}.npy"), value[1])
     return directory
 
 
