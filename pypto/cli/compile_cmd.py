@@ -8,6 +8,7 @@ output directory at ``/out``.
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from contextlib import nullcontext
@@ -63,6 +64,13 @@ def parse_shape(text: str) -> ShapeSpec:
     if 0 in dims:
         raise click.BadParameter(f"'{text}': dimensions must be positive", param_hint="--shape")
     return ShapeSpec(match.group("name"), dims, _DTYPE_ALIASES[dtype])
+
+
+def _tolerance(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    """``--rtol`` / ``--atol``: a finite number >= 0 (NaN would compare nothing, a negative one fail all)."""
+    if not (math.isfinite(value) and value >= 0):
+        raise click.BadParameter(f"{value} is not a finite number >= 0", ctx=ctx, param=param)
+    return value
 
 
 def _prefix_map(values: tuple[str, ...]) -> str | None:
@@ -162,10 +170,13 @@ def _summary(result: Any, settings: Any, seconds: float, kind: str) -> dict[str,
     return {"ok": True, "command": kind, **data}
 
 
-def _print_human(summary: dict[str, Any]) -> None:
+def _print_human(summary: dict[str, Any], failed: bool) -> None:
     click.echo(summary["artifact"])
     if "max_error" in summary:
-        click.echo(f"max error: {summary['max_error']}  passed: {summary.get('passed', '?')}")
+        error = summary["max_error"]
+        click.echo(f"max error: {'n/a' if error is None else error}  passed: {summary.get('passed', '?')}")
+    if summary.get("verdict") and not failed:  # a failed verdict goes to stderr, as an error
+        click.echo(summary["verdict"])
     if "dfx_outputs" in summary:
         click.echo(f"diagnostics: {summary['dfx_outputs']}")
 
@@ -208,11 +219,15 @@ def _execute(ctx: click.Context, target: str, kind: str, overrides: dict[str, An
     with scope, progress(f"{kind} {target} for {settings.platform}", enabled=not cli_state.json):
         result = _call_driver(func_name, path, name, settings, request)
     summary = _summary(result, settings, time.perf_counter() - start, kind)
+    # a mismatch, or a golden that checked nothing (returned None, NaN everywhere): not a success
+    failed = summary.get("passed") is False or getattr(result, "ok", True) is False
     if cli_state.json:
         emit_json(summary)
     else:
-        _print_human(summary)
-    if summary.get("passed") is False:
+        _print_human(summary, failed)
+    if failed:
+        if summary.get("verdict"):
+            click.echo(f"error: {summary['verdict']}", err=True)
         ctx.exit(3)
 
 
@@ -245,9 +260,11 @@ def compile_cmd(ctx: click.Context, target: str, platform: str | None, runtime: 
 
 @click.command("run")
 @_with_common
-@click.option("--rtol", type=float, default=1e-5, show_default=True, help="Relative tolerance vs the golden.")
-@click.option("--atol", type=float, default=1e-5, show_default=True, help="Absolute tolerance vs the golden.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generated inputs.")
+@click.option("--rtol", type=float, default=1e-5, show_default=True, callback=_tolerance,
+              help="Relative tolerance vs the golden (a finite number >= 0).")
+@click.option("--atol", type=float, default=1e-5, show_default=True, callback=_tolerance,
+              help="Absolute tolerance vs the golden (a finite number >= 0).")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the generated inputs.")
 @click.option("--swimlane", "--enable-chip-swimlane", "swimlane", type=click.IntRange(0, 4), is_flag=False, flag_value=4, default=0, metavar="[LEVEL]",
               help="Record the chip swimlane (bare: level 4) into <artifact>/dfx_outputs/.")
 @click.option("--deps", "--enable-dep-gen", "deps", is_flag=True, help="Record every task dependency edge into dfx_outputs/deps.json.")
