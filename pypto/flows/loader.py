@@ -27,6 +27,9 @@ from pypto.ir.function import Program
 def load_module(path: Path) -> Any:
     """Execute the user's file as a fresh module (its directory is importable while it runs)."""
     path = path.resolve()
+    if path.is_dir():
+        raise UserError(f"{path}: is a directory, not a Python file",
+                        hint="pass a .py file holding @pl.program / @pl.jit kernels")
     name = "_pypto_user_" + hashlib.sha1(str(path).encode()).hexdigest()[:10]
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
@@ -97,7 +100,7 @@ def import_failure(path: Path, exc: BaseException) -> UserError:
         span = Span(file, line, max(exc.offset or 1, 1), line, max(exc.end_offset or 0, 0) if exc.end_lineno == line else 0)
         return UserError(f"invalid Python syntax in {Path(file).name}: {type(exc).__name__}: {exc.msg}", span,
                          hint="fix the syntax error; the file is executed as Python before pypto reads its kernels")
-    frames = traceback.extract_tb(exc.__traceback__)
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<frozen ")]
     mine = [f for f in frames if f.filename == str(path)] or frames[-1:]
     at = mine[-1] if mine else None
     span = Span(at.filename, at.lineno or 1, (at.colno or 0) + 1, at.lineno or 1, (at.end_colno or 0) + 1) \
