@@ -280,8 +280,9 @@ def run_cmd(ctx: click.Context, target: str, platform: str | None, runtime: str 
             atol: float, seed: int, swimlane: int, deps: bool, dump_args: int, pmu: int, scope_stats: bool) -> None:
     """Compile FILE[::NAME] if needed and run it on a sim platform with generated inputs.
 
-    Compares the outputs with the program's golden and reports the max error and timings;
-    exits 3 when the outputs do not match. --swimlane / --deps / --dump-args / --pmu / --scope-stats
+    Compares the outputs with the program's golden (NaN golden elements are not compared) and reports
+    the verdict, the max error and timings; exits 3 when the outputs do not match or the golden checked
+    nothing (NaN everywhere, or it returned None). --swimlane / --deps / --dump-args / --pmu / --scope-stats
     write run-time diagnostics to <artifact>/dfx_outputs/ (view the swimlane with
     `python -m pypto.tools.swimlane <artifact>/dfx_outputs`).
     """
