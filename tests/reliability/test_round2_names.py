@@ -270,3 +270,33 @@ def test_compiled_artifacts_name_files_after_valid_names(tmp_path: Path, env: di
     assert out.code == 0, out.describe()
     assert json.loads(out.stdout)["artifact"] == str(tmp_path / "o")
     assert any(p.stem.startswith("fused_add") for p in (tmp_path / "o").rglob("*.pto"))
+
+
+SCOPES = '''\
+import pypto.language as pl
+
+
+@pl.program
+class Scopes:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[256, 64], pl.FP32], out: pl.Out[pl.Tensor[[256, 64], pl.FP32]]
+             ) -> pl.Tensor[[256, 64], pl.FP32]:
+        with {scope}:
+            {body}
+        return out
+'''
+SPMD_BODY = "k = pl.tile.get_block_idx()\n            out = pl.store(pl.load(a, [k * 64, 0], [64, 64]), [k * 64, 0], out)"
+
+
+@pytest.mark.parametrize(("scope", "body"), [
+    ("pl.spmd(4, name_hint={hint!r})", SPMD_BODY),
+    ("pl.cluster(name_hint={hint!r})", "x = pl.add(out, a)"),
+], ids=["spmd", "cluster"])
+def test_E1_every_scope_name_hint_is_checked(scope: str, body: str) -> None:
+    from pypto.language import parse
+
+    good = parse(SCOPES.format(scope=scope.format(hint="fine_name"), body=body), "scopes.py")
+    assert good.name == "Scopes"
+    with pytest.raises(ParserSyntaxError, match=r"name_hint=\.\.\.\) '\.\./up' cannot name a kernel") as info:
+        parse(SCOPES.format(scope=scope.format(hint="../up"), body=body), "scopes.py")
+    assert (info.value.span.file, info.value.span.line) == ("scopes.py", 9)
