@@ -157,12 +157,12 @@ class JITFunction:
         from pypto.runtime import RunConfig
 
         cfg = config or RunConfig()
-        check_name(self)  # it names the cache entry and the output dir: checked before either is made
         metas, scalars = self._specs(args, kwargs, signature_ok)
         key = self._key(metas, scalars, cfg)
         hit = self._cache.get(key)
         if hit is not None:
             return hit
+        check_name(self)  # it names the cache entry and the output dir: checked before either is made
         _prebuild_core(cfg)  # a fresh cache: the runtime's g++ starts before the DSL is even parsed
         name, disk_key = f"_jit_{self.__name__}", self._disk_key(key, cfg)
         compiled = disk_cache.lookup(name, disk_key, cfg.save_kernels_dir,
