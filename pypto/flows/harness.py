@@ -138,7 +138,11 @@ def check_outputs(actual: Sequence[Any], expected: Sequence[np.ndarray], rtol: f
     errors, compared, total, mismatch = [], 0, 0, None
     for k, (a, e) in enumerate(zip(actual, expected, strict=True)):
         a = np.asarray(a.numpy() if hasattr(a, "numpy") else a, dtype=np.float64)
-        e = np.broadcast_to(np.asarray(e, dtype=np.float64), a.shape)
+        try:
+            e = np.broadcast_to(np.asarray(e, dtype=np.float64), a.shape)
+        except ValueError:
+            return Comparison(tuple(errors), compared, total, f"output {k}: the golden's shape "
+                              f"{list(np.shape(e))} does not fit the output's {list(a.shape)}")
         care = ~np.isnan(e)
         diff = np.abs(a[care] - e[care])  # a NaN output at a compared element stays NaN: a real error
         errors.append(float(diff.max()) if diff.size else 0.0)

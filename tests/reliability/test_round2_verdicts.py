@@ -146,3 +146,5 @@ def test_compare_counts_what_it_compared() -> None:
         compare([a], [np.full_like(a, np.nan)], 1e-5, 1e-5)
     with pytest.raises(ValueError, match="atol must be a finite number >= 0, got nan"):
         compare([a], [a], 1e-5, float("nan"))
+    with pytest.raises(AssertionError, match=r"output 0: the golden's shape \[3\] does not fit the output's \[4, 4\]"):
+        compare([a], [np.zeros(3)], 1e-5, 1e-5)
