@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pypto.artifact import PASSES_DUMP_DIR, REPORT_DIR, ArtifactMeta, begin, commit
+from pypto.artifact.names import check_program, contained
 from pypto.compiled import CompiledProgram
 from pypto.errors import PartialCodegenError, ToolchainError, UnsupportedFeatureError, UserError
 from pypto.ir.function import Program
@@ -117,7 +118,12 @@ def _unusable_output(path: Path, exc: OSError) -> UserError:
 
 
 def resolve_options(program: Program, kw: dict[str, Any]) -> CompileOptions:
-    """Apply defaults, the PassContext conflict rule and settings to the raw keyword arguments."""
+    """Apply defaults, the PassContext conflict rule and settings to the raw keyword arguments.
+
+    Every name that becomes a file or a symbol is checked first (:func:`pypto.artifact.names.check_program`):
+    nothing is created for a program whose name could leave the output directory.
+    """
+    check_program(program)
     for name in ("verification_level", "diagnostic_phase", "memory_planner", "runtime"):
         _conflict(name, kw[name])
     if kw["strategy"] is not OptimizationStrategy.Default:
@@ -288,8 +294,9 @@ def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions
                                 file_prefix_map=_prefix_map(opts))
         except PartialCodegenError as exc:  # keep what was generated, for reading (no completeness marker)
             for rel, text in exc.files.items():
-                (out / rel).parent.mkdir(parents=True, exist_ok=True)
-                (out / rel).write_text(text)
+                path = contained(out, rel)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
             raise
     t1 = time.perf_counter()
     try:

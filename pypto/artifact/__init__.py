@@ -5,7 +5,8 @@ codegen hands the assembler (:class:`Artifact`, kernel units), ``meta`` the one 
 (:class:`ArtifactMeta`, :class:`ParamInfo`: ``compiled_meta.json``), ``directory`` the layout (file
 names inside an artifact directory are known only here), :func:`begin` / :func:`commit` (the metadata
 written last, atomically) and :func:`load_artifact` for the runtime, ``kernel_config`` the
-``kernel_config.py`` file (:func:`render_kernel_config`, :class:`ArgDirection`).
+``kernel_config.py`` file (:func:`render_kernel_config`, :class:`ArgDirection`), ``names`` the one rule
+for names that become files or symbols (``check_symbol``) and the writers' containment check.
 """
 
 from pypto.artifact.directory import (

@@ -38,9 +38,10 @@ class _Writer:
         self.dirs = DirMaker()
 
     def write(self, rel: str, text: str) -> None:
+        from pypto.artifact.names import contained
         from pypto.toolchain.files import text_bytes, write_file
 
-        path = os.path.join(self.root, rel)
+        path = os.fspath(contained(self.root, rel))  # never outside the artifact dir, whatever the name
         self.dirs.ensure(os.path.dirname(path))
         # written in place: the compile holds the directory's lock (runs read it under a shared one),
         # and the directory counts as complete only once compiled_meta.json is renamed into it last

@@ -8,6 +8,7 @@ output directory at ``/out``.
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from contextlib import nullcontext
@@ -65,6 +66,13 @@ def parse_shape(text: str) -> ShapeSpec:
     return ShapeSpec(match.group("name"), dims, _DTYPE_ALIASES[dtype])
 
 
+def _tolerance(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    """``--rtol`` / ``--atol``: a finite number >= 0 (NaN would compare nothing, a negative one fail all)."""
+    if not (math.isfinite(value) and value >= 0):
+        raise click.BadParameter(f"{value} is not a finite number >= 0", ctx=ctx, param=param)
+    return value
+
+
 def _prefix_map(values: tuple[str, ...]) -> str | None:
     """Repeated ``--file-prefix-map OLD=NEW`` options as the setting's ``;``-separated text."""
     from pypto.toolchain.prefix_map import format_prefix_map, parse_prefix_map
@@ -81,8 +89,13 @@ def split_target(spec: str) -> tuple[Path, str | None]:
     path = Path(path_text)
     if not path.exists():
         raise click.BadParameter(f"'{path_text}' does not exist", param_hint="FILE[::NAME]")
-    if "::" in spec and not name.isidentifier():
-        raise click.BadParameter(f"'{name}' is not a Python identifier", param_hint="FILE[::NAME]")
+    if "::" in spec:
+        from pypto.artifact.names import RULE, symbol_problem
+
+        problem = symbol_problem(name)
+        if problem is not None:
+            raise click.BadParameter(f"kernel name {name!r} is not valid: {problem} (a name is {RULE})",
+                                     param_hint="FILE[::NAME]")
     return path, name or None
 
 
@@ -157,10 +170,13 @@ def _summary(result: Any, settings: Any, seconds: float, kind: str) -> dict[str,
     return {"ok": True, "command": kind, **data}
 
 
-def _print_human(summary: dict[str, Any]) -> None:
+def _print_human(summary: dict[str, Any], failed: bool) -> None:
     click.echo(summary["artifact"])
     if "max_error" in summary:
-        click.echo(f"max error: {summary['max_error']}  passed: {summary.get('passed', '?')}")
+        error = summary["max_error"]
+        click.echo(f"max error: {'n/a' if error is None else error}  passed: {summary.get('passed', '?')}")
+    if summary.get("verdict") and not failed:  # a failed verdict goes to stderr, as an error
+        click.echo(summary["verdict"])
     if "dfx_outputs" in summary:
         click.echo(f"diagnostics: {summary['dfx_outputs']}")
 
@@ -203,11 +219,15 @@ def _execute(ctx: click.Context, target: str, kind: str, overrides: dict[str, An
     with scope, progress(f"{kind} {target} for {settings.platform}", enabled=not cli_state.json):
         result = _call_driver(func_name, path, name, settings, request)
     summary = _summary(result, settings, time.perf_counter() - start, kind)
+    # a mismatch, or a golden that checked nothing (returned None, NaN everywhere): not a success
+    failed = summary.get("passed") is False or getattr(result, "ok", True) is False
     if cli_state.json:
         emit_json(summary)
     else:
-        _print_human(summary)
-    if summary.get("passed") is False:
+        _print_human(summary, failed)
+    if failed:
+        if summary.get("verdict"):
+            click.echo(f"error: {summary['verdict']}", err=True)
         ctx.exit(3)
 
 
@@ -240,9 +260,11 @@ def compile_cmd(ctx: click.Context, target: str, platform: str | None, runtime: 
 
 @click.command("run")
 @_with_common
-@click.option("--rtol", type=float, default=1e-5, show_default=True, help="Relative tolerance vs the golden.")
-@click.option("--atol", type=float, default=1e-5, show_default=True, help="Absolute tolerance vs the golden.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generated inputs.")
+@click.option("--rtol", type=float, default=1e-5, show_default=True, callback=_tolerance,
+              help="Relative tolerance vs the golden (a finite number >= 0).")
+@click.option("--atol", type=float, default=1e-5, show_default=True, callback=_tolerance,
+              help="Absolute tolerance vs the golden (a finite number >= 0).")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the generated inputs.")
 @click.option("--swimlane", "--enable-chip-swimlane", "swimlane", type=click.IntRange(0, 4), is_flag=False, flag_value=4, default=0, metavar="[LEVEL]",
               help="Record the chip swimlane (bare: level 4) into <artifact>/dfx_outputs/.")
 @click.option("--deps", "--enable-dep-gen", "deps", is_flag=True, help="Record every task dependency edge into dfx_outputs/deps.json.")
@@ -258,8 +280,9 @@ def run_cmd(ctx: click.Context, target: str, platform: str | None, runtime: str 
             atol: float, seed: int, swimlane: int, deps: bool, dump_args: int, pmu: int, scope_stats: bool) -> None:
     """Compile FILE[::NAME] if needed and run it on a sim platform with generated inputs.
 
-    Compares the outputs with the program's golden and reports the max error and timings;
-    exits 3 when the outputs do not match. --swimlane / --deps / --dump-args / --pmu / --scope-stats
+    Compares the outputs with the program's golden (NaN golden elements are not compared) and reports
+    the verdict, the max error and timings; exits 3 when the outputs do not match or the golden checked
+    nothing (NaN everywhere, or it returned None). --swimlane / --deps / --dump-args / --pmu / --scope-stats
     write run-time diagnostics to <artifact>/dfx_outputs/ (view the swimlane with
     `python -m pypto.tools.swimlane <artifact>/dfx_outputs`).
     """

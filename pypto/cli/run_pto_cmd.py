@@ -174,14 +174,16 @@ def _print_human(data: dict[str, Any]) -> None:
 
 
 def _save(directory: Path, rows: list[dict[str, Any]], values: list[Any]) -> Path:
+    from pypto.artifact.names import contained
+
     directory.mkdir(parents=True, exist_ok=True)
     for row, value in zip(rows, values, strict=True):
         if row["kind"] != "tensor":
             continue
         if row["direction"] != "out":
-            np.save(directory / f"{row['name']}.input.npy", value[0])
+            np.save(contained(directory, f"{row['name']}.input.npy"), value[0])
         if row["direction"] != "in":
-            np.save(directory / f"{row['name']}.npy", value[1])
+            np.save(contained(directory, f"{row['name']}.npy"), value[1])
     return directory
 
 
@@ -194,7 +196,7 @@ def _save(directory: Path, rows: list[dict[str, Any]], values: list[Any]) -> Pat
 @click.option("--core", type=click.Choice(["aiv", "aic"]), help="Core type (default: inferred from the tiles).")
 @click.option("--no-insert-sync", is_flag=True, help="Do not pass --enable-insert-sync to ptoas.")
 @click.option("--platform", help="a2a3sim | a5sim [env PYPTO_PLATFORM].")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generated inputs.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the generated inputs.")
 @click.option("--save", "save_dir", type=click.Path(path_type=Path, file_okay=False),
               help="Write outputs as NAME.npy (and inputs as NAME.input.npy) into this directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")

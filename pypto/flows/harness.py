@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import statistics
 from collections.abc import Sequence
@@ -96,27 +97,75 @@ def _expected(golden: Any, args: tuple[Any, ...], info: ArtifactInfo) -> tuple[n
     return tuple(np.asarray(g) for g in golden)
 
 
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Outputs against a golden: per-output max abs error over the compared elements, how many elements
+    were compared (NaN in the golden means "don't care" for that element) and the first mismatch."""
+
+    errors: tuple[float, ...]
+    compared: int
+    total: int
+    mismatch: str | None = None
+
+    @property
+    def max_error(self) -> float | None:
+        """The largest error over every compared element (None when nothing was compared)."""
+        return max(self.errors) if self.compared else None
+
+    @property
+    def problem(self) -> str | None:
+        """Why this is not a pass: the first mismatch, or a golden that compared nothing."""
+        if self.mismatch is not None:
+            return self.mismatch
+        if self.compared == 0:
+            return (f"the golden is NaN everywhere ({self.total} elements): no element was compared "
+                    "(NaN marks a don't-care element; return the expected values)")
+        return None
+
+
+def check_tolerances(rtol: float, atol: float) -> None:
+    """ValueError unless both tolerances are finite numbers >= 0."""
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
+            raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+
+
+def check_outputs(actual: Sequence[Any], expected: Sequence[np.ndarray], rtol: float, atol: float) -> Comparison:
+    """Compare every output with its golden (NaN golden elements are not compared)."""
+    check_tolerances(rtol, atol)
+    if len(actual) != len(expected):
+        return Comparison((), 0, 0, f"golden has {len(expected)} outputs, the program produced {len(actual)}")
+    errors, compared, total, mismatch = [], 0, 0, None
+    for k, (a, e) in enumerate(zip(actual, expected, strict=True)):
+        a = np.asarray(a.numpy() if hasattr(a, "numpy") else a, dtype=np.float64)
+        try:
+            e = np.broadcast_to(np.asarray(e, dtype=np.float64), a.shape)
+        except ValueError:
+            return Comparison(tuple(errors), compared, total, f"output {k}: the golden's shape "
+                              f"{list(np.shape(e))} does not fit the output's {list(a.shape)}")
+        care = ~np.isnan(e)
+        diff = np.abs(a[care] - e[care])  # a NaN output at a compared element stays NaN: a real error
+        errors.append(float(diff.max()) if diff.size else 0.0)
+        compared, total = compared + int(diff.size), total + a.size
+        bad = care & ~np.isclose(a, e, rtol=rtol, atol=atol, equal_nan=False)
+        if mismatch is None and bad.any():
+            pos = tuple(int(i) for i in np.argwhere(bad)[0])
+            mismatch = (f"output {k}: {int(bad.sum())} of {a.size} elements out of tolerance (rtol={rtol}, "
+                        f"atol={atol}); max abs error {errors[-1]:.3g}; first at {pos}: got {float(a[pos])!r}, "
+                        f"expected {float(e[pos])!r}")
+    return Comparison(tuple(errors), compared, total, mismatch)
+
+
 def compare(actual: Sequence[Any], expected: Sequence[np.ndarray], rtol: float, atol: float) -> tuple[float, ...]:
-    """Max abs error per output; AssertionError naming the worst element when out of tolerance.
+    """Max abs error per output; AssertionError naming the worst element when out of tolerance, or when
+    the golden compares nothing (NaN everywhere).
 
     NaN positions of the golden are "don't care".
     """
-    if len(actual) != len(expected):
-        raise AssertionError(f"golden has {len(expected)} outputs, the program produced {len(actual)}")
-    errors = []
-    for k, (a, e) in enumerate(zip(actual, expected, strict=True)):
-        a = np.asarray(a.numpy() if hasattr(a, "numpy") else a, dtype=np.float64)
-        e = np.broadcast_to(np.asarray(e, dtype=np.float64), a.shape)
-        care = ~np.isnan(e)
-        diff = np.where(care, np.abs(a - e), 0.0)
-        errors.append(float(np.nanmax(diff)) if diff.size else 0.0)
-        bad = care & ~np.isclose(a, e, rtol=rtol, atol=atol, equal_nan=False)
-        if bad.any():
-            pos = tuple(int(i) for i in np.argwhere(bad)[0])
-            raise AssertionError(
-                f"output {k}: {int(bad.sum())} of {a.size} elements out of tolerance (rtol={rtol}, atol={atol}); "
-                f"max abs error {errors[-1]:.3g}; first at {pos}: got {a[pos]!r}, expected {e[pos]!r}")
-    return tuple(errors)
+    result = check_outputs(actual, expected, rtol, atol)
+    if result.problem is not None:
+        raise AssertionError(result.problem)
+    return result.errors
 
 
 def run(program: Any, *args: Any, golden: Any = None, config: RunConfig | None = None) -> RunResult:
@@ -169,4 +218,4 @@ def artifact_platform(compiled: Any) -> str:
     return platform_of(compiled, artifact_of(compiled))
 
 
-__all__ = ["BenchmarkResult", "RunResult", "artifact_platform", "benchmark", "compare", "run"]
+__all__ = ["BenchmarkResult", "Comparison", "RunResult", "artifact_platform", "benchmark", "check_outputs", "compare", "run"]

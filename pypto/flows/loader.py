@@ -27,6 +27,9 @@ from pypto.ir.function import Program
 def load_module(path: Path) -> Any:
     """Execute the user's file as a fresh module (its directory is importable while it runs)."""
     path = path.resolve()
+    if path.is_dir():
+        raise UserError(f"{path}: is a directory, not a Python file",
+                        hint="pass a .py file holding @pl.program / @pl.jit kernels")
     name = "_pypto_user_" + hashlib.sha1(str(path).encode()).hexdigest()[:10]
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
@@ -97,7 +100,7 @@ def import_failure(path: Path, exc: BaseException) -> UserError:
         span = Span(file, line, max(exc.offset or 1, 1), line, max(exc.end_offset or 0, 0) if exc.end_lineno == line else 0)
         return UserError(f"invalid Python syntax in {Path(file).name}: {type(exc).__name__}: {exc.msg}", span,
                          hint="fix the syntax error; the file is executed as Python before pypto reads its kernels")
-    frames = traceback.extract_tb(exc.__traceback__)
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<frozen ")]
     mine = [f for f in frames if f.filename == str(path)] or frames[-1:]
     at = mine[-1] if mine else None
     span = Span(at.filename, at.lineno or 1, (at.colno or 0) + 1, at.lineno or 1, (at.end_colno or 0) + 1) \
@@ -215,6 +218,17 @@ class FileResult:
     max_error: float | None = None
     passed: bool | None = None
     dfx_dir: Path | None = None
+    verdict: str | None = None
+    """The run's verdict in words (``pypto run``): passed, what differs, or why nothing was checked."""
+    checked: bool | None = None
+    """``pypto run``: did a comparison with the golden happen (None: not a run)."""
+    check_requested: bool = False
+    """The file defines a golden, so the user asked for a check: a run that checked nothing fails."""
+
+    @property
+    def ok(self) -> bool:
+        """Passed, or ran with no golden to compare with; False for a mismatch or a check not done."""
+        return self.passed is not False and not (self.check_requested and not self.checked)
 
     @property
     def output_dir(self) -> Path:
@@ -226,6 +240,8 @@ class FileResult:
                                "program": program.name if program is not None else self.output_dir.name}
         if self.passed is not None:
             out.update(max_error=self.max_error, passed=self.passed)
+        if self.verdict is not None:
+            out.update(checked=bool(self.checked), verdict=self.verdict)
         if self.dfx_dir is not None:
             out["dfx_outputs"] = str(self.dfx_dir)
         return out
@@ -292,13 +308,13 @@ def _check_samples(key: str, compiled: Any, inputs: list[np.ndarray]) -> None:
 
 def run_target(path: Path, name: str | None, settings: Any, request: Any) -> FileResult:
     """Compile, run on the sim platform with seeded inputs, compare with the module's golden."""
-    from pypto.flows.harness import compare
-
     t0 = time.perf_counter()
     compiled, module, inputs = compile_target(path, name, settings, request)
     t1 = time.perf_counter()
     key = select_target(path, module, name)[0]
-    golden_fn = getattr(module, f"golden_{key}", None) or getattr(module, "golden", None)
+    golden_name, golden_fn = f"golden_{key}", getattr(module, f"golden_{key}", None)
+    if golden_fn is None:
+        golden_name, golden_fn = "golden", getattr(module, "golden", None)
     try:
         expected = golden_fn(*[a.copy() for a in inputs]) if golden_fn else None
     except Exception as exc:  # noqa: BLE001 - the user's golden function failed
@@ -308,20 +324,41 @@ def run_target(path: Path, name: str | None, settings: Any, request: Any) -> Fil
     config = _run_config(settings, request)
     result = compiled(*inputs, config=config)
     t2 = time.perf_counter()
-    out = FileResult(compiled, {"compile_seconds": round(t1 - t0, 6), "run_seconds": round(t2 - t1, 6)})
+    out = FileResult(compiled, {"compile_seconds": round(t1 - t0, 6), "run_seconds": round(t2 - t1, 6)},
+                     check_requested=golden_fn is not None)
     if config.dfx_enabled:
         out.dfx_dir = compiled.output_dir / "dfx_outputs"
-    if expected is not None:
-        outs = result if isinstance(result, tuple) else (result,) if result is not None else tuple(
-            a for a, p in zip(inputs, compiled.params, strict=True) if p.direction in ("Out", "InOut"))
-        exp = expected if isinstance(expected, tuple | list) else (expected,)
-        try:
-            errors = compare(outs, exp, request.rtol, request.atol)
-            out.max_error, out.passed = max(errors, default=0.0), True
-        except AssertionError as exc:
-            out.max_error, out.passed = float("nan"), False
-            out.timings["mismatch"] = str(exc)  # type: ignore[assignment]
+    if golden_fn is None:
+        out.checked, out.verdict = False, (f"not checked: {path.name} defines no golden_{key} (or golden) "
+                                           "to compare the outputs with")
+    elif expected is None:
+        out.checked, out.verdict = False, (f"not checked: {golden_name}() returned None, so no output was "
+                                           "compared (return the expected output array(s), in Out-parameter "
+                                           "order)")
+    else:
+        _judge(out, compiled, inputs, result, expected, request)
     return out
+
+
+def _judge(out: FileResult, compiled: Any, inputs: list[np.ndarray], result: Any, expected: Any,
+           request: Any) -> None:
+    """Compare the outputs with the golden's and record the verdict (max error over compared elements)."""
+    from pypto.flows.harness import check_outputs
+
+    outs = result if isinstance(result, tuple) else (result,) if result is not None else tuple(
+        a for a, p in zip(inputs, compiled.params, strict=True) if p.direction in ("Out", "InOut"))
+    exp = expected if isinstance(expected, tuple | list) else (expected,)
+    comparison = check_outputs(outs, exp, request.rtol, request.atol)
+    problem = comparison.problem
+    out.checked = comparison.compared > 0
+    out.max_error, out.passed = comparison.max_error, problem is None
+    if problem is None:
+        out.verdict = (f"passed: {comparison.compared} of {comparison.total} elements within "
+                       f"rtol={request.rtol}, atol={request.atol}")
+    elif comparison.mismatch is None:
+        out.verdict = f"not checked: {problem}"
+    else:
+        out.verdict = f"outputs do not match the golden: {problem}"
 
 
 def compile_file(path: Path, name: str | None, settings: Any, request: Any) -> Any:

@@ -246,10 +246,23 @@ def parse_pto(text: str, path: Path, func: str | None = None, core: str | None =
         raise UserError(f"malformed PTO file: {exc}", Span(where, line, col),
                         hint="the file looks truncated or unbalanced; a .pto holds a complete `module { ... }`") from None
     fn = _select(where, funcs, func)
+    _check_name(where, text, fn)
     if core is not None and core not in ("aiv", "aic"):
         raise UserError(f"core must be 'aiv' or 'aic' (or None to infer it), got {core!r}")
     args = _parse_args(where, fn, _aliases(text))
     return PtoSignature(path, fn.name, args, core or infer_core(text, fn.body), tuple(f.name for f in funcs))
+
+
+def _check_name(where: str, text: str, fn: _Func) -> None:
+    """The function's name becomes file names and a C++ function: it must be a valid symbol."""
+    from pypto.artifact.names import check_symbol, symbol_problem
+    from pypto.span import Span
+
+    if symbol_problem(fn.name) is None:
+        return
+    at = text.index("@", fn.start)
+    line, col = text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
+    check_symbol(fn.name, "func.func", Span(where, line, col, line, col + len(fn.name) + 1))
 
 
 def single_function_text(text: str, func: str) -> str:

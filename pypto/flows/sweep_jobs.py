@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from pypto.artifact.names import check_symbol
 from pypto.errors import UserError
 
 _ENTRY_DECORATORS = {("jit",), ("jit", "graph"), ("program",)}
@@ -123,8 +124,8 @@ def expand_targets(targets: Sequence[str], cwd: Path | None = None) -> list[tupl
         path = (cwd / text).resolve()
         if not path.exists():
             raise UserError(f"sweep target '{text}' does not exist", hint="pass FILE[::NAME] or a directory of kernel files")
-        if sep and not name.isidentifier():
-            raise UserError(f"sweep target '{spec}': '{name}' is not a Python identifier")
+        if sep:
+            check_symbol(name, f"sweep target '{spec}': kernel name")
         if path.is_dir():
             if sep:
                 raise UserError(f"sweep target '{spec}': ::NAME needs a file, not a directory")

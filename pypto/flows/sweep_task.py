@@ -70,6 +70,8 @@ def summarize(exit_code: int, stdout: str, stderr: str) -> str:
     error = data.get("error", {}) if isinstance(data.get("error"), dict) else {}
     if error.get("message"):
         return str(error["message"])
+    if data.get("verdict"):  # a mismatch, or a golden that checked nothing
+        return str(data["verdict"])
     if data.get("passed") is False:
         return f"outputs differ from the golden (max error {data.get('max_error')})"
     return _tail(stderr) or _tail(stdout) or f"pypto exited with code {exit_code}"

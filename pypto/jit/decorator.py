@@ -18,7 +18,7 @@ from pypto.ir.function import Program
 from pypto.jit import disk_cache
 from pypto.jit.meta import TensorMeta, is_tensor_like, tensor_meta
 from pypto.jit.signature import RUNTIME  # noqa: F401 (pl.RUNTIME's home for older imports)
-from pypto.jit.specialize import dynamic_axes, rewrite_signature, scalar_literal, source_info
+from pypto.jit.specialize import check_name, dynamic_axes, rewrite_signature, scalar_literal, source_info
 
 _KIND_TYPE = {
     "orchestration": FunctionType.Orchestration,
@@ -133,7 +133,7 @@ class JITFunction:
         from pypto.ir.callgraph import callee_first
 
         func, deps = self.specialize_function(metas, scalars)
-        return Program(f"_jit_{self.__name__}", tuple(callee_first([*deps, func])))
+        return Program(f"_jit_{check_name(self)}", tuple(callee_first([*deps, func])))
 
     def _key(self, metas: dict[str, TensorMeta], scalars: dict[str, Any], config: Any) -> tuple:
         """Cache key: source, tensor shapes (``None`` on ``pl.dynamic`` axes), dtypes, scalars, options."""
@@ -162,6 +162,7 @@ class JITFunction:
         hit = self._cache.get(key)
         if hit is not None:
             return hit
+        check_name(self)  # it names the cache entry and the output dir: checked before either is made
         _prebuild_core(cfg)  # a fresh cache: the runtime's g++ starts before the DSL is even parsed
         name, disk_key = f"_jit_{self.__name__}", self._disk_key(key, cfg)
         compiled = disk_cache.lookup(name, disk_key, cfg.save_kernels_dir,

@@ -45,6 +45,24 @@ def source_info(func: Any) -> SourceInfo:
     return SourceInfo(text, inspect.getsourcefile(func) or "<unknown>", first, indent, tree)
 
 
+def check_name(fn: Any, what: str = "@pl.jit function name") -> str:
+    """``fn.__name__``, which names the program (``_jit_<name>``), its output and cache directories, when it
+    is a valid symbol (:func:`pypto.artifact.names.check_symbol`); else a UserError at the ``def``."""
+    from pypto.artifact.names import check_symbol, symbol_problem
+    from pypto.span import Span
+
+    name = fn.__name__
+    if symbol_problem(name) is None:
+        return name
+    span = None
+    try:
+        info = source_info(fn.func)
+        span = Span(info.filename, info.first_line + info.tree.lineno - 1, info.indent + info.tree.col_offset + 1)
+    except (TypeError, SyntaxError):
+        pass
+    return check_symbol(name, what, span)
+
+
 def type_text(meta: TensorMeta) -> str:
     dims = ", ".join(str(d) for d in meta.shape)
     if meta.stride is not None:

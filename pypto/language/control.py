@@ -354,7 +354,7 @@ def parse_with(p: FunctionParser, node: ast.With) -> list[Stmt]:
     if args:
         raise ParserTypeError(f"pl.{c.name}() takes keyword arguments only", span)  # type: ignore[union-attr]
     if c is dsl.cluster:
-        hint = kwargs.pop("name_hint", "")
+        hint = name_hint_arg(kwargs, "pl.cluster", span)
         _no_more(kwargs, "cluster", span)
         return [ClusterScopeStmt(block, hint, span=span)]
     manual = c is dsl.manual_scope
@@ -367,6 +367,17 @@ def parse_with(p: FunctionParser, node: ast.With) -> list[Stmt]:
     return [RuntimeScopeStmt(block, manual, span=span)]
 
 
+def name_hint_arg(kwargs: dict[str, Any], call: str, span: Span) -> str:
+    """``name_hint=`` popped from ``kwargs`` ("" if absent): it names the outlined kernel and its files, so it
+    must be a valid symbol (:func:`pypto.artifact.names.check_symbol`)."""
+    from pypto.artifact.names import check_symbol
+
+    hint = kwargs.pop("name_hint", "") or ""
+    if hint == "":
+        return hint
+    return check_symbol(hint, f"{call}(name_hint=...)", span, error=ParserSyntaxError)
+
+
 def _no_more(kwargs: dict[str, Any], name: str, span: Span) -> None:
     if kwargs:
         raise ParserTypeError(f"pl.{name}() got an unexpected keyword argument '{next(iter(kwargs))}'", span)
@@ -376,7 +387,7 @@ def _at(p: FunctionParser, args: list[Any], kwargs: dict[str, Any], block: Stmt,
         span: Span) -> Stmt:
     level = kwargs.pop("level", args[0] if args else None)
     role = kwargs.pop("role", args[1] if len(args) > 1 else None)
-    name_hint = kwargs.pop("name_hint", "")
+    name_hint = name_hint_arg(kwargs, "pl.at", span)
     deps = kwargs.pop("deps", None) or []
     dumps = kwargs.pop("dumps", None) or []
     attrs = {k: kwargs.pop(k) for k in _AT_ATTRS if k in kwargs}

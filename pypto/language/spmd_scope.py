@@ -57,6 +57,10 @@ class _Header:
             raise ParserTypeError(f"pl.spmd() got an unexpected keyword argument '{next(iter(kwargs))}'", span)
         if not isinstance(self.name_hint, str):
             raise ParserTypeError("pl.spmd(name_hint=...) takes a string", span)
+        if self.name_hint:
+            from pypto.artifact.names import check_symbol
+
+            check_symbol(self.name_hint, "pl.spmd(name_hint=...)", span, error=ParserSyntaxError)
 
 
 def _core_num(p: FunctionParser, value: Any, node: ast.expr) -> Expr:

@@ -125,8 +125,8 @@ class RunConfig:
             raise ValueError(f"enable_dump_args must be 0, 1 or 2, got {self.enable_dump_args!r}")
         if self.aicpu_thread_num not in (None, 0) and not 2 <= self.aicpu_thread_num <= 5:
             raise ValueError(f"aicpu_thread_num must be 0 (auto) or in range [2, 5], got {self.aicpu_thread_num}")
-        if self.rtol < 0 or self.atol < 0:
-            raise ValueError(f"rtol and atol must be >= 0, got rtol={self.rtol}, atol={self.atol}")
+        if not (0 <= self.rtol < float("inf") and 0 <= self.atol < float("inf")):  # NaN fails both
+            raise ValueError(f"rtol and atol must be finite numbers >= 0, got rtol={self.rtol}, atol={self.atol}")
         if self.deadlock_timeout_s <= 0:
             raise ValueError(f"deadlock_timeout_s must be > 0, got {self.deadlock_timeout_s}")
         for name in ("ring_task_window", "ring_heap", "ring_dep_pool"):

@@ -119,6 +119,14 @@ def configure_logging(
     structlog.contextvars.clear_contextvars()
     if settings is not None:
         bind_context(toolchain=settings.toolchain, platform=settings.platform)
+        _check_env(settings)
+
+
+def _check_env(settings: Settings) -> None:
+    """Unknown ``PYPTO_*`` variables (typos) are warned about once per process, with the closest setting."""
+    from pypto.toolchain.settings import warn_unknown_env
+
+    warn_unknown_env(settings)
 
 
 def _drop_all(_logger: Any, _method: str, _event: Any) -> Any:
@@ -133,6 +141,8 @@ def ensure_configured(settings: Settings | None = None) -> None:
     """
     if not structlog.is_configured():
         configure_logging(settings)
+    elif settings is not None:
+        _check_env(settings)
 
 
 def set_log_level(level: LogLevel | int | str) -> None:

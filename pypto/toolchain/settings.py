@@ -105,6 +105,35 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+# PYPTO_* variables read outside Settings: opt-in test switches and the CI workflow's ref (docker/README.md)
+OTHER_ENV = frozenset({"PYPTO_EXP_SWEEP", "PYPTO_UPSTREAM_REFERENCE", "PYPTO_SIMPLER_ROOT", "PYPTO_REF"})
+_env_checked: list[bool] = []
+
+
+def unknown_env(settings: Settings) -> list[tuple[str, str | None]]:
+    """``PYPTO_*`` environment variables that are no setting: (name, the closest setting's variable or None)."""
+    from difflib import get_close_matches
+
+    known = {env_var(f).removeprefix("PYPTO_"): env_var(f) for f in type(settings).model_fields}
+    names = {k.upper() for k in os.environ if k.upper().startswith("PYPTO_")} - set(known.values()) - OTHER_ENV
+    # compared without the common prefix, which would make every name look alike
+    close = {n: get_close_matches(n.removeprefix("PYPTO_"), sorted(known), n=1, cutoff=0.7) for n in names}
+    return [(n, known[close[n][0]] if close[n] else None) for n in sorted(names)]
+
+
+def warn_unknown_env(settings: Settings) -> None:
+    """Warn once per process about each unknown ``PYPTO_*`` variable (a typo is otherwise silently ignored)."""
+    if _env_checked:
+        return
+    _env_checked.append(True)
+    from pypto.toolchain.logging import get_logger
+
+    for name, close in unknown_env(settings):
+        hint = f"did you mean {close}?" if close else "`pypto settings` lists the known ones"
+        get_logger("pypto.settings").warning(
+            f"environment variable {name} is not a pypto setting and is ignored; {hint}", variable=name)
+
+
 # -- light resolution (no pydantic): the run path needs a few values only ----------------------------
 _UNSET = object()
 _TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
@@ -140,7 +169,7 @@ def cache_dir() -> Path:
         return _default_cache_dir()
     if not isinstance(value, str | os.PathLike):
         return Path(resolve_settings().cache_dir)  # let validation name the bad value and its source
-    return Path(value).expanduser()
+    return Path(value).expanduser().absolute()  # as Settings: tools run in other directories
 
 
 def output_base() -> Path:

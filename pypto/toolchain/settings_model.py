@@ -172,10 +172,21 @@ class Settings(BaseSettings):
             raise ValueError(platforms.unknown_runtime_text(value))
         return value
 
-    @field_validator("cache_dir", "prog_build_dir", "ascend_home_path", "wheelhouse")
+    @field_validator("prog_build_dir")
     @classmethod
     def _expand(cls, value: Path | None) -> Path | None:
         return value.expanduser() if value is not None else None
+
+    @field_validator("cache_dir", "ascend_home_path", "wheelhouse")
+    @classmethod
+    def _absolute(cls, value: Path | None) -> Path | None:
+        # resolved against the working directory now: tools (ptoas, g++) run in other directories
+        return value.expanduser().absolute() if value is not None else None
+
+    @field_validator("ptoas_root")
+    @classmethod
+    def _absolute_root(cls, value: str | None) -> str | None:
+        return str(Path(value).expanduser().absolute()) if value else value
 
     @field_validator("file_prefix_map")
     @classmethod

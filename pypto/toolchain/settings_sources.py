@@ -34,7 +34,7 @@ LOWERCASE = ("verify_level", "warning_level", "log_level", "log_format", "contai
 
 def default_cache_dir() -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "pypto"
+    return ((Path(xdg) if xdg else Path.home() / ".cache") / "pypto").absolute()
 
 
 def env_var(field: str) -> str:
@@ -57,19 +57,29 @@ def config_file() -> tuple[Path | None, bool]:
 
 
 def _has_pypto_table(path: Path) -> bool:
+    """Does this pyproject.toml have a ``[tool.pypto]`` table? A malformed one is a SettingsError, as a
+    malformed pypto.toml is: it may hold settings that would otherwise be silently ignored."""
+    tool = _load_toml(path).get("tool", {})
+    return isinstance(tool, dict) and "pypto" in tool
+
+
+def _load_toml(path: Path) -> dict[str, Any]:
     try:
-        return "pypto" in tomllib.loads(path.read_text()).get("tool", {})
-    except (OSError, tomllib.TOMLDecodeError):
-        return False
+        return tomllib.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        what = "it is not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc)
+        raise SettingsError(f"Cannot read config file {path}: {what}",
+                            hint="fix the TOML syntax, or pass another file with --config") from None
 
 
 def read_config(path: Path, pyproject: bool) -> dict[str, Any]:
-    try:
-        data = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise SettingsError(f"Cannot read config file {path}: {exc}",
-                            hint="fix the TOML syntax, or pass another file with --config") from None
-    return data.get("tool", {}).get("pypto", {}) if pyproject else data
+    data = _load_toml(path)
+    tool = data.get("tool", {})
+    table = (tool.get("pypto", {}) if isinstance(tool, dict) else {}) if pyproject else data
+    if not isinstance(table, dict):
+        raise SettingsError(f"Cannot read config file {path}: [tool.pypto] is not a table",
+                            hint="write the settings as keys of a [tool.pypto] table")
+    return table
 
 
 def resolve_with(model: type[T], config_file: str | Path | None = None, **overrides: Any) -> T:

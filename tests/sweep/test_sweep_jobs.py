@@ -44,7 +44,7 @@ def test_directory_targets_expand_to_kernels_and_skip_helpers(kernels: Path) -> 
 
 
 @pytest.mark.parametrize(("target", "message"), [
-    ("missing.py", "does not exist"), ("kernels::x", "needs a file"), ("kernels/sweep_add.py::1x", "not a Python identifier")])
+    ("missing.py", "does not exist"), ("kernels::x", "needs a file"), ("kernels/sweep_add.py::1x", "starts with a digit")])
 def test_bad_targets_are_user_errors(kernels: Path, target: str, message: str) -> None:
     with pytest.raises(UserError, match=message):
         expand_targets([target])

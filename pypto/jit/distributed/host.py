@@ -77,9 +77,15 @@ class HostFunction:
         return hit
 
     def _compile(self, samples: list[Any], config: Any, dist: Any) -> DistributedCompiledProgram:
+        from pypto.artifact.names import check_symbol
+        from pypto.jit.specialize import check_name
+
+        host_name = check_name(self, "@pl.jit.host function name")
         lowering = self.lowering()
+        for callee in lowering.chip_calls:
+            check_symbol(callee, "chip-level callee name")  # it names the sub-build's directory
         out = Path(config.save_kernels_dir) if getattr(config, "save_kernels_dir", None) else \
-            default_output_dir(f"_jit_{self.__name__}")
+            default_output_dir(f"_jit_{host_name}")
         rec = record_samples(lowering, samples, len(dist.device_ids))
         for name, jf in lowering.chip_calls.items():
             first = next(d for s in rec.steps if isinstance(s, Phase) for d in s.dispatches if d.program == name)
@@ -138,8 +144,10 @@ def _compile_jit_chip(jf: Any, samples: list[Any], config: Any, out: Path) -> An
 def compile_program(program: Program, distributed_config: Any, *, output_dir: Any = None, platform: str | None = None,
                     **kwargs: Any) -> DistributedCompiledProgram:
     """The distributed compile of a ``@pl.program`` with one HOST Orchestrator (see the module docstring)."""
+    from pypto.artifact.names import check_program
     from pypto.driver import compile as ir_compile
 
+    check_program(program)  # every name that becomes a directory or a file, before any is made
     host, subs, chips = program_parts(program)
     plat = platform or "a2a3sim"
     out = Path(output_dir) if output_dir is not None else default_output_dir(program.name)
