@@ -305,6 +305,11 @@ def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions
         raise _relocated(exc, out) from None
     opts.stages.append({"name": "codegen", "seconds": t1 - t0, "children": []})
     opts.stages.append({"name": "ptoas", "seconds": time.perf_counter() - t1, "children": []})
+    if not opts.skip_ptoas:
+        from pypto.artifact.run_script import write_run_script
+        from pypto.toolchain.platforms import sim_twin
+
+        write_run_script(out, meta.params, platform=sim_twin(opts.platform))
     commit(out, meta)
     return CompiledProgram.from_meta(program, out, meta, backend_type=opts.backend_type)
 

@@ -30,6 +30,10 @@ KERNEL_CONFIG = "kernel_config.py"
 REPORT_DIR = "report"
 PASSES_DUMP_DIR = "passes_dump"
 CODEGEN_ERRORS = f"{REPORT_DIR}/codegen_errors.txt"
+DEBUG_RUN_SCRIPT = "debug/run.py"  # re-runs the artifact (pypto.runtime.debug.run_script_writer)
+# a kernel source's ptoas body sits between these two lines (spliced again by rebuild_kernel_cpp_from_pto)
+PTOAS_BODY_BEGIN = "// --- ptoas-generated code ---"
+PTOAS_BODY_END = "// --- Kernel entry point ---"
 # completion markers of every build kind, deleted by a fresh compile before it writes anything
 # markers of the other build kinds, deleted by a fresh compile; perf_hints.log is appended to during a
 # compile, so a recompile starts it anew (byte-identical artifacts)
