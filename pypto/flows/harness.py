@@ -157,9 +157,24 @@ def run(program: Any, *args: Any, golden: Any = None, config: RunConfig | None =
     return RunResult(compiled, outputs, errors, worker.last_run.host_s, worker.last_run.device_s)
 
 
-def benchmark(program: Any, *args: Any, warmup: int = 2, rounds: int = 20,
-              config: RunConfig | None = None) -> BenchmarkResult:
-    """Run ``rounds`` timed calls (after ``warmup``) through a registered program; host/device wall split."""
+def benchmark(program: Any, *args: Any, warmup: int | None = None, rounds: int | None = None,
+              config: RunConfig | None = None, **upstream: Any) -> Any:
+    """Run ``rounds`` timed calls (after ``warmup``) through a registered program; host/device wall split.
+
+    ``benchmark(compiled, a, b, out)`` (defaults: 2 warmup, 20 rounds) returns a :class:`BenchmarkResult`.
+    Upstream's form, the arguments as one list (``benchmark(compiled, [a, b, out], rounds=100,
+    platform=..., device_id=...)``, defaults 3 warmup and 100 rounds), is
+    :func:`pypto.runtime.bench.benchmark` and returns its ``BenchmarkStats``.
+    """
+    if len(args) == 1 and isinstance(args[0], list | tuple):
+        from pypto.runtime.bench import benchmark as upstream_benchmark
+
+        return upstream_benchmark(program, args[0], rounds=100 if rounds is None else rounds,
+                                  warmup=3 if warmup is None else warmup, config=config, **upstream)
+    if upstream:
+        raise TypeError(f"benchmark() got unexpected keyword argument(s) {sorted(upstream)}; platform=/device_id= "
+                        "belong to the upstream form benchmark(compiled, [args...], ...)")
+    warmup, rounds = 2 if warmup is None else warmup, 20 if rounds is None else rounds
     config = config or RunConfig()
     compiled = _compile(program, config)
     worker, prog = _loaded(compiled, config)
