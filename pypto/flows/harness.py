@@ -44,7 +44,11 @@ class RunResult:
 
     def __call__(self, *args: Any, config: Any = None) -> Any:
         """Run the same compiled program again (``compiled = run(P, a, b, c); compiled(a2, b2, c2)``)."""
-        return self.compiled(*args, config=config)
+        if callable(self.compiled):
+            return self.compiled(*args, config=config)
+        from pypto.runtime.worker import call_compiled  # an artifact directory given as a path
+
+        return call_compiled(self.compiled, args, config)
 
 
 @dataclass(frozen=True, slots=True)

@@ -105,8 +105,8 @@ def replay(work_dir: str | os.PathLike[str], *tensors: Any, config: Any = None, 
     outputs with the directory's ``golden.py`` (FileNotFoundError without one). A distributed artifact
     (``distributed_meta.json``) runs through :func:`pypto.runtime.execute_distributed_compiled`.
     """
+    from pypto.artifact.directory import invalidate_binary_cache
     from pypto.runtime.config import RunConfig
-    from pypto.runtime.debug.replay import invalidate_binary_cache
 
     root, config = Path(work_dir), config or RunConfig()
     distributed = (root / "distributed_meta.json").is_file()

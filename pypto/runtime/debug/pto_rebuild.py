@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Any
 
 from pypto.artifact.directory import PTOAS_BODY_BEGIN, PTOAS_BODY_END
@@ -22,4 +23,11 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = ["PTOAS_BODY_BEGIN", "PTOAS_BODY_END", "rebuild_kernel_cpp_from_pto"]  # noqa: F822 - the _LAZY names load on first use
+def rebuild_kernel_cpp_from_pto(work_dir: str | os.PathLike[str]) -> list[str]:
+    """Re-assemble edited ``ptoas/*.pto`` files into their kernel sources (:mod:`pypto.flows.replay`)."""
+    from pypto.flows.replay import rebuild_kernel_cpp_from_pto as rebuild
+
+    return rebuild(work_dir)
+
+
+__all__ = ["PTOAS_BODY_BEGIN", "PTOAS_BODY_END", "rebuild_kernel_cpp_from_pto"]

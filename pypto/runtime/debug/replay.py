@@ -10,10 +10,11 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
-_LAZY = {"replay": "pypto.flows.replay", "_main": "pypto.flows.replay"}
+from pypto.artifact.directory import invalidate_binary_cache
+
+_LAZY = {"replay": "pypto.flows.replay", "_main": "pypto.flows.replay"}  # replay: the wrapper below imports it
 
 
 def __getattr__(name: str) -> Any:
@@ -25,27 +26,16 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-def invalidate_binary_cache(work_dir: str | os.PathLike[str]) -> None:
-    """Delete the built kernel and orchestration copies in ``work_dir`` (and its ranks' ``next_levels/``).
+def replay(work_dir: str | os.PathLike[str], *tensors: Any, config: Any = None, recompile: bool = True,
+           rebuild_from_pto: bool = True, validate: bool = False) -> None:
+    """Run an existing artifact directory again with ``tensors`` (see :func:`pypto.flows.replay.replay`)."""
+    from pypto.flows.replay import replay as run_again
 
-    Sources stay; the next run builds again from them. Builds are cached by the content of the
-    source (plus flags, headers and compiler), so an edited ``.cpp`` is always rebuilt and an
-    unchanged one is taken from the cache. Prints how many files were removed.
-    """
-    root = Path(work_dir)
-    dirs = [root, *sorted(d for d in (root / "next_levels").glob("*") if d.is_dir())]
-    removed = 0
-    for base in dirs:
-        for sub in ("kernels", "orchestration"):
-            for built in sorted((base / sub).rglob("*")) if (base / sub).is_dir() else ():
-                if built.is_file() and built.name.endswith((".so", ".so.key", ".o")):
-                    built.unlink()
-                    removed += 1
-    print(f"[cpp->.so] invalidated {removed} cached binary file(s); cpp will rebuild" if removed
-          else "[cpp->.so] no cached binaries to invalidate")
+    run_again(work_dir, *tensors, config=config, recompile=recompile, rebuild_from_pto=rebuild_from_pto,
+              validate=validate)
 
 
-__all__ = ["invalidate_binary_cache", "replay"]  # noqa: F822 - the _LAZY names load on first use
+__all__ = ["invalidate_binary_cache", "replay"]
 
 if __name__ == "__main__":
     sys.exit(__getattr__("_main")())
