@@ -317,3 +317,19 @@ def test_workers_stacked_tensors_and_handles() -> None:
             failed.wait(1.0)
     with pytest.raises(ValueError, match="non-negative"):
         DistributedRunHandle().result(-1)
+
+
+def test_execute_compiled_takes_a_jit_artifact_with_its_scalar(tmp_path: Path) -> None:
+    """pypto-lib's golden harness: fn.compile(x, a, y) and then execute_compiled(dir, [x, c_float(a), y])."""
+    from upstream_programs import add_scalar
+
+    from pypto.runtime import RunConfig, execute_compiled
+
+    x, y = torch.randn(128, 64), torch.zeros(128, 64)
+    compiled = add_scalar.compile(x, 2.5, y, config=RunConfig(save_kernels_dir=str(tmp_path / "k")))
+    assert compiled.param_names == ["x", "a", "y"]  # the specialized pl.Scalar stays a parameter
+    execute_compiled(compiled.output_dir, [x, ctypes.c_float(2.5), y], platform="a2a3sim", device_id=0)
+    np.testing.assert_allclose(y.numpy(), x.numpy() + 2.5, rtol=1e-6, atol=1e-6)
+    y2 = torch.zeros(128, 64)
+    add_scalar(x, 2.5, y2)  # the jit call passes it too
+    np.testing.assert_allclose(y2.numpy(), x.numpy() + 2.5, rtol=1e-6, atol=1e-6)
