@@ -154,7 +154,8 @@ def resolve_options(program: Program, kw: dict[str, Any]) -> CompileOptions:
         disabled_diagnostics=set(disabled if disabled is not None else DEFAULT_DISABLED),
         memory_planner=kw["memory_planner"] or (ctx.memory_planner if ctx else None) or MemoryPlanner.PYPTO,
         l0c_double_buffer=bool(kw["enable_pypto_l0c_double_buffer"]),
-        profiling=bool(kw["profiling"]) or bool(getattr(settings, "compile_profiling", False)),
+        profiling=bool(kw["profiling"]) or bool(getattr(settings, "compile_profiling", False))
+        or _profiler_active(),
         analyze_auto_scopes_for_deps=bool(kw["analyze_auto_scopes_for_deps"]),
         emit_source_loc=bool(getattr(settings, "emit_pto_loc", True)) if emit_loc is None else bool(emit_loc),
         dump_ptoas_passes=bool(kw["dump_ptoas_passes"]),
@@ -274,7 +275,10 @@ def _compile_in_context(program: Program, opts: CompileOptions) -> CompiledProgr
                             "children": [{"name": n, "seconds": s, "children": []} for n, s in result.pass_times]})
     compiled = _codegen_and_commit(program, result.program, opts)
     if opts.profiling:
+        from pypto.compile_profiling import record_compile
+
         _write_profile(out, opts.stages)
+        record_compile(opts.stages, f"compile {program.name}")
     return compiled
 
 
@@ -308,6 +312,11 @@ def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions
         raise _relocated(exc, out) from None
     opts.stages.append({"name": "codegen", "seconds": t1 - t0, "children": []})
     opts.stages.append({"name": "ptoas", "seconds": time.perf_counter() - t1, "children": []})
+    if not opts.skip_ptoas:
+        from pypto.artifact.run_script import write_run_script
+        from pypto.toolchain.platforms import sim_twin
+
+        write_run_script(out, meta.params, platform=sim_twin(opts.platform))
     commit(out, meta)
     return CompiledProgram.from_meta(program, out, meta, backend_type=opts.backend_type)
 
@@ -327,6 +336,13 @@ def _ptoas(opts: CompileOptions) -> Path:
     settings = opts.settings
     cache = getattr(settings, "cache_dir", None)
     return require_ptoas(getattr(settings, "ptoas_root", None), Path(cache) if cache else None)
+
+
+def _profiler_active() -> bool:
+    """True inside ``with pypto.compile_profiling.CompileProfiler()`` (it turns profiling on)."""
+    from pypto.compile_profiling import get_active_profiler
+
+    return get_active_profiler() is not None
 
 
 def _write_profile(out: Path, stages: list[dict[str, Any]]) -> None:

@@ -126,3 +126,22 @@ class InternalError(PyptoError, RuntimeError):
     A ``RuntimeError`` as upstream's ``pypto.InternalError`` is, and a ``pypto.Error`` like every error
     pypto raises on purpose.
     """
+
+
+def check(condition: bool, message: str) -> None:
+    """Upstream's ``pypto.check``: raise ``ValueError`` (a :class:`UserError`) when ``condition`` is false."""
+    if not condition:
+        raise UserError(message)
+
+
+def internal_check(condition: bool, message: str) -> None:
+    """Upstream's ``pypto.internal_check``: raise :class:`InternalError` when an invariant is false."""
+    if not condition:
+        raise InternalError(message)
+
+
+def internal_check_span(condition: bool, message: str, span: Span) -> None:
+    """:func:`internal_check` naming the IR source location ``span`` (``file:line:col: message``)."""
+    if not condition:
+        where = f"{span.file}:{span.line}:{span.col}: " if span is not None and span.is_known() else ""
+        raise InternalError(where + message)

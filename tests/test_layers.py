@@ -26,12 +26,14 @@ FLOORS: dict[str, int] = {
     "errors": 3,
     "toolchain": 4,  # settings, manifests, platforms, launcher: read by all, imports none of them
     "ir": 5,
+    "testing": 5,  # upstream's pypto.testing: error-raising helpers (errors, span)
     "artifact": 6,  # the one owner of the artifact directory: codegen, backend, runtime meet here
     "language": 7,
     "passes": 8,  # passes/instruments parses the printed IR back (round-trip check)
     "codegen": 9,
     "backend": 9,
     "runtime": 9,
+    "compile_profiling": 9,  # upstream's CompileProfiler (report formats from passes); the driver records into it
     "debug": 10,  # torch_codegen / validate_ir: run programs and pass dumps in torch
     "compiled": 11,  # the artifact handle; calling it runs the runtime
     "driver": 12,  # ir.compile

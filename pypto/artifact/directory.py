@@ -30,6 +30,10 @@ KERNEL_CONFIG = "kernel_config.py"
 REPORT_DIR = "report"
 PASSES_DUMP_DIR = "passes_dump"
 CODEGEN_ERRORS = f"{REPORT_DIR}/codegen_errors.txt"
+DEBUG_RUN_SCRIPT = "debug/run.py"  # re-runs the artifact (pypto.runtime.debug.run_script_writer)
+# a kernel source's ptoas body sits between these two lines (spliced again by rebuild_kernel_cpp_from_pto)
+PTOAS_BODY_BEGIN = "// --- ptoas-generated code ---"
+PTOAS_BODY_END = "// --- Kernel entry point ---"
 # completion markers of every build kind, deleted by a fresh compile before it writes anything
 # markers of the other build kinds, deleted by a fresh compile; perf_hints.log is appended to during a
 # compile, so a recompile starts it anew (byte-identical artifacts)
@@ -214,3 +218,23 @@ def _parse(root: Path, cfg: Path, meta_path: Path) -> ArtifactInfo:
 def _resolve(root: Path, path: str | Path) -> Path:
     p = Path(path)
     return p if p.is_absolute() else root / p
+
+
+def invalidate_binary_cache(work_dir: str | os.PathLike[str]) -> None:
+    """Delete the built kernel and orchestration copies in ``work_dir`` (and its ranks' ``next_levels/``).
+
+    Sources stay; the next run builds again from them. Builds are cached by the content of the
+    source (plus flags, headers and compiler), so an edited ``.cpp`` is always rebuilt and an
+    unchanged one is taken from the cache. Prints how many files were removed.
+    """
+    root = Path(work_dir)
+    dirs = [root, *sorted(d for d in (root / "next_levels").glob("*") if d.is_dir())]
+    removed = 0
+    for base in dirs:
+        for sub in ("kernels", "orchestration"):
+            for built in sorted((base / sub).rglob("*")) if (base / sub).is_dir() else ():
+                if built.is_file() and built.name.endswith((".so", ".so.key", ".o")):
+                    built.unlink()
+                    removed += 1
+    print(f"[cpp->.so] invalidated {removed} cached binary file(s); cpp will rebuild" if removed
+          else "[cpp->.so] no cached binaries to invalidate")

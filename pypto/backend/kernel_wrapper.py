@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from pypto.artifact.directory import PTOAS_BODY_BEGIN, PTOAS_BODY_END
+
 ParamKind = Literal["tensor", "scalar", "dyn_dim", "block_idx", "block_num", "sub_block_idx"]
 MAX_TENSORS = 32
 MAX_SCALARS = 16
@@ -148,7 +150,7 @@ def wrap_kernel(ptoas_cpp: str, func_name: str, params: list[KernelParam] | tupl
         body += _unpack(p, slot, num_tensors)
     call = ", ".join(p.name for p in params)
     entry = [
-        "// --- Kernel entry point ---",
+        PTOAS_BODY_END,
         'extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {',
         "#ifndef __CPU_SIM",
         "    set_atomic_none();",
@@ -158,5 +160,5 @@ def wrap_kernel(ptoas_cpp: str, func_name: str, params: list[KernelParam] | tupl
         f"    {func_name}({call});",
         "}",
     ]
-    return "\n".join([HEADER.format(name=func_name), "// --- ptoas-generated code ---",
+    return "\n".join([HEADER.format(name=func_name), PTOAS_BODY_BEGIN,
                       preprocess_ptoas(ptoas_cpp), *entry]) + "\n"

@@ -31,6 +31,26 @@ class RunResult:
     def max_error(self) -> float:
         return max(self.max_abs_error, default=0.0)
 
+    # upstream's run() returns the CompiledProgram to call again, and its RunResult has these fields
+    passed = property(lambda self: True, doc="True: a result out of tolerance raises AssertionError instead.")
+    error = property(lambda self: None, doc="None (failures raise).")
+    test_name = property(lambda self: None)
+    profile = property(lambda self: None)
+    execution_time = property(lambda self: self.host_s, doc="Host wall time of the run in seconds.")
+
+    @property
+    def output_dir(self) -> Any:
+        """The artifact directory of the program that ran."""
+        return getattr(self.compiled, "output_dir", self.compiled)
+
+    def __call__(self, *args: Any, config: Any = None) -> Any:
+        """Run the same compiled program again (``compiled = run(P, a, b, c); compiled(a2, b2, c2)``)."""
+        if callable(self.compiled):
+            return self.compiled(*args, config=config)
+        from pypto.runtime.worker import call_compiled  # an artifact directory given as a path
+
+        return call_compiled(self.compiled, args, config)
+
 
 @dataclass(frozen=True, slots=True)
 class BenchmarkResult:
@@ -190,9 +210,24 @@ def run(program: Any, *args: Any, golden: Any = None, config: RunConfig | None =
     return RunResult(compiled, outputs, errors, worker.last_run.host_s, worker.last_run.device_s)
 
 
-def benchmark(program: Any, *args: Any, warmup: int = 2, rounds: int = 20,
-              config: RunConfig | None = None) -> BenchmarkResult:
-    """Run ``rounds`` timed calls (after ``warmup``) through a registered program; host/device wall split."""
+def benchmark(program: Any, *args: Any, warmup: int | None = None, rounds: int | None = None,
+              config: RunConfig | None = None, **upstream: Any) -> Any:
+    """Run ``rounds`` timed calls (after ``warmup``) through a registered program; host/device wall split.
+
+    ``benchmark(compiled, a, b, out)`` (defaults: 2 warmup, 20 rounds) returns a :class:`BenchmarkResult`.
+    Upstream's form, the arguments as one list (``benchmark(compiled, [a, b, out], rounds=100,
+    platform=..., device_id=...)``, defaults 3 warmup and 100 rounds), is
+    :func:`pypto.runtime.bench.benchmark` and returns its ``BenchmarkStats``.
+    """
+    if len(args) == 1 and isinstance(args[0], list | tuple):
+        from pypto.runtime.bench import benchmark as upstream_benchmark
+
+        return upstream_benchmark(program, args[0], rounds=100 if rounds is None else rounds,
+                                  warmup=3 if warmup is None else warmup, config=config, **upstream)
+    if upstream:
+        raise TypeError(f"benchmark() got unexpected keyword argument(s) {sorted(upstream)}; platform=/device_id= "
+                        "belong to the upstream form benchmark(compiled, [args...], ...)")
+    warmup, rounds = 2 if warmup is None else warmup, 20 if rounds is None else rounds
     config = config or RunConfig()
     compiled = _compile(program, config)
     worker, prog = _loaded(compiled, config)
@@ -213,9 +248,31 @@ def benchmark(program: Any, *args: Any, warmup: int = 2, rounds: int = 20,
     return BenchmarkResult(rounds, tuple(host), tuple(device))
 
 
+def compile_program(program: Any, work_dir: str | os.PathLike[str], *, strategy: Any = None,
+                    backend_type: Any = None, dump_passes: Any = False, dump_ptoas_passes: bool = False,
+                    diagnostic_phase: Any = None, disabled_diagnostics: Any = None, profiling: bool = False,
+                    analyze_auto_scopes_for_deps: bool = False, memory_planner: Any = None,
+                    enable_pypto_l0c_double_buffer: bool | None = None) -> None:
+    """Upstream's ``compile_program``: ``ir.compile`` ``program`` (a ``@pl.program`` or ``ir.Program``) into ``work_dir``.
+
+    Returns None, as upstream; run the directory with :func:`pypto.runtime.execute_compiled`.
+    """
+    from pypto.driver import compile as ir_compile
+    from pypto.ir import OptimizationStrategy
+    from pypto.ir.options import BackendType
+
+    ir_compile(program, output_dir=work_dir, strategy=strategy or OptimizationStrategy.Default,
+               backend_type=backend_type or BackendType.Ascend910B, dump_passes=dump_passes,
+               dump_ptoas_passes=dump_ptoas_passes, diagnostic_phase=diagnostic_phase,
+               disabled_diagnostics=disabled_diagnostics, profiling=profiling,
+               analyze_auto_scopes_for_deps=analyze_auto_scopes_for_deps, memory_planner=memory_planner,
+               enable_pypto_l0c_double_buffer=enable_pypto_l0c_double_buffer)
+
+
 def artifact_platform(compiled: Any) -> str:
     """Platform recorded for an artifact (CompiledProgram attribute or metadata)."""
     return platform_of(compiled, artifact_of(compiled))
 
 
-__all__ = ["BenchmarkResult", "Comparison", "RunResult", "artifact_platform", "benchmark", "check_outputs", "compare", "run"]
+__all__ = ["BenchmarkResult", "Comparison", "RunResult", "artifact_platform", "benchmark", "check_outputs", "compare",
+           "compile_program", "run"]

@@ -95,8 +95,15 @@ class JITFunction:
         closure = repr(sorted((k, repr(v)) for k, v in _closure_values(self.func).items()))
         return hashlib.sha256((pypto.__version__ + info.text + closure).encode()).hexdigest()[:16]
 
-    def specialize_function(self, metas: dict[str, TensorMeta], scalars: dict[str, Any]) -> tuple:
-        """This function alone, specialized: (ir.Function, the functions it calls)."""
+    def kept_scalars(self, scalars: dict[str, Any]) -> frozenset[str]:
+        """The specialized scalars an entry function keeps as parameters: those annotated with a dtype."""
+        from pypto.jit.signature import scalar_param_dtype
+
+        return frozenset(n for n in scalars if scalar_param_dtype(self, n) is not None)
+
+    def specialize_function(self, metas: dict[str, TensorMeta], scalars: dict[str, Any],
+                            keep: frozenset[str] = frozenset()) -> tuple:
+        """This function alone, specialized: (ir.Function, the functions it calls); ``keep``: see rewrite_signature."""
         from pypto.jit.frontend import parse_jit_function
 
         _install_dep_calls()
@@ -111,7 +118,7 @@ class JITFunction:
         if self.level is not None:
             extra += f", level=pl.Level.{self.level.name}"
         decorator = f"@pl.function(type=pl.FunctionType.{func_type.value}{extra})"
-        text = rewrite_signature(info, metas, scalars, decorator)
+        text = rewrite_signature(info, metas, scalars, decorator, keep)
         return parse_jit_function(text, filename=info.filename, line_offset=info.first_line - 1,
                                   col_offset=info.indent, env=env, specialized=frozenset(scalars))
 
@@ -132,7 +139,7 @@ class JITFunction:
         """The ``_jit_<name>`` program for these sample shapes/dtypes and scalar values."""
         from pypto.ir.callgraph import callee_first
 
-        func, deps = self.specialize_function(metas, scalars)
+        func, deps = self.specialize_function(metas, scalars, self.kept_scalars(scalars))
         return Program(f"_jit_{check_name(self)}", tuple(callee_first([*deps, func])))
 
     def _key(self, metas: dict[str, TensorMeta], scalars: dict[str, Any], config: Any) -> tuple:
@@ -225,8 +232,9 @@ class JITFunction:
         """Compile (cached) and run on ``config.platform``; returns like CompiledProgram.__call__."""
         compiled = self._compiled(args, kwargs, config, signature_ok=False)
         bound = self._bind(args, kwargs)
-        tensors = [v for v in bound.arguments.values() if is_tensor_like(v)]
-        return compiled(*tensors, config=config)
+        kept = self.kept_scalars(bound.arguments)
+        passed = [v for n, v in bound.arguments.items() if is_tensor_like(v) or n in kept]
+        return compiled(*passed, config=config)
 
 
 def _install_dep_calls() -> None:

@@ -3,8 +3,9 @@
 The function's own source is re-parsed by the DSL frontend with its real file name and line
 numbers, so every span (and every error) points into the user's file. Only the signature changes:
 bare ``pl.Tensor`` annotations get the sample shape and dtype, and a missing return annotation is
-synthesized from ``return <param>``. Specialized scalar parameters are removed from the signature
-and supplied as constants that the frontend folds.
+synthesized from ``return <param>``. Specialized scalar parameters are supplied as constants that the
+frontend folds; an entry function keeps those annotated ``pl.Scalar[dtype]`` (or a bare dtype) as
+parameters, as upstream does, and the others leave the signature.
 """
 
 from __future__ import annotations
@@ -132,8 +133,13 @@ def _segment_offsets(text: str) -> list[int]:
 
 
 def rewrite_signature(info: SourceInfo, metas: dict[str, TensorMeta], scalars: dict[str, Any],
-                      decorator: str) -> str:
-    """Source text with the specialized signature; body lines keep their line and column."""
+                      decorator: str, keep: frozenset[str] = frozenset()) -> str:
+    """Source text with the specialized signature; body lines keep their line and column.
+
+    A specialized scalar in ``keep`` stays a parameter (its ``pl.Scalar`` annotation kept, its value
+    still folded into the body); the others are removed.
+    """
+    scalars = {k: v for k, v in scalars.items() if k not in keep}
     tree = info.tree
     offs = _segment_offsets(info.text)
     pos = lambda line, col: offs[line - 1] + col  # noqa: E731

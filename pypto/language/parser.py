@@ -117,7 +117,9 @@ class FunctionParser:
                                       hint=f"write {arg.arg}: pl.Tensor[[M, N], pl.FP32]")
             t, d = self.resolver.param(arg.annotation)
             var = Var(arg.arg, t, span=self.span(arg))
-            self.scope.bind(arg.arg, var, self.span(arg))
+            program = self.ev.program
+            if program is None or arg.arg not in program.jit_scalars:  # a specialized jit scalar: the body
+                self.scope.bind(arg.arg, var, self.span(arg))  # reads its value (env), as upstream's does
             if d is not ParamDirection.In:
                 self.out_params[arg.arg] = var
             params.append(var)

@@ -1,4 +1,7 @@
-"""What a HOST SubWorker callback receives: :class:`ContinuousTensor` arguments, and their torch view.
+"""Upstream's ``pypto.runtime.distributed_runner``: what a SubWorker callback receives, dispatch handles.
+
+:class:`DistributedWorker` and :func:`execute_distributed_compiled` compile-side objects live in
+:mod:`pypto.jit.distributed` and are re-exported through ``_LAZY``.
 
 A callback bound with ``prepare(callbacks={name: fn})`` is called as ``fn(args)`` with one
 :class:`ContinuousTensor` per argument of the SubWorker call (scalars are passed as they are);
@@ -59,4 +62,45 @@ def _tensor_from_continuous(ct: Any) -> Any:
     return t if ct.dtype.numpy else t.view(getattr(torch, ct.dtype.torch))  # raw carrier bits, reinterpreted
 
 
-__all__ = ["ContinuousTensor", "_tensor_from_continuous"]
+class DistributedRunHandle:
+    """Completion handle of :meth:`DistributedWorker.submit <pypto.jit.distributed.worker.DistributedWorker.submit>`.
+
+    On the simulator a submitted dispatch runs to completion before ``submit`` returns (upstream's
+    synchronous fallback), so the handle is already terminal: ``done`` is True, and :meth:`result`
+    / :meth:`wait` raise the dispatch's error, if it failed, every time they are called.
+    """
+
+    def __init__(self, error: BaseException | None = None) -> None:
+        self._error = error
+
+    @property
+    def done(self) -> bool:
+        return True
+
+    def result(self, timeout: float | None = None) -> None:
+        """Raise the dispatch's error, if any (``timeout`` must be a non-negative number or None)."""
+        if timeout is not None and (timeout < 0 or timeout != timeout or timeout == float("inf")):
+            raise ValueError("DistributedRunHandle timeout must be a non-negative finite number of seconds")
+        if self._error is not None:
+            raise self._error
+
+    wait = result
+
+
+_LAZY = {"DistributedWorker": "pypto.jit.distributed.worker",
+         "execute_distributed_compiled": "pypto.jit.distributed.program"}
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = ["ContinuousTensor", "DistributedRunHandle", "DistributedWorker",  # noqa: F822 - _LAZY names load on use
+           "_tensor_from_continuous", "execute_distributed_compiled"]

@@ -28,6 +28,8 @@ from pypto.runtime.dispatch import (
     plan_of,
     platform_of,
 )
+from pypto.runtime.log_config import sim_log_level
+from pypto.runtime.runtime_base import Worker
 from pypto.toolchain.platforms import HARDWARE_PLATFORMS
 
 RUNTIMES = ("tensormap_and_ringbuffer", "host_build_graph")
@@ -342,10 +344,11 @@ class ChipWorker:
 
     def _run_config(self, cfg: RunConfig, dfx_flags: int) -> native.RunConfigC:
         """The C run config for ``cfg``; the last one is reused while its values stay the same (never mutated)."""
-        key = (int(cfg.deadlock_timeout_s * 1000), cfg.task_window if cfg.ring_task_window else 0, dfx_flags)
+        key = (int(cfg.deadlock_timeout_s * 1000), cfg.task_window if cfg.ring_task_window else 0, sim_log_level(),
+               dfx_flags)
         last = self._last_ccfg
         if last is None or last[0] != key:
-            last = self._last_ccfg = (key, native.RunConfigC(key[0], key[1], 1, key[2]))
+            last = self._last_ccfg = (key, native.RunConfigC(*key))
         return last[1]
 
     def _write_dfx(self, prog: LoadedProgram, cfg: RunConfig) -> None:
@@ -478,3 +481,6 @@ def call_compiled(compiled: Any, args: tuple[Any, ...], config: Any = None) -> A
         build.check_platform(platform, info)  # names CANN, the tools and the commands it would run
     worker = ChipWorker.current(platform=platform, runtime=info.runtime) or implicit_worker(platform, info.runtime)
     return worker.execute(info, args, config)
+
+
+Worker.register(ChipWorker)

@@ -246,3 +246,43 @@ class _Stage(_Bound):
 def stage(name: str, logger: Any | None = None, **context: Any) -> _Stage:
     """Log a compile stage's start and duration at debug, with ``stage=<name>`` bound inside."""
     return _Stage(name, logger, context)
+
+
+_LOG_METHODS = {"debug": "debug", "info": "info", "event": "info", "warn": "warning", "error": "error",
+                "fatal": "critical"}
+
+
+def _log_at(level: str, message: str) -> None:
+    """One line through pypto's logger; an EVENT line is written at INFO and tagged ``event_kind=event``."""
+    extra = {"event_kind": "event"} if level == "event" else {}
+    getattr(get_logger("pypto"), _LOG_METHODS[level])(str(message), **extra)
+
+
+def log_debug(message: str) -> None:
+    """Upstream's ``pypto.log_debug``: one log line at DEBUG (shown under ``set_log_level(LogLevel.DEBUG)``)."""
+    _log_at("debug", message)
+
+
+def log_info(message: str) -> None:
+    """One log line at INFO."""
+    _log_at("info", message)
+
+
+def log_warn(message: str) -> None:
+    """One log line at WARN."""
+    _log_at("warn", message)
+
+
+def log_error(message: str) -> None:
+    """One log line at ERROR."""
+    _log_at("error", message)
+
+
+def log_fatal(message: str) -> None:
+    """One log line at FATAL (logged; like upstream's, it does not raise or exit)."""
+    _log_at("fatal", message)
+
+
+def log_event(message: str) -> None:
+    """One log line at EVENT (upstream's level for milestones; written like INFO, tagged ``event_kind``)."""
+    _log_at("event", message)

@@ -58,10 +58,13 @@ def _data(rows: int = 64) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def test_signature_compile_runs_and_shares_the_sample_argument_cache_entry(platform):
     cfg = RunConfig(platform=platform)
     compiled = axpy.compile(config=cfg)  # shapes from the annotations, alpha from its default
-    assert compiled.param_names == ["a", "b", "out"]
+    assert compiled.param_names == ["a", "b", "out", "alpha"]  # specialized, yet a parameter (as upstream)
     a, b, out = _data()
     assert axpy.compile(a, b, out, config=cfg) is compiled  # the same key: sample args, default alpha
     axpy(a, b, out, config=cfg)
+    np.testing.assert_allclose(out, 2.0 * a + b, rtol=1e-5, atol=1e-5)
+    out[:] = 0
+    compiled(a, b, out, 2.0, config=cfg)  # the artifact takes every parameter, as upstream's
     np.testing.assert_allclose(out, 2.0 * a + b, rtol=1e-5, atol=1e-5)
     assert axpy.compile(alpha=3.0, config=cfg) is not compiled
 

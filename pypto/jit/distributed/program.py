@@ -124,6 +124,17 @@ class DistributedCompiledProgram:
                                  sub_worker_overrides=sub_worker_overrides, **options)
 
 
+def execute_distributed_compiled(output_dir: str | os.PathLike[str], args: Sequence[Any], config: Any = None, *,
+                                 platform: str | None = None, distributed_config: Any = None) -> Any:
+    """Reopen the distributed artifact in ``output_dir`` (no compile) and run it once with ``args``.
+
+    ``platform``/``distributed_config`` override what the artifact recorded. Returns what the call
+    returns: None for an in-place call, the allocated output(s) for a return-style one.
+    """
+    prog = DistributedCompiledProgram.from_dir(output_dir, platform=platform, distributed_config=distributed_config)
+    return prog(*args, config=config)
+
+
 def _with_outputs(inputs: list[Any], params: list[ParamSpec], outs: list[int]) -> list[Any]:
     import torch
 

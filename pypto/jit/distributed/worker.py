@@ -19,8 +19,10 @@ import numpy as np
 
 from pypto.errors import UserError
 from pypto.jit.distributed.plan import Callback, Dispatch, HostRecorder, Phase, WindowView
+from pypto.runtime.device_tensor import StackedDeviceTensor
 from pypto.runtime.dispatch import DeviceTensor
-from pypto.runtime.distributed_runner import ContinuousTensor
+from pypto.runtime.distributed_runner import ContinuousTensor, DistributedRunHandle
+from pypto.runtime.runtime_base import Worker
 
 RUN_TIMEOUT_S = 600.0
 
@@ -86,6 +88,36 @@ class DistributedWorker:
         self._resident.pop(t.data_ptr, None)
         t.freed = True
 
+    def alloc_stacked_tensor(self, init: Any, worker_ids: Sequence[int] | None = None) -> StackedDeviceTensor:
+        """A resident ``[B, *tail]`` tensor from host tensor ``init``, shard ``i`` on ``worker_ids[i]`` (default ``i``).
+
+        The shards lie back to back in one shared buffer (every rank shares this host), which a
+        program taking the stacked tensor receives whole.
+        """
+        whole = self.alloc_tensor(tuple(init.shape), init.dtype, init=_host_array(init))
+        tail = tuple(whole.shape[1:])
+        step = int(np.prod(tail, dtype=np.int64)) * whole.dtype.itemsize
+        shards = [DeviceTensor(whole.data_ptr + i * step, tail, whole.dtype, buffer=self)
+                  for i in range(whole.shape[0])]
+        return StackedDeviceTensor(shards, whole.shape, tuple(worker_ids) if worker_ids is not None
+                                   else tuple(range(whole.shape[0])))
+
+    def free_stacked_tensor(self, t: StackedDeviceTensor) -> None:
+        """Free a tensor from :meth:`alloc_stacked_tensor` (idempotent)."""
+        self._resident.pop(t.shards[0].data_ptr, None)
+        for shard in t.shards:
+            shard.freed = True
+
+    def copy_stacked_from(self, t: StackedDeviceTensor, dst: Any) -> None:
+        """Copy every shard of ``t`` into host tensor ``dst`` (shape ``t.full_shape``)."""
+        import torch
+
+        arr = self._resident.get(t.shards[0].data_ptr)
+        if arr is None or t.shards[0].freed:
+            raise ValueError("copy_stacked_from: the stacked tensor was freed or does not belong to this worker")
+        src = torch.from_numpy(arr)
+        dst.copy_(src.view(dst.dtype) if src.dtype != dst.dtype and src.element_size() == dst.element_size() else src)
+
     # -- dispatch -------------------------------------------------------------------------------
     def __call__(self, *args: Any, config: Any = None) -> Any:
         if len(self.programs) > 1:
@@ -99,9 +131,22 @@ class DistributedWorker:
             raise ValueError(f"{compiled.output_dir.name} is not prepared on this DistributedWorker; "
                              "pass it in DistributedWorker([...]) or prepare(extra_compiled=[...])")
         for a in args:
+            if isinstance(a, StackedDeviceTensor):
+                a = a.shards[0]
             if isinstance(a, DeviceTensor) and (a.freed or a.data_ptr not in self._resident):
                 raise ValueError("a DeviceTensor argument was freed or does not belong to this DistributedWorker")
         return execute(compiled, list(args), self.callbacks, config, self.wait_timeout_s)
+
+    def submit(self, compiled: Any, *args: Any, config: Any = None) -> DistributedRunHandle:
+        """Run ``compiled`` like :meth:`run` and return its :class:`DistributedRunHandle` (already complete here).
+
+        A dispatch that fails is reported by the handle (``result()``/``wait()`` raise its error).
+        """
+        try:
+            self.run(compiled, *args, config=config)
+        except Exception as exc:  # noqa: BLE001 - kept for the handle to raise, as upstream's submit does
+            return DistributedRunHandle(exc)
+        return DistributedRunHandle()
 
     def _check_open(self, op: str) -> None:
         if self._closed:
@@ -150,10 +195,26 @@ def execute(prog: Any, args: list[Any], callbacks: dict[str, Callable[..., Any]]
             original.copy_(shared)
 
 
+def _host_array(init: Any) -> np.ndarray:
+    """A numpy array of ``init``'s bytes (bf16 torch tensors as raw 16-bit words)."""
+    import torch
+
+    if isinstance(init, torch.Tensor):
+        t = init.detach().cpu().contiguous()
+        return (t.view(torch.int16) if t.dtype == torch.bfloat16 else t).numpy()
+    return np.asarray(init)
+
+
 def _stage(arg: Any) -> tuple[Any, Any]:
     """(what the host function gets, the user's tensor to copy back into, if staged)."""
     import torch
 
+    if isinstance(arg, StackedDeviceTensor):  # shards back to back in one resident buffer: stage it whole
+        base = arg.contiguous_base()
+        if base is None:
+            raise UserError("a StackedDeviceTensor passed to a distributed program must come from "
+                            "DistributedWorker.alloc_stacked_tensor (its shards in one buffer)")
+        arg = DeviceTensor(base, arg.full_shape, arg.dtype, buffer=arg.shards[0].buffer)
     if isinstance(arg, DeviceTensor):  # resident: shared memory already; a torch view lets host code slice it
         view = torch.from_numpy(arg.numpy())
         return (view if arg.dtype.numpy else view.view(getattr(torch, arg.dtype.torch))), None
@@ -243,3 +304,6 @@ def host_function(path: Path, name: str) -> Callable[..., Any]:
     scope: dict[str, Any] = {}
     exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), scope)  # noqa: S102 - our generated code
     return scope[name]
+
+
+Worker.register(DistributedWorker)
