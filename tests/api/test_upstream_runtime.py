@@ -37,7 +37,7 @@ def _inputs():
     return torch.randn(64, 64), torch.randn(64, 64), torch.zeros(64, 64)
 
 
-def test_execute_compiled_writes_outputs_in_place(artifact: Path) -> None:
+def test_execute_compiled_writes_outputs_in_place(artifact: Path, torch) -> None:
     from pypto.runtime import execute_compiled
 
     a, b, c = _inputs()
@@ -49,7 +49,7 @@ def test_execute_compiled_writes_outputs_in_place(artifact: Path) -> None:
         execute_compiled(artifact, [a, b, c], platform="a2a3", device_id=0)
 
 
-def test_execute_compiled_writes_requested_diagnostics(artifact: Path) -> None:
+def test_execute_compiled_writes_requested_diagnostics(artifact: Path, torch) -> None:
     from pypto.runtime import execute_compiled
     from pypto.runtime.runner import _DfxOpts
 
@@ -59,7 +59,7 @@ def test_execute_compiled_writes_requested_diagnostics(artifact: Path) -> None:
     assert (artifact / "dfx_outputs" / "deps.json").is_file()
 
 
-def test_run_result_answers_like_upstreams(artifact: Path) -> None:
+def test_run_result_answers_like_upstreams(artifact: Path, torch) -> None:
     from pypto.runtime import run
 
     a, b, c = _inputs()
@@ -70,7 +70,7 @@ def test_run_result_answers_like_upstreams(artifact: Path) -> None:
     np.testing.assert_allclose(c2.numpy(), (a2 + b2).numpy(), rtol=1e-6, atol=1e-6)
 
 
-def test_benchmark_returns_span_trees(artifact: Path) -> None:
+def test_benchmark_returns_span_trees(artifact: Path, torch) -> None:
     from pypto.runtime import BenchmarkStats, TraceInvocation, benchmark
     from pypto.runtime.bench import benchmark as bench
 
@@ -135,7 +135,7 @@ def test_every_compile_writes_a_run_script_that_reruns_it(artifact: Path) -> Non
     assert "ran on a5sim" in proc.stdout and "[pto->cpp]" in proc.stdout
 
 
-def test_pto_edit_is_spliced_into_the_kernel_source(artifact: Path, tmp_path: Path) -> None:
+def test_pto_edit_is_spliced_into_the_kernel_source(artifact: Path, tmp_path: Path, torch) -> None:
     import shutil
 
     from pypto.runtime.debug import invalidate_binary_cache, rebuild_kernel_cpp_from_pto, replay
@@ -227,7 +227,7 @@ def test_execute_artifact_api_and_batch(artifact: Path, tmp_path: Path,
     assert f"PYPTO_EXEC_RESULT=PASS work_dir={artifact} device=0" in out and "PYPTO_EXEC_RESULT=INFRA" in out
 
 
-def test_device_runner_kernel_compiler_and_elf_parser(artifact: Path, tmp_path: Path) -> None:
+def test_device_runner_kernel_compiler_and_elf_parser(artifact: Path, tmp_path: Path, torch) -> None:
     from pypto.runtime import elf_parser
     from pypto.runtime.device_runner import compile_and_assemble, execute_on_device
     from pypto.runtime.kernel_compiler import KernelCompiler
