@@ -91,8 +91,9 @@ class StorageError(UserError):
         super().__init__(f"cannot write {self.path}: {cause}", hint=hint or STORAGE_HINT)
 
 
-STORAGE_HINT = ("free some space or pick a writable place: -o/--output-dir (output_dir=) for artifacts, "
-                "PYPTO_CACHE_DIR for the build cache, PYPTO_PROG_BUILD_DIR for default output dirs")
+STORAGE_HINT = ("free some space, or write somewhere else: -o/--output-dir (output_dir=) for artifacts, --save "
+                "for run-pto outputs, PYPTO_CACHE_DIR for the build cache, PYPTO_PROG_BUILD_DIR for default "
+                "output dirs")
 
 
 class VerificationError(PyptoError):

@@ -220,7 +220,6 @@ def find_ptoas(ptoas_root: str | None = None, cache_dir: Path | None = None) -> 
     install = installed_wheel()
     if install is not None:
         from pypto.toolchain.cachefs import ensure_dir
-
         from pypto.toolchain.storage import storage_errors
 
         base = ensure_dir((cache_dir or default_cache_dir()) / "ptoas-shim")
