@@ -125,10 +125,10 @@ class ToolchainError(PyptoError, RuntimeError):
 class ToolTimeoutError(ToolchainError):
     """An external tool (ptoas, g++, the container engine) ran past its deadline and was killed."""
 
-    def __init__(self, tool: str, limit: float, setting: str, env: str, *, repro: str = "", stderr: str = "") -> None:
+    def __init__(self, tool: str, limit: float, setting: str, env: str, *, repro: str = "", stderr: str = "",
+                 outcome: str = "did not finish within {limit} s and was killed (with its child processes)") -> None:
         self.tool, self.limit, self.setting, self.env = tool, limit, setting, env
-        super().__init__(f"{tool} did not finish within {limit:g} s and was killed (with its child processes)",
-                         stderr=stderr, repro=repro,
+        super().__init__(f"{tool} {outcome.format(limit=f'{limit:g}')}", stderr=stderr, repro=repro,
                          hint=f"if it needs longer, raise the limit: {env}=<seconds> (setting '{setting}', now "
                               f"{limit:g} s); if it hangs, run the repro command to see where")
 
