@@ -35,7 +35,8 @@ TMPFS = {"/tmp": "rw,exec,nosuid,nodev,size=1g"}
 PIDS_LIMIT = 512
 KILL_TIMEOUT_S = 10
 FORWARDED_SETTINGS = ("platform", "runtime", "toolchain", "verify_level", "warning_level", "log_level",
-                      "log_format", "compile_profiling", "emit_pto_loc", "codegen_max_workers", "emit_debug_runner")
+                      "log_format", "compile_profiling", "emit_pto_loc", "codegen_max_workers", "emit_debug_runner",
+                      "ptoas_timeout_s", "build_timeout_s", "run_max_bytes")  # the tools inside keep their limits
 ALWAYS_FORWARDED = ("platform", "runtime", "toolchain")
 ENGINE_EXIT_CODES = {
     125: "the container engine could not run the container",

@@ -111,7 +111,8 @@ def test_A1_full_output_dir_is_a_user_error_naming_it(case: Path, shared_cache: 
         assert not (case / "full" / "out" / "compiled_meta.json").exists()
 
 
-def test_A1_read_only_output_dir_is_a_user_error(case: Path, shared_cache: Path) -> None:
+def test_read_only_output_dir_is_a_user_error(case: Path, shared_cache: Path) -> None:
+    """(Held on main too: the output dir cannot be created there.)"""
     with tmpfs(case / "ro", read_only=True):
         _user_error(cli(["compile", "add.py", "-o", "ro/out"], _env(case, shared_cache), case),
                     "ro/out", "read-only file system")
@@ -131,14 +132,24 @@ def test_A1_python_api_full_output_raises_a_storage_error(case: Path, shared_cac
     assert out.code == 0 and "STORAGE True full/jit" in out.stdout and " 28" in out.stdout, out.describe()
 
 
-@needs_gxx
-@pytest.mark.parametrize("read_only", [False, True], ids=["full", "read-only"])
-def test_A11_unusable_cache_file_system_is_a_user_error(case: Path, read_only: bool) -> None:
+def _unusable_cache(case: Path, read_only: bool) -> Outcome:
     with tmpfs(case / "disk", read_only=read_only):
         out = cli(["run", "add.py", "-o", "out"], _env(case, case / "disk" / "cache"), case)
     cause = "read-only file system" if read_only else "no space left on device"
     _user_error(out, str(case / "disk" / "cache"), cause)
     assert "BFD" not in out.stderr and "assertion fail" not in out.stderr, out.describe()
+    return out
+
+
+@needs_gxx
+def test_A11_full_cache_file_system_is_a_user_error_naming_the_disk(case: Path) -> None:
+    """g++/as die of the full disk (a short write, BFD assertions): the error says the disk is full."""
+    _unusable_cache(case, read_only=False)
+
+
+def test_read_only_cache_file_system_is_a_user_error(case: Path) -> None:
+    """(Held on main too: the cache dir cannot be created there.)"""
+    _unusable_cache(case, read_only=True)
 
 
 @needs_gxx
@@ -330,3 +341,14 @@ def test_A12_ctrl_c_during_the_runtime_build_exits_130(case: Path) -> None:
                      lambda: bool(_processes_with(f"{cache}/sim/runtime")))  # a g++ of the runtime is running
     _interrupted(out)
     _no_process_left(str(cache))
+
+
+def test_B1_container_run_forwards_tool_deadlines() -> None:
+    """``--in-container`` hands the host's limits to the pypto inside, so its ptoas and g++ keep them."""
+    from pypto.toolchain.docker import forwarded_env
+    from pypto.toolchain.settings import override
+
+    with override(ptoas_timeout_s=7, build_timeout_s=11, run_max_bytes=4096) as settings:
+        env = forwarded_env(settings)
+    assert (env["PYPTO_PTOAS_TIMEOUT_S"], env["PYPTO_BUILD_TIMEOUT_S"], env["PYPTO_RUN_MAX_BYTES"]) == ("7.0", "11.0",
+                                                                                                     "4096")
