@@ -234,7 +234,8 @@ def _write_npys(folder: Path, rows: list[dict[str, Any]], values: list[Any]) -> 
 @click.option("--platform", help="a2a3sim | a5sim [env PYPTO_PLATFORM].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generated inputs.")
 @click.option("--save", "save_dir", type=click.Path(path_type=Path, file_okay=False),
-              help="Write outputs as NAME.npy (and inputs as NAME.input.npy) into this directory.")
+              help="Write outputs as NAME.npy (and inputs as NAME.input.npy) into this directory "
+                   "(through a temp dir: no file is ever left half-written).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.pass_context
 def run_pto_cmd(ctx: click.Context, file: Path, arg_texts: tuple[str, ...], func: str | None, core: str | None,
