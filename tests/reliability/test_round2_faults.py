@@ -163,6 +163,15 @@ def test_D2_run_pto_save_on_a_full_disk_leaves_no_truncated_file(case: Path, sha
     ok = cli(["run-pto", str(PTO_ADD), *PTO_ARGS, "--save", "save"], _env(case, shared_cache), case)
     assert ok.code == 0, ok.describe()
     assert sorted(p.name for p in (case / "save").iterdir()) == ["x.input.npy", "y.input.npy", "z.npy"]
+    (case / "save" / "z.npy").write_bytes(b"stale")
+    (case / "save" / "notes.txt").write_text("mine")  # an existing --save dir: files replaced whole, others kept
+    again = cli(["run-pto", str(PTO_ADD), *PTO_ARGS, "--save", "save", "--seed", "3"], _env(case, shared_cache), case)
+    assert again.code == 0, again.describe()
+    assert sorted(p.name for p in (case / "save").iterdir()) == ["notes.txt", "x.input.npy", "y.input.npy", "z.npy"]
+    import numpy as np
+
+    x, y, z = (np.load(case / "save" / n) for n in ("x.input.npy", "y.input.npy", "z.npy"))
+    np.testing.assert_allclose(z, x + y, rtol=1e-6, atol=1e-6)
 
 
 # -- D1: a damaged ptoas shim -------------------------------------------------------------------------
