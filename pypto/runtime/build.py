@@ -177,6 +177,10 @@ def compile_so(argv: list[str], out: Path, what: str, cwd: Path | None = None) -
     except OSError as exc:
         raise ToolchainError(f"cannot run {argv[0]}: {exc}", repro=repro,
                              hint="install it, e.g. `apt-get install g++`") from exc
+    except BaseException:  # past the deadline, or interrupted: the killed g++ may have left its output
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
     if proc.returncode != 0:
         with contextlib.suppress(OSError):
             tmp.unlink()
