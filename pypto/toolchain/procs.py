@@ -5,7 +5,7 @@ seconds. Past it, the whole group is killed (the tool and everything it started:
 child, g++'s ``cc1plus`` and ``as``), so nothing is orphaned and no inherited pipe keeps the wait
 open, and a :class:`~pypto.errors.ToolTimeoutError` names the tool, the limit, the setting that raises
 it and the repro command. Tools still running when the process is interrupted are killed by
-:func:`kill_running` (the CLI's Ctrl-C handler, :func:`interrupt_kills_tools`).
+:func:`kill_running` (the CLI's Ctrl-C / SIGTERM handlers, :func:`interrupt_kills_tools`).
 """
 
 from __future__ import annotations
@@ -82,18 +82,29 @@ def kill_running() -> int:
 
 
 def interrupt_kills_tools() -> None:
-    """Make Ctrl-C (SIGINT) kill the running tools at once, then raise KeyboardInterrupt as usual.
+    """Make Ctrl-C (SIGINT) kill the running tools at once, then raise KeyboardInterrupt as usual; and
+    SIGTERM / SIGHUP kill them before this process ends as it would have.
 
-    Tools run in process groups of their own, so a terminal's Ctrl-C does not reach them; without
-    this, an interrupted build would wait for its g++ jobs. Only replaces Python's default handler
-    (a SIGINT ignored by the parent shell stays ignored); call from the main thread.
+    Tools run in process groups of their own, so a signal sent to ours (a terminal's Ctrl-C or hang-up,
+    ``timeout``'s SIGTERM) does not reach them; without this an interrupted build would wait for its
+    g++ jobs, and a terminated one would leave them running. Only Python's default handlers are
+    replaced (a signal the parent shell made us ignore stays ignored); call from the main thread.
     """
     if threading.current_thread() is not threading.main_thread():
         return
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _on_interrupt)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) == signal.SIG_DFL:
+            signal.signal(sig, _on_terminate)
 
 
 def _on_interrupt(signum: int, frame: Any) -> None:
     kill_running()
     raise KeyboardInterrupt
+
+
+def _on_terminate(signum: int, frame: Any) -> None:
+    kill_running()
+    signal.signal(signum, signal.SIG_DFL)  # then end exactly as the default action would
+    os.kill(os.getpid(), signum)

@@ -309,8 +309,9 @@ def test_A2_run_pto_huge_arg_is_refused_before_allocating(case: Path, shared_cac
 
 
 # -- A12: Ctrl-C --------------------------------------------------------------------------------------
-def _interrupt(argv: list[str], env: dict[str, str], cwd: Path, ready: Callable[[], bool]) -> Outcome:
-    """Start ``pypto argv`` with SIGINT at its default, send SIGINT once ``ready()``, wait for the end."""
+def _interrupt(argv: list[str], env: dict[str, str], cwd: Path, ready: Callable[[], bool],
+               sig: signal.Signals = signal.SIGINT) -> Outcome:
+    """Start ``pypto argv`` with SIGINT at its default, send ``sig`` once ``ready()``, wait for the end."""
     proc = subprocess.Popen([sys.executable, "-m", "pypto", *argv], env=env, cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
@@ -319,7 +320,7 @@ def _interrupt(argv: list[str], env: dict[str, str], cwd: Path, ready: Callable[
         while not ready() and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
         assert proc.poll() is None, "pypto ended before it could be interrupted"
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         stdout, stderr = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
@@ -341,6 +342,15 @@ def test_A12_ctrl_c_during_compile_exits_130(case: Path, shared_cache: Path, mar
     _interrupted(out)
     _no_process_left(marker)
     assert not (case / "out" / "compiled_meta.json").exists()
+
+
+def test_B1_sigterm_during_ptoas_leaves_no_tool_running(case: Path, shared_cache: Path, marker: str) -> None:
+    """ptoas runs in its own process group, so pypto kills it before a SIGTERM ends pypto itself."""
+    fake = _fake_ptoas(case / "fakeptoas", marker)
+    env = _env(case, shared_cache, PTOAS_ROOT=str(fake), PYPTO_JIT_CACHE="0")
+    out = _interrupt(["compile", "add.py", "-o", "out"], env, case, (fake / "started").exists, signal.SIGTERM)
+    assert out.code == -signal.SIGTERM, out.describe()
+    _no_process_left(marker)
 
 
 @needs_gxx
