@@ -300,6 +300,10 @@ def test_A2_dimension_past_int64_is_a_usage_error(case: Path, shared_cache: Path
     assert out.code == 2 and "does not fit in int64" in out.stderr, out.describe()
     pto = cli(["run-pto", str(PTO_ADD), "--arg", f"x={big}:f32:in", *PTO_ARGS[2:]], _env(case, shared_cache), case)
     assert pto.code == 2 and "does not fit in int64" in pto.stderr, pto.describe()
+    table = KERNEL_SCRIPT.replace('"a": "64x64:f32"', f'"a": "{big}:f32"')  # the same in the file's SHAPES
+    assert table != KERNEL_SCRIPT
+    (case / "huge.py").write_text(table)
+    _user_error(cli(["compile", "huge.py", "-o", "out"], _env(case, shared_cache), case), "does not fit in int64")
 
 
 def test_A2_run_pto_huge_arg_is_refused_before_allocating(case: Path, shared_cache: Path) -> None:
