@@ -238,6 +238,13 @@ def lower(program: Program, **kw: Any) -> Program:
 
 def _compile(program: Program, opts: CompileOptions) -> CompiledProgram:
     """Compile into the output dir: a fresh default dir is claimed; an explicit one is locked while written."""
+    from pypto.toolchain.storage import storage_errors
+
+    with storage_errors(opts.output_dir):  # a full or read-only disk is the user's to fix, not a pypto bug
+        return _compile_locked(program, opts)
+
+
+def _compile_locked(program: Program, opts: CompileOptions) -> CompiledProgram:
     from pypto.toolchain.cachefs import dir_lock
     from pypto.toolchain.logging import bound_context
 
@@ -307,7 +314,8 @@ def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions
         with stage("ptoas" if not opts.skip_ptoas else "assemble"):
             assemble(artifact, out, ptoas=None if opts.skip_ptoas else _ptoas(opts),
                      skip_ptoas=opts.skip_ptoas, dump_ptoas_passes=opts.dump_ptoas_passes,
-                     max_workers=getattr(opts.settings, "codegen_max_workers", None), timeout=60)
+                     max_workers=getattr(opts.settings, "codegen_max_workers", None),
+                     timeout=getattr(opts.settings, "ptoas_timeout_s", None) or _ptoas_timeout())
     except ToolchainError as exc:
         raise _relocated(exc, out) from None
     opts.stages.append({"name": "codegen", "seconds": t1 - t0, "children": []})
@@ -319,6 +327,12 @@ def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions
         write_run_script(out, meta.params, platform=sim_twin(opts.platform))
     commit(out, meta)
     return CompiledProgram.from_meta(program, out, meta, backend_type=opts.backend_type)
+
+
+def _ptoas_timeout() -> float:
+    from pypto.toolchain.settings import tool_timeout
+
+    return tool_timeout("ptoas_timeout_s")
 
 
 def _relocated(exc: ToolchainError, out: Path) -> ToolchainError:

@@ -80,6 +80,22 @@ class SettingsError(UserError):
     """A setting has a bad value, or two settings disagree."""
 
 
+class StorageError(UserError):
+    """A file pypto must write cannot be written: the disk is full, the file system read-only, the
+    directory not writable. Not a pypto bug: the message names the path and the cause."""
+
+    def __init__(self, path: object, cause: str, *, errno: int | None = None, hint: str | None = None) -> None:
+        self.path = str(path)
+        self.cause = cause
+        self.errno = errno
+        super().__init__(f"cannot write {self.path}: {cause}", hint=hint or STORAGE_HINT)
+
+
+STORAGE_HINT = ("free some space, or write somewhere else: -o/--output-dir (output_dir=) for artifacts, --save "
+                "for run-pto outputs, PYPTO_CACHE_DIR for the build cache, PYPTO_PROG_BUILD_DIR for default "
+                "output dirs")
+
+
 class VerificationError(PyptoError):
     """The IR breaks a property a pass relies on."""
 
@@ -104,6 +120,17 @@ class ToolchainError(PyptoError, RuntimeError):
         if hint:
             parts.append(f"hint: {hint}")
         super().__init__("\n".join(parts))
+
+
+class ToolTimeoutError(ToolchainError):
+    """An external tool (ptoas, g++, the container engine) ran past its deadline and was killed."""
+
+    def __init__(self, tool: str, limit: float, setting: str, env: str, *, repro: str = "", stderr: str = "",
+                 outcome: str = "did not finish within {limit} s and was killed (with its child processes)") -> None:
+        self.tool, self.limit, self.setting, self.env = tool, limit, setting, env
+        super().__init__(f"{tool} {outcome.format(limit=f'{limit:g}')}", stderr=stderr, repro=repro,
+                         hint=f"if it needs longer, raise the limit: {env}=<seconds> (setting '{setting}', now "
+                              f"{limit:g} s); if it hangs, run the repro command to see where")
 
 
 class PartialCodegenError(ToolchainError):

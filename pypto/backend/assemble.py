@@ -77,7 +77,7 @@ def _resolve_ptoas(ptoas: Path | None) -> Path:
 
 
 def assemble(artifact: Artifact, out_dir: Path, *, ptoas: Path | None = None, skip_ptoas: bool = False,
-             dump_ptoas_passes: bool = False, max_workers: int | None = None, timeout: float = 60.0,
+             dump_ptoas_passes: bool = False, max_workers: int | None = None, timeout: float | None = None,
              insert_sync: bool = True) -> dict[str, str]:
     """Write the artifact into ``out_dir`` and (unless ``skip_ptoas``) assemble every kernel unit.
 
@@ -96,6 +96,10 @@ def assemble(artifact: Artifact, out_dir: Path, *, ptoas: Path | None = None, sk
                 w.write(rel, text)
         return w.files
     exe = _resolve_ptoas(ptoas)
+    if timeout is None:
+        from pypto.toolchain.settings import tool_timeout
+
+        timeout = tool_timeout("ptoas_timeout_s")
     for u in artifact.units:
         w.write(ptoas_file(u.name, "pto"), u.pto)
     results = run_units(exe, out_dir, artifact.units, max_workers=max_workers, timeout=timeout,

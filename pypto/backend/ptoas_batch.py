@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import subprocess
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -24,6 +23,7 @@ from pathlib import Path
 from pypto.artifact.model import KernelUnit
 from pypto.backend import bf16_standin, ptoas_stage
 from pypto.backend.ptoas_stage import PtoasResult
+from pypto.toolchain.procs import run_tool
 
 _FUNC = re.compile(r"^  func\.func (?:(?:public|private|nested) )?@([A-Za-z_$.][\w$.\-]*)\(", re.M)
 _CPP_FUNC = re.compile(r"^(?:__global__ AICORE )?[A-Za-z_][\w:<>, *&]* \**([A-Za-z_]\w*)\(")
@@ -113,10 +113,12 @@ def run_batch(ptoas: Path, out_dir: Path, units: list[KernelUnit], *, timeout: f
         rel = Path(td).relative_to(out_dir)
         (Path(td) / "batch.pto").write_text(merged)
         argv = ptoas_stage.ptoas_argv(ptoas, rel / "batch.pto", rel / "batch.cpp", insert_sync=insert_sync)
-        try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout * len(units),
-                                  check=False, cwd=out_dir)
-        except (subprocess.TimeoutExpired, OSError):
+        first = ptoas_stage.ptoas_argv(ptoas, inputs[0][0], Path("ptoas") / f"{units[0].name}.cpp",
+                                       insert_sync=insert_sync)
+        try:  # past the deadline: ToolTimeoutError, not a retry per unit (a hung ptoas hangs each one)
+            proc = run_tool(argv, tool="ptoas", timeout=timeout, setting="ptoas_timeout_s",
+                            repro=f"cd <artifact dir> && {shlex.join(first)}", cwd=out_dir)
+        except OSError:
             return None
         cpp_path = Path(td) / "batch.cpp"
         if proc.returncode != 0 or not cpp_path.is_file():

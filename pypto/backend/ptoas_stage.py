@@ -1,4 +1,4 @@
-"""The assembler stage: run ptoas 0.1.1 on the kernel units (one batch, or per unit in parallel), with a timeout.
+"""The assembler stage: run ptoas 0.1.1 on the kernel units (one batch, or per unit in parallel), with a deadline.
 
 ptoas 0.1.1 prints its intermediate modules and debug text on stderr and parse errors on stdout;
 both go to ``ptoas/<unit>.log``. It has no ``--mlir-print-ir-*`` flags, so ``dump_ptoas_passes``
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import re
 import shlex
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from pypto.artifact import ptoas_file
 from pypto.backend import bf16_standin
+from pypto.toolchain.procs import run_tool
 
 _ERROR_LINE = re.compile(r"error:|Error:|Assertion|Aborted|terminate called")
 _SLUG = re.compile(r"[^a-z0-9]+")
@@ -95,12 +95,8 @@ def run_ptoas(ptoas: Path, out_dir: Path, unit: str, *, timeout: float, insert_s
     argv = ptoas_argv(ptoas, pto, cpp, insert_sync=insert_sync)
     repro = f"cd <artifact dir> && {shlex.join(argv)}"
     start = time.perf_counter()
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=timeout, check=False, cwd=out_dir)
-    except subprocess.TimeoutExpired as exc:
-        out = _text(exc.stdout) + _text(exc.stderr)
-        return PtoasResult(unit, False, out, f"ptoas timed out after {timeout:g}s", repro,
-                           time.perf_counter() - start)
+    try:  # past the deadline: ToolTimeoutError (the group is killed; a hung ptoas would hang every retry)
+        proc = run_tool(argv, tool="ptoas", timeout=timeout, setting="ptoas_timeout_s", repro=repro, cwd=out_dir)
     except OSError as exc:
         return PtoasResult(unit, False, "", f"cannot run ptoas: {exc}", repro, time.perf_counter() - start)
     note = bf16_standin.NOTE if standin else ""
@@ -111,12 +107,6 @@ def run_ptoas(ptoas: Path, out_dir: Path, unit: str, *, timeout: float, insert_s
         (out_dir / cpp).write_text(finish_cpp((out_dir / cpp).read_text(), standin))
     err = "" if ok else _summary(proc.stdout, proc.stderr, proc.returncode)
     return PtoasResult(unit, ok, log, err, repro, time.perf_counter() - start)
-
-
-def _text(b: bytes | str | None) -> str:
-    if b is None:
-        return ""
-    return b.decode(errors="replace") if isinstance(b, bytes) else b
 
 
 def split_debug_modules(log: str) -> dict[str, str]:

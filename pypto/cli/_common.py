@@ -25,12 +25,13 @@ class ExitCode(IntEnum):
     USAGE = 2
     USER = 3
     TOOLCHAIN = 4
+    INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a job stopped by Ctrl-C
 
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 ok; 1 internal error (a pypto bug, please report it); 2 usage error (bad command "
     "line); 3 user error (bad program or settings); 4 toolchain missing or failed (ptoas, g++, "
-    "CANN, container engine)."
+    "CANN, container engine); 130 interrupted (Ctrl-C)."
 )
 
 _CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
@@ -105,8 +106,12 @@ def emit_json(data: dict[str, Any]) -> None:
 def report_error(exc: BaseException, as_json: bool) -> ExitCode:
     """Print an error (stderr, or a JSON object on stdout with ``--json``) and return its exit code."""
     code = exit_code_for(exc)
+    from pypto.toolchain.storage import storage_error
+
     known = isinstance(exc, PyptoError) and not isinstance(exc, InternalError)
-    if _user_path_error(exc):
+    if not known and (full := storage_error(exc)) is not None:  # a full / read-only disk on a named path
+        exc, known = full, True
+    elif _user_path_error(exc):
         assert isinstance(exc, OSError)
         known = True
         exc = UserError(f"cannot use {exc.filename}: {exc.strerror}",

@@ -63,6 +63,7 @@ def parse_shape(text: str) -> ShapeSpec:
     dims = tuple(int(d) for d in match.group("dims").split("x"))
     if 0 in dims:
         raise click.BadParameter(f"'{text}': dimensions must be positive", param_hint="--shape")
+    check_extent(text, dims, _DTYPE_ALIASES[dtype], "--shape")
     return ShapeSpec(match.group("name"), dims, _DTYPE_ALIASES[dtype])
 
 
@@ -71,6 +72,16 @@ def _tolerance(ctx: click.Context, param: click.Parameter, value: float) -> floa
     if not (math.isfinite(value) and value >= 0):
         raise click.BadParameter(f"{value} is not a finite number >= 0", ctx=ctx, param=param)
     return value
+
+
+def check_extent(text: str, dims: tuple[int, ...], dtype: str, option: str) -> None:
+    """A usage error when a dimension, or the tensor's byte size, does not fit in int64."""
+    from pypto.flows.host_memory import too_large
+    from pypto.ir.dtypes import from_meta
+
+    problem = too_large(dims, max(1, from_meta(dtype).bits // 8))
+    if problem:
+        raise click.BadParameter(f"'{text}': {problem}", param_hint=option)
 
 
 def _prefix_map(values: tuple[str, ...]) -> str | None:

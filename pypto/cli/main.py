@@ -8,6 +8,7 @@ Exit codes:
     2  usage error (bad command line)
     3  user error (bad program or settings)
     4  toolchain missing or failed (ptoas, g++, CANN, container engine)
+    130 interrupted (Ctrl-C / SIGINT)
 """
 
 from __future__ import annotations
@@ -24,10 +25,19 @@ class PyptoGroup(click.Group):
     """A click group that maps every exception of a subcommand to the documented exit codes."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        from pypto.toolchain.procs import interrupt_kills_tools
+
+        interrupt_kills_tools()  # Ctrl-C also stops ptoas / g++ at once (they run in their own process groups)
         try:
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
+        except KeyboardInterrupt:  # not exit 1 + "Aborted!": 1 means a pypto bug
+            from pypto.toolchain.procs import kill_running
+
+            kill_running()
+            click.echo("pypto: interrupted", err=True)
+            ctx.exit(int(ExitCode.INTERRUPTED))
         except Exception as exc:  # noqa: BLE001 - the CLI boundary turns every failure into an exit code
             ctx.exit(int(report_error(exc, ctx.find_object(CliState).json if ctx.find_object(CliState) else False)))
 

@@ -18,7 +18,7 @@ import click
 import numpy as np
 
 from pypto.cli._common import emit_json, progress, state
-from pypto.cli.compile_cmd import _DTYPE_ALIASES
+from pypto.cli.compile_cmd import _DTYPE_ALIASES, check_extent
 from pypto.errors import UserError
 
 _ARG = re.compile(r"^(?P<name>[A-Za-z_$][\w$.-]*)=(?P<rest>.+)$")
@@ -59,6 +59,7 @@ def parse_arg(text: str) -> ArgSpec:
         dims = tuple(int(d) for d in head.split("x"))
         if 0 in dims:
             raise click.BadParameter(f"'{text}': dimensions must be positive", param_hint="--arg")
+        check_extent(text, dims, dtype or "fp32", "--arg")
         return ArgSpec(m.group("name"), text, shape=dims, value=head, dtype=dtype, direction=direction)
     if direction is not None:
         raise click.BadParameter(f"'{text}': a direction needs tensor dimensions like 128x128", param_hint="--arg")
@@ -174,17 +175,54 @@ def _print_human(data: dict[str, Any]) -> None:
 
 
 def _save(directory: Path, rows: list[dict[str, Any]], values: list[Any]) -> Path:
+    """Write the ``.npy`` files into a temp dir first, then rename: no truncated file is ever left.
+
+    A new ``directory`` appears whole (one rename of the temp dir); into an existing one each file is
+    renamed in from a temp subdir. A full or read-only disk is a StorageError naming the directory.
+    """
+    import os
+    import shutil
+
+    from pypto.toolchain import cachefs
+    from pypto.toolchain.storage import storage_error, storage_problem
+
+    fresh = not directory.exists()
+    tmp = cachefs.temp_for(directory) if fresh else directory / f".save{cachefs.TEMP_MARK}{os.getpid()}"
+    try:
+        tmp.mkdir(parents=True)
+        names = _write_npys(tmp, rows, values)
+        if fresh:
+            os.rename(tmp, directory)
+        else:
+            for name in names:
+                os.replace(tmp / name, directory / name)
+            tmp.rmdir()
+    except OSError as exc:
+        err = storage_error(exc, directory) or storage_problem(directory)  # before the cleanup frees space
+        shutil.rmtree(tmp, ignore_errors=True)
+        if err is None:
+            raise
+        raise err from exc
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return directory
+
+
+def _write_npys(folder: Path, rows: list[dict[str, Any]], values: list[Any]) -> list[str]:
     from pypto.artifact.names import contained
 
-    directory.mkdir(parents=True, exist_ok=True)
+    names = []
     for row, value in zip(rows, values, strict=True):
         if row["kind"] != "tensor":
             continue
         if row["direction"] != "out":
-            np.save(contained(directory, f"{row['name']}.input.npy"), value[0])
+            names.append(f"{row['name']}.input.npy")
+            np.save(contained(folder, names[-1]), value[0])
         if row["direction"] != "in":
-            np.save(contained(directory, f"{row['name']}.npy"), value[1])
-    return directory
+            names.append(f"{row['name']}.npy")
+            np.save(contained(folder, names[-1]), value[1])
+    return names
 
 
 @click.command("run-pto")
@@ -198,7 +236,8 @@ def _save(directory: Path, rows: list[dict[str, Any]], values: list[Any]) -> Pat
 @click.option("--platform", help="a2a3sim | a5sim [env PYPTO_PLATFORM].")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the generated inputs.")
 @click.option("--save", "save_dir", type=click.Path(path_type=Path, file_okay=False),
-              help="Write outputs as NAME.npy (and inputs as NAME.input.npy) into this directory.")
+              help="Write outputs as NAME.npy (and inputs as NAME.input.npy) into this directory "
+                   "(through a temp dir: no file is ever left half-written).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.pass_context
 def run_pto_cmd(ctx: click.Context, file: Path, arg_texts: tuple[str, ...], func: str | None, core: str | None,
@@ -224,6 +263,7 @@ def run_pto_cmd(ctx: click.Context, file: Path, arg_texts: tuple[str, ...], func
                                       if a.kind == "tensor"])
     it = iter(dirs)
     args_dirs = [next(it) if a.kind == "tensor" else None for a in sig.user_args]
+    _check_bytes(sig, specs)
     rng = np.random.default_rng(seed)
     values = [make_value(a, s, d, rng) for a, s, d in zip(sig.user_args, specs, args_dirs, strict=True)]
     inputs = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
@@ -246,6 +286,19 @@ def run_pto_cmd(ctx: click.Context, file: Path, arg_texts: tuple[str, ...], func
     if save_dir is not None:
         data["saved"] = str(_save(save_dir, rows, list(zip(inputs, values, strict=True))))
     emit_json(data) if as_json else _print_human(data)
+
+
+def _check_bytes(sig: Any, specs: tuple[ArgSpec, ...]) -> None:
+    """Refuse (exit 3) tensors needing more host memory than ``run_max_bytes``, before allocating any."""
+    from pypto.flows.host_memory import check_run_bytes
+    from pypto.runtime import dtypes
+
+    arrays = []
+    for a, spec in zip(sig.user_args, specs, strict=True):
+        if a.kind == "tensor" and spec.shape is not None:
+            numpy_type = dtypes.from_meta(a.dtype).numpy
+            arrays.append((a.name, spec.shape, np.dtype(numpy_type).itemsize if numpy_type else 2))
+    check_run_bytes(f"@{sig.func}", arrays)
 
 
 def _ptoas(settings: Any) -> Path:

@@ -151,6 +151,11 @@ def parse_dims(text: str) -> tuple[tuple[int, ...], DataType]:
         raise UserError(f"bad shape spec {text!r}: {exc}", hint="write ROWSxCOLS[:DTYPE], e.g. 128x128:f32") from None
     if any(d <= 0 for d in shape):
         raise UserError(f"bad shape spec {text!r}: every extent must be positive")
+    from pypto.flows.host_memory import too_large
+
+    problem = too_large(shape, max(1, dt.bits // 8))
+    if problem:
+        raise UserError(f"bad shape spec {text!r}: {problem}")
     return shape, dt
 
 
@@ -188,18 +193,33 @@ def sample_args(module: Any, name: str, fn: Any) -> tuple[Any, ...]:
                          f"(or sample_args() -> {{'{name}': (...)}}) to the file")
 
 
-def make_inputs(params: list[tuple[str, str, tuple[int, ...], DataType]], seed: int) -> list[np.ndarray]:
-    """Seeded random inputs for In/InOut params, zeros for Out params."""
+def _numpy_dtype(pname: str, dtype: DataType) -> np.dtype:
+    try:
+        return np.dtype(dtype.numpy())
+    except TypeError:
+        raise UserError(f"parameter '{pname}': dtype {dtype.value} has no numpy equivalent, so the CLI "
+                        "cannot make sample inputs for it",
+                        hint="use f16/f32 (or int types) in --shape / SHAPES, or call the kernel from "
+                             "Python with torch bf16 tensors") from None
+
+
+def shape_inputs(params: list[tuple[str, str, tuple[int, ...], DataType]]) -> list[np.ndarray]:
+    """Stand-ins carrying each parameter's shape and dtype, allocating nothing (a compile needs no data)."""
+    from pypto.flows.host_memory import shape_only
+
+    return [shape_only(shape, _numpy_dtype(pname, dtype)) for pname, _, shape, dtype in params]
+
+
+def make_inputs(params: list[tuple[str, str, tuple[int, ...], DataType]], seed: int,
+                what: str = "this run") -> list[np.ndarray]:
+    """Seeded random inputs for In/InOut params, zeros for Out params (refused past ``run_max_bytes``)."""
+    from pypto.flows.host_memory import check_run_bytes
+
+    dtypes = [_numpy_dtype(pname, dtype) for pname, _, _, dtype in params]
+    check_run_bytes(what, [(p[0], p[2], dt.itemsize) for p, dt in zip(params, dtypes, strict=True)])
     rng = np.random.default_rng(seed)
     arrays = []
-    for pname, direction, shape, dtype in params:
-        try:
-            np_dtype = dtype.numpy()
-        except TypeError:
-            raise UserError(f"parameter '{pname}': dtype {dtype.value} has no numpy equivalent, so the CLI "
-                            "cannot make sample inputs for it",
-                            hint="use f16/f32 (or int types) in --shape / SHAPES, or call the kernel from "
-                                 "Python with torch bf16 tensors") from None
+    for (_, direction, shape, dtype), np_dtype in zip(params, dtypes, strict=True):
         if direction == "Out":
             arrays.append(np.zeros(shape, np_dtype))
         elif dtype.is_float:
@@ -270,8 +290,13 @@ def _run_config(settings: Any, request: Any) -> Any:
                      **getattr(request, "extra", {}).get("run_config", {}))
 
 
-def compile_target(path: Path, name: str | None, settings: Any, request: Any) -> tuple[Any, Any, list]:
-    """Compile the selected kernel; returns (compiled, module, sample inputs)."""
+def compile_target(path: Path, name: str | None, settings: Any, request: Any,
+                   materialize: bool = True) -> tuple[Any, Any, list]:
+    """Compile the selected kernel; returns (compiled, module, sample inputs).
+
+    ``materialize=False`` (a compile only) specializes from shape stand-ins and returns no inputs:
+    nothing is allocated, whatever the shapes.
+    """
     from pypto.driver import compile_with_settings
 
     module = load_module(path)
@@ -280,14 +305,16 @@ def compile_target(path: Path, name: str | None, settings: Any, request: Any) ->
         compiled = compile_with_settings(target, settings, output_dir=request.output_dir,
                                          skip_ptoas=request.skip_ptoas, dump_passes=request.dump_passes)
         params = [(p.name, p.direction, p.shape, p.dtype) for p in compiled.params]
+        if not materialize:
+            return compiled, module, []
         if any(p[2] is None or p[3] is None for p in params):
             raise UserError(f"'{key}' has dynamic shapes: give concrete inputs through the Python API")
-        return compiled, module, make_inputs(params, request.seed)
+        return compiled, module, make_inputs(params, request.seed, f"running '{key}'")
     params = _jit_params(target, jit_shapes(module, key, tuple(request.shapes)))
-    inputs = make_inputs(params, request.seed)
-    compiled = target.compile(*inputs, config=_run_config(settings, request))
-    _check_samples(key, compiled, inputs)
-    return compiled, module, inputs
+    samples = shape_inputs(params)
+    compiled = target.compile(*samples, config=_run_config(settings, request))
+    _check_samples(key, compiled, samples)
+    return compiled, module, make_inputs(params, request.seed, f"running '{key}'") if materialize else []
 
 
 def _check_samples(key: str, compiled: Any, inputs: list[np.ndarray]) -> None:
@@ -364,7 +391,7 @@ def _judge(out: FileResult, compiled: Any, inputs: list[np.ndarray], result: Any
 def compile_file(path: Path, name: str | None, settings: Any, request: Any) -> Any:
     """``pypto compile FILE[::NAME]``: compile one kernel of a user file."""
     t0 = time.perf_counter()
-    compiled, _, _ = compile_target(Path(path), name, settings, request)
+    compiled, _, _ = compile_target(Path(path), name, settings, request, materialize=bool(request.run))
     return FileResult(compiled, {"compile_seconds": round(time.perf_counter() - t0, 6)})
 
 

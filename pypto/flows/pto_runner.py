@@ -42,7 +42,6 @@ from pypto.runtime.dispatch import DeviceTensor
 FORMAT_VERSION = "1"
 DIRECTIONS = {"in": "In", "out": "Out", "inout": "InOut"}
 _ADD = {"In": "add_input", "Out": "add_output", "InOut": "add_inout"}
-PTOAS_TIMEOUT_S = 120.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,10 +150,11 @@ def _write_artifact(root: Path, text: str, sig: PtoSignature, dirs: tuple[str, .
 def _assemble(stage: Path, text: str, sig: PtoSignature, exe: Path, insert_sync: bool) -> str:
     from pypto.backend import bf16_standin
     from pypto.backend.ptoas_stage import run_ptoas
+    from pypto.toolchain.settings import tool_timeout
 
     (stage / "ptoas").mkdir()
     (stage / ptoas_file(sig.func, "pto")).write_text(text)
-    res = run_ptoas(exe, stage, sig.func, timeout=PTOAS_TIMEOUT_S, insert_sync=insert_sync)
+    res = run_ptoas(exe, stage, sig.func, timeout=tool_timeout("ptoas_timeout_s"), insert_sync=insert_sync)
     (stage / ptoas_file(sig.func, "log")).write_text(res.log)
     if res.ok:
         return (stage / ptoas_file(sig.func, "cpp")).read_text()

@@ -14,8 +14,8 @@ import hashlib
 import os
 import shlex
 import shutil
-import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pypto.artifact.directory import ArtifactInfo, KernelSpec
-from pypto.errors import ToolchainError, UserError
+from pypto.errors import StorageError, ToolchainError
 from pypto.toolchain import cachefs
 from pypto.toolchain.platforms import CORE_MACROS, HARDWARE_PLATFORMS
 
@@ -119,7 +119,11 @@ def compiler_id() -> str:
     with contextlib.suppress(OSError, UnicodeDecodeError):
         if cachefs.verified(stamp):
             return stamp.read_text()
-    out = subprocess.run([exe, "--version"], capture_output=True, text=True, errors="replace", check=False).stdout
+    from pypto.toolchain.procs import run_tool
+    from pypto.toolchain.settings import tool_timeout
+
+    out = run_tool([exe, "--version"], tool="g++ --version", timeout=tool_timeout("build_timeout_s"),
+                   setting="build_timeout_s", repro=f"{exe} --version").stdout
     ident = out.splitlines()[0] if out else exe
     with contextlib.suppress(OSError):
         stamp.parent.mkdir(parents=True, exist_ok=True)
@@ -156,25 +160,42 @@ def compile_so(argv: list[str], out: Path, what: str, cwd: Path | None = None) -
     The object appears complete or not at all, with its sha256 recorded next to it (see
     :mod:`pypto.toolchain.cachefs`); temp files of earlier killed builds in the folder are removed.
     """
+    from pypto.toolchain.procs import run_tool
+    from pypto.toolchain.settings import tool_timeout
+    from pypto.toolchain.storage import disk_full_text, storage_problem
+
     cachefs.ensure_dir(out.parent)
     cachefs.clean_orphans(out.parent)
     tmp = cachefs.temp_for(out)
     cmd = [*argv, "-o", os.fspath(tmp)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", check=False, cwd=cwd)
+    repro = shlex.join([*argv, "-o", os.fspath(out)])
+    if cwd is not None:
+        repro = f"cd {shlex.quote(os.fspath(cwd))} && {repro}"
+    try:
+        proc = run_tool(cmd, tool=f"g++ (building {what})", timeout=tool_timeout("build_timeout_s"),
+                        setting="build_timeout_s", repro=repro, cwd=cwd)
+    except OSError as exc:
+        raise ToolchainError(f"cannot run {argv[0]}: {exc}", repro=repro,
+                             hint="install it, e.g. `apt-get install g++`") from exc
+    except BaseException:  # past the deadline, or interrupted: the killed g++ may have left its output
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
     if proc.returncode != 0:
         with contextlib.suppress(OSError):
             tmp.unlink()
-        repro = shlex.join([*argv, "-o", os.fspath(out)])
-        if cwd is not None:
-            repro = f"cd {shlex.quote(os.fspath(cwd))} && {repro}"
+        full = storage_problem(out.parent, tempfile.gettempdir()) or disk_full_text(proc.stderr, out.parent)
+        if full is not None:  # g++/as report a full disk as a short write or an assembler assertion
+            raise StorageError(full.path, f"{full.cause}; g++ could not build {what}", errno=full.errno) from None
         raise ToolchainError(f"compilation failed: g++ could not build {what}", stderr=proc.stderr, repro=repro)
     try:
         return cachefs.publish(tmp, out)
     except OSError as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
-        raise UserError(f"the build cache directory {out.parent} is not usable: {exc.strerror or exc}",
-                        hint="set PYPTO_CACHE_DIR (or cache_dir in the config file) to a writable directory") from exc
+        raise StorageError(out.parent, f"the build cache directory is not usable: {exc.strerror or exc}",
+                           errno=exc.errno, hint="set PYPTO_CACHE_DIR (or cache_dir in the config file) to a "
+                                                 "writable directory with free space") from exc
 
 
 def _reuse(out: Path, what: str) -> bool:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from pypto.errors import ToolchainError, UserError
-from pypto.toolchain.engine import docker_client, docker_sdk
+from pypto.toolchain.engine import docker_client, docker_sdk, engine_deadline
 from pypto.toolchain.images import LABEL_FLAVOR, LABEL_MANIFEST, LABEL_VERSION, build_command
 from pypto.toolchain.manifest import Manifest
 from pypto.toolchain.settings import Settings, env_var
@@ -35,7 +35,8 @@ TMPFS = {"/tmp": "rw,exec,nosuid,nodev,size=1g"}
 PIDS_LIMIT = 512
 KILL_TIMEOUT_S = 10
 FORWARDED_SETTINGS = ("platform", "runtime", "toolchain", "verify_level", "warning_level", "log_level",
-                      "log_format", "compile_profiling", "emit_pto_loc", "codegen_max_workers", "emit_debug_runner")
+                      "log_format", "compile_profiling", "emit_pto_loc", "codegen_max_workers", "emit_debug_runner",
+                      "ptoas_timeout_s", "build_timeout_s", "run_max_bytes")  # the tools inside keep their limits
 ALWAYS_FORWARDED = ("platform", "runtime", "toolchain")
 ENGINE_EXIT_CODES = {
     125: "the container engine could not run the container",
@@ -375,7 +376,15 @@ def run_in_container(argv: Sequence[str], *, settings: Settings, source_dir: Pat
         ToolchainError: engine unreachable, image missing or not matching the manifest, engine exit
             codes 125/126/127/137, timeout.
     """
-    client = docker_client()
+    client = docker_client(settings.docker_timeout_s)
+    with engine_deadline(settings.docker_timeout_s, "docker info"):  # each engine request has a deadline
+        return _run_with(client, argv, settings=settings, source_dir=source_dir, output_dir=output_dir,
+                         image=image, timeout=timeout, labels=labels, entrypoint=entrypoint)
+
+
+def _run_with(client: Any, argv: Sequence[str], *, settings: Settings, source_dir: Path, output_dir: Path,
+              image: str | None, timeout: float | None, labels: dict[str, str] | None,
+              entrypoint: tuple[str, ...] | None) -> int:
     selected = select_image(client, settings, image)
     output_dir.mkdir(parents=True, exist_ok=True)
     ref = selected.tags[0] if selected.tags else selected.id

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from typing import Any
 
-from pypto.errors import ToolchainError
+from pypto.errors import ToolchainError, ToolTimeoutError
 
 DAEMON_HINT = "start the engine (`sudo dockerd &` or `systemctl start docker`), then check with `pypto doctor`"
 SDK_HINT = "pip install 'docker>=7.0' (a pypto dependency; reinstall pypto)"
@@ -30,12 +32,52 @@ def docker_sdk() -> Any:
     return docker
 
 
-def docker_client(timeout: int = 60) -> Any:
-    """A docker SDK client; a missing SDK or an unreachable engine becomes a ToolchainError."""
+def docker_client(timeout: float | None = None) -> Any:
+    """A docker SDK client whose requests time out after ``timeout`` s (default: the ``docker_timeout_s``
+    setting); a missing SDK or an unreachable engine becomes a ToolchainError, a silent one a
+    ToolTimeoutError naming the setting."""
     docker = docker_sdk()
+    if timeout is None:
+        from pypto.toolchain.settings import tool_timeout
+
+        timeout = tool_timeout("docker_timeout_s")
     try:
-        client = docker.from_env(timeout=timeout)
-        client.ping()
+        with engine_deadline(timeout, "docker info"):
+            client = docker.from_env(timeout=timeout)
+            client.ping()
     except docker.errors.DockerException as exc:
+        if _timed_out(exc):  # the SDK wraps the version probe's timeout
+            raise _deadline_error(timeout, "docker info") from None
         raise ToolchainError(f"Cannot reach the Docker engine: {exc}", repro="docker info", hint=DAEMON_HINT) from None
     return client
+
+
+def _timed_out(exc: BaseException) -> bool:
+    import requests
+
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, requests.exceptions.Timeout):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _deadline_error(timeout: float, repro: str) -> ToolTimeoutError:
+    from pypto.toolchain.settings_sources import env_var
+
+    return ToolTimeoutError("the container engine", timeout, "docker_timeout_s", env_var("docker_timeout_s"),
+                            repro=repro, outcome="did not answer a request within {limit} s")
+
+
+@contextlib.contextmanager
+def engine_deadline(timeout: float, repro: str) -> Iterator[None]:
+    """A request to the engine that timed out becomes a ToolTimeoutError (the engine hangs)."""
+    import requests
+
+    try:
+        yield
+    except requests.exceptions.Timeout:
+        raise _deadline_error(timeout, repro) from None

@@ -33,6 +33,8 @@ def write_file(path: str | os.PathLike[str], data: bytes) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
+    except OSError as exc:  # a full disk: name the file (os.write does not)
+        raise OSError(exc.errno, exc.strerror, os.fspath(path)) from exc
     finally:
         os.close(fd)
 

@@ -327,8 +327,9 @@ def _link_or_copy(src: Path, dst: Path) -> None:
 
 def _client() -> Any:
     from pypto.toolchain.engine import docker_client
+    from pypto.toolchain.settings import tool_timeout
 
-    return docker_client(timeout=900)  # image save/load of ~2 GB on a busy machine
+    return docker_client(timeout=max(900.0, tool_timeout("docker_timeout_s")))  # image save/load of ~2 GB
 
 
 def _sdk() -> Any:

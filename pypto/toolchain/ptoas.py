@@ -116,23 +116,30 @@ def _shim_script(install: PtoasInstall, shim_dir: Path) -> str:
     )
 
 
+LINKS_FILE = "links.txt"  # the shim's library link names, one a line: what a whole shim holds
+
+
 def _shim_ok(install: PtoasInstall, shim_dir: Path) -> bool:
-    """The published shim is intact: the exact wrapper script, executable, and every library link resolves."""
+    """The published shim is whole: the exact wrapper script, executable, and exactly the library links
+    listed in ``links.txt`` (none missing, none extra), each resolving to a file."""
     wrapper = shim_dir / "ptoas"
     try:
         if wrapper.read_text() != _shim_script(install, shim_dir) or not os.access(wrapper, os.X_OK):
             return False
-        links = list((shim_dir / "lib").iterdir())
+        expected = (shim_dir / LINKS_FILE).read_text().split()
+        present = os.listdir(shim_dir / "lib")
     except (OSError, UnicodeDecodeError):
         return False
-    return bool(links) and all(p.exists() for p in links)
+    lib = shim_dir / "lib"
+    return bool(expected) and sorted(present) == sorted(expected) and all(
+        (lib / name).is_symlink() and (lib / name).exists() for name in expected)
 
 
 def build_shim(install: PtoasInstall, shim_dir: Path) -> Path:
     """Create (atomically) the shim directory and return its ``ptoas`` wrapper script.
 
-    An existing shim is checked first; a damaged one (edited, truncated, dangling links) is removed
-    with a warning and rebuilt.
+    An existing shim is checked first; a damaged one (edited, truncated, a link dangling, missing or
+    extra) is removed with a warning and rebuilt.
     """
     from pypto.toolchain import cachefs
 
@@ -157,11 +164,14 @@ def build_shim(install: PtoasInstall, shim_dir: Path) -> Path:
         raise ToolchainError(f"ptoas wheel libraries not found in {install.libs}")
     filler = next((p for n, p in sorted(renamed.items()) if n.startswith("libLLVMDemangle")),
                   next(iter(renamed.values())))
+    links = []
     for name in elf_needed(install.binary):
         target = renamed.get(name)
         if target is None and not name.startswith(("libMLIR", "libLLVM")):
             continue
         (tmp / "lib" / name).symlink_to(target or filler)
+        links.append(name)
+    (tmp / LINKS_FILE).write_text("".join(f"{n}\n" for n in sorted(set(links))))
     (tmp / "ptoas").write_text(_shim_script(install, shim_dir))
     (tmp / "ptoas").chmod(0o755)
     tmp.chmod(0o755)
@@ -210,9 +220,11 @@ def find_ptoas(ptoas_root: str | None = None, cache_dir: Path | None = None) -> 
     install = installed_wheel()
     if install is not None:
         from pypto.toolchain.cachefs import ensure_dir
+        from pypto.toolchain.storage import storage_errors
 
         base = ensure_dir((cache_dir or default_cache_dir()) / "ptoas-shim")
-        return build_shim(install, base / _shim_key(install))
+        with storage_errors(base):  # a full or read-only cache dir: a StorageError naming it
+            return build_shim(install, base / _shim_key(install))
     on_path = shutil.which("ptoas")
     if on_path and _runs(Path(on_path)):
         return Path(on_path)

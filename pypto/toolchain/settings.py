@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ContainerEngine", "LogFormat", "LogLevel", "Settings", "TerminalEnv", "VerifyLevel", "WarningLevel",
            "cache_dir", "compile_fingerprint", "env_var", "jit_cache_enabled", "output_base", "override",
-           "resolve_settings", "subprocess_env", "terminal_env"]
+           "physical_memory_bytes", "resolve_settings", "run_max_bytes", "subprocess_env", "terminal_env", "tool_timeout"]
 # the shared env/config-file readers (in settings_sources, below this module and the model)
 _OVERRIDES, _config_file, _read_config = _sources.OVERRIDES, _sources.config_file, _sources.read_config
 _default_cache_dir = _sources.default_cache_dir
@@ -141,7 +141,8 @@ _FALSE = frozenset({"0", "false", "f", "no", "n", "off"})
 # Settings that cannot change what a compile writes (left out of compile_fingerprint)
 _RUN_ONLY = frozenset({"cache_dir", "prog_build_dir", "jit_cache", "log_level", "log_format", "verify_level", "warning_level",
                        "codegen_max_workers", "container_engine", "container_image", "source_date_epoch",
-                       "wheelhouse", "debian_mirror", "image_smoke_examples", "ascend_home_path"})
+                       "wheelhouse", "debian_mirror", "image_smoke_examples", "ascend_home_path",
+                       "ptoas_timeout_s", "build_timeout_s", "docker_timeout_s", "run_max_bytes"})
 
 
 def _upper_env() -> dict[str, str]:
@@ -210,6 +211,41 @@ def run_hw_on_sim() -> bool:
     if text in _TRUE or text in _FALSE:
         return text in _TRUE
     return bool(resolve_settings().run_hw_on_sim)  # raises a SettingsError naming the value and its source
+
+
+def tool_timeout(field: str) -> float:
+    """``Settings().<field>`` of a tool deadline (``ptoas_timeout_s``, ``build_timeout_s``,
+    ``docker_timeout_s``) without importing pydantic; a bad value raises the model's SettingsError."""
+    value = _light_value(field)
+    if value is _UNSET:
+        return _sources.TOOL_TIMEOUTS[field]
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = -1.0
+    if seconds > 0 and seconds != float("inf") and not isinstance(value, bool):
+        return seconds
+    return float(getattr(resolve_settings(), field))  # raises a SettingsError naming the value and its source
+
+
+def run_max_bytes() -> int:
+    """``Settings().run_max_bytes``, or (unset) half of the physical memory: what a CLI run may allocate."""
+    value = _light_value("run_max_bytes")
+    if value is _UNSET or value is None:
+        return physical_memory_bytes() // int(1 / _sources.RUN_MEMORY_FRACTION)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    if isinstance(value, str) and value.strip().isdigit() and int(value) >= 1:
+        return int(value)
+    return int(resolve_settings().run_max_bytes or 0)  # raises a SettingsError naming the value and its source
+
+
+def physical_memory_bytes() -> int:
+    """Physical memory of this machine (``sysconf``), 8 GiB where it cannot be read."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (OSError, ValueError, AttributeError):
+        return 8 << 30
 
 
 def run_platform() -> str | None:

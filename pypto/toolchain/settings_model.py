@@ -28,6 +28,7 @@ from pypto.toolchain.settings_sources import (
     EXAMPLES,
     LOWERCASE,
     RECORD,
+    TOOL_TIMEOUTS,
     ContainerEngine,
     LogFormat,
     LogLevel,
@@ -102,6 +103,14 @@ class Settings(BaseSettings):
     jit_cache: bool = Field(True, description="Reuse @pl.jit compiles across processes (<cache_dir>/jit).")
     run_hw_on_sim: bool = Field(False, description="Run RunConfig(platform='a2a3'|'a5') on a2a3sim|a5sim, warning.")
     run_platform: str | None = Field(None, description="Platform of a RunConfig() given none (unset: a2a3sim).")
+    ptoas_timeout_s: float = Field(TOOL_TIMEOUTS["ptoas_timeout_s"], gt=0,
+                                   description="Seconds one ptoas run may take before it is killed.")
+    build_timeout_s: float = Field(TOOL_TIMEOUTS["build_timeout_s"], gt=0,
+                                   description="Seconds one g++ run (kernel, runtime) may take before it is killed.")
+    docker_timeout_s: float = Field(TOOL_TIMEOUTS["docker_timeout_s"], gt=0,
+                                    description="Seconds one container-engine request may take.")
+    run_max_bytes: int | None = Field(
+        None, ge=1, description="Bytes of generated inputs/outputs a CLI run may allocate (unset: half of RAM).")
     container_engine: ContainerEngine = Field("docker", description="Engine for --in-container: docker | podman.")
     container_image: str | None = Field(None, description="Image for --in-container (unset: from the manifest).")
     source_date_epoch: int | None = Field(

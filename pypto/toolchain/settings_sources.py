@@ -28,7 +28,11 @@ CONFIG: ContextVar[Path | None] = ContextVar("pypto_settings_config", default=No
 OVERRIDES: ContextVar[dict[str, Any]] = ContextVar("pypto_settings_overrides", default={})  # noqa: B039
 ALIASES = {env: field for field, env in platforms.UNPREFIXED_ENV.items()}
 EXAMPLES = {"codegen_max_workers": "4", "prog_build_dir": "build_output", "ptoas_root": "<ptoas release dir>",
-            "cache_dir": "~/.cache/pypto", "container_image": "<image reference>"}
+            "cache_dir": "~/.cache/pypto", "container_image": "<image reference>", "ptoas_timeout_s": "600",
+            "build_timeout_s": "1800", "docker_timeout_s": "300", "run_max_bytes": "8000000000"}
+# deadlines of external tools and the memory a CLI run may ask for (the model and the light readers share them)
+TOOL_TIMEOUTS = {"ptoas_timeout_s": 300.0, "build_timeout_s": 900.0, "docker_timeout_s": 120.0}
+RUN_MEMORY_FRACTION = 0.5  # unset run_max_bytes: this fraction of physical memory
 LOWERCASE = ("verify_level", "warning_level", "log_level", "log_format", "container_engine")
 
 

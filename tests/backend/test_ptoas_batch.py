@@ -74,13 +74,13 @@ def test_batch_output_is_byte_identical_to_per_unit_runs(tmp_path, monkeypatch):
     art = _gen(B.ffn_swiglu_program())
     assert len(art.units) >= 2
     runs: list[list[str]] = []
-    real = subprocess.run
 
-    def counting(argv, *a, **k):
-        runs.append(list(argv))
-        return real(argv, *a, **k)
+    class Counting(subprocess.Popen):  # every tool start goes through Popen (pypto.toolchain.procs.run_tool)
+        def __init__(self, argv, *a, **k):
+            runs.append(list(argv))
+            super().__init__(argv, *a, **k)
 
-    monkeypatch.setattr(subprocess, "run", counting)
+    monkeypatch.setattr(subprocess, "Popen", Counting)
     batch = assemble(art, tmp_path / "batch", ptoas=exe)
     assert len(runs) == 1 and "batch.pto" in runs[0][1]  # one process for the whole program
     per_unit = assemble(art, tmp_path / "units", ptoas=exe, dump_ptoas_passes=True, max_workers=1)
