@@ -285,9 +285,10 @@ def _compile_kwargs(cfg: Any) -> dict[str, Any]:
         kw["output_dir"] = cfg.save_kernels_dir
     if getattr(cfg, "memory_planner", None) is not None:
         kw["memory_planner"] = cfg.memory_planner
+    from pypto.toolchain import settings
     from pypto.toolchain.ptoas import find_ptoas
 
-    kw["skip_ptoas"] = find_ptoas() is None
+    kw["skip_ptoas"] = find_ptoas(settings.ptoas_root(), settings.cache_dir()) is None
     return kw
 
 

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from pypto.toolchain.settings_model import Settings
 
 __all__ = ["ContainerEngine", "LogFormat", "LogLevel", "Settings", "TerminalEnv", "VerifyLevel", "WarningLevel",
-           "cache_dir", "compile_fingerprint", "env_var", "jit_cache_enabled", "output_base", "override",
+           "cache_dir", "compile_fingerprint", "env_var", "ptoas_root", "jit_cache_enabled", "output_base", "override",
            "physical_memory_bytes", "resolve_settings", "run_max_bytes", "subprocess_env", "terminal_env", "tool_timeout"]
 # the shared env/config-file readers (in settings_sources, below this module and the model)
 _OVERRIDES, _config_file, _read_config = _sources.OVERRIDES, _sources.config_file, _sources.read_config
@@ -171,6 +171,12 @@ def cache_dir() -> Path:
     if not isinstance(value, str | os.PathLike):
         return Path(resolve_settings().cache_dir)  # let validation name the bad value and its source
     return Path(value).expanduser().absolute()  # as Settings: tools run in other directories
+
+
+def ptoas_root() -> str | None:
+    """``Settings().ptoas_root`` (``PTOAS_ROOT``, config file) without importing pydantic."""
+    value = _light_value("ptoas_root")
+    return None if value is _UNSET or not value else str(value)
 
 
 def output_base() -> Path:

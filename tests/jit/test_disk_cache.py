@@ -208,3 +208,26 @@ def test_user_modules_are_fingerprinted_by_content(tmp_path: Path) -> None:
     path.write_text("TILE = 32\n")
     assert disk_cache._value_text(module, set()) != before
     assert disk_cache._value_text(pl, set()) == "module pypto.language"
+
+
+def test_a_jit_compile_builds_its_ptoas_shim_in_the_configured_cache_dir(tmp_path) -> None:
+    """PYPTO_CACHE_DIR holds every cache a compile makes: nothing is built under the home directory."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = tmp_path / "k.py"
+    script.write_text(
+        "import numpy as np\nimport pypto.language as pl\nfrom pypto.runtime import RunConfig\n\n"
+        "@pl.jit\ndef add(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):\n"
+        "    with pl.at(level=pl.Level.CORE_GROUP):\n        out[:] = pl.add(a, b)\n    return out\n\n"
+        "x = np.ones((16, 16), np.float32)\n"
+        "print(add.compile(x, x, np.zeros_like(x), config=RunConfig(platform='a2a3sim')).output_dir)\n")
+    home, cache = tmp_path / "home", tmp_path / "cache"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYPTO_") and k not in ("PTOAS_ROOT", "XDG_CACHE_HOME")}
+    env.update(HOME=str(home), PYPTO_CACHE_DIR=str(cache), PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert (cache / "ptoas-shim").is_dir()
+    assert not (home / ".cache").exists(), sorted(str(p) for p in (home / ".cache").rglob("*"))[:5]
