@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pypto.errors import PyptoError, UserError
-from pypto.flows.sweep_task import cli_argv, finish, summarize
+from pypto.flows.sweep_task import cli_argv, finish, outcome
 
 SCRIPT_SHELL = ("/bin/sh",)
 
@@ -82,7 +82,8 @@ def run_batch_in_container(jobs: list[dict[str, Any]], ctx: dict[str, Any]) -> l
         code, seconds = done
         stdout = (sub / "stdout.txt").read_text(errors="replace") if (sub / "stdout.txt").exists() else ""
         stderr = (sub / "stderr.txt").read_text(errors="replace") if (sub / "stderr.txt").exists() else ""
-        records.append(finish(store, job, sub, code, summarize(code, stdout, stderr), seconds))
+        code, message = outcome(code, stdout, stderr, sub / "artifact")
+        records.append(finish(store, job, sub, code, message, seconds))
     import shutil
 
     shutil.rmtree(batch_dir, ignore_errors=True)
