@@ -55,6 +55,9 @@ def _options(p: dict[str, Any], settings: Any) -> Any:
 
     if p["workers"] is not None and p["scheduler"]:
         raise click.UsageError("give --workers N (a local cluster) or --scheduler ADDRESS, not both")
+    from pypto.toolchain.engine import check_image_argument
+
+    check_image_argument(p["image"])
     executor = "dask" if p["scheduler"] else p["executor"]
     toolchains = p["toolchains"] or (settings.toolchain,)
     return SweepOptions(platforms=tuple(dict.fromkeys(p["platforms"] or (settings.platform,))),

@@ -218,7 +218,7 @@ def run_sweep(targets: Sequence[str], options: SweepOptions, *, settings: Any = 
         if options.in_container:
             from pypto.flows.sweep_container import remove_sweep_containers
 
-            remove_sweep_containers(sweep_id)
+            remove_sweep_containers(sweep_id, engine=settings.container_engine)
     _fill_missing(jobs, report, emit)
     prune_store(store)
     report.seconds = time.monotonic() - start

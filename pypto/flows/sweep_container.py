@@ -24,9 +24,11 @@ SCRIPT_SHELL = ("/bin/sh",)
 def image_for(settings: Any, toolchain: str, platform: str, image: str | None) -> tuple[str, str]:
     """(reference, image id) of the image a toolchain's jobs run in; refuses a mislabelled image."""
     from pypto.toolchain import docker
-    from pypto.toolchain.engine import docker_client
+    from pypto.toolchain.engine import check_image_argument, docker_client
 
-    selected = docker.select_image(docker_client(), settings.replace(toolchain=toolchain, platform=platform), image)
+    check_image_argument(image)
+    client = docker_client(engine=settings.container_engine)
+    selected = docker.select_image(client, settings.replace(toolchain=toolchain, platform=platform), image)
     return (selected.tags[0] if selected.tags else selected.id), selected.id
 
 
@@ -90,11 +92,11 @@ def run_batch_in_container(jobs: list[dict[str, Any]], ctx: dict[str, Any]) -> l
     return records
 
 
-def remove_sweep_containers(sweep_id: str, label: str = "io.pypto.sweep") -> int:
+def remove_sweep_containers(sweep_id: str, label: str = "io.pypto.sweep", engine: str = "docker") -> int:
     """Remove the containers a sweep left behind (those of attempts whose worker died)."""
     from pypto.toolchain.docker import remove_labelled
 
     try:
-        return remove_labelled(label, sweep_id)
+        return remove_labelled(label, sweep_id, engine)
     except PyptoError:
         return 0
