@@ -10,7 +10,8 @@ exactly one result line; the sweep's exit code is that of its worst status.
 The store lives in ``<cache_dir>/sweep`` (``--store`` moves it; it must be a shared filesystem when
 workers run on other machines): ``ac/<key>.json`` result records, ``out/<key>/`` the last finished
 attempt of each job (its ``artifact/``, ``stdout.txt``, ``stderr.txt``), ``attempts/`` in-flight
-attempts. The newest :data:`STORE_KEEP` records are kept; older ones are pruned after a sweep.
+attempts. The newest :data:`STORE_KEEP` records are kept; older ones are pruned after a sweep. A
+record is served only when it is exactly what a sweep writes (:mod:`pypto.flows.sweep_store`).
 """
 
 from __future__ import annotations

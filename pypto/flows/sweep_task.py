@@ -1,4 +1,4 @@
-"""The work a sweep worker does: run a batch of jobs, each in a child ``python -m pypto`` process.
+"""The work a sweep worker does: run a batch of jobs, each in a child ``python -P -m pypto`` process.
 
 This module is what Dask pickles by reference, so the scheduler and every worker import it: it uses
 only the standard library at import time (the in-container path imports the launcher when called).
@@ -6,7 +6,8 @@ only the standard library at import time (the in-container path imports the laun
 Each attempt of a job gets a fresh directory ``<store>/attempts/<sweep id>/<key>-<random>`` holding
 ``artifact/`` (the compile's ``--output-dir``), ``stdout.txt``, ``stderr.txt`` and ``pid``. A
 finished attempt is moved to ``<store>/out/<key>``; an ``ok`` or ``user_error`` outcome is then
-recorded in ``<store>/ac/<key>.json`` (written last, through a temporary name). An attempt whose
+recorded in ``<store>/ac/<key>.json`` (written last, through a temporary name). Exit code 0 counts as
+``ok`` only with the child's ``--json`` result and a non-empty artifact (:func:`outcome`). An attempt whose
 worker died stays under ``attempts/`` until the sweep reaps it (kills the recorded process, removes
 the directory).
 """
