@@ -44,14 +44,16 @@ def check_image_argument(ref: str | None, what: str = "--image") -> None:
                                                     "pypto-0.1.0-sim:<tag>, or its id")
 
 
-def podman_socket(environ: Mapping[str, str] | None = None) -> str | None:
+def _runtime_dir(env: Mapping[str, str]) -> str:
+    return env.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
+
+
+def podman_socket(env: Mapping[str, str]) -> str | None:
     """The podman API socket to use (``CONTAINER_HOST`` / ``DOCKER_HOST``, else the usual places), or None."""
-    env = os.environ if environ is None else environ
     for var in ("CONTAINER_HOST", "DOCKER_HOST"):
         if env.get(var):
             return env[var]
-    runtime_dir = env.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
-    for path in (Path(runtime_dir) / "podman" / "podman.sock", Path("/run/podman/podman.sock")):
+    for path in (Path(_runtime_dir(env)) / "podman" / "podman.sock", Path("/run/podman/podman.sock")):
         if path.is_socket():
             return f"unix://{path}"
     return None
@@ -76,9 +78,12 @@ def docker_client(timeout: int = 60, engine: str = "docker") -> Any:
     docker = docker_sdk()
     base_url = None
     if engine == "podman":
-        base_url = podman_socket()
+        from pypto.toolchain.settings import engine_env
+
+        env = engine_env()
+        base_url = podman_socket(env)
         if base_url is None:
-            raise _podman_missing(os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}")
+            raise _podman_missing(_runtime_dir(env))
     name = "podman" if engine == "podman" else "Docker"
     try:
         client = docker.DockerClient(base_url=base_url, timeout=timeout) if base_url else docker.from_env(timeout=timeout)
