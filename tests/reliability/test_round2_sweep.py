@@ -345,3 +345,23 @@ def test_A8_a_forged_record_is_rerun_with_a_warning(tmp_path: Path) -> None:
     assert record["cached"] is False and record["message"].startswith("passed") and "FORGED-BY-TEST" not in out.stdout
     assert f"ignoring {path}" in out.stderr and "the job runs again" in out.stderr
     assert json.loads(path.read_text())["message"].startswith("passed")  # the fresh record replaced it
+
+
+# --- found by the CLI property test (tests/reliability/test_cli_property.py) ------------------------------------
+
+@needs_gxx
+def test_a_failing_sweep_says_why_on_stderr(tmp_path: Path) -> None:
+    (tmp_path / "add.py").write_text(kernel())
+    out = pypto(["sweep", "add.py::nope", "/dev/null", "--store", "S", "--workers", "1", "--platform", "a2a3sim"],
+                tmp_path, env_for(tmp_path))
+    assert out.code == 3, out.describe()
+    assert "error: user_error: add.py::nope a2a3sim 0.1.0: " in out.stderr and "no @pl.program or @pl.jit kernel named 'nope'" in out.stderr
+    assert "error: user_error: /dev/null a2a3sim 0.1.0: /dev/null: not a Python file" in out.stderr
+
+
+@pytest.mark.parametrize("value", ["nan", "-1", "0", "inf"])
+def test_a_sweep_timeout_must_be_a_positive_number(tmp_path: Path, value: str) -> None:
+    (tmp_path / "add.py").write_text(kernel())
+    out = pypto(["sweep", "add.py", "--store", "S", "--timeout", value], tmp_path, env_for(tmp_path))
+    assert out.code == 2 and "is not a positive number of seconds" in out.stderr, out.describe()
+    assert not (tmp_path / "S").exists()
