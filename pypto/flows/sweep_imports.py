@@ -137,9 +137,8 @@ def local_closure(file: Path) -> set[Path]:
         if dynamic:
             return seen | _all_sources(root)
         for name in sorted(names):
-            for found in _module_files(root, name):
-                found = found.resolve()
-                if found not in seen and root in found.parents:
+            for found in _module_files(root, name):  # paths under root (a symlinked module counts by its content)
+                if found not in seen:
                     seen.add(found)
                     todo.append(found)
     return seen
