@@ -98,20 +98,26 @@ def bench(session: nox.Session) -> None:
 
 
 @nox.session(python=False, tags=["fuzz"])
-def fuzz(session: nox.Session) -> None:
-    """Mutation fuzzing of the example kernels through the CLI, longer than the suite's bounded run.
+@nox.parametrize("target", [nox.param("kernels", id="kernels"), nox.param("cli", id="cli")])
+def fuzz(session: nox.Session, target: str) -> None:
+    """Fuzzing through the CLI, longer than the suite's bounded runs (``nox -s fuzz`` runs both).
 
-    ``FUZZ_EXAMPLES`` cases (default 2000) from seed ``FUZZ_SEED`` (default: a fresh one, printed so a
-    failure can be replayed): no case may exit 1, die of a signal or hang.
+    ``fuzz(kernels)``: ``FUZZ_EXAMPLES`` mutated example kernels (default 2000) from seed ``FUZZ_SEED``.
+    ``fuzz(cli)``: ``CLI_FUZZ_EXAMPLES`` drawn argument vectors and environments for every subcommand
+    (default 1000) from seed ``CLI_FUZZ_SEED`` (tests/reliability/test_cli_property.py). A seed
+    defaults to a fresh one, printed so a failure can be replayed. No case may exit 1, print a
+    traceback, die of a signal or hang (nor, for the CLI, create files outside the dirs it names).
     """
     import os
     import random
 
-    seed = os.environ.get("FUZZ_SEED") or str(random.SystemRandom().randrange(2**31))
-    examples = os.environ.get("FUZZ_EXAMPLES", "2000")
-    session.log(f"fuzz: {examples} cases, FUZZ_SEED={seed}")
-    session.run(sys.executable, "-m", "pytest", "-q", "-s", "tests/fuzz", *session.posargs,
-                env={"FUZZ_SEED": seed, "FUZZ_EXAMPLES": examples})
+    prefix, default, tests_ = (("FUZZ", "2000", "tests/fuzz") if target == "kernels" else
+                               ("CLI_FUZZ", "1000", "tests/reliability/test_cli_property.py"))
+    seed = os.environ.get(f"{prefix}_SEED") or str(random.SystemRandom().randrange(2**31))
+    examples = os.environ.get(f"{prefix}_EXAMPLES", default)
+    session.log(f"fuzz({target}): {examples} cases, {prefix}_SEED={seed}")
+    session.run(sys.executable, "-m", "pytest", "-q", "-s", tests_, *session.posargs,
+                env={f"{prefix}_SEED": seed, f"{prefix}_EXAMPLES": examples})
 
 
 @nox.session(python=False, tags=["upstream"])

@@ -8,6 +8,7 @@ worst status: 0 ok, 3 user error, 4 toolchain error, 1 internal error.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from contextlib import ExitStack
 from dataclasses import replace
@@ -53,8 +54,14 @@ def _options(p: dict[str, Any], settings: Any) -> Any:
     from pypto.flows.sweep import SweepOptions
     from pypto.flows.sweep_jobs import parse_shard
 
+    if p["timeout"] is not None and not 0 < p["timeout"] < math.inf:
+        raise click.BadParameter(f"{p['timeout']} is not a positive number of seconds (leave --timeout out for "
+                                 "no limit)", param_hint="--timeout")
     if p["workers"] is not None and p["scheduler"]:
         raise click.UsageError("give --workers N (a local cluster) or --scheduler ADDRESS, not both")
+    from pypto.toolchain.engine import check_image_argument
+
+    check_image_argument(p["image"])
     executor = "dask" if p["scheduler"] else p["executor"]
     toolchains = p["toolchains"] or (settings.toolchain,)
     return SweepOptions(platforms=tuple(dict.fromkeys(p["platforms"] or (settings.platform,))),
@@ -142,4 +149,16 @@ def sweep_cmd(ctx: click.Context, targets: tuple[str, ...], **params: Any) -> No
         report = run_sweep(targets, options, settings=settings, on_result=on_result, on_plan=on_plan)
     counts = ", ".join(f"{v} {k}" for k, v in report.counts().items())
     click.echo(f"sweep: {len(report.records)} jobs in {report.seconds:.1f}s ({counts})", err=True)
+    _explain_failures(report.records)
     ctx.exit(report.exit_code)
+
+
+def _explain_failures(records: list[dict[str, Any]], shown: int = 10) -> None:
+    """One ``error:`` line per failed job (the first line of its message) on stderr, ``shown`` at most."""
+    failed = [r for r in records if r["status"] != "ok"]
+    for r in failed[:shown]:
+        first = next((line for line in str(r["message"]).splitlines() if line.strip()), r["status"])
+        first = first.removeprefix("error: ")
+        click.echo(f"error: {r['status']}: {r['target']} {r['platform']} {r['toolchain']}: {first}", err=True)
+    if len(failed) > shown:
+        click.echo(f"error: ... and {len(failed) - shown} more failed jobs (see the result lines)", err=True)

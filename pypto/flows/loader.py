@@ -390,11 +390,17 @@ def _judge(out: FileResult, compiled: Any, inputs: list[np.ndarray], result: Any
 
 def compile_file(path: Path, name: str | None, settings: Any, request: Any) -> Any:
     """``pypto compile FILE[::NAME]``: compile one kernel of a user file."""
+    from pypto.flows.exit_guard import no_abrupt_exit
+
     t0 = time.perf_counter()
-    compiled, _, _ = compile_target(Path(path), name, settings, request, materialize=bool(request.run))
+    with no_abrupt_exit():  # os._exit() in the file is an error, not a silent exit 0
+        compiled, _, _ = compile_target(Path(path), name, settings, request, materialize=bool(request.run))
     return FileResult(compiled, {"compile_seconds": round(time.perf_counter() - t0, 6)})
 
 
 def run_file(path: Path, name: str | None, settings: Any, request: Any) -> Any:
     """``pypto run FILE[::NAME]``: compile, run with seeded inputs, compare with the golden."""
-    return run_target(Path(path), name, settings, request)
+    from pypto.flows.exit_guard import no_abrupt_exit
+
+    with no_abrupt_exit():
+        return run_target(Path(path), name, settings, request)

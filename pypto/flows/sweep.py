@@ -10,7 +10,8 @@ exactly one result line; the sweep's exit code is that of its worst status.
 The store lives in ``<cache_dir>/sweep`` (``--store`` moves it; it must be a shared filesystem when
 workers run on other machines): ``ac/<key>.json`` result records, ``out/<key>/`` the last finished
 attempt of each job (its ``artifact/``, ``stdout.txt``, ``stderr.txt``), ``attempts/`` in-flight
-attempts. The newest :data:`STORE_KEEP` records are kept; older ones are pruned after a sweep.
+attempts. The newest :data:`STORE_KEEP` records are kept; older ones are pruned after a sweep. A
+record is served only when it is exactly what a sweep writes (:mod:`pypto.flows.sweep_store`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from typing import Any
 
 from pypto.errors import UserError
 from pypto.flows.sweep_jobs import Job, digest_files, input_digest, job_key, make_jobs, select_shard
-from pypto.flows.sweep_task import CACHEABLE, EXIT_BY_STATUS, SEVERITY
+from pypto.flows.sweep_store import cached_record
+from pypto.flows.sweep_task import EXIT_BY_STATUS, SEVERITY
 
 EXECUTORS = ("local", "dask")
 STORE_KEEP = 4096
@@ -144,22 +146,6 @@ def plan_sweep(targets: Sequence[str], options: SweepOptions, settings: Any, cwd
     return keyed
 
 
-def cached_record(store: Path, job: Job) -> dict[str, Any] | None:
-    """The stored result of a job, or None (a record whose artifact dir is gone does not count)."""
-    import json
-
-    path = store / "ac" / f"{job.key}.json"
-    try:
-        record = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    artifact = store / "out" / job.key / "artifact"
-    if record.get("status") not in CACHEABLE or not artifact.is_dir():
-        return None
-    os.utime(path)  # recently used: survives pruning
-    return {**record, "target": job.target, "artifact": str(artifact), "cached": True, "seconds": 0.0}
-
-
 def _batches(jobs: Sequence[Job], size: int) -> list[list[dict[str, Any]]]:
     """Chunks of ``size`` jobs sharing one image (toolchain and flavor): one image per container batch."""
     out: list[list[dict[str, Any]]] = []
@@ -199,6 +185,10 @@ def run_sweep(targets: Sequence[str], options: SweepOptions, *, settings: Any = 
     start = time.monotonic()
     store = (options.store or default_store()).resolve()
     jobs = plan_sweep(targets, options, settings, cwd)
+    if options.executor == "dask" and client is None:
+        from pypto.flows.sweep_exec import require_distributed
+
+        require_distributed()  # before any job is answered or run
     report = SweepReport()
     if on_plan is not None:
         on_plan(len(jobs))
@@ -229,7 +219,7 @@ def run_sweep(targets: Sequence[str], options: SweepOptions, *, settings: Any = 
         if options.in_container:
             from pypto.flows.sweep_container import remove_sweep_containers
 
-            remove_sweep_containers(sweep_id)
+            remove_sweep_containers(sweep_id, engine=settings.container_engine)
     _fill_missing(jobs, report, emit)
     prune_store(store)
     report.seconds = time.monotonic() - start

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pypto.errors import PyptoError, UserError
-from pypto.flows.sweep_task import cli_argv, finish, summarize
+from pypto.flows.sweep_task import cli_argv, finish, outcome
 
 SCRIPT_SHELL = ("/bin/sh",)
 
@@ -24,9 +24,11 @@ SCRIPT_SHELL = ("/bin/sh",)
 def image_for(settings: Any, toolchain: str, platform: str, image: str | None) -> tuple[str, str]:
     """(reference, image id) of the image a toolchain's jobs run in; refuses a mislabelled image."""
     from pypto.toolchain import docker
-    from pypto.toolchain.engine import docker_client
+    from pypto.toolchain.engine import check_image_argument, docker_client
 
-    selected = docker.select_image(docker_client(), settings.replace(toolchain=toolchain, platform=platform), image)
+    check_image_argument(image)
+    client = docker_client(engine=settings.container_engine)
+    selected = docker.select_image(client, settings.replace(toolchain=toolchain, platform=platform), image)
     return (selected.tags[0] if selected.tags else selected.id), selected.id
 
 
@@ -82,18 +84,19 @@ def run_batch_in_container(jobs: list[dict[str, Any]], ctx: dict[str, Any]) -> l
         code, seconds = done
         stdout = (sub / "stdout.txt").read_text(errors="replace") if (sub / "stdout.txt").exists() else ""
         stderr = (sub / "stderr.txt").read_text(errors="replace") if (sub / "stderr.txt").exists() else ""
-        records.append(finish(store, job, sub, code, summarize(code, stdout, stderr), seconds))
+        code, message = outcome(code, stdout, stderr, sub / "artifact")
+        records.append(finish(store, job, sub, code, message, seconds))
     import shutil
 
     shutil.rmtree(batch_dir, ignore_errors=True)
     return records
 
 
-def remove_sweep_containers(sweep_id: str, label: str = "io.pypto.sweep") -> int:
+def remove_sweep_containers(sweep_id: str, label: str = "io.pypto.sweep", engine: str = "docker") -> int:
     """Remove the containers a sweep left behind (those of attempts whose worker died)."""
     from pypto.toolchain.docker import remove_labelled
 
     try:
-        return remove_labelled(label, sweep_id)
+        return remove_labelled(label, sweep_id, engine)
     except PyptoError:
         return 0

@@ -70,13 +70,23 @@ def _local_cluster(workers: int) -> Any:
                             dashboard_address=None, worker_dashboard_address=None, silence_logs=logging.ERROR)
 
 
+def require_distributed() -> None:
+    """Dask and Dask distributed import here; a UserError saying how to install them otherwise."""
+    try:
+        import dask  # noqa: F401
+        import distributed  # noqa: F401
+    except Exception as exc:  # noqa: BLE001 - absent (ImportError) or broken (anything) alike: not usable
+        raise UserError(f"--executor dask needs Dask distributed, which cannot be imported here: "
+                        f"{type(exc).__name__}: {exc}",
+                        hint="pip install 'pypto[sweep]' (or pip install distributed), or use --executor local") \
+            from exc
+
+
 def dask_client(workers: int | None, scheduler: str | None) -> tuple[Any, Any]:
     """(client, cluster or None): a loopback LocalCluster of ``workers`` processes, or the given scheduler."""
-    try:
-        from distributed import Client
-    except ImportError as exc:
-        raise ToolchainError("--executor dask needs Dask distributed, which is not installed",
-                             hint="pip install 'pypto[sweep]' (or pip install distributed)") from exc
+    require_distributed()
+    from distributed import Client
+
     if scheduler:
         if not scheduler.startswith(("tcp://", "tls://", "inproc://")):
             raise UserError(f"--scheduler '{scheduler}' is not a scheduler address", hint="example: tcp://10.0.0.5:8786")
@@ -96,6 +106,7 @@ def dask_client(workers: int | None, scheduler: str | None) -> tuple[Any, Any]:
 def run_dask(batches: Sequence[Batch], ctx: dict[str, Any], on_records: OnRecords, *, client: Any = None,
              workers: int | None = None, scheduler: str | None = None) -> None:
     """Submit every batch to Dask (``retries=1``); a KilledWorker or task error is a result line."""
+    require_distributed()
     from distributed import as_completed as dask_completed
 
     own = client is None

@@ -7,7 +7,9 @@ not executed) or a directory (its ``*.py`` files, recursively, minus ``_*.py`` h
 A job's *key* is the sha256 of everything that decides its result and nothing host-specific: the
 compiler identity (the image, or the pypto sources plus the toolchain manifest), the job itself
 (kernel name, platform, toolchain, runtime, mode), the contents of the input files (the kernel file
-and the ``*.py`` files beside it, which it may import) and the settings that change a compile
+and every module under its directory that it imports, transitively: packages in subdirectories,
+relative imports and ``from x import y`` included; :mod:`pypto.flows.sweep_imports`) and the settings
+that change a compile
 (:func:`pypto.toolchain.settings.compile_fingerprint`). Paths never enter it, so two checkouts share
 keys. A job's *shard id* is a digest of its path relative to the working directory plus the job, so
 ``--shard I/N`` picks the same jobs on every machine that runs from the same directory.
@@ -168,8 +170,11 @@ def digest_files(paths: Iterable[Path], root: Path | None = None) -> str:
 
 
 def input_digest(file: Path) -> str:
-    """The kernel file and the ``*.py`` files beside it (what it can import without a package)."""
-    return digest_files([p for p in file.parent.glob("*.py") if p.is_file()], file.parent) + ":" + file.name
+    """The kernel file and every local module it imports, transitively (:mod:`pypto.flows.sweep_imports`)."""
+    from pypto.flows.sweep_imports import local_closure
+
+    root = file.resolve().parent
+    return digest_files(local_closure(file), root) + ":" + file.name
 
 
 def job_key(job: Job, identity: str, fingerprint: str, inputs: str) -> str:

@@ -1,4 +1,4 @@
-"""The work a sweep worker does: run a batch of jobs, each in a child ``python -m pypto`` process.
+"""The work a sweep worker does: run a batch of jobs, each in a child ``python -P -m pypto`` process.
 
 This module is what Dask pickles by reference, so the scheduler and every worker import it: it uses
 only the standard library at import time (the in-container path imports the launcher when called).
@@ -6,7 +6,8 @@ only the standard library at import time (the in-container path imports the laun
 Each attempt of a job gets a fresh directory ``<store>/attempts/<sweep id>/<key>-<random>`` holding
 ``artifact/`` (the compile's ``--output-dir``), ``stdout.txt``, ``stderr.txt`` and ``pid``. A
 finished attempt is moved to ``<store>/out/<key>``; an ``ok`` or ``user_error`` outcome is then
-recorded in ``<store>/ac/<key>.json`` (written last, through a temporary name). An attempt whose
+recorded in ``<store>/ac/<key>.json`` (written last, through a temporary name). Exit code 0 counts as
+``ok`` only with the child's ``--json`` result and a non-empty artifact (:func:`outcome`). An attempt whose
 worker died stays under ``attempts/`` until the sweep reaps it (kills the recorded process, removes
 the directory).
 """
@@ -52,15 +53,52 @@ def _tail(text: str) -> str:
     return "\n".join(lines[-TAIL_LINES:])
 
 
+def _result_object(stdout: str) -> dict[str, Any]:
+    """The ``--json`` object the child printed last on stdout ({} when there is none).
+
+    The object starts on a line of its own (``{``); the program may have printed anything before it.
+    """
+    lines = stdout.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if line.startswith("{")]
+    for i in reversed(starts):
+        try:
+            data = json.loads("".join(lines[i:]))
+        except ValueError:
+            continue
+        return data if isinstance(data, dict) else {}
+    return {}
+
+
+NO_RESULT = ("pypto exited with code 0 but {what}: something ended the interpreter before the job finished "
+             "(os._exit() or an exec in the program's own code, for example), so the job did not succeed")
+
+
+def outcome(exit_code: int, stdout: str, stderr: str, artifact: Path) -> tuple[int, str]:
+    """(exit code, message) of a finished child: exit 0 counts only with its ``--json`` result and an artifact.
+
+    A child that ends with 0 but printed no ``{"ok": true, ...}`` object, or left its artifact directory
+    empty, did not finish: that is exit code 1 (``internal_error``, never stored), not ``ok``.
+    """
+    if exit_code != 0:
+        return exit_code, summarize(exit_code, stdout, stderr)
+    lacks = [what for what, bad in (("printed no result", _result_object(stdout).get("ok") is not True),
+                                    ("left no artifact", not _has_files(artifact))) if bad]
+    if not lacks:
+        return 0, summarize(0, stdout, stderr)
+    tail = _tail(stderr)
+    return 1, NO_RESULT.format(what=" and ".join(lacks)) + (f"\n{tail}" if tail else "")
+
+
+def _has_files(path: Path) -> bool:
+    try:
+        return any(path.iterdir())
+    except OSError:
+        return False
+
+
 def summarize(exit_code: int, stdout: str, stderr: str) -> str:
     """A one-line-ish message: the run's verdict on success, the error text on failure."""
-    data: dict[str, Any] = {}
-    start = stdout.find("{")
-    if start >= 0:
-        try:
-            data = json.loads(stdout[start:])
-        except ValueError:
-            data = {}
+    data = _result_object(stdout)
     if exit_code == 0:
         if "passed" in data:
             return f"passed (max error {data.get('max_error')})"
@@ -110,7 +148,9 @@ def run_job(job: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
     store = Path(ctx["store"])
     attempt = new_attempt(store, ctx["sweep_id"], job["key"])
     target = job["file"] + (f"::{job['name']}" if job["name"] else "")
-    argv = [ctx.get("python") or "python", "-m", "pypto", *cli_argv(job, target, str(attempt / "artifact"))]
+    # -P: the working directory is not importable (as for the `pypto` script and in containers): the
+    # kernel's imports resolve from its own directory only, which is what the job's key covers
+    argv = [ctx.get("python") or "python", "-P", "-m", "pypto", *cli_argv(job, target, str(attempt / "artifact"))]
     start = time.monotonic()
     with open(attempt / "stdout.txt", "wb") as out, open(attempt / "stderr.txt", "wb") as err:
         proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=ctx.get("cwd"))
@@ -128,7 +168,8 @@ def run_job(job: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
     if code < 0:
         message = f"pypto was killed by signal {-code}\n{_tail(stderr)}".strip()
         return finish(store, job, attempt, 1, message, time.monotonic() - start)
-    return finish(store, job, attempt, code, summarize(code, stdout, stderr), time.monotonic() - start)
+    code, message = outcome(code, stdout, stderr, attempt / "artifact")
+    return finish(store, job, attempt, code, message, time.monotonic() - start)
 
 
 def run_batch(jobs: list[dict[str, Any]], ctx: dict[str, Any]) -> list[dict[str, Any]]:

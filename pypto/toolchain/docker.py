@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from pypto.errors import ToolchainError, UserError
-from pypto.toolchain.engine import docker_client, docker_sdk, engine_deadline
+from pypto.toolchain.engine import check_image_argument, docker_client, docker_sdk, engine_deadline
 from pypto.toolchain.images import LABEL_FLAVOR, LABEL_MANIFEST, LABEL_VERSION, build_command
 from pypto.toolchain.manifest import Manifest
 from pypto.toolchain.settings import Settings, env_var
@@ -196,9 +196,12 @@ def plan_run(argv: Sequence[str], *, settings: Settings, source_dir: Path, outpu
              rootless: bool = False, extra_mounts: Sequence[Mount] = ()) -> RunSpec:
     """Decide mounts, user and environment for one run (pure; no engine calls)."""
     uid, gid = os.getuid(), os.getgid()
-    # Rootless engines map container root to the caller; podman needs keep-id for the same effect.
+    # Rootless engines map container root to the caller, so files written as root there are the caller's.
+    # podman run by a non-root user is rootless (podman's keep-id would do the same, but the docker SDK
+    # refuses any userns mode other than "host").
+    rootless = rootless or (settings.container_engine == "podman" and uid != 0)
     user = None if rootless else f"{uid}:{gid}"
-    userns = "keep-id" if settings.container_engine == "podman" else None
+    userns = None
     # The image's /opt/pypto/cache is read-only here; new kernel builds go to the tmpfs.
     env = {"HOME": CONTAINER_HOME, "XDG_CACHE_HOME": "/tmp/cache", "PYPTO_CACHE_DIR": CONTAINER_CACHE,
            "PYPTO_PROG_BUILD_DIR": CONTAINER_OUT, **forwarded_env(settings)}
@@ -376,7 +379,8 @@ def run_in_container(argv: Sequence[str], *, settings: Settings, source_dir: Pat
         ToolchainError: engine unreachable, image missing or not matching the manifest, engine exit
             codes 125/126/127/137, timeout.
     """
-    client = docker_client(settings.docker_timeout_s)
+    check_image_argument(image)
+    client = docker_client(settings.docker_timeout_s, engine=settings.container_engine)
     with engine_deadline(settings.docker_timeout_s, "docker info"):  # each engine request has a deadline
         return _run_with(client, argv, settings=settings, source_dir=source_dir, output_dir=output_dir,
                          image=image, timeout=timeout, labels=labels, entrypoint=entrypoint)
@@ -395,9 +399,9 @@ def _run_with(client: Any, argv: Sequence[str], *, settings: Settings, source_di
         return execute(client, spec, timeout)
 
 
-def remove_labelled(label: str, value: str) -> int:
+def remove_labelled(label: str, value: str, engine: str = "docker") -> int:
     """Force-remove every container labelled ``label=value`` (left by killed callers); returns the count."""
-    client = docker_client()
+    client = docker_client(engine=engine)
     found = client.containers.list(all=True, filters={"label": f"{label}={value}"})
     for container in found:
         _remove(container)
@@ -406,7 +410,8 @@ def remove_labelled(label: str, value: str) -> int:
 
 def shell_command(*, settings: Settings, source_dir: Path, output_dir: Path, image: str | None = None) -> list[str]:
     """``docker run -it`` argv for an interactive shell in the image, with the same sandbox."""
-    client = docker_client()
+    check_image_argument(image)
+    client = docker_client(engine=settings.container_engine)
     selected = select_image(client, settings, image)
     output_dir.mkdir(parents=True, exist_ok=True)
     ref = selected.tags[0] if selected.tags else selected.id

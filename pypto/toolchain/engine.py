@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
-from pypto.errors import ToolchainError, ToolTimeoutError
+from pypto.errors import ToolchainError, ToolTimeoutError, UserError
 
 DAEMON_HINT = "start the engine (`sudo dockerd &` or `systemctl start docker`), then check with `pypto doctor`"
 SDK_HINT = "pip install 'docker>=7.0' (a pypto dependency; reinstall pypto)"
@@ -32,23 +35,78 @@ def docker_sdk() -> Any:
     return docker
 
 
-def docker_client(timeout: float | None = None) -> Any:
-    """A docker SDK client whose requests time out after ``timeout`` s (default: the ``docker_timeout_s``
-    setting); a missing SDK or an unreachable engine becomes a ToolchainError, a silent one a
-    ToolTimeoutError naming the setting."""
+def check_image_argument(ref: str | None, what: str = "--image") -> None:
+    """A UserError naming ``ref`` and the reference grammar when it is not an image reference (no engine call)."""
+    from pypto.toolchain.image_ref import reference_problem
+
+    problem = reference_problem(ref) if ref is not None else None
+    if problem:
+        raise UserError(f"{what}: {problem}", hint="name an image as `docker images` lists it, e.g. "
+                                                    "pypto-0.1.0-sim:<tag>, or its id")
+
+
+def _runtime_dir(env: Mapping[str, str]) -> str:
+    return env.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
+
+
+def podman_socket(env: Mapping[str, str]) -> str | None:
+    """The podman API socket to use (``CONTAINER_HOST`` / ``DOCKER_HOST``, else the usual places), or None."""
+    for var in ("CONTAINER_HOST", "DOCKER_HOST"):
+        if env.get(var):
+            return env[var]
+    for path in (Path(_runtime_dir(env)) / "podman" / "podman.sock", Path("/run/podman/podman.sock")):
+        if path.is_socket():
+            return f"unix://{path}"
+    return None
+
+
+def _podman_missing(runtime_dir: str) -> UserError:
+    cli = shutil.which("podman")
+    what = (f"podman is installed ({cli}) but its API socket is not running" if cli else
+            "podman is not installed (no `podman` on PATH) and no podman API socket was found")
+    return UserError(
+        f"the container engine is podman (setting container_engine / PYPTO_CONTAINER_ENGINE), but {what} "
+        f"(looked at CONTAINER_HOST, DOCKER_HOST, {runtime_dir}/podman/podman.sock, /run/podman/podman.sock)",
+        hint="start podman's socket (`systemctl --user start podman.socket`), or set PYPTO_CONTAINER_ENGINE=docker")
+
+
+def docker_client(timeout: float | None = None, engine: str = "docker") -> Any:
+    """A docker SDK client of ``engine`` (docker, or podman through its Docker-compatible API).
+
+    Requests time out after ``timeout`` s (default: the ``docker_timeout_s`` setting); a silent engine
+    is a ToolTimeoutError naming the setting. A missing SDK or an unreachable Docker engine is a
+    ToolchainError (exit 4, like a missing compiler); podman selected where there is none is a
+    UserError (exit 3: the setting does not fit this machine).
+    """
     docker = docker_sdk()
     if timeout is None:
         from pypto.toolchain.settings import tool_timeout
 
         timeout = tool_timeout("docker_timeout_s")
+    base_url = None
+    if engine == "podman":
+        from pypto.toolchain.settings import engine_env
+
+        env = engine_env()
+        base_url = podman_socket(env)
+        if base_url is None:
+            raise _podman_missing(_runtime_dir(env))
+    name = "podman" if engine == "podman" else "Docker"
     try:
-        with engine_deadline(timeout, "docker info"):
-            client = docker.from_env(timeout=timeout)
+        with engine_deadline(timeout, f"{engine} info"):
+            client = docker.DockerClient(base_url=base_url, timeout=timeout) if base_url else docker.from_env(timeout=timeout)
             client.ping()
+    except ToolchainError:
+        raise
     except docker.errors.DockerException as exc:
         if _timed_out(exc):  # the SDK wraps the version probe's timeout
-            raise _deadline_error(timeout, "docker info") from None
-        raise ToolchainError(f"Cannot reach the Docker engine: {exc}", repro="docker info", hint=DAEMON_HINT) from None
+            raise _deadline_error(timeout, f"{engine} info") from None
+        hint = "start podman's socket (`systemctl --user start podman.socket`)" if engine == "podman" else DAEMON_HINT
+        raise ToolchainError(f"Cannot reach the {name} engine: {exc}", repro=f"{engine} info", hint=hint) from None
+    except Exception as exc:  # noqa: BLE001 - a malformed DOCKER_HOST and the like: the environment, not pypto
+        raise UserError(f"Cannot connect to the {name} engine: {type(exc).__name__}: {exc}",
+                        hint="check DOCKER_HOST (unix:///path/to/docker.sock or tcp://HOST:PORT), or unset it") \
+            from None
     return client
 
 

@@ -146,8 +146,9 @@ def probe(client: Any, ref: str) -> dict[str, Any]:
 
 def verify_image(ref: str, manifest: Manifest) -> list[Check]:
     """Every check of an image (labels first; contents when the labels name a known flavor)."""
-    from pypto.toolchain.docker import docker_client, docker_sdk
+    from pypto.toolchain.docker import check_image_argument, docker_client, docker_sdk
 
+    check_image_argument(ref)
     client = docker_client()
     try:
         image = client.images.get(ref)

@@ -93,6 +93,12 @@ def terminal_env() -> TerminalEnv:
                        ci=bool(env.get("CI")))
 
 
+def engine_env() -> dict[str, str]:
+    """The variables that locate a container engine's API socket (``DOCKER_HOST``, podman's
+    ``CONTAINER_HOST``, ``XDG_RUNTIME_DIR``), those that are set and non-empty."""
+    return {k: os.environ[k] for k in ("CONTAINER_HOST", "DOCKER_HOST", "XDG_RUNTIME_DIR") if os.environ.get(k)}
+
+
 def _model() -> type[Settings]:
     from pypto.toolchain.settings_model import Settings
 

@@ -197,6 +197,16 @@ class Settings(BaseSettings):
     def _absolute_root(cls, value: str | None) -> str | None:
         return str(Path(value).expanduser().absolute()) if value else value
 
+    @field_validator("container_image")
+    @classmethod
+    def _image(cls, value: str | None) -> str | None:
+        from pypto.toolchain.image_ref import reference_problem
+
+        problem = reference_problem(value) if value is not None else None
+        if problem:
+            raise ValueError(problem)
+        return value
+
     @field_validator("file_prefix_map")
     @classmethod
     def _prefix_map(cls, value: str | None) -> str | None:

@@ -3,7 +3,8 @@
 Started once per test session as ``python forkserver.py``: it imports pypto (once), then reads one JSON
 request per line on stdin — ``{"argv": [...], "cwd": "...", "timeout": s}`` — forks a child that runs
 ``pypto.cli.main.main(argv)`` with stdout/stderr in files under ``cwd`` and exits with its return code,
-and answers one JSON line: ``{"status": "exit"|"signal"|"timeout", "code": n, "stderr": tail}``. A fork
+and answers one JSON line: ``{"status": "exit"|"signal"|"timeout", "code": n, "stderr": tail, "stdout":
+tail}``. An optional ``"env"`` object sets (string) or removes (null) variables in the child only. A fork
 costs milliseconds where a fresh interpreter costs a second, so a few hundred cases fit in a minute,
 and every case still ends as a real process exit status (signals and hangs are seen as such).
 """
@@ -17,7 +18,12 @@ import sys
 import time
 
 
-def _child(argv: list[str], cwd: str) -> None:
+def _child(argv: list[str], cwd: str, env: dict | None = None) -> None:
+    for key, value in (env or {}).items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
     os.chdir(cwd)
     for fd, name in ((1, "stdout.txt"), (2, "stderr.txt")):
         f = os.open(os.path.join(cwd, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -75,17 +81,18 @@ def serve() -> None:
         pid = os.fork()
         if pid == 0:
             os.setpgid(0, 0)  # own process group: a timeout kills g++/ptoas children too
-            _child(req["argv"], req["cwd"])
+            _child(req["argv"], req["cwd"], req.get("env"))
         try:
             os.setpgid(pid, pid)
         except OSError:
             pass  # the child already did it (or already exited)
         result = _wait(pid, float(req.get("timeout", 120)))
-        try:
-            with open(os.path.join(req["cwd"], "stderr.txt"), errors="replace") as f:
-                result["stderr"] = f.read()[-4000:]
-        except OSError:
-            result["stderr"] = ""
+        for name in ("stderr", "stdout"):
+            try:
+                with open(os.path.join(req["cwd"], f"{name}.txt"), errors="replace") as f:
+                    result[name] = f.read()[-4000:]
+            except OSError:
+                result[name] = ""
         sys.stdout.write(json.dumps(result) + "\n")
         sys.stdout.flush()
 

@@ -81,8 +81,13 @@ def test_keys_follow_contents_not_paths(tmp_path: Path, monkeypatch: pytest.Monk
     write_kernels(tmp_path / "one" / "k")
     write_kernels(tmp_path / "two" / "k")
     assert key(tmp_path / "one") == key(tmp_path / "two")  # two checkouts share keys
-    (tmp_path / "two" / "k" / "sweep_mul.py").write_text("# a sibling the kernel could import changed\n")
-    assert key(tmp_path / "one") != key(tmp_path / "two")
+    (tmp_path / "two" / "k" / "sweep_mul.py").write_text("# a sibling the kernel does not import changed\n")
+    assert key(tmp_path / "one") == key(tmp_path / "two")
+    kernel = tmp_path / "two" / "k" / "sweep_add.py"
+    kernel.write_text("import sweep_mul\n" + kernel.read_text())
+    one = tmp_path / "one" / "k" / "sweep_add.py"
+    one.write_text("import sweep_mul\n" + one.read_text())
+    assert key(tmp_path / "one") != key(tmp_path / "two")  # now it imports the changed sibling
 
 
 def test_exit_codes_map_to_statuses_and_messages() -> None:
