@@ -35,21 +35,18 @@ from pypto.language.dsl import (
     const,
     dump_tag,
     func_attr,
-    manual_scope,
     parallel,
     pipeline,
     range,  # noqa: A004
-    scope,
     spmd,
-    spmd_submit,
     static_assert,
     static_print,
-    submit,
     unroll,
     while_,
     yield_,
 )
 from pypto.language.ops import array, comm, tensor, tile
+from pypto.language.scope import manual_scope, scope, spmd_submit, submit  # binds pl.scope after the module
 from pypto.language.types import (
     Array,
     DynVar,
@@ -90,7 +87,7 @@ _LAZY = {
     "loads_program": ("pypto.language.text", "loads_program"),
     "jit": ("pypto.jit", "jit"),
     "JITFunction": ("pypto.jit", "JITFunction"),
-    "RUNTIME": ("pypto.jit", "RUNTIME"),
+    "RUNTIME": ("pypto.language.typing.scalar", "RUNTIME"),
     "optimizations": ("pypto.language", "optimizations"),
     "split": ("pypto.language.optimizations", "split"),
     "cross_core_slot": ("pypto.language.optimizations", "cross_core_slot"),
