@@ -88,7 +88,8 @@ _LAZY = {
     "jit": ("pypto.jit", "jit"),
     "JITFunction": ("pypto.jit", "JITFunction"),
     "RUNTIME": ("pypto.language.typing.scalar", "RUNTIME"),
-    "optimizations": ("pypto.language", "optimizations"),
+    "optimizations": ("pypto.language.optimizations", None),
+    "op": ("pypto.language.op", None),
     "split": ("pypto.language.optimizations", "split"),
     "cross_core_slot": ("pypto.language.optimizations", "cross_core_slot"),
 }
@@ -97,8 +98,8 @@ _LAZY = {
 def __getattr__(name: str) -> Any:
     target = _LAZY.get(name)
     if target is not None:
-        mod = import_module(target[0] if name != "optimizations" else "pypto.language.optimizations")
-        value = mod if name == "optimizations" else getattr(mod, target[1])
+        mod = import_module(target[0])
+        value = mod if target[1] is None else getattr(mod, target[1])
         globals()[name] = value
         return value
     from pypto.language.ops import top_level

@@ -4,6 +4,8 @@
 ``tile_ops`` & co (each a face over ``pl.tile`` & co); the other names are pl's top-level ops
 (``op.add is pl.add``: the unified dispatcher). Ops ptoas 0.1.1 cannot express are pl's stand-ins
 that raise UnsupportedFeatureError on use.
+
+Floor: ``language``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
 """``pypto.language.parser``: upstream's parser package path, a face over pypto's DSL frontend.
 
-The frontend itself lives in :mod:`pypto.language.parser.function_parser` (and the modules it
+The frontend itself lives in :mod:`pypto.language.function_parser` (and the modules it
 imports). Upstream's public parser names are pl's own objects (``parser.function is pl.function``),
 loaded on first use so that ``import pypto.language`` stays cheap. The error classes are under
 :mod:`pypto.language.parser.diagnostics`.
+
+Floor: ``language``.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 Every name is pl's own (``typing.Tensor is pl.Tensor``); ``IntLike`` / ``BoolLike`` and the prefetch
 handle types are pl's stand-ins (not expressible with ptoas 0.1.1).
+
+Floor: ``language`` (imports ``ir``).
 """
 
 from __future__ import annotations

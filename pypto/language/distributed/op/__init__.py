@@ -1,4 +1,7 @@
-"""Upstream's ``pypto.language.distributed.op``: the pld constructs, by category (the same objects as pld's)."""
+"""Upstream's ``pypto.language.distributed.op``: the pld constructs, by category (the same objects as pld's).
+
+Floor: ``language``.
+"""
 
 from pypto.language.distributed import system, tensor, tile
 from pypto.language.distributed.system import get_comm_ctx, nranks, rank, world_size

@@ -1,4 +1,7 @@
-"""Upstream's ``pypto.language.distributed.typing``: ``pld.DistributedTensor`` and ``pld.CommCtx``."""
+"""Upstream's ``pypto.language.distributed.typing``: ``pld.DistributedTensor`` and ``pld.CommCtx``.
+
+Floor: ``language`` (imports ``ir``).
+"""
 
 from pypto.language.distributed.typing.comm_ctx import CommCtx, CommCtxType
 from pypto.language.distributed.typing.distributed_tensor import DistributedTensor

@@ -2,6 +2,8 @@
 
 The classes are pypto's own (:mod:`pypto.errors`): ``except ParserError`` here catches what pypto's
 frontend raises, and each is a :class:`~pypto.errors.UserError` carrying a ``file:line:col`` span.
+
+Floor: ``language`` (imports ``errors``).
 """
 
 from pypto.language.parser.diagnostics.error_codes import ErrorCategory, ErrorCode, get_error_code
