@@ -39,6 +39,11 @@ from pypto.ir.expr import (
     Var,
 )
 from pypto.ir.function import Function, Program
+from pypto.ir.op_conversion import (  # eager: binds ir.op_conversion to the decorator, not the module
+    ConversionContext,
+    op_conversion,
+    register_op_conversion,
+)
 from pypto.ir.options import (
     BackendType,
     DiagnosticCheck,
@@ -99,9 +104,6 @@ _LAZY = {
     "PassManager": ("pypto.passes.manager", "PassManager"),
     "PassContext": ("pypto.passes.context", "PassContext"),
     "make_roundtrip_instrument": ("pypto.passes.instruments", "make_roundtrip_instrument"),
-    "ConversionContext": ("pypto.ir.op_conversion", "ConversionContext"),
-    "op_conversion": ("pypto.ir.op_conversion", "op_conversion"),
-    "register_op_conversion": ("pypto.ir.op_conversion", "register_op_conversion"),
     "make_call": ("pypto.ir.directions", "make_call"),
     "directions": ("pypto.ir.directions", None),
     "op": ("pypto.ir.op", None),

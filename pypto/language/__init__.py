@@ -90,6 +90,7 @@ _LAZY = {
     "RUNTIME": ("pypto.language.typing.scalar", "RUNTIME"),
     "optimizations": ("pypto.language.optimizations", None),
     "op": ("pypto.language.op", None),
+    "parser": ("pypto.language.parser", None),
     "split": ("pypto.language.optimizations", "split"),
     "cross_core_slot": ("pypto.language.optimizations", "cross_core_slot"),
 }
