@@ -101,6 +101,7 @@ _LAZY = {
     "deserialize_from_file": ("pypto.ir.serialization", "deserialize_from_file"),
     "IRVisitor": ("pypto.ir.visitor", "IRVisitor"),
     "IRMutator": ("pypto.ir.visitor", "IRMutator"),
+    "IRBuilder": ("pypto.ir.builder", "IRBuilder"),
     "PassManager": ("pypto.passes.manager", "PassManager"),
     "PassContext": ("pypto.passes.context", "PassContext"),
     "make_roundtrip_instrument": ("pypto.passes.instruments", "make_roundtrip_instrument"),
@@ -137,7 +138,7 @@ __all__ = [  # noqa: RUF022
     "structural_hash", "MemRef", "PtrType", "ScalarType", "ShapedType", "TensorType", "TensorView",
     "TileType", "TileView", "TupleType", "Type", "UnknownType", "compile", "CompiledProgram",
     "python_print", "serialize", "deserialize", "serialize_to_file", "deserialize_from_file",
-    "DiagnosticCheckSet", "VerificationMode", "IRVisitor", "IRMutator", "PassManager", "PassContext",
+    "DiagnosticCheckSet", "VerificationMode", "IRVisitor", "IRMutator", "IRBuilder", "PassManager", "PassContext",
     "make_roundtrip_instrument", "ConversionContext", "op_conversion", "register_op_conversion", "make_call",
     "directions", "op", "operators", "input", "output", "output_existing", "inout", "no_dep", "scalar_dir",
 ]

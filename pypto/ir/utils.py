@@ -12,7 +12,7 @@ from contextvars import ContextVar
 
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
-from pypto.ir.expr import ConstFloat, ConstInt, Expr, MakeTuple, UnaryExpr, UnOp
+from pypto.ir.expr import ConstBool, ConstFloat, ConstInt, Expr, MakeTuple, UnaryExpr, UnOp
 from pypto.ir.types import ScalarType
 from pypto.span import Span
 
@@ -50,10 +50,13 @@ def _get_span_or_capture(span: Span | None = None, frame_offset: int = 1) -> Spa
 
 def _normalize_expr(value: int | float | Expr, span: Span | None = None, int_dtype: DataType = DataType.INDEX,
                     float_dtype: DataType = DataType.FP32) -> Expr:
-    """An Expr unchanged; an int -> ConstInt(int_dtype); a float -> ConstFloat(float_dtype); else TypeError."""
+    """An Expr unchanged; a bool -> ConstBool; an int -> ConstInt(int_dtype); a float -> ConstFloat(float_dtype);
+    anything else is a TypeError."""
     if isinstance(value, Expr):
         return value
     sp = span or Span.unknown()
+    if isinstance(value, bool):
+        return ConstBool(value, span=sp)
     if isinstance(value, int) and not isinstance(value, bool):
         return ConstInt(value, int_dtype, span=sp)
     if isinstance(value, float):

@@ -89,6 +89,7 @@ _LAZY = {
     "serialize_to_file": ("pypto.ir.serialization", "serialize_to_file"),
     "deserialize_from_file": ("pypto.ir.serialization", "deserialize_from_file"),
     "IRVisitor": ("pypto.ir.visitor", "IRVisitor"), "IRMutator": ("pypto.ir.visitor", "IRMutator"),
+    "IRBuilder": ("pypto.ir.builder", "IRBuilder"), "ProgramBuilder": ("pypto.ir.builder", "ProgramBuilder"),
     "get_op": ("pypto.ir.ops.registry", "get_op"), "is_op_registered": ("pypto.ir.ops.registry", "has_op"),
     "register_op_conversion": ("pypto.ir.op_conversion", "register_op_conversion"),
     "CommCtxType": ("pypto.language.distributed.typing.comm_ctx", "CommCtxType"),
