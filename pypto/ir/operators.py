@@ -9,6 +9,7 @@ from __future__ import annotations
 from pypto.ir.dtypes import DataType
 from pypto.ir.expr import COMPARISONS, BinaryExpr, BinOp, ConstFloat, ConstInt, Expr, UnaryExpr, UnOp
 from pypto.ir.types import ScalarType
+from pypto.span import Span
 
 
 def _dtype(e: Expr) -> DataType | None:
@@ -30,13 +31,13 @@ def as_expr(value: int | float | Expr, like: Expr | None = None) -> Expr:
     return ConstInt(int(value), dtype or DataType.INDEX)
 
 
-def binary(op: BinOp, lhs: int | float | Expr, rhs: int | float | Expr) -> Expr:
+def binary(op: BinOp, lhs: int | float | Expr, rhs: int | float | Expr, span: Span | None = None) -> Expr:
     """``lhs <op> rhs`` as a BinaryExpr (BOOL for comparisons, else the left operand's dtype)."""
     a = as_expr(lhs, rhs if isinstance(rhs, Expr) else None)
     b = as_expr(rhs, a)
     dtype = DataType.BOOL if op in COMPARISONS else (_dtype(a) or _dtype(b) or DataType.INDEX)
-    return BinaryExpr(op, a, b, dtype)
+    return BinaryExpr(op, a, b, dtype, span=span or Span.unknown())
 
 
-def unary(op: UnOp, operand: Expr, dtype: DataType | None = None) -> Expr:
-    return UnaryExpr(op, operand, dtype or _dtype(operand) or DataType.INDEX)
+def unary(op: UnOp, operand: Expr, dtype: DataType | None = None, span: Span | None = None) -> Expr:
+    return UnaryExpr(op, operand, dtype or _dtype(operand) or DataType.INDEX, span=span or Span.unknown())

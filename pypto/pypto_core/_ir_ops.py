@@ -51,17 +51,17 @@ def operator_helpers() -> dict[str, Callable[..., Expr]]:
     out: dict[str, Callable[..., Expr]] = {}
     for name, op in ops.items():
         def helper(lhs: Any, rhs: Any, span: Span | None = None, _op: BinOp = op) -> Expr:
-            return binary(_op, lhs, rhs)
+            return binary(_op, lhs, rhs, span)
         helper.__name__ = name
         out[name] = helper
     for name, uop in {"neg": UnOp.Neg, "bit_not": UnOp.BitNot, "not_": UnOp.Not}.items():
         def uhelper(operand: Expr, span: Span | None = None, _op: UnOp = uop) -> Expr:
-            return unary(_op, operand, DataType.BOOL if _op is UnOp.Not else None)
+            return unary(_op, operand, DataType.BOOL if _op is UnOp.Not else None, span)
         uhelper.__name__ = name
         out[name] = uhelper
 
     def cast(operand: Expr, dtype: DataType, span: Span | None = None) -> Expr:
-        return unary(UnOp.Cast, operand, dtype)
+        return unary(UnOp.Cast, operand, dtype, span)
 
     out["cast"] = cast
     return out

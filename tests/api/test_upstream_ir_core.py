@@ -156,6 +156,8 @@ def test_pypto_core_ir_operator_classes() -> None:
     assert core_ir.sub(e, 1).op is BinOp.Sub and core_ir.lt(e, 3).dtype is DataType.BOOL
     assert isinstance(core_ir.Neg(e, DataType.INDEX), core_ir.Neg)
     assert core_ir.cast(e, DataType.INT32).dtype is DataType.INT32
+    at = ir.Span("k.py", 7, 2)
+    assert core_ir.add(e, 1, span=at).span is at and core_ir.neg(e, span=at).span is at
 
 
 def test_pypto_core_checks_and_thread_log_level() -> None:
@@ -186,9 +188,12 @@ def test_pypto_core_checks_and_thread_log_level() -> None:
     finally:
         core._clear_thread_log_level()
     assert getattr(_THREAD, "level", None) is None and core.get_log_level() == before
-    with pytest.raises(ValueError, match="below the process level"):
-        core._set_thread_log_level(core.LogLevel.DEBUG) if before > core.LogLevel.DEBUG else (_ for _ in ()).throw(
-            ValueError("below the process level"))
+    core.set_log_level(core.LogLevel.WARN)
+    try:
+        with pytest.raises(ValueError, match="below the process level"):
+            core._set_thread_log_level(core.LogLevel.INFO)
+    finally:
+        core.set_log_level(before)
 
 
 def test_pypto_core_testing_helpers_raise_what_they_name() -> None:
@@ -200,3 +205,28 @@ def test_pypto_core_testing_helpers_raise_what_they_name() -> None:
             fn("m")
     with pytest.raises(UnsupportedFeatureError):
         testing.is_no_duplicate_op("x")
+
+
+def test_pypto_core_verification_instrument_modes() -> None:
+    from pypto.errors import VerificationError
+    from pypto.passes.instruments import PassStep
+    from pypto.pypto_core import passes as core_passes
+
+    ib = ir.IRBuilder()
+    with ib.program("p") as p:
+        p.declare_function("f")
+        with ib.function("f") as f:
+            f.return_type(ScalarType(DataType.INDEX))
+            ib.return_stmt(Var("never_defined", ScalarType(DataType.INDEX)))
+        p.add_function(f.get_result())
+    bad = p.get_result()
+    step = PassStep(1, core_passes.simplify(), bad, bad)
+    core_passes.VerificationInstrument(ir.VerificationMode.NONE).after_pass(step)
+    for mode in (ir.VerificationMode.AFTER, ir.VerificationMode.BEFORE):
+        with pytest.raises(VerificationError, match="never_defined"):
+            core_passes.VerificationInstrument(mode).after_pass(step)
+    pipeline = core_passes.PassPipeline()
+    pipeline.add_pass(core_passes.simplify())
+    assert pipeline.get_pass_names() == ["Simplify"]
+    with pytest.raises(VerificationError):
+        core_passes.verify_properties(core_passes.get_structural_properties(), bad)
