@@ -230,3 +230,16 @@ def test_pypto_core_verification_instrument_modes() -> None:
     assert pipeline.get_pass_names() == ["Simplify"]
     with pytest.raises(VerificationError):
         core_passes.verify_properties(core_passes.get_structural_properties(), bad)
+
+
+def test_compiled_program_helpers_used_by_pypto_lib() -> None:
+    import torch
+
+    from pypto.compiled import CompiledProgram
+    from pypto.ir.compiled_program import CompiledProgram as Face
+    from pypto.ir.compiled_program import _to_runtime_shape, _to_torch_dtype
+
+    assert Face is CompiledProgram
+    assert _to_torch_dtype(DataType.BF16) is torch.bfloat16 and _to_torch_dtype(DataType.INDEX) is None
+    assert _to_runtime_shape([4, 8], DataType.FP4) == [4, 4] and _to_runtime_shape([4, 8], DataType.FP16) == [4, 8]
+    assert _to_runtime_shape([4, -1], DataType.FP4) == [4, -1]
