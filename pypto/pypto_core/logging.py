@@ -19,7 +19,6 @@ Error = PyptoError
 _THREAD = threading.local()
 _NAMES = {"debug": LogLevel.DEBUG, "info": LogLevel.INFO, "warning": LogLevel.WARN, "warn": LogLevel.WARN,
           "error": LogLevel.ERROR, "critical": LogLevel.FATAL, "fatal": LogLevel.FATAL}
-_installed = False
 
 
 def _thread_filter(_logger: Any, method: str, event: Any) -> Any:
@@ -32,16 +31,13 @@ def _thread_filter(_logger: Any, method: str, event: Any) -> Any:
 
 
 def _install() -> None:
-    global _installed
-    if _installed:
-        return
+    """Put the thread filter first in the processor chain (again, if logging was reconfigured since)."""
     import structlog
 
     ensure_configured()
     processors = list(structlog.get_config()["processors"])
     if _thread_filter not in processors:
         structlog.configure(processors=[_thread_filter, *processors])
-    _installed = True
 
 
 def _set_thread_log_level(level: LogLevel) -> None:

@@ -243,3 +243,17 @@ def test_compiled_program_helpers_used_by_pypto_lib() -> None:
     assert _to_torch_dtype(DataType.BF16) is torch.bfloat16 and _to_torch_dtype(DataType.INDEX) is None
     assert _to_runtime_shape([4, 8], DataType.FP4) == [4, 4] and _to_runtime_shape([4, 8], DataType.FP16) == [4, 8]
     assert _to_runtime_shape([4, -1], DataType.FP4) == [4, -1]
+
+
+def test_thread_log_level_drops_this_threads_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    import pypto.pypto_core as core
+
+    core._set_thread_log_level(core.LogLevel.ERROR)
+    try:
+        core.log_warn("hidden-line-1234")
+        core.log_error("shown-line-5678")
+    finally:
+        core._clear_thread_log_level()
+    core.log_warn("shown-again-9012")
+    err = capsys.readouterr().err
+    assert "hidden-line-1234" not in err and "shown-line-5678" in err and "shown-again-9012" in err
