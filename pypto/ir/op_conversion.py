@@ -71,6 +71,13 @@ def op_conversion(from_op: str) -> Callable[[Callable[..., Expr]], Callable[...,
     return decorator
 
 
+def register_rule(from_op: str, rule: Rule) -> None:
+    """A raw rule ``rule(args, kwargs_items, span) -> Expr | (stmts, Expr)`` for ``from_op``."""
+    _check(from_op)
+    _SIMPLE.pop(from_op, None)
+    _CUSTOM[from_op] = rule
+
+
 def lookup_conversion(op: str) -> str | Rule | None:
     """The registered rule for ``op``: a target op name, a custom rule, or None."""
     return _SIMPLE.get(op) or _CUSTOM.get(op)

@@ -95,17 +95,18 @@ _LAZY = {
     "CommCtxType": ("pypto.language.distributed.typing.comm_ctx", "CommCtxType"),
     "NotifyOp": ("pypto.language.distributed", "NotifyOp"), "WaitCmp": ("pypto.language.distributed", "WaitCmp"),
     "ReduceOp": ("pypto.language.distributed", "ReduceOp"),
-    "flatten_to_stmts": ("pypto.ir.stmt", "flatten"), "substitute_expr": ("pypto.ir.visitor", "substitute"),
-    "substitute_stmt": ("pypto.ir.visitor", "substitute"),
+    **{n: ("pypto.pypto_core._ir_helpers", n) for n in (
+        "create_op_call", "is_incore_type", "has_op_conversion", "register_op_conversion_custom", "python_print_type",
+        "flatten_to_stmts", "collect_def_vars", "find_yield_stmt", "get_last_yield_stmt", "substitute_expr",
+        "substitute_stmt")},
 }
 
 _STAND_INS = {
     **stand_ins(__name__, "Op IRNode ScalarExprType Submit InlineLanguage InlineStmt ScopeKind ArgEffect "
                 "WriteChannel get_op_arg_effect op_has_declared_arg_effects op_has_declared_arg_effect "
-                "get_op_write_channel get_op_memory_spec create_op_call set_call_attrs deduce_call_return_type "
-                "register_op_conversion_custom has_op_conversion register_format_callback python_print_type "
-                "attach_leading_comments ParentStmtAnalysis collect_def_vars find_yield_stmt "
-                "get_last_yield_stmt deep_clone memref_init tensor_view_semantics is_incore_type "
+                "get_op_write_channel get_op_memory_spec set_call_attrs deduce_call_return_type "
+                "register_format_callback "
+                "attach_leading_comments ParentStmtAnalysis deep_clone memref_init tensor_view_semantics "
                 "level_to_linqu_level Xor",
                 "an internal of upstream's C++ IR library with no counterpart in pypto's Python IR"),
     **stand_ins(__name__, "DistributedTensorType WindowBufferType WindowBuffer CommDomainScopeStmt comm_layout",

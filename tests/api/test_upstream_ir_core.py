@@ -257,3 +257,32 @@ def test_thread_log_level_drops_this_threads_lines(capsys: pytest.CaptureFixture
     core.log_warn("shown-again-9012")
     err = capsys.readouterr().err
     assert "hidden-line-1234" not in err and "shown-line-5678" in err and "shown-again-9012" in err
+
+
+def test_pypto_core_ir_helpers() -> None:
+    from pypto.ir.op_conversion import unregister_op_conversion
+    from pypto.ir.stmt import AssignStmt, SeqStmts, YieldStmt
+    from pypto.pypto_core import ir as core_ir
+
+    t = _t()
+    call = core_ir.create_op_call("tensor.add", [t, t], ir.Span.unknown())
+    assert call.op == "tensor.add" and call.type == t.type
+    assert core_ir.create_op_call("tensor.adds", [t, ConstInt(1, DataType.FP32)], {}, ir.Span.unknown()).op == "tensor.adds"
+    assert core_ir.is_incore_type(ir.FunctionType.AIV) and not core_ir.is_incore_type(ir.FunctionType.Orchestration)
+    assert core_ir.python_print_type(t.type) == "pl.Tensor[[16, 16], pl.FP32]"
+    a, b = Var("a", ScalarType(DataType.INDEX)), Var("b", ScalarType(DataType.INDEX))
+    inner = SeqStmts((AssignStmt(b, a), YieldStmt((b,))))
+    body = SeqStmts((AssignStmt(a, ConstInt(1, DataType.INDEX)), inner))
+    assert core_ir.flatten_to_stmts(body)[0].var is a and len(core_ir.flatten_to_stmts(body)) == 3
+    assert core_ir.collect_def_vars(body) == [a, b]
+    assert core_ir.find_yield_stmt(body) is inner.stmts[1] and core_ir.get_last_yield_stmt(body) is inner.stmts[1]
+    assert core_ir.get_last_yield_stmt(SeqStmts((YieldStmt((a,)), AssignStmt(b, a)))) is None
+    c = Var("c", ScalarType(DataType.INDEX))
+    assert core_ir.substitute_expr(BinaryExpr(BinOp.Add, a, b, DataType.INDEX), [(a, c)]).lhs is c
+    assert core_ir.substitute_stmt(inner, [(a, c)]).stmts[0].value is c
+    assert not core_ir.has_op_conversion("tensor.exp")
+    core_ir.register_op_conversion_custom("tensor.exp", lambda args, kwargs, span: args[0])
+    try:
+        assert core_ir.has_op_conversion("tensor.exp")
+    finally:
+        unregister_op_conversion("tensor.exp")
