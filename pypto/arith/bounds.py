@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 from pypto.arith.intmath import gcd
-from pypto.ir.expr import COMPARISONS, BinaryExpr, BinOp, ConstBool, ConstInt, Expr, UnaryExpr, UnOp, Var
+from pypto.ir.dtypes import DataType
+from pypto.ir.expr import (
+    COMPARISONS,
+    BinaryExpr,
+    BinOp,
+    ConstBool,
+    ConstFloat,
+    ConstInt,
+    Expr,
+    UnaryExpr,
+    UnOp,
+    Var,
+)
 
 POS_INF = 2**63 - 1
 NEG_INF = -POS_INF
@@ -22,6 +36,8 @@ class ConstIntBound:
 
     min_value: int
     max_value: int
+    kPosInf: ClassVar[int] = POS_INF  # noqa: N815 (upstream's spelling)
+    kNegInf: ClassVar[int] = NEG_INF  # noqa: N815
 
     def is_const(self) -> bool:
         return self.min_value == self.max_value
@@ -34,6 +50,12 @@ class ConstIntBound:
 
     def is_everything(self) -> bool:
         return self.min_value == NEG_INF and self.max_value == POS_INF
+
+    def __repr__(self) -> str:
+        def show(v: int) -> str:
+            return "+inf" if v == POS_INF else "-inf" if v == NEG_INF else str(v)
+
+        return f"ConstIntBound[{show(self.min_value)}, {show(self.max_value)}]"
 
 
 EVERYTHING = ConstIntBound(NEG_INF, POS_INF)
@@ -86,50 +108,105 @@ class ConstIntBoundAnalyzer:
     def __call__(self, expr: Expr) -> ConstIntBound:
         return self._bound(expr)
 
-    def _bound(self, e: Expr) -> ConstIntBound:  # noqa: C901, PLR0911, PLR0912 (one case per operator)
+    def _bound(self, e: Expr) -> ConstIntBound:
         if isinstance(e, ConstBool):
             return ConstIntBound(int(e.value), int(e.value))
         if isinstance(e, ConstInt):
-            return ConstIntBound(e.value, e.value)
+            return ConstIntBound(_sat(e.value), _sat(e.value))
+        if isinstance(e, ConstFloat):
+            return ConstIntBound(_sat(math.floor(e.value)), _sat(math.ceil(e.value)))
         if isinstance(e, Var):
-            return self._vars.get(e, EVERYTHING)
+            return self._vars.get(e, dtype_range(getattr(e.type, "dtype", None)))
         if isinstance(e, UnaryExpr):
-            a = self._bound(e.operand)
-            if e.op is UnOp.Neg:
-                return ConstIntBound(_mul(a.max_value, -1), _mul(a.min_value, -1))
-            if e.op is UnOp.Cast:
-                return a
-            if e.op is UnOp.Abs:
-                lo = 0 if a.min_value <= 0 <= a.max_value else min(abs(a.min_value), abs(a.max_value))
-                return ConstIntBound(lo, max(abs(a.min_value), abs(a.max_value)))
-            return ConstIntBound(0, 1) if e.op is UnOp.Not else EVERYTHING
+            return _unary(e, self._bound(e.operand))
         if not isinstance(e, BinaryExpr):
             return EVERYTHING
         if e.op in COMPARISONS or e.op in (BinOp.And, BinOp.Or):
             return ConstIntBound(0, 1)
-        a, b = self._bound(e.lhs), self._bound(e.rhs)
-        if e.op is BinOp.Add:
-            return ConstIntBound(_add(a.min_value, b.min_value), _add(a.max_value, b.max_value))
-        if e.op is BinOp.Sub:
-            return ConstIntBound(_add(a.min_value, -b.max_value), _add(a.max_value, -b.min_value))
-        if e.op is BinOp.Mul:
-            c = [_mul(x, y) for x in (a.min_value, a.max_value) for y in (b.min_value, b.max_value)]
-            return ConstIntBound(min(c), max(c))
-        if e.op is BinOp.Min:
-            return ConstIntBound(min(a.min_value, b.min_value), min(a.max_value, b.max_value))
-        if e.op is BinOp.Max:
-            return ConstIntBound(max(a.min_value, b.min_value), max(a.max_value, b.max_value))
-        if e.op is BinOp.FloorDiv and b.is_positive():
-            c = [x // y if abs(x) != POS_INF else x for x in (a.min_value, a.max_value)
-                 for y in (b.min_value, b.max_value) if y != POS_INF] or [NEG_INF, POS_INF]
-            lo, hi = min(c), max(c)
-            return ConstIntBound(min(lo, 0) if b.max_value == POS_INF else lo,
-                                 max(hi, 0) if b.max_value == POS_INF else hi)
-        if e.op is BinOp.FloorMod and b.is_positive():
-            if a.is_non_negative() and a.max_value < b.min_value:
-                return a
-            return ConstIntBound(0, b.max_value - 1 if b.max_value != POS_INF else POS_INF)
-        return EVERYTHING
+        return _binary(e.op, self._bound(e.lhs), self._bound(e.rhs))
+
+
+def dtype_range(dtype: DataType | None) -> ConstIntBound:
+    """The values a scalar of ``dtype`` can hold (INDEX: non-negative; BOOL: 0/1; others unbounded)."""
+    if dtype is DataType.INDEX:
+        return ConstIntBound(0, POS_INF)
+    if dtype is DataType.BOOL:
+        return ConstIntBound(0, 1)
+    name = getattr(dtype, "name", "")
+    bits = int(name.lstrip("UINT")) if name.startswith(("INT", "UINT")) and name.lstrip("UINT").isdigit() else 0
+    if not bits or bits >= 64:
+        return ConstIntBound(0, POS_INF) if name.startswith("UINT") else EVERYTHING
+    if name.startswith("UINT"):
+        return ConstIntBound(0, 2**bits - 1)
+    return ConstIntBound(-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+
+
+def _unary(e: UnaryExpr, a: ConstIntBound) -> ConstIntBound:
+    if e.op is UnOp.Neg:
+        return ConstIntBound(_mul(a.max_value, -1), _mul(a.min_value, -1))
+    if e.op is UnOp.Cast:
+        r = dtype_range(e.dtype)
+        return ConstIntBound(max(a.min_value, r.min_value), min(a.max_value, r.max_value))
+    if e.op is UnOp.Abs:
+        lo = 0 if a.min_value <= 0 <= a.max_value else min(abs(a.min_value), abs(a.max_value))
+        return ConstIntBound(_sat(lo), _sat(max(abs(a.min_value), abs(a.max_value))))
+    return ConstIntBound(0, 1) if e.op is UnOp.Not else EVERYTHING
+
+
+def _div_corners(a: ConstIntBound, b: ConstIntBound) -> ConstIntBound:
+    """Floor division by a divisor range that excludes 0: the extremes sit at the corners."""
+    def q(x: int, y: int) -> int:
+        if abs(x) == POS_INF:
+            return x if y > 0 else -x
+        return 0 if abs(y) == POS_INF else x // y
+
+    c = [q(x, y) for x in (a.min_value, a.max_value) for y in (b.min_value, b.max_value)]
+    return ConstIntBound(min(c), max(c))
+
+
+def _pow(a: ConstIntBound, e: int) -> ConstIntBound:
+    if e == 0:
+        return ConstIntBound(1, 1)
+
+    def p(x: int) -> int:
+        if abs(x) >= 2 and e * math.log2(abs(x)) >= 63:
+            return POS_INF if x > 0 or e % 2 == 0 else NEG_INF
+        return _sat(x**e)
+
+    lo, hi = p(a.min_value), p(a.max_value)
+    if a.min_value >= 0:
+        return ConstIntBound(lo, hi)
+    if e % 2 == 0:
+        return ConstIntBound(0 if a.max_value >= 0 else min(lo, hi), max(lo, hi))
+    return ConstIntBound(lo, hi)
+
+
+def _binary(op: BinOp, a: ConstIntBound, b: ConstIntBound) -> ConstIntBound:  # noqa: C901, PLR0911
+    if op is BinOp.Add:
+        return ConstIntBound(_add(a.min_value, b.min_value), _add(a.max_value, b.max_value))
+    if op is BinOp.Sub:
+        return ConstIntBound(_add(a.min_value, -b.max_value), _add(a.max_value, -b.min_value))
+    if op is BinOp.Mul:
+        c = [_mul(x, y) for x in (a.min_value, a.max_value) for y in (b.min_value, b.max_value)]
+        return ConstIntBound(min(c), max(c))
+    if op is BinOp.Min:
+        return ConstIntBound(min(a.min_value, b.min_value), min(a.max_value, b.max_value))
+    if op is BinOp.Max:
+        return ConstIntBound(max(a.min_value, b.min_value), max(a.max_value, b.max_value))
+    if op is BinOp.FloorDiv and (b.min_value > 0 or b.max_value < 0):
+        return _div_corners(a, b)
+    if op is BinOp.FloorMod and b.is_positive():
+        if a.is_non_negative() and a.max_value < b.min_value:
+            return a
+        return ConstIntBound(0, b.max_value - 1 if b.max_value != POS_INF else POS_INF)
+    if op is BinOp.Pow and b.is_const() and b.min_value >= 0:
+        return _pow(a, b.min_value)
+    if op is BinOp.BitAnd and a.is_non_negative() and b.is_non_negative():
+        return ConstIntBound(0, min(a.max_value, b.max_value))
+    if op is BinOp.BitShiftRight and a.is_non_negative() and b.is_const() and b.min_value >= 0:
+        return ConstIntBound(a.min_value >> b.min_value, a.max_value >> b.min_value if a.max_value != POS_INF
+                             else POS_INF)
+    return EVERYTHING
 
 
 def _var_ranges(c: Expr) -> list[tuple[Var, int, int]]:

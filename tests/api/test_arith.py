@@ -51,7 +51,11 @@ def test_bounds_follow_bound_vars_and_constraints() -> None:
     with a.constraint_context(op(BinOp.Lt, x, 4)):
         assert a.const_int_bound(x) == ConstIntBound(0, 3)
     assert a.const_int_bound(x) == ConstIntBound(0, 15)
-    assert a.const_int_bound(v("free")).is_everything()
+    assert a.const_int_bound(v("n")) == ConstIntBound(0, ConstIntBound.kPosInf)  # an INDEX is non-negative
+    free = a.const_int_bound(Var("free", ScalarType(DataType.INT64)))
+    assert free.is_everything() and "+inf" in repr(free)
+    assert a.const_int_bound(Var("b", ScalarType(DataType.INT8))) == ConstIntBound(-128, 127)
+    assert free.is_everything() and (free.min_value, free.max_value) == (ConstIntBound.kNegInf, ConstIntBound.kPosInf)
 
 
 def test_modular_sets() -> None:
@@ -73,7 +77,8 @@ def test_simplify_and_prove() -> None:
     assert isinstance(a.simplify(op(BinOp.Lt, x, 16)), ConstBool)
     assert a.can_prove(op(BinOp.Lt, x, 16)) and not a.can_prove(op(BinOp.Lt, x, 15))
     assert a.can_prove_less(x, 16) and not a.can_prove_less(x, 15)
-    assert a.can_prove_greater_equal(x, 0) and not a.can_prove_greater_equal(y, 0)
+    signed = Var("s", ScalarType(DataType.INT32))
+    assert a.can_prove_greater_equal(x, 0) and not a.can_prove_greater_equal(signed, 0)
     assert a.can_prove_equal(op(BinOp.Add, x, x), op(BinOp.Mul, x, 2))
     a.bind(y, op(BinOp.Add, x, 1))
     assert a.can_prove_equal(op(BinOp.Sub, y, x), ConstInt(1, IDX))
