@@ -6,9 +6,14 @@ from typing import Any
 
 from pypto.arith.bounds import ConstIntBoundAnalyzer, ModularSetAnalyzer
 from pypto.arith.intset import IntSetAnalyzer
-from pypto.arith.simplify import CanonicalSimplifier, RewriteSimplifier, TransitiveComparisonAnalyzer
+from pypto.arith.simplify import CanonicalSimplifier, RewriteSimplifier
+from pypto.arith.transitive import CompareResult, TransitiveComparisonAnalyzer
 from pypto.ir.expr import BinaryExpr, BinOp, ConstBool, ConstInt, Expr, Var
 from pypto.ir.fold import fold
+
+# the relations (as CompareResult bits) that make each comparison true
+_IMPLIED = {BinOp.Lt: CompareResult.kLT, BinOp.Le: CompareResult.kLE, BinOp.Gt: CompareResult.kGT,
+            BinOp.Ge: CompareResult.kGE, BinOp.Eq: CompareResult.kEQ, BinOp.Ne: CompareResult.kNE}
 
 
 class Analyzer:
@@ -30,6 +35,7 @@ class Analyzer:
             self.canonical_simplify.update(var, expr)
             self.const_int_bound.update(var, self.const_int_bound(expr))
             self.modular_set.update(var, self.modular_set(expr))
+            self.transitive_cmp.bind(var, expr)
             return
         lo, hi = int(args[0]), int(args[1])
         self.const_int_bound.bind(var, lo, hi)
@@ -56,8 +62,14 @@ class Analyzer:
         return fold(self.simplify(BinaryExpr(BinOp.Sub, lhs, rhs, getattr(lhs, "dtype", None) or rhs.type.dtype))) == 0
 
     def can_prove(self, cond: Expr) -> bool:
+        """Simplification decides ``cond``, or (a comparison) the known relations imply it."""
         out = self.simplify(cond)
-        return isinstance(out, ConstBool) and out.value
+        if isinstance(out, ConstBool):
+            return out.value
+        if isinstance(cond, BinaryExpr) and cond.op in _IMPLIED:
+            got = self.transitive_cmp.try_compare(cond.lhs, cond.rhs)
+            return got != CompareResult.kInconsistent and (got & ~_IMPLIED[cond.op]) == 0
+        return False
 
     def constraint_context(self, constraint: Expr) -> ConstraintContext:
         return ConstraintContext(self, constraint)
@@ -67,7 +79,7 @@ class ConstraintContext:
     """``with analyzer.constraint_context(i < n):`` — the facts of ``constraint`` hold inside the block."""
 
     def __init__(self, analyzer: Analyzer, constraint: Expr) -> None:
-        self._undo = analyzer.const_int_bound.enter_constraint(constraint)
+        self._undo = analyzer.transitive_cmp.enter_constraint(constraint)  # also tightens the Var bounds
 
     def exit_scope(self) -> None:
         if self._undo is not None:

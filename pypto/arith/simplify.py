@@ -8,26 +8,13 @@ a fixed order) and uses the Var bounds it is given: ``x // c`` is 0 and ``x % c`
 from __future__ import annotations
 
 from collections.abc import Callable
-from enum import IntFlag
 
-from pypto.arith.bounds import POS_INF, ConstIntBoundAnalyzer
+from pypto.arith.bounds import ConstIntBoundAnalyzer
+from pypto.arith.transitive import CompareResult, TransitiveComparisonAnalyzer  # noqa: F401 (re-exported)
 from pypto.ir.dtypes import DataType
 from pypto.ir.expr import COMPARISONS, BinaryExpr, BinOp, ConstBool, ConstInt, Expr, UnaryExpr, UnOp, Var
 from pypto.ir.fold import fold
 from pypto.ir.structural import structural_hash
-
-
-class CompareResult(IntFlag):
-    """The relation of two expressions, bitwise: EQ=1, LT=2, GT=4 (LE = LT|EQ, ...)."""
-
-    kInconsistent = 0
-    kEQ = 1
-    kLT = 2
-    kLE = 3
-    kGT = 4
-    kGE = 5
-    kNE = 6
-    kUnknown = 7
 
 
 def _dtype(e: Expr) -> DataType:
@@ -152,43 +139,3 @@ class RewriteSimplifier:
 
 class CanonicalSimplifier(RewriteSimplifier):
     """The canonical (linear) form: like RewriteSimplifier, terms ordered by Var name."""
-
-
-class TransitiveComparisonAnalyzer:
-    """``try_compare(a, b)``: the relation of two expressions known from bound Vars and equalities."""
-
-    def __init__(self, bounds: ConstIntBoundAnalyzer | None = None, simplifier: RewriteSimplifier | None = None):
-        self.bounds = bounds or ConstIntBoundAnalyzer()
-        self.simplifier = simplifier or RewriteSimplifier(self.bounds)
-
-    def bind(self, var: Var, *args: object, allow_override: bool = False) -> None:
-        """``bind(var, expr)`` (an equality) or ``bind(var, min, max_exclusive)``."""
-        if len(args) == 1:
-            self.simplifier.update(var, args[0])  # type: ignore[arg-type]
-        else:
-            self.bounds.bind(var, int(args[0]), int(args[1]))  # type: ignore[arg-type]
-
-    def unbind(self, var: Var) -> None:
-        self.bounds.unbind(var)
-        self.simplifier.update(var, None)
-
-    def enter_constraint(self, constraint: Expr) -> Callable[[], None]:
-        return self.bounds.enter_constraint(constraint)
-
-    def try_compare(self, lhs: Expr, rhs: Expr, propagate_inequalities: bool = True) -> CompareResult:
-        diff = self.simplifier(BinaryExpr(BinOp.Sub, lhs, rhs, _dtype(lhs)))
-        r = self.bounds(diff)
-        if r.min_value == r.max_value == 0:
-            return CompareResult.kEQ
-        if r.min_value > 0:
-            return CompareResult.kGT
-        if r.max_value < 0:
-            return CompareResult.kLT
-        if r.min_value >= 0:
-            return CompareResult.kGE
-        if r.max_value <= 0:
-            return CompareResult.kLE
-        return CompareResult.kUnknown
-
-
-_ = POS_INF

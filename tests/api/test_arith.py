@@ -111,3 +111,22 @@ def test_bounds_contain_every_value(lo: int, hi: int) -> None:
     for val in range(lo, hi):
         got = (val + 3) * 5 - val % 3
         assert b.min_value <= got <= b.max_value
+
+
+def test_transitive_facts_chain_and_are_scoped() -> None:
+    a = Analyzer()
+    x, y, z = (Var(n, ScalarType(DataType.INT64)) for n in "xyz")
+    cmp = a.transitive_cmp
+    assert cmp.try_compare(x, y) is CompareResult.kUnknown and cmp.try_compare(x, x) is CompareResult.kEQ
+    with a.constraint_context(BinaryExpr(BinOp.Lt, x, y, DataType.BOOL)):
+        with a.constraint_context(BinaryExpr(BinOp.Le, y, z, DataType.BOOL)):
+            assert cmp.try_compare(x, z) is CompareResult.kLT
+            assert cmp.try_compare(x, z, propagate_inequalities=False) is CompareResult.kUnknown
+            assert a.can_prove(BinaryExpr(BinOp.Lt, x, z, DataType.BOOL))
+            assert not a.can_prove(BinaryExpr(BinOp.Gt, x, z, DataType.BOOL))
+        y3 = BinaryExpr(BinOp.Add, y, ConstInt(3, DataType.INT64), DataType.INT64)
+        assert cmp.try_compare(x, y3) is CompareResult.kLT
+        assert cmp.try_compare(y3, x) is CompareResult.kGT
+    assert cmp.try_compare(x, y) is CompareResult.kUnknown
+    a.bind(x, y)
+    assert cmp.try_compare(x, y) is CompareResult.kEQ
