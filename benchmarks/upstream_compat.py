@@ -9,6 +9,12 @@ importable; a package's entry module as ``python -m``). Nothing of upstream is c
 
     python benchmarks/upstream_compat.py --upstream DIR [--platform a2a3sim] [--docs|--examples]
         [-k SUBSTRING] [--distributed] [--jobs 2] [--timeout 900] [--json results.json] [-v]
+    python benchmarks/upstream_compat.py --api [SNAPSHOT] [-v]
+
+``--api`` surveys upstream's public Python API instead (see ``benchmarks/upstream_api.py``): SNAPSHOT
+is a git snapshot or checkout of hw-native-sys/pypto (default ``$UPSTREAM_SNAPSHOT``, else
+``--upstream``); the last lines are ``api public: F/N names (modules M/K)`` and the same for
+``pypto_core``. Exit code 0.
 
 Each case runs in a fresh interpreter in its own temporary directory (docs) or in the checkout
 root (examples), with ``PYPTO_PLATFORM`` and ``PYPTO_RUN_PLATFORM`` set to the platform (so a
@@ -140,7 +146,9 @@ def run_case(case: Case, platform: str, timeout: float, root: Path) -> Outcome:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--upstream", required=True, type=Path, help="checkout of hw-native-sys/pypto")
+    ap.add_argument("--upstream", type=Path, help="checkout of hw-native-sys/pypto")
+    ap.add_argument("--api", nargs="?", const="", metavar="SNAPSHOT",
+                    help="survey upstream's public API names and module paths instead of running programs")
     ap.add_argument("--platform", default="a2a3sim")
     only = ap.add_mutually_exclusive_group()
     only.add_argument("--docs", action="store_true", help="only the manual's run blocks")
@@ -152,6 +160,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, help="write every outcome here")
     ap.add_argument("-v", "--verbose", action="store_true", help="print the output tail of failures")
     args = ap.parse_args(argv)
+    if args.api is not None:
+        return api_main(ap, args)
+    if args.upstream is None:
+        ap.error("--upstream DIR is required (or --api [SNAPSHOT])")
     root = args.upstream.resolve()
     if not (root / "docs" / "en" / "user").is_dir() or not (root / "examples").is_dir():
         ap.error(f"{root} is not a checkout of upstream PyPTO (no docs/en/user or examples/)")
@@ -175,6 +187,22 @@ def main(argv: list[str] | None = None) -> int:
             summary.append(f"{kind} {sum(o.ok for o in sel)}/{len(sel)}")
     print(f"upstream-compat ({args.platform}): " + ", ".join(summary))
     return 0 if all(o.ok for o in outcomes) else 1
+
+
+def api_main(ap: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``--api``: the API survey of :mod:`upstream_api` (imports pypto; run with the checkout on the path)."""
+    snapshot = args.api or os.environ.get("UPSTREAM_SNAPSHOT") or (str(args.upstream) if args.upstream else "")
+    if not snapshot:
+        ap.error("--api needs SNAPSHOT (a git snapshot of hw-native-sys/pypto), $UPSTREAM_SNAPSHOT or --upstream")
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import upstream_api
+
+    try:
+        tiers = upstream_api.survey(Path(snapshot))
+    except subprocess.CalledProcessError as exc:
+        ap.error(f"{snapshot} is not a git snapshot of upstream PyPTO: {exc.stderr.strip()}")
+    print("\n".join(upstream_api.render(tiers, verbose=args.verbose)))
+    return 0
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ FLOORS: dict[str, int] = {
     "toolchain": 4,  # settings, manifests, platforms, launcher: read by all, imports none of them
     "ir": 5,
     "testing": 5,  # upstream's pypto.testing: error-raising helpers (errors, span)
+    "arith": 6,  # integer analysis of IR expressions
     "artifact": 6,  # the one owner of the artifact directory: codegen, backend, runtime meet here
     "language": 7,
     "passes": 8,  # passes/instruments parses the printed IR back (round-trip check)
@@ -39,7 +40,8 @@ FLOORS: dict[str, int] = {
     "driver": 12,  # ir.compile
     "jit": 13,
     "flows": 14,  # compile-and-run flows: run/benchmark, user files, run_pto
-    "tools": 14,  # swimlane, memory map, IR trace: read artifact dirs and dumps offline
+    "tools": 14,
+    "pypto_core": 14,  # upstream's binding names, a face over ir, passes, arith, toolchain  # swimlane, memory map, IR trace: read artifact dirs and dumps offline
     "cli": 15,
     "__main__": 16,
 }

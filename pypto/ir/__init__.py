@@ -39,15 +39,22 @@ from pypto.ir.expr import (
     Var,
 )
 from pypto.ir.function import Function, Program
+from pypto.ir.op_conversion import (  # eager: binds ir.op_conversion to the decorator, not the module
+    ConversionContext,
+    op_conversion,
+    register_op_conversion,
+)
 from pypto.ir.options import (
     BackendType,
     DiagnosticCheck,
+    DiagnosticCheckSet,
     DiagnosticPhase,
     MemoryPlanner,
     OptimizationStrategy,
     PassDumpLevel,
     RuntimeKind,
     VerificationLevel,
+    VerificationMode,
 )
 from pypto.ir.stmt import (
     AssignStmt,
@@ -92,7 +99,21 @@ _LAZY = {
     "deserialize": ("pypto.ir.serialization", "deserialize"),
     "serialize_to_file": ("pypto.ir.serialization", "serialize_to_file"),
     "deserialize_from_file": ("pypto.ir.serialization", "deserialize_from_file"),
+    "IRVisitor": ("pypto.ir.visitor", "IRVisitor"),
+    "IRMutator": ("pypto.ir.visitor", "IRMutator"),
+    "IRBuilder": ("pypto.ir.builder", "IRBuilder"),
+    "PassManager": ("pypto.passes.manager", "PassManager"),
+    "PassContext": ("pypto.passes.context", "PassContext"),
+    "make_roundtrip_instrument": ("pypto.passes.instruments", "make_roundtrip_instrument"),
+    "make_call": ("pypto.ir.directions", "make_call"),
+    "directions": ("pypto.ir.directions", None),
+    "op": ("pypto.ir.op", None),
+    "operators": ("pypto.ir.operators", None),
 }
+# call-site direction markers (``ir.scalar_dir`` is ArgDirection.Scalar, named to leave ``scalar`` free)
+input, output, output_existing, inout, no_dep, scalar_dir = (  # noqa: A001
+    ArgDirection.Input, ArgDirection.Output, ArgDirection.OutputExisting, ArgDirection.InOut, ArgDirection.NoDep,
+    ArgDirection.Scalar)
 
 
 def __getattr__(name: str) -> Any:
@@ -101,7 +122,8 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'pypto.ir' has no attribute '{name}'")
     import importlib
 
-    return getattr(importlib.import_module(target[0]), target[1])
+    module = importlib.import_module(target[0])
+    return module if target[1] is None else getattr(module, target[1])
 
 
 __all__ = [  # noqa: RUF022
@@ -116,4 +138,7 @@ __all__ = [  # noqa: RUF022
     "structural_hash", "MemRef", "PtrType", "ScalarType", "ShapedType", "TensorType", "TensorView",
     "TileType", "TileView", "TupleType", "Type", "UnknownType", "compile", "CompiledProgram",
     "python_print", "serialize", "deserialize", "serialize_to_file", "deserialize_from_file",
+    "DiagnosticCheckSet", "VerificationMode", "IRVisitor", "IRMutator", "IRBuilder", "PassManager", "PassContext",
+    "make_roundtrip_instrument", "ConversionContext", "op_conversion", "register_op_conversion", "make_call",
+    "directions", "op", "operators", "input", "output", "output_existing", "inout", "no_dep", "scalar_dir",
 ]

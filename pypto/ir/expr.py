@@ -149,6 +149,16 @@ class BinaryExpr(Expr):
     def type(self) -> Type:
         return ScalarType(self.dtype)
 
+    @property
+    def left(self) -> Expr:
+        """``lhs`` (upstream's name)."""
+        return self.lhs
+
+    @property
+    def right(self) -> Expr:
+        """``rhs`` (upstream's name)."""
+        return self.rhs
+
 
 class UnOp(Enum):
     Neg = "-"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from enum import Enum, IntEnum
 
 from pypto.toolchain import platforms as _platforms
@@ -109,3 +110,55 @@ def backend_for_platform(platform: str) -> BackendType:
 
 def default_sim_platform(backend: BackendType) -> str:
     return _platforms.BACKEND_DEFAULT_SIM[BackendType(backend).value]
+
+
+class VerificationMode(Enum):
+    """When a VerificationInstrument checks IR properties around each pass."""
+
+    NONE = "none"
+    BEFORE = "before"
+    AFTER = "after"
+    BEFORE_AND_AFTER = "before_and_after"
+
+
+class DiagnosticCheckSet:
+    """A mutable set of :class:`DiagnosticCheck` values (unhashable, like upstream's bitset)."""
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, checks: Iterable[DiagnosticCheck] = ()) -> None:
+        self._checks = set(checks)
+
+    def insert(self, check: DiagnosticCheck) -> None:
+        self._checks.add(check)
+
+    def remove(self, check: DiagnosticCheck) -> None:
+        self._checks.discard(check)
+
+    def contains(self, check: DiagnosticCheck) -> bool:
+        return check in self._checks
+
+    def empty(self) -> bool:
+        return not self._checks
+
+    def difference(self, other: DiagnosticCheckSet) -> DiagnosticCheckSet:
+        return DiagnosticCheckSet(self._checks - other._checks)
+
+    def union_with(self, other: DiagnosticCheckSet) -> DiagnosticCheckSet:
+        return DiagnosticCheckSet(self._checks | other._checks)
+
+    def to_list(self) -> list[DiagnosticCheck]:
+        """The checks in declaration order."""
+        return [c for c in DiagnosticCheck if c in self._checks]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DiagnosticCheckSet) and self._checks == other._checks
+
+    def __iter__(self) -> Iterator[DiagnosticCheck]:
+        return iter(self.to_list())
+
+    def __str__(self) -> str:
+        return "{" + ", ".join(c.name for c in self.to_list()) + "}"
+
+    def __repr__(self) -> str:
+        return f"DiagnosticCheckSet({self})"

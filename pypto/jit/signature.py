@@ -14,20 +14,12 @@ from typing import Any
 
 from pypto.ir.dtypes import DataType
 from pypto.jit.meta import TensorMeta, is_tensor_like
+from pypto.language.typing.scalar import RUNTIME, RuntimeScalarMarker  # noqa: F401 (RUNTIME's old home)
 
 # extent given to a pl.dynamic axis (it never reaches the program text or the cache key)
 DYNAMIC_PLACEHOLDER = 1
 
 
-
-class _Runtime:
-    """``pl.RUNTIME``: keep a scalar parameter as a runtime value (signature-mode compile)."""
-
-    def __repr__(self) -> str:
-        return "pl.RUNTIME"
-
-
-RUNTIME = _Runtime()
 
 def is_signature_mode(args: tuple, kwargs: dict[str, Any]) -> bool:
     """No positional argument and no tensor passed by keyword (scalars by keyword are fine)."""

@@ -35,21 +35,18 @@ from pypto.language.dsl import (
     const,
     dump_tag,
     func_attr,
-    manual_scope,
     parallel,
     pipeline,
     range,  # noqa: A004
-    scope,
     spmd,
-    spmd_submit,
     static_assert,
     static_print,
-    submit,
     unroll,
     while_,
     yield_,
 )
 from pypto.language.ops import array, comm, tensor, tile
+from pypto.language.scope import manual_scope, scope, spmd_submit, submit  # binds pl.scope after the module
 from pypto.language.types import (
     Array,
     DynVar,
@@ -90,8 +87,10 @@ _LAZY = {
     "loads_program": ("pypto.language.text", "loads_program"),
     "jit": ("pypto.jit", "jit"),
     "JITFunction": ("pypto.jit", "JITFunction"),
-    "RUNTIME": ("pypto.jit", "RUNTIME"),
-    "optimizations": ("pypto.language", "optimizations"),
+    "RUNTIME": ("pypto.language.typing.scalar", "RUNTIME"),
+    "optimizations": ("pypto.language.optimizations", None),
+    "op": ("pypto.language.op", None),
+    "parser": ("pypto.language.parser", None),
     "split": ("pypto.language.optimizations", "split"),
     "cross_core_slot": ("pypto.language.optimizations", "cross_core_slot"),
 }
@@ -100,8 +99,8 @@ _LAZY = {
 def __getattr__(name: str) -> Any:
     target = _LAZY.get(name)
     if target is not None:
-        mod = import_module(target[0] if name != "optimizations" else "pypto.language.optimizations")
-        value = mod if name == "optimizations" else getattr(mod, target[1])
+        mod = import_module(target[0])
+        value = mod if target[1] is None else getattr(mod, target[1])
         globals()[name] = value
         return value
     from pypto.language.ops import top_level

@@ -15,7 +15,7 @@ from pypto.errors import ParserSyntaxError
 from pypto.language import dsl
 
 if TYPE_CHECKING:
-    from pypto.language.parser import FunctionParser
+    from pypto.language.function_parser import FunctionParser
 
 
 def check_cluster_body(p: FunctionParser, body: list[ast.stmt]) -> None:

@@ -31,7 +31,7 @@ from pypto.language import dsl
 from pypto.span import Span
 
 if TYPE_CHECKING:
-    from pypto.language.parser import FunctionParser, YieldFrame
+    from pypto.language.function_parser import FunctionParser, YieldFrame
 
 _LOOPS = {dsl.range: ForKind.Sequential, dsl.parallel: ForKind.Parallel, dsl.unroll: ForKind.Unroll,
           dsl.pipeline: ForKind.Pipeline}

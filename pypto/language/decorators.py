@@ -9,7 +9,7 @@ from typing import Any
 
 from pypto.ir.enums import FunctionType
 from pypto.ir.function import Function, Program
-from pypto.language.parser import FuncOptions
+from pypto.language.function_parser import FuncOptions
 from pypto.language.source import Source
 
 

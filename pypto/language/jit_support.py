@@ -7,7 +7,7 @@ from typing import Any
 
 from pypto.ir.function import Function
 from pypto.language.expr_parser import ProgramCtx
-from pypto.language.parser import FuncOptions, FunctionParser
+from pypto.language.function_parser import FuncOptions, FunctionParser
 from pypto.language.source import Source
 
 

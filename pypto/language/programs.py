@@ -14,7 +14,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.stmt import SeqStmts
 from pypto.language.bindings import Scope
 from pypto.language.expr_parser import ExprParser, ProgramCtx
-from pypto.language.parser import FuncOptions, FunctionParser
+from pypto.language.function_parser import FuncOptions, FunctionParser
 from pypto.language.source import Source
 
 _OPTION_TYPES: dict[str, tuple[str, Any]] = {

@@ -22,7 +22,7 @@ from pypto.ir.visitor import IRVisitor
 from pypto.span import Span
 
 if TYPE_CHECKING:
-    from pypto.language.parser import FunctionParser
+    from pypto.language.function_parser import FunctionParser
 
 _INCORE_KEYS = ("optimizations", "allow_early_resolve")
 _BLOCK_ID_OPS = frozenset(f"{ns}.{op}" for ns in ("tile", "tensor") for op in SPMD_IDS)

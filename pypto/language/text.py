@@ -10,7 +10,7 @@ from pypto.errors import UnsupportedFeatureError
 from pypto.ir.function import Function, Program
 from pypto.language.bindings import Scope
 from pypto.language.expr_parser import ExprParser
-from pypto.language.parser import FuncOptions
+from pypto.language.function_parser import FuncOptions
 from pypto.language.source import Source
 
 

@@ -63,6 +63,9 @@ _REASONS: dict[str, tuple[str, str]] = {
                      "use pl.create_tensor(...) and pl.slice(...)"),
     "typing": ("this typing helper of upstream PyPTO has no meaning in pypto's DSL",
                "annotate with pl.Scalar[pl.INDEX] / pl.Tile[...] / pl.MemRef(...) instead"),
+    "distributed": ("pypto's distributed lowering does not implement this pld form",
+                    "move tiles with pld.tile.remote_load / pld.tile.remote_store and signal with "
+                    "pld.system.notify / pld.system.wait"),
     "parser": ("upstream's parser internals are not part of pypto's API", "use pl.parse / pl.loads"),
 }
 

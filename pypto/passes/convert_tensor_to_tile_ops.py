@@ -9,6 +9,7 @@ from pypto.errors import UnsupportedFeatureError
 from pypto.ir.enums import AtomicType, MemorySpace
 from pypto.ir.expr import Call, ConstInt, Expr, MakeTuple, Var
 from pypto.ir.function import Function, Program
+from pypto.ir.op_conversion import lookup_conversion
 from pypto.ir.ops.common import (
     BINARY,
     COL_EXPAND,
@@ -64,6 +65,9 @@ class _Converter:
             return [s]
         short = value.op.split(".", 1)[1]
         out: list[Stmt] = []
+        rule = lookup_conversion(value.op)
+        if rule is not None:
+            return self.user_rule(s, value, rule, out)
         if short == "assemble":
             return self.assemble(s, value, out)
         if short == "slice":
@@ -97,6 +101,21 @@ class _Converter:
                      "as a pl.Scalar argument")
         raise UnsupportedFeatureError(f"tensor op '{value.op}' inside an InCore kernel", value.span,
                                       hint="use the tile-level op (pl.tile.*) or move it to the orchestration")
+
+    def user_rule(self, s: Stmt, value: Call, rule: object, out: list[Stmt]) -> list[Stmt]:
+        """A rule registered with ``ir.register_op_conversion`` / ``@ir.op_conversion``."""
+        args = [self.tile_of(a, MemorySpace.Vec, out) for a in value.args]
+        if isinstance(rule, str):
+            result: Expr = make_call(rule, args, value.kwargs, span=value.span)
+        else:
+            got = rule(args, list(value.kwargs.items()), value.span)
+            stmts, result = got if isinstance(got, tuple) else ([], got)
+            out.extend(stmts)
+        if isinstance(s, AssignStmt):
+            var = Var(f"{base_name(s.var.name)}__tile", result.type, span=s.var.span)
+            self.tiles[s.var] = var
+            out.append(AssignStmt(var, result, span=s.span))
+        return out
 
     def assemble(self, s: Stmt, value: Call, out: list[Stmt]) -> list[Stmt]:
         target, src, offsets = value.args

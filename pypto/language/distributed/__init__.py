@@ -16,8 +16,9 @@ from enum import IntEnum
 
 from pypto.ir.enums import AtomicType
 from pypto.language.distributed import system, tensor, tile
-from pypto.language.distributed._markers import construct
-from pypto.language.types import TypeCtor
+from pypto.language.distributed.system import get_comm_ctx, nranks, rank, world_size
+from pypto.language.distributed.tensor import alloc_window_buffer, window
+from pypto.language.distributed.typing import CommCtx, CommCtxType, DistributedTensor
 
 
 class NotifyOp(IntEnum):
@@ -43,31 +44,12 @@ class ReduceOp(IntEnum):
     Prod = 3
 
 
-class _DistributedTensorCtor(TypeCtor):
-    """``pld.DistributedTensor[[shape], dtype]``: a tensor bound to a window buffer (visible to peers).
-
-    In a kernel it is an ordinary GM tensor (this rank's copy of the window); comm ops require it.
-    """
-
-    __slots__ = ()
-
-    def __init__(self) -> None:
-        super().__init__("Tensor")
-
-    def __repr__(self) -> str:
-        return "pld.DistributedTensor"
-
-
-DistributedTensor = _DistributedTensorCtor()
-
-world_size = construct("pld.world_size", "the @pl.jit.host orchestrator")
-alloc_window_buffer = construct("pld.alloc_window_buffer", "the @pl.jit.host orchestrator")
-window = construct("pld.window", "the @pl.jit.host orchestrator")
-get_comm_ctx = construct("pld.get_comm_ctx", "a @pl.jit.incore kernel")
-rank = construct("pld.rank", "a @pl.jit.incore kernel")
-nranks = construct("pld.nranks", "a @pl.jit.incore kernel")
+# the unified short forms: a tile moves with pld.tile.* (a whole-tensor remote_store is not implemented)
+remote_load = tile.remote_load
+remote_store = tile.remote_store
 
 __all__ = [
-    "AtomicType", "DistributedTensor", "NotifyOp", "ReduceOp", "WaitCmp", "alloc_window_buffer", "get_comm_ctx",
-    "nranks", "rank", "system", "tensor", "tile", "window", "world_size",
+    "AtomicType", "CommCtx", "CommCtxType", "DistributedTensor", "NotifyOp", "ReduceOp", "WaitCmp",
+    "alloc_window_buffer", "get_comm_ctx", "nranks", "rank", "remote_load", "remote_store", "system", "tensor",
+    "tile", "window", "world_size",
 ]

@@ -29,3 +29,4 @@ def construct(name: str, where: str) -> Construct:
 
 
 KERNEL = "a @pl.jit.incore kernel"
+HOST = "the @pl.jit.host orchestrator"

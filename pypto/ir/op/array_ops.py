@@ -1,0 +1,16 @@
+"""``ir.op.array.<name>(...)``: a typed ``array.<name>`` Call built from the op registry."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pypto.ir.op._build import lookup, names
+
+
+def __getattr__(name: str) -> Callable[..., Any]:
+    return lookup("array", name, __name__)
+
+
+def __dir__() -> list[str]:
+    return names("array")

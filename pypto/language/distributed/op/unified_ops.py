@@ -1,0 +1,8 @@
+"""``pld.<op>`` short forms at upstream's module path (a tile moves with ``pld.tile.*``)."""
+
+from pypto.language.distributed.system import get_comm_ctx, nranks, rank, world_size
+from pypto.language.distributed.tensor import alloc_window_buffer, window
+from pypto.language.distributed.tile import remote_load, remote_store
+
+__all__ = ["alloc_window_buffer", "get_comm_ctx", "nranks", "rank", "remote_load", "remote_store", "window",
+           "world_size"]

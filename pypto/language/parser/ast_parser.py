@@ -1,0 +1,11 @@
+"""Upstream's ``parser.ast_parser.ASTParser``: an internal of upstream's frontend, not part of pypto's API.
+
+pypto's frontend is built differently (:mod:`pypto.language.function_parser`); using the name
+raises an UnsupportedFeatureError that says so and points at ``pl.function`` / ``pl.parse``.
+"""
+
+from pypto.language.unsupported import Unsupported
+
+ASTParser = Unsupported("pypto.language.parser.ast_parser.ASTParser", "parser")
+
+__all__ = ["ASTParser"]

@@ -1,0 +1,5 @@
+"""``pl.Ptr``: a raw pointer annotation."""
+
+from pypto.language.types import Ptr
+
+__all__ = ["Ptr"]

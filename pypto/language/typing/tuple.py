@@ -1,0 +1,5 @@
+"""``pl.Tuple[...]``: a tuple annotation (several return values)."""
+
+from pypto.language.types import Tuple
+
+__all__ = ["Tuple"]
