@@ -99,7 +99,7 @@ def _addsc(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
 
 def _sub_then_sub(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     """``subc``/``subsc``: a - b - c as two subtractions (the operand order of tsubc/tsubsc differs between
-    ISA versions); the result never shares a buffer with ``c`` (memory_rules.NOT_IN_PLACE)."""
+    ISA versions); the result never shares a buffer with ``c`` (its op is registered with ``in_place=False``)."""
     a, last = cg.tile_of(c.args[0]), cg.tile_of(c.args[2])
     out = cg.def_tile(dst)
     if c.op == "tile.subc":

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import Call, Expr, GlobalVar, MakeTuple, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.ops.registry import get_op, has_op
+from pypto.ir.ops.registry import written_index
 from pypto.ir.stmt import AssignStmt, Stmt, flatten, seq, stmt_value
 from pypto.ir.types import ScalarType
 from pypto.ir.visitor import substitute
@@ -48,9 +48,9 @@ def written_tensors(f: Function) -> set[Var]:
     out = {p for p, d in zip(f.params, f.param_directions, strict=True) if d is not ParamDirection.In}
     for s in iter_stmts(f.body):
         v = stmt_value(s)
-        index = get_op(v.op).writes_index if isinstance(v, Call) and isinstance(v.op, str) and has_op(v.op) else None
-        if index is not None and isinstance(v.args[index], Var):  # type: ignore[union-attr]
-            out.add(v.args[index])  # type: ignore[union-attr]
+        index = written_index(v) if isinstance(v, Call) else None
+        if isinstance(v, Call) and index is not None and isinstance(a := v.args[index], Var):
+            out.add(a)
     return out
 
 

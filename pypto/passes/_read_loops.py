@@ -39,7 +39,6 @@ from pypto.passes._kernel_reads import is_read, listed_index
 from pypto.passes._util import base_name, defined_vars, iter_stmts, map_blocks, used_vars
 
 _LAUNCH_ATTRS = ("block_num", "sync_start")  # one single-block task per iteration
-_BLOCK_IDS = ("tile.get_block_idx", "tile.get_block_num")
 
 
 @dataclass(frozen=True)
@@ -144,7 +143,7 @@ def _plan(f: Function) -> _Plan | None:
     _check_carries(f)
     stmts = flatten(f.body)
     ids = {s.var: s.value.op for s in stmts if isinstance(s, AssignStmt) and isinstance(s.value, Call)
-           and s.value.op in _BLOCK_IDS}
+           and s.value.op in ("tile.get_block_idx", "tile.get_block_num")}
     rest = [s for s in stmts if not (isinstance(s, AssignStmt) and s.var in ids)]
     if len(rest) != 2 or not isinstance(rest[0], ForStmt) or not isinstance(rest[1], ReturnStmt):
         return None

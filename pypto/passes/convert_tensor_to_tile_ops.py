@@ -19,7 +19,7 @@ from pypto.ir.ops.common import (
     SPMD_IDS,
     UNARY,
 )
-from pypto.ir.ops.registry import make_call
+from pypto.ir.ops.registry import get_op, make_call, op_of
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, Stmt, stmt_value
 from pypto.ir.types import TensorType
@@ -30,7 +30,6 @@ from pypto.passes.base import Pass
 # tensor ops computed elementwise on tiles: tensor.<op> -> tile.<op>, operands loaded into Vec
 COMPUTE = frozenset((*BINARY, *SCALAR, *UNARY, *ROW_REDUCE, *COL_REDUCE, *ROW_EXPAND, *COL_EXPAND, "cast", "reshape",
                      "expands", "fillpad", "xors", "part_add", "part_max", "part_min"))
-MATMUL = frozenset({"matmul", "matmul_acc"})
 
 
 def _index_list(values: tuple[int, ...] | list[object]) -> MakeTuple:
@@ -68,8 +67,9 @@ class _Converter:
             return self.assemble(s, value, out)
         if short == "slice":
             return self.slice_(s, value, out)
-        if short in COMPUTE or short in MATMUL:
-            space = MemorySpace.Mat if short in MATMUL else MemorySpace.Vec
+        cube = get_op(value.op).core == "cube"
+        if short in COMPUTE or cube:
+            space = MemorySpace.Mat if cube else MemorySpace.Vec
             args = [self.tile_of(a, space, out) for a in value.args]
             call = make_call(f"tile.{short}", args, value.kwargs, span=value.span)
             if isinstance(s, AssignStmt):
@@ -153,7 +153,8 @@ def _cube_only_operands(func: Function) -> set[Var]:
     cube: set[Var] = set()
     other: set[Var] = set()
     for c in calls_in(func.body):
-        is_mm = isinstance(c.op, str) and c.op.startswith("tensor.") and c.op.split(".", 1)[1] in MATMUL
+        op = op_of(c)
+        is_mm = op is not None and op.namespace == "tensor" and op.core == "cube"
         for a in c.args:
             if isinstance(a, Var):
                 (cube if is_mm else other).add(a)

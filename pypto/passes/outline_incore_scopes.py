@@ -12,7 +12,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from pypto.errors import UnsupportedFeatureError
-from pypto.ir.callgraph import callee_first
+from pypto.ir.callgraph import callee_first, written_args
 from pypto.ir.enums import FunctionType, ParamDirection, TensorLayout
 from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, IterArg, MakeTuple, TupleGetItem, Var, as_int
 from pypto.ir.function import Function, Program
@@ -41,8 +41,6 @@ from pypto.passes._read_loops import lift_read_loops
 from pypto.passes._util import base_name, defined_vars, iter_stmts, map_blocks, used_vars
 from pypto.passes.base import Pass
 
-# op -> index of the tensor argument it writes into
-WRITES: dict[str, int] = {"tensor.assemble": 0, "tile.store": 2, "tensor.write": 0}
 _LAUNCH = "__spmd_launch"  # InCore region attr (inside this pass only): the pl.spmd launch of its call
 
 
@@ -86,7 +84,7 @@ class _Region:
         if not isinstance(value, Call):
             self.reads.update(used_vars(value))
             return
-        written = self._written_args(value)
+        written = written_args(value, self.program)
         for i, a in enumerate(value.args):
             if i in written and isinstance(a, Var):
                 self.targets.append(a)
@@ -95,12 +93,6 @@ class _Region:
             else:
                 self.reads.update(used_vars(a))
 
-    def _written_args(self, call: Call) -> set[int]:
-        if isinstance(call.op, str):
-            return {WRITES[call.op]} if call.op in WRITES else set()
-        callee = self.program.get_function(call.op.name) if isinstance(call.op, GlobalVar) else None
-        dirs = callee.param_directions if callee else ()
-        return {i for i, d in enumerate(dirs) if d is not ParamDirection.In}
 
     def root(self, v: Var) -> Var:
         seen: set[Var] = set()
