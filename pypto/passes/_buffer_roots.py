@@ -197,9 +197,9 @@ def _last_yield(body: Stmt) -> YieldStmt | None:
 
 
 def _const_trip_count(f: ForStmt) -> int:
-    if not all(isinstance(e, ConstInt) for e in (f.start, f.stop, f.step)) or f.step.value == 0:  # type: ignore[union-attr]
+    if not all(isinstance(e, ConstInt) for e in (f.start, f.stop, f.step)) or f.step.value == 0:
         return 0
-    start, stop, step = f.start.value, f.stop.value, f.step.value  # type: ignore[union-attr]
+    start, stop, step = f.start.value, f.stop.value, f.step.value
     return max(0, -(-(stop - start) // step)) if step > 0 else max(0, -(-(start - stop) // -step))
 
 

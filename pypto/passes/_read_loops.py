@@ -80,11 +80,11 @@ class _Splitter:
             v = s.value if isinstance(s, AssignStmt) else None
             ready = v is not None and self.ready(v)
             read = ready and is_read(v) and v.args[0] not in self.written  # type: ignore[union-attr]
-            derived = ready and isinstance(s.var.var_type, ScalarType) and not isinstance(v, Call)  # type: ignore[union-attr]
+            derived = ready and isinstance(s.var.var_type, ScalarType) and not isinstance(v, Call)
             if read or derived:
                 hoisted.append(s)
-                self.moved.add(s.var)  # type: ignore[union-attr]
-                self.arg_of[s.var] = s.var  # type: ignore[union-attr]
+                self.moved.add(s.var)
+                self.arg_of[s.var] = s.var
             else:
                 kept.append(s)
         return hoisted, kept

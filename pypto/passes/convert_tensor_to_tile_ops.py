@@ -33,7 +33,7 @@ COMPUTE = frozenset((*BINARY, *SCALAR, *UNARY, *ROW_REDUCE, *COL_REDUCE, *ROW_EX
 
 
 def _index_list(values: tuple[int, ...] | list[object]) -> MakeTuple:
-    return MakeTuple(tuple(v if isinstance(v, Expr) else ConstInt(int(v)) for v in values))  # type: ignore[arg-type]
+    return MakeTuple(tuple(v if isinstance(v, Expr) else ConstInt(int(v)) for v in values))
 
 
 @dataclass

@@ -271,7 +271,7 @@ class _Outliner:
 
 def _launch_call(s: Stmt, launch: dict[str, object], scope: SpmdScopeStmt, fresh) -> list[Stmt]:
     """``out = self.k(...)`` inside ``with pl.spmd(n[, deps]) [as tid]``: the call with the launch attrs."""
-    call = s.value if isinstance(s, AssignStmt) else s.expr  # type: ignore[union-attr]
+    call = s.value if isinstance(s, AssignStmt) else s.expr
     attrs = {**call.attrs, **launch}
     if scope.deps:
         attrs["manual_dep_edges"] = tuple(attrs.get("manual_dep_edges", ())) + scope.deps
@@ -323,7 +323,7 @@ def _hoist_reads(scope: InCoreScopeStmt, program: Program) -> tuple[InCoreScopeS
                    and ready and bool(uses & moved))
         if read or derived:
             hoisted.append(s)
-            moved.add(s.var)  # type: ignore[union-attr]
+            moved.add(s.var)
         else:
             kept.append(s)
     if not hoisted:

@@ -67,11 +67,10 @@ def test_written_args_of_an_op_call_and_a_program_call():
             out = self.k(a, out)
             return out
 
-    from pypto.ir.stmt import AssignStmt
-    from pypto.passes._util import iter_stmts
+    from pypto.ir.stmt import AssignStmt, preorder
 
     calls = {s.value.op if isinstance(s.value.op, str) else s.value.op.name: s.value
-             for f in P.functions for s in iter_stmts(f.body) if isinstance(s, AssignStmt)}
+             for f in P.functions for s in preorder(f.body) if isinstance(s, AssignStmt)}
     assert written_args(calls["tile.store"], P) == (2,) and written_index(calls["tile.store"]) == 2
     assert written_args(calls["tile.load"], P) == ()
     assert written_args(calls["k"], P) == (1,) and written_index(calls["k"]) is None
