@@ -31,7 +31,7 @@ from pypto.passes._kernel_reads import (
     reading_kernels,
     written_tensors,
 )
-from pypto.passes._rewrite import call_in, elements, fresh_vars, ints
+from pypto.passes._rewrite import call_in, elements, fresh_vars, ints, match
 from pypto.passes._util import base_name, iter_stmts, used_vars
 
 _CHUNK_BYTES = 64 * 1024  # one gather copy's Vec tile at most (rows are split above this)
@@ -96,8 +96,8 @@ def _nested(body: list[Stmt]) -> list[AssignStmt]:
 
 def _gatherable(s: Stmt, dependent: set[Var], addressable: set[Var], written: set[Var]) -> bool:
     """``t = pl.load(param, offsets, static shape[, valid])`` whose read-dependent values are offsets."""
-    v = s.value if isinstance(s, AssignStmt) else None
-    if not (isinstance(v, Call) and v.op == "tile.load" and isinstance(v.args[0], Var) and v.args[0] not in written):
+    v = match(s, "tile.load") if isinstance(s, AssignStmt) else None
+    if v is None or not isinstance(v.args[0], Var) or v.args[0] in written:
         return False
     shape = v.args[2]
     if not isinstance(shape, MakeTuple) or any(as_int(d) is None for d in shape.elements):

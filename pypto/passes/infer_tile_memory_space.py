@@ -10,7 +10,7 @@ from pypto.errors import UserError
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call, Expr, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.ops.registry import make_call, op_of
+from pypto.ir.ops.registry import get_op, make_call, op_of
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, WhileStmt, YieldStmt
 from pypto.ir.types import TileType
@@ -31,7 +31,7 @@ def _moves(s: AssignStmt, call: Call) -> tuple[list[Stmt], Call]:
     """Insert tile.move for matmul operands that still sit in Mat."""
     pre: list[Stmt] = []
     args = list(call.args)
-    first = 1 if call.op == "tile.matmul_acc" else 0
+    first = 1 if get_op(call.op).reuses else 0  # operands after the accumulator
     for i, want in OPERAND_SPACE.items():
         a = args[first + i]
         have = _space(a)

@@ -5,13 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pypto.ir.enums import ForKind
-from pypto.ir.expr import Call, Var
+from pypto.ir.expr import Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import lookup, op_of
 from pypto.ir.stmt import AssignStmt, ForStmt, Stmt
 from pypto.ir.types import MemRef, PtrType, TileType
 from pypto.passes._liveness import Liveness
 from pypto.passes._memref import allocs, drop_unused_allocs, memref_of, with_memref
+from pypto.passes._rewrite import match
 from pypto.passes._util import iter_stmts, retype
 from pypto.passes.base import Pass
 
@@ -68,7 +69,7 @@ def _pipeline_members(func: Function) -> dict[Var, tuple[int, bool]]:
         if isinstance(loop, ForStmt) and loop.kind is ForKind.Pipeline:
             for s in iter_stmts(loop.body):
                 if isinstance(s, AssignStmt) and isinstance(s.var.var_type, TileType):
-                    out[s.var] = (id(loop), isinstance(s.value, Call) and s.value.op == "tile.load")
+                    out[s.var] = (id(loop), match(s, "tile.load") is not None)
     return out
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.callgraph import callee_first, written_args
 from pypto.ir.enums import FunctionType, ParamDirection, TensorLayout
-from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, IterArg, MakeTuple, TupleGetItem, Var, as_int
+from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, TupleGetItem, Var, as_int
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.properties import IRProperty
@@ -38,6 +38,7 @@ from pypto.ir.visitor import substitute
 from pypto.passes._kernel_reads import hoist_kernel_reads
 from pypto.passes._read_gather import gather_carried_reads
 from pypto.passes._read_loops import lift_read_loops
+from pypto.passes._rewrite import ints, match
 from pypto.passes._util import base_name, defined_vars, iter_stmts, map_blocks, used_vars
 from pypto.passes.base import Pass
 
@@ -196,10 +197,10 @@ class _Outliner:
         for v in leaked:
             t = v.var_type
             assert isinstance(t, TensorType)
-            create = make_call("tensor.create", [_ints(t.shape)], {"dtype": t.dtype, "layout": TensorLayout.ND},
+            create = make_call("tensor.create", [ints(t.shape)], {"dtype": t.dtype, "layout": TensorLayout.ND},
                                span=v.span)
             buf = Var(self._fresh_name(f"{base_name(v.name)}_buf"), create.result_type, span=v.span)
-            write = make_call("tensor.assemble", [buf, v, _ints((0,) * len(t.shape))], span=v.span)
+            write = make_call("tensor.assemble", [buf, v, ints((0,) * len(t.shape))], span=v.span)
             done = Var(self._fresh_name(f"{base_name(v.name)}_out"), write.result_type, span=v.span)
             creates.append(AssignStmt(buf, create, span=v.span))
             writes.append(AssignStmt(done, write, span=v.span))
@@ -292,10 +293,6 @@ def _launch_call(s: Stmt, launch: dict[str, object], scope: SpmdScopeStmt, fresh
     return out
 
 
-def _ints(values: tuple) -> MakeTuple:
-    return MakeTuple(tuple(ConstInt(int(v)) for v in values))
-
-
 def _hoist_reads(scope: InCoreScopeStmt, program: Program) -> tuple[InCoreScopeStmt, list[Stmt]]:
     """Move ``x = pl.read(t, idx)`` at the region's top level out in front of the region.
 
@@ -315,7 +312,7 @@ def _hoist_reads(scope: InCoreScopeStmt, program: Program) -> tuple[InCoreScopeS
         v = s.value if isinstance(s, AssignStmt) else None
         uses = set(used_vars(v)) if v is not None else set()
         ready = all(u not in local or u in moved for u in uses)
-        read = (isinstance(v, Call) and v.op == "tensor.read" and isinstance(v.args[0], Var)
+        read = (match(v, "tensor.read") is not None and isinstance(v.args[0], Var)
                 and region.root(v.args[0]) not in written and v.args[0] not in local
                 and not any(u in local for u in used_vars(list(v.args[1:]))))
         # scalar arithmetic on a hoisted read (e.g. its cast to pl.INDEX) goes along with it
@@ -360,10 +357,11 @@ def _check_escapes(scope: InCoreScopeStmt, rest: list[Stmt], renames: dict[Var, 
 
 def _name_store(s: Stmt) -> Stmt:
     """``pl.tile.store(t, off, c)`` -> ``c__store = pl.tile.store(...)`` (the result names the write)."""
-    if isinstance(s, EvalStmt) and isinstance(s.expr, Call) and s.expr.op == "tile.store":
-        target = s.expr.args[2]
+    store = match(s, "tile.store") if isinstance(s, EvalStmt) else None
+    if store is not None:
+        target = store.args[2]
         stem = base_name(target.name) if isinstance(target, Var) else "out"
-        return AssignStmt(Var(f"{stem}__store", s.expr.result_type, span=s.span), s.expr, span=s.span)
+        return AssignStmt(Var(f"{stem}__store", store.result_type, span=s.span), store, span=s.span)
     return s
 
 

@@ -91,12 +91,29 @@ def _expand(name: str, kind: type, axis: int):
     return infer
 
 
+# Rounding modes of a cast; upstream's integer modes 0-6 index the first seven.
+ROUND_MODES = ("none", "rint", "round", "floor", "ceil", "trunc", "odd", "cast_rint")
+
+
+def round_mode(mode: object) -> str | None:
+    """The name of a cast's rounding mode (given by name or upstream's int code); None if it names none."""
+    if isinstance(mode, bool):
+        return None
+    if isinstance(mode, int):
+        return ROUND_MODES[mode] if 0 <= mode < 7 else None
+    text = str(getattr(mode, "value", mode)).lower()
+    return text if text in ROUND_MODES else None
+
+
 def _cast(name: str, kind: type):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         a = shaped(args[0], name, "x", span, kind)
         target = kw.get("target_type")
         if not isinstance(target, DataType):
             raise UserError(f"{name}: target_type must be a dtype such as pl.FP16", span)
+        if round_mode(kw.get("mode", "round")) is None:
+            raise UserError(f"{name}: unknown rounding mode {kw.get('mode')!r}", span,
+                            hint=f"one of {', '.join(repr(m) for m in ROUND_MODES)} (or 0-6)")
         return like(a, dtype=target)
     return infer
 
