@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -263,6 +263,7 @@ def _compile(program: Program, opts: CompileOptions) -> CompiledProgram:
     from pypto.toolchain.cachefs import dir_lock
     from pypto.toolchain.logging import bound_context
 
+    lock: AbstractContextManager[object]
     if opts.explicit_output:
         _make_dirs(opts.output_dir.parent)
         lock = dir_lock(opts.output_dir)
