@@ -10,14 +10,14 @@ it did produce stay for inspection.
 
 from __future__ import annotations
 
-import inspect
+import dataclasses
 import os
 import time
-from contextlib import nullcontext
-from dataclasses import dataclass, field
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pypto.artifact import PASSES_DUMP_DIR, REPORT_DIR, ArtifactMeta, begin, commit
 from pypto.artifact.names import check_program, contained
@@ -39,10 +39,38 @@ from pypto.ir.options import (
 from pypto.passes.context import DEFAULT_DISABLED
 from pypto.toolchain.prefix_map import PrefixMap, parse_prefix_map
 
+if TYPE_CHECKING:
+    from pypto.passes.context import PassContext
+    from pypto.toolchain.settings_model import Settings
 
-@dataclass
+Stages = list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class CompileRequest:
+    """The keyword arguments of :func:`compile` as given (None: not given; settings fill it in)."""
+
+    output_dir: str | os.PathLike[str] | None = None
+    strategy: OptimizationStrategy = OptimizationStrategy.Default
+    dump_passes: bool | PassDumpLevel = True
+    backend_type: BackendType = BackendType.Ascend910B
+    skip_ptoas: bool = False
+    verification_level: VerificationLevel | None = None
+    diagnostic_phase: DiagnosticPhase | None = None
+    disabled_diagnostics: set[DiagnosticCheck] | None = None
+    memory_planner: MemoryPlanner | None = None
+    enable_pypto_l0c_double_buffer: bool | None = None
+    profiling: bool = False
+    platform: str | None = None
+    analyze_auto_scopes_for_deps: bool = False
+    emit_source_loc: bool | None = None
+    dump_ptoas_passes: bool = False
+    runtime: RuntimeKind | str | None = None
+
+
+@dataclass(frozen=True)
 class CompileOptions:
-    """Every ``ir.compile`` knob after defaults and settings were applied."""
+    """Every ``ir.compile`` knob after defaults and settings were applied (resolved once, never changed)."""
 
     output_dir: Path
     dump_level: PassDumpLevel
@@ -59,12 +87,16 @@ class CompileOptions:
     emit_source_loc: bool
     dump_ptoas_passes: bool
     runtime: RuntimeKind
-    settings: Any = None
-    stages: list[dict[str, Any]] = field(default_factory=list)
+    file_prefix_map: PrefixMap
+    toolchain: str
+    codegen_max_workers: int | None
+    ptoas_root: str | None
+    cache_dir: Path
+    ptoas_timeout_s: float
     explicit_output: bool = True  # False: a default dir name, claimed (created) atomically before writing
 
 
-def _settings() -> Any:
+def _settings() -> Settings:
     from pypto.toolchain.logging import ensure_configured
     from pypto.toolchain.settings import resolve_settings
 
@@ -82,10 +114,9 @@ def _conflict(name: str, value: Any, op: str = "compile") -> None:
             f"Set the {name} on the existing PassContext instead.")
 
 
-def _default_output_dir(program: Program, settings: Any) -> Path:
+def _default_output_dir(program: Program, settings: Settings) -> Path:
     """``<prog_build_dir>/<program>_<timestamp>``: a candidate name, claimed by :func:`_claim_output_dir`."""
-    base = Path(getattr(settings, "prog_build_dir", None) or "build_output")
-    return base / f"{program.name}_{datetime.now().strftime('%Y%m%d_%H%M%S')}"
+    return settings.output_base / f"{program.name}_{datetime.now().strftime('%Y%m%d_%H%M%S')}"
 
 
 def _claim_output_dir(out: Path) -> Path:
@@ -117,71 +148,64 @@ def _unusable_output(path: Path, exc: OSError) -> UserError:
                      hint="pass -o/--output-dir (output_dir=) a writable directory, or set PYPTO_PROG_BUILD_DIR")
 
 
-def resolve_options(program: Program, kw: dict[str, Any]) -> CompileOptions:
-    """Apply defaults, the PassContext conflict rule and settings to the raw keyword arguments.
+def resolve_options(program: Program, req: CompileRequest, settings: Settings | None = None) -> CompileOptions:
+    """Apply the PassContext conflict rule and settings to the keyword arguments, once.
 
     Every name that becomes a file or a symbol is checked first (:func:`pypto.artifact.names.check_program`):
     nothing is created for a program whose name could leave the output directory.
     """
     check_program(program)
-    for name in ("verification_level", "diagnostic_phase", "memory_planner", "runtime"):
-        _conflict(name, kw[name])
-    if kw["strategy"] is not OptimizationStrategy.Default:
-        raise ValueError(f"Unsupported optimization strategy: {kw['strategy']!r}")
-    settings = kw.get("settings") or _settings()
-    backend = kw["backend_type"]
-    platform = kw["platform"]
-    if platform is not None:
-        backend = backend_for_platform(platform)
+    for name, value in (("verification_level", req.verification_level), ("diagnostic_phase", req.diagnostic_phase),
+                        ("memory_planner", req.memory_planner), ("runtime", req.runtime)):
+        _conflict(name, value)
+    if req.strategy is not OptimizationStrategy.Default:
+        raise ValueError(f"Unsupported optimization strategy: {req.strategy!r}")
+    settings = settings or _settings()
+    backend = backend_for_platform(req.platform) if req.platform is not None else req.backend_type
     ctx = _active_context()
-    vlevel = kw["verification_level"] or (ctx.verification_level if ctx else None) or VerificationLevel(
-        getattr(settings, "verify_level", "basic") or "basic")
-    dphase = kw["diagnostic_phase"] or (ctx.diagnostic_phase if ctx else None) or DiagnosticPhase(
-        getattr(settings, "warning_level", "pre_pipeline") or "pre_pipeline")
-    disabled = kw["disabled_diagnostics"]
-    runtime = kw["runtime"] or (ctx.runtime if ctx else None) or getattr(settings, "runtime", None)
-    emit_loc = kw["emit_source_loc"]
-    _check_graph_runtime(program, runtime, "argument" if kw["runtime"] is not None else
-                         settings.source_of("runtime") if hasattr(settings, "source_of") else "default")
+    runtime = req.runtime or (ctx.runtime if ctx else None) or settings.runtime
+    _check_graph_runtime(program, runtime, "argument" if req.runtime is not None else settings.source_of("runtime"))
     return CompileOptions(
-        output_dir=Path(kw["output_dir"]) if kw["output_dir"] is not None else _default_output_dir(program, settings),
-        dump_level=PassDumpLevel.coerce(kw["dump_passes"]),
+        output_dir=Path(req.output_dir) if req.output_dir is not None else _default_output_dir(program, settings),
+        dump_level=PassDumpLevel.coerce(req.dump_passes),
         backend_type=backend,
-        platform=platform or default_sim_platform(backend),
-        skip_ptoas=bool(kw["skip_ptoas"]),
-        verification_level=vlevel,
-        diagnostic_phase=dphase,
-        disabled_diagnostics=set(disabled if disabled is not None else DEFAULT_DISABLED),
-        memory_planner=kw["memory_planner"] or (ctx.memory_planner if ctx else None) or MemoryPlanner.PYPTO,
-        l0c_double_buffer=bool(kw["enable_pypto_l0c_double_buffer"]),
-        profiling=bool(kw["profiling"]) or bool(getattr(settings, "compile_profiling", False))
-        or _profiler_active(),
-        analyze_auto_scopes_for_deps=bool(kw["analyze_auto_scopes_for_deps"]),
-        emit_source_loc=bool(getattr(settings, "emit_pto_loc", True)) if emit_loc is None else bool(emit_loc),
-        dump_ptoas_passes=bool(kw["dump_ptoas_passes"]),
-        runtime=RuntimeKind.from_name(runtime or RuntimeKind.TENSORMAP_AND_RINGBUFFER),
-        settings=settings,
-        explicit_output=kw["output_dir"] is not None,
+        platform=req.platform or default_sim_platform(backend),
+        skip_ptoas=bool(req.skip_ptoas),
+        verification_level=req.verification_level or (ctx.verification_level if ctx else None)
+        or VerificationLevel(settings.verify_level),
+        diagnostic_phase=req.diagnostic_phase or (ctx.diagnostic_phase if ctx else None)
+        or DiagnosticPhase(settings.warning_level),
+        disabled_diagnostics=set(req.disabled_diagnostics if req.disabled_diagnostics is not None
+                                 else DEFAULT_DISABLED),
+        memory_planner=req.memory_planner or (ctx.memory_planner if ctx else None) or MemoryPlanner.PYPTO,
+        l0c_double_buffer=bool(req.enable_pypto_l0c_double_buffer),
+        profiling=bool(req.profiling) or settings.compile_profiling or _profiler_active(),
+        analyze_auto_scopes_for_deps=bool(req.analyze_auto_scopes_for_deps),
+        emit_source_loc=settings.emit_pto_loc if req.emit_source_loc is None else bool(req.emit_source_loc),
+        dump_ptoas_passes=bool(req.dump_ptoas_passes),
+        runtime=RuntimeKind.from_name(runtime),
+        file_prefix_map=parse_prefix_map(settings.file_prefix_map),
+        toolchain=settings.toolchain,
+        codegen_max_workers=settings.codegen_max_workers,
+        ptoas_root=settings.ptoas_root,
+        cache_dir=settings.cache_dir,
+        ptoas_timeout_s=settings.ptoas_timeout_s,
+        explicit_output=req.output_dir is not None,
     )
 
 
-def _check_graph_runtime(program: Program, runtime: Any, source: str) -> None:
+def _check_graph_runtime(program: Program, runtime: RuntimeKind | str, source: str) -> None:
     """A Graph function needs the host_build_graph runtime (the host records and replays it)."""
     from pypto.ir.enums import FunctionType
     from pypto.toolchain.platforms import check_graph_runtime
 
-    name = RuntimeKind.from_name(runtime or RuntimeKind.TENSORMAP_AND_RINGBUFFER).value
+    name = RuntimeKind.from_name(runtime).value
     for func in program.functions:
         if func.func_type is FunctionType.Graph:
             check_graph_runtime(func.name, name, source)
 
 
-def _prefix_map(opts: CompileOptions) -> PrefixMap:
-    """The ``file_prefix_map`` setting: source paths recorded in the artifact go through it."""
-    return parse_prefix_map(getattr(opts.settings, "file_prefix_map", None))
-
-
-def _active_context() -> Any:
+def _active_context() -> PassContext | None:
     from pypto.passes.context import PassContext
 
     return PassContext.current()
@@ -218,8 +242,14 @@ def compile(  # noqa: A001 - the upstream API name
         raise UnsupportedFeatureError(
             "distributed_config: pypto.driver.compile compiles one chip-level program",
             hint="compile distributed (HOST-level) programs with pypto.ir.compile(..., distributed_config=...)")
-    opts = resolve_options(program, dict(locals()))
-    return _compile(program, opts)
+    request = CompileRequest(
+        output_dir=output_dir, strategy=strategy, dump_passes=dump_passes, backend_type=backend_type,
+        skip_ptoas=skip_ptoas, verification_level=verification_level, diagnostic_phase=diagnostic_phase,
+        disabled_diagnostics=disabled_diagnostics, memory_planner=memory_planner,
+        enable_pypto_l0c_double_buffer=enable_pypto_l0c_double_buffer, profiling=profiling, platform=platform,
+        analyze_auto_scopes_for_deps=analyze_auto_scopes_for_deps, emit_source_loc=emit_source_loc,
+        dump_ptoas_passes=dump_ptoas_passes, runtime=runtime)
+    return _compile(program, resolve_options(program, request))
 
 
 def lower(program: Program, **kw: Any) -> Program:
@@ -248,14 +278,15 @@ def _compile_locked(program: Program, opts: CompileOptions) -> CompiledProgram:
     from pypto.toolchain.cachefs import dir_lock
     from pypto.toolchain.logging import bound_context
 
+    lock: AbstractContextManager[object]
     if opts.explicit_output:
         _make_dirs(opts.output_dir.parent)
         lock = dir_lock(opts.output_dir)
     else:
-        opts.output_dir = _claim_output_dir(opts.output_dir)
+        opts = dataclasses.replace(opts, output_dir=_claim_output_dir(opts.output_dir))
         lock = nullcontext()
     with lock, bound_context(program=program.name, platform=opts.platform, output_dir=opts.output_dir,
-                             toolchain=getattr(opts.settings, "toolchain", None)):
+                             toolchain=opts.toolchain):
         return _compile_in_context(program, opts)
 
 
@@ -272,37 +303,38 @@ def _compile_in_context(program: Program, opts: CompileOptions) -> CompiledProgr
         disabled_diagnostics=opts.disabled_diagnostics, memory_planner=opts.memory_planner,
         runtime=opts.runtime, backend_type=opts.backend_type,
         enable_l0c_double_buffer=opts.l0c_double_buffer)
+    stages: Stages = []
     with nullcontext() if outer else ctx, stage("passes"):
         t0 = time.perf_counter()
         result = run_pipeline(program, ctx=ctx, dump_level=opts.dump_level,
                               dump_dir=out / PASSES_DUMP_DIR if opts.dump_level else None,
-                              report_dir=out / REPORT_DIR, file_prefix_map=_prefix_map(opts),
+                              report_dir=out / REPORT_DIR, file_prefix_map=opts.file_prefix_map,
                               analyze_auto_scopes_for_deps=opts.analyze_auto_scopes_for_deps)
-        opts.stages.append({"name": "passes", "seconds": time.perf_counter() - t0,
-                            "children": [{"name": n, "seconds": s, "children": []} for n, s in result.pass_times]})
-    compiled = _codegen_and_commit(program, result.program, opts)
+        stages.append({"name": "passes", "seconds": time.perf_counter() - t0,
+                       "children": [{"name": n, "seconds": s, "children": []} for n, s in result.pass_times]})
+    compiled = _codegen_and_commit(program, result.program, opts, stages)
     if opts.profiling:
         from pypto.compile_profiling import record_compile
 
-        _write_profile(out, opts.stages)
-        record_compile(opts.stages, f"compile {program.name}")
+        _write_profile(out, stages)
+        record_compile(stages, f"compile {program.name}")
     return compiled
 
 
-def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions) -> CompiledProgram:
+def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions, stages: Stages) -> CompiledProgram:
     from pypto.backend import assemble
     from pypto.codegen import generate
     from pypto.toolchain.logging import stage
 
     out = opts.output_dir
     meta = ArtifactMeta.from_program(program, platform=opts.platform, backend_type=opts.backend_type.value,
-                                     runtime=opts.runtime.value, toolchain=getattr(opts.settings, "toolchain", None))
+                                     runtime=opts.runtime.value, toolchain=opts.toolchain)
     t0 = time.perf_counter()
     with stage("codegen"):
         try:
             artifact = generate(lowered, backend_type=opts.backend_type, platform=opts.platform,
                                 runtime=opts.runtime, emit_source_loc=opts.emit_source_loc,
-                                file_prefix_map=_prefix_map(opts))
+                                file_prefix_map=opts.file_prefix_map)
         except PartialCodegenError as exc:  # keep what was generated, for reading (no completeness marker)
             for rel, text in exc.files.items():
                 path = contained(out, rel)
@@ -314,12 +346,11 @@ def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions
         with stage("ptoas" if not opts.skip_ptoas else "assemble"):
             assemble(artifact, out, ptoas=None if opts.skip_ptoas else _ptoas(opts),
                      skip_ptoas=opts.skip_ptoas, dump_ptoas_passes=opts.dump_ptoas_passes,
-                     max_workers=getattr(opts.settings, "codegen_max_workers", None),
-                     timeout=getattr(opts.settings, "ptoas_timeout_s", None) or _ptoas_timeout())
+                     max_workers=opts.codegen_max_workers, timeout=opts.ptoas_timeout_s)
     except ToolchainError as exc:
         raise _relocated(exc, out) from None
-    opts.stages.append({"name": "codegen", "seconds": t1 - t0, "children": []})
-    opts.stages.append({"name": "ptoas", "seconds": time.perf_counter() - t1, "children": []})
+    stages.append({"name": "codegen", "seconds": t1 - t0, "children": []})
+    stages.append({"name": "ptoas", "seconds": time.perf_counter() - t1, "children": []})
     if not opts.skip_ptoas:
         from pypto.artifact.run_script import write_run_script
         from pypto.toolchain.platforms import sim_twin
@@ -327,12 +358,6 @@ def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions
         write_run_script(out, meta.params, platform=sim_twin(opts.platform))
     commit(out, meta)
     return CompiledProgram.from_meta(program, out, meta, backend_type=opts.backend_type)
-
-
-def _ptoas_timeout() -> float:
-    from pypto.toolchain.settings import tool_timeout
-
-    return tool_timeout("ptoas_timeout_s")
 
 
 def _relocated(exc: ToolchainError, out: Path) -> ToolchainError:
@@ -347,9 +372,7 @@ def _relocated(exc: ToolchainError, out: Path) -> ToolchainError:
 def _ptoas(opts: CompileOptions) -> Path:
     from pypto.toolchain.ptoas import require_ptoas
 
-    settings = opts.settings
-    cache = getattr(settings, "cache_dir", None)
-    return require_ptoas(getattr(settings, "ptoas_root", None), Path(cache) if cache else None)
+    return require_ptoas(opts.ptoas_root, opts.cache_dir)
 
 
 def _profiler_active() -> bool:
@@ -359,19 +382,16 @@ def _profiler_active() -> bool:
     return get_active_profiler() is not None
 
 
-def _write_profile(out: Path, stages: list[dict[str, Any]]) -> None:
+def _write_profile(out: Path, stages: Stages) -> None:
     from pypto.passes.profiling import format_profile_json, format_profile_txt
 
     (out / REPORT_DIR / "pipeline_profile.txt").write_text(format_profile_txt(stages))
     (out / REPORT_DIR / "pipeline_profile.json").write_text(format_profile_json(stages))
 
 
-def compile_with_settings(program: Program, settings: Any, **kw: Any) -> CompiledProgram:
-    """``ir.compile`` with an already-resolved Settings object (the CLI path)."""
-    raw: dict[str, Any] = {name: p.default for name, p in inspect.signature(compile).parameters.items()
-                           if name != "program"}
-    raw.update(platform=settings.platform, runtime=settings.runtime, settings=settings)
-    raw.update(kw)
-    if raw["verification_level"] is None and settings.source_of("verify_level") != "default":
-        raw["verification_level"] = VerificationLevel(settings.verify_level)
-    return _compile(program, resolve_options(program, raw))
+def compile_with_settings(program: Program, settings: Settings, **kw: Any) -> CompiledProgram:
+    """``ir.compile`` with an already-resolved Settings object (the CLI path); ``kw`` as for :func:`compile`."""
+    request = CompileRequest(**{"platform": settings.platform, "runtime": settings.runtime, **kw})
+    if request.verification_level is None and settings.source_of("verify_level") != "default":
+        request = dataclasses.replace(request, verification_level=VerificationLevel(settings.verify_level))
+    return _compile(program, resolve_options(program, request, settings))

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from pypto.ir.enums import FunctionType, MemorySpace
+from pypto.ir.enums import CUBE_SPACES, FunctionType, MemorySpace
 from pypto.ir.expr import Var
 from pypto.ir.function import Function
 from pypto.ir.types import TileType
 from pypto.ir.visitor import IRVisitor
 
 CORE_OF_TYPE = {FunctionType.AIV: "aiv", FunctionType.AIC: "aic"}
-_CUBE_SPACES = frozenset({MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc,
-                          MemorySpace.Bias})
 
 
 class _Spaces(IRVisitor):
@@ -31,4 +29,4 @@ def core_of(func: Function) -> str:
         return CORE_OF_TYPE[func.func_type]
     v = _Spaces()
     v.visit(func.body)
-    return "aic" if v.spaces & _CUBE_SPACES else "aiv"
+    return "aic" if v.spaces & CUBE_SPACES else "aiv"

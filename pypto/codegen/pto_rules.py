@@ -20,6 +20,7 @@ from pypto.codegen.pto_values import GmView, Tile
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call, ConstFloat, ConstInt, Expr, MakeTuple, Var, as_int
 from pypto.ir.ops.bounds import check_window
+from pypto.ir.ops.common import round_mode
 from pypto.ir.types import TensorType, TileType
 
 if TYPE_CHECKING:
@@ -99,7 +100,7 @@ def _addsc(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
 
 def _sub_then_sub(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     """``subc``/``subsc``: a - b - c as two subtractions (the operand order of tsubc/tsubsc differs between
-    ISA versions); the result never shares a buffer with ``c`` (memory_rules.NOT_IN_PLACE)."""
+    ISA versions); the result never shares a buffer with ``c`` (its op is registered with ``in_place=False``)."""
     a, last = cg.tile_of(c.args[0]), cg.tile_of(c.args[2])
     out = cg.def_tile(dst)
     if c.op == "tile.subc":
@@ -309,15 +310,12 @@ def _reshape(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     cg.emit_op("treshape", _list(a), cg.def_tile(dst))
 
 
-_RMODE = {"none": "NONE", "rint": "RINT", "round": "ROUND", "floor": "FLOOR", "ceil": "CEIL",
-          "trunc": "TRUNC", "odd": "ODD", "cast_rint": "CAST_RINT"}
-
-
 def _cast(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     (a,) = _srcs(cg, c, 1)
-    mode = str(getattr(c.kwargs.get("mode", "round"), "value", c.kwargs.get("mode", "round"))).lower()
-    rmode = _RMODE.get(mode, "ROUND")
-    cg.emit_op("tcvt", _list(a), cg.def_tile(dst), f" {{rmode = #pto<round_mode {rmode}>}}")
+    mode = round_mode(c.kwargs.get("mode", "round"))
+    if mode is None:  # the op's type inference rejects these
+        raise cg.error(f"tile.cast: unknown rounding mode {c.kwargs.get('mode')!r}")
+    cg.emit_op("tcvt", _list(a), cg.def_tile(dst), f" {{rmode = #pto<round_mode {mode.upper()}>}}")
 
 
 def _spmd_id(pto: str) -> Rule:

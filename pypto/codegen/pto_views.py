@@ -4,7 +4,7 @@ ptoas 0.1.1 has neither ``tconcat`` nor ``tinsert``, and its ``pto.subset`` lowe
 arithmetic on a tile object, so a tile cannot be written into a window of a bigger on-chip tile.
 A column concat or an assemble is therefore kept as a list of blocks painted in order
 (:class:`Pieces`); storing it writes each block at its offset, later blocks over earlier ones.
-MemoryReuse keeps the blocks' buffers live until the result's last use (``DEFERRED_VIEWS``). Any
+MemoryReuse keeps the blocks' buffers live until the result's last use (the ops' ``keeps_operands`` trait). Any
 other use of such a result is a compile-time error naming the alternative.
 """
 

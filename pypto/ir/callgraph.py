@@ -1,11 +1,24 @@
 """Call-graph order of a program's functions (callees before callers), used by the printer,
-the passes that add or inline functions, the DSL's ``@pl.program`` and the jit."""
+the passes that add or inline functions, the DSL's ``@pl.program`` and the jit; and which arguments
+a call writes."""
 
 from __future__ import annotations
 
+from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import Call, GlobalVar
-from pypto.ir.function import Function
+from pypto.ir.function import Function, Program
+from pypto.ir.ops.registry import written_index
 from pypto.ir.visitor import IRVisitor
+
+
+def written_args(call: Call, program: Program) -> tuple[int, ...]:
+    """Indices of the arguments ``call`` writes: an op's ``writes`` operand, a callee's Out/InOut params."""
+    if isinstance(call.op, GlobalVar):
+        callee = program.get_function(call.op.name)
+        dirs = callee.param_directions[:len(call.args)] if callee is not None else ()
+        return tuple(i for i, d in enumerate(dirs) if d is not ParamDirection.In)
+    index = written_index(call)
+    return () if index is None else (index,)
 
 
 class _Calls(IRVisitor):

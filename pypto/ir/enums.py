@@ -77,6 +77,10 @@ class MemorySpace(Enum):
     ScalarLocal = "ScalarLocal"
 
 
+# The buffers of the cube unit (AIC): a tile living in one of them is cube work.
+CUBE_SPACES = frozenset({MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc, MemorySpace.Bias})
+
+
 class TileLayout(Enum):
     none_box = "none_box"
     row_major = "row_major"

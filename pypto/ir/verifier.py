@@ -6,10 +6,12 @@ from collections.abc import Callable, Iterable, Iterator
 
 from pypto.diagnostics import Diagnostic, Severity
 from pypto.errors import VerificationError
-from pypto.ir.enums import FunctionType, MemorySpace, ParamDirection
+from pypto.ir.callgraph import written_args
+from pypto.ir.enums import FunctionType, ParamDirection
 from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, IterArg, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.memo import IdentityMemo
+from pypto.ir.ops.registry import op_of
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import (
     AssignStmt,
@@ -35,8 +37,6 @@ MULTIPLE_ASSIGNMENT, MISSING_YIELD, ITER_ARGS_RETURN_VARS_MISMATCH, YIELD_COUNT_
 TYPE_MISMATCH, CALL_ARITY = 101, 102
 USE_BEFORE_DEF = 401
 
-CUBE_OPS = frozenset({"tile.matmul", "tile.matmul_acc", "tile.matmul_bias"})
-CUBE_SPACES = frozenset({MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc, MemorySpace.Bias})
 
 _LEAVES = (AssignStmt, ReturnStmt, YieldStmt)
 Checker = Callable[[Program], list[Diagnostic]]
@@ -304,16 +304,17 @@ def _check_inout_use(program: Program) -> list[Diagnostic]:
 
 
 def _written_args(value: Expr, program: Program) -> dict[Var, str]:
+    """Arguments a program call writes -> the direction they were passed as (Out / InOut)."""
     if not isinstance(value, Call) or not isinstance(value.op, GlobalVar):
         return {}
-    target = program.get_function(value.op.name)
-    if target is None:
-        return {}
-    out: dict[Var, str] = {}
-    for a, d in zip(value.args, target.param_directions, strict=False):
-        if isinstance(a, Var) and d is not ParamDirection.In:
-            out[a] = d.value
-    return out
+    callee = program.get_function(value.op.name)
+    return {a: callee.param_directions[i].value for i in written_args(value, program)
+            if isinstance(a := value.args[i], Var) and callee is not None}
+
+
+def _is_cube_op(call: Call) -> bool:
+    op = op_of(call)
+    return op is not None and op.core == "cube"
 
 
 def _check_mixed_expanded(f: Function) -> list[Diagnostic]:
@@ -321,8 +322,7 @@ def _check_mixed_expanded(f: Function) -> list[Diagnostic]:
     if f.func_type is FunctionType.InCore:
         out.append(_err("MixedKernelExpanded", 601, f"InCore function '{f.name}' was not split into AIC/AIV",
                         f.span))
-    if f.func_type is FunctionType.AIV and any(isinstance(c.op, str) and c.op in CUBE_OPS
-                                               for c in _body_calls(f)):
+    if f.func_type is FunctionType.AIV and any(_is_cube_op(c) for c in _body_calls(f)):
         out.append(_err("MixedKernelExpanded", 602, f"AIV function '{f.name}' contains cube ops", f.span))
     return out
 

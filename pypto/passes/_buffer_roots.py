@@ -21,9 +21,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from pypto.ir.enums import ParamDirection
-from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, TupleGetItem, Var
+from pypto.ir.callgraph import written_args
+from pypto.ir.expr import Call, ConstInt, Expr, TupleGetItem, Var
 from pypto.ir.function import Function, Program
+from pypto.ir.ops.registry import lookup
 from pypto.ir.stmt import (
     AssignStmt,
     ForStmt,
@@ -36,9 +37,6 @@ from pypto.ir.stmt import (
     flatten,
 )
 from pypto.ir.types import TensorType, TupleType, Type
-
-FRESH_OPS = frozenset({"tensor.create"})
-SAME_BUFFER_OPS = frozenset({"tensor.assemble", "tensor.slice", "tensor.transpose", "tensor.reshape"})
 
 Roots = tuple[Var, ...]
 
@@ -62,16 +60,6 @@ class BufferRoots:
 
     def is_ambiguous(self, e: Expr) -> bool:
         return isinstance(e, Var) and e in self.ambiguous
-
-
-def written_args(call: Call, program: Program) -> list[int]:
-    """Indices of the arguments a program call writes (its callee's Out/InOut params)."""
-    if not isinstance(call.op, GlobalVar):
-        return []
-    callee = program.get_function(call.op.name)
-    if callee is None:
-        return []
-    return [i for i, d in enumerate(callee.param_directions[:len(call.args)]) if d is not ParamDirection.In]
 
 
 class _Collector:
@@ -131,10 +119,12 @@ class _Collector:
             if items is not None and value.index < len(items):
                 self.record(var, items[value.index].roots, items[value.index].ambiguous)
         elif isinstance(value, Call) and isinstance(value.op, str):
-            if value.op in FRESH_OPS:
+            op = lookup(value.op)
+            if op is not None and op.fresh:
                 self.record(var, (var,))
-            elif value.op in SAME_BUFFER_OPS and value.args:
-                i = self.info(value.args[0])
+            elif op is not None and (at := op.arg_index(op.view_of or op.writes)) is not None \
+                    and at < len(value.args):
+                i = self.info(value.args[at])
                 self.record(var, i.roots, i.ambiguous)
         elif isinstance(value, Call):
             outs = [dataclasses.replace(self.info(value.args[i]), type=value.args[i].type)
@@ -207,9 +197,9 @@ def _last_yield(body: Stmt) -> YieldStmt | None:
 
 
 def _const_trip_count(f: ForStmt) -> int:
-    if not all(isinstance(e, ConstInt) for e in (f.start, f.stop, f.step)) or f.step.value == 0:  # type: ignore[union-attr]
+    if not all(isinstance(e, ConstInt) for e in (f.start, f.stop, f.step)) or f.step.value == 0:
         return 0
-    start, stop, step = f.start.value, f.stop.value, f.step.value  # type: ignore[union-attr]
+    start, stop, step = f.start.value, f.stop.value, f.step.value
     return max(0, -(-(stop - start) // step)) if step > 0 else max(0, -(-(start - stop) // -step))
 
 

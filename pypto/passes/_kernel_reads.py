@@ -17,11 +17,11 @@ from collections.abc import Callable
 from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import Call, Expr, GlobalVar, MakeTuple, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.ops.registry import get_op, has_op
+from pypto.ir.ops.registry import written_index
 from pypto.ir.stmt import AssignStmt, Stmt, flatten, seq, stmt_value
 from pypto.ir.types import ScalarType
-from pypto.ir.visitor import substitute
-from pypto.passes._util import defined_vars, iter_stmts, map_blocks, used_vars
+from pypto.passes._rewrite import clone
+from pypto.passes._util import iter_stmts, map_blocks, used_vars
 from pypto.passes.simplify import Simplify
 
 READ = "tensor.read"
@@ -48,9 +48,9 @@ def written_tensors(f: Function) -> set[Var]:
     out = {p for p, d in zip(f.params, f.param_directions, strict=True) if d is not ParamDirection.In}
     for s in iter_stmts(f.body):
         v = stmt_value(s)
-        index = get_op(v.op).writes_index if isinstance(v, Call) and isinstance(v.op, str) and has_op(v.op) else None
-        if index is not None and isinstance(v.args[index], Var):  # type: ignore[union-attr]
-            out.add(v.args[index])  # type: ignore[union-attr]
+        index = written_index(v) if isinstance(v, Call) else None
+        if isinstance(v, Call) and index is not None and isinstance(a := v.args[index], Var):
+            out.add(a)
     return out
 
 
@@ -100,19 +100,6 @@ def expand_calls(f: Function, kernels: dict[str, Function], expand: Expand) -> F
     return Simplify().run_function(f.with_(body=body), None)  # type: ignore[arg-type]
 
 
-def _fresh_copy(stmts: list[Stmt], mapping: dict[Var, Expr], span) -> list[Stmt]:
-    """``stmts`` with ``mapping`` applied and each defined Var renamed to a fresh one (added to it)."""
-    out = []
-    for s in stmts:
-        s = substitute(s, mapping)
-        for v in defined_vars(s):
-            fresh = Var(v.name, v.var_type, span=v.span)
-            mapping[v] = fresh
-            s = substitute(s, {v: fresh})
-        out.append(listed_index(s))
-    return flatten(seq(out, span=span)) if out else []
-
-
 def address_statements(stmts: list[Stmt], known: set[Var], written: set[Var]) -> dict[Var, AssignStmt]:
     """Of ``stmts``, the scalar work the orchestration can do: reads of tensors not in ``written`` and
     non-call scalar arithmetic, each on ``known`` values or earlier ones of these (in program order)."""
@@ -121,7 +108,7 @@ def address_statements(stmts: list[Stmt], known: set[Var], written: set[Var]) ->
         if not isinstance(s, AssignStmt) or not all(u in known or u in ready for u in used_vars(s.value)):
             continue
         v = s.value
-        if is_read(v) and isinstance(v.args[0], Var) and v.args[0] not in written:  # type: ignore[union-attr]
+        if is_read(v) and isinstance(v.args[0], Var) and v.args[0] not in written:
             ready[s.var] = s
         elif isinstance(s.var.var_type, ScalarType) and not isinstance(v, Call):
             ready[s.var] = s
@@ -161,7 +148,8 @@ def hoist_kernel_reads(program: Program) -> Program:
     def expand(call: Call, old: Function) -> tuple[list[Stmt], Call]:
         _, hoisted, extra = plans[old.name]
         mapping: dict[Var, Expr] = dict(zip(old.params, call.args, strict=True))
-        pre = _fresh_copy(list(hoisted), mapping, call.span)
+        pre = [listed_index(s) for s in clone(list(hoisted), mapping)]
+        pre = flatten(seq(pre, span=call.span)) if pre else []
         return pre, dataclasses.replace(call, args=(*call.args, *(mapping[v] for v in extra)))
 
     olds = {f.name: f for f in program.functions if f.name in plans}

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from itertools import count
 
 from pypto.ir.expr import Call, Var
+from pypto.ir.ops.registry import lookup
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt
 from pypto.ir.types import TileType
 from pypto.passes._util import used_vars
-from pypto.passes.memory_rules import NOT_IN_PLACE
 
 Path = tuple[tuple[int, int], ...]
 
@@ -126,4 +126,5 @@ class Liveness:
             return self.live_after(a, db) or self.live_after(b, da)
         if self.live_after(first, d2):
             return True
-        return self.consumed_at(first, d2) and self.ops.get(second, "") in NOT_IN_PLACE
+        op = lookup(self.ops.get(second))
+        return self.consumed_at(first, d2) and op is not None and not op.in_place

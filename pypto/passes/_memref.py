@@ -5,10 +5,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 
-from pypto.ir.expr import Call, Var
+from pypto.ir.expr import Var
 from pypto.ir.function import Function
 from pypto.ir.stmt import AssignStmt, Stmt, flatten, seq
-from pypto.ir.types import MemRef, ShapedType, TensorType, TileType, Type
+from pypto.ir.types import MemRef, TensorType, TileType, Type
+from pypto.passes._rewrite import match
 from pypto.passes._util import defined_vars
 
 
@@ -23,7 +24,7 @@ def with_memref(t: Type, mr: MemRef) -> Type:
 
 def memref_of(v: Var) -> MemRef | None:
     t = v.var_type
-    return t.memref if isinstance(t, ShapedType) else None  # type: ignore[attr-defined]
+    return t.memref if isinstance(t, TensorType | TileType) else None
 
 
 def all_vars(func: Function) -> Iterator[Var]:
@@ -32,16 +33,16 @@ def all_vars(func: Function) -> Iterator[Var]:
 
 
 def is_alloc(s: Stmt) -> bool:
-    return isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.alloc"
+    return match(s, "tile.alloc") is not None
 
 
 def allocs(func: Function) -> list[AssignStmt]:
-    return [s for s in flatten(func.body) if is_alloc(s)]  # type: ignore[misc]
+    return [s for s in flatten(func.body) if isinstance(s, AssignStmt) and is_alloc(s)]
 
 
 def drop_unused_allocs(func: Function) -> Function:
     """Remove ``tile.alloc`` statements whose buffer no MemRef refers to any more."""
     used = {id(mr.base) for v in all_vars(func) if (mr := memref_of(v)) is not None and isinstance(mr.base, Var)}
     stmts = flatten(func.body)
-    kept = [s for s in stmts if not is_alloc(s) or id(s.var) in used]  # type: ignore[attr-defined]
+    kept = [s for s in stmts if not (isinstance(s, AssignStmt) and is_alloc(s)) or id(s.var) in used]
     return func if len(kept) == len(stmts) else func.with_(body=seq(kept))

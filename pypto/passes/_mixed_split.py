@@ -14,18 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pypto.errors import UnsupportedFeatureError
-from pypto.ir.enums import MemorySpace
+from pypto.ir.enums import CUBE_SPACES, MemorySpace
 from pypto.ir.expr import Call, Var
 from pypto.ir.function import Function
+from pypto.ir.ops.registry import op_of
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ReturnStmt, Stmt, WhileStmt, flatten
 from pypto.ir.types import TensorType, TileType, Type
 from pypto.passes._util import calls_in, defined_vars, iter_stmts, used_vars
 
 CUBE, VECTOR = "cube", "vector"
-CUBE_OPS = frozenset({"tile.matmul", "tile.matmul_acc", "tile.matmul_bias"})
-CUBE_SPACES = frozenset({MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc, MemorySpace.Bias})
-# op -> index of the tensor argument it writes into
-TENSOR_WRITES: dict[str, int] = {"tile.store": 2, "tensor.assemble": 0, "tensor.write": 0}
 OTHER = {CUBE: VECTOR, VECTOR: CUBE}
 
 
@@ -42,7 +39,8 @@ def core_of(call: Call, dest: Type | None = None) -> str | None:
     """
     if not isinstance(call.op, str) or not call.op.startswith("tile."):
         return None
-    if call.op in CUBE_OPS:
+    op = op_of(call)
+    if op is not None and op.core == CUBE:
         return CUBE
     result = dest if isinstance(dest, TileType) else call.result_type
     if isinstance(result, TileType):
@@ -126,7 +124,8 @@ class Analysis:
         return item
 
     def _tensor_access(self, call: Call, s: Stmt, item: Item) -> None:
-        target = TENSOR_WRITES.get(call.op) if isinstance(call.op, str) else None
+        op = op_of(call)
+        target = op.writes_index if op is not None else None
         for i, a in enumerate(call.args):
             if isinstance(a, Var) and isinstance(a.type, TensorType):
                 (item.writes if i == target else item.reads).add(self.root(a))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from pypto.ir.dtypes import DataType
 from pypto.ir.enums import MemorySpace, ParamDirection
 from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, GlobalVar, IterArg, MakeTuple, Var, as_int
 from pypto.ir.function import Function, Program
@@ -30,7 +31,8 @@ from pypto.passes._kernel_reads import (
     reading_kernels,
     written_tensors,
 )
-from pypto.passes._util import base_name, fresh_vars, iter_stmts, used_vars
+from pypto.passes._rewrite import call_in, elements, fresh_vars, ints, match
+from pypto.passes._util import base_name, iter_stmts, used_vars
 
 _CHUNK_BYTES = 64 * 1024  # one gather copy's Vec tile at most (rows are split above this)
 
@@ -55,7 +57,7 @@ def _slots(loop: ForStmt, reads: list[AssignStmt]) -> int | None:
     if start is not None and stop is not None and step is not None and start >= 0 and step > 0:
         return stop
     for s in reads:
-        t, idx = s.value.args[0], s.value.args[1]  # type: ignore[union-attr]
+        t, idx = s.value.args[0], s.value.args[1]
         idx = idx.elements[0] if isinstance(idx, MakeTuple) and len(idx.elements) == 1 else idx
         if idx is loop.loop_var and isinstance(t.type, TensorType) and t.type.rank == 1:
             n = as_int(t.type.shape[0])
@@ -68,7 +70,7 @@ def _addressing(f: Function, loop: ForStmt) -> tuple[dict[Var, AssignStmt], list
     """(the read-dependent scalar statements, the loads they address), or None when the loop's reads
     are used for anything but load offsets (or sit below its top level)."""
     body = flatten(loop.body)
-    if any(is_read(s.value) for s in _nested(body)):  # type: ignore[attr-defined]
+    if any(is_read(s.value) for s in _nested(body)):
         return None
     written, known = written_tensors(f), {*f.params, loop.loop_var}
     scalar = address_statements(body, known, written)  # address arithmetic: reads and scalar statements
@@ -84,18 +86,18 @@ def _addressing(f: Function, loop: ForStmt) -> tuple[dict[Var, AssignStmt], list
             continue
         if not _gatherable(s, dependent, known | set(scalar), written):
             return None
-        loads.append(s)  # type: ignore[arg-type]
+        loads.append(s)
     return scalar, loads
 
 
-def _nested(body: list[Stmt]) -> list[Stmt]:
+def _nested(body: list[Stmt]) -> list[AssignStmt]:
     return [x for s in body if not isinstance(s, AssignStmt) for x in iter_stmts(s) if isinstance(x, AssignStmt)]
 
 
 def _gatherable(s: Stmt, dependent: set[Var], addressable: set[Var], written: set[Var]) -> bool:
     """``t = pl.load(param, offsets, static shape[, valid])`` whose read-dependent values are offsets."""
-    v = s.value if isinstance(s, AssignStmt) else None
-    if not (isinstance(v, Call) and v.op == "tile.load" and isinstance(v.args[0], Var) and v.args[0] not in written):
+    v = match(s, "tile.load") if isinstance(s, AssignStmt) else None
+    if v is None or not isinstance(v.args[0], Var) or v.args[0] in written:
         return False
     shape = v.args[2]
     if not isinstance(shape, MakeTuple) or any(as_int(d) is None for d in shape.elements):
@@ -127,29 +129,25 @@ def _plus(e: Expr, k: int) -> Expr:
 
 
 def _times(i: Var, rows: int) -> Expr:
-    dtype = i.var_type.dtype  # type: ignore[attr-defined]
+    dtype = i.var_type.dtype if isinstance(i.var_type, ScalarType) else DataType.INDEX
     return BinaryExpr(BinOp.Mul, i, ConstInt(rows, dtype), dtype, span=i.span)
-
-
-def _ints(values: list[int] | tuple[int, ...]) -> MakeTuple:
-    return MakeTuple(tuple(ConstInt(v) for v in values))
 
 
 def _copies(load: Call, slot_row: Expr) -> list[tuple[Call, Expr]]:
     """(load, store offsets) pairs copying ``load``'s block to row ``slot_row`` of the scratch in Vec
     tiles of at most ``_CHUNK_BYTES`` (row chunks; a load with a smaller valid region is one copy)."""
-    src, offsets, shape = load.args[0], load.args[1].elements, [as_int(d) for d in load.args[2].elements]  # type: ignore[union-attr]
+    src, offsets, shape = load.args[0], load.args[1].elements, [as_int(d) for d in load.args[2].elements]
     valid = load.args[3] if len(load.args) > 3 else None
-    row_bytes = src.type.dtype.nbytes  # type: ignore[union-attr]
+    row_bytes = src.type.dtype.nbytes
     for d in shape[1:]:
         row_bytes *= d
-    whole = valid is None or [as_int(d) for d in valid.elements] == shape  # type: ignore[union-attr]
+    whole = valid is None or [as_int(d) for d in valid.elements] == shape
     chunks = _row_chunks(shape[0], row_bytes) if whole else [(0, shape[0])]
     out = []
     for r0, rows in chunks:
         part = [rows, *shape[1:]]
-        args = [src, MakeTuple((_plus(offsets[0], r0), *offsets[1:])), _ints(part)]
-        args += [_ints(part)] if whole else [valid]
+        args = [src, MakeTuple((_plus(offsets[0], r0), *offsets[1:])), ints(part)]
+        args += [ints(part)] if whole else [valid]
         call = make_call("tile.load", args, {"target_memory": MemorySpace.Vec}, span=load.span)
         out.append((call, MakeTuple((_plus(slot_row, r0), *(ConstInt(0) for _ in shape[1:])))))
     return out
@@ -158,11 +156,11 @@ def _copies(load: Call, slot_row: Expr) -> list[tuple[Call, Expr]]:
 def _gather_kernel(f: Function, loop: ForStmt, addr: dict[Var, AssignStmt], load: AssignStmt, slots: int,
                    name: str) -> tuple[Function, tuple[Var, ...]]:
     """``for i in <loop's range>: <reads>; scratch[i*rows:...] = src[<offsets>]`` as an InCore kernel."""
-    call: Call = load.value  # type: ignore[assignment]
-    shape = [as_int(d) for d in call.args[2].elements]  # type: ignore[union-attr]
+    call = call_in(load)
+    shape = [as_int(d) for d in call.args[2].elements]
     stmts = _needed(addr, [call.args[1]])
-    scratch_t = TensorType((slots * shape[0], *shape[1:]), call.args[0].type.dtype)  # type: ignore[union-attr]
-    scratch = Var(f"{base_name(call.args[0].name)}_blocks", scratch_t, span=load.span)  # type: ignore[union-attr]
+    scratch_t = TensorType((slots * shape[0], *shape[1:]), call.args[0].type.dtype)
+    scratch = Var(f"{base_name(call.args[0].name)}_blocks", scratch_t, span=load.span)
     params = [p for p in f.params if p in set(used_vars([*stmts, call, loop.start, loop.stop, loop.step]))]
     it = IterArg(f"{scratch.name}_iter", scratch_t, init=scratch, span=load.span)
     body: list[Stmt] = list(stmts)
@@ -194,7 +192,7 @@ def _plan_loop(f: Function, loop: ForStmt, names: set[str]) -> tuple[dict[Var, A
         return None
     out = []
     for load in loads:
-        name = _unique(f"{f.name}_gather_{base_name(load.value.args[0].name)}", names)  # type: ignore[union-attr]
+        name = _unique(f"{f.name}_gather_{base_name(load.value.args[0].name)}", names)
         kernel, sources = _gather_kernel(f, loop, addr, load, slots, name)
         param = Var(kernel.params[-1].name, kernel.params[-1].var_type, span=load.span)
         out.append(_Gather(load, kernel, sources, param))
@@ -214,9 +212,10 @@ def _rewrite_loop(loop: ForStmt, addr: dict[Var, AssignStmt], gathers: list[_Gat
     """The loop loading its blocks from the scratch parameters; address statements left unused go."""
     swap = {}
     for g in gathers:
-        call: Call = g.load.value  # type: ignore[assignment]
-        shape = call.args[2]
-        at = MakeTuple((_times(loop.loop_var, as_int(shape.elements[0])), *(ConstInt(0) for _ in shape.elements[1:])))  # type: ignore[union-attr,arg-type]
+        call = call_in(g.load)
+        rows, *rest = (as_int(d) for d in elements(call.args[2]))
+        assert rows is not None
+        at = MakeTuple((_times(loop.loop_var, rows), *(ConstInt(0) for _ in rest)))
         swap[g.load] = dataclasses.replace(g.load, value=make_call("tile.load", [g.param, at, *call.args[2:]],
                                                                    call.kwargs, span=call.span, attrs=call.attrs))
     body = [swap.get(s, s) for s in flatten(loop.body)]
@@ -259,10 +258,11 @@ def _expand(gathers: list[_Gather]):
         pre: list[Stmt] = []
         filled = []
         for g in gathers:
-            t: TensorType = g.param.var_type  # type: ignore[assignment]
+            t = g.param.var_type
+            assert isinstance(t, TensorType)
             buf = Var(f"{g.param.name}_buf", t, span=call.span)
             out = Var(g.param.name, t, span=call.span)
-            create = make_call("tensor.create", [_ints(t.shape)], {"dtype": t.dtype}, span=call.span)  # type: ignore[arg-type]
+            create = make_call("tensor.create", [ints(t.shape)], {"dtype": t.dtype}, span=call.span)
             fill = Call(GlobalVar(g.kernel.name), (*(args[p] for p in g.sources), buf), result_type=t, span=call.span)
             pre += [AssignStmt(buf, create, span=call.span), AssignStmt(out, fill, span=call.span)]
             filled.append(out)

@@ -36,10 +36,10 @@ from pypto.ir.stmt import (
 from pypto.ir.types import ScalarType, TensorType, TupleType
 from pypto.ir.visitor import substitute
 from pypto.passes._kernel_reads import is_read, listed_index
+from pypto.passes._rewrite import assign_of
 from pypto.passes._util import base_name, defined_vars, iter_stmts, map_blocks, used_vars
 
 _LAUNCH_ATTRS = ("block_num", "sync_start")  # one single-block task per iteration
-_BLOCK_IDS = ("tile.get_block_idx", "tile.get_block_num")
 
 
 @dataclass(frozen=True)
@@ -81,11 +81,11 @@ class _Splitter:
             v = s.value if isinstance(s, AssignStmt) else None
             ready = v is not None and self.ready(v)
             read = ready and is_read(v) and v.args[0] not in self.written  # type: ignore[union-attr]
-            derived = ready and isinstance(s.var.var_type, ScalarType) and not isinstance(v, Call)  # type: ignore[union-attr]
+            derived = ready and isinstance(s.var.var_type, ScalarType) and not isinstance(v, Call)
             if read or derived:
                 hoisted.append(s)
-                self.moved.add(s.var)  # type: ignore[union-attr]
-                self.arg_of[s.var] = s.var  # type: ignore[union-attr]
+                self.moved.add(s.var)
+                self.arg_of[s.var] = s.var
             else:
                 kept.append(s)
         return hoisted, kept
@@ -143,8 +143,7 @@ def _check_carries(f: Function) -> None:
 def _plan(f: Function) -> _Plan | None:
     _check_carries(f)
     stmts = flatten(f.body)
-    ids = {s.var: s.value.op for s in stmts if isinstance(s, AssignStmt) and isinstance(s.value, Call)
-           and s.value.op in _BLOCK_IDS}
+    ids = {m[0]: m[1].op for s in stmts if (m := assign_of(s, ("tile.get_block_idx", "tile.get_block_num")))}
     rest = [s for s in stmts if not (isinstance(s, AssignStmt) and s.var in ids)]
     if len(rest) != 2 or not isinstance(rest[0], ForStmt) or not isinstance(rest[1], ReturnStmt):
         return None
@@ -173,9 +172,9 @@ def _escaped_store(v: Expr, f: Function, loop: ForStmt, kept: list[Stmt]) -> Exp
     if not isinstance(v, Var) or v in f.params or v in loop.return_vars:
         return v
     for s in kept:
-        if (isinstance(s, AssignStmt) and base_name(s.var.name) == base_name(v.name) and isinstance(s.value, Call)
-                and s.value.op == "tile.store" and s.value.args[2] in f.params):
-            return s.var
+        store = assign_of(s, "tile.store")
+        if store is not None and base_name(store[0].name) == base_name(v.name) and store[1].args[2] in f.params:
+            return store[0]
     raise UnsupportedFeatureError(f"kernel '{f.name}' returns '{base_name(v.name)}', which its loop neither "
                                   "carries nor stores into a tensor parameter", f.span)
 

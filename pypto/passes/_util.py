@@ -12,7 +12,7 @@ from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import get_op, has_op
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt, preorder
-from pypto.ir.verifier import calls as calls_in  # every Call in a tree, pre-order (one collector)
+from pypto.ir.verifier import calls as calls_in  # noqa: F401 - re-exported: every Call in a tree, pre-order
 from pypto.ir.visitor import IRVisitor, Substitute
 
 _SUFFIX = re.compile(r"__(ssa|tmp|idx|iter|rv|phi|tile|store)(_v\d+)?$")
@@ -90,11 +90,6 @@ def callee(call: Call, program: Program) -> Function | None:
     return None
 
 
-def op_names(stmt: Stmt) -> set[str]:
-    """Names of the registry ops called anywhere inside ``stmt``."""
-    return {c.op for c in calls_in(stmt) if isinstance(c.op, str)}
-
-
 class NameGen:
     """Per-stem counters producing ``<stem>__<kind>_v<k>`` names."""
 
@@ -153,24 +148,6 @@ def retype(func: Function, new_types: dict[Var, Any]) -> Function:
             mapping[v] = IterArg(v.name, t, init=substitute(v.init, mapping), span=v.span)
     params = tuple(mapping.get(p, p) for p in func.params)
     return dataclasses.replace(func, params=params, body=_RetypeCalls(mapping).visit(func.body))
-
-
-def fresh_vars(func: Function) -> Function:
-    """``func`` with its params and every local definition renamed to fresh Vars.
-
-    Functions built from statements of another function (kernel splits) must not share Var objects:
-    a Var belongs to one function, as in a re-parsed dump.
-    """
-    mapping: dict[Var, Any] = {}
-    defs = [*func.params, *defined_vars(func.body)]
-    for v in defs:
-        if not isinstance(v, IterArg):
-            mapping[v] = Var(v.name, v.var_type, span=v.span)
-    for v in defs:
-        if isinstance(v, IterArg):
-            mapping[v] = IterArg(v.name, v.var_type, init=Substitute(mapping).visit(v.init), span=v.span)
-    return dataclasses.replace(func, params=tuple(mapping[p] for p in func.params),
-                               body=Substitute(mapping).visit(func.body))
 
 
 def substitute_typed(node: Any, mapping: dict[Var, Expr]) -> Any:

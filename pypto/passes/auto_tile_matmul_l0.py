@@ -23,8 +23,9 @@ from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, IterArg, Make
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.options import BackendType
-from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, SeqStmts, Stmt, YieldStmt, stmt_value
+from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, SeqStmts, Stmt, YieldStmt
 from pypto.ir.types import ScalarType, TensorType, TileType
+from pypto.passes._rewrite import assign_of, elements, match, shaped
 from pypto.passes._util import base_name, iter_stmts, map_blocks, substitute_typed, var_use_counts
 from pypto.passes.allocate_memory_addr import CAPACITY
 from pypto.passes.base import Pass
@@ -80,8 +81,8 @@ def _add(a: Expr, b: Expr | int, span: Span) -> Expr:
         return bv
     if as_int(bv) == 0:
         return a
-    if as_int(a) is not None and as_int(bv) is not None:
-        return ConstInt(as_int(a) + as_int(bv), span=span)  # type: ignore[operator]
+    if (x := as_int(a)) is not None and (y := as_int(bv)) is not None:
+        return ConstInt(x + y, span=span)
     return BinaryExpr(BinOp.Add, a, bv, DataType.INDEX, span=span)
 
 
@@ -133,7 +134,7 @@ class _Builder:
 
     def store_at(self, body: list[Stmt], acc: Var, store: Call, mi: Expr, ni: Expr) -> None:
         sp = self.span
-        row0, col0 = store.args[1].elements  # type: ignore[union-attr]
+        row0, col0 = elements(store.args[1])
         offs = _ints([_add(row0, mi, sp), _add(col0, ni, sp)], sp)
         body.append(EvalStmt(make_call("tile.store", [acc, offs, store.args[2]], dict(store.kwargs), span=sp),
                              span=sp))
@@ -153,16 +154,16 @@ class _Builder:
         return body
 
 
-    def rows(self, cast: AssignStmt, second: AssignStmt, store: Call) -> list[Stmt]:
+    def rows(self, cast: tuple[Var, Call], second: tuple[Var, Call], store: Call) -> list[Stmt]:
         """Per row block: its rows of ``c`` (full-K or split-K), their cast, times ``E``, stored."""
         sp, t = self.span, self.t
         m_dim = _dim(self.a.load, 0)
         mi = Var("mi", _INDEX, span=sp) if t.m < m_dim else ConstInt(0, span=sp)
-        body, acc = self.sub_tile(mi, ConstInt(0, span=sp), f"{base_name(cast.var.name)}_acc")
-        cc = make_call("tile.cast", [acc, *cast.value.args[1:]], dict(cast.value.kwargs), span=sp)  # type: ignore[attr-defined]
-        cb = Var(base_name(cast.var.name), cc.result_type, span=sp)
-        dc = make_call("tile.matmul", [cb, *second.value.args[1:]], dict(second.value.kwargs), span=sp)  # type: ignore[attr-defined]
-        d = Var(base_name(second.var.name), dc.result_type, span=sp)
+        body, acc = self.sub_tile(mi, ConstInt(0, span=sp), f"{base_name(cast[0].name)}_acc")
+        cc = make_call("tile.cast", [acc, *cast[1].args[1:]], dict(cast[1].kwargs), span=sp)
+        cb = Var(base_name(cast[0].name), cc.result_type, span=sp)
+        dc = make_call("tile.matmul", [cb, *second[1].args[1:]], dict(second[1].kwargs), span=sp)
+        d = Var(base_name(second[0].name), dc.result_type, span=sp)
         body += [AssignStmt(cb, cc, span=sp), AssignStmt(d, dc, span=sp)]
         self.store_at(body, d, store, mi, ConstInt(0, span=sp))
         if isinstance(mi, Var):
@@ -179,9 +180,9 @@ def _stem(op: _Operand) -> str:
 
 
 def _dim(load: Call, axis: int) -> int:
-    t = load.type
-    assert isinstance(t, TileType)
-    return int(t.shape[axis])  # type: ignore[arg-type]
+    d = shaped(load).shape[axis]
+    assert isinstance(d, int)
+    return d
 
 
 def _operand(e: Expr, loads: dict[Var, Call]) -> _Operand | None:
@@ -196,9 +197,9 @@ def _operand(e: Expr, loads: dict[Var, Call]) -> _Operand | None:
                               tuple(as_int(d) for d in valid.elements) != tt.static_shape()):
         return None  # a partly valid window: left alone
     offs = load.args[1]
-    if not isinstance(offs, MakeTuple) or len(offs.elements) != 2:
+    if not isinstance(offs, MakeTuple) or len(offs.elements) != 2 or not isinstance(e, Var):
         return None
-    return _Operand(e, load.args[0], (offs.elements[0], offs.elements[1]), load)  # type: ignore[arg-type]
+    return _Operand(e, load.args[0], (offs.elements[0], offs.elements[1]), load)
 
 
 
@@ -217,8 +218,7 @@ class AutoTileMatmulL0(Pass):
     def run_function(self, func: Function, program: Program) -> Function:
         if not func.is_incore or not any(_matmul_value(s) for s in iter_stmts(func.body)):
             return func  # both rewrites start at a ``c = tile.matmul(...)`` statement
-        loads = {s.var: s.value for s in iter_stmts(func.body)
-                 if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.load"}
+        loads = dict(m for s in iter_stmts(func.body) if (m := assign_of(s, "tile.load")) is not None)
         uses = var_use_counts(func.body)
         caps = CAPACITY[self.backend]
         replaced: dict[Var, Expr] = {}
@@ -234,8 +234,8 @@ class AutoTileMatmulL0(Pass):
                 out[j:j + 1] = rw.stmts
                 for x in rw.removed:
                     out.remove(x)
-                if isinstance(rw.at, AssignStmt):
-                    replaced[rw.at.var] = rw.at.value.args[2]  # type: ignore[attr-defined]
+                if (st := assign_of(rw.at, "tile.store")) is not None:
+                    replaced[st[0]] = st[1].args[2]
                 dead.update(v for v in rw.inputs if uses[v] <= 2)
             return out
 
@@ -254,53 +254,61 @@ class _Rewrite:
     at: Stmt
     stmts: list[Stmt]
     removed: tuple[Stmt, ...]
-    inputs: tuple[Expr, ...]
+    inputs: tuple[Var, ...]
+
+
+# ``c = tile.matmul(A, B)`` of two Mat loads: c, the call, A, B
+_MatmulOfLoads = tuple[Var, Call, _Operand, _Operand]
+# the statement and the ``var = call`` of each link after ``c``: its cast, the second matmul, E, the store
+_Link = tuple[Stmt, tuple[Var, Call]]
+_Chain = tuple[_Link, _Link, _Operand, tuple[Stmt, Call]]
 
 
 def _matmul_value(s: Stmt) -> bool:
-    return isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.matmul"
+    return assign_of(s, "tile.matmul") is not None
 
 
-def _matmul_of_loads(s: Stmt, loads: dict[Var, Call], uses: Counter[Var]) -> tuple[_Operand, _Operand] | None:
-    if not _matmul_value(s):
+def _matmul_of_loads(s: Stmt, loads: dict[Var, Call], uses: Counter[Var]) -> _MatmulOfLoads | None:
+    mm = assign_of(s, "tile.matmul")
+    if mm is None:
         return None
-    a, b = _operand(s.value.args[0], loads), _operand(s.value.args[1], loads)
-    if a is None or b is None or not isinstance(s.var.var_type, TileType) or uses[s.var] != 2:
+    c, call = mm
+    a, b = _operand(call.args[0], loads), _operand(call.args[1], loads)
+    if a is None or b is None or not isinstance(c.var_type, TileType) or uses[c] != 2:
         return None
-    return a, b
+    return c, call, a, b
 
 
 def _plan_store(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var],
                 caps: dict[MemorySpace, int]) -> _Rewrite | None:
     """``c = matmul(A, B); store(c, ...)`` -> an [m, n] grid of sub-tiles stored to DDR."""
-    ab = _matmul_of_loads(s, loads, uses)
-    store = next((x for x in rest if _stores(x, s.var)), None) if ab is not None else None  # type: ignore[attr-defined]
-    if ab is None or store is None:
+    found = _matmul_of_loads(s, loads, uses)
+    store = next((x for x in rest if _stores(x, found[0])), None) if found is not None else None
+    if found is None or store is None or (store_call := match(store)) is None:
         return None
-    a, b = ab
+    c, mm, a, b = found
     m_dim, k_dim, n_dim = _dim(a.load, 0), _dim(a.load, 1), _dim(b.load, 1)
-    bytes_ab, bytes_c = (_bytes(a), _bytes(b)), s.var.var_type.dtype.nbytes  # type: ignore[attr-defined]
+    bytes_ab, bytes_c = (_bytes(a), _bytes(b)), _nbytes(c)
     if _fits(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps):
         return None
     t = choose_tiling(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps)
     if t is None:
         return None
-    stmts = _Builder(a, b, s.value, t, s.span).grid(_call(store))  # type: ignore[attr-defined]
+    stmts = _Builder(a, b, mm, t, s.span).grid(store_call)
     return _Rewrite(store, stmts, (s,), (a.var, b.var))
 
 
-def _call(s: Stmt) -> Call | None:
-    call = stmt_value(s)
-    return call if isinstance(call, Call) else None
+def _nbytes(e: Expr) -> int:
+    return shaped(e).dtype.nbytes
 
 
 def _bytes(op: _Operand) -> int:
-    return op.load.type.dtype.nbytes  # type: ignore[attr-defined]
+    return _nbytes(op.load)
 
 
 def _stores(s: Stmt, c: Var) -> bool:
-    call = _call(s)
-    return (isinstance(call, Call) and call.op == "tile.store" and call.args[0] is c
+    call = match(s, "tile.store")
+    return (call is not None and call.args[0] is c
             and isinstance(call.args[1], MakeTuple) and len(call.args[1].elements) == 2)
 
 
@@ -311,14 +319,13 @@ def _plan_chain(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter
     ``A``/``B`` exceed L0), their cast and their rows of ``d``. Upstream assembles an oversized ``c`` into a
     Mat scratch (``tinsert``); 0.1.1 has no Acc->Mat move, so ``cb`` is a vector tile that ExpandMixedKernel
     passes to the cube through GM, one row block at a time (its row-block loop is unrolled, <= 16 blocks)."""
-    ab = _matmul_of_loads(s, loads, uses)
-    chain = _chain(s.var, rest, loads, uses) if ab is not None else None  # type: ignore[attr-defined]
-    if ab is None or chain is None:
+    found = _matmul_of_loads(s, loads, uses)
+    chain = _chain(found[0], rest, loads, uses) if found is not None else None
+    if found is None or chain is None:
         return None
-    (a, b), (cast, second, e, store) = ab, chain
+    (c, mm, a, b), (cast, second, e, store) = found, chain
     m_dim, k_dim, n_dim, p_dim = _dim(a.load, 0), _dim(a.load, 1), _dim(b.load, 1), _dim(e.load, 1)
-    bc, bcb = s.var.var_type.dtype.nbytes, cast.var.var_type.dtype.nbytes  # type: ignore[attr-defined]
-    bd = second.var.var_type.dtype.nbytes  # type: ignore[attr-defined]
+    bc, bcb, bd = _nbytes(c), _nbytes(cast[1][0]), _nbytes(second[1][0])
     if _fits(m_dim, n_dim, k_dim, (_bytes(a), _bytes(b)), bc, caps) and \
             _fits(m_dim, p_dim, n_dim, (bcb, _bytes(e)), bd, caps):
         return None
@@ -332,24 +339,27 @@ def _plan_chain(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter
                         "blocks per kernel", s.span,
                         hint=f"split the rows over several pl.at regions (at most {MAX_UNROLL * t.m} rows each), "
                              "e.g. a pl.range loop in the orchestration around the region")
-    stmts = _Builder(a, b, s.value, t, s.span).rows(cast, second, _call(store))  # type: ignore[arg-type,attr-defined]
-    return _Rewrite(store, stmts, (s, cast, second), (a.var, b.var))
+    stmts = _Builder(a, b, mm, t, s.span).rows(cast[1], second[1], store[1])
+    return _Rewrite(store[0], stmts, (s, cast[0], second[0]), (a.var, b.var))
 
 
-def _chain(c: Var, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var]):
-    cast = next((x for x in rest if _call(x) is not None and _call(x).op == "tile.cast"  # type: ignore[union-attr]
-                 and _call(x).args[0] is c), None)  # type: ignore[union-attr]
-    if not isinstance(cast, AssignStmt) or uses[cast.var] != 2:
+def _next_use(rest: list[Stmt], op: str, first: Var) -> tuple[Stmt, tuple[Var, Call]] | None:
+    """The first ``x = op(first, ...)`` of ``rest``: the statement, its Var and its call."""
+    return next(((x, m) for x in rest if (m := assign_of(x, op)) is not None and m[1].args[0] is first), None)
+
+
+def _chain(c: Var, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var]) -> _Chain | None:
+    cast = _next_use(rest, "tile.cast", c)
+    if cast is None or uses[cast[1][0]] != 2:
         return None
-    second = next((x for x in rest if _call(x) is not None and _call(x).op == "tile.matmul"  # type: ignore[union-attr]
-                   and _call(x).args[0] is cast.var), None)  # type: ignore[union-attr]
-    if not isinstance(second, AssignStmt) or uses[second.var] != 2:
+    second = _next_use(rest, "tile.matmul", cast[1][0])
+    if second is None or uses[second[1][0]] != 2:
         return None
-    e = _operand(second.value.args[1], loads)  # type: ignore[union-attr]
-    store = next((x for x in rest if _stores(x, second.var)), None)
-    if e is None or store is None:
+    e = _operand(second[1][1].args[1], loads)
+    store = next((x for x in rest if _stores(x, second[1][0])), None)
+    if e is None or store is None or (store_call := match(store)) is None:
         return None
-    return cast, second, e, store
+    return cast, second, e, (store, store_call)
 
 
 def _chain_tiling(m_dim: int, n_dim: int, k_dim: int, p_dim: int, nbytes: tuple[int, int, int, int],

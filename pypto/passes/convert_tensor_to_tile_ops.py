@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.enums import AtomicType, MemorySpace
-from pypto.ir.expr import Call, ConstInt, Expr, MakeTuple, Var
+from pypto.ir.expr import Call, Expr, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.op_conversion import lookup_conversion
 from pypto.ir.ops.common import (
@@ -20,22 +21,18 @@ from pypto.ir.ops.common import (
     SPMD_IDS,
     UNARY,
 )
-from pypto.ir.ops.registry import make_call
+from pypto.ir.ops.registry import OpDef, make_call, op_of
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import AssignStmt, Stmt, stmt_value
+from pypto.ir.stmt import AssignStmt, Stmt
 from pypto.ir.types import TensorType
 from pypto.ir.visitor import substitute
+from pypto.passes._rewrite import ints, match, shaped
 from pypto.passes._util import base_name, calls_in, map_blocks
 from pypto.passes.base import Pass
 
 # tensor ops computed elementwise on tiles: tensor.<op> -> tile.<op>, operands loaded into Vec
 COMPUTE = frozenset((*BINARY, *SCALAR, *UNARY, *ROW_REDUCE, *COL_REDUCE, *ROW_EXPAND, *COL_EXPAND, "cast", "reshape",
                      "expands", "fillpad", "xors", "part_add", "part_max", "part_min"))
-MATMUL = frozenset({"matmul", "matmul_acc"})
-
-
-def _index_list(values: tuple[int, ...] | list[object]) -> MakeTuple:
-    return MakeTuple(tuple(v if isinstance(v, Expr) else ConstInt(int(v)) for v in values))  # type: ignore[arg-type]
 
 
 @dataclass
@@ -51,8 +48,8 @@ class _Converter:
         if e in self.tiles:
             return self.tiles[e]
         t = e.var_type
-        zeros = _index_list([0] * len(t.shape))
-        load = make_call("tile.load", [e, zeros, _index_list(t.shape), _index_list(t.shape)],
+        zeros = ints([0] * len(t.shape))
+        load = make_call("tile.load", [e, zeros, ints(t.shape), ints(t.shape)],
                          {"target_memory": space}, span=e.span)
         tile = Var(f"{base_name(e.name)}__tile", load.result_type, span=e.span)
         out.append(AssignStmt(tile, load, span=e.span))
@@ -60,55 +57,28 @@ class _Converter:
         return tile
 
     def stmt(self, s: Stmt) -> list[Stmt]:
-        value = stmt_value(s)
-        if not isinstance(value, Call) or not isinstance(value.op, str) or not value.op.startswith("tensor."):
+        """The tile-level statements for one statement (a tensor op's rule, else the statement itself)."""
+        value = match(s)
+        op = op_of(value)
+        if value is None or op is None or op.namespace != "tensor":
             return [s]
-        short = value.op.split(".", 1)[1]
-        out: list[Stmt] = []
-        rule = lookup_conversion(value.op)
-        if rule is not None:
-            return self.user_rule(s, value, rule, out)
-        if short == "assemble":
-            return self.assemble(s, value, out)
-        if short == "slice":
-            return self.slice_(s, value, out)
-        if short in COMPUTE or short in MATMUL:
-            space = MemorySpace.Mat if short in MATMUL else MemorySpace.Vec
-            args = [self.tile_of(a, space, out) for a in value.args]
-            call = make_call(f"tile.{short}", args, value.kwargs, span=value.span)
-            if isinstance(s, AssignStmt):
-                tile = Var(f"{base_name(s.var.name)}__tile", call.result_type, span=s.var.span)
-                self.tiles[s.var] = tile
-                out.append(AssignStmt(tile, call, span=s.span))
-            return out
-        if short in SPMD_IDS:
-            call = make_call(f"tile.{short}", [], span=value.span)
-            return [dataclasses.replace(s, value=call) if isinstance(s, AssignStmt) else s]
-        if short == "ci" and isinstance(s, AssignStmt):
-            call = make_call("tile.ci", list(value.args), value.kwargs, span=value.span)
-            tile = Var(f"{base_name(s.var.name)}__tile", call.result_type, span=s.var.span)
-            self.tiles[s.var] = tile
-            return [AssignStmt(tile, call, span=s.span)]
-        if short in ("create", "full") and isinstance(s, AssignStmt):
-            return self.create(s, value, short)
-        if short == "read":
-            raise UnsupportedFeatureError(
-                "scalar read of a tensor inside a kernel: ptoas 0.1.1 has no scalar load from GM (pypto moves a "
-                "read at the top of a pl.at region, at indices known before it, into the orchestration, and a "
-                "kernel made of one loop over the tensors it stores into, with its reads at the top of the loop "
-                "body, becomes an orchestration loop of kernel tasks; this read is in neither place)", value.span,
-                hint="read it in the orchestration (or at the top of the pl.at region) and pass it to the kernel "
-                     "as a pl.Scalar argument")
-        raise UnsupportedFeatureError(f"tensor op '{value.op}' inside an InCore kernel", value.span,
-                                      hint="use the tile-level op (pl.tile.*) or move it to the orchestration")
+        user = lookup_conversion(value.op)
+        if user is not None:
+            return self.user_rule(s, value, user)
+        rule = self.rule(op.short, op.core == "cube")
+        if rule is None or (not isinstance(s, AssignStmt) and rule in (self.ci, self.create)):
+            raise UnsupportedFeatureError(f"tensor op '{value.op}' inside an InCore kernel", value.span,
+                                          hint="use the tile-level op (pl.tile.*) or move it to the orchestration")
+        return rule(s, value)
 
-    def user_rule(self, s: Stmt, value: Call, rule: object, out: list[Stmt]) -> list[Stmt]:
+    def user_rule(self, s: Stmt, value: Call, rule: object) -> list[Stmt]:
         """A rule registered with ``ir.register_op_conversion`` / ``@ir.op_conversion``."""
+        out: list[Stmt] = []
         args = [self.tile_of(a, MemorySpace.Vec, out) for a in value.args]
         if isinstance(rule, str):
             result: Expr = make_call(rule, args, value.kwargs, span=value.span)
         else:
-            got = rule(args, list(value.kwargs.items()), value.span)
+            got = rule(args, list(value.kwargs.items()), value.span)  # type: ignore[operator]
             stmts, result = got if isinstance(got, tuple) else ([], got)
             out.extend(stmts)
         if isinstance(s, AssignStmt):
@@ -117,7 +87,37 @@ class _Converter:
             out.append(AssignStmt(var, result, span=s.span))
         return out
 
-    def assemble(self, s: Stmt, value: Call, out: list[Stmt]) -> list[Stmt]:
+    def rule(self, short: str, cube: bool) -> Callable[[Stmt, Call], list[Stmt]] | None:
+        """The conversion of ``tensor.<short>``: a rule of its own, else elementwise or cube compute."""
+        rules = {"assemble": self.assemble, "slice": self.slice_, "ci": self.ci, "create": self.create,
+                 "full": self.create, "read": _no_scalar_read, **dict.fromkeys(SPMD_IDS, self.spmd_id)}
+        return rules.get(short) or (self.compute if short in COMPUTE or cube else None)
+
+    def compute(self, s: Stmt, value: Call) -> list[Stmt]:
+        """Operands loaded into Vec (Mat for the cube), the tile op, its result a tile."""
+        out: list[Stmt] = []
+        space = MemorySpace.Mat if _op(value).core == "cube" else MemorySpace.Vec
+        args = [self.tile_of(a, space, out) for a in value.args]
+        call = make_call(f"tile.{_op(value).short}", args, value.kwargs, span=value.span)
+        if isinstance(s, AssignStmt):
+            out.append(self.bind(s, call))
+        return out
+
+    def bind(self, s: AssignStmt, call: Call) -> AssignStmt:
+        tile = Var(f"{base_name(s.var.name)}__tile", call.result_type, span=s.var.span)
+        self.tiles[s.var] = tile
+        return AssignStmt(tile, call, span=s.span)
+
+    def spmd_id(self, s: Stmt, value: Call) -> list[Stmt]:
+        call = make_call(f"tile.{_op(value).short}", [], span=value.span)
+        return [dataclasses.replace(s, value=call) if isinstance(s, AssignStmt) else s]
+
+    def ci(self, s: Stmt, value: Call) -> list[Stmt]:
+        assert isinstance(s, AssignStmt)
+        return [self.bind(s, make_call("tile.ci", list(value.args), value.kwargs, span=value.span))]
+
+    def assemble(self, s: Stmt, value: Call) -> list[Stmt]:
+        out: list[Stmt] = []
         target, src, offsets = value.args
         tile = self.tile_of(src, MemorySpace.Vec, out)
         if value.kwargs.get("atomic") == AtomicType.Add:
@@ -137,7 +137,7 @@ class _Converter:
         parameter, so the runtime orders it after every earlier writer of ``target`` (tasks that add
         into the same tensor run one after another), which makes the read-modify-write exact.
         """
-        shape = _index_list(tile.type.shape)  # type: ignore[attr-defined]
+        shape = ints(shaped(tile).shape)
         load = make_call("tile.load", [target, offsets, shape, shape], {"target_memory": MemorySpace.Vec},
                          span=value.span)
         cur = Var(f"{base_name(getattr(target, 'name', 'out'))}__cur", load.result_type, span=value.span)
@@ -146,25 +146,36 @@ class _Converter:
         out += [AssignStmt(cur, load, span=value.span), AssignStmt(total, add, span=value.span)]
         return total
 
-    def slice_(self, s: Stmt, value: Call, out: list[Stmt]) -> list[Stmt]:
+    def slice_(self, s: Stmt, value: Call) -> list[Stmt]:
         src, shape, offset = value.args[:3]
         valid = value.args[3] if len(value.args) > 3 else shape
         space = MemorySpace.Mat if isinstance(s, AssignStmt) and s.var in self.cube_operands else MemorySpace.Vec
         load = make_call("tile.load", [src, offset, shape, valid], {"target_memory": space}, span=value.span)
-        if isinstance(s, AssignStmt):
-            tile = Var(f"{base_name(s.var.name)}__tile", load.result_type, span=s.var.span)
-            self.tiles[s.var] = tile
-            out.append(AssignStmt(tile, load, span=s.span))
-        return out
+        return [self.bind(s, load)] if isinstance(s, AssignStmt) else []
 
-    def create(self, s: AssignStmt, value: Call, short: str) -> list[Stmt]:
+    def create(self, s: Stmt, value: Call) -> list[Stmt]:
+        assert isinstance(s, AssignStmt)
+        short = _op(value).short
         kw = {"dtype": value.kwargs.get("dtype")}
         if short == "create":
             kw["target_memory"] = MemorySpace.Vec
-        call = make_call(f"tile.{short}", list(value.args), kw, span=value.span)
-        tile = Var(f"{base_name(s.var.name)}__tile", call.result_type, span=s.var.span)
-        self.tiles[s.var] = tile
-        return [AssignStmt(tile, call, span=s.span)]
+        return [self.bind(s, make_call(f"tile.{short}", list(value.args), kw, span=value.span))]
+
+
+def _op(call: Call) -> OpDef:
+    op = op_of(call)
+    assert op is not None
+    return op
+
+
+def _no_scalar_read(s: Stmt, value: Call) -> list[Stmt]:
+    raise UnsupportedFeatureError(
+        "scalar read of a tensor inside a kernel: ptoas 0.1.1 has no scalar load from GM (pypto moves a "
+        "read at the top of a pl.at region, at indices known before it, into the orchestration, and a "
+        "kernel made of one loop over the tensors it stores into, with its reads at the top of the loop "
+        "body, becomes an orchestration loop of kernel tasks; this read is in neither place)", value.span,
+        hint="read it in the orchestration (or at the top of the pl.at region) and pass it to the kernel "
+             "as a pl.Scalar argument")
 
 
 def _cube_only_operands(func: Function) -> set[Var]:
@@ -172,7 +183,8 @@ def _cube_only_operands(func: Function) -> set[Var]:
     cube: set[Var] = set()
     other: set[Var] = set()
     for c in calls_in(func.body):
-        is_mm = isinstance(c.op, str) and c.op.startswith("tensor.") and c.op.split(".", 1)[1] in MATMUL
+        op = op_of(c)
+        is_mm = op is not None and op.namespace == "tensor" and op.core == "cube"
         for a in c.args:
             if isinstance(a, Var):
                 (cube if is_mm else other).add(a)

@@ -15,7 +15,7 @@ from pypto.errors import InternalError
 from pypto.ir.enums import ForKind
 from pypto.ir.expr import Call, ConstBool, ConstFloat, ConstInt, Expr, IterArg, Var, as_int
 from pypto.ir.function import Function, Program
-from pypto.ir.ops.registry import get_op, has_op
+from pypto.ir.ops.registry import written_index
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import (
     AssignStmt,
@@ -88,10 +88,10 @@ def _store_target(body: Stmt, name: str, env: Env) -> Var | None:
         if not (isinstance(st, AssignStmt) and st.var.name == name):
             continue
         v = st.value
-        if not (isinstance(v, Call) and isinstance(v.op, str) and has_op(v.op) and get_op(v.op).writes):
+        at = written_index(v) if isinstance(v, Call) else None
+        if not isinstance(v, Call) or at is None:
             return None
-        at = get_op(v.op).writes_index
-        arg = v.args[at] if at < len(v.args) else None
+        arg = v.args[at]
         if not isinstance(arg, Var) or arg.name not in env:
             return None
         targets.add(arg.name)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from pypto.ir.callgraph import written_args
 from pypto.ir.enums import ArgDirection, ForKind, ParamDirection
 from pypto.ir.expr import Call, Expr, GlobalVar, Var
 from pypto.ir.function import Function, Program
@@ -31,7 +32,7 @@ from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt
 from pypto.ir.types import ScalarType
 from pypto.ir.visitor import IRMutator
-from pypto.passes._buffer_roots import BufferRoots, collect_buffer_roots, written_args
+from pypto.passes._buffer_roots import BufferRoots, collect_buffer_roots
 from pypto.passes._util import calls_in
 from pypto.passes.base import Pass
 
@@ -59,7 +60,8 @@ class _PriorWriters:
         if got is None:
             found: set[Var] = set()
             for c in calls_in(s):
-                found.update(r for i in written_args(c, self.program) if (r := self.roots.root(c.args[i])))
+                if isinstance(c.op, GlobalVar):
+                    found.update(r for i in written_args(c, self.program) if (r := self.roots.root(c.args[i])))
             got = self._written[id(s)] = frozenset(found)
         return got
 

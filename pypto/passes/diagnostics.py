@@ -10,7 +10,7 @@ from pypto.diagnostics import Diagnostic, Severity
 from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import Call, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.ops.registry import get_op, has_op
+from pypto.ir.ops.registry import op_of
 from pypto.ir.options import BackendType, DiagnosticCheck, DiagnosticPhase
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, WhileStmt
 from pypto.ir.types import ShapedType, TileType
@@ -54,9 +54,8 @@ def _type_refs(func: Function) -> set[str]:
 
 def _kept_for_effect(value: object) -> bool:
     """A call that updates an operand in place (``tile.store``): its unused result is not dead code."""
-    if not isinstance(value, Call) or not isinstance(value.op, str) or not has_op(value.op):
-        return False
-    return get_op(value.op).writes is not None
+    op = op_of(value)
+    return op is not None and op.has_effect
 
 
 def _unused_variable(program: Program, ctx: PassContext) -> list[Diagnostic]:

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.callgraph import callee_first
-from pypto.ir.dtypes import DataType
 from pypto.ir.enums import FunctionType, MemorySpace, ParamDirection, TensorLayout
 from pypto.ir.expr import (
     BinaryExpr,
@@ -29,7 +28,6 @@ from pypto.ir.expr import (
     ConstInt,
     Expr,
     GlobalVar,
-    MakeTuple,
     TupleGetItem,
     Var,
     as_int,
@@ -37,21 +35,21 @@ from pypto.ir.expr import (
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, ReturnStmt, Stmt, YieldStmt, flatten, seq, stmt_value
+from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, ReturnStmt, Stmt, seq, stmt_value
 from pypto.ir.types import TensorType, TileType, TupleType, Type
 from pypto.ir.visitor import substitute
 from pypto.passes._mixed_split import CUBE, VECTOR, Analysis, core_of, stmt_cores
+from pypto.passes._rewrite import assign_of, fresh_vars, ints, shaped
 from pypto.passes._util import (
     NameGen,
     base_name,
     defined_vars,
-    fresh_vars,
     map_blocks,
     substitute_typed,
     used_vars,
 )
 from pypto.passes.base import Pass
-from pypto.passes.unroll_loops import copy_body
+from pypto.passes.unroll_loops import index_dtype, unrolled
 
 __all__ = ["ExpandMixedKernel", "core_of"]
 
@@ -70,16 +68,13 @@ class StageKernel:
     results: list[Source]
 
 
-def _ints(vals: tuple) -> MakeTuple:
-    return MakeTuple(tuple(ConstInt(v) for v in vals))
-
-
 @dataclass
 class _Splitter:
     """Builds the per-stage kernels of one mixed kernel."""
 
     an: Analysis
     temps: dict[Var, Var] = field(default_factory=dict)  # crossing tile -> GM temp param (kernel side)
+    _loaded: dict[Var, Expr] = field(default_factory=dict)  # incoming tile -> its load in this stage
 
     @property
     def func(self) -> Function:
@@ -143,29 +138,34 @@ class _Splitter:
         all_params = tuple(self._expr(s) for s in args)
         dirs = (ParamDirection.In,) * len(incoming) + tuple(self._dir(p) for p in params) \
             + (ParamDirection.Out,) * len(outgoing)
-        func = Function(self.kernel_name(k), all_params, dirs, tuple(v.type for v in ret_vals),  # type: ignore[arg-type]
+        func = Function(self.kernel_name(k), all_params, dirs, tuple(v.type for v in ret_vals),
                         seq(body, span=self.func.span), CORE_TYPE[an.stage_cores[k]], attrs=dict(self.func.attrs),
                         span=self.func.span)
         return StageKernel(fresh_vars(func), args, results)
 
     def _expr(self, s: Source) -> Var:
-        kind, key = s
-        return self.func.params[key] if kind == "param" else self.temp(key)  # type: ignore[index,arg-type]
+        key = s[1]
+        if isinstance(key, Var):
+            return self.temp(key)
+        assert isinstance(key, int)
+        return self.func.params[key]
 
     def _dir(self, p: Var) -> ParamDirection:
         return self.func.param_directions[self.func.params.index(p)]
 
-    def _loads(self, k: int, incoming: list[Var], mine: list[int]) -> list[Stmt]:
+    def _loads(self, k: int, incoming: list[Var], mine: list[int]) -> list[AssignStmt]:
         """Loads of the incoming tiles; a ``tile.move`` of an incoming tile becomes the load itself."""
         space = LOAD_SPACE[self.an.stage_cores[k]]
-        out: list[Stmt] = []
+        out: list[AssignStmt] = []
+        self._loaded = {}
         for v in incoming:
             gm = self.temp(v)
-            shape = _ints(gm.var_type.shape)  # type: ignore[union-attr]
-            load = make_call("tile.load", [gm, _ints((0,) * len(shape.elements)), shape, shape],
+            shape = ints(shaped(gm).shape)
+            load = make_call("tile.load", [gm, ints((0,) * len(shape.elements)), shape, shape],
                              {"target_memory": space}, span=v.span)
-            out.append(AssignStmt(Var(v.name, load.result_type, span=v.span), load, span=v.span))
-        self._loaded = {v: s.var for v, s in zip(incoming, out, strict=True)}  # type: ignore[attr-defined]
+            tile = Var(v.name, load.result_type, span=v.span)
+            out.append(AssignStmt(tile, load, span=v.span))
+            self._loaded[v] = tile
         return out
 
     def _with_scalars(self, mine: list[int]) -> list[Stmt]:
@@ -180,32 +180,32 @@ class _Splitter:
             if j is not None and j not in keep:
                 keep.add(j)
                 todo.extend(an.items[j].uses)
-        renames: dict[Var, Expr] = dict(self._loaded)  # type: ignore[attr-defined]
+        renames: dict[Var, Expr] = dict(self._loaded)
         out: list[Stmt] = []
         for i in sorted(keep):
             s = substitute_typed(an.items[i].stmt, renames)
-            if _is_noop_move(s):
-                renames[s.var] = s.value.args[0]  # type: ignore[attr-defined]
+            if (move := _noop_move(s)) is not None:
+                renames[move[0]] = move[1].args[0]
                 continue
             out.append(s)
         return out
 
     def _store(self, v: Var) -> Stmt:
         gm = self.temp(v)
-        zeros = _ints((0,) * len(gm.var_type.shape))  # type: ignore[union-attr]
+        zeros = ints((0,) * len(shaped(gm).shape))
         store = make_call("tile.store", [v, zeros, gm], span=v.span)
         return AssignStmt(Var(f"{gm.name}__store", store.result_type, span=v.span), store, span=v.span)
 
 
-def _interleave(loads: list[Stmt], stmts: list[Stmt], stores: dict[Var, Stmt]) -> list[Stmt]:
+def _interleave(loads: list[AssignStmt], stmts: list[Stmt], stores: dict[Var, Stmt]) -> list[Stmt]:
     """Each incoming tile is loaded right before its first use and each outgoing one stored right after
     its definition, so tiles that cross stages one after another can share a buffer."""
     pending = list(loads)
     out: list[Stmt] = []
     for s in stmts:
         uses = set(used_vars(s))
-        out += [ld for ld in pending if ld.var in uses]  # type: ignore[attr-defined]
-        pending = [ld for ld in pending if ld.var not in uses]  # type: ignore[attr-defined]
+        out += [ld for ld in pending if ld.var in uses]
+        pending = [ld for ld in pending if ld.var not in uses]
         out.append(s)
         defined = set(defined_vars(s))
         out += [st for v, st in stores.items() if v in defined]
@@ -213,16 +213,13 @@ def _interleave(loads: list[Stmt], stmts: list[Stmt], stores: dict[Var, Stmt]) -
     return pending + out + list(stores.values())
 
 
-def _is_noop_move(s: Stmt) -> bool:
+def _noop_move(s: Stmt) -> tuple[Var, Call] | None:
     """``x = tile.move(t, target_memory=S)`` with ``t`` already in S (a loaded GM temp)."""
-    if not (isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.move"):
-        return False
-    src = s.value.args[0].type
-    return isinstance(src, TileType) and src.memory_space is s.value.kwargs.get("target_memory")
-
-
-def _is_call(s: Stmt, op: str) -> bool:
-    return isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == op
+    move = assign_of(s, "tile.move")
+    if move is None:
+        return None
+    src = move[1].args[0].type
+    return move if isinstance(src, TileType) and src.memory_space is move[1].kwargs.get("target_memory") else None
 
 
 def _space_of(e: Expr) -> MemorySpace | None:
@@ -241,29 +238,32 @@ def _vec_assemble(stmts: list[Stmt]) -> list[Stmt]:
     defs = {s.var: s for s in stmts if isinstance(s, AssignStmt)}
     out: list[Stmt] = []
     for s in stmts:
-        call = s.value if _is_call(s, "tile.move") else None  # type: ignore[union-attr]
-        asm = defs.get(call.args[0]) if call is not None and isinstance(call.args[0], Var) else None
-        tgt = defs.get(asm.value.args[0]) if asm is not None and _is_call(asm, "tile.assemble") \
-            and isinstance(asm.value.args[0], Var) else None  # type: ignore[union-attr]
-        if (tgt is None or call.kwargs.get("target_memory") is not MemorySpace.Vec  # type: ignore[union-attr]
-                or not _is_call(tgt, "tile.load") or _space_of(asm.var) is not MemorySpace.Mat):  # type: ignore[union-attr]
+        to_vec = assign_of(s, "tile.move")
+        asm = assign_of(_def(defs, to_vec[1].args[0]), "tile.assemble") if to_vec is not None else None
+        tgt = assign_of(_def(defs, asm[1].args[0]), "tile.load") if asm is not None else None
+        if (to_vec is None or asm is None or tgt is None or to_vec[1].kwargs.get("target_memory") is not MemorySpace.Vec
+                or _space_of(asm[0]) is not MemorySpace.Mat):
             out.append(s)
             continue
-        span = s.span
-        load = make_call("tile.load", list(tgt.value.args), {**tgt.value.kwargs, "target_memory": MemorySpace.Vec},  # type: ignore[union-attr]
-                         span=tgt.span)
-        window = Var(f"{base_name(tgt.var.name)}_vec", load.result_type, span=tgt.span)  # type: ignore[union-attr]
-        block = asm.value.args[1]  # type: ignore[union-attr]
-        out.append(AssignStmt(window, load, span=tgt.span))
+        span, window_load = s.span, tgt[1]
+        load = make_call("tile.load", list(window_load.args), {**window_load.kwargs, "target_memory": MemorySpace.Vec},
+                         span=window_load.span)
+        window = Var(f"{base_name(tgt[0].name)}_vec", load.result_type, span=window_load.span)
+        block = asm[1].args[1]
+        out.append(AssignStmt(window, load, span=window_load.span))
         if _space_of(block) is not MemorySpace.Vec:
             move = make_call("tile.move", [block], {"target_memory": MemorySpace.Vec}, span=span)
             moved = Var(f"{base_name(block.name) if isinstance(block, Var) else 'block'}_vec", move.result_type,
                         span=span)
             out.append(AssignStmt(moved, move, span=span))
             block = moved
-        ins = make_call("tile.assemble", [window, block, asm.value.args[2]], span=asm.span)  # type: ignore[union-attr]
-        out.append(AssignStmt(s.var, ins, span=span))  # type: ignore[union-attr]
+        ins = make_call("tile.assemble", [window, block, asm[1].args[2]], span=asm[1].span)
+        out.append(AssignStmt(to_vec[0], ins, span=span))
     return _drop_dead_mat(out) if len(out) != len(stmts) else out
+
+
+def _def(defs: dict[Var, AssignStmt], e: Expr) -> AssignStmt | None:
+    return defs.get(e) if isinstance(e, Var) else None
 
 
 def _drop_dead_mat(stmts: list[Stmt]) -> list[Stmt]:
@@ -303,20 +303,10 @@ def _unroll_mixed(stmts: list[Stmt]) -> list[Stmt]:
         if n is None or n > MAX_UNROLL:
             out.append(s)
             continue
-        loop: ForStmt = s  # type: ignore[assignment]
-        step = as_int(loop.step)
-        dtype = getattr(loop.loop_var.var_type, "dtype", DataType.INDEX)
-        carried: list[Expr] = [ia.init for ia in loop.iter_args]  # type: ignore[misc]
-        for k in range(n):
-            start = as_int(loop.start)
-            idx: Expr = ConstInt(start + k * step, dtype) if start is not None else \
-                BinaryExpr(BinOp.Add, loop.start, ConstInt(k * step, dtype), dtype)  # type: ignore[operator]
-            mapping: dict[Var, Expr] = {loop.loop_var: idx, **dict(zip(loop.iter_args, carried, strict=True))}
-            body = copy_body(flatten(loop.body), mapping)
-            if body and isinstance(body[-1], YieldStmt):
-                carried = list(body.pop().values)
-            out.extend(body)
-        out.extend(AssignStmt(rv, v, span=loop.span) for rv, v in zip(loop.return_vars, carried, strict=True))
+        assert isinstance(s, ForStmt)
+        step, start, dtype = as_int(s.step) or 1, as_int(s.start), index_dtype(s)
+        out.extend(unrolled(s, (ConstInt(start + k * step, dtype) if start is not None else
+                                BinaryExpr(BinOp.Add, s.start, ConstInt(k * step, dtype), dtype) for k in range(n))))
     return out
 
 
@@ -341,14 +331,15 @@ class _CallRewriter:
         drop: dict[Var, list[Expr]] = {}
         for s in stmts:
             s = substitute(s, renames) if renames else s
-            if isinstance(s, AssignStmt) and isinstance(s.value, TupleGetItem) and s.value.tuple_value in drop:
-                renames[s.var] = drop[s.value.tuple_value][s.value.index]  # type: ignore[index]
+            if isinstance(s, AssignStmt) and isinstance(s.value, TupleGetItem) \
+                    and isinstance(tup := s.value.tuple_value, Var) and tup in drop:
+                renames[s.var] = drop[tup][s.value.index]
                 continue
             call = stmt_value(s)
             if not (isinstance(call, Call) and isinstance(call.op, GlobalVar) and call.op.name in self.splits):
                 out.append(s)
                 continue
-            stmts_new, results = self.expand(call)
+            stmts_new, results = self.expand(call, call.op.name)
             out.extend(stmts_new)
             if isinstance(s, AssignStmt):
                 if isinstance(s.var.var_type, TupleType):
@@ -357,12 +348,12 @@ class _CallRewriter:
                     renames[s.var] = results[0]
         return out
 
-    def expand(self, call: Call) -> tuple[list[Stmt], list[Expr]]:
-        kernels, an = self.splits[call.op.name]  # type: ignore[union-attr]
+    def expand(self, call: Call, name: str) -> tuple[list[Stmt], list[Expr]]:
+        kernels, an = self.splits[name]
         span = call.span
         if "block_num" in call.attrs:
             raise UnsupportedFeatureError(
-                f"pl.spmd over the mixed cube+vector kernel '{call.op.name}' is not supported with ptoas 0.1.1: "  # type: ignore[union-attr]
+                f"pl.spmd over the mixed cube+vector kernel '{name}' is not supported with ptoas 0.1.1: "
                 "without tpush/tpop the cube and vector halves run as separate tasks that exchange tiles "
                 "through one GM temporary, which the blocks would share", span,
                 hint="launch the cube work and the vector work as two pl.spmd regions that pass a tensor "
@@ -374,9 +365,11 @@ class _CallRewriter:
                 if src[0] == "temp" and src not in env:
                     t = k.func.params[k.args.index(src)].var_type
                     assert isinstance(t, TensorType)
-                    create = make_call("tensor.create", [_ints(t.shape)], {"dtype": t.dtype,
+                    create = make_call("tensor.create", [ints(t.shape)], {"dtype": t.dtype,
                                                                           "layout": TensorLayout.ND}, span=span)
-                    var = Var(f"{base_name(src[1].name)}_gm", t, span=span)  # type: ignore[union-attr]
+                    tile = src[1]
+                    assert isinstance(tile, Var)
+                    var = Var(f"{base_name(tile.name)}_gm", t, span=span)
                     stmts.append(AssignStmt(var, create, span=span))
                     env[src] = var
             kcall = Call(GlobalVar(k.func.name), tuple(env[a] for a in k.args),

@@ -10,16 +10,13 @@ from pypto.errors import UserError
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call, Expr, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.ops.registry import make_call
+from pypto.ir.ops.registry import get_op, make_call, op_of
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, WhileStmt, YieldStmt
 from pypto.ir.types import TileType
 from pypto.passes._util import base_name, iter_stmts, map_blocks, retype
 from pypto.passes.base import Pass
 
-# op -> memory space of its result tile when the frontend left it open
-RESULT_SPACE: dict[str, MemorySpace] = {"tile.matmul": MemorySpace.Acc, "tile.matmul_acc": MemorySpace.Acc,
-                                        "tile.matmul_bias": MemorySpace.Acc}
 # matmul operand index -> the space the cube reads it from
 OPERAND_SPACE: dict[int, MemorySpace] = {0: MemorySpace.Left, 1: MemorySpace.Right}
 MOVE_SUFFIX = {MemorySpace.Left: "l0a", MemorySpace.Right: "l0b"}
@@ -34,7 +31,7 @@ def _moves(s: AssignStmt, call: Call) -> tuple[list[Stmt], Call]:
     """Insert tile.move for matmul operands that still sit in Mat."""
     pre: list[Stmt] = []
     args = list(call.args)
-    first = 1 if call.op == "tile.matmul_acc" else 0
+    first = 1 if get_op(call.op).reuses else 0  # operands after the accumulator
     for i, want in OPERAND_SPACE.items():
         a = args[first + i]
         have = _space(a)
@@ -78,7 +75,7 @@ class InferTileMemorySpace(Pass):
         def block(stmts: list[Stmt]) -> list[Stmt]:
             out: list[Stmt] = []
             for s in stmts:
-                if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op in RESULT_SPACE:
+                if isinstance(s, AssignStmt) and (op := op_of(s.value)) is not None and op.result_space:
                     pre, call = _moves(s, s.value)
                     out.extend(pre)
                     s = s if not pre else dataclasses.replace(s, value=call)
@@ -94,8 +91,8 @@ def _open_tiles(func: Function) -> dict[Var, TileType]:
     new: dict[Var, TileType] = {}
     for s in iter_stmts(func.body):
         if isinstance(s, AssignStmt) and isinstance(s.var.var_type, TileType) and s.var.var_type.memory_space is None:
-            op = s.value.op if isinstance(s.value, Call) else None
-            space = RESULT_SPACE.get(op, MemorySpace.Vec) if isinstance(op, str) else MemorySpace.Vec
+            op = op_of(s.value)
+            space = op.result_space if op is not None and op.result_space else MemorySpace.Vec
             new[s.var] = dataclasses.replace(s.var.var_type, memory_space=space)
     _carried_tiles(func, new)
     return new

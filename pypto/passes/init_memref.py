@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call, IterArg, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.ops.registry import make_call
+from pypto.ir.ops.registry import make_call, op_of
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import (
     AssignStmt,
@@ -26,9 +26,6 @@ from pypto.ir.types import MemRef, PtrType, ShapedType, TensorType, TileType, Ty
 from pypto.passes._memref import offset0, with_memref
 from pypto.passes._util import retype
 from pypto.passes.base import Pass
-
-# op -> index of the operand whose buffer the result reuses (in-place semantics)
-ALIAS_ARG: dict[str, int] = {"tile.store": 2, "tile.matmul_acc": 0, "tensor.assemble": 0}
 
 
 @dataclass
@@ -66,8 +63,10 @@ class _Planner:
         if isinstance(v, IterArg) and isinstance(v.init, Var) and v.init in self.refs:
             self.refs[v] = self.refs[v.init]
             return
-        if isinstance(value, Call) and isinstance(value.op, str) and value.op in ALIAS_ARG:
-            src = value.args[ALIAS_ARG[value.op]]
+        op = op_of(value)
+        at = op.buffer_index if op is not None else None
+        if isinstance(value, Call) and at is not None and at < len(value.args):
+            src = value.args[at]
             if isinstance(src, Var) and src in self.refs and type(src.var_type) is type(v.var_type):
                 self.refs[v] = self.refs[src]
                 return

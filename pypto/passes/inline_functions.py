@@ -7,26 +7,13 @@ from dataclasses import dataclass
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.callgraph import callee_first
 from pypto.ir.enums import FunctionType
-from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, Var
+from pypto.ir.expr import Call, Expr, GlobalVar, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, Stmt, flatten, stmt_value
-from pypto.ir.visitor import substitute
-from pypto.passes._util import calls_in, defined_vars, map_blocks
+from pypto.passes._rewrite import clone
+from pypto.passes._util import calls_in, map_blocks
 from pypto.passes.base import Pass
-
-
-def _fresh_copy(body: list[Stmt], mapping: dict[Var, Expr]) -> list[Stmt]:
-    """The statements with params substituted and every local definition renamed to a fresh Var."""
-    for seq_stmt in body:
-        for v in defined_vars(seq_stmt):
-            if not isinstance(v, IterArg):
-                mapping[v] = Var(v.name, v.var_type, span=v.span)
-    for seq_stmt in body:
-        for v in defined_vars(seq_stmt):
-            if isinstance(v, IterArg):
-                mapping[v] = IterArg(v.name, v.var_type, init=substitute(v.init, mapping), span=v.span)
-    return [substitute(s, mapping) for s in body]
 
 
 def _expand(call: Call, target: Function, result: Var | None, span: object) -> list[Stmt]:
@@ -36,7 +23,7 @@ def _expand(call: Call, target: Function, result: Var | None, span: object) -> l
         raise UnsupportedFeatureError(f"early return inside inline function '{target.name}'", target.span)
     body = stmts[:-1] if ret is not None else stmts
     mapping: dict[Var, Expr] = dict(zip(target.params, call.args, strict=True))
-    out = _fresh_copy([*body, *([ret] if ret is not None else [])], mapping)
+    out = clone([*body, *([ret] if ret is not None else [])], mapping)
     tail = out.pop() if ret is not None else None
     if result is not None:
         if not isinstance(tail, ReturnStmt) or len(tail.values) != 1:

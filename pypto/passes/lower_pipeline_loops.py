@@ -20,11 +20,11 @@ from pypto.ir.expr import BinaryExpr, BinOp, ConstInt, Expr, IterArg, Var, as_in
 from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, YieldStmt, flatten, seq
+from pypto.passes._rewrite import clone
 from pypto.passes._slots import resolve_slots, share_unresolved, slot_memref, unroll_period
 from pypto.passes._util import iter_stmts, map_blocks
 from pypto.passes.base import Pass
 from pypto.passes.simplify import _Fold
-from pypto.passes.unroll_loops import copy_body as _copy
 
 
 def stages(loop: ForStmt) -> int:
@@ -51,7 +51,7 @@ class _Lowering:
         """
         mapping: dict[Var, Expr] = {self.loop.loop_var: iv_value}
         mapping.update(zip(self.loop.iter_args, carried, strict=True))
-        stmts = _copy(flatten(self.loop.body), mapping)
+        stmts = clone(flatten(self.loop.body), mapping)
         if isinstance(iv_value, ConstInt):  # a tail copy: fold `6 * 64` as the parser would
             stmts = [_Fold().visit(x) for x in stmts]
         if rep is not None:

@@ -26,7 +26,7 @@ from pypto.passes.base import Pass
 
 def _last_yield(body: Stmt | None) -> YieldStmt | None:
     stmts = flatten(body)
-    return stmts[-1] if stmts and isinstance(stmts[-1], YieldStmt) else None  # type: ignore[return-value]
+    return stmts[-1] if stmts and isinstance(stmts[-1], YieldStmt) else None
 
 
 @dataclass
@@ -109,7 +109,7 @@ def _collect(func: Function, life: Liveness) -> _Groups:
 
 
 def _copy_stmt(copy: Var, src: Var) -> AssignStmt:
-    space = src.var_type.memory_space  # type: ignore[union-attr]
+    space = src.var_type.memory_space
     call = make_call("tile.move", [src], {"target_memory": space}, span=src.span)
     return AssignStmt(copy, call, span=src.span)
 
@@ -169,7 +169,7 @@ class MaterializeSemanticAliases(Pass):
                     types[v] = with_memref(v.var_type, lead)
         if not types:
             return func
-        return drop_unused_allocs(retype(func, types))  # type: ignore[arg-type]
+        return drop_unused_allocs(retype(func, types))
 
 
 _MAX_ROUNDS = 4

@@ -5,15 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pypto.ir.enums import ForKind
-from pypto.ir.expr import Call, Var
+from pypto.ir.expr import Var
 from pypto.ir.function import Function, Program
+from pypto.ir.ops.registry import lookup, op_of
 from pypto.ir.stmt import AssignStmt, ForStmt, Stmt
 from pypto.ir.types import MemRef, PtrType, TileType
 from pypto.passes._liveness import Liveness
 from pypto.passes._memref import allocs, drop_unused_allocs, memref_of, with_memref
+from pypto.passes._rewrite import match
 from pypto.passes._util import iter_stmts, retype
 from pypto.passes.base import Pass
-from pypto.passes.memory_rules import BYTE_VIEWS, DEFERRED_VIEWS, NOT_IN_PLACE
 
 
 @dataclass
@@ -40,8 +41,8 @@ class _Lifetimes:
     def _extend_deferred(self, stmt: Stmt | None) -> None:
         """Operands of view ops (concat/assemble, lowered lazily; reshape, sharing their bytes) stay live
         as long as the result."""
-        views = [s for s in iter_stmts(stmt) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
-                 and (s.value.op in DEFERRED_VIEWS or s.value.op in BYTE_VIEWS)]
+        views = [s for s in iter_stmts(stmt) if isinstance(s, AssignStmt)
+                 and (op := op_of(s.value)) is not None and op.keeps_operands]
         for s in reversed(views):  # results before the views that feed them
             end = self.last.get(s.var)
             for a in s.value.args:
@@ -68,7 +69,7 @@ def _pipeline_members(func: Function) -> dict[Var, tuple[int, bool]]:
         if isinstance(loop, ForStmt) and loop.kind is ForKind.Pipeline:
             for s in iter_stmts(loop.body):
                 if isinstance(s, AssignStmt) and isinstance(s.var.var_type, TileType):
-                    out[s.var] = (id(loop), isinstance(s.value, Call) and s.value.op == "tile.load")
+                    out[s.var] = (id(loop), match(s, "tile.load") is not None)
     return out
 
 
@@ -97,7 +98,8 @@ def _fits(host: _Buffer, buf: _Buffer) -> bool:
         return False
     if host.stages & buf.stages and (host.loaded or buf.loaded):
         return False  # pipeline stages keep their own load buffers, so stage k+1's load can overlap stage k
-    in_place = buf.start_op not in NOT_IN_PLACE
+    op = lookup(buf.start_op)
+    in_place = op is None or op.in_place
     for s1, e1 in host.spans:
         for s2, e2 in buf.spans:
             disjoint = e1 < s2 or e2 < s1 or (e1 == s2 and s2 == buf.start and in_place)

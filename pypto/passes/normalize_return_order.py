@@ -8,13 +8,12 @@ from dataclasses import dataclass
 from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import Call, Expr, Var
 from pypto.ir.function import Function, Program
+from pypto.ir.ops.registry import written_index
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ReturnStmt, Stmt, WhileStmt, YieldStmt, flatten, seq
 from pypto.ir.types import TensorType
 from pypto.passes._util import iter_stmts
 from pypto.passes.base import Pass
-
-WRITES: dict[str, int] = {"tile.store": 2, "tensor.assemble": 0}
 
 
 def _written_param(func: Function) -> dict[Var, Var]:
@@ -24,8 +23,8 @@ def _written_param(func: Function) -> dict[Var, Var]:
     for _ in range(1 + sum(isinstance(s, IfStmt) for s in stmts)):  # nested ifs resolve inside out
         before = dict(alias)
         for s in stmts:
-            if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op in WRITES:
-                target = s.value.args[WRITES[s.value.op]]  # type: ignore[index]
+            if isinstance(s, AssignStmt) and isinstance(s.value, Call) and (at := written_index(s.value)) is not None:
+                target = s.value.args[at]
                 if isinstance(target, Var):
                     alias[s.var] = alias.get(target, target)
             elif isinstance(s, ForStmt | WhileStmt):  # a tensor carried through a loop is still its init's buffer

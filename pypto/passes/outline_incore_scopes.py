@@ -12,9 +12,9 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from pypto.errors import UnsupportedFeatureError
-from pypto.ir.callgraph import callee_first
+from pypto.ir.callgraph import callee_first, written_args
 from pypto.ir.enums import FunctionType, ParamDirection, TensorLayout
-from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, IterArg, MakeTuple, TupleGetItem, Var, as_int
+from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, TupleGetItem, Var, as_int
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.properties import IRProperty
@@ -38,11 +38,10 @@ from pypto.ir.visitor import substitute
 from pypto.passes._kernel_reads import hoist_kernel_reads
 from pypto.passes._read_gather import gather_carried_reads
 from pypto.passes._read_loops import lift_read_loops
+from pypto.passes._rewrite import ints, match
 from pypto.passes._util import base_name, defined_vars, iter_stmts, map_blocks, used_vars
 from pypto.passes.base import Pass
 
-# op -> index of the tensor argument it writes into
-WRITES: dict[str, int] = {"tensor.assemble": 0, "tile.store": 2, "tensor.write": 0}
 _LAUNCH = "__spmd_launch"  # InCore region attr (inside this pass only): the pl.spmd launch of its call
 
 
@@ -86,7 +85,7 @@ class _Region:
         if not isinstance(value, Call):
             self.reads.update(used_vars(value))
             return
-        written = self._written_args(value)
+        written = written_args(value, self.program)
         for i, a in enumerate(value.args):
             if i in written and isinstance(a, Var):
                 self.targets.append(a)
@@ -95,12 +94,6 @@ class _Region:
             else:
                 self.reads.update(used_vars(a))
 
-    def _written_args(self, call: Call) -> set[int]:
-        if isinstance(call.op, str):
-            return {WRITES[call.op]} if call.op in WRITES else set()
-        callee = self.program.get_function(call.op.name) if isinstance(call.op, GlobalVar) else None
-        dirs = callee.param_directions if callee else ()
-        return {i for i, d in enumerate(dirs) if d is not ParamDirection.In}
 
     def root(self, v: Var) -> Var:
         seen: set[Var] = set()
@@ -204,10 +197,10 @@ class _Outliner:
         for v in leaked:
             t = v.var_type
             assert isinstance(t, TensorType)
-            create = make_call("tensor.create", [_ints(t.shape)], {"dtype": t.dtype, "layout": TensorLayout.ND},
+            create = make_call("tensor.create", [ints(t.shape)], {"dtype": t.dtype, "layout": TensorLayout.ND},
                                span=v.span)
             buf = Var(self._fresh_name(f"{base_name(v.name)}_buf"), create.result_type, span=v.span)
-            write = make_call("tensor.assemble", [buf, v, _ints((0,) * len(t.shape))], span=v.span)
+            write = make_call("tensor.assemble", [buf, v, ints((0,) * len(t.shape))], span=v.span)
             done = Var(self._fresh_name(f"{base_name(v.name)}_out"), write.result_type, span=v.span)
             creates.append(AssignStmt(buf, create, span=v.span))
             writes.append(AssignStmt(done, write, span=v.span))
@@ -279,7 +272,7 @@ class _Outliner:
 
 def _launch_call(s: Stmt, launch: dict[str, object], scope: SpmdScopeStmt, fresh) -> list[Stmt]:
     """``out = self.k(...)`` inside ``with pl.spmd(n[, deps]) [as tid]``: the call with the launch attrs."""
-    call = s.value if isinstance(s, AssignStmt) else s.expr  # type: ignore[union-attr]
+    call = s.value if isinstance(s, AssignStmt) else s.expr
     attrs = {**call.attrs, **launch}
     if scope.deps:
         attrs["manual_dep_edges"] = tuple(attrs.get("manual_dep_edges", ())) + scope.deps
@@ -298,10 +291,6 @@ def _launch_call(s: Stmt, launch: dict[str, object], scope: SpmdScopeStmt, fresh
         out.append(AssignStmt(s.var, TupleGetItem(tup, 0, span=s.span), span=s.span))
     out.append(AssignStmt(scope.task_var, TupleGetItem(tup, len(rets), span=s.span), span=s.span))
     return out
-
-
-def _ints(values: tuple) -> MakeTuple:
-    return MakeTuple(tuple(ConstInt(int(v)) for v in values))
 
 
 def _hoist_reads(scope: InCoreScopeStmt, program: Program) -> tuple[InCoreScopeStmt, list[Stmt]]:
@@ -323,7 +312,7 @@ def _hoist_reads(scope: InCoreScopeStmt, program: Program) -> tuple[InCoreScopeS
         v = s.value if isinstance(s, AssignStmt) else None
         uses = set(used_vars(v)) if v is not None else set()
         ready = all(u not in local or u in moved for u in uses)
-        read = (isinstance(v, Call) and v.op == "tensor.read" and isinstance(v.args[0], Var)
+        read = (match(v, "tensor.read") is not None and isinstance(v.args[0], Var)
                 and region.root(v.args[0]) not in written and v.args[0] not in local
                 and not any(u in local for u in used_vars(list(v.args[1:]))))
         # scalar arithmetic on a hoisted read (e.g. its cast to pl.INDEX) goes along with it
@@ -331,7 +320,7 @@ def _hoist_reads(scope: InCoreScopeStmt, program: Program) -> tuple[InCoreScopeS
                    and ready and bool(uses & moved))
         if read or derived:
             hoisted.append(s)
-            moved.add(s.var)  # type: ignore[union-attr]
+            moved.add(s.var)
         else:
             kept.append(s)
     if not hoisted:
@@ -368,10 +357,11 @@ def _check_escapes(scope: InCoreScopeStmt, rest: list[Stmt], renames: dict[Var, 
 
 def _name_store(s: Stmt) -> Stmt:
     """``pl.tile.store(t, off, c)`` -> ``c__store = pl.tile.store(...)`` (the result names the write)."""
-    if isinstance(s, EvalStmt) and isinstance(s.expr, Call) and s.expr.op == "tile.store":
-        target = s.expr.args[2]
+    store = match(s, "tile.store") if isinstance(s, EvalStmt) else None
+    if store is not None:
+        target = store.args[2]
         stem = base_name(target.name) if isinstance(target, Var) else "out"
-        return AssignStmt(Var(f"{stem}__store", s.expr.result_type, span=s.span), s.expr, span=s.span)
+        return AssignStmt(Var(f"{stem}__store", store.result_type, span=s.span), store, span=s.span)
     return s
 
 

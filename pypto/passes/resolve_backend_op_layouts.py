@@ -18,6 +18,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, Stmt
 from pypto.ir.types import TensorType
+from pypto.passes._rewrite import assign_of, call_in, rewrite_blocks
 from pypto.passes._util import base_name, iter_stmts, map_blocks, substitute_typed, var_use_counts
 from pypto.passes.base import Pass
 from pypto.span import Span
@@ -37,8 +38,7 @@ def _swap(e: Expr) -> MakeTuple:
 
 
 def _loads(func: Function) -> dict[Var, Call]:
-    return {s.var: s.value for s in iter_stmts(func.body)
-            if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.load"}
+    return dict(m for s in iter_stmts(func.body) if (m := assign_of(s, "tile.load")) is not None)
 
 
 def _source_load(view: Call, loads: dict[Var, Call]) -> Call:
@@ -54,7 +54,7 @@ def _source_load(view: Call, loads: dict[Var, Call]) -> Call:
     return load
 
 
-def _transposed_load(s: AssignStmt, load: Call) -> list[Stmt]:
+def _transposed_load(s: AssignStmt, load: Call) -> list[AssignStmt]:
     """``xt = tensor.transpose(x, 0, 1)`` and ``v = tile.load(xt, swapped window)``."""
     x = load.args[0]
     tr = make_call("tensor.transpose", [x, ConstInt(0, span=s.span), ConstInt(1, span=s.span)], span=s.span)
@@ -76,30 +76,25 @@ class ResolveBackendOpLayouts(Pass):
     def run_function(self, func: Function, program: Program) -> Function:
         if not func.is_incore:
             return func
-        views = [s for s in iter_stmts(func.body) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
-                 and s.value.op == "tile.transpose_view"]
+        views = [s for s in iter_stmts(func.body) if assign_of(s, "tile.transpose_view") is not None]
         if not views:
             return func
         loads = _loads(func)
-        sources = {id(s): _source_load(s.value, loads) for s in views}  # type: ignore[arg-type]
-        renamed: dict[Var, Var] = {}
+        sources = [_source_load(call_in(s), loads) for s in views]  # every view checked before any rewrite
+        renamed: dict[Var, Expr] = {}
 
-        def block(stmts: list[Stmt]) -> list[Stmt]:
-            out: list[Stmt] = []
-            for s in stmts:
-                if id(s) in sources:
-                    new = _transposed_load(s, sources[id(s)])  # type: ignore[arg-type]
-                    if new[-1].var is not s.var:  # type: ignore[attr-defined]
-                        renamed[s.var] = new[-1].var  # type: ignore[attr-defined]
-                    out.extend(new)
-                else:
-                    out.append(s)
-            return out
+        def transpose_view(s: Stmt, view: Call) -> list[Stmt] | None:
+            if not isinstance(s, AssignStmt):
+                return None
+            new = _transposed_load(s, _source_load(view, loads))
+            if new[-1].var is not s.var:
+                renamed[s.var] = new[-1].var
+            return list(new)
 
-        func = func.with_(body=map_blocks(func.body, block))
+        func = func.with_(body=rewrite_blocks(func.body, {"tile.transpose_view": transpose_view}))
         if renamed:
             func = func.with_(body=substitute_typed(func.body, renamed))
-        return _drop_unused_loads(func, {v for v, c in loads.items() if c in sources.values()})
+        return _drop_unused_loads(func, {v for v, c in loads.items() if any(c is src for src in sources)})
 
 
 def _drop_unused_loads(func: Function, candidates: set[Var]) -> Function:

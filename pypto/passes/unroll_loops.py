@@ -2,32 +2,40 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import ForKind
-from pypto.ir.expr import ConstInt, Expr, IterArg, Var, as_int
+from pypto.ir.expr import ConstInt, Expr, as_int
 from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, YieldStmt, flatten
-from pypto.ir.visitor import substitute
-from pypto.passes._util import defined_vars, iter_stmts, map_blocks
+from pypto.ir.types import ScalarType
+from pypto.passes._rewrite import clone
+from pypto.passes._util import iter_stmts, map_blocks
 from pypto.passes.base import Pass
 
 
-def copy_body(body: list[Stmt], mapping: dict[Var, Expr]) -> list[Stmt]:
-    """A copy of ``body`` with ``mapping`` applied and fresh Vars for everything it defines."""
-    local = dict(mapping)
-    for s in body:
-        for v in defined_vars(s):
-            if not isinstance(v, IterArg):
-                local[v] = Var(v.name, v.var_type, span=v.span)
-    for s in body:
-        for v in defined_vars(s):
-            if isinstance(v, IterArg):
-                local[v] = IterArg(v.name, v.var_type, init=substitute(v.init, local), span=v.span)
-    return [substitute(s, local) for s in body]
+def index_dtype(loop: ForStmt) -> DataType:
+    t = loop.loop_var.var_type
+    return t.dtype if isinstance(t, ScalarType) else DataType.INDEX
+
+
+def unrolled(loop: ForStmt, indices: Iterable[Expr]) -> list[Stmt]:
+    """``loop``'s body once per loop index, each iteration's yields carried into the next, then the
+    loop's results bound to the last values."""
+    carried = [ia.init for ia in loop.iter_args if ia.init is not None]
+    out: list[Stmt] = []
+    body = flatten(loop.body)
+    for idx in indices:
+        stmts = clone(body, {loop.loop_var: idx, **dict(zip(loop.iter_args, carried, strict=True))})
+        if stmts and isinstance(stmts[-1], YieldStmt):
+            carried = list(stmts.pop().values)
+        out.extend(stmts)
+    out.extend(AssignStmt(rv, v, span=loop.span) for rv, v in zip(loop.return_vars, carried, strict=True))
+    return out
 
 
 def _unroll(loop: ForStmt) -> list[Stmt]:
@@ -35,19 +43,7 @@ def _unroll(loop: ForStmt) -> list[Stmt]:
     if start is None or stop is None or step is None or step == 0:
         raise UserError("pl.unroll needs constant start/stop/step", loop.span,
                         hint="use pl.range for loops with run-time bounds")
-    carried: list[Expr] = [ia.init for ia in loop.iter_args]  # type: ignore[misc]
-    out: list[Stmt] = []
-    body = flatten(loop.body)
-    for i in range(start, stop, step):
-        dtype = getattr(loop.loop_var.var_type, "dtype", DataType.INDEX)
-        mapping: dict[Var, Expr] = {loop.loop_var: ConstInt(i, dtype)}
-        mapping.update(dict(zip(loop.iter_args, carried, strict=True)))
-        stmts = copy_body(body, mapping)
-        if stmts and isinstance(stmts[-1], YieldStmt):
-            carried = list(stmts.pop().values)
-        out.extend(stmts)
-    out.extend(AssignStmt(rv, v, span=loop.span) for rv, v in zip(loop.return_vars, carried, strict=True))
-    return out
+    return unrolled(loop, (ConstInt(i, index_dtype(loop)) for i in range(start, stop, step)))
 
 
 @dataclass(frozen=True)

@@ -195,17 +195,22 @@ def output_base() -> Path:
     return Path(value).expanduser()
 
 
-def jit_cache_enabled() -> bool:
-    """``Settings().jit_cache`` (PYPTO_JIT_CACHE, default on) without importing pydantic."""
-    value = _light_value("jit_cache")
+def _light_bool(field: str, default: bool) -> bool:
+    """A bool setting by the model's precedence and spelling; anything else goes to the model to reject."""
+    value = _light_value(field)
     if value is _UNSET:
-        return True
+        return default
     if isinstance(value, bool):
         return value
     text = str(value).strip().lower()
     if text in _TRUE or text in _FALSE:
         return text in _TRUE
-    return bool(resolve_settings().jit_cache)  # raises a SettingsError naming the value and its source
+    return bool(getattr(resolve_settings(), field))  # raises a SettingsError naming the value and its source
+
+
+def jit_cache_enabled() -> bool:
+    """``Settings().jit_cache`` (PYPTO_JIT_CACHE, default on) without importing pydantic."""
+    return _light_bool("jit_cache", True)
 
 
 def run_hw_on_sim() -> bool:
@@ -214,15 +219,7 @@ def run_hw_on_sim() -> bool:
     When on, a run configured for a hardware platform (``RunConfig(platform="a2a3")``) runs on the
     simulator of the same architecture instead, with a warning; see ``RunConfig``.
     """
-    value = _light_value("run_hw_on_sim")
-    if value is _UNSET:
-        return False
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in _TRUE or text in _FALSE:
-        return text in _TRUE
-    return bool(resolve_settings().run_hw_on_sim)  # raises a SettingsError naming the value and its source
+    return _light_bool("run_hw_on_sim", False)
 
 
 def tool_timeout(field: str) -> float:

@@ -11,7 +11,7 @@ import pypto.language as pl
 from pypto import ir
 from pypto.ir import msgpack
 from pypto.ir.expr import IterArg, Var
-from pypto.passes._util import iter_stmts
+from pypto.ir.stmt import preorder
 
 TEXT = '''
 @pl.program
@@ -44,7 +44,7 @@ def twice(a: pl.Tensor, out: pl.Out[pl.Tensor]):
 
 def _vars(func: ir.Function) -> list[Var]:
     found = list(func.params)
-    for s in iter_stmts(func.body):
+    for s in preorder(func.body):
         found += [getattr(s, "var", None), *getattr(s, "iter_args", ()), *getattr(s, "return_vars", ())]
     return [v for v in found if isinstance(v, Var)]
 
@@ -58,10 +58,10 @@ def test_program_round_trip_is_structurally_equal_and_keeps_sharing():
     ir.assert_structural_equal(program, back)
     assert back.as_python() == program.as_python()  # names, comments and spans' text survive
     body = back.get_function("body")
-    loop = next(s for s in iter_stmts(body.body) if isinstance(s, ir.ForStmt))
+    loop = next(s for s in preorder(body.body) if isinstance(s, ir.ForStmt))
     acc = loop.iter_args[0]
     assert isinstance(acc, IterArg)
-    uses = [a for s in iter_stmts(loop.body) if isinstance(s, ir.AssignStmt) for a in s.value.args]
+    uses = [a for s in preorder(loop.body) if isinstance(s, ir.AssignStmt) for a in s.value.args]
     assert any(u is acc for u in uses)  # the body reads the very IterArg object the loop defines
     assert acc.init is _vars(body)[2]  # the init is the Var of `t`, not a copy
     old = {v.uid for f in program.functions for v in _vars(f)}

@@ -164,15 +164,14 @@ def _reference_stmts(s, out):
 
 def test_statement_walks_are_pre_order():
     from pypto.ir.expr import ConstBool
-    from pypto.ir.stmt import EvalStmt
+    from pypto.ir.stmt import EvalStmt, preorder
     from pypto.ir.verifier import walk
-    from pypto.passes._util import iter_stmts
 
     a, b, c = (EvalStmt(ConstInt(i)) for i in range(3))
     nested = SeqStmts((a, IfStmt(ConstBool(True), SeqStmts((b, c)), a), Loop.get_function("k").body))
     for root in (nested, Loop.get_function("main").body, None):
         want = [id(s) for s in _reference_stmts(root, [])]
-        assert [id(s) for s in iter_stmts(root)] == want
+        assert [id(s) for s in preorder(root)] == want
         assert [id(s) for s in walk(root)] == want
 
 

@@ -13,8 +13,7 @@ from pypto.errors import UserError
 from pypto.ir.expr import ConstFloat
 from pypto.ir.function import Program
 from pypto.ir.options import VerificationLevel
-from pypto.ir.stmt import ForStmt
-from pypto.passes._util import iter_stmts
+from pypto.ir.stmt import ForStmt, preorder
 from pypto.passes.context import PassContext
 from pypto.runtime import RunConfig
 
@@ -128,7 +127,7 @@ def test_dep_scalar_literal_stays_a_runtime_argument(platform):
     runtime, specialized = funcs["scale_into"], funcs["scale_into_1"]
     assert [p.name for p in runtime.params] == ["x", "out", "s"]  # kept: the literal comes at run time
     assert [p.name for p in specialized.params] == ["x", "out"]  # k = 0.25 folded into the copy
-    call = next(s.value for s in iter_stmts(funcs["two_scales"].body)
+    call = next(s.value for s in preorder(funcs["two_scales"].body)
                 if getattr(getattr(s, "value", None), "args", None) and len(s.value.args) == 3)
     assert isinstance(call.args[2], ConstFloat) and call.args[2].value == 3.0  # typed like the parameter
     orch = next(compiled.output_dir.joinpath("orchestration").glob("*.cpp")).read_text()
@@ -151,7 +150,7 @@ def test_tuple_assignment_runs(platform):
 def test_dead_loop_carried_tile_is_not_carried(platform):
     a, out, out2 = _x(), np.zeros((64, 64), np.float32), np.zeros((32, 64), np.float32)
     program = overwrite_in_loop.lower(a, out, out2)
-    loops = [s for f in program.functions for s in iter_stmts(f.body) if isinstance(s, ForStmt)]
+    loops = [s for f in program.functions for s in preorder(f.body) if isinstance(s, ForStmt)]
     assert loops and all(not ia.name.startswith("t__") for lp in loops for ia in lp.iter_args)
     kernels = [f for f in program.functions if f.is_incore]
     assert all(p.name.split("__")[0] != "t" for f in kernels for p in f.params)  # no tile parameter

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pypto.language as pl
-from pypto.ir.stmt import IfStmt
-from pypto.passes._util import iter_stmts
+from pypto.ir.stmt import IfStmt, preorder
 from pypto.runtime import run
 
 
@@ -32,7 +31,7 @@ class _LoopsInBranches:
 
 def test_only_names_bound_outside_the_loops_merge() -> None:
     k = next(f for f in _LoopsInBranches.functions if f.name == "k")
-    if_ = next(s for s in iter_stmts(k.body) if isinstance(s, IfStmt))
+    if_ = next(s for s in preorder(k.body) if isinstance(s, IfStmt))
     assert not {"b", "t"} & {rv.name for rv in if_.return_vars}
 
 

@@ -21,8 +21,8 @@ from pypto.ir import ForStmt, SpmdScopeStmt
 from pypto.ir.enums import ForKind
 from pypto.ir.options import VerificationLevel
 from pypto.ir.printer import python_print
+from pypto.ir.stmt import preorder
 from pypto.ir.structural import assert_structural_equal
-from pypto.passes._util import iter_stmts
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "codegen"))
 from ptocheck import checker, verify  # noqa: E402
@@ -115,7 +115,7 @@ def test_spmd_with_dispatch_and_inline_forms(platform):
 
 def test_spmd_scope_is_kept_until_outlining_and_prints_back():
     prog = pl.parse(H + SPMD_WITH)
-    scopes = [s for s in iter_stmts(prog["main"].body) if isinstance(s, SpmdScopeStmt)]
+    scopes = [s for s in preorder(prog["main"].body) if isinstance(s, SpmdScopeStmt)]
     assert [s.task_var is not None for s in scopes] == [True, True]
     assert scopes[1].sync_start and scopes[1].deps and ir.python_print(prog).count("pl.spmd(4") == 2
 
@@ -180,7 +180,7 @@ class PipeDyn:
 def _kernel_loops(compiled: ir.CompiledProgram) -> list[ForStmt]:
     text = sorted(Path(compiled.output_dir).glob("passes_dump/*LowerPipelineLoops*.py"))[-1].read_text()
     prog = pl.parse(text)
-    return [s for f in prog.functions for s in iter_stmts(f.body) if isinstance(s, ForStmt)]
+    return [s for f in prog.functions for s in preorder(f.body) if isinstance(s, ForStmt)]
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)

@@ -10,9 +10,8 @@ from pypto.errors import UndefinedVariableError
 from pypto.ir.dtypes import DataType
 from pypto.ir.expr import Call, GlobalVar, UnaryExpr, UnOp
 from pypto.ir.function import Function
-from pypto.ir.stmt import AssignStmt, IfStmt
+from pypto.ir.stmt import AssignStmt, IfStmt, preorder
 from pypto.ir.types import ScalarType
-from pypto.passes._util import iter_stmts
 
 T = "pl.Tensor[[64, 64], pl.FP32]"
 HEAD = "import pypto.language as pl\n\n@pl.function(type=pl.FunctionType.InCore)\n"
@@ -35,7 +34,7 @@ t = pl.load(out, [0, 0], [64, 64])
 out = pl.store(t, [0, k], out)
 return out
 """)
-    assert any(isinstance(s, IfStmt) for s in iter_stmts(f.body))
+    assert any(isinstance(s, IfStmt) for s in preorder(f.body))
 
 
 def test_name_bound_in_one_branch_only_stays_undefined() -> None:
@@ -56,7 +55,7 @@ t = pl.load(out, [0, 0], [64, 64])
 out = pl.store(t, [0, k], out)
 return out
 """)
-    cast = next(s.value for s in iter_stmts(f.body) if isinstance(s, AssignStmt) and s.var.name == "k")
+    cast = next(s.value for s in preorder(f.body) if isinstance(s, AssignStmt) and s.var.name == "k")
     assert isinstance(cast, UnaryExpr) and cast.op is UnOp.Cast and cast.dtype is DataType.INDEX
     from pypto.ir.printer import python_print
 
@@ -85,13 +84,13 @@ def test_scalar_read_in_a_region_is_hoisted_into_the_orchestration(torch) -> Non
     prog = _read_in_region.lower(data, torch.tensor([32], dtype=torch.int32), torch.zeros(32, 64))
     orch = next(f for f in prog.functions.values() if f.is_orchestration)
     kernel = next(f for f in prog.functions.values() if f.is_incore)
-    reads = [s for s in iter_stmts(orch.body) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
+    reads = [s for s in preorder(orch.body) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
              and s.value.op == "tensor.read"]
     assert reads, "the read should run in the orchestration"
     assert not any(isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tensor.read"
-                   for s in iter_stmts(kernel.body))
+                   for s in preorder(kernel.body))
     assert any(isinstance(p.var_type, ScalarType) for p in kernel.params)
-    calls = [s.value for s in iter_stmts(orch.body) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
+    calls = [s.value for s in preorder(orch.body) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
              and isinstance(s.value.op, GlobalVar)]
     assert calls and calls[0].op.name == kernel.name
 
@@ -262,7 +261,7 @@ c = pl.cast(n, pl.INDEX)
 s = out[:, c * 2 + 8 : c * 2 + 24]
 return out
 """)
-    sl = next(s.value for s in iter_stmts(f.body) if isinstance(s, AssignStmt) and s.var.name == "s")
+    sl = next(s.value for s in preorder(f.body) if isinstance(s, AssignStmt) and s.var.name == "s")
     assert [int(d) for d in sl.type.shape] == [64, 16]
     with pytest.raises(Exception, match="slice extent must be static"):
         _parse("c = pl.cast(n, pl.INDEX)\ns = out[:, c : c * 2]\nreturn out")

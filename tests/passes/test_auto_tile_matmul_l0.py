@@ -12,8 +12,7 @@ from pypto.ir import MemoryPlanner
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call
 from pypto.ir.options import BackendType, VerificationLevel
-from pypto.ir.stmt import EvalStmt, ForStmt
-from pypto.passes._util import iter_stmts
+from pypto.ir.stmt import EvalStmt, ForStmt, preorder
 from pypto.passes.allocate_memory_addr import CAPACITY
 from pypto.passes.auto_tile_matmul_l0 import choose_tiling
 from pypto.runtime import RunConfig
@@ -32,7 +31,7 @@ def _kernel(program):
 
 
 def _ops(func, op):
-    return [s for s in iter_stmts(func.body) if isinstance(getattr(s, "value", getattr(s, "expr", None)), Call)
+    return [s for s in preorder(func.body) if isinstance(getattr(s, "value", getattr(s, "expr", None)), Call)
             and getattr(s, "value", getattr(s, "expr", None)).op == op]
 
 
@@ -51,10 +50,10 @@ def test_split_k_lowers_to_an_mn_grid_of_k_loops(tmp_path, monkeypatch):
     monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path))
     a, b, out = np.zeros((256, 128), np.float32), np.zeros((128, 256), np.float32), np.zeros((256, 256), np.float32)
     kernel = _kernel(big_matmul.lower(a, b, out))
-    loops = [s for s in iter_stmts(kernel.body) if isinstance(s, ForStmt)]
+    loops = [s for s in preorder(kernel.body) if isinstance(s, ForStmt)]
     assert len(loops) == 2  # the M loop, and the K loop inside it (n == N)
     assert len(_ops(kernel, "tile.matmul")) == 1 and len(_ops(kernel, "tile.matmul_acc")) == 1
-    stores = [s for s in iter_stmts(kernel.body) if isinstance(s, EvalStmt) and s.expr.op == "tile.store"]
+    stores = [s for s in preorder(kernel.body) if isinstance(s, EvalStmt) and s.expr.op == "tile.store"]
     assert len(stores) == 1
     l0 = [s.var.var_type for s in _ops(kernel, "tile.move")
           if s.var.var_type.memory_space in (MemorySpace.Left, MemorySpace.Right)]
@@ -65,7 +64,7 @@ def test_a_matmul_that_fits_is_left_alone(tmp_path, monkeypatch):
     monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path))
     a, b, out = np.zeros((64, 64), np.float32), np.zeros((64, 64), np.float32), np.zeros((64, 64), np.float32)
     kernel = _kernel(big_matmul.lower(a, b, out))
-    assert not [s for s in iter_stmts(kernel.body) if isinstance(s, ForStmt)]
+    assert not [s for s in preorder(kernel.body) if isinstance(s, ForStmt)]
 
 
 @pytest.mark.sim
@@ -111,7 +110,7 @@ def test_an_oversized_chain_becomes_row_blocks(tmp_path, monkeypatch):
     stages = [f for f in program.functions if f.is_incore]
     assert len(stages) == 3  # cube (rows of a @ b), vector (their cast), cube (times e), per row block
     for f in stages:  # each block's tile is stored right after it is made: one Acc / Vec buffer suffices
-        allocs = [s.value.kwargs["memory_space"] for s in iter_stmts(f.body)
+        allocs = [s.value.kwargs["memory_space"] for s in preorder(f.body)
                   if isinstance(getattr(s, "value", None), Call) and s.value.op == "tile.alloc"]
         assert allocs.count(MemorySpace.Acc) <= 1 and allocs.count(MemorySpace.Vec) <= 2, (f.name, allocs)
 
@@ -122,7 +121,7 @@ def test_a_chain_whose_first_operands_exceed_l0_gets_a_k_loop(tmp_path, monkeypa
     e, out = np.zeros((128, 64), np.float16), np.zeros((128, 64), np.float32)
     program = chained.lower(a, b, e, out)
     cube = [f for f in program.functions if f.is_incore and _ops(f, "tile.matmul_acc")]
-    assert len(cube) == 1 and [s for s in iter_stmts(cube[0].body) if isinstance(s, ForStmt)]
+    assert len(cube) == 1 and [s for s in preorder(cube[0].body) if isinstance(s, ForStmt)]
 
 
 @pytest.mark.sim

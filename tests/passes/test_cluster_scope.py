@@ -6,9 +6,8 @@ import pytest
 
 import pypto.language as pl
 from pypto.errors import ParserSyntaxError
-from pypto.ir.stmt import ClusterScopeStmt
+from pypto.ir.stmt import ClusterScopeStmt, preorder
 from pypto.passes import get_pass
-from pypto.passes._util import iter_stmts
 from pypto.runtime import run
 
 
@@ -32,10 +31,10 @@ class _Grouped:
 
 def test_cluster_dissolves_into_its_statements() -> None:
     prog = _Grouped
-    assert any(isinstance(s, ClusterScopeStmt) for f in prog.functions for s in iter_stmts(f.body))
+    assert any(isinstance(s, ClusterScopeStmt) for f in prog.functions for s in preorder(f.body))
     for name in ("ConvertToSSA", "OutlineIncoreScopes", "OutlineClusterScopes"):
         prog = get_pass(name)().run(prog)
-    assert not any(isinstance(s, ClusterScopeStmt) for f in prog.functions for s in iter_stmts(f.body))
+    assert not any(isinstance(s, ClusterScopeStmt) for f in prog.functions for s in preorder(f.body))
 
 
 def test_spmd_dispatch_inside_a_cluster_matches_torch(torch) -> None:

@@ -8,8 +8,7 @@ import pypto.language as pl
 from pypto import ir
 from pypto.errors import UserError
 from pypto.ir import VerificationLevel
-from pypto.ir.stmt import ForStmt, ReturnStmt
-from pypto.passes._util import iter_stmts
+from pypto.ir.stmt import ForStmt, ReturnStmt, preorder
 from pypto.passes.convert_to_ssa import ConvertToSSA
 
 
@@ -46,8 +45,8 @@ def _make_computed_in_loop():
 
 
 def _loop_and_return(fn):
-    loop = next(s for s in iter_stmts(fn.body) if isinstance(s, ForStmt))
-    ret = next(s for s in iter_stmts(fn.body) if isinstance(s, ReturnStmt))
+    loop = next(s for s in preorder(fn.body) if isinstance(s, ForStmt))
+    ret = next(s for s in preorder(fn.body) if isinstance(s, ReturnStmt))
     return loop, ret
 
 
@@ -72,5 +71,5 @@ def test_a_value_that_is_not_a_store_gets_no_invented_start():
     with pytest.raises(UserError, match="'t' is read here but is first bound inside the loop") as info:
         ConvertToSSA().run(prog)
     k = next(f for f in prog.functions if f.name == "k")
-    ret = next(s for s in iter_stmts(k.body) if isinstance(s, ReturnStmt))
+    ret = next(s for s in preorder(k.body) if isinstance(s, ReturnStmt))
     assert info.value.span == ret.span and "bind 't' before the loop" in (info.value.hint or "")

@@ -14,8 +14,8 @@ import pytest
 import pypto.language as pl
 from pypto.ir import ArgDirection, GlobalVar
 from pypto.ir.structural import assert_structural_equal
+from pypto.ir.verifier import calls as calls_in
 from pypto.passes import get_pass
-from pypto.passes._util import calls_in
 
 IN, OUT_EX, INOUT, SCALAR = (ArgDirection.Input, ArgDirection.OutputExisting, ArgDirection.InOut,
                              ArgDirection.Scalar)

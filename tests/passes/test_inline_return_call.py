@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 import pypto.language as pl
-from pypto.ir.stmt import ReturnStmt
-from pypto.passes._util import calls_in, iter_stmts
+from pypto.ir.stmt import ReturnStmt, preorder
+from pypto.ir.verifier import calls as calls_in
 
 N = 32
 
@@ -30,4 +30,4 @@ def test_return_of_an_inline_call_is_expanded():
     assert "twice" not in names  # inlined and removed
     orch = next(f for f in program.functions if f.is_orchestration)
     assert not any(getattr(c.op, "name", "") == "twice" for c in calls_in(orch.body))
-    assert any(isinstance(s, ReturnStmt) for s in iter_stmts(orch.body))
+    assert any(isinstance(s, ReturnStmt) for s in preorder(orch.body))

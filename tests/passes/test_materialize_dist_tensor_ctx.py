@@ -12,7 +12,7 @@ from pypto import ir
 from pypto.driver import lower
 from pypto.ir.expr import UnaryExpr, UnOp
 from pypto.ir.types import ScalarType
-from pypto.passes._util import calls_in
+from pypto.ir.verifier import calls as calls_in
 from pypto.toolchain.ptoas import find_ptoas
 
 

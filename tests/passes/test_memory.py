@@ -9,8 +9,7 @@ import pypto.language as pl
 from pypto.errors import UserError
 from pypto.ir import BackendType, MemoryPlanner
 from pypto.ir.expr import Call
-from pypto.ir.stmt import AssignStmt, flatten
-from pypto.passes._util import iter_stmts
+from pypto.ir.stmt import AssignStmt, flatten, preorder
 from pypto.passes.context import PassContext
 from pypto.passes.manager import run_pipeline
 from pypto.runtime import run
@@ -19,7 +18,7 @@ from pypto.runtime import run
 def placements(func):
     """tile name -> (buffer name, offset) for every assigned var with a MemRef."""
     out = {}
-    for s in iter_stmts(func.body):
+    for s in preorder(func.body):
         if isinstance(s, AssignStmt) and getattr(s.var.var_type, "memref", None) is not None:
             mr = s.var.var_type.memref
             base = mr.base if isinstance(mr.base, str) else mr.base.name

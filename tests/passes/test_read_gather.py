@@ -8,9 +8,8 @@ import pytest
 import pypto.language as pl
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.expr import Call, GlobalVar
-from pypto.ir.stmt import AssignStmt, ForStmt
+from pypto.ir.stmt import AssignStmt, ForStmt, preorder
 from pypto.passes import get_pass
-from pypto.passes._util import iter_stmts
 from pypto.runtime import run
 
 FRONT = ("InlineFunctions", "UnrollLoops", "CtrlFlowTransform", "ConvertToSSA", "Simplify",
@@ -24,12 +23,12 @@ def _outline(prog):
 
 
 def _ops(f, op: str) -> list[Call]:
-    return [s.value for s in iter_stmts(f.body) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
+    return [s.value for s in preorder(f.body) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
             and s.value.op == op]
 
 
 def _kernel_calls(f) -> list[str]:
-    return [s.value.op.name for s in iter_stmts(f.body) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
+    return [s.value.op.name for s in preorder(f.body) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
             and isinstance(s.value.op, GlobalVar)]
 
 
@@ -189,9 +188,9 @@ class P:
 def test_a_loop_with_no_carried_tile_still_runs_one_task_per_iteration() -> None:
     prog = _outline(_RowPicker)  # the gather kernel itself is such a loop: lifted into the orchestration
     gather = prog.functions["pick_gather_a"]
-    assert not any(isinstance(s, ForStmt) for s in iter_stmts(gather.body)) and not _ops(gather, "tensor.read")
+    assert not any(isinstance(s, ForStmt) for s in preorder(gather.body)) and not _ops(gather, "tensor.read")
     main = prog.functions["main"]
-    assert any(isinstance(s, ForStmt) for s in iter_stmts(main.body))
+    assert any(isinstance(s, ForStmt) for s in preorder(main.body))
 
 
 def test_the_torch_rendering_reads_at_a_scalar_index_before_and_after_the_rewrite(torch) -> None:

@@ -7,9 +7,8 @@ import pytest
 import pypto.language as pl
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.expr import Call, GlobalVar
-from pypto.ir.stmt import AssignStmt, ForStmt
+from pypto.ir.stmt import AssignStmt, ForStmt, preorder
 from pypto.passes import get_pass
-from pypto.passes._util import iter_stmts
 from pypto.runtime import run
 
 FRONT = ("InlineFunctions", "UnrollLoops", "CtrlFlowTransform", "ConvertToSSA", "Simplify",
@@ -41,7 +40,7 @@ class _Gather:
 
 
 def _reads(f) -> list:
-    return [s for s in iter_stmts(f.body) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
+    return [s for s in preorder(f.body) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
             and s.value.op == "tensor.read"]
 
 
@@ -49,11 +48,11 @@ def test_the_loop_and_its_reads_move_into_the_orchestration() -> None:
     prog = _outline(_Gather)
     kernel = next(f for f in prog.functions if f.name == "gather")
     main = next(f for f in prog.functions if f.name == "main")
-    assert not _reads(kernel) and not any(isinstance(s, ForStmt) for s in iter_stmts(kernel.body))
+    assert not _reads(kernel) and not any(isinstance(s, ForStmt) for s in preorder(kernel.body))
     assert [p.name for p in kernel.params][-2:] == ["b__idx_v0", "row__ssa_v0"]
-    loop = next(s for s in iter_stmts(main.body) if isinstance(s, ForStmt))
+    loop = next(s for s in preorder(main.body) if isinstance(s, ForStmt))
     assert _reads(main) and any(isinstance(s, AssignStmt) and isinstance(s.value, Call)
-                                and isinstance(s.value.op, GlobalVar) for s in iter_stmts(loop.body))
+                                and isinstance(s.value.op, GlobalVar) for s in preorder(loop.body))
 
 
 def test_lifted_gather_matches_torch(torch) -> None:
@@ -148,9 +147,9 @@ class _Guarded:
 def test_a_guarded_read_in_an_spmd_strided_loop_runs_one_task_per_iteration(torch) -> None:
     prog = _outline(_Guarded)
     kernel = next(f for f in prog.functions if f.name == "pick")
-    assert not _reads(kernel) and not any(isinstance(s, ForStmt) for s in iter_stmts(kernel.body))
+    assert not _reads(kernel) and not any(isinstance(s, ForStmt) for s in preorder(kernel.body))
     main = next(f for f in prog.functions if f.name == "main")
-    call = next(s.value for s in iter_stmts(main.body) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
+    call = next(s.value for s in preorder(main.body) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
                 and isinstance(s.value.op, GlobalVar))
     assert "block_num" not in call.attrs
     g = torch.Generator().manual_seed(3)

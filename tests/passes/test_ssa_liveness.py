@@ -13,9 +13,8 @@ from pypto.ir import AssignStmt, Call, ForStmt, IfStmt, Program, ScalarType, Var
 from pypto.ir.dtypes import DataType
 from pypto.ir.expr import ConstInt
 from pypto.ir.ops.registry import make_call
-from pypto.ir.stmt import EvalStmt, flatten
+from pypto.ir.stmt import EvalStmt, flatten, preorder
 from pypto.passes import get_pass
-from pypto.passes._util import iter_stmts
 
 SSA = get_pass("ConvertToSSA")()
 T = "pl.Tensor[[64, 64], pl.FP32]"
@@ -28,7 +27,7 @@ def _ssa(body: str) -> Program:
 
 
 def _loops(p: Program) -> list[ForStmt]:
-    return [s for s in iter_stmts(p.functions[0].body) if isinstance(s, ForStmt)]
+    return [s for s in preorder(p.functions[0].body) if isinstance(s, ForStmt)]
 
 
 def test_overwritten_and_unread_name_is_not_carried():
@@ -69,11 +68,11 @@ def test_a_later_loop_that_binds_a_name_before_reading_it_does_not_keep_an_earli
 def test_if_merges_only_names_read_later():
     dead = _ssa("        t = pl.add(a, a)\n        if n < 2:\n            t = pl.mul(a, 2.0)\n"
                 "        else:\n            t = pl.mul(a, 3.0)\n        return out\n")
-    (branch,) = [s for s in iter_stmts(dead.functions[0].body) if isinstance(s, IfStmt)]
+    (branch,) = [s for s in preorder(dead.functions[0].body) if isinstance(s, IfStmt)]
     assert branch.return_vars == ()
     live = _ssa("        t = pl.add(a, a)\n        if n < 2:\n            t = pl.mul(a, 2.0)\n"
                 "        out = pl.add(t, out)\n        return out\n")
-    (branch,) = [s for s in iter_stmts(live.functions[0].body) if isinstance(s, IfStmt)]
+    (branch,) = [s for s in preorder(live.functions[0].body) if isinstance(s, IfStmt)]
     assert [rv.name.split("__")[0] for rv in branch.return_vars] == ["t"]
 
 
@@ -122,11 +121,11 @@ def test_name_reassigned_before_its_next_read_is_not_carried():
 
 
 def _ifs(p: Program) -> list[IfStmt]:
-    return [s for s in iter_stmts(p.functions[0].body) if isinstance(s, IfStmt)]
+    return [s for s in preorder(p.functions[0].body) if isinstance(s, IfStmt)]
 
 
 def _reads_after(p: Program, op: str) -> Call:
-    return next(s.value for s in iter_stmts(p.functions[0].body)
+    return next(s.value for s in preorder(p.functions[0].body)
                 if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == op)
 
 
@@ -207,7 +206,7 @@ def test_name_both_branches_rebind_before_any_read_is_not_carried(loop):
              "            else:\n                t = pl.mul(a, 3.0)\n            out = pl.sub(t, out)\n"
              f"{tail}        return out\n")
     body = p.functions[0].body
-    loop_stmt = next(s for s in iter_stmts(body) if hasattr(s, "iter_args") and s.iter_args)
+    loop_stmt = next(s for s in preorder(body) if hasattr(s, "iter_args") and s.iter_args)
     assert "t" not in {ia.name.split("__")[0] for ia in loop_stmt.iter_args}
 
 

@@ -11,8 +11,7 @@ import pypto.language as pl
 from pypto import ir
 from pypto.errors import UserError
 from pypto.ir.expr import Call
-from pypto.ir.stmt import AssignStmt
-from pypto.passes._util import iter_stmts
+from pypto.ir.stmt import AssignStmt, preorder
 
 KV, D, Q, BLK = 256, 128, 16, 64
 
@@ -44,7 +43,7 @@ def _program(dtype):
 
 
 def _loads(func):
-    return [s for s in iter_stmts(func.body) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
+    return [s for s in preorder(func.body) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
             and s.value.op in ("tile.load", "tensor.transpose", "tile.transpose_view")]
 
 

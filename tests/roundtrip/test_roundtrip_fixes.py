@@ -14,10 +14,10 @@ from pypto.ir import AssignStmt, Call, TupleGetItem
 from pypto.ir.enums import MemorySpace
 from pypto.ir.ops.registry import get_op
 from pypto.ir.printer import python_print
+from pypto.ir.stmt import preorder
 from pypto.ir.structural import assert_structural_equal
 from pypto.ir.types import TileType
 from pypto.passes import get_pass
-from pypto.passes._util import iter_stmts
 
 H = "import pypto.language as pl\n\n"
 T64 = "pl.Tensor[[64, 64], pl.FP32]"
@@ -47,7 +47,7 @@ class Two:
 
 def test_tuple_result_items_parse_to_tuple_get_item():
     prog = pl.parse(TWO_OUTPUTS.replace("{IDX}", "[1]"))
-    stmt = [s for s in iter_stmts(prog["main"].body) if isinstance(s, AssignStmt)][-1]
+    stmt = [s for s in preorder(prog["main"].body) if isinstance(s, AssignStmt)][-1]
     assert isinstance(stmt.value, TupleGetItem) and stmt.value.index == 1
     _roundtrip(prog)
 
@@ -75,7 +75,7 @@ class Tid:
         return x
 """
     prog = pl.parse(src)
-    call = next(s.value for s in iter_stmts(prog["main"].body) if isinstance(s, AssignStmt)
+    call = next(s.value for s in preorder(prog["main"].body) if isinstance(s, AssignStmt)
                 and isinstance(s.value, Call))
     assert len(call.result_type.types) == 2
     _roundtrip(prog)
@@ -120,11 +120,11 @@ class Mixed:
         return y
 """)
     out = get_pass("InferTileMemorySpace")().run(get_pass("FlattenCallExpr")().run(prog))
-    for s in iter_stmts(out["k"].body):
+    for s in preorder(out["k"].body):
         if isinstance(s, AssignStmt) and isinstance(s.value, Call) and isinstance(s.value.op, str):
             op = get_op(s.value.op)
             assert s.value.result_type == op.infer(list(s.value.args), {**op.kwargs, **s.value.kwargs}, s.span)
-    spaces = {s.var.name: s.var.var_type.memory_space for s in iter_stmts(out["k"].body)
+    spaces = {s.var.name: s.var.var_type.memory_space for s in preorder(out["k"].body)
               if isinstance(s, AssignStmt) and isinstance(s.var.var_type, TileType)}
     assert spaces["c"] is MemorySpace.Acc and spaces["r"] is MemorySpace.Vec
     _roundtrip(out)

@@ -7,7 +7,7 @@ from typing import Any
 
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
-from pypto.ir.enums import TensorLayout
+from pypto.ir.enums import MemorySpace, TensorLayout
 from pypto.ir.expr import Expr, MakeTuple
 from pypto.ir.ops.bounds import check_window
 from pypto.ir.ops.infer import KIND_NAME, dims, like, require_2d, same_dtype, same_shape, shaped
@@ -91,12 +91,29 @@ def _expand(name: str, kind: type, axis: int):
     return infer
 
 
+# Rounding modes of a cast; upstream's integer modes 0-6 index the first seven.
+ROUND_MODES = ("none", "rint", "round", "floor", "ceil", "trunc", "odd", "cast_rint")
+
+
+def round_mode(mode: object) -> str | None:
+    """The name of a cast's rounding mode (given by name or upstream's int code); None if it names none."""
+    if isinstance(mode, bool):
+        return None
+    if isinstance(mode, int):
+        return ROUND_MODES[mode] if 0 <= mode < 7 else None
+    text = str(getattr(mode, "value", mode)).lower()
+    return text if text in ROUND_MODES else None
+
+
 def _cast(name: str, kind: type):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         a = shaped(args[0], name, "x", span, kind)
         target = kw.get("target_type")
         if not isinstance(target, DataType):
             raise UserError(f"{name}: target_type must be a dtype such as pl.FP16", span)
+        if round_mode(kw.get("mode", "round")) is None:
+            raise UserError(f"{name}: unknown rounding mode {kw.get('mode')!r}", span,
+                            hint=f"one of {', '.join(repr(m) for m in ROUND_MODES)} (or 0-6)")
         return like(a, dtype=target)
     return infer
 
@@ -244,16 +261,21 @@ def _spmd_id(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
 def register_common(ns: str) -> None:
     """Register the shared families under namespace ``ns`` (``tensor`` or ``tile``)."""
     kind = TensorType if ns == "tensor" else TileType
+    tile = ns == "tile"
+    acc = MemorySpace.Acc if tile else None
     for op in BINARY:
         register(OpDef(f"{ns}.{op}", ("lhs", "rhs"), _binary(f"{ns}.{op}", kind), category="binary"))
     for op in SCALAR:
         register(OpDef(f"{ns}.{op}", ("lhs", "rhs"), _scalar(f"{ns}.{op}", kind), category="scalar"))
     for op in UNARY:
-        register(OpDef(f"{ns}.{op}", ("x",), _unary(f"{ns}.{op}", kind), category="unary"))
+        register(OpDef(f"{ns}.{op}", ("x",), _unary(f"{ns}.{op}", kind), category="unary",
+                       in_place=not (tile and op == "recip")))
     for op in ROW_REDUCE:
-        register(OpDef(f"{ns}.{op}", ("x", "tmp_tile?"), _reduce(f"{ns}.{op}", kind, 1), category="reduce"))
+        register(OpDef(f"{ns}.{op}", ("x", "tmp_tile?"), _reduce(f"{ns}.{op}", kind, 1), category="reduce",
+                       in_place=not tile))
     for op in COL_REDUCE:
-        register(OpDef(f"{ns}.{op}", ("x", "tmp_tile?"), _reduce(f"{ns}.{op}", kind, 0), category="reduce"))
+        register(OpDef(f"{ns}.{op}", ("x", "tmp_tile?"), _reduce(f"{ns}.{op}", kind, 0), category="reduce",
+                       in_place=not tile))
     for op in ROW_EXPAND:
         register(OpDef(f"{ns}.{op}", ("lhs", "rhs"), _expand(f"{ns}.{op}", kind, 1), category="expand"))
     for op in COL_EXPAND:
@@ -262,18 +284,21 @@ def register_common(ns: str) -> None:
                    {"target_type": None, "mode": "round"}, category="cast"))
     register(OpDef(f"{ns}.matmul", ("lhs", "rhs"), _matmul(f"{ns}.matmul", kind),
                    {"out_dtype": None, "a_trans": False, "b_trans": False, "c_matrix_nz": False},
-                   category="matmul"))
+                   category="matmul", core="cube", result_space=acc, in_place=not tile))
     register(OpDef(f"{ns}.matmul_acc", ("acc", "lhs", "rhs"), _matmul_acc(f"{ns}.matmul_acc", kind),
-                   {"a_trans": False, "b_trans": False, "init_cond": None}, category="matmul"))
+                   {"a_trans": False, "b_trans": False, "init_cond": None}, category="matmul", core="cube",
+                   result_space=acc, reuses="acc" if tile else None, in_place=not tile))
     register(OpDef(f"{ns}.slice", ("x", "shape", "offset", "valid_shape?"), _slice(f"{ns}.slice", kind),
-                   {"pad_value": None}, category="view"))
+                   {"pad_value": None}, category="view", view_of=None if tile else "x"))
     register(OpDef(f"{ns}.assemble", ("target", "source", "offset"), _assemble(f"{ns}.assemble", kind),
-                   {"atomic": None}, category="view"))
-    register(OpDef(f"{ns}.concat", ("src0", "src1"), _concat(f"{ns}.concat", kind), category="view"))
+                   {"atomic": None}, category="view", writes=None if tile else "target", keeps_operands=tile))
+    register(OpDef(f"{ns}.concat", ("src0", "src1"), _concat(f"{ns}.concat", kind), category="view",
+                   keeps_operands=tile))
     register(OpDef(f"{ns}.read", ("src", "offset"), _read(f"{ns}.read", kind), category="access"))
-    register(OpDef(f"{ns}.reshape", ("x", "shape"), _reshape(f"{ns}.reshape", kind), category="view"))
+    register(OpDef(f"{ns}.reshape", ("x", "shape"), _reshape(f"{ns}.reshape", kind), category="view",
+                   view_of=None if tile else "x", keeps_operands=tile))
     register(OpDef(f"{ns}.transpose", ("x", "axis1", "axis2"), _transpose(f"{ns}.transpose", kind),
-                   category="view"))
+                   category="view", view_of=None if tile else "x", in_place=not tile))
     register(OpDef(f"{ns}.fillpad", ("x",), _same_as_first(f"{ns}.fillpad", kind),
                    {"pad_value": None}, category="view"))
     register(OpDef(f"{ns}.expands", ("target", "scalar"), _same_as_first(f"{ns}.expands", kind, "target"),

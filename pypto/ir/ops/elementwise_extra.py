@@ -55,9 +55,11 @@ def _xors(name: str, kind: type):
 
 
 register(OpDef("tile.addc", ("lhs", "rhs", "rhs2"), _tiles("tile.addc", (0, 1, 2)), category="ternary"))
-register(OpDef("tile.subc", ("lhs", "rhs", "rhs2"), _tiles("tile.subc", (0, 1, 2)), category="ternary"))
+register(OpDef("tile.subc", ("lhs", "rhs", "rhs2"), _tiles("tile.subc", (0, 1, 2)), category="ternary",
+                  in_place=False))
 register(OpDef("tile.addsc", ("lhs", "rhs", "rhs2"), _tiles("tile.addsc", (0, 2)), category="ternary"))
-register(OpDef("tile.subsc", ("lhs", "rhs", "rhs2"), _tiles("tile.subsc", (0, 2)), category="ternary"))
+register(OpDef("tile.subsc", ("lhs", "rhs", "rhs2"), _tiles("tile.subsc", (0, 2)), category="ternary",
+                  in_place=False))
 register(OpDef("tile.prelu", ("tile", "slope", "tmp?"), _tiles("tile.prelu", (0, 1)), category="binary"))
 register(OpDef("tile.xors", ("lhs", "rhs", "tmp?"), _xors("tile.xors", TileType), category="scalar"))
 register(OpDef("tensor.xors", ("lhs", "rhs"), _xors("tensor.xors", TensorType), category="scalar"))

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pypto.errors import InternalError, UserError
+from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call, Expr
 from pypto.ir.types import Type
 from pypto.span import Span
@@ -24,8 +25,22 @@ class OpDef:
 
     ``positional_kwargs`` are non-Expr parameters (enums, sizes) that the DSL writes positionally
     after the operands, e.g. ``pl.tile.alloc(pl.Mem.Vec, 65536)``; the IR keeps them in kwargs.
-    ``writes`` names the operand an op updates in place and returns (``tile.store`` writes
-    ``output_tensor``): the call is kept for that effect even when its result is never read.
+
+    Traits (the facts passes, the verifier and the memory planners read; no pass keeps its own table):
+
+    * ``writes``: the operand the op updates in place; the result is that operand's new value
+      (``tile.store`` writes ``output_tensor``, ``tensor.assemble`` writes ``target``).
+    * ``view_of``: the operand whose buffer the result names (``tensor.slice``, ``tensor.reshape``).
+    * ``reuses``: the operand whose buffer the result takes over, without being a write of it
+      (``tile.matmul_acc`` accumulates into ``acc``).
+    * ``core``: ``"cube"`` for ops only the cube unit runs; None = the core where its tiles live.
+    * ``result_space``: the memory space of the result tile when the frontend left it open.
+    * ``effect``: kept even when its result is never read (true for every op that ``writes``).
+    * ``fresh``: the result is a newly allocated buffer (``tensor.create``).
+    * ``in_place``: False when the result must not share a buffer with an operand that dies at the
+      call (the instruction writes the result before it has read every operand).
+    * ``keeps_operands``: the result reads its operands' buffers lazily (deferred or byte views),
+      so they must stay live as long as the result.
     """
 
     name: str
@@ -36,6 +51,14 @@ class OpDef:
     doc: str = ""
     positional_kwargs: tuple[str, ...] = ()
     writes: str | None = None
+    view_of: str | None = None
+    reuses: str | None = None
+    core: str | None = None
+    result_space: MemorySpace | None = None
+    effect: bool = False
+    fresh: bool = False
+    in_place: bool = True
+    keeps_operands: bool = False
 
     @property
     def namespace(self) -> str:
@@ -45,10 +68,24 @@ class OpDef:
     def short(self) -> str:
         return self.name.split(".", 1)[1]
 
+    def arg_index(self, name: str | None) -> int | None:
+        """Position of operand ``name`` among ``args`` (None for None)."""
+        return None if name is None else [a.rstrip("?") for a in self.args].index(name)
+
     @property
     def writes_index(self) -> int | None:
         """Position of the operand named by ``writes`` among ``args`` (None: the op writes none)."""
-        return None if self.writes is None else [a.rstrip("?") for a in self.args].index(self.writes)
+        return self.arg_index(self.writes)
+
+    @property
+    def has_effect(self) -> bool:
+        """The call is kept for its effect even when its result is never read."""
+        return self.effect or self.writes is not None
+
+    @property
+    def buffer_index(self) -> int | None:
+        """The operand whose buffer the result is: the written one, else the one it reuses."""
+        return self.arg_index(self.writes or self.reuses)
 
     @property
     def required(self) -> int:
@@ -73,6 +110,32 @@ def get_op(name: str) -> OpDef:
         return _REGISTRY[name]
     except KeyError:
         raise InternalError(f"unknown op '{name}'") from None
+
+
+def op_of(call: object) -> OpDef | None:
+    """The definition of a call's op; None for anything but a Call of a registered op."""
+    return lookup(call.op) if isinstance(call, Call) else None
+
+
+def lookup(name: object) -> OpDef | None:
+    """The definition of ``name``; None for unknown names and non-strings (a callee GlobalVar)."""
+    if not isinstance(name, str):
+        return None
+    _ensure_loaded()
+    return _REGISTRY.get(name)
+
+
+def written_index(call: Call) -> int | None:
+    """Position of the argument an op call writes in place (None: it writes none, or is a program call)."""
+    op = lookup(call.op)
+    index = op.writes_index if op is not None else None
+    return index if index is not None and index < len(call.args) else None
+
+
+def ops_where(pred: Callable[[OpDef], object]) -> frozenset[str]:
+    """Names of the registered ops whose definition satisfies ``pred``."""
+    _ensure_loaded()
+    return frozenset(name for name, op in _REGISTRY.items() if pred(op))
 
 
 def has_op(name: str) -> bool:

@@ -45,7 +45,7 @@ def _dim(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
 register_common("tensor")
 register(OpDef("tensor.create", ("shape",), _create,
                {"dtype": None, "layout": TensorLayout.ND, "manual_dep": False, "init_value": None},
-               category="create"))
+               category="create", fresh=True))
 register(OpDef("tensor.full", ("shape", "value"), _full, {"dtype": None}, category="create"))
 register(OpDef("tensor.write", ("dst", "offset", "value"), _write, category="access", writes="dst"))
 register(OpDef("tensor.dim", ("tensor", "axis"), _dim, category="access"))

@@ -117,7 +117,7 @@ register(OpDef("tile.load", ("tensor", "offsets", "shapes", "valid_shapes?"), _l
 register(OpDef("tile.store", ("tile", "offsets", "output_tensor"), _store,
                {"shapes": None, "atomic": None}, category="memory", writes="output_tensor"))
 register(OpDef("tile.move", ("tile",), _move,
-               {"target_memory": None, "blayout": None, "slayout": None}, category="memory",
+               {"target_memory": None, "blayout": None, "slayout": None}, category="memory", in_place=False,
                positional_kwargs=("target_memory",)))
 register(OpDef("tile.transpose_view", ("tile",), _transpose_view, category="memory",
                doc="the transposed view of a tile (zero-copy upstream; a transposed load here)"))
@@ -127,4 +127,5 @@ register(OpDef("tile.full", ("shape", "value"), _full, {"dtype": None}, category
 register(OpDef("tile.alloc", (), _alloc, {"memory_space": None, "size": 0, "pinned": False},
                category="memory", positional_kwargs=("memory_space", "size")))
 register(OpDef("tile.write", ("dst", "offset", "value"), _write, category="access", writes="dst"))
-register(OpDef("tile.matmul_bias", ("lhs", "rhs", "bias"), _matmul_bias, category="matmul"))
+register(OpDef("tile.matmul_bias", ("lhs", "rhs", "bias"), _matmul_bias, category="matmul", core="cube",
+               result_space=MemorySpace.Acc, in_place=False))

@@ -1,0 +1,116 @@
+"""Matching op calls in statements, and rule tables keyed by op run over every block.
+
+``match`` replaces the ``isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == ...``
+idiom with one typed lookup; ``assign_of`` also hands back the assigned Var. A local rewrite is a
+table ``{op name: rule}``; :func:`rewrite_blocks` runs it over each statement list of a body, innermost
+first, and returns the body itself when no rule changed anything. :func:`clone` is the one routine that
+copies statements with fresh Vars (unrolling, inlining, hoisting, kernel splitting).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Collection, Mapping
+
+from pypto.errors import InternalError
+from pypto.ir.expr import Call, ConstInt, Expr, IterArg, MakeTuple, Var
+from pypto.ir.function import Function
+from pypto.ir.stmt import AssignStmt, Stmt, stmt_value
+from pypto.ir.types import TensorType, TileType
+from pypto.ir.visitor import substitute
+from pypto.passes._util import defined_vars, map_blocks
+
+# A rule gets ``var = call`` (var None for a bare call statement) and returns the statements that
+# replace it, or None to keep it.
+Rule = Callable[[Stmt, Call], "list[Stmt] | None"]
+
+
+def match(node: object, op: str | Collection[str] | None = None) -> Call | None:
+    """The op call ``node`` computes: a Call, ``x = call`` or a bare ``call`` statement, when its op is
+    ``op`` (one name or a collection of names; None: any op or program call)."""
+    value = stmt_value(node) if isinstance(node, Stmt) else node
+    if not isinstance(value, Call):
+        return None
+    if op is None:
+        return value
+    if isinstance(op, str):
+        return value if value.op == op else None
+    return value if isinstance(value.op, str) and value.op in op else None
+
+
+def assign_of(node: object, op: str | Collection[str] | None = None) -> tuple[Var, Call] | None:
+    """``(var, call)`` for ``var = call`` where ``match(call, op)``; None for anything else."""
+    if not isinstance(node, AssignStmt):
+        return None
+    call = match(node.value, op)
+    return None if call is None else (node.var, call)
+
+
+def call_in(stmt: Stmt) -> Call:
+    """The call of a statement already known to compute one; a pypto bug otherwise."""
+    call = match(stmt)
+    if call is None:
+        raise InternalError(f"expected a call statement, got {type(stmt).__name__}")
+    return call
+
+
+def elements(e: Expr) -> tuple[Expr, ...]:
+    """The items of an index tuple (``[0, k]``); a pypto bug when ``e`` is no tuple."""
+    if not isinstance(e, MakeTuple):
+        raise InternalError(f"expected an index tuple, got {type(e).__name__}")
+    return e.elements
+
+
+def ints(values: Collection[int | Expr]) -> MakeTuple:
+    """An index tuple of constants (ints) and expressions."""
+    return MakeTuple(tuple(v if isinstance(v, Expr) else ConstInt(int(v)) for v in values))
+
+
+def shaped(e: Expr) -> TensorType | TileType:
+    """The tensor or tile type of ``e``; a pypto bug for anything else."""
+    t = e.type
+    if not isinstance(t, TensorType | TileType):
+        raise InternalError(f"expected a tensor or tile, got {t}")
+    return t
+
+
+def rewrite_blocks(body: Stmt, rules: Mapping[str, Rule]) -> Stmt:
+    """Apply ``rules`` (op name -> rule) to every call statement of every block of ``body``."""
+
+    def block(stmts: list[Stmt]) -> list[Stmt]:
+        out: list[Stmt] = []
+        for s in stmts:
+            call = match(s)
+            rule = rules.get(call.op) if call is not None and isinstance(call.op, str) else None
+            new = rule(s, call) if rule is not None and call is not None else None
+            out.extend([s] if new is None else new)
+        return out
+
+    return map_blocks(body, block)
+
+
+def clone(stmts: list[Stmt], mapping: dict[Var, Expr]) -> list[Stmt]:
+    """``stmts`` with ``mapping`` applied and every Var they define replaced by a fresh one.
+
+    ``mapping`` gains the fresh Vars, so later statements can be read through it. IterArgs are made
+    last: their initial values are substituted with the rest of the mapping.
+    """
+    defined = [v for s in stmts for v in defined_vars(s)]
+    for v in defined:
+        if not isinstance(v, IterArg):
+            mapping[v] = Var(v.name, v.var_type, span=v.span)
+    for v in defined:
+        if isinstance(v, IterArg):
+            mapping[v] = IterArg(v.name, v.var_type, init=substitute(v.init, mapping), span=v.span)
+    return [substitute(s, mapping) for s in stmts]
+
+
+def fresh_vars(func: Function) -> Function:
+    """``func`` with its params and every local definition renamed to fresh Vars.
+
+    Functions built from statements of another function (kernel splits) must not share Var objects:
+    a Var belongs to one function, as in a re-parsed dump.
+    """
+    params = {p: Var(p.name, p.var_type, span=p.span) for p in func.params}
+    [body] = clone([func.body], dict(params))
+    return dataclasses.replace(func, params=tuple(params.values()), body=body)

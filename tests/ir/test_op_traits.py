@@ -1,0 +1,96 @@
+"""Op facts live on the op (``OpDef`` traits); passes and the verifier read them, never a table of their own."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from pypto.ir.callgraph import written_args
+from pypto.ir.enums import MemorySpace
+from pypto.ir.ops.registry import all_ops, get_op, lookup, op_of, ops_where, written_index
+
+PKG = Path(__file__).resolve().parents[2] / "pypto"
+
+
+def test_written_operands_are_named_by_the_registry():
+    assert ops_where(lambda op: op.writes) == {"tile.store", "tile.write", "tensor.write", "tensor.assemble"}
+    assert get_op("tile.store").writes_index == 2
+    assert get_op("tensor.assemble").writes_index == 0
+
+
+def test_every_writing_op_is_kept_for_its_effect():
+    for op in all_ops().values():
+        if op.writes is not None:
+            assert op.has_effect, op.name
+
+
+def test_cube_ops_and_their_result_space():
+    assert ops_where(lambda op: op.core == "cube" and op.namespace == "tile") == {
+        "tile.matmul", "tile.matmul_acc", "tile.matmul_bias"}
+    for name in ("tile.matmul", "tile.matmul_acc", "tile.matmul_bias"):
+        assert get_op(name).result_space is MemorySpace.Acc
+    assert get_op("tile.add").result_space is None
+
+
+def test_buffer_aliasing_traits():
+    assert get_op("tile.matmul_acc").buffer_index == 0  # accumulates into acc
+    assert get_op("tile.store").buffer_index == 2
+    assert ops_where(lambda op: op.view_of) == {"tensor.slice", "tensor.reshape", "tensor.transpose"}
+    assert ops_where(lambda op: op.fresh) == {"tensor.create"}
+    assert ops_where(lambda op: op.keeps_operands) == {"tile.concat", "tile.assemble", "tile.reshape"}
+    assert not get_op("tile.row_sum").in_place and get_op("tile.add").in_place
+
+
+def test_lookups_of_non_ops_are_none():
+    from pypto.ir.expr import GlobalVar
+
+    assert lookup(GlobalVar("kernel")) is None and lookup("no.such_op") is None and op_of(3) is None
+
+
+def test_written_args_of_an_op_call_and_a_program_call():
+    import pypto.language as pl
+
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]
+              ) -> pl.Tensor[[16, 16], pl.FP32]:
+            t = pl.load(a, [0, 0], [16, 16])
+            out = pl.store(t, [0, 0], out)
+            return out
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]
+                 ) -> pl.Tensor[[16, 16], pl.FP32]:
+            out = self.k(a, out)
+            return out
+
+    from pypto.ir.stmt import AssignStmt, preorder
+
+    calls = {s.value.op if isinstance(s.value.op, str) else s.value.op.name: s.value
+             for f in P.functions for s in preorder(f.body) if isinstance(s, AssignStmt)}
+    assert written_args(calls["tile.store"], P) == (2,) and written_index(calls["tile.store"]) == 2
+    assert written_args(calls["tile.load"], P) == ()
+    assert written_args(calls["k"], P) == (1,) and written_index(calls["k"]) is None
+
+
+def _op_name_tables(path: Path) -> list[str]:
+    """Module-level assignments whose value is a set/dict/tuple literal of two or more registered op names."""
+    names = set(all_ops())
+    found = []
+    for node in ast.parse(path.read_text()).body:
+        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        if value is None:
+            continue
+        literals = [c.value for c in ast.walk(value) if isinstance(c, ast.Constant) and c.value in names]
+        if len(literals) >= 2:
+            found.append(f"{path.relative_to(PKG.parent)}:{node.lineno}")
+    return found
+
+
+@pytest.mark.parametrize("path", [*sorted((PKG / "passes").glob("*.py")), PKG / "ir" / "verifier.py"],
+                         ids=lambda p: p.name)
+def test_no_pass_keeps_its_own_table_of_op_facts(path):
+    assert _op_name_tables(path) == []
