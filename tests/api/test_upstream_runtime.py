@@ -180,7 +180,7 @@ def test_golden_py_drives_replay_and_execute_artifact(artifact: Path, tmp_path: 
     def golden(t: dict, _params: object) -> None:
         t["out"][:] = t["a"] + t["b"]
 
-    with_scalar = generate_golden_source(specs, 1e-3, 1e-4, scalar_specs=[ScalarSpec("s", 3, "int32")])
+    with_scalar = generate_golden_source(specs, golden, 1e-3, 1e-4, scalar_specs=[ScalarSpec("s", 3, "int32")])
     assert "s = ctypes.c_int32(3)" in with_scalar and "RTOL = 0.001" in with_scalar
     write_golden(specs, golden, work / "golden.py")
     g = runpy.run_path(str(work / "golden.py"))
@@ -190,7 +190,9 @@ def test_golden_py_drives_replay_and_execute_artifact(artifact: Path, tmp_path: 
     replay(work, *[v for _, v in named], validate=True)
     with pytest.raises(ValueError, match="expected 3 tensors"):
         replay(work, named[0][1], validate=True)
-    torch.save(torch.zeros(64, 64), work / "data" / "out" / "out.pt")
+    wrong = "def compute_golden(tensors, params):\n    tensors['out'][:] = tensors['a'] - tensors['b']\n"
+    (work / "golden.py").write_text(generate_golden_source(specs, None, 1e-5, 1e-5, compute_golden_src=wrong,
+                                                           use_data_files=True))
     with pytest.raises(AssertionError, match="Output 'out' does not match golden"):
         replay(work, *[v for _, v in g["generate_inputs"]({})], validate=True)
 
