@@ -31,6 +31,8 @@ class Use:
     line: int
     package: str
     module_level: bool
+    unguarded_in_test: bool = False
+    """Inside a ``test_*`` function that neither takes a fixture of that name nor importorskips it."""
 
 
 def _name(requirement: str) -> str:
@@ -87,11 +89,25 @@ def _type_checking(node: ast.stmt) -> bool:
     return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
 
 
+def _test_guards(tree: ast.Module) -> dict[int, set[str]]:
+    """Import node id -> the packages its enclosing ``test_*`` function guards (fixture argument or importorskip)."""
+    guards: dict[int, set[str]] = {}
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) and fn.name.startswith("test_"):
+            names = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
+            names |= {str(c.args[0].value).split(".")[0] for c in ast.walk(fn) if isinstance(c, ast.Call)
+                      and isinstance(c.func, ast.Attribute) and c.func.attr == "importorskip"
+                      and c.args and isinstance(c.args[0], ast.Constant)}
+            guards.update({id(n): names for n in ast.walk(fn) if isinstance(n, ast.Import | ast.ImportFrom)})
+    return guards
+
+
 def uses(path: Path, local: set[str]) -> tuple[list[Use], set[str]]:
     """Third-party imports of one file, and the packages it importorskips at module level."""
     tree = ast.parse(path.read_text(), str(path))
     skip = {id(n) for top in tree.body if _type_checking(top) for n in ast.walk(top)}
     top_level = {id(n) for n in tree.body}
+    in_tests = _test_guards(tree)
     found = []
     for node in ast.walk(tree):
         if id(node) in skip:
@@ -106,7 +122,8 @@ def uses(path: Path, local: set[str]) -> tuple[list[Use], set[str]]:
             package = name.split(".")[0]
             if package in sys.stdlib_module_names or package in local or package == "__future__":
                 continue
-            found.append(Use(path, node.lineno, package, id(node) in top_level))
+            unguarded = id(node) in in_tests and package not in in_tests[id(node)]
+            found.append(Use(path, node.lineno, package, id(node) in top_level, unguarded))
     return found, _guarded(tree)
 
 
@@ -157,6 +174,9 @@ def problems(files: list[Path], readme: str) -> list[str]:
             elif dist not in test_env and use.module_level and collected and use.package not in guarded:
                 out.append(f"{where}: imports {use.package!r} at module level, but [test] does not install {dist}: "
                            f"use the '{use.package}' fixture or pytest.importorskip({use.package!r}) first")
+            elif dist not in test_env and use.unguarded_in_test and use.package not in guarded:
+                out.append(f"{where}: a test imports {use.package!r}, which [test] does not install: take the "
+                           f"'{use.package}' fixture (or call pytest.importorskip({use.package!r})) instead")
     return out
 
 
@@ -168,15 +188,20 @@ def test_every_test_import_is_installed_by_an_extra_the_readme_names() -> None:
 def test_the_check_catches_an_unlisted_package_and_an_unguarded_optional_one(tmp_path: Path) -> None:
     bad = tmp_path / "test_bad.py"
     bad.write_text("import numpy\nimport torch\nimport notapackage_xyz.sub\n\ndef test_x():\n    import torch\n")
+    inner = tmp_path / "test_inner.py"
+    inner.write_text("def test_a():\n    import torch\n\ndef test_b(torch):\n    import torch\n\n"
+                     "def helper():\n    import torch\n")
     guarded = tmp_path / "test_ok.py"
     guarded.write_text("import pytest\n\ntorch = pytest.importorskip('torch')\nfrom torch import nn\n")
     script = tmp_path / "script_run_by_path.py"
     script.write_text("import torch\n")
     readme = "python -m pip install -e '.[test]'\npip install 'pypto[torch]'\n"
     found = problems([bad, guarded, script], readme)
-    assert len(found) == 2, found
+    assert len(found) == 3, found
     assert "test_bad.py:2: imports 'torch' at module level" in found[0] and "importorskip('torch')" in found[0]
     assert "test_bad.py:3: imports 'notapackage_xyz'" in found[1] and "no extra named in the README" in found[1]
+    assert "test_bad.py:6: a test imports 'torch'" in found[2] and "fixture" in found[2]
+    assert [p.split(": ")[0].rsplit("/", 1)[-1] for p in problems([inner], readme)] == ["test_inner.py:2"]
     assert any("no extra named" in p for p in problems([bad], "python -m pip install -e '.[test]'\n"))
 
 

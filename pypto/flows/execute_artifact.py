@@ -3,7 +3,7 @@
 The implementation of ``python -m pypto.runtime.execute_artifact DIR``. Inputs come from the directory's
 ``golden.py`` (``generate_inputs``; then ``compute_golden`` checks the outputs) or, without one, from
 its ``debug/run.py`` (``_inline_inputs``: random inputs, no check). Outputs are saved to
-``data/actual/<name>.pt``. Verdict lines on stdout: ``PYPTO_EXEC_RESULT=PASS device=<N>`` (exit 0),
+``data/actual/<name>.pt`` (``<name>.npy`` where torch is not installed). Verdict lines on stdout: ``PYPTO_EXEC_RESULT=PASS device=<N>`` (exit 0),
 ``=FAIL`` (the run or the check failed, exit 1) or ``=INFRA`` (the directory could not be built or
 read: :class:`ArtifactSetupError`, exit 1).
 """
@@ -57,14 +57,20 @@ def _inputs(work_dir: Path) -> tuple[list[str], list[Any], Any]:
 
 
 def _save_actual(work_dir: Path, names: list[str], values: list[Any]) -> None:
+    """Each tensor argument after the run: ``<name>.pt`` (torch), or ``<name>.npy`` where torch is absent."""
     import numpy as np
-    import torch
 
+    try:
+        import torch
+    except ModuleNotFoundError:  # torch is an extra; inputs from debug/run.py are numpy arrays then
+        torch = None
     out = work_dir / "data" / "actual"
     out.mkdir(parents=True, exist_ok=True)
     for name, value in zip(names, values, strict=True):
-        if isinstance(value, torch.Tensor | np.ndarray):
+        if torch is not None and isinstance(value, torch.Tensor | np.ndarray):
             torch.save(torch.as_tensor(value), out / f"{name}.pt")
+        elif isinstance(value, np.ndarray):
+            np.save(out / f"{name}.npy", value)
 
 
 def _run(work_dir: Path, platform: str, device_id: int, callable_: Any, dfx: Any, validate: bool) -> None:

@@ -122,8 +122,7 @@ def test_l2_store_and_lookup(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert cache.l2_lookup(key) is None  # the stored copy is gone: a miss
 
 
-def test_specializer_writes_a_program_that_parses_compiles_and_runs(tmp_path) -> None:
-    import torch
+def test_specializer_writes_a_program_that_parses_compiles_and_runs(tmp_path, torch) -> None:
     import upstream_programs as k
 
     import pypto.language as pl

@@ -232,8 +232,7 @@ def test_pypto_core_verification_instrument_modes() -> None:
         core_passes.verify_properties(core_passes.get_structural_properties(), bad)
 
 
-def test_compiled_program_helpers_used_by_pypto_lib() -> None:
-    import torch
+def test_compiled_program_helpers_used_by_pypto_lib(torch) -> None:
 
     from pypto.compiled import CompiledProgram
     from pypto.ir.compiled_program import CompiledProgram as Face

@@ -164,7 +164,7 @@ def test_pld_constructs_called_as_python_say_where_they_belong():
         pld.tile.remote_load(None)
 
 
-def test_numpy_arguments_are_staged_through_shared_memory_and_copied_back():
+def test_numpy_arguments_are_staged_through_shared_memory_and_copied_back(torch):
     x = np.random.default_rng(5).standard_normal((3, 1, dp.W)).astype(np.float32)
     y = np.zeros_like(x)
     dp.host_scale(x, y, config=_cfg(3))
@@ -237,3 +237,14 @@ def test_stacked_device_tensor_feeds_every_rank_and_submit_returns_a_handle(torc
     y2 = torch.zeros(2, 1, dp.W)
     assert execute_distributed_compiled(scale.output_dir, [x, y2]) is None
     np.testing.assert_allclose(y2.numpy(), y.numpy())
+
+
+def test_a_run_without_torch_says_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    x = np.zeros((2, 1, dp.W), np.float32)
+    compiled = dp.host_scale.compile(x, np.zeros_like(x), config=_cfg(2))
+    monkeypatch.setitem(sys.modules, "torch", None)  # as if torch were not installed
+    with pytest.raises(UserError, match="needs torch") as exc:
+        compiled(x, np.zeros_like(x))
+    assert "pip install torch==2.13.0" in str(exc.value.hint)

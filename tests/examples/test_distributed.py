@@ -23,5 +23,5 @@ def test_all_distributed_examples_are_listed() -> None:
 
 @pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
 def test_neighbor_gradient(platform: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                           capsys: pytest.CaptureFixture[str]) -> None:
+                           capsys: pytest.CaptureFixture[str], torch) -> None:
     run_example("distributed/01_neighbor_gradient.py", platform, tmp_path, monkeypatch, capsys)

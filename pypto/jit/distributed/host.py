@@ -122,9 +122,8 @@ def _param_spec(sig: inspect.Signature, name: str, value: Any) -> ParamSpec:
     direction = "Out" if kind == "Out" or "Out[" in text else "InOut" if kind == "InOut" else "In"
     if not hasattr(value, "shape"):
         return ParamSpec(name, "In", None, type(value).__name__)
-    import torch
-
-    dt = dtypes.from_torch(value.dtype) if isinstance(value, torch.Tensor) else dtypes.coerce(value.dtype)
+    from_torch = type(value).__module__.split(".")[0] == "torch"  # torch is an extra: numpy needs none of it
+    dt = dtypes.from_torch(value.dtype) if from_torch else dtypes.coerce(value.dtype)
     return ParamSpec(name, direction, tuple(int(s) for s in value.shape), dt.meta.upper())
 
 

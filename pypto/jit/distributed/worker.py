@@ -175,6 +175,7 @@ def execute(prog: Any, args: list[Any], callbacks: dict[str, Callable[..., Any]]
     """Run the distributed program ``prog`` once with host arguments ``args`` (see the module docstring)."""
     from pypto.runtime.distributed import RankArena
 
+    _require_torch()
     platform = getattr(config, "platform", None) or prog.platform
     staged = [_stage(a) for a in args]
     rec = HostRecorder(len(prog.device_ids), prog.chip_outputs(), frozenset(callbacks))
@@ -193,6 +194,16 @@ def execute(prog: Any, args: list[Any], callbacks: dict[str, Callable[..., Any]]
     for shared, original in staged:
         if original is not None:
             original.copy_(shared)
+
+
+def _require_torch() -> None:
+    """A run needs torch (the HOST function gets torch views of the shared tensors); say so, not a traceback."""
+    try:
+        import torch  # noqa: F401
+    except ModuleNotFoundError:
+        raise UserError("running a distributed program needs torch: its HOST function receives torch views of the "
+                        "shared tensors (also for numpy arguments), to slice them per rank",
+                        hint="pip install torch==2.13.0 (the CPU wheel; the 'torch' extra pins it)") from None
 
 
 def _host_array(init: Any) -> np.ndarray:
