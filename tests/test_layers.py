@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1] / "pypto"
 # The floors, ground first. An import may point at a lower floor or within its own room only.
 FLOORS: dict[str, int] = {
     "pypto": 0,  # the package face: a version string
+    "lazy": 0,  # a face's __getattr__ over its _LAZY table
     "span": 1,
     "diagnostics": 2,
     "errors": 3,

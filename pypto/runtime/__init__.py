@@ -13,9 +13,7 @@ directory with ordered arguments; the modules of upstream's ``pypto.runtime`` (`
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from pypto.lazy import lazy_getattr
 from pypto.runtime.bench import BenchmarkStats, TraceInvocation, TraceSpan
 from pypto.runtime.config import RunConfig
 from pypto.runtime.device_tensor import DeviceTensor, StackedDeviceTensor
@@ -41,13 +39,7 @@ _LAZY = {"BenchmarkResult": "pypto.flows.harness", "RunResult": "pypto.flows.har
 _ensure_log_configured()  # PYPTO_RUNTIME_LOG, before any run
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())
 
 
 __all__ = [

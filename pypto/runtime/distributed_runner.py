@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from pypto.lazy import lazy_getattr
 from pypto.runtime import dtypes
 
 
@@ -91,15 +92,7 @@ _LAZY = {"DistributedWorker": "pypto.jit.distributed.worker",
          "execute_distributed_compiled": "pypto.jit.distributed.program"}
 
 
-def __getattr__(name: str) -> Any:
-    import importlib
-
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())
 
 
 __all__ = ["ContinuousTensor", "DistributedRunHandle", "DistributedWorker",  # noqa: F822 - _LAZY names load on use

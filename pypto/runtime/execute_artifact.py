@@ -7,21 +7,15 @@ prints ``PYPTO_EXEC_RESULT=PASS|FAIL|INFRA``. It builds and runs, so it lives in
 
 from __future__ import annotations
 
-import importlib
 import sys
-from typing import Any
+
+from pypto.lazy import lazy_getattr
 
 _LAZY = {"ArtifactSetupError": "pypto.flows.execute_artifact", "execute_artifact_dir": "pypto.flows.execute_artifact",
          "execute_batch_manifest": "pypto.flows.execute_artifact", "main": "pypto.flows.execute_artifact"}
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())
 
 
 __all__ = ["ArtifactSetupError", "execute_artifact_dir", "execute_batch_manifest", "main"]  # noqa: F822 - the _LAZY names load on first use

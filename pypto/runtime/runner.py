@@ -7,11 +7,11 @@ place) on the simulation platforms; :func:`compile_program`, :func:`run` and :cl
 
 from __future__ import annotations
 
-import importlib
 import os
 from dataclasses import dataclass
 from typing import Any
 
+from pypto.lazy import lazy_getattr
 from pypto.runtime.config import RunConfig
 from pypto.runtime.worker import call_compiled
 
@@ -20,13 +20,7 @@ _LAZY = {"run": "pypto.flows.harness", "RunResult": "pypto.flows.harness",
          "_execute_on_device": "pypto.flows.device_run"}  # the harness entries upstream's tests/st import
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())
 
 
 @dataclass(frozen=True)

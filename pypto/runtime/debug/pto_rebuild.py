@@ -5,22 +5,15 @@
 
 from __future__ import annotations
 
-import importlib
 import os
-from typing import Any
 
 from pypto.artifact.directory import PTOAS_BODY_BEGIN, PTOAS_BODY_END
+from pypto.lazy import lazy_getattr
 
 _LAZY = {"rebuild_kernel_cpp_from_pto": "pypto.flows.replay"}
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())
 
 
 def rebuild_kernel_cpp_from_pto(work_dir: str | os.PathLike[str]) -> list[str]:

@@ -7,23 +7,17 @@ inline inputs it needs a ``golden.py`` in ``DIR``). :func:`replay` and ``_main``
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from typing import Any
 
 from pypto.artifact.directory import invalidate_binary_cache
+from pypto.lazy import lazy_getattr
 
 _LAZY = {"replay": "pypto.flows.replay", "_main": "pypto.flows.replay"}  # replay: the wrapper below imports it
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())
 
 
 def replay(work_dir: str | os.PathLike[str], *tensors: Any, config: Any = None, recompile: bool = True,
