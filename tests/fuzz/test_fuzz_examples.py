@@ -12,17 +12,15 @@ compared with its golden); ``nox -s fuzz`` runs a longer one with a fresh seed (
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import mutations as mut
 import pytest
+from forkclient import ForkClient
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
@@ -35,27 +33,10 @@ TARGETS = mut.corpus()
 MODES = ["skip_ptoas"] * 14 + ["ptoas"] * 4 + ["run"] * 2
 
 
-class Server:
+class Server(ForkClient):
     def __init__(self, root: Path) -> None:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PYPTO_")}
-        env.update(PYTHONPATH=os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),
-                   PYPTO_CACHE_DIR=str(root / "cache"), PYPTO_PROG_BUILD_DIR=str(root / "build"),
-                   PYPTO_LOG_FORMAT="json", PYPTO_LOG_LEVEL="warning")
-        self.proc = subprocess.Popen([sys.executable, str(HERE / "forkserver.py")], env=env, text=True,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-
-    def run(self, argv: list[str], cwd: Path, timeout: float) -> dict:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(json.dumps({"argv": argv, "cwd": str(cwd), "timeout": timeout}) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        assert line, f"fork server died (exit {self.proc.poll()})"
-        return json.loads(line)
-
-    def close(self) -> None:
-        if self.proc.stdin:
-            self.proc.stdin.close()
-        self.proc.wait(timeout=30)
+        super().__init__({"PYPTO_CACHE_DIR": str(root / "cache"), "PYPTO_PROG_BUILD_DIR": str(root / "build"),
+                          "PYPTO_LOG_FORMAT": "json", "PYPTO_LOG_LEVEL": "warning"})
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -37,7 +36,9 @@ from hypothesis import strategies as st
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-FORKSERVER = REPO / "tests" / "fuzz" / "forkserver.py"
+sys.path.insert(0, str(REPO / "tests" / "fuzz"))
+from forkclient import ForkClient  # noqa: E402
+
 EXAMPLES = int(os.environ.get("CLI_FUZZ_EXAMPLES", "40"))
 SEED = int(os.environ.get("CLI_FUZZ_SEED", "20261204"))
 TIMEOUT = float(os.environ.get("CLI_FUZZ_TIMEOUT", "120"))
@@ -89,30 +90,15 @@ def _template(root: Path) -> Path:
     return t
 
 
-class Server:
+class Server(ForkClient):
     """The fork server, with an environment that leaves every PYPTO_* unset and no engine reachable."""
 
     def __init__(self, root: Path) -> None:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PYPTO_") and k != "CONTAINER_HOST"}
-        env.update(PYTHONPATH=os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),
-                   DOCKER_HOST=f"unix://{root}/no-engine.sock", XDG_RUNTIME_DIR=str(root / "run"),
-                   PYPTO_LOG_FORMAT="console")
-        self.proc = subprocess.Popen([sys.executable, str(FORKSERVER)], env=env, text=True, cwd=root,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        super().__init__({"DOCKER_HOST": f"unix://{root}/no-engine.sock", "XDG_RUNTIME_DIR": str(root / "run"),
+                          "PYPTO_LOG_FORMAT": "console"}, cwd=root, drop=("CONTAINER_HOST",))
 
-    def run(self, argv: list[str], cwd: Path, env: dict[str, str | None], timeout: float) -> dict:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        request = {"argv": argv, "cwd": str(cwd), "env": env, "timeout": timeout}
-        self.proc.stdin.write(json.dumps(request) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        assert line, f"fork server died (exit {self.proc.poll()})"
-        return json.loads(line)
-
-    def close(self) -> None:
-        if self.proc.stdin:
-            self.proc.stdin.close()
-        self.proc.wait(timeout=30)
+    def run(self, argv: list[str], cwd: Path, env: dict[str, str | None], timeout: float) -> dict:  # type: ignore[override]
+        return super().run(argv, cwd, timeout, env)
 
 
 @pytest.fixture(scope="module")
