@@ -39,7 +39,9 @@ def rebuild_kernel_cpp_from_pto(work_dir: str | os.PathLike[str]) -> list[str]:
     A ptoas failure raises :class:`~pypto.errors.ToolchainError` with ptoas' message and a repro command.
     """
     root = Path(work_dir)
-    if os.environ.get("PYPTO_REBUILD_FROM_PTO", "").strip().lower() in ("0", "false", "no"):
+    from pypto.toolchain.settings import upstream_env
+
+    if (upstream_env("PYPTO_REBUILD_FROM_PTO") or "").strip().lower() in ("0", "false", "no"):
         print("[pto->cpp] skipped (PYPTO_REBUILD_FROM_PTO=0)")
         return []
     stale = [p for p in sorted((root / "ptoas").glob("*.pto")) if ".bf16-as-f16" not in p.name

@@ -12,8 +12,6 @@ the threshold when ``pypto.runtime`` is first imported (``PYPTO_RUNTIME_LOG_SYNC
 
 from __future__ import annotations
 
-import os
-
 _NAMES = {"debug": 10, "info": 20, "timing": 25, "warn": 30, "warning": 30, "error": 40, "null": 60,
           **{f"v{n}": 19 - n for n in range(10)}}
 _DEFAULT = 30
@@ -61,6 +59,8 @@ def _ensure_configured() -> None:
     if _state["configured"]:
         return
     _state["configured"] = True
-    raw = os.environ.get("PYPTO_RUNTIME_LOG")
+    from pypto.toolchain.settings import upstream_env
+
+    raw = upstream_env("PYPTO_RUNTIME_LOG")
     if raw:
-        configure_log(raw, sync_pypto=os.environ.get("PYPTO_RUNTIME_LOG_SYNC") == "1")
+        configure_log(raw, sync_pypto=upstream_env("PYPTO_RUNTIME_LOG_SYNC") == "1")

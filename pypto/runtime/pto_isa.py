@@ -8,7 +8,6 @@ includes ``pto_isa_include_dir()``.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from pypto.runtime.build import INCLUDE_DIR, SIM_DIR
@@ -16,8 +15,10 @@ from pypto.runtime.build import INCLUDE_DIR, SIM_DIR
 
 def ensure_pto_isa_root() -> str:
     """The PTO-ISA root (the simulator's ``sim`` directory), also exported as ``PTO_ISA_ROOT``."""
+    from pypto.toolchain.settings import export_upstream_env
+
     root = str(SIM_DIR.resolve())
-    os.environ["PTO_ISA_ROOT"] = root
+    export_upstream_env("PTO_ISA_ROOT", root)
     return root
 
 

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ContainerEngine", "LogFormat", "LogLevel", "Settings", "TerminalEnv", "VerifyLevel", "WarningLevel",
            "cache_dir", "compile_fingerprint", "env_var", "ptoas_root", "jit_cache_enabled", "output_base", "override",
-           "physical_memory_bytes", "resolve_settings", "run_max_bytes", "subprocess_env", "terminal_env", "tool_timeout"]
+           "physical_memory_bytes", "resolve_settings", "upstream_env", "export_upstream_env", "run_max_bytes", "subprocess_env", "terminal_env", "tool_timeout"]
 # the shared env/config-file readers (in settings_sources, below this module and the model)
 _OVERRIDES, _config_file, _read_config = _sources.OVERRIDES, _sources.config_file, _sources.read_config
 _default_cache_dir = _sources.default_cache_dir
@@ -111,8 +111,24 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-# PYPTO_* variables read outside Settings: opt-in test switches and the CI workflow's ref (docker/README.md)
-OTHER_ENV = frozenset({"PYPTO_EXP_SWEEP", "PYPTO_UPSTREAM_REFERENCE", "PYPTO_SIMPLER_ROOT", "PYPTO_REF"})
+# PYPTO_* variables read outside Settings: opt-in test switches, the CI workflow's ref (docker/README.md)
+# and upstream's runtime switches (UPSTREAM_ENV)
+UPSTREAM_ENV = frozenset({"PYPTO_RUNTIME_LOG", "PYPTO_RUNTIME_LOG_SYNC", "PYPTO_REBUILD_FROM_PTO", "PTO_ISA_ROOT"})
+OTHER_ENV = frozenset({"PYPTO_EXP_SWEEP", "PYPTO_UPSTREAM_REFERENCE", "PYPTO_SIMPLER_ROOT", "PYPTO_REF"}) | UPSTREAM_ENV
+
+
+def upstream_env(name: str) -> str | None:
+    """One of upstream's runtime variables (``PYPTO_RUNTIME_LOG``, ``PYPTO_REBUILD_FROM_PTO``, ...), or None."""
+    if name not in UPSTREAM_ENV:
+        raise KeyError(f"{name} is not one of upstream's runtime variables: {sorted(UPSTREAM_ENV)}")
+    return os.environ.get(name)
+
+
+def export_upstream_env(name: str, value: str) -> None:
+    """Set one of upstream's variables for this process and its children (``PTO_ISA_ROOT``)."""
+    if name not in UPSTREAM_ENV:
+        raise KeyError(f"{name} is not one of upstream's runtime variables: {sorted(UPSTREAM_ENV)}")
+    os.environ[name] = value
 _env_checked: list[bool] = []
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 from pypto.errors import UserError
@@ -14,7 +13,9 @@ class ErrorRenderer:
 
     def __init__(self, use_color: bool | None = None) -> None:
         if use_color is None:
-            use_color = sys.stderr.isatty() and "NO_COLOR" not in os.environ
+            from pypto.toolchain.settings import terminal_env
+
+            use_color = sys.stderr.isatty() and not terminal_env().no_color
         self.use_color = use_color
 
     def render(self, error: UserError) -> str:
