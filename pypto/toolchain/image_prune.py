@@ -101,9 +101,9 @@ def drop_leftovers(client: Any, older_than_s: float = LEFTOVER_AGE_S) -> PruneRe
     return report
 
 
-def pypto_tagged(client: Any) -> dict[str, list[tuple[str, str]]]:
-    """Repository -> [(created, reference)] over tagged images with a pypto label, plus the bases."""
-    by_repo: dict[str, list[tuple[str, str]]] = {}
+def pypto_tagged(client: Any) -> dict[str, list[tuple[str, str, str]]]:
+    """Repository -> [(created, image id, reference)] over tagged images with a pypto label, plus the bases."""
+    by_repo: dict[str, list[tuple[str, str, str]]] = {}
     seen: set[str] = set()
     images = [i for label in PYPTO_LABELS for i in client.images.list(filters={"label": label})]
     images += [i for i in client.images.list() if any(t.startswith("pypto-base-") for t in i.tags)]
@@ -112,16 +112,17 @@ def pypto_tagged(client: Any) -> dict[str, list[tuple[str, str]]]:
             if ref in seen:
                 continue
             seen.add(ref)
-            by_repo.setdefault(ref.rpartition(":")[0], []).append((image.attrs.get("Created", ""), ref))
+            by_repo.setdefault(ref.rpartition(":")[0], []).append((image.attrs.get("Created", ""), image.id, ref))
     return by_repo
 
 
 def prune(client: Any, keep: int, repositories: set[str] | None = None,
           older_than_s: float = LEFTOVER_AGE_S) -> PruneReport:
-    """Untag (and delete, when nothing else holds it) all but the ``keep`` newest tags per repository.
+    """Untag (and delete, when nothing else holds it) the tags of all but the ``keep`` newest images per repository.
 
     ``Created`` of our images is the checkout's commit time (SOURCE_DATE_EPOCH), so "newest" follows
-    the history; ties are broken by the tag. Images a container uses are kept and reported.
+    the history. Every tag of a kept image stays (a cache stage reused unchanged by a newer build
+    carries both builds' tags). Images a container uses are kept and reported.
     ``repositories`` limits the pruning of tags to those repositories (dangling leftovers always go).
     """
     if keep < 0:
@@ -130,8 +131,11 @@ def prune(client: Any, keep: int, repositories: set[str] | None = None,
     for repository, refs in pypto_tagged(client).items():
         if repositories is not None and repository not in repositories:
             continue
-        for _, ref in sorted(refs, reverse=True)[keep:]:
-            _remove(client, ref, report)
+        newest = sorted({(created, image) for created, image, _ in refs}, reverse=True)[:keep]
+        kept = {image for _, image in newest}
+        for _, image, ref in refs:
+            if image not in kept:
+                _remove(client, ref, report)
     report.removed += drop_leftovers(client, older_than_s).removed
     return report
 
