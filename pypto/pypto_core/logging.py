@@ -11,9 +11,10 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from pypto.errors import InternalError, PyptoError
+from pypto.errors import InternalError, PyptoError, check, internal_check  # noqa: F401 - upstream's names here
 from pypto.span import Span
-from pypto.toolchain.logging import LogLevel, ensure_configured, get_log_level, get_logger, set_log_level
+from pypto.toolchain import logging as _log
+from pypto.toolchain.logging import LogLevel, ensure_configured, get_log_level, set_log_level
 
 Error = PyptoError
 _THREAD = threading.local()
@@ -55,46 +56,19 @@ def _clear_thread_log_level() -> None:
     _THREAD.level = None
 
 
-def _log(method: str, message: str) -> None:
-    _install()
-    getattr(get_logger("pypto"), method)(message)
+def _with_thread_filter(log: Any) -> Any:
+    """``log`` (pypto's own log call) with the thread filter put back first, if logging was reconfigured."""
+
+    def call(message: str) -> None:
+        _install()
+        log(message)
+
+    call.__name__, call.__doc__ = log.__name__, log.__doc__
+    return call
 
 
-def log_debug(message: str) -> None:
-    _log("debug", message)
-
-
-def log_info(message: str) -> None:
-    _log("info", message)
-
-
-def log_warn(message: str) -> None:
-    _log("warning", message)
-
-
-def log_error(message: str) -> None:
-    _log("error", message)
-
-
-def log_fatal(message: str) -> None:
-    _log("critical", message)
-
-
-def log_event(message: str) -> None:
-    """An EVENT line logs like INFO."""
-    _log("info", message)
-
-
-def check(condition: bool, message: str) -> None:
-    """ValueError(message) unless ``condition``."""
-    if not condition:
-        raise ValueError(message)
-
-
-def internal_check(condition: bool, message: str) -> None:
-    """InternalError(message) unless ``condition`` (a broken invariant: a pypto bug)."""
-    if not condition:
-        raise InternalError(message)
+log_debug, log_info, log_warn = (_with_thread_filter(f) for f in (_log.log_debug, _log.log_info, _log.log_warn))
+log_error, log_fatal, log_event = (_with_thread_filter(f) for f in (_log.log_error, _log.log_fatal, _log.log_event))
 
 
 def internal_check_span(condition: bool, message: str, span: Span) -> None:
