@@ -234,7 +234,8 @@ def compile(  # noqa: A001 - the upstream API name
 ) -> CompiledProgram:
     """Compile ``program`` into an artifact directory and return a CompiledProgram handle on it.
 
-    See the README ("ir.compile") for every parameter; all but ``program`` are keyword-only.
+    Every parameter is described on the Compiling page of the documentation (docs/compiling.md); all
+    but ``program`` are keyword-only.
     """
     if not isinstance(program, Program):
         raise TypeError(f"ir.compile() expects an ir.Program (a @pl.program class), got {type(program).__name__}")

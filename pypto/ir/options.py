@@ -46,6 +46,8 @@ class PassDumpLevel(IntEnum):
 
 
 class VerificationLevel(Enum):
+    """IR checks between passes: none, the basic verifier, or that plus a print/parse round trip."""
+
     NONE = "none"
     BASIC = "basic"
     ROUNDTRIP = "roundtrip"

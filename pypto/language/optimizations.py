@@ -2,7 +2,7 @@
 
 Both are accepted and recorded on the region. With ptoas 0.1.1 they do not change the generated code:
 there are no cross-core pipes, so a mixed region's vector half runs on one AIV lane and data crosses
-between cube and vector through GM (results are the same; see the README's limits table).
+between cube and vector through GM (results are the same; see the limits tables of docs/compatibility.md).
 """
 
 from __future__ import annotations

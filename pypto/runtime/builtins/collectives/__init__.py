@@ -3,5 +3,5 @@
 Floor: the runtime's; no imports. Upstream keeps a collective's kernel source templates in its
 package. Here a collective is a ``pld`` op (``pld.allreduce``, ``pld.allgather``, ...) that the
 compiler lowers to a comm task of the simulated runtime (``rt_comm_*``, run on a chip's comm thread,
-see the README's "Distributed runtime"); each package says which op and which task it is.
+see "The distributed runtime" in docs/distributed.md); each package says which op and which task it is.
 """
