@@ -49,6 +49,22 @@ def typecheck(session: nox.Session) -> None:
     session.run(sys.executable, "-m", "mypy", "--ignore-missing-imports", "pypto", *session.posargs)
 
 
+@nox.session(python=False, tags=["docs"])
+def docs(session: nox.Session) -> None:
+    """Build the documentation site with ``mkdocs build --strict`` into site/; ``nox -s docs -- serve`` previews it.
+
+    Other arguments after ``--`` go to mkdocs (``nox -s docs -- serve -a 127.0.0.1:8001``).
+    """
+    if importlib.util.find_spec("mkdocs") is None:
+        session.error("mkdocs is not installed in this environment: pip install -e '.[docs]'")
+    args = list(session.posargs)
+    if args[:1] == ["serve"]:
+        session.run(sys.executable, "-m", "mkdocs", "serve", "--strict", "-f", str(ROOT / "mkdocs.yml"), *args[1:])
+        return
+    session.run(sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"),
+                "-d", str(ROOT / "site"), *args)
+
+
 @nox.session(python=False, tags=["docker"])
 @nox.parametrize("flavor", [nox.param("sim", id="sim"), nox.param("sim-slim", id="sim-slim")])
 def images(session: nox.Session, flavor: str) -> None:
