@@ -1,10 +1,11 @@
-"""The test suite imports only what the README tells a user to install.
+"""The test suite imports only what the README and the documentation pages tell a user to install.
 
 The README's second command installs ``pypto[test]`` and runs the suite. This walks every ``.py``
 file under ``tests/`` and fails when one imports a third-party package that no extra named in the
-README installs, or when a module imports, at module level, a package that ``[test]`` does not
-bring (torch is such a package) without first calling ``pytest.importorskip`` on it: that module
-would fail at collection on a fresh machine, which is how the README's test command once broke.
+README or the English pages of ``docs/`` installs, or when a module imports, at module level, a
+package that ``[test]`` does not bring (torch is such a package) without first calling
+``pytest.importorskip`` on it: that module would fail at collection on a fresh machine, which is how
+the README's test command once broke.
 
 ``python tests/test_test_imports.py`` prints each third-party import and the extra that installs it.
 """
@@ -45,6 +46,12 @@ def declared() -> dict[str, list[str]]:
     extras = {"": [_name(r) for r in project["dependencies"]]}
     extras.update({k: [_name(r) for r in v] for k, v in project.get("optional-dependencies", {}).items()})
     return extras
+
+
+def user_docs() -> str:
+    """What a user reads: the README and the English pages of the documentation site (``docs/*.md``)."""
+    pages = sorted(p for p in (ROOT / "docs").glob("*.md") if not p.name.endswith(".zh.md"))
+    return "\n".join(p.read_text() for p in [ROOT / "README.md", *pages])
 
 
 def readme_extras(text: str) -> set[str]:
@@ -169,8 +176,8 @@ def problems(files: list[Path], readme: str) -> list[str]:
             dist = dist_of.get(use.package, use.package.lower().replace("_", "-"))
             where = f"{use.path.relative_to(ROOT) if use.path.is_relative_to(ROOT) else use.path}:{use.line}"
             if dist not in everything:
-                out.append(f"{where}: imports {use.package!r} ({dist}), which no extra named in the README installs "
-                           f"(README names: {', '.join(sorted(named))}); add it to [test] in pyproject.toml")
+                out.append(f"{where}: imports {use.package!r} ({dist}), which no extra named in the README or docs/ installs "
+                           f"(they name: {', '.join(sorted(named))}); add it to [test] in pyproject.toml")
             elif dist not in test_env and use.module_level and collected and use.package not in guarded:
                 out.append(f"{where}: imports {use.package!r} at module level, but [test] does not install {dist}: "
                            f"use the '{use.package}' fixture or pytest.importorskip({use.package!r}) first")
@@ -182,7 +189,12 @@ def problems(files: list[Path], readme: str) -> list[str]:
 
 def test_every_test_import_is_installed_by_an_extra_the_readme_names() -> None:
     files = sorted(TESTS.rglob("*.py"))
-    assert problems(files, (ROOT / "README.md").read_text()) == []
+    assert problems(files, user_docs()) == []
+
+
+def test_the_docs_pages_name_the_optional_extras() -> None:
+    """The extras beyond [test] that the suite's optional tests need are named where a user reads."""
+    assert {"test", "torch", "sweep", "docs", "dev"} <= readme_extras(user_docs())
 
 
 def test_the_check_catches_an_unlisted_package_and_an_unguarded_optional_one(tmp_path: Path) -> None:

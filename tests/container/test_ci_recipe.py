@@ -1,7 +1,8 @@
 """From a clean clone and a fresh venv: the README's commands and the CI recipes of docker/README.md.
 
 What a new user and a CI job do, run for real: clone this repository (its committed HEAD), make a
-venv, run the README's first command and its image build command from the clone's root, then
+venv, run the README's first command and the image build command of docs/containers.md from the
+clone's root, then
 compile an upstream-style ``@pl.program`` file that imports torch with ``docker run <image>
 compile FILE::NAME`` and check the artifact is byte-identical to the host compile. The GitHub
 Actions and GitLab CI jobs of docker/README.md run their ``run:``/``script:`` commands verbatim;
@@ -100,12 +101,13 @@ def fresh(tmp_path_factory: pytest.TempPathFactory, engine: Any) -> dict[str, An
 
 @pytest.fixture(scope="module")
 def built(fresh: dict[str, Any]) -> dict[str, Any]:
-    """README's first command, then its image build command, from the clone's root."""
+    """README's first command, then the image build command of the containers page, from the clone's root."""
     readme = (fresh["clone"] / "README.md").read_text()
     first = _fenced(readme, "bash", "# pypto").splitlines()[0]
     assert first.startswith("python -m pip install -e .")
     _sh(first, fresh["clone"], fresh["env"])
-    block = _fenced(readme, "bash", "## Containers")
+    page = (fresh["clone"] / "docs" / "containers.md").read_text()
+    block = _fenced(page, "bash", "## Building and using the images")
     build = next(line.split("#")[0].strip() for line in block.splitlines()
                  if line.startswith("python -m pypto.toolchain.images build --flavor sim"))
     proc = _sh(build, fresh["clone"], fresh["env"])
