@@ -6,7 +6,7 @@ A block is marked by the line ``<!-- doctest: run -->`` right above its `````pyt
 empty temporary directory, so its artifacts land in that directory's ``build_output/`` and nothing
 from an earlier block is in scope. The platform is a2a3sim through the settings that choose it when
 a program names none: ``PYPTO_RUN_PLATFORM`` (a bare ``RunConfig()``) and ``PYPTO_PLATFORM`` (the
-``pypto`` command). A block fails on a non-zero exit or on passing its time limit; the failure names
+``pypto`` command); a block that names another platform fails ``test_blocks_run_on_a2a3sim_only``. A block fails on a non-zero exit or on passing its time limit; the failure names
 ``page:line`` and shows the end of the block's stderr. ``test_markup`` fails on a marker with no
 Python fence under it and on a fence that is never closed, also as ``page:line``.
 """
@@ -14,6 +14,7 @@ Python fence under it and on a fence that is never closed, also as ``page:line``
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -89,6 +90,17 @@ def test_pages_mark_blocks() -> None:
     pages = {b.page for b in BLOCKS}
     assert any(p.endswith(".zh.md") for p in pages), "no Chinese page marks a runnable block"
     assert len({b.id for b in BLOCKS}) == len(BLOCKS)
+
+
+_OTHER_PLATFORM = re.compile(r"""platform\s*=\s*["'](a5sim|a5|a2a3)["']""")
+
+
+def test_blocks_run_on_a2a3sim_only() -> None:
+    """A runnable block that names another platform would not run on a2a3sim, as the suite promises."""
+    named = [f"{b.id}: a runnable block names platform '{m.group(1)}'; the suite runs them on a2a3sim "
+             f"(name a2a3sim, or leave it to RunConfig's default)"
+             for b in BLOCKS for m in _OTHER_PLATFORM.finditer(b.code)]
+    assert not named, "\n".join(named)
 
 
 def test_markup() -> None:
