@@ -6,8 +6,9 @@ A block is marked by the line ``<!-- doctest: run -->`` right above its `````pyt
 empty temporary directory, so its artifacts land in that directory's ``build_output/`` and nothing
 from an earlier block is in scope. The platform is a2a3sim through the settings that choose it when
 a program names none: ``PYPTO_RUN_PLATFORM`` (a bare ``RunConfig()``) and ``PYPTO_PLATFORM`` (the
-``pypto`` command); a block that names another platform fails ``test_blocks_run_on_a2a3sim_only``. A block fails on a non-zero exit or on passing its time limit; the failure names
-``page:line`` and shows the end of the block's stderr. ``test_markup`` fails on a marker with no
+``pypto`` command); a block that names another platform fails ``test_blocks_run_on_a2a3sim_only``.
+A block fails on a non-zero exit or on passing its time limit; the failure names ``page:line`` and
+shows the end of the block's stderr. ``test_markup`` fails on a marker with no
 Python fence under it and on a fence that is never closed, also as ``page:line``.
 """
 
