@@ -79,7 +79,7 @@ def cli(ctx: click.Context, toolchain: str | None, log_level: str | None, log_fo
 
     \b
     Examples:
-      pypto compile examples/hello_world.py --platform a2a3sim
+      pypto compile examples/beginner/01_hello_world.py --platform a2a3sim
       pypto compile kernel.py::tile_add --shape a=128x128:f32 --json
       pypto run kernel.py --platform a5sim
       pypto run-pto add.pto --arg x=128x128:f32:in --arg y=128x128:f32:in --arg z=128x128:f32:out

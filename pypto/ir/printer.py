@@ -45,7 +45,10 @@ from pypto.ir.types import (
     TileView,
     TupleType,
     Type,
+    default_tile_view,
 )
+
+_LAYOUT_FIELDS = ("blayout", "slayout", "fractal")
 
 _PREC = {BinOp.Or: 1, BinOp.And: 2, BinOp.Eq: 4, BinOp.Ne: 4, BinOp.Lt: 4, BinOp.Le: 4, BinOp.Gt: 4,
          BinOp.Ge: 4, BinOp.BitOr: 5, BinOp.BitXor: 6, BinOp.BitAnd: 7, BinOp.BitShiftLeft: 8,
@@ -125,9 +128,10 @@ def _quote(s: str) -> str:
 class Printer:
     """Writes IR nodes as ``pl`` source text."""
 
-    def __init__(self, prefix: str = "pl", concise: bool = False) -> None:
+    def __init__(self, prefix: str = "pl", concise: bool = False, explicit_layout: bool = False) -> None:
         self.p = prefix
         self.concise = concise
+        self.explicit_layout = explicit_layout
         self.namer = _Namer({})
         self.lines: list[str] = []
 
@@ -161,14 +165,7 @@ class Printer:
     def type(self, t: Type) -> str:
         p = self.p
         if isinstance(t, TileType):
-            slots = [self._dims(t.shape), f"{p}.{t.dtype.value}"]
-            if t.memref is not None:
-                slots.append(self._memref(t.memref))
-            if t.memory_space is not None:
-                slots.append(f"{p}.Mem.{t.memory_space.name}")
-            if t.view is not None:
-                slots.append(self._view("TileView", t.view, TileView()))
-            return f"{p}.Tile[{', '.join(slots)}]"
+            return self._tile_type(t)
         if isinstance(t, TensorType):
             slots = [self._dims(t.shape), f"{p}.{t.dtype.value}"]
             if t.memref is not None:
@@ -186,6 +183,20 @@ class Printer:
             return "tuple[" + ", ".join(self.type(x) for x in t.types) + "]"
         return "None"
 
+    def _tile_type(self, t: TileType) -> str:
+        p = self.p
+        slots = [self._dims(t.shape), f"{p}.{t.dtype.value}"]
+        if t.memref is not None:
+            slots.append(self._memref(t.memref))
+        if t.memory_space is not None:
+            slots.append(f"{p}.Mem.{t.memory_space.name}")
+        if self.explicit_layout:  # every tile states its resolved layout (upstream's EXPLICIT dumps)
+            view = t.view or default_tile_view(t.shape, t.memory_space)
+            slots.append(self._view("TileView", view, TileView(), force=_LAYOUT_FIELDS))
+        elif t.view is not None:
+            slots.append(self._view("TileView", t.view, TileView()))
+        return f"{p}.Tile[{', '.join(slots)}]"
+
     def _dims(self, dims: tuple) -> str:
         return "[" + ", ".join(str(d) if isinstance(d, int) else self.expr(d) for d in dims) + "]"
 
@@ -197,11 +208,11 @@ class Printer:
             return f"{self.p}.MemRef({base}, {off}, {m.size}, slots={m.slots}){slot}"
         return f"{self.p}.MemRef({base}, {off}, {m.size})"
 
-    def _view(self, name: str, view: Any, default: Any) -> str:
+    def _view(self, name: str, view: Any, default: Any, force: tuple[str, ...] = ()) -> str:
         parts = []
         for f in type(view).__dataclass_fields__:
             v = getattr(view, f)
-            if v == getattr(default, f) and not (name == "TensorView" and f == "layout"):
+            if v == getattr(default, f) and f not in force and not (name == "TensorView" and f == "layout"):
                 continue
             if isinstance(v, tuple):
                 v = list(v)
@@ -315,14 +326,18 @@ _EXPR: dict[type, Any] = {
 }
 
 
-def python_print(node: Any, prefix: str = "pl", concise: bool = False) -> str:
-    """Print a Program, Function, Stmt, Expr or Type as ``pl`` DSL source."""
+def python_print(node: Any, prefix: str = "pl", concise: bool = False, explicit_layout: bool = False) -> str:
+    """Print a Program, Function, Stmt, Expr or Type as ``pl`` DSL source.
+
+    ``explicit_layout`` writes every tile's resolved layout (``blayout``/``slayout``/``fractal``),
+    also where the IR keeps the memory space's implicit one: the ``PassDumpLevel.EXPLICIT`` dumps.
+    """
     if isinstance(node, Program):
-        return print_program(node, prefix, concise)
+        return print_program(node, prefix, concise, explicit_layout)
     if isinstance(node, Function):
         return _header(prefix, _dynamic_vars([node]), node.name, program=False) + \
-            print_function(node, prefix, concise, in_class=False)
-    pr = Printer(prefix, concise)
+            print_function(node, prefix, concise, in_class=False, explicit_layout=explicit_layout)
+    pr = Printer(prefix, concise, explicit_layout)
     if isinstance(node, Stmt):
         pr.stmt(node, 0)
         return "\n".join(pr.lines)
@@ -363,21 +378,21 @@ def _dynamic_vars(funcs: list[Function]) -> list[Var]:
 
 # Printed text of recent functions by identity (the IR is immutable, and a pass leaves the functions it
 # does not change as the same objects, so pass dumps re-print only what changed).
-_PRINTED: OrderedDict[tuple[int, str, bool, bool, int], tuple[Function, str]] = OrderedDict()
+_PRINTED: OrderedDict[tuple[int, str, bool, bool, int, bool], tuple[Function, str]] = OrderedDict()
 _PRINTED_MAX = 256
 _PRINTED_LOCK = threading.Lock()
 
 
 def print_function(f: Function, prefix: str = "pl", concise: bool = False, in_class: bool = True,
-                   indent: int = 0) -> str:
+                   indent: int = 0, explicit_layout: bool = False) -> str:
     """One function (decorator, signature, body) with collision-free Var names."""
-    key = (id(f), prefix, concise, in_class, indent)
+    key = (id(f), prefix, concise, in_class, indent, explicit_layout)
     with _PRINTED_LOCK:
         hit = _PRINTED.get(key)
         if hit is not None and hit[0] is f:
             _PRINTED.move_to_end(key)
             return hit[1]
-    text = _print_function(f, prefix, concise, in_class, indent)
+    text = _print_function(f, prefix, concise, in_class, indent, explicit_layout)
     with _PRINTED_LOCK:
         _PRINTED[key] = (f, text)
         if len(_PRINTED) > _PRINTED_MAX:
@@ -385,22 +400,24 @@ def print_function(f: Function, prefix: str = "pl", concise: bool = False, in_cl
     return text
 
 
-def _print_function(f: Function, prefix: str, concise: bool, in_class: bool, indent: int) -> str:
-    plan = Printer(prefix, concise)
+def _print_function(f: Function, prefix: str, concise: bool, in_class: bool, indent: int,
+                    explicit_layout: bool) -> str:
+    plan = Printer(prefix, concise, explicit_layout)
     plan.namer = _Namer(None)
     render_function(f, plan, in_class, indent)
     free = {k: v for k, v in plan.namer.used.items() if k not in plan.namer.defined}
-    pr = Printer(prefix, concise)
+    pr = Printer(prefix, concise, explicit_layout)
     pr.namer = _Namer(plan.namer.last_use, free, frozenset({prefix}))
     render_function(f, pr, in_class, indent)
     return "\n".join(pr.lines) + "\n"
 
 
-def print_program(program: Program, prefix: str = "pl", concise: bool = False) -> str:
+def print_program(program: Program, prefix: str = "pl", concise: bool = False,
+                  explicit_layout: bool = False) -> str:
     """The whole dump text: header, dynamic dims, ``@pl.program`` class with its functions."""
     funcs = callee_first(program.functions)
     out = [_header(prefix, _dynamic_vars(funcs), program.name)]
     out.append(f"@{prefix}.program\nclass {program.name or 'Program'}:\n")
     for f in funcs:
-        out.append(print_function(f, prefix, concise, in_class=True, indent=1))
+        out.append(print_function(f, prefix, concise, in_class=True, indent=1, explicit_layout=explicit_layout))
     return "".join(out)

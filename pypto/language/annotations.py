@@ -29,6 +29,7 @@ from pypto.ir.types import (
     TileView,
     TupleType,
     Type,
+    default_tile_view,
 )
 from pypto.language.types import SLOT_KEY, AnnotationSpec, DynVar, TypeCtor, _CallSpec
 from pypto.span import Span
@@ -172,6 +173,8 @@ class AnnotationResolver:
             else:
                 raise ParserTypeError(f"unexpected pl.Tile slot '{ast.unparse(node)}'", self.ev.span(node),
                                       hint="allowed: pl.MemRef(...), pl.Mem.X, pl.TileView(...)")
+        if view is not None and view == default_tile_view(shape, space):
+            view = None  # canonical form: the memory space's implicit view is stored as None (EXPLICIT dumps parse back)
         return TileType(shape, dtype, memref, view, space)
 
     def _memref(self, spec: _CallSpec, node: ast.expr) -> MemRef:

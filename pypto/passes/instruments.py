@@ -101,14 +101,8 @@ class DumpInstrument(Instrument):
     def _text(self, program: Program) -> str:
         if self._last is not None and self._last[0] is program:
             return self._last[1]
-        kw: dict[str, Any] = {"prefix": self.prefix}
-        if self.level is PassDumpLevel.EXPLICIT:
-            kw["explicit_layout"] = True
-        try:
-            text = self._print(program, **kw)
-        except TypeError:
-            kw.pop("explicit_layout", None)
-            text = self._print(program, **kw)
+        text = self._print(program, prefix=self.prefix,
+                           explicit_layout=self.level is PassDumpLevel.EXPLICIT)
         self._last = (program, text)
         return text
 

@@ -10,6 +10,7 @@ import pypto.language as pl
 from pypto import ir
 from pypto.errors import ToolchainError
 from pypto.ir.options import MemoryPlanner, PassDumpLevel, VerificationLevel
+from pypto.ir.printer import python_print
 from pypto.passes.context import PassContext
 from pypto.toolchain import settings as settings_mod
 
@@ -160,3 +161,17 @@ def test_distributed_config_needs_a_host_orchestrator(program):
 
     with pytest.raises(UserError, match="exactly one HOST-level Orchestrator"):
         ir.compile(program, distributed_config=DistributedConfig(device_ids=[0, 1]))
+
+
+def test_explicit_dumps_state_every_tile_layout(program, tmp_path):
+    """EXPLICIT writes each tile's resolved blayout/slayout/fractal; CONCISE leaves implicit views out."""
+    name = "35_after_AllocateMemoryAddr.py"
+    concise = ir.compile(program, output_dir=tmp_path / "c", skip_ptoas=True, dump_passes=PassDumpLevel.CONCISE)
+    explicit = ir.compile(program, output_dir=tmp_path / "e", skip_ptoas=True, dump_passes=PassDumpLevel.EXPLICIT)
+    c_text = (concise.output_dir / "passes_dump" / name).read_text()
+    e_text = (explicit.output_dir / "passes_dump" / name).read_text()
+    tiles = [ln for ln in e_text.splitlines() if "pl.Tile[" in ln]
+    assert tiles and all("blayout=pl.TileLayout." in ln and "fractal=" in ln for ln in tiles)
+    assert "blayout=" not in c_text
+    reparsed = pl.parse_program(e_text)
+    assert python_print(reparsed) == python_print(pl.parse_program(c_text))

@@ -92,3 +92,26 @@ class P:
     out = python_print(pl.parse(text))
     assert "    @pl.function\n    def f(self) -> pl.Ptr:\n" in out
     assert "m: pl.Ptr = pl.tile.alloc(pl.Mem.Vec, 1024, pinned=True)" in out
+
+
+def test_explicit_layout_states_implicit_views_and_parses_back() -> None:
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[64, 64], pl.FP32],
+              out: pl.Out[pl.Tensor[[64, 1], pl.FP32]]) -> pl.Tensor[[64, 1], pl.FP32]:
+            t: pl.Tile[[64, 64], pl.FP32] = pl.load(x, [0, 0], [64, 64])
+            s: pl.Tile[[64, 1], pl.FP32] = pl.row_sum(t)
+            out = pl.store(s, [0, 0], out)
+            return out
+
+    concise, explicit = python_print(P), python_print(P, explicit_layout=True)
+    assert "TileView" not in concise
+    # a [64, 1] vector tile's implicit layout is column-major; a [64, 64] one's is row-major
+    assert "pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec, pl.TileView(blayout=pl.TileLayout.row_major, " \
+        "slayout=pl.TileLayout.none_box, fractal=512)]" in explicit
+    assert "pl.Tile[[64, 1], pl.FP32, pl.Mem.Vec, pl.TileView(blayout=pl.TileLayout.col_major" in explicit
+    # the parser stores a view equal to the memory space's implicit one as None (the canonical form)
+    back = pl.parse_program(explicit)
+    assert python_print(back) == concise
+    assert structural_diff(back, pl.parse_program(concise)) is None
