@@ -22,7 +22,11 @@ _OWN = ("InlineFunctions", "UnrollLoops", "CtrlFlowTransform", "ConvertToSSA", "
         "ConvertTensorToTileOps", "InferTileMemorySpace", "ExpandMixedKernel", "NormalizeReturnOrder",
         "MaterializeTensorStrides", "InitMemRef", "MaterializeSemanticAliases", "MemoryReuse",
         "AllocateMemoryAddr", "DeriveCallDirections", "MaterializeRuntimeScopes", "LowerPipelineLoops",
-        "ResolveBackendOpLayouts", "AutoTileMatmulL0", "MaterializeDistTensorCtx")
+        "ResolveBackendOpLayouts", "AutoTileMatmulL0", "MaterializeDistTensorCtx", "GatherCarriedReads",
+        "HoistKernelReads", "LiftReadLoops")
+# Modules not named after their pass
+_MODULES = {"InitMemRef": "init_memref", "GatherCarriedReads": "_read_gather", "HoistKernelReads": "_kernel_reads",
+            "LiftReadLoops": "_read_loops"}
 
 
 def _snake(name: str) -> str:
@@ -31,8 +35,7 @@ def _snake(name: str) -> str:
 
 
 # Upstream pass name -> module
-REGISTRY: dict[str, str] = {n: f"pypto.passes.{_snake(n)}" for n in _OWN}
-REGISTRY["InitMemRef"] = "pypto.passes.init_memref"
+REGISTRY: dict[str, str] = {n: f"pypto.passes.{_MODULES.get(n) or _snake(n)}" for n in _OWN}
 REGISTRY.update({n: "pypto.passes.guards" for n in DEFAULT if n not in REGISTRY})
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import Call, Expr, GlobalVar, MakeTuple, Var
@@ -22,6 +23,7 @@ from pypto.ir.stmt import AssignStmt, Stmt, flatten, seq, stmt_value
 from pypto.ir.types import ScalarType
 from pypto.passes._rewrite import clone, program_call, with_scalar_params
 from pypto.passes._util import iter_stmts, map_blocks, used_vars
+from pypto.passes.base import Pass
 from pypto.passes.simplify import Simplify
 
 READ = "tensor.read"
@@ -153,3 +155,13 @@ def hoist_kernel_reads(program: Program) -> Program:
     olds = {f.name: f for f in program.functions if f.name in plans}
     funcs = [plans[f.name][0] if f.name in plans else expand_calls(f, olds, expand) for f in program.functions]
     return program.with_functions(funcs)
+
+
+@dataclass(frozen=True)
+class HoistKernelReads(Pass):
+    """Top-level scalar reads of a kernel move to its call sites (see the module doc)."""
+
+    name = "HoistKernelReads"
+
+    def run(self, program: Program) -> Program:
+        return hoist_kernel_reads(program)

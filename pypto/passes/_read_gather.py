@@ -42,6 +42,7 @@ from pypto.passes._rewrite import (
     with_scalar_params,
 )
 from pypto.passes._util import base_name, iter_stmts, used_vars
+from pypto.passes.base import Pass
 
 _CHUNK_BYTES = 64 * 1024  # one gather copy's Vec tile at most (rows are split above this)
 
@@ -300,3 +301,13 @@ def _expand_all(f: Function, olds: dict[str, Function], plans: dict[str, tuple[F
     for name, old in olds.items():
         f = expand_calls(f, {name: old}, _expand(plans[name][1]))
     return f
+
+
+@dataclass(frozen=True)
+class GatherCarriedReads(Pass):
+    """A tile-carrying kernel loop whose reads only address loads gets gather kernels (see the module doc)."""
+
+    name = "GatherCarriedReads"
+
+    def run(self, program: Program) -> Program:
+        return gather_carried_reads(program)

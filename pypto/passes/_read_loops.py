@@ -36,6 +36,7 @@ from pypto.ir.visitor import substitute
 from pypto.passes._kernel_reads import is_read, listed_index
 from pypto.passes._rewrite import assign_of, program_call, with_scalar_params
 from pypto.passes._util import base_name, defined_vars, iter_stmts, map_blocks, used_vars
+from pypto.passes.base import Pass
 
 _LAUNCH_ATTRS = ("block_num", "sync_start")  # one single-block task per iteration
 
@@ -301,3 +302,13 @@ def lift_read_loops(program: Program) -> Program:
         else:
             funcs.append(f)
     return program.with_functions(funcs)
+
+
+@dataclass(frozen=True)
+class LiftReadLoops(Pass):
+    """A kernel loop that reads tensor scalars becomes an orchestration loop (see the module doc)."""
+
+    name = "LiftReadLoops"
+
+    def run(self, program: Program) -> Program:
+        return lift_read_loops(program)

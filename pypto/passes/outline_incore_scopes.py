@@ -35,9 +35,6 @@ from pypto.ir.stmt import (
 )
 from pypto.ir.types import ScalarType, TensorType, TupleType, UnknownType
 from pypto.ir.visitor import substitute
-from pypto.passes._kernel_reads import hoist_kernel_reads
-from pypto.passes._read_gather import gather_carried_reads
-from pypto.passes._read_loops import lift_read_loops
 from pypto.passes._rewrite import call_function, create_tensor, ints, match
 from pypto.passes._util import base_name, defined_vars, iter_stmts, map_blocks, used_vars
 from pypto.passes.base import Pass
@@ -371,9 +368,6 @@ class OutlineIncoreScopes(Pass):
     produces = frozenset({IRProperty.SplitIncoreOrch, IRProperty.NoNestedInCore})
 
     def run(self, program: Program) -> Program:
-        return lift_read_loops(hoist_kernel_reads(gather_carried_reads(self._outline(program))))
-
-    def _outline(self, program: Program) -> Program:
         funcs: list[Function] = []
         changed = False
         taken = {f.name for f in program.functions}
