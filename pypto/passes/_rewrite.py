@@ -21,7 +21,7 @@ from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, Stmt, seq, stmt_value
 from pypto.ir.types import TensorType, TileType, TupleType
 from pypto.ir.visitor import substitute
-from pypto.passes._util import defined_vars, map_blocks
+from pypto.passes._util import defined_vars, iter_stmts, map_blocks
 from pypto.span import Span
 
 # A rule gets ``var = call`` (var None for a bare call statement) and returns the statements that
@@ -77,6 +77,19 @@ def assign_of(node: object, op: str | Collection[str] | None = None) -> tuple[Va
         return None
     call = match(node.value, op)
     return None if call is None else (node.var, call)
+
+
+def assigns_of(body: Stmt, op: str) -> dict[Var, Call]:
+    """``{var: call}`` for every ``var = op(...)`` anywhere in ``body``."""
+    return dict(m for s in iter_stmts(body) if (m := assign_of(s, op)) is not None)
+
+
+def drop_defs(body: Stmt, dead: Collection[Var]) -> Stmt:
+    """``body`` without the assignments to ``dead`` (values nothing reads any more)."""
+    def keep(s: Stmt) -> bool:
+        return not (isinstance(s, AssignStmt) and s.var in dead)
+
+    return map_blocks(body, lambda stmts: [s for s in stmts if keep(s)])
 
 
 def call_in(stmt: Stmt) -> Call:
