@@ -254,12 +254,19 @@ class KernelCodegen(ScalarLowering):
                 return tuple(v if as_int(d) == n else d for v, d, n in zip(src.buf.valid, t.shape, full, strict=True))
         return None
 
-    def def_tile(self, var: Var | None, ttype: TileType | None = None) -> Tile:
-        """The buffer that receives ``var`` (shared with same-MemRef, same-type tiles)."""
+    def def_tile(self, var: Var | None, ttype: TileType | None = None,
+                 valid: tuple | None | str = "inherited") -> Tile:
+        """The buffer that receives ``var`` (shared with same-MemRef, same-type tiles).
+
+        ``valid``: its valid region; by default the one the statement's op gives its result
+        (:meth:`inherited_valid`), None for the whole tile.
+        """
         t = ttype or (var.type if var is not None else None)
         if not isinstance(t, TileType):
             raise self.error(f"result '{getattr(var, 'name', '?')}' must be a Tile, got {t}")
-        buf = self.buf_type(t, self.valid if var is not None and var is self.dst else None)
+        if valid == "inherited":
+            valid = self.valid if var is not None and var is self.dst else None
+        buf = self.buf_type(t, valid if isinstance(valid, tuple) else None)
         hint = base_name(var.name) if var is not None else "tmp"
         if buf.dynamic:
             tile = Tile(self.names.unique(hint), buf)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from pypto.codegen.emitter import base_name
 from pypto.codegen.pto_types import TOOLCHAIN, tile_view_type
 from pypto.codegen.pto_values import GmView, Tile
-from pypto.ir.enums import MemorySpace
+from pypto.ir.enums import MemorySpace, TileLayout
 from pypto.ir.expr import Call, ConstFloat, ConstInt, Expr, MakeTuple, Var, as_int
 from pypto.ir.ops.bounds import check_window
 from pypto.ir.ops.common import round_mode
@@ -120,21 +120,21 @@ def _ci(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
 def _extract(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     src = cg.tile_of(c.args[0])
     r, col = cg.index(c.args[1]), cg.index(c.args[2])
-    cg.valid = None
-    cg.emit_op("textract", f"%{src.ssa}[%{r}, %{col}] : {src.ty}", cg.def_tile(dst))
+    cg.emit_op("textract", f"%{src.ssa}[%{r}, %{col}] : {src.ty}", cg.def_tile(dst, valid=None))
 
 
 def _part(pto: str) -> Rule:
     """``tpartadd``/``tpartmax``/``tpartmin``: the result is valid where either operand is."""
     def rule(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
         a, b = _srcs(cg, c, 2)
+        valid: tuple | str = "inherited"
         if a.buf.valid != b.buf.valid:
             if not all(isinstance(x, int) for x in (*a.buf.valid, *b.buf.valid)):
                 raise cg.error(f"{c.op} of tiles with different run-time valid extents cannot be lowered by "
                                f"{TOOLCHAIN} (the result's valid region must be known)",
                                hint="load both operands with static valid shapes")
-            cg.valid = tuple(max(x, y) for x, y in zip(a.buf.valid, b.buf.valid, strict=True))
-        cg.emit_op(pto, _pair(a, b), cg.def_tile(dst))
+            valid = tuple(max(x, y) for x, y in zip(a.buf.valid, b.buf.valid, strict=True))
+        cg.emit_op(pto, _pair(a, b), cg.def_tile(dst, valid=valid))
     return rule
 
 
@@ -288,7 +288,8 @@ def _move(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
 def _flat_order(buf: TileBuf) -> bool:
     """Are the buffer's elements stored densely in row-major (flat) order? (Nx1 column vectors are.)"""
     full = buf.valid == (buf.rows, buf.cols)
-    return full and ("blayout=row_major" in buf.text or buf.cols == 1) and "slayout=none_box" in buf.text
+    row_major = buf.view.blayout is TileLayout.row_major or buf.cols == 1
+    return full and row_major and buf.view.slayout is TileLayout.none_box
 
 
 def _reshape(cg: KernelCodegen, c: Call, dst: Var | None) -> None:

@@ -65,6 +65,7 @@ class TileBuf:
     dtype: DataType
     valid: tuple[Dim, Dim]
     loc: str
+    view: TileView  # the layouts, fractal and pad the text spells
 
     @property
     def operand_axes(self) -> tuple[bool, bool]:
@@ -114,7 +115,7 @@ def tile_buf(t: TileType, what: str, span: Span, valid: tuple[Dim, Dim] | None =
     text = (f"!pto.tile_buf<loc={loc}, dtype={dtype}, rows={rows}, cols={cols}, v_row={vr}, v_col={vc}, "
             f"blayout={view.blayout.value}, slayout={view.slayout.value}, fractal={view.fractal}, "
             f"pad={int(view.pad)}>")
-    return TileBuf(text, rows, cols, t.dtype, valid, loc)
+    return TileBuf(text, rows, cols, t.dtype, valid, loc, view)
 
 
 def tensor_view_type(rank: int, dtype: DataType) -> str:

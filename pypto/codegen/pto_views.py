@@ -97,6 +97,5 @@ def fillpad(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
         raise cg.error(f"{c.op} result must be a tile, got {t}")
     view = t.view or default_tile_view(t.shape, t.memory_space)
     t = replace(t, view=replace(view, valid_shape=None, pad=pad))
-    cg.valid = None  # the result is valid everywhere: it does not inherit x's valid region
-    out = cg.def_tile(dst, t)
+    out = cg.def_tile(dst, t, valid=None)  # valid everywhere: it does not inherit x's valid region
     cg.emit_op("tfillpad", f"%{src.ssa} : {src.ty}", out)

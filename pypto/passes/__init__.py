@@ -7,49 +7,36 @@ and ``errors``.
 from __future__ import annotations
 
 import importlib
+import re
 from typing import TYPE_CHECKING, Any
+
+from pypto.passes.pipelines import DEFAULT
 
 if TYPE_CHECKING:
     from pypto.passes.base import Pass
 
-_GUARDS = "pypto.passes.guards"
+# Passes with a module of their own, ``pypto.passes.<snake_case name>``; every other name of the
+# Default pipeline is an identity pass that only guards unsupported constructs (guards.py).
+_OWN = ("InlineFunctions", "UnrollLoops", "CtrlFlowTransform", "ConvertToSSA", "Simplify",
+        "NormalizeStmtStructure", "FlattenCallExpr", "OutlineIncoreScopes", "OutlineClusterScopes",
+        "ConvertTensorToTileOps", "InferTileMemorySpace", "ExpandMixedKernel", "NormalizeReturnOrder",
+        "MaterializeTensorStrides", "InitMemRef", "MaterializeSemanticAliases", "MemoryReuse",
+        "AllocateMemoryAddr", "DeriveCallDirections", "MaterializeRuntimeScopes", "LowerPipelineLoops",
+        "ResolveBackendOpLayouts", "AutoTileMatmulL0", "MaterializeDistTensorCtx", "GatherCarriedReads",
+        "HoistKernelReads", "LiftReadLoops")
+# Modules not named after their pass
+_MODULES = {"InitMemRef": "init_memref", "GatherCarriedReads": "_read_gather", "HoistKernelReads": "_kernel_reads",
+            "LiftReadLoops": "_read_loops"}
 
-# Upstream pass name -> module; identity passes that only guard unsupported constructs live in guards.py.
-REGISTRY: dict[str, str] = {
-    "InlineFunctions": "pypto.passes.inline_functions",
-    "UnrollLoops": "pypto.passes.unroll_loops",
-    "CtrlFlowTransform": "pypto.passes.ctrl_flow_transform",
-    "ConvertToSSA": "pypto.passes.convert_to_ssa",
-    "Simplify": "pypto.passes.simplify",
-    "NormalizeStmtStructure": "pypto.passes.normalize_stmt_structure",
-    "FlattenCallExpr": "pypto.passes.flatten_call_expr",
-    "OutlineIncoreScopes": "pypto.passes.outline_incore_scopes",
-    "OutlineClusterScopes": "pypto.passes.outline_cluster_scopes",
-    "ConvertTensorToTileOps": "pypto.passes.convert_tensor_to_tile_ops",
-    "InferTileMemorySpace": "pypto.passes.infer_tile_memory_space",
-    "ExpandMixedKernel": "pypto.passes.expand_mixed_kernel",
-    "NormalizeReturnOrder": "pypto.passes.normalize_return_order",
-    "MaterializeTensorStrides": "pypto.passes.materialize_tensor_strides",
-    "InitMemRef": "pypto.passes.init_memref",
-    "MaterializeSemanticAliases": "pypto.passes.materialize_semantic_aliases",
-    "MemoryReuse": "pypto.passes.memory_reuse",
-    "AllocateMemoryAddr": "pypto.passes.allocate_memory_addr",
-    "DeriveCallDirections": "pypto.passes.derive_call_directions",
-    "MaterializeRuntimeScopes": "pypto.passes.materialize_runtime_scopes",
-    "LowerPipelineLoops": "pypto.passes.lower_pipeline_loops",
-    "ResolveBackendOpLayouts": "pypto.passes.resolve_backend_op_layouts",
-    "AutoTileMatmulL0": "pypto.passes.auto_tile_matmul_l0",
-    "MaterializeDistTensorCtx": "pypto.passes.materialize_dist_tensor_ctx",
-}
-for _name in ("OutlineHierarchyScopes", "OptimizeOrchTensors", "LowerCompositeOps",
-              "FlattenTileNdTo2D", "LegalizeTileCast", "CanonicalizeTileSlice",
-              "InsertMxScaleAddr", "LowerAutoVectorSplit", "InjectGMPipeBuffer",
-              "SplitVectorKernel", "StampTfreeSplit", "SkewCrossCorePipeline", "LowerPipelineToSlots",
-              "CanonicalizeIOOrder", "FoldNoOpReshape", "FuseCreateAssembleToSlice",
-              "AutoDeriveTaskDependencies", "ExpandManualPhaseFence", "SynthesizeAllReduceSignals",
-              "MaterializeCommDomainScopes", "LowerHostTensorCollectives",
-              "ClassifyIterArgCarry", "InsertCommFence", "MaterializeValidShapeSymbols"):
-    REGISTRY[_name] = _GUARDS
+
+def _snake(name: str) -> str:
+    """``ConvertToSSA`` -> ``convert_to_ssa``, ``AutoTileMatmulL0`` -> ``auto_tile_matmul_l0``."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
+
+
+# Upstream pass name -> module
+REGISTRY: dict[str, str] = {n: f"pypto.passes.{_MODULES.get(n) or _snake(n)}" for n in _OWN}
+REGISTRY.update({n: "pypto.passes.guards" for n in DEFAULT if n not in REGISTRY})
 
 
 def _camel(name: str) -> str:

@@ -33,10 +33,9 @@ from pypto.ir.stmt import (
     SeqStmts,
     Stmt,
     WhileStmt,
-    YieldStmt,
-    flatten,
 )
 from pypto.ir.types import TensorType, TupleType, Type
+from pypto.passes._util import trailing_yield
 
 Roots = tuple[Var, ...]
 
@@ -145,7 +144,7 @@ class _Collector:
 
     def loop_results(self, body: Stmt, return_vars: tuple[Var, ...], inits: list[_RootInfo],
                      guaranteed: bool) -> None:
-        y = _last_yield(body)
+        y = trailing_yield(body)
         if y is None:
             return
         for k, (rv, val) in enumerate(zip(return_vars, y.values, strict=False)):
@@ -159,7 +158,7 @@ class _Collector:
     def if_results(self, s: IfStmt) -> None:
         if not s.return_vars or s.else_body is None:
             return
-        then_y, else_y = _last_yield(s.then_body), _last_yield(s.else_body)
+        then_y, else_y = trailing_yield(s.then_body), trailing_yield(s.else_body)
         if then_y is None or else_y is None:
             return
         for rv, a, b in zip(s.return_vars, then_y.values, else_y.values, strict=False):
@@ -189,11 +188,6 @@ def _same_shape_dtype(a: Type | None, b: Type) -> bool:
         return False
     return a.dtype == b.dtype and len(a.shape) == len(b.shape) and all(
         x is y or x == y for x, y in zip(a.shape, b.shape, strict=True))
-
-
-def _last_yield(body: Stmt) -> YieldStmt | None:
-    ys = [s for s in flatten(body) if isinstance(s, YieldStmt)]
-    return ys[-1] if ys else None
 
 
 def _const_trip_count(f: ForStmt) -> int:

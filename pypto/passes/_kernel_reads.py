@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import Call, Expr, GlobalVar, MakeTuple, Var
@@ -20,8 +21,9 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import written_index
 from pypto.ir.stmt import AssignStmt, Stmt, flatten, seq, stmt_value
 from pypto.ir.types import ScalarType
-from pypto.passes._rewrite import clone
+from pypto.passes._rewrite import clone, program_call, with_scalar_params
 from pypto.passes._util import iter_stmts, map_blocks, used_vars
+from pypto.passes.base import Pass
 from pypto.passes.simplify import Simplify
 
 READ = "tensor.read"
@@ -85,9 +87,9 @@ def expand_calls(f: Function, kernels: dict[str, Function], expand: Expand) -> F
     def block(stmts: list[Stmt]) -> list[Stmt]:
         out: list[Stmt] = []
         for s in stmts:
-            call = stmt_value(s)
-            if isinstance(call, Call) and isinstance(call.op, GlobalVar) and call.op.name in kernels:
-                pre, new = expand(call, kernels[call.op.name])
+            found = program_call(s, kernels)
+            if found is not None:
+                pre, new = expand(found[0], kernels[found[1]])
                 out += pre
                 s = dataclasses.replace(s, value=new) if isinstance(s, AssignStmt) else dataclasses.replace(s, expr=new)
             out.append(s)
@@ -139,9 +141,7 @@ def hoist_kernel_reads(program: Program) -> Program:
         moved = {s.var for s in hoisted}
         kept = [s for s in flatten(f.body) if not (isinstance(s, AssignStmt) and s.var in moved)]
         extra = tuple(v for v in used_vars(kept) if v in moved)
-        plans[f.name] = (f.with_(params=(*f.params, *extra),
-                                 param_directions=(*f.param_directions, *(ParamDirection.In for _ in extra)),
-                                 body=seq(kept, span=f.body.span)), hoisted, extra)
+        plans[f.name] = (with_scalar_params(f, extra, kept), hoisted, extra)
     if not plans:
         return program
 
@@ -155,3 +155,13 @@ def hoist_kernel_reads(program: Program) -> Program:
     olds = {f.name: f for f in program.functions if f.name in plans}
     funcs = [plans[f.name][0] if f.name in plans else expand_calls(f, olds, expand) for f in program.functions]
     return program.with_functions(funcs)
+
+
+@dataclass(frozen=True)
+class HoistKernelReads(Pass):
+    """Top-level scalar reads of a kernel move to its call sites (see the module doc)."""
+
+    name = "HoistKernelReads"
+
+    def run(self, program: Program) -> Program:
+        return hoist_kernel_reads(program)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import MemorySpace, ParamDirection
-from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, GlobalVar, IterArg, MakeTuple, Var, as_int
+from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, IterArg, MakeTuple, Var, as_int
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, ForStmt, ReturnStmt, Stmt, YieldStmt, flatten, seq
@@ -31,8 +31,18 @@ from pypto.passes._kernel_reads import (
     reading_kernels,
     written_tensors,
 )
-from pypto.passes._rewrite import call_in, elements, fresh_vars, ints, match
+from pypto.passes._rewrite import (
+    call_function,
+    call_in,
+    create_tensor,
+    elements,
+    fresh_vars,
+    ints,
+    match,
+    with_scalar_params,
+)
 from pypto.passes._util import base_name, iter_stmts, used_vars
+from pypto.passes.base import Pass
 
 _CHUNK_BYTES = 64 * 1024  # one gather copy's Vec tile at most (rows are split above this)
 
@@ -246,10 +256,7 @@ def _plan(f: Function, names: set[str]) -> tuple[Function, list[_Gather]] | None
         gathers += plan[1]
     if not gathers:
         return None
-    extra = tuple(g.param for g in gathers)
-    return f.with_(params=(*f.params, *extra),
-                   param_directions=(*f.param_directions, *(ParamDirection.In for _ in extra)),
-                   body=seq(stmts, span=f.body.span)), gathers
+    return with_scalar_params(f, [g.param for g in gathers], stmts), gathers
 
 
 def _expand(gathers: list[_Gather]):
@@ -260,11 +267,10 @@ def _expand(gathers: list[_Gather]):
         for g in gathers:
             t = g.param.var_type
             assert isinstance(t, TensorType)
-            buf = Var(f"{g.param.name}_buf", t, span=call.span)
+            buf, create = create_tensor(f"{g.param.name}_buf", t, call.span)
             out = Var(g.param.name, t, span=call.span)
-            create = make_call("tensor.create", [ints(t.shape)], {"dtype": t.dtype}, span=call.span)
-            fill = Call(GlobalVar(g.kernel.name), (*(args[p] for p in g.sources), buf), result_type=t, span=call.span)
-            pre += [AssignStmt(buf, create, span=call.span), AssignStmt(out, fill, span=call.span)]
+            fill = call_function(g.kernel, [*(args[p] for p in g.sources), buf], call.span)
+            pre += [create, AssignStmt(out, fill, span=call.span)]
             filled.append(out)
         return pre, dataclasses.replace(call, args=(*call.args, *filled))
     return expand
@@ -295,3 +301,13 @@ def _expand_all(f: Function, olds: dict[str, Function], plans: dict[str, tuple[F
     for name, old in olds.items():
         f = expand_calls(f, {name: old}, _expand(plans[name][1]))
     return f
+
+
+@dataclass(frozen=True)
+class GatherCarriedReads(Pass):
+    """A tile-carrying kernel loop whose reads only address loads gets gather kernels (see the module doc)."""
+
+    name = "GatherCarriedReads"
+
+    def run(self, program: Program) -> Program:
+        return gather_carried_reads(program)

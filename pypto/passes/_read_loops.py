@@ -19,8 +19,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from pypto.errors import UnsupportedFeatureError
-from pypto.ir.enums import ParamDirection
-from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, IterArg, TupleGetItem, Var
+from pypto.ir.expr import Call, ConstInt, Expr, IterArg, TupleGetItem, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import (
     AssignStmt,
@@ -31,13 +30,13 @@ from pypto.ir.stmt import (
     YieldStmt,
     flatten,
     seq,
-    stmt_value,
 )
 from pypto.ir.types import ScalarType, TensorType, TupleType
 from pypto.ir.visitor import substitute
 from pypto.passes._kernel_reads import is_read, listed_index
-from pypto.passes._rewrite import assign_of
+from pypto.passes._rewrite import assign_of, program_call, with_scalar_params
 from pypto.passes._util import base_name, defined_vars, iter_stmts, map_blocks, used_vars
+from pypto.passes.base import Pass
 
 _LAUNCH_ATTRS = ("block_num", "sync_start")  # one single-block task per iteration
 
@@ -192,9 +191,7 @@ def _kernel(f: Function, plan: _Plan) -> Function:
     by_rv = dict(zip(loop.return_vars, yielded, strict=False))
     values = tuple(substitute(by_rv.get(v, v), {ia: ia.init for ia in loop.iter_args}) for v in plan.returns)
     stmts = [*(body[:-1] if yielded else body), ReturnStmt(values, span=f.span)]
-    return f.with_(params=(*f.params, *plan.extra),
-                   param_directions=(*f.param_directions, *(ParamDirection.In for _ in plan.extra)),
-                   body=seq(stmts, span=f.body.span))
+    return with_scalar_params(f, plan.extra, stmts)
 
 
 class _CallSites:
@@ -217,12 +214,11 @@ class _CallSites:
             if isinstance(s, AssignStmt) and isinstance(s.value, TupleGetItem) and s.value.tuple_value in gone:
                 continue
             s = substitute(s, renames) if renames else s
-            call = stmt_value(s)
-            if not (isinstance(call, Call) and isinstance(call.op, GlobalVar) and call.op.name in self.plans
-                    and ("block_num" in call.attrs) == self.plans[call.op.name][1].spmd):
+            found = program_call(s, self.plans)
+            if found is None or ("block_num" in found[0].attrs) != self.plans[found[1]][1].spmd:
                 out.append(s)
                 continue
-            loop_stmt, results = self._loop(call, *self.plans[call.op.name])
+            loop_stmt, results = self._loop(found[0], *self.plans[found[1]])
             out.append(loop_stmt)
             if isinstance(s, AssignStmt):
                 gone.add(s.var)
@@ -278,10 +274,10 @@ def _mismatched_calls(program: Program, plans: dict[str, tuple[Function, _Plan]]
     bad: set[str] = set()
     for f in program.functions:
         for s in iter_stmts(f.body):
-            call = stmt_value(s)
-            if isinstance(call, Call) and isinstance(call.op, GlobalVar) and call.op.name in plans:
-                if f.is_incore or ("block_num" in call.attrs) != plans[call.op.name][1].spmd:
-                    bad.add(call.op.name)
+            found = program_call(s, plans)
+            spmd = found is not None and "block_num" in found[0].attrs
+            if found is not None and (f.is_incore or spmd != plans[found[1]][1].spmd):
+                bad.add(found[1])
     return bad
 
 
@@ -306,3 +302,13 @@ def lift_read_loops(program: Program) -> Program:
         else:
             funcs.append(f)
     return program.with_functions(funcs)
+
+
+@dataclass(frozen=True)
+class LiftReadLoops(Pass):
+    """A kernel loop that reads tensor scalars becomes an orchestration loop (see the module doc)."""
+
+    name = "LiftReadLoops"
+
+    def run(self, program: Program) -> Program:
+        return lift_read_loops(program)

@@ -10,15 +10,19 @@ copies statements with fresh Vars (unrolling, inlining, hoisting, kernel splitti
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
 
 from pypto.errors import InternalError
-from pypto.ir.expr import Call, ConstInt, Expr, IterArg, MakeTuple, Var
+from pypto.ir.enums import ParamDirection
+from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, IterArg, MakeTuple, Var
 from pypto.ir.function import Function
-from pypto.ir.stmt import AssignStmt, Stmt, stmt_value
-from pypto.ir.types import TensorType, TileType
+from pypto.ir.ops.registry import make_call
+from pypto.ir.stmt import AssignStmt, Stmt, seq, stmt_value
+from pypto.ir.types import TensorType, TileType, TupleType
 from pypto.ir.visitor import substitute
-from pypto.passes._util import defined_vars, map_blocks
+from pypto.passes._util import defined_vars, iter_stmts, map_blocks
+from pypto.span import Span
 
 # A rule gets ``var = call`` (var None for a bare call statement) and returns the statements that
 # replace it, or None to keep it.
@@ -38,12 +42,54 @@ def match(node: object, op: str | Collection[str] | None = None) -> Call | None:
     return value if isinstance(value.op, str) and value.op in op else None
 
 
+def program_call(node: object, names: Collection[str]) -> tuple[Call, str] | None:
+    """``(call, function name)`` when ``node`` (see :func:`match`) calls a program function in ``names``."""
+    call = match(node)
+    if call is None or not isinstance(call.op, GlobalVar) or call.op.name not in names:
+        return None
+    return call, call.op.name
+
+
+def call_function(func: Function, args: Sequence[Expr], span: Span, **attrs: Any) -> Call:
+    """A call of ``func`` with its result type (its return type, a tuple of several)."""
+    rets = func.return_types
+    result = rets[0] if len(rets) == 1 else TupleType(rets)
+    return Call(GlobalVar(func.name), tuple(args), result_type=result, span=span, attrs=attrs)
+
+
+def with_scalar_params(func: Function, extra: Sequence[Var], stmts: list[Stmt]) -> Function:
+    """``func`` taking ``extra`` as further In parameters, with body ``stmts``."""
+    return func.with_(params=(*func.params, *extra),
+                      param_directions=(*func.param_directions, *(ParamDirection.In for _ in extra)),
+                      body=seq(stmts, span=func.body.span))
+
+
+def create_tensor(name: str, t: TensorType, span: Span, **kwargs: Any) -> tuple[Var, AssignStmt]:
+    """``name = tensor.create(<t's shape>, dtype=<t's dtype>, **kwargs)``: a GM buffer of type ``t``."""
+    create = make_call("tensor.create", [ints(t.shape)], {"dtype": t.dtype, **kwargs}, span=span)
+    var = Var(name, create.result_type, span=span)
+    return var, AssignStmt(var, create, span=span)
+
+
 def assign_of(node: object, op: str | Collection[str] | None = None) -> tuple[Var, Call] | None:
     """``(var, call)`` for ``var = call`` where ``match(call, op)``; None for anything else."""
     if not isinstance(node, AssignStmt):
         return None
     call = match(node.value, op)
     return None if call is None else (node.var, call)
+
+
+def assigns_of(body: Stmt, op: str) -> dict[Var, Call]:
+    """``{var: call}`` for every ``var = op(...)`` anywhere in ``body``."""
+    return dict(m for s in iter_stmts(body) if (m := assign_of(s, op)) is not None)
+
+
+def drop_defs(body: Stmt, dead: Collection[Var]) -> Stmt:
+    """``body`` without the assignments to ``dead`` (values nothing reads any more)."""
+    def keep(s: Stmt) -> bool:
+        return not (isinstance(s, AssignStmt) and s.var in dead)
+
+    return map_blocks(body, lambda stmts: [s for s in stmts if keep(s)])
 
 
 def call_in(stmt: Stmt) -> Call:

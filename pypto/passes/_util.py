@@ -11,7 +11,18 @@ from typing import Any
 from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import get_op, has_op
-from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt, preorder
+from pypto.ir.stmt import (
+    AssignStmt,
+    ForStmt,
+    IfStmt,
+    ScopeStmt,
+    SeqStmts,
+    Stmt,
+    WhileStmt,
+    YieldStmt,
+    flatten,
+    preorder,
+)
 from pypto.ir.verifier import calls as calls_in  # noqa: F401 - re-exported: every Call in a tree, pre-order
 from pypto.ir.visitor import IRVisitor, Substitute
 
@@ -81,6 +92,15 @@ def defined_vars(stmt: Stmt) -> list[Var]:
         elif isinstance(s, IfStmt):
             out.extend(s.return_vars)
     return out
+
+
+def trailing_yield(body: Stmt | None) -> YieldStmt | None:
+    """The yield that ends a loop/branch body (possibly inside the runtime scope wrapping it)."""
+    stmts = flatten(body) if body is not None else []
+    last = stmts[-1] if stmts else None
+    if isinstance(last, ScopeStmt):
+        return trailing_yield(last.body)
+    return last if isinstance(last, YieldStmt) else None
 
 
 def callee(call: Call, program: Program) -> Function | None:

@@ -25,7 +25,7 @@ from pypto.ir.ops.registry import make_call
 from pypto.ir.options import BackendType
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, SeqStmts, Stmt, YieldStmt
 from pypto.ir.types import ScalarType, TensorType, TileType
-from pypto.passes._rewrite import assign_of, elements, match, shaped
+from pypto.passes._rewrite import assign_of, assigns_of, drop_defs, elements, match, shaped
 from pypto.passes._util import base_name, iter_stmts, map_blocks, substitute_typed, var_use_counts
 from pypto.passes.allocate_memory_addr import CAPACITY
 from pypto.passes.base import Pass
@@ -218,7 +218,7 @@ class AutoTileMatmulL0(Pass):
     def run_function(self, func: Function, program: Program) -> Function:
         if not func.is_incore or not any(_matmul_value(s) for s in iter_stmts(func.body)):
             return func  # both rewrites start at a ``c = tile.matmul(...)`` statement
-        loads = dict(m for s in iter_stmts(func.body) if (m := assign_of(s, "tile.load")) is not None)
+        loads = assigns_of(func.body, "tile.load")
         uses = var_use_counts(func.body)
         caps = CAPACITY[self.backend]
         replaced: dict[Var, Expr] = {}
@@ -243,8 +243,7 @@ class AutoTileMatmulL0(Pass):
         if new is func:
             return func
         body = substitute_typed(new.body, replaced) if replaced else new.body
-        body = map_blocks(body, lambda st: [x for x in st if not (isinstance(x, AssignStmt) and x.var in dead)])
-        return new.with_(body=body)
+        return new.with_(body=drop_defs(body, dead))
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, Whil
 from pypto.ir.types import ShapedType, TileType
 from pypto.passes._util import calls_in, iter_stmts, used_vars
 from pypto.passes.context import PassContext
+from pypto.toolchain.logging import get_logger
 from pypto.toolchain.platforms import BACKEND_ARCH
 from pypto.toolchain.prefix_map import PrefixMap, apply_prefix_map
 
@@ -155,17 +156,6 @@ PHASE_LABEL = {DiagnosticPhase.PRE_PIPELINE: "pipeline_input", DiagnosticPhase.P
                DiagnosticPhase.POST_PIPELINE: "pipeline_output"}
 
 
-def _logger():
-    try:
-        from pypto.toolchain.logging import get_logger
-
-        return get_logger("pypto.passes")
-    except ImportError:
-        import logging
-
-        return logging.getLogger("pypto.passes")
-
-
 def format_warning(d: Diagnostic, phase: DiagnosticPhase) -> str:
     """``[warning] [Rule] (pipeline_input) <msg> at file:line:col``."""
     where = f" at {d.span}" if d.span is not None and d.span.is_known() else ""
@@ -202,7 +192,7 @@ class DiagnosticsRunner:
         return out
 
     def pre_pipeline(self, program: Program) -> None:
-        log = _logger()
+        log = get_logger("pypto.passes")
         for d in self._run(program, DiagnosticPhase.PRE_PIPELINE):
             log.warning(format_warning(d, DiagnosticPhase.PRE_PIPELINE))
 
@@ -211,14 +201,14 @@ class DiagnosticsRunner:
             return []
         found = self._run(program, DiagnosticPhase.POST_PASS)
         for d in found:
-            _logger().warning(format_warning(d, DiagnosticPhase.POST_PASS))
+            get_logger("pypto.passes").warning(format_warning(d, DiagnosticPhase.POST_PASS))
         return found
 
     def post_pipeline(self, program: Program) -> None:
         hints = self._run(program, DiagnosticPhase.POST_PIPELINE)
         if not hints:
             return
-        log = _logger()
+        log = get_logger("pypto.passes")
         if self.report_dir is None:
             for d in hints:
                 log.info(format_perf_hint(d))

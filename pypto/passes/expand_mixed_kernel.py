@@ -27,7 +27,6 @@ from pypto.ir.expr import (
     Call,
     ConstInt,
     Expr,
-    GlobalVar,
     TupleGetItem,
     Var,
     as_int,
@@ -35,11 +34,19 @@ from pypto.ir.expr import (
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, ReturnStmt, Stmt, seq, stmt_value
-from pypto.ir.types import TensorType, TileType, TupleType, Type
+from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, ReturnStmt, Stmt, seq
+from pypto.ir.types import TensorType, TileType, TupleType
 from pypto.ir.visitor import substitute
 from pypto.passes._mixed_split import CUBE, VECTOR, Analysis, core_of, stmt_cores
-from pypto.passes._rewrite import assign_of, fresh_vars, ints, shaped
+from pypto.passes._rewrite import (
+    assign_of,
+    call_function,
+    create_tensor,
+    fresh_vars,
+    ints,
+    program_call,
+    shaped,
+)
 from pypto.passes._util import (
     NameGen,
     base_name,
@@ -335,11 +342,11 @@ class _CallRewriter:
                     and isinstance(tup := s.value.tuple_value, Var) and tup in drop:
                 renames[s.var] = drop[tup][s.value.index]
                 continue
-            call = stmt_value(s)
-            if not (isinstance(call, Call) and isinstance(call.op, GlobalVar) and call.op.name in self.splits):
+            found = program_call(s, self.splits)
+            if found is None:
                 out.append(s)
                 continue
-            stmts_new, results = self.expand(call, call.op.name)
+            stmts_new, results = self.expand(*found)
             out.extend(stmts_new)
             if isinstance(s, AssignStmt):
                 if isinstance(s.var.var_type, TupleType):
@@ -365,15 +372,12 @@ class _CallRewriter:
                 if src[0] == "temp" and src not in env:
                     t = k.func.params[k.args.index(src)].var_type
                     assert isinstance(t, TensorType)
-                    create = make_call("tensor.create", [ints(t.shape)], {"dtype": t.dtype,
-                                                                          "layout": TensorLayout.ND}, span=span)
                     tile = src[1]
                     assert isinstance(tile, Var)
-                    var = Var(f"{base_name(tile.name)}_gm", t, span=span)
-                    stmts.append(AssignStmt(var, create, span=span))
-                    env[src] = var
-            kcall = Call(GlobalVar(k.func.name), tuple(env[a] for a in k.args),
-                         result_type=_ret_type(k.func.return_types), span=span)
+                    name = f"{base_name(tile.name)}_gm"
+                    env[src], create = create_tensor(name, t, span, layout=TensorLayout.ND)
+                    stmts.append(create)
+            kcall = call_function(k.func, [env[a] for a in k.args], span)
             stmts.extend(self._bind(k, kcall, env))
         return stmts, self._results(an, env)
 
@@ -405,10 +409,6 @@ class _CallRewriter:
                                               f"tensor params; a mixed kernel can only return its outputs", v.span)
             out.append(env[("param", an.func.params.index(root))])
         return out
-
-
-def _ret_type(types: tuple[Type, ...]) -> Type:
-    return types[0] if len(types) == 1 else TupleType(types)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from pypto.ir.function import Program
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import HierarchyScopeStmt
 from pypto.ir.types import TileType
+from pypto.passes import REGISTRY
 from pypto.passes._util import iter_stmts
 from pypto.passes.base import Pass
 from pypto.span import Span
@@ -78,28 +79,15 @@ def _make(name: str, guard: Guard, produces: frozenset[IRProperty] = frozenset()
 
 
 P = IRProperty
-OutlineHierarchyScopes = _make("OutlineHierarchyScopes", no_hierarchy_scopes, frozenset({P.HierarchyOutlined}))
-OptimizeOrchTensors = _make("OptimizeOrchTensors", nothing)
-LowerCompositeOps = _make("LowerCompositeOps", nothing)
-FlattenTileNdTo2D = _make("FlattenTileNdTo2D", no_nd_tiles, frozenset({P.TileOps2D}))
-LegalizeTileCast = _make("LegalizeTileCast", nothing)
-CanonicalizeTileSlice = _make("CanonicalizeTileSlice", nothing)
-InsertMxScaleAddr = _make("InsertMxScaleAddr", nothing)
-LowerAutoVectorSplit = _make("LowerAutoVectorSplit", nothing)
-InjectGMPipeBuffer = _make("InjectGMPipeBuffer", nothing)
-SplitVectorKernel = _make("SplitVectorKernel", nothing, frozenset({P.VectorKernelSplit}))
-StampTfreeSplit = _make("StampTfreeSplit", nothing)
-SkewCrossCorePipeline = _make("SkewCrossCorePipeline", nothing)
-LowerPipelineToSlots = _make("LowerPipelineToSlots", nothing)  # PTOAS planner only; LowerPipelineLoops does it
-CanonicalizeIOOrder = _make("CanonicalizeIOOrder", nothing)
-FoldNoOpReshape = _make("FoldNoOpReshape", nothing)
-FuseCreateAssembleToSlice = _make("FuseCreateAssembleToSlice", nothing)
-AutoDeriveTaskDependencies = _make("AutoDeriveTaskDependencies", nothing)
-ExpandManualPhaseFence = _make("ExpandManualPhaseFence", nothing)
-SynthesizeAllReduceSignals = _make("SynthesizeAllReduceSignals", no_distributed)
-MaterializeCommDomainScopes = _make("MaterializeCommDomainScopes", no_distributed,
-                                    frozenset({P.CommDomainScopesMaterialized}))
-LowerHostTensorCollectives = _make("LowerHostTensorCollectives", no_distributed)
-ClassifyIterArgCarry = _make("ClassifyIterArgCarry", nothing, frozenset({P.IterArgCarryClassified}))
-InsertCommFence = _make("InsertCommFence", no_distributed)
-MaterializeValidShapeSymbols = _make("MaterializeValidShapeSymbols", nothing)
+_GUARDS: dict[str, Guard] = {"OutlineHierarchyScopes": no_hierarchy_scopes, "FlattenTileNdTo2D": no_nd_tiles,
+                             **dict.fromkeys(("SynthesizeAllReduceSignals", "MaterializeCommDomainScopes",
+                                              "LowerHostTensorCollectives", "InsertCommFence"), no_distributed)}
+_PRODUCES = {"OutlineHierarchyScopes": P.HierarchyOutlined, "FlattenTileNdTo2D": P.TileOps2D,
+             "SplitVectorKernel": P.VectorKernelSplit, "MaterializeCommDomainScopes": P.CommDomainScopesMaterialized,
+             "ClassifyIterArgCarry": P.IterArgCarryClassified}
+
+# One class per registry name this module serves (LowerPipelineToSlots: PTOAS planner only; there
+# LowerPipelineLoops does its work).
+for _name in [n for n, module in REGISTRY.items() if module == __name__]:
+    _produces = frozenset({_PRODUCES[_name]} if _name in _PRODUCES else ())
+    globals()[_name] = _make(_name, _GUARDS.get(_name, nothing), _produces)

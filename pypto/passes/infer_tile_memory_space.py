@@ -12,9 +12,9 @@ from pypto.ir.expr import Call, Expr, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import get_op, make_call, op_of
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, WhileStmt, YieldStmt
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, WhileStmt
 from pypto.ir.types import TileType
-from pypto.passes._util import base_name, iter_stmts, map_blocks, retype
+from pypto.passes._util import base_name, iter_stmts, map_blocks, retype, trailing_yield
 from pypto.passes.base import Pass
 
 # matmul operand index -> the space the cube reads it from
@@ -107,12 +107,6 @@ def _open(v: Var, new: dict[Var, TileType]) -> bool:
     return isinstance(v.var_type, TileType) and v.var_type.memory_space is None and v not in new
 
 
-def _last_yield(body: Stmt | None) -> YieldStmt | None:
-    stmts = list(iter_stmts(body))
-    ys = [s for s in stmts if isinstance(s, YieldStmt)]
-    return ys[-1] if ys else None
-
-
 def _carried_tiles(func: Function, new: dict[Var, TileType]) -> None:
     """Loop-carried tiles take the space of their init; loop/if results the space of what they carry."""
     for _ in range(4):  # nested loops/ifs settle in a few rounds
@@ -122,7 +116,7 @@ def _carried_tiles(func: Function, new: dict[Var, TileType]) -> None:
             if isinstance(s, (ForStmt, WhileStmt)):
                 pairs += [(ia, ia.init) for ia in s.iter_args]
                 pairs += list(zip(s.return_vars, s.iter_args, strict=False))
-            elif isinstance(s, IfStmt) and (y := _last_yield(s.then_body)) is not None:
+            elif isinstance(s, IfStmt) and (y := trailing_yield(s.then_body)) is not None:
                 pairs += list(zip(s.return_vars, y.values, strict=False))
             for v, src in pairs:
                 space = _known_space(src, new)

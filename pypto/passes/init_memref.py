@@ -14,17 +14,15 @@ from pypto.ir.stmt import (
     AssignStmt,
     ForStmt,
     IfStmt,
-    ScopeStmt,
     SeqStmts,
     Stmt,
     WhileStmt,
-    YieldStmt,
     flatten,
     seq,
 )
 from pypto.ir.types import MemRef, PtrType, ShapedType, TensorType, TileType, Type
 from pypto.passes._memref import offset0, with_memref
-from pypto.passes._util import retype
+from pypto.passes._util import retype, trailing_yield
 from pypto.passes.base import Pass
 
 
@@ -112,15 +110,6 @@ def _child_bodies(stmt: Stmt) -> list[Stmt]:
         return list(stmt.stmts)
     body = getattr(stmt, "body", None)
     return [body] if isinstance(body, Stmt) else []
-
-
-def trailing_yield(body: Stmt | None) -> YieldStmt | None:
-    """The yield that ends a loop/branch body (possibly inside the runtime scope wrapping it)."""
-    stmts = flatten(body) if body is not None else []
-    last = stmts[-1] if stmts else None
-    if isinstance(last, ScopeStmt):
-        return trailing_yield(last.body)
-    return last if isinstance(last, YieldStmt) else None
 
 
 @dataclass(frozen=True)

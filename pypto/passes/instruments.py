@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pypto.diagnostics import Diagnostic
-from pypto.errors import InternalError, VerificationError
+from pypto.errors import VerificationError
 from pypto.ir.function import Program
 from pypto.ir.options import PassDumpLevel
+from pypto.ir.printer import python_print
 from pypto.ir.properties import STRUCTURAL, VERIFIED, IRProperty
 
 if TYPE_CHECKING:
@@ -66,14 +67,6 @@ class CallbackInstrument(Instrument):
             self._after(step.pass_, step.after)
 
 
-def _printer() -> Callable[..., str]:
-    try:
-        from pypto.ir.printer import python_print
-    except ImportError as exc:
-        raise InternalError("pass dumps need pypto.ir.printer.python_print, which is not available") from exc
-    return python_print
-
-
 class DumpInstrument(Instrument):
     """Writes ``00_frontend.py`` and ``NN_after_<Pass>.py`` (plus ``.log`` when warnings fired).
 
@@ -87,7 +80,6 @@ class DumpInstrument(Instrument):
         self.out_dir = Path(out_dir)
         self.level = level
         self.prefix = prefix
-        self._print = _printer()
         self._last: tuple[Program, str] | None = None
         self._last_bytes: tuple[str, bytes] | None = None
 
@@ -101,8 +93,7 @@ class DumpInstrument(Instrument):
     def _text(self, program: Program) -> str:
         if self._last is not None and self._last[0] is program:
             return self._last[1]
-        text = self._print(program, prefix=self.prefix,
-                           explicit_layout=self.level is PassDumpLevel.EXPLICIT)
+        text = python_print(program, prefix=self.prefix, explicit_layout=self.level is PassDumpLevel.EXPLICIT)
         self._last = (program, text)
         return text
 
@@ -161,19 +152,14 @@ class RoundtripInstrument(Instrument):
 
     def __init__(self, prefix: str = "pl") -> None:
         self.prefix = prefix
-        self._print = _printer()
-        try:
-            from pypto.language import parse
-        except ImportError as exc:
-            raise InternalError("ROUNDTRIP verification needs pypto.language.parse") from exc
-        self._parse = parse
 
     def _check(self, program: Program, where: str) -> None:
         from pypto.ir.structural import structural_diff
+        from pypto.language import parse
 
-        text = self._print(program, prefix=self.prefix)
+        text = python_print(program, prefix=self.prefix)
         try:
-            reparsed = self._parse(text, filename=f"<{where}>")
+            reparsed = parse(text, filename=f"<{where}>")
         except Exception as exc:  # the printed text must parse; report which dump failed
             raise VerificationError(f"round trip {where}: printed IR does not parse: {exc}\n{text}") from exc
         diff = structural_diff(program, reparsed)

@@ -15,18 +15,13 @@ from dataclasses import dataclass, field
 from pypto.ir.expr import IterArg, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
-from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, WhileStmt, YieldStmt, flatten
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, WhileStmt, YieldStmt
 from pypto.ir.types import MemRef, TileType
 from pypto.ir.visitor import substitute
 from pypto.passes._liveness import Liveness
 from pypto.passes._memref import drop_unused_allocs, memref_of, with_memref
-from pypto.passes._util import iter_stmts, map_blocks, retype
+from pypto.passes._util import iter_stmts, map_blocks, retype, trailing_yield
 from pypto.passes.base import Pass
-
-
-def _last_yield(body: Stmt | None) -> YieldStmt | None:
-    stmts = flatten(body)
-    return stmts[-1] if stmts and isinstance(stmts[-1], YieldStmt) else None
 
 
 @dataclass
@@ -90,7 +85,7 @@ def _collect(func: Function, life: Liveness) -> _Groups:
     g = _Groups(life)
     for s in iter_stmts(func.body):
         if isinstance(s, (ForStmt, WhileStmt)):
-            ys = _last_yield(s.body)
+            ys = trailing_yield(s.body)
             for i, ia in enumerate(s.iter_args):
                 if not isinstance(ia.var_type, TileType):
                     continue
@@ -101,7 +96,7 @@ def _collect(func: Function, life: Liveness) -> _Groups:
                     g.join_yield(ia, ys, i)
         elif isinstance(s, IfStmt) and s.return_vars:
             for body in (s.then_body, s.else_body):
-                ys = _last_yield(body)
+                ys = trailing_yield(body)
                 for i, rv in enumerate(s.return_vars):
                     if ys is not None and i < len(ys.values) and isinstance(rv.var_type, TileType):
                         g.join_yield(rv, ys, i)

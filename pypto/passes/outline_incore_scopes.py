@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.callgraph import callee_first, written_args
 from pypto.ir.enums import FunctionType, ParamDirection, TensorLayout
-from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, TupleGetItem, Var, as_int
+from pypto.ir.expr import Call, Expr, IterArg, TupleGetItem, Var, as_int
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.properties import IRProperty
@@ -35,10 +35,7 @@ from pypto.ir.stmt import (
 )
 from pypto.ir.types import ScalarType, TensorType, TupleType, UnknownType
 from pypto.ir.visitor import substitute
-from pypto.passes._kernel_reads import hoist_kernel_reads
-from pypto.passes._read_gather import gather_carried_reads
-from pypto.passes._read_loops import lift_read_loops
-from pypto.passes._rewrite import ints, match
+from pypto.passes._rewrite import call_function, create_tensor, ints, match
 from pypto.passes._util import base_name, defined_vars, iter_stmts, map_blocks, used_vars
 from pypto.passes.base import Pass
 
@@ -197,12 +194,11 @@ class _Outliner:
         for v in leaked:
             t = v.var_type
             assert isinstance(t, TensorType)
-            create = make_call("tensor.create", [ints(t.shape)], {"dtype": t.dtype, "layout": TensorLayout.ND},
-                               span=v.span)
-            buf = Var(self._fresh_name(f"{base_name(v.name)}_buf"), create.result_type, span=v.span)
+            buf, create = create_tensor(self._fresh_name(f"{base_name(v.name)}_buf"), t, v.span,
+                                        layout=TensorLayout.ND)
             write = make_call("tensor.assemble", [buf, v, ints((0,) * len(t.shape))], span=v.span)
             done = Var(self._fresh_name(f"{base_name(v.name)}_out"), write.result_type, span=v.span)
-            creates.append(AssignStmt(buf, create, span=v.span))
+            creates.append(create)
             writes.append(AssignStmt(done, write, span=v.span))
             pairs.append((v, done))
         return dataclasses.replace(scope, body=seq([*flatten(scope.body), *writes])), creates, pairs
@@ -234,8 +230,7 @@ class _Outliner:
 
     def _call_site(self, scope: InCoreScopeStmt, func: Function, free: list[Var], outs: list[Var],
                    region: _Region) -> tuple[list[Stmt], dict[Var, Expr]]:
-        call = Call(GlobalVar(func.name), tuple(free), result_type=_ret_type(func), span=scope.span,
-                    attrs=dict(scope.attrs.get(_LAUNCH, {})))
+        call = call_function(func, free, scope.span, **scope.attrs.get(_LAUNCH, {}))
         if scope.attrs.get("allow_early_resolve"):  # a pure scheduling hint for the runtime
             call = dataclasses.replace(call, attrs={**call.attrs, "allow_early_resolve": True})
         if scope.deps:  # declared edges: the orchestration passes them to set_dependencies
@@ -365,12 +360,6 @@ def _name_store(s: Stmt) -> Stmt:
     return s
 
 
-def _ret_type(func: Function):
-    if len(func.return_types) == 1:
-        return func.return_types[0]
-    return TupleType(func.return_types)
-
-
 @dataclass(frozen=True)
 class OutlineIncoreScopes(Pass):
     """Outline InCore scopes; params are the region's free variables (Out for tensors it writes)."""
@@ -379,9 +368,6 @@ class OutlineIncoreScopes(Pass):
     produces = frozenset({IRProperty.SplitIncoreOrch, IRProperty.NoNestedInCore})
 
     def run(self, program: Program) -> Program:
-        return lift_read_loops(hoist_kernel_reads(gather_carried_reads(self._outline(program))))
-
-    def _outline(self, program: Program) -> Program:
         funcs: list[Function] = []
         changed = False
         taken = {f.name for f in program.functions}

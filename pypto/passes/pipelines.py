@@ -1,4 +1,5 @@
-"""Named pipelines as data: the Default pipeline is the upstream list of 49 pass names (spec §4.2)."""
+"""Named pipelines as data: the Default pipeline is the upstream list of 49 pass names (spec §4.2)
+plus pypto's own slots (:data:`OWN_SLOTS`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pypto.ir.options import MemoryPlanner, OptimizationStrategy
 DEFAULT: tuple[str, ...] = (
     "InlineFunctions", "UnrollLoops", "CtrlFlowTransform", "ConvertToSSA", "Simplify",
     "NormalizeStmtStructure", "FlattenCallExpr", "OutlineHierarchyScopes", "OutlineIncoreScopes",
-    "OutlineClusterScopes", "ConvertTensorToTileOps", "OptimizeOrchTensors", "LowerCompositeOps",
+    "GatherCarriedReads", "HoistKernelReads", "LiftReadLoops", "OutlineClusterScopes", "ConvertTensorToTileOps", "OptimizeOrchTensors", "LowerCompositeOps",
     "FlattenTileNdTo2D", "LegalizeTileCast", "AutoTileMatmulL0", "CanonicalizeTileSlice",
     "InferTileMemorySpace", "InsertMxScaleAddr", "ResolveBackendOpLayouts", "LowerAutoVectorSplit",
     "ExpandMixedKernel", "InjectGMPipeBuffer", "SplitVectorKernel", "StampTfreeSplit",
@@ -20,6 +21,10 @@ DEFAULT: tuple[str, ...] = (
     "InsertCommFence", "MaterializeValidShapeSymbols",
 )
 
+# Slots upstream does not have: ptoas 0.1.1 has no scalar load from GM, so kernel reads of tensor
+# scalars move to the orchestration right after outlining.
+OWN_SLOTS: frozenset[str] = frozenset({"GatherCarriedReads", "HoistKernelReads", "LiftReadLoops"})
+
 # Passes a memory planner removes from the pipeline (the planner does that work instead).
 PLANNER_DROPS: dict[MemoryPlanner, frozenset[str]] = {
     MemoryPlanner.PYPTO: frozenset(),
@@ -30,7 +35,7 @@ PLANNER_DROPS: dict[MemoryPlanner, frozenset[str]] = {
 
 def pass_names(strategy: OptimizationStrategy = OptimizationStrategy.Default,
                planner: MemoryPlanner = MemoryPlanner.PYPTO) -> tuple[str, ...]:
-    """The pass names of ``strategy`` under ``planner`` (49 / 48 / 47 for PYPTO / DSA_RP / PTOAS)."""
+    """The pass names of ``strategy`` under ``planner`` (52 / 51 / 50 for PYPTO / DSA_RP / PTOAS)."""
     if not isinstance(strategy, OptimizationStrategy) or strategy is not OptimizationStrategy.Default:
         raise ValueError(f"Unsupported optimization strategy: {strategy}")
     drops = PLANNER_DROPS[planner]

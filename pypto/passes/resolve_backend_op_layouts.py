@@ -18,8 +18,8 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, Stmt
 from pypto.ir.types import TensorType
-from pypto.passes._rewrite import assign_of, call_in, rewrite_blocks
-from pypto.passes._util import base_name, iter_stmts, map_blocks, substitute_typed, var_use_counts
+from pypto.passes._rewrite import assign_of, assigns_of, call_in, drop_defs, rewrite_blocks
+from pypto.passes._util import base_name, iter_stmts, substitute_typed, var_use_counts
 from pypto.passes.base import Pass
 from pypto.span import Span
 
@@ -35,10 +35,6 @@ def _error(why: str, span: Span) -> UserError:
 def _swap(e: Expr) -> MakeTuple:
     assert isinstance(e, MakeTuple) and len(e.elements) == 2
     return MakeTuple((e.elements[1], e.elements[0]), span=e.span)
-
-
-def _loads(func: Function) -> dict[Var, Call]:
-    return dict(m for s in iter_stmts(func.body) if (m := assign_of(s, "tile.load")) is not None)
 
 
 def _source_load(view: Call, loads: dict[Var, Call]) -> Call:
@@ -79,7 +75,7 @@ class ResolveBackendOpLayouts(Pass):
         views = [s for s in iter_stmts(func.body) if assign_of(s, "tile.transpose_view") is not None]
         if not views:
             return func
-        loads = _loads(func)
+        loads = assigns_of(func.body, "tile.load")
         sources = [_source_load(call_in(s), loads) for s in views]  # every view checked before any rewrite
         renamed: dict[Var, Expr] = {}
 
@@ -101,13 +97,7 @@ def _drop_unused_loads(func: Function, candidates: set[Var]) -> Function:
     """Natural loads that only fed transposed views are dead now."""
     counts = var_use_counts(func.body)
     dead = {v for v in candidates if counts[v] <= 1}  # the definition itself
-    if not dead:
-        return func
-
-    def block(stmts: list[Stmt]) -> list[Stmt]:
-        return [s for s in stmts if not (isinstance(s, AssignStmt) and s.var in dead)]
-
-    return func.with_(body=map_blocks(func.body, block))
+    return func.with_(body=drop_defs(func.body, dead)) if dead else func
 
 
 __all__ = ["ResolveBackendOpLayouts"]

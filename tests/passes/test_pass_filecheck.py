@@ -95,3 +95,29 @@ def test_filecheck_reports_a_missing_line_and_a_forbidden_one():
     filecheck("a\nb\nc", "CHECK-LABEL: a\nCHECK-NEXT: b\nCHECK-NOT: x\nCHECK: c")
     with pytest.raises(AssertionError, match="CHECK:"):
         filecheck("return out2", "CHECK: return out$")
+
+
+def test_hoist_kernel_reads_moves_a_top_level_read_to_the_call_site_as_a_scalar_argument():
+    out = run_pass("HoistKernelReads", """
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(src: pl.Tensor[[64, 32], pl.FP32], idx: pl.Tensor[[4], pl.INT32], out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        r: pl.Scalar[pl.INT32] = pl.tensor.read(idx, 0)
+        row: pl.Scalar[pl.INDEX] = pl.cast(r, pl.INDEX)
+        t: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.load(src, [row * 16, 0], [16, 32], [16, 32], target_memory=pl.Mem.Vec)
+        out2: pl.Tensor[[16, 32], pl.FP32] = pl.tile.store(t, [0, 0], out)
+        return out2
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, src: pl.Tensor[[64, 32], pl.FP32], idx: pl.Tensor[[4], pl.INT32], out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        out2: pl.Tensor[[16, 32], pl.FP32] = self.k(src, idx, out)
+        return out2
+""")
+    filecheck(out, """
+        CHECK-LABEL: out: pl.Out[pl.Tensor[[16, 32], pl.FP32]], row: pl.Scalar[pl.INDEX]) ->
+        CHECK-NOT: pl.tensor.read
+        CHECK: pl.tile.load(src, [row * 16, 0]
+        CHECK-LABEL: def main(
+        CHECK-NEXT: r: pl.Scalar[pl.INT32] = pl.tensor.read(idx, [0])
+        CHECK-NEXT: row: pl.Scalar[pl.INDEX] = pl.cast(r, pl.INDEX)
+        CHECK-NEXT: out2: pl.Tensor[[16, 32], pl.FP32] = self.k(src, idx, out, row)
+    """)

@@ -12,7 +12,8 @@ from pypto.passes import get_pass
 from pypto.runtime import run
 
 FRONT = ("InlineFunctions", "UnrollLoops", "CtrlFlowTransform", "ConvertToSSA", "Simplify",
-         "NormalizeStmtStructure", "FlattenCallExpr", "OutlineHierarchyScopes", "OutlineIncoreScopes")
+         "NormalizeStmtStructure", "FlattenCallExpr", "OutlineHierarchyScopes", "OutlineIncoreScopes",
+         "GatherCarriedReads", "HoistKernelReads", "LiftReadLoops")
 
 
 def _outline(prog):
