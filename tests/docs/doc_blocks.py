@@ -7,7 +7,9 @@ A page marks a Python block runnable with the line ``<!-- doctest: run -->`` rig
     ...
     ```
 
-The comment renders as nothing in the built site. ``collect(root)`` returns every marked block of
+A block that needs an optional package (an extra such as torch) says so in the marker:
+``<!-- doctest: run needs=torch -->``; the suite skips it, naming the package, where that package is
+not installed, and runs it everywhere else. The comment renders as nothing in the built site. ``collect(root)`` returns every marked block of
 every ``docs/**/*.md`` page (English ``<page>.md`` and Chinese ``<page>.zh.md`` alike) and every
 markup problem, each as ``page:line``: a marker that is not directly followed by a `````python``
 fence, and a fence that is never closed (which would swallow the rest of the page).
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MARKER = "<!-- doctest: run -->"
+_MARKER = re.compile(r"^<!-- doctest: run(?: needs=(?P<needs>[A-Za-z_][\w.]*(?:,[A-Za-z_][\w.]*)*))? -->$")
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 
 
@@ -31,6 +34,7 @@ class Block:
     page: str
     line: int
     code: str
+    needs: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -48,7 +52,13 @@ class Problem:
 
 
 def _is_marker(line: str) -> bool:
-    return line.strip() == MARKER
+    return _MARKER.match(line.strip()) is not None
+
+
+def _needs(line: str) -> tuple[str, ...]:
+    """The packages a marker line names after ``needs=`` (comma-separated), in order."""
+    m = _MARKER.match(line.strip())
+    return tuple(m["needs"].split(",")) if m and m["needs"] else ()
 
 
 def _lang(info: str) -> str:
@@ -86,7 +96,7 @@ def scan(page: str, text: str) -> tuple[list[Block], list[Problem]]:
             break
         if i > 0 and _is_marker(lines[i - 1]) and _lang(m["info"]) == "python":
             body = textwrap.dedent("\n".join(lines[i + 1:end]))
-            blocks.append(Block(page, i + 1, body + "\n"))
+            blocks.append(Block(page, i + 1, body + "\n", _needs(lines[i - 1])))
         i = end + 1
     return blocks, problems
 

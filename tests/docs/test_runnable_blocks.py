@@ -14,6 +14,7 @@ Python fence under it and on a fence that is never closed, also as ``page:line``
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -80,6 +81,9 @@ _needs_tools = pytest.mark.skipif(shutil.which("g++") is None or find_ptoas() is
 @_needs_tools
 @pytest.mark.parametrize("block", BLOCKS, ids=[b.id for b in BLOCKS])
 def test_block_runs(block: Block, tmp_path: Path, executed_blocks: list) -> None:
+    missing = [m for m in block.needs if importlib.util.find_spec(m) is None]
+    if missing:
+        pytest.skip(f"{block.id} needs {', '.join(missing)} (marker needs=...), which is not installed")
     outcome = run_block(block, tmp_path)
     executed_blocks.append(block.id)
     if not outcome.ok:
@@ -131,6 +135,14 @@ def test_scan_finds_marked_blocks_only() -> None:
     assert problems == []
     assert [(b.id, b.code) for b in blocks] == [("q.md:2", "print(1)\n"),
                                                 ("q.md:12", "if True:\n    print(3)\n")]
+    assert [b.needs for b in blocks] == [(), ()]
+
+
+def test_marker_names_what_a_block_needs() -> None:
+    text = "<!-- doctest: run needs=torch,numpy -->\n```python\nimport torch\n```\n<!-- doctest: run needs= -->\n"
+    blocks, problems = scan("n.md", text)
+    assert [(b.id, b.needs) for b in blocks] == [("n.md:2", ("torch", "numpy"))]
+    assert problems == []  # the malformed marker is no marker: its line is plain text
 
 
 def test_a_broken_block_fails_with_its_location(tmp_path: Path) -> None:

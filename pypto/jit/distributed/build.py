@@ -117,14 +117,18 @@ def record_samples(lowering: HostLowering, samples: list[Any], world: int) -> Ho
 
 def sample_value(arg: Any) -> Any:
     """A chip-compile sample for a recorded dispatch argument (a window view becomes a zero tensor)."""
-    if isinstance(arg, WindowView):
-        import torch
+    if not isinstance(arg, WindowView):
+        return arg
+    from pypto.runtime import dtypes
 
-        from pypto.runtime import dtypes
+    rt = dtypes.coerce(arg.dtype.value.lower())
+    if rt.numpy:  # numpy holds the type: no torch import for a program that never used torch
+        import numpy as np
 
-        rt = dtypes.coerce(arg.dtype.value.lower())
-        return torch.zeros(arg.shape, dtype=getattr(torch, rt.torch))
-    return arg
+        return np.zeros(arg.shape, dtype=rt.numpy)
+    import torch  # bf16 and friends: only torch carries the element type itself
+
+    return torch.zeros(arg.shape, dtype=getattr(torch, rt.torch))
 
 
 # -- @pl.program (ir.compile) --------------------------------------------------------------------
