@@ -329,7 +329,7 @@ def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions
 
     out = opts.output_dir
     meta = ArtifactMeta.from_program(program, platform=opts.platform, backend_type=opts.backend_type.value,
-                                     runtime=opts.runtime.value, toolchain=opts.toolchain)
+                                     runtime=opts.runtime.value, toolchain=opts.toolchain, lowered=lowered)
     t0 = time.perf_counter()
     with stage("codegen"):
         try:
