@@ -144,3 +144,66 @@ def test_a_fake_st_tree_runs_through_the_adapter(compat_st, tmp_path: Path, caps
     assert "output 'out': 256/256 elements differ beyond rtol=1e-05, atol=1e-05" in out
     assert "   0/1   " in out and "import: " in out
     assert "st ops 2/4" in out and out.rstrip().endswith("st total 2/4 (a5sim)")
+
+
+@pytest.fixture(scope="module")
+def st_harness():
+    sys.path.insert(0, str(BENCH / "st_adapter"))
+    try:
+        from harness.core import harness, test_runner
+        yield harness, test_runner
+    finally:
+        sys.path.remove(str(BENCH / "st_adapter"))
+
+
+def _case(harness, spec_dtype, rtol=1e-5, atol=1e-5):
+    from pypto.runtime.runner import RunConfig
+
+    class Case(harness.PTOTestCase):
+        def get_name(self):
+            return "c"
+
+        def define_tensors(self):
+            return [harness.TensorSpec("out", [2, 2], spec_dtype, is_output=True)]
+
+        def get_program(self):
+            return None
+
+        def compute_expected(self, tensors, params=None):
+            pass
+
+    return Case(RunConfig(rtol=rtol, atol=atol))
+
+
+def test_nan_in_the_golden_is_dont_care_but_never_a_pass_by_itself(st_harness, torch) -> None:
+    harness, runner = st_harness
+    case = _case(harness, harness.DataType.FP32)
+    nan = float("nan")
+    got = {"out": torch.tensor([[1.0, 5.0], [3.0, 9.0]])}
+    assert runner.compare_outputs(case, got, {"out": torch.tensor([[1.0, nan], [3.0, nan]])}) is None
+    msg = runner.compare_outputs(case, got, {"out": torch.tensor([[1.0, nan], [4.0, nan]])})
+    assert msg == ("output 'out': 1/4 elements differ beyond rtol=1e-05, atol=1e-05 (2 don't-care skipped); "
+                   "e.g. at [1, 0] got 3.0 expected 4.0")
+    assert "nothing was compared" in runner.compare_outputs(case, got, {"out": torch.full((2, 2), nan)})
+
+
+def test_integer_outputs_compare_exactly_at_zero_tolerance(st_harness, torch) -> None:
+    harness, runner = st_harness
+    case = _case(harness, harness.DataType.INT32, rtol=0.0, atol=0.0)
+    got = {"out": torch.tensor([[1, 2], [3, 4]], dtype=torch.int32)}
+    assert runner.compare_outputs(case, got, {"out": got["out"].clone()}) is None
+    want = torch.tensor([[1, 2], [3, 5]], dtype=torch.int32)
+    assert "1/4 elements differ" in runner.compare_outputs(case, got, {"out": want})
+
+
+def test_an_onboard_platform_runs_on_its_simulator(st_harness) -> None:
+    harness, runner = st_harness
+    from pypto.runtime.runner import RunConfig
+
+    assert runner.resolve_platform(RunConfig(platform="a5sim")) == "a5sim"
+    case = _case(harness, harness.DataType.FP32)
+    case._override_platform = "a2a3"
+    assert runner.resolve_platform(RunConfig(platform="a5sim"), case) == "a2a3sim"
+    assert harness.platform_to_backend("a5sim").name == "Ascend950"
+    with pytest.raises(ValueError, match="Unknown platform 'a9'"):
+        harness.platform_to_backend("a9")

@@ -4,8 +4,9 @@
 ``compile_program``) for the backend of the platform, makes the tensors the case describes, computes
 the expected outputs from copies of the inputs *before* the run (so in/out tensors start equal),
 runs the artifact with its orchestration parameters taken by name, and compares every output with
-``torch.isclose`` at the case's own ``config.rtol``/``config.atol``. A NaN in the golden passes only
-where the result is NaN too. Every failure is a :class:`CaseResult` with ``passed`` False and an
+``torch.isclose`` at the case's own ``config.rtol``/``config.atol``. A NaN in the golden marks an
+element the kernel leaves undefined by contract (outside a valid shape, say): it is not compared, and
+a golden that is NaN everywhere fails (nothing was compared), so NaN is never a pass by itself. Every failure is a :class:`CaseResult` with ``passed`` False and an
 ``error`` text (the exception and its traceback, or which output differs, where and by how much).
 An onboard platform (``a2a3``, ``a5``) runs on the simulator of the same architecture.
 """
@@ -80,13 +81,19 @@ def compare_outputs(case: PTOTestCase, actual: dict[str, Any], expected: dict[st
             got, want = got.to(torch.float64), want.to(torch.float64)
         else:
             got, want = got.to(torch.int64), want.to(torch.int64)
-        close = torch.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+        care = ~torch.isnan(want)  # NaN in the golden: an element the kernel leaves undefined by contract
+        if not bool(care.any()):
+            problems.append(f"output '{spec.name}': the golden marks every element don't-care (NaN): "
+                            "nothing was compared")
+            continue
+        close = torch.isclose(got, want, rtol=rtol, atol=atol) | ~care
         bad = int((~close).sum())
         if bad:
-            diff = (got - want).abs().nan_to_num(float("inf"))
-            at = tuple(int(i) for i in torch.unravel_index(torch.argmax(diff.masked_fill(close, 0)), got.shape))
+            diff = (got - want).abs().nan_to_num(float("inf")).masked_fill(close, 0)
+            at = tuple(int(i) for i in torch.unravel_index(torch.argmax(diff), got.shape))
+            skipped = f" ({int((~care).sum())} don't-care skipped)" if not bool(care.all()) else ""
             problems.append(f"output '{spec.name}': {bad}/{got.numel()} elements differ beyond rtol={rtol}, "
-                            f"atol={atol}; e.g. at {list(at)} got {got[at].item()} expected {want[at].item()}")
+                            f"atol={atol}{skipped}; e.g. at {list(at)} got {got[at].item()} expected {want[at].item()}")
     return "; ".join(problems) or None
 
 
