@@ -147,7 +147,10 @@ class FunctionParser:
         if not opts.auto_scope:
             attrs["auto_scope"] = False
         if opts.external_source is not None:
-            attrs["external_source"] = opts.external_source
+            raise UnsupportedFeatureError(
+                f"external kernel '{fdef.name}' (@pl.function(external_source={opts.external_source!r})) is not "
+                "supported by this pypto: its simulator builds kernels only from the DSL, through ptoas",
+                self.span(fdef), hint="write the kernel's body with pl.* tile ops instead of a hand-written .cpp")
         self.func_type_incore = opts.func_type in INCORE_TYPES
         stmts = self.body(nodes, fdef.lineno, doc, top=True)
         if self.dump_tags and not self.dump_tags_used:
