@@ -57,7 +57,8 @@ def wrapper_params(kf: KernelFunc) -> list:
     out = []
     for i, p in enumerate(kf.params):
         index = p.index - n_tensors if p.kind == "scalar" else p.index
-        out.append(KernelParam(f"arg{i}", _WRAP_KIND[p.kind], p.ctype, index, p.axis, label=p.name))  # type: ignore[arg-type]
+        out.append(KernelParam(f"arg{i}", _WRAP_KIND[p.kind], p.ctype, index, p.axis, label=p.name,  # type: ignore[arg-type]
+                               scale=p.scale, offset=p.offset))
     return out
 
 

@@ -32,6 +32,7 @@ class KernelParam:
         index: tensor slot for ``tensor`` (default: order among tensor params), scalar slot for
             ``scalar`` (default: order among scalar params), the tensor slot to read for ``dyn_dim``.
         axis: dimension read by ``dyn_dim``.
+        scale, offset: a ``dyn_dim`` declared ``scale * name + offset`` is ``(shapes[axis] - offset) / scale``.
         label: the user-visible tensor name, quoted in the simulator's GM out-of-bounds faults.
     """
 
@@ -41,6 +42,8 @@ class KernelParam:
     index: int = -1
     axis: int = -1
     label: str = ""
+    scale: int = 1
+    offset: int = 0
 
 
 _DROP = re.compile(r"^\s*(#include\b.*|using\s+namespace\s+pto\s*;.*|.*\bset_ffts_base_addr\(.*)$")
@@ -90,8 +93,10 @@ def _unpack(p: KernelParam, slot: int, num_tensors: int) -> list[str]:
                 f"    {p.name}_conv.u64 = static_cast<uint64_t>(args[{num_tensors + slot}]);",
                 f"    {p.ctype} {p.name} = {p.name}_conv.val;"]
     if p.kind == "dyn_dim":
-        return [f"    {p.ctype} {p.name} = static_cast<{p.ctype}>("
-                f"reinterpret_cast<__gm__ ChipTensor*>(args[{slot}])->shapes[{p.axis}]);"]
+        extent = f"reinterpret_cast<__gm__ ChipTensor*>(args[{slot}])->shapes[{p.axis}]"
+        if p.scale != 1 or p.offset:
+            extent = f"(static_cast<int64_t>({extent}) - ({p.offset})) / ({p.scale})"
+        return [f"    {p.ctype} {p.name} = static_cast<{p.ctype}>({extent});"]
     getter = {"block_idx": "get_block_idx", "block_num": "get_block_num", "sub_block_idx": "get_sub_block_id"}
     return [f"    {p.ctype} {p.name} = static_cast<{p.ctype}>({getter[p.kind]}(args));"]
 
