@@ -1,7 +1,9 @@
 """ptoas' output cached by content, the way ccache caches a compiler call.
 
 The key of one kernel unit is the sha256 of the text ptoas is fed (the unit's ``.pto``, or its bf16
-stand-in), the ptoas identity (:func:`identity`) and the flags (the argv without its paths). An entry
+stand-in) without its ``loc(...)`` source locations (ptoas writes none of them into its C++, so an
+edit that moves the lines of one kernel leaves the others' keys alone), the ptoas identity
+(:func:`identity`) and the flags (the argv without its paths). An entry
 is one file ``<cache_dir>/ptoas-cpp/<key>.entry``: a header line with the sha256 of the body, then the
 body (ptoas' C++ for the unit as ptoas wrote it, and the log of the run that made it). So:
 
@@ -23,6 +25,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,6 +41,7 @@ SCHEMA = "1"
 DIR_NAME = "ptoas-cpp"
 SUFFIX = ".entry"
 _MAGIC = "pypto-ptoas-cache"
+_LOC = re.compile(r' loc\("(?:[^"\\]|\\.)*":\d+:\d+\)')
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +172,11 @@ class PtoasCache:
         return removed
 
 
+def without_locs(pto: str) -> str:
+    """``pto`` without its ``loc("file":line:col)`` attributes: what shapes ptoas' C++."""
+    return _LOC.sub("", pto)
+
+
 def _encode(output: CachedOutput) -> bytes:
     body = json.dumps({"cpp": output.cpp, "log": output.log}).encode()
     return f"{_MAGIC} {SCHEMA} {hashlib.sha256(body).hexdigest()}\n".encode() + body
@@ -190,7 +199,7 @@ def lookup(cache: PtoasCache, ptoas: Path, out_dir: Path, unit: str,
     """The key of ``ptoas/<unit>.pto`` as ptoas is fed it, and on a hit the unit's result, its
     ``ptoas/<unit>.cpp`` written from the entry (a bf16 unit's stand-in is written either way)."""
     src, standin = ptoas_stage.ptoas_input(out_dir, unit)
-    key = cache.key((out_dir / src).read_text(), ptoas_stage.ptoas_flags(insert_sync))
+    key = cache.key(without_locs((out_dir / src).read_text()), ptoas_stage.ptoas_flags(insert_sync))
     found = cache.get(key)
     if found is None:
         return key, None

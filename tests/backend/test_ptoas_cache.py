@@ -49,6 +49,14 @@ def test_the_key_covers_text_flags_and_identity_but_no_path(tmp_path):
     assert moved.key("module {}\n", ["--enable-insert-sync"]) == base
 
 
+def test_source_locations_are_not_part_of_the_key(tmp_path):
+    from pypto.backend.ptoas_cache import without_locs
+
+    a = '%t = pto.alloc_tile : !pto.tile_buf<loc=ub, dtype=f32> loc("k.py":10:5)\n'
+    b = '%t = pto.alloc_tile : !pto.tile_buf<loc=ub, dtype=f32> loc("k.py":12:9)\n'
+    assert without_locs(a) == without_locs(b) == "%t = pto.alloc_tile : !pto.tile_buf<loc=ub, dtype=f32>\n"
+
+
 @pytest.mark.parametrize("damage", ["truncate", "flip", "garbage", "empty", "no_cpp"])
 def test_a_damaged_entry_is_a_miss_and_is_replaced(tmp_path, damage):
     cache = _cache(tmp_path)

@@ -1,6 +1,7 @@
 """The edit-run loop, counted in processes started: a warm re-run of an unchanged ``@pl.program`` in a
 fresh interpreter starts no ptoas and no g++; editing one kernel re-assembles and rebuilds that kernel
-only; ``pypto.runtime.run(program, ...)`` of an unchanged program in one process compiles once."""
+only (also when the edit moves the source lines of the kernels below it); ``pypto.runtime.run(program,
+...)`` of an unchanged program in one process compiles once."""
 
 from __future__ import annotations
 
@@ -128,6 +129,15 @@ def test_warm_rerun_starts_no_tool_and_a_kernel_edit_rebuilds_that_kernel(worksp
     assert len(tools["ptoas"]) == 1 and "ptoas/shift.pto" in tools["ptoas"][0]  # that unit alone
     assert _sources(tools["g++"]) == ["shift"]  # neither the other kernel nor the orchestration
     assert len(tools["g++"]) == 1 and len(edited["spawned"]) == 2
+
+    text = script.read_text()  # an edit of the first kernel that moves every line below it
+    script.write_text(text.replace("t = pl.load(x, [0, 0], [64, 64])", "t = pl.load(x, [0, 0], [64, 64])\n"
+                                   "        t = pl.mul(t, 1.0)", 1))
+    moved = _run(script, cache, tmp_path)
+    assert moved["z"] == 7.0
+    tools = _tools(moved["spawned"])
+    assert len(tools["ptoas"]) == 1 and "ptoas/scale.pto" in tools["ptoas"][0]  # shift's loc lines moved: no matter
+    assert _sources(tools["g++"]) == ["scale"]
 
 
 def test_run_of_an_unchanged_program_compiles_once_per_process(workspace, tmp_path):
