@@ -74,9 +74,28 @@ using namespace pto;
 """
 
 
+_PTR_DECL = re.compile(r"__gm__\s+([\w:]+)\s*\*\s*(v\d+)\b")
+_PTR_OFFSET = re.compile(r"^(\s*__gm__\s+)([\w:]+)(\s*\*\s*)(v\d+)(\s*=\s*)(v\d+)(\s*\+\s*v\d+\s*;.*)$")
+
+
+def _retype_pointer_offsets(lines: list[str]) -> list[str]:
+    """``__gm__ T* vB = vA + off;``: give vB the element type of vA. ptoas 0.1.1 types the offset pointer of
+    a narrow tensor (int8_t*, a cast's void*) as ``int32_t*``, which g++ rejects."""
+    types: dict[str, str] = {}
+    out = []
+    for ln in lines:
+        m = _PTR_OFFSET.match(ln)
+        if m and m.group(6) in types and types[m.group(6)] != m.group(2):
+            ln = "".join((m.group(1), types[m.group(6)], *m.group(3, 4, 5, 6, 7)))
+        types.update((name, ty) for ty, name in _PTR_DECL.findall(ln))
+        out.append(ln)
+    return out
+
+
 def preprocess_ptoas(ptoas_cpp: str) -> str:
-    """Drop includes / ``using namespace pto;`` / ``set_ffts_base_addr``; make the kernel a static function."""
-    lines = [ln for ln in ptoas_cpp.splitlines() if not _DROP.match(ln)]
+    """Drop includes / ``using namespace pto;`` / ``set_ffts_base_addr``; make the kernel a static function;
+    retype narrow pointer offsets (:func:`_retype_pointer_offsets`)."""
+    lines = _retype_pointer_offsets([ln for ln in ptoas_cpp.splitlines() if not _DROP.match(ln)])
     text = "\n".join(lines).strip("\n")
     text = re.sub(r"\bTensor\b", "ChipTensor", text)
     text = _ENTRY_FN.sub("static __aicore__ void", text)
