@@ -162,12 +162,13 @@ def _assemble(name: str, kind: type):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         tgt = shaped(args[0], name, "target", span, kind)
         src = shaped(args[1], name, "source", span)
-        if src.rank != tgt.rank:
-            raise UserError(f"{name}: source rank {src.rank} != target rank {tgt.rank}", span)
+        if src.rank > tgt.rank:
+            raise UserError(f"{name}: source rank {src.rank} > target rank {tgt.rank}", span)
         same_dtype(name, tgt, src, span)
         off = dims(args[2], name, "offset", span) if isinstance(args[2], MakeTuple) else ()
+        window = (1,) * (tgt.rank - src.rank) + tuple(src.shape)  # a lower-rank source fills the last dims
         if len(off) == tgt.rank:
-            check_window(name, tgt.shape, off, src.shape, span, what=f"target {kind_name(kind)}")
+            check_window(name, tgt.shape, off, window, span, what=f"target {kind_name(kind)}")
         return like(tgt)
     return infer
 
