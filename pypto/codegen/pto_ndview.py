@@ -66,7 +66,10 @@ def flat_window(cg: KernelCodegen, view: GmView, offsets: list, sizes: list) -> 
         raise cg.error(f"window rank {len(offsets)} does not match tensor rank {len(nd)}")
     lead = [as_int(s) if not isinstance(s, int) else s for s in sizes[:-1]]
     k = next((i for i, s in enumerate(lead) if s != 1), len(lead))
-    if any(s is None for s in lead) or any(lead[j] != nd[j] for j in range(k + 1, len(lead))):
+    dynamic = k == len(lead) - 1 and lead[k] is None  # a run-time row count on the second-to-last axis
+    if dynamic:
+        lead[k] = sizes[-2]
+    elif any(s is None for s in lead) or any(lead[j] != nd[j] for j in range(k + 1, len(lead))):
         raise cg.error(f"the window {sizes} of a {nd} tensor is not one block of rows of its 2-D view; the "
                        f"{TOOLCHAIN} codegen handles N-D windows that are 1 along the leading axes and then cover "
                        "the remaining axes before the last one",
@@ -74,4 +77,5 @@ def flat_window(cg: KernelCodegen, view: GmView, offsets: list, sizes: list) -> 
     row: object = 0
     for i, off in enumerate(offsets[:-1]):
         row = _add(row, _mul(off, math.prod(nd[i + 1:-1])))
-    return [row, offsets[-1]], [math.prod(lead), sizes[-1]]  # type: ignore[arg-type]
+    rows = sizes[-2] if dynamic else math.prod(lead)  # type: ignore[arg-type]
+    return [row, offsets[-1]], [rows, sizes[-1]]

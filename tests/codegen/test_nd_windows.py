@@ -37,3 +37,26 @@ def test_assemble_rejects_a_higher_rank_source() -> None:
             return y
 
         up.lower(np.zeros((2, 8, 8), np.float32), np.zeros((8, 8), np.float32))
+
+
+@pl.jit
+def nd_rows(x: pl.Tensor[[2, 64, 64], pl.FP32], w: pl.Tensor[[1, 64, 32], pl.FP32],
+            s: pl.Out[pl.Tensor[[2, 64, 1], pl.FP32]], y: pl.Out[pl.Tensor[[2, 64, 32], pl.FP32]]):
+    for b in pl.range(2):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="nd"):
+            xb = x[b:b + 1, :, :]                       # a [1, 64, 64] window: a [64, 64] tile
+            s = pl.assemble(s, pl.row_sum(pl.mul(xb, xb)), [b, 0, 0])
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="ndmm"):
+            y = pl.assemble(y, pl.matmul(x[b:b + 1, :, :], w), [b, 0, 0])  # one [64, 64] x [64, 32] matrix
+    return s, y
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_nd_windows_load_as_flat_tiles(platform: str) -> None:
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 64, 64)).astype(np.float32)
+    w = rng.standard_normal((1, 64, 32)).astype(np.float32)
+    s, y = np.zeros((2, 64, 1), np.float32), np.zeros((2, 64, 32), np.float32)
+    nd_rows(x, w, s, y, config=RunConfig(platform=platform))
+    np.testing.assert_allclose(s, (x * x).sum(-1, keepdims=True), rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(y, x @ w[0], rtol=1e-4, atol=1e-4)
