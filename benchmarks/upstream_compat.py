@@ -11,6 +11,8 @@ importable; a package's entry module as ``python -m``). Nothing of upstream is c
         [-k SUBSTRING] [--distributed] [--jobs 2] [--timeout 900] [--json results.json] [-v]
     python benchmarks/upstream_compat.py --api [SNAPSHOT] [-v]
     python benchmarks/upstream_compat.py --upstream DIR --st [--platform a5sim] [-k ops/] [--jobs 2] [-v]
+    python benchmarks/upstream_compat.py --pypto-lib SNAPSHOT [--platform a2a3sim|a5sim|both]
+        [-k SUBSTRING] [--jobs 1] [--timeout 300] [--json results.json] [-v]
 
 ``--api`` surveys upstream's public Python API instead (see ``benchmarks/upstream_api.py``): SNAPSHOT
 is a git snapshot or checkout of hw-native-sys/pypto (default ``$UPSTREAM_SNAPSHOT``, else
@@ -20,6 +22,12 @@ is a git snapshot or checkout of hw-native-sys/pypto (default ``$UPSTREAM_SNAPSH
 ``--st`` runs upstream's system tests (``tests/st/runtime``) through our own harness instead (see
 ``benchmarks/_compat_st.py``): one pytest process per file, ``--timeout`` seconds each; the last lines
 are ``st <folder> P/N`` per folder, a failure histogram and ``st total P/N (platform)``.
+
+``--pypto-lib`` runs hw-native-sys/pypto-lib's simulator CI loop instead (see
+``benchmarks/_compat_lib.py``): ``python <file> -p <platform>`` from a private copy of SNAPSHOT (a
+checkout or git snapshot of pypto-lib) for its examples and its Qwen3-14B, Qwen3-32B and
+DeepSeek-V3.2 model files, 300 s each; one line per file (PASS/FAIL/TIMEOUT, seconds, last error line)
+and ``pypto-lib P/N (<platform>)`` per platform.
 
 Each case runs in a fresh interpreter in its own temporary directory (docs) or in the checkout
 root (examples), with ``PYPTO_PLATFORM`` and ``PYPTO_RUN_PLATFORM`` set to the platform (so a
@@ -154,7 +162,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--upstream", type=Path, help="checkout of hw-native-sys/pypto")
     ap.add_argument("--api", nargs="?", const="", metavar="SNAPSHOT",
                     help="survey upstream's public API names and module paths instead of running programs")
-    ap.add_argument("--platform", default="a2a3sim")
+    ap.add_argument("--pypto-lib", type=Path, metavar="SNAPSHOT",
+                    help="run pypto-lib's simulator CI loop on a checkout or git snapshot of it")
+    ap.add_argument("--platform", default="a2a3sim", help="a2a3sim, a5sim or (--pypto-lib) both")
     only = ap.add_mutually_exclusive_group()
     only.add_argument("--docs", action="store_true", help="only the manual's run blocks")
     only.add_argument("--examples", action="store_true", help="only the example scripts")
@@ -162,12 +172,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-k", dest="pattern", default="", help="only cases whose name contains this")
     ap.add_argument("--distributed", action="store_true", help="include the multi-chip examples")
     ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--timeout", type=float, default=900.0)
+    ap.add_argument("--timeout", type=float, default=None, help="seconds a case (default 900; pypto-lib 300)")
     ap.add_argument("--json", type=Path, help="write every outcome here")
     ap.add_argument("-v", "--verbose", action="store_true", help="print the output tail of failures")
     args = ap.parse_args(argv)
     if args.api is not None:
         return api_main(ap, args)
+    if args.pypto_lib is not None:
+        return lib_main(ap, args)
+    args.timeout = args.timeout or 900.0
     if args.upstream is None:
         ap.error("--upstream DIR is required (or --api [SNAPSHOT])")
     root = args.upstream.resolve()
@@ -198,6 +211,24 @@ def main(argv: list[str] | None = None) -> int:
             summary.append(f"{kind} {sum(o.ok for o in sel)}/{len(sel)}")
     print(f"upstream-compat ({args.platform}): " + ", ".join(summary))
     return 0 if all(o.ok for o in outcomes) else 1
+
+
+def lib_main(ap: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``--pypto-lib``: pypto-lib's sim CI loop (:mod:`_compat_lib`) on one platform or both."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import _compat_lib
+
+    platforms = list(_compat_lib.PLATFORMS) if args.platform == "both" else [args.platform]
+    if any(p not in _compat_lib.PLATFORMS for p in platforms):
+        ap.error(f"--platform must be one of {', '.join(_compat_lib.PLATFORMS)} or both")
+    snapshot = args.pypto_lib.resolve()
+    if not snapshot.exists():
+        ap.error(f"{snapshot} does not exist")
+    code, outcomes = _compat_lib.main(snapshot, platforms, args.timeout or 300.0, args.jobs,
+                                      args.pattern, args.verbose)
+    if args.json:
+        args.json.write_text(json.dumps([asdict(o) for o in outcomes], indent=1), encoding="utf-8")
+    return code
 
 
 def api_main(ap: argparse.ArgumentParser, args: argparse.Namespace) -> int:

@@ -163,6 +163,18 @@ class CppExpr:
         if var is not None:
             self.env[var] = name
 
+    def _reshape(self, c: Call, var: Var | None) -> None:
+        """A zero-copy view with the new shape (``ChipTensor::reshape``: a contiguous tensor, row-major)."""
+        from pypto.codegen.emitter import base_name
+
+        src = self.expr(c.args[0])
+        name = self.em.unique(base_name(var.name) if var is not None else "view")
+        shapes = self._list(c.args[1])
+        self.em.line(f"uint32_t {name}_shapes[{len(shapes)}] = {{{', '.join(shapes)}}};")
+        self.em.line(f"ChipTensor {name} = {src}.reshape({name}_shapes, {len(shapes)});")
+        if var is not None:
+            self.env[var] = name
+
     def _transpose(self, c: Call, var: Var | None) -> None:
         self._bind(var, f"{self.expr(c.args[0])}.transpose({self.expr(c.args[1])}, {self.expr(c.args[2])})")
 
@@ -257,6 +269,7 @@ def call_deps(c: Call) -> list[Expr]:
 _TENSOR_OPS = {
     "tensor.create": CppExpr._create,
     "tensor.slice": CppExpr._slice,
+    "tensor.reshape": CppExpr._reshape,
     "tensor.transpose": CppExpr._transpose,
     "tensor.dim": CppExpr._dim,
     "tensor.read": CppExpr._read,

@@ -20,6 +20,7 @@ from typing import Any
 from pypto.artifact.model import KernelFunc, KernelParam
 from pypto.codegen.cores import core_of
 from pypto.codegen.emitter import Emitter, base_name
+from pypto.codegen.pto_ndview import flat_shape
 from pypto.codegen.pto_scalar import ScalarLowering, only_yields
 from pypto.codegen.pto_types import (
     TOOLCHAIN,
@@ -195,16 +196,16 @@ class KernelCodegen(ScalarLowering):
         shape = list(t.shape)
         if len(shape) == 1:
             shape = [1, shape[0]]
-        if len(shape) != 2:
-            raise UserError(f"kernel '{self.func.name}': tensor '{base_name(p.name)}' has rank {len(shape)}; "
-                            f"the {TOOLCHAIN} codegen supports 1-D and 2-D GM tensors", p.span,
-                            hint="reshape the tensor to 2-D in the orchestration")
-        strides = self._strides(t, shape)
+        nd = tuple(t.shape) if len(shape) > 2 else ()
+        if nd:
+            self.span = p.span
+            shape = flat_shape(self, base_name(p.name), t)
+        strides = [shape[1], 1] if nd else self._strides(t, shape)
         sh = [self.index(d, into=self.views) for d in shape]
         st = [self.index(d, into=self.views) for d in strides]
         arg = self.env[p]
         ssa = self.names.unique(f"{base_name(p.name)}_view")
-        view = GmView(ssa, t, 2, arg.ssa)
+        view = GmView(ssa, t, 2, arg.ssa, nd)
         self.views.append(f"%{ssa} = pto.make_tensor_view %{arg.ssa}, shape = [{', '.join('%' + x for x in sh)}] "
                           f"strides = [{', '.join('%' + x for x in st)}] : {view.ty}{_loc_text(p.span, self.file_map) if self._loc_ok(p.span) else ''}")
         return view

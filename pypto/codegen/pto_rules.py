@@ -10,11 +10,13 @@ alternative.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from pypto.codegen.emitter import base_name
+from pypto.codegen.pto_ndview import flat_window
 from pypto.codegen.pto_types import TOOLCHAIN, tile_view_type
 from pypto.codegen.pto_values import GmView, Tile
 from pypto.ir.enums import MemorySpace, TileLayout
@@ -202,12 +204,14 @@ def _dims(cg: KernelCodegen, e: Expr | None) -> list:
 
 
 def _window(cg: KernelCodegen, view: GmView, offsets: list, sizes: list, op: str = "tile.load") -> str:
-    """``pto.subview`` of a GM view; rank-1 tensors get a leading [0] / [1]."""
+    """``pto.subview`` of a GM view; rank-1 tensors get a leading [0] / [1] (N-D windows arrive flattened)."""
     if len(offsets) == 1:
         offsets, sizes = [0, *offsets], [1, *sizes]
     if len(offsets) != view.rank or len(sizes) != view.rank:
         raise cg.error(f"window rank {len(offsets)} does not match tensor rank {view.tensor.rank}")
     shape = view.tensor.shape if len(view.tensor.shape) == view.rank else (1, *view.tensor.shape)
+    if view.nd:
+        shape = (math.prod(view.nd[:-1]), view.nd[-1])
     check_window(op, shape, offsets, sizes, cg.span, what="output tensor" if op == "tile.store" else "tensor")
     offs = ", ".join("%" + cg.index(o) for o in offsets)
     szs = ", ".join("%" + cg.index(s) for s in sizes)
@@ -231,7 +235,10 @@ def _load(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
         valid = _dims(cg, c.args[3])
         sizes = list(valid)  # the GM window is the valid region; the tile keeps its full shape
     out = cg.def_tile(dst)
-    sv = _window(cg, view, _dims(cg, c.args[1]), sizes)
+    offsets = _dims(cg, c.args[1])
+    if view.nd:
+        offsets, sizes = flat_window(cg, view, offsets, sizes)
+    sv = _window(cg, view, offsets, sizes)
     cg.emit_op("tload", f"%{sv} : {tile_view_type(sizes if len(sizes) > 1 else [1, *sizes], view.tensor.dtype)}",
                out)
 
@@ -275,6 +282,8 @@ def _store_tile(cg: KernelCodegen, src: Tile, view: GmView, offsets: list) -> No
     sizes = list(src.buf.valid)
     if len(offsets) == 1 and src.buf.rows == 1:
         sizes = sizes[1:]
+    if view.nd:
+        offsets, sizes = flat_window(cg, view, offsets, sizes)
     sv = _window(cg, view, offsets, sizes, "tile.store")
     vt = tile_view_type(sizes if len(sizes) > 1 else [1, *sizes], view.tensor.dtype)
     cg.op(f"pto.tstore ins(%{src.ssa} : {src.ty}) outs(%{sv} : {vt})")

@@ -41,6 +41,7 @@ class GmView:
     tensor: TensorType
     rank: int
     ptr: str = ""  # the pointer argument it views
+    nd: tuple = ()  # the dims of a rank > 2 tensor viewed flat as 2-D (see pto_ndview)
 
     @property
     def ty(self) -> str:

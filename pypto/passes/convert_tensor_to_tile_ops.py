@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.enums import AtomicType, MemorySpace
-from pypto.ir.expr import Call, Expr, Var
+from pypto.ir.expr import Call, Expr, IterArg, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.op_conversion import lookup_conversion
 from pypto.ir.ops.common import (
@@ -24,11 +24,23 @@ from pypto.ir.ops.common import (
 )
 from pypto.ir.ops.registry import OpDef, make_call, op_of
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import AssignStmt, Stmt
-from pypto.ir.types import TensorType
+from pypto.ir.stmt import (
+    AssignStmt,
+    ForStmt,
+    IfStmt,
+    ScopeStmt,
+    SeqStmts,
+    Stmt,
+    WhileStmt,
+    YieldStmt,
+    flatten,
+    seq,
+)
+from pypto.ir.types import TensorType, TileType
 from pypto.ir.visitor import substitute
-from pypto.passes._rewrite import ints, match, shaped
-from pypto.passes._util import base_name, calls_in, map_blocks
+from pypto.passes._peel import peel_first_iterations
+from pypto.passes._rewrite import assigns_of, drop_defs, ints, match, shaped
+from pypto.passes._util import base_name, calls_in, var_use_counts
 from pypto.passes.base import Pass
 
 # tensor ops computed elementwise on tiles: tensor.<op> -> tile.<op>, operands loaded into Vec
@@ -56,6 +68,67 @@ class _Converter:
         out.append(AssignStmt(tile, load, span=e.span))
         self.tiles[e] = tile
         return tile
+
+    def block(self, body: Stmt) -> Stmt:
+        """Convert a body in program order, outer statements first, so a carried tensor whose value
+        became a tile is carried as that tile (its loop or if is retyped before its uses are seen)."""
+        out: list[Stmt] = []
+        for s in flatten(body):
+            out.extend(self.structured(s))
+        return seq(out, span=body.span) if out else SeqStmts((), span=body.span)
+
+    def structured(self, s: Stmt) -> list[Stmt]:
+        if isinstance(s, (ForStmt, WhileStmt)):
+            return self.loop(s)
+        if isinstance(s, IfStmt):
+            return self.branch(s)
+        if isinstance(s, ScopeStmt):
+            return [dataclasses.replace(s, body=self.block(s.body))]
+        if isinstance(s, YieldStmt):
+            values = tuple(self.tiles.get(v, v) if isinstance(v, Var) else v for v in s.values)
+            return [dataclasses.replace(s, values=values)]
+        return self.stmt(s)
+
+    def loop(self, s: ForStmt | WhileStmt) -> list[Stmt]:
+        """A tensor carried from a tile (``acc = pl.full(...)`` then ``acc = pl.add(acc, x)``) is carried as a tile."""
+        iter_args = []
+        for ia in s.iter_args:
+            init = self.tiles.get(ia.init) if isinstance(ia.init, Var) else None
+            if init is None or not isinstance(ia.var_type, TensorType):
+                iter_args.append(ia)
+                continue
+            new = IterArg(f"{base_name(ia.name)}__tile", init.type, init=init, span=ia.span)
+            self.tiles[ia] = new
+            iter_args.append(new)
+        changed = any(a is not b for a, b in zip(iter_args, s.iter_args, strict=True))
+        if isinstance(s, WhileStmt):
+            s = dataclasses.replace(s, cond=substitute(s.cond, self.tiles)) if changed else s
+        body = self.block(s.body)
+        return_vars = tuple(self._carry_result(rv, ia) for rv, ia in zip(s.return_vars, iter_args, strict=True))
+        return [dataclasses.replace(s, body=body, iter_args=tuple(iter_args), return_vars=return_vars)]
+
+    def branch(self, s: IfStmt) -> list[Stmt]:
+        """An if whose branches yield tiles for a tensor result yields a tile result."""
+        then = self.block(s.then_body)
+        other = self.block(s.else_body) if s.else_body is not None else None
+        yielded = [_last_yield(then), _last_yield(other)]
+        return_vars = []
+        for i, rv in enumerate(s.return_vars):
+            vals = [y.values[i] for y in yielded if y is not None and i < len(y.values)]
+            tile = next((v for v in vals if isinstance(v, Var) and isinstance(v.var_type, TileType)), None)
+            if tile is None or not isinstance(rv.var_type, TensorType) or len(vals) < 2 or \
+                    not all(isinstance(v, Var) and isinstance(v.var_type, TileType) for v in vals):
+                return_vars.append(rv)
+                continue
+            return_vars.append(self._carry_result(rv, tile))
+        return [dataclasses.replace(s, then_body=then, else_body=other, return_vars=tuple(return_vars))]
+
+    def _carry_result(self, rv: Var, carried: Var) -> Var:
+        if not isinstance(carried.var_type, TileType) or not isinstance(rv.var_type, TensorType):
+            return rv
+        new = Var(f"{base_name(rv.name)}__tile", carried.var_type, span=rv.span)
+        self.tiles[rv] = new
+        return new
 
     def stmt(self, s: Stmt) -> list[Stmt]:
         """The tile-level statements for one statement (a tensor op's rule, else the statement itself)."""
@@ -163,6 +236,11 @@ class _Converter:
         return [self.bind(s, make_call(f"tile.{short}", list(value.args), kw, span=value.span))]
 
 
+def _last_yield(body: Stmt | None) -> YieldStmt | None:
+    stmts = flatten(body)
+    return stmts[-1] if stmts and isinstance(stmts[-1], YieldStmt) else None
+
+
 def _op(call: Call) -> OpDef:
     op = op_of(call)
     assert op is not None
@@ -198,7 +276,11 @@ def _has_tensor_ops(func: Function) -> bool:
 
 @dataclass(frozen=True)
 class ConvertTensorToTileOps(Pass):
-    """Tensor-level compute in kernels becomes explicit loads, tile compute and stores."""
+    """Tensor-level compute in kernels becomes explicit loads, tile compute and stores.
+
+    A tensor a loop or if carries from a tile is carried as that tile; a loop that chooses its
+    accumulator on its first iteration (``if k == 0: acc = matmul else: acc = matmul_acc(acc)``)
+    is peeled first (see :mod:`pypto.passes._peel`)."""
 
     name = "ConvertTensorToTileOps"
     produces = frozenset({IRProperty.IncoreTileOps})
@@ -206,13 +288,10 @@ class ConvertTensorToTileOps(Pass):
     def run_function(self, func: Function, program: Program) -> Function:
         if not func.is_incore or not _has_tensor_ops(func):
             return func
-        conv = _Converter(cube_operands=_cube_only_operands(func))
-
-        def block(stmts: list[Stmt]) -> list[Stmt]:
-            out: list[Stmt] = []
-            for s in stmts:
-                out.extend(conv.stmt(s))
-            return out
-
-        body = map_blocks(func.body, block)
+        peeled = peel_first_iterations(func)
+        conv = _Converter(cube_operands=_cube_only_operands(peeled))
+        body = conv.block(peeled.body)
+        if peeled is not func:  # the accumulator's uninitialised create is dead now
+            uses = var_use_counts(body)
+            body = drop_defs(body, [v for v in assigns_of(body, "tile.create") if uses[v] <= 1])
         return dataclasses.replace(func, body=substitute(body, conv.renames) if conv.renames else body)

@@ -305,9 +305,12 @@ def test_unknown_op_names_op_and_toolchain():
     _reject(build, "tile.slice", "ptoas 0.1.1")
 
 
-def test_rank3_tensor_rejected():
+def test_rank3_tensor_is_viewed_flat_unless_its_leading_dims_are_dynamic():
     x = Var("x", TensorType((2, 32, 64), DataType.FP32))
-    _reject(lambda: _kernel_text(B.Body().ret(x), [x], [B.IN]), "rank 3", "2-D")
+    assert "shape = [%c64, %c64]" in _kernel_text(B.Body().ret(x), [x], [B.IN])
+    n = Var("n", ScalarType(DataType.INDEX))
+    y = Var("y", TensorType((n, 32, 64), DataType.FP32))
+    _reject(lambda: _kernel_text(B.Body().ret(y), [y, n], [B.IN, B.IN]), "rank 3", "2-D")
 
 
 def test_file_prefix_map_rewrites_loc_paths():

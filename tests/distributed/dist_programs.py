@@ -375,3 +375,36 @@ def host_scatter(x: pl.Tensor[[G, G, W], pl.FP32], mine: pl.Out[pl.Tensor[[G, G,
         chip_scatter(x[r], mine[r], swapped[r], pld.window(red_buf, [G, W], dtype=pl.FP32),
                      pld.window(stage_buf, [G, W], dtype=pl.FP32), pld.window(got_buf, [G, W], dtype=pl.FP32),
                      pld.window(sig_buf, [G, 1], dtype=pl.INT32), device=r)
+
+
+# -- an if over a rank scalar mixing a comm op and tile code (split into one if per kind), in a
+#    constant-trip loop, ending in ``return pl.store(...)``: y[r] = sum_p x[p] ------------------------------
+@pl.jit.incore
+def sum_others(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W], pl.FP32]],
+               box: pld.DistributedTensor[[1, W], pl.FP32], sig: pld.DistributedTensor[[G, 1], pl.INT32],
+               me: pl.Scalar[pl.INT32]):
+    t = pl.load(x, [0, 0], [1, W])
+    box = pl.store(t, [0, 0], box)
+    sig = pld.tensor.barrier(sig)
+    acc = pl.load(x, [0, 0], [1, W])
+    for peer in pl.range(G):
+        if peer != me:
+            got = pld.tile.remote_load(box, peer=peer, offsets=[0, 0], shape=[1, W])
+            acc = pl.add(acc, got)
+    return pl.store(acc, [0, 0], y)
+
+
+@pl.jit
+def chip_sum_others(x: pl.Tensor[[1, W], pl.FP32], y: pl.Out[pl.Tensor[[1, W], pl.FP32]],
+                    box: pld.DistributedTensor[[1, W], pl.FP32], sig: pld.DistributedTensor[[G, 1], pl.INT32],
+                    me: pl.Scalar[pl.INT32]):
+    return sum_others(x, y, box, sig, me)
+
+
+@pl.jit.host
+def host_sum_others(x: pl.Tensor[[G, 1, W], pl.FP32], y: pl.Out[pl.Tensor[[G, 1, W], pl.FP32]]):
+    box_buf = pld.alloc_window_buffer([1, W], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([G, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        chip_sum_others(x[r], y[r], pld.window(box_buf, [1, W], dtype=pl.FP32),
+                        pld.window(sig_buf, [G, 1], dtype=pl.INT32), r, device=r)

@@ -114,3 +114,12 @@ def test_reduce_scatter_and_all_to_all(torch):
         np.testing.assert_allclose(mine.numpy()[r, r], xs[:, r].sum(axis=0), rtol=1e-5, atol=1e-5)
         # all_to_all: rank r's row src holds rank src's row r
         np.testing.assert_array_equal(swapped.numpy()[r], np.stack([xs[src, r] for src in range(g)]))
+
+
+def test_an_if_mixing_a_comm_op_and_tile_code_is_split(torch):
+    x, y = _rows(dp.G, 12), torch.zeros(dp.G, 1, dp.W)
+    compiled = dp.host_sum_others.compile(x, y, config=_cfg(dp.G))
+    params, outs, _ = compiled._get_metadata()  # upstream's metadata triple, as pypto-lib's harness reads it
+    assert [p.name for p in params] == ["x", "y"] and outs == [1]
+    compiled(x, y, config=_cfg(dp.G))
+    np.testing.assert_allclose(y.numpy(), np.stack([x.numpy().sum(axis=0)] * dp.G), rtol=1e-5, atol=1e-5)

@@ -10,7 +10,17 @@ from pypto.ir.dtypes import DataType
 from pypto.ir.enums import MemorySpace, TensorLayout
 from pypto.ir.expr import Expr, MakeTuple
 from pypto.ir.ops.bounds import check_window
-from pypto.ir.ops.infer import KIND_NAME, dims, like, require_2d, same_dtype, same_shape, shaped
+from pypto.ir.ops.infer import (
+    KIND_NAME,
+    dims,
+    like,
+    matrix_dims,
+    require_2d,
+    same_dtype,
+    same_shape,
+    shaped,
+    tile_shape,
+)
 from pypto.ir.ops.registry import OpDef, register
 from pypto.ir.types import ScalarType, ShapedType, TensorType, TensorView, TileType, Type
 from pypto.span import Span
@@ -70,13 +80,18 @@ def _unary(name: str, kind: type):
 def _reduce(name: str, kind: type, axis: int):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         a = shaped(args[0], name, "x", span, kind)
-        rows, cols = require_2d(name, a, span)
+        if a.rank > 2 and (axis == 1 or all(d == 1 for d in a.shape[:-2])):
+            lead = tuple(a.shape[:-2])  # an N-D row reduction reduces the last axis of every row
+            rows, cols = a.shape[-2], a.shape[-1]
+        else:
+            lead = ()
+            rows, cols = require_2d(name, a, span)
         if len(args) > 1 and isinstance(args[1].type, ShapedType):
             tmp = args[1].type
             if tmp.dtype is not a.dtype:
                 raise UserError(f"{name}: scratch tile dtype {tmp.dtype.value} does not match the operand's "
                                 f"{a.dtype.value}", span, hint=f"create the scratch tile with dtype=pl.{a.dtype.value}")
-        return like(a, (rows, 1) if axis == 1 else (1, cols))
+        return like(a, (*lead, rows, 1) if axis == 1 else (*lead, 1, cols))
     return infer
 
 
@@ -94,6 +109,12 @@ def _expand(name: str, kind: type, axis: int):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         a = shaped(args[0], name, "lhs", span, kind)
         b = shaped(args[1], name, "rhs", span, kind)
+        if a.rank > 2 or b.rank > 2:  # N-D operands broadcast as their row-major 2-D flattening
+            rows, cols = tile_shape(a.shape) if len(tile_shape(a.shape)) == 2 else require_2d(name, a, span)
+            want = (rows, 1) if axis == 1 else (1, cols)
+            same_shape(name, TileType(want, b.dtype), TileType(tile_shape(b.shape), b.dtype), span)
+            same_dtype(name, a, b, span)
+            return like(a)
         rows, cols = require_2d(name, a, span)
         want = (rows, 1) if axis == 1 else (1, cols)
         same_shape(name, like(b, want), b, span)
@@ -133,8 +154,8 @@ def _matmul(name: str, kind: type):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         a = shaped(args[0], name, "lhs", span, kind)
         b = shaped(args[1], name, "rhs", span, kind)
-        m, k1 = require_2d(name, a, span)
-        k2, n = require_2d(name, b, span)
+        m, k1 = matrix_dims(name, a, span)
+        k2, n = matrix_dims(name, b, span)
         if kw.get("a_trans"):
             m, k1 = k1, m
         if kw.get("b_trans"):
@@ -143,7 +164,7 @@ def _matmul(name: str, kind: type):
         same_dtype(name, a, b, span)
         out = kw.get("out_dtype") or (DataType.FP32 if a.dtype in (DataType.FP16, DataType.BF16, DataType.FP32)
                                       else DataType.INT32)
-        return like(a, (m, n), dtype=out, space=None)
+        return like(a, (*a.shape[:-2], m, n), dtype=out, space=None)
     return infer
 
 
@@ -173,12 +194,13 @@ def _assemble(name: str, kind: type):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         tgt = shaped(args[0], name, "target", span, kind)
         src = shaped(args[1], name, "source", span)
-        if src.rank != tgt.rank:
-            raise UserError(f"{name}: source rank {src.rank} != target rank {tgt.rank}", span)
+        if src.rank > tgt.rank:
+            raise UserError(f"{name}: source rank {src.rank} > target rank {tgt.rank}", span)
         same_dtype(name, tgt, src, span)
         off = dims(args[2], name, "offset", span) if isinstance(args[2], MakeTuple) else ()
+        window = (1,) * (tgt.rank - src.rank) + tuple(src.shape)  # a lower-rank source fills the last dims
         if len(off) == tgt.rank:
-            check_window(name, tgt.shape, off, src.shape, span, what=f"target {kind_name(kind)}")
+            check_window(name, tgt.shape, off, window, span, what=f"target {kind_name(kind)}")
         return like(tgt)
     return infer
 

@@ -72,8 +72,28 @@ def like(t: ShapedType, shape: tuple[Dim, ...] | None = None, dtype: DataType | 
     new_dtype = t.dtype if dtype is None else dtype
     if isinstance(t, TileType):
         mem = t.memory_space if space == "keep" else space
-        return TileType(new_shape, new_dtype, memory_space=mem)  # type: ignore[arg-type]
+        return TileType(tile_shape(new_shape), new_dtype, memory_space=mem)  # type: ignore[arg-type]
     return TensorType(new_shape, new_dtype)
+
+
+def tile_shape(shape: tuple[Dim, ...]) -> tuple[Dim, ...]:
+    """Tiles are 2-D: an N-D tile shape with constant leading dims is ``(prod(leading), last)``, the
+    row-major flattening an N-D window of a packed tensor has (FlattenTileNdTo2D's rule, applied as
+    tiles are made; the kernel codegen stores such a tile back through the N-D window)."""
+    shape = tuple(shape)
+    if len(shape) <= 2 or not all(isinstance(d, int) for d in shape[:-1]):
+        return shape
+    rows = 1
+    for d in shape[:-1]:
+        rows *= d  # type: ignore[operator]
+    return (rows, shape[-1])
+
+
+def matrix_dims(op: str, t: ShapedType, span: Span) -> tuple[Dim, Dim]:
+    """The last two dims of an operand that is 2-D, or N-D with every leading dim 1 (one matrix)."""
+    if t.rank > 2 and all(d == 1 for d in t.shape[:-2]):
+        return t.shape[-2], t.shape[-1]
+    return require_2d(op, t, span)
 
 
 def require_2d(op: str, t: ShapedType, span: Span) -> tuple[Dim, Dim]:

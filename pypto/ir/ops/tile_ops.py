@@ -10,7 +10,7 @@ from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Expr, MakeTuple
 from pypto.ir.ops.bounds import check_window, positive_dims
 from pypto.ir.ops.common import register_common
-from pypto.ir.ops.infer import dims, like, require_2d, shaped, with_space
+from pypto.ir.ops.infer import dims, like, require_2d, shaped, tile_shape, with_space
 from pypto.ir.ops.registry import OpDef, register
 from pypto.ir.types import PtrType, TensorType, TileType, TileView, Type
 from pypto.span import Span
@@ -48,7 +48,7 @@ def _load(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
     valid = args[3] if len(args) > 3 and isinstance(args[3], MakeTuple) else None
     window = dims(valid, "tile.load", "valid_shapes", span) if valid is not None else shape
     check_window("tile.load", t.shape, offsets, window if len(window) == t.rank else shape, span)
-    return TileType(shape, t.dtype, memory_space=space)
+    return TileType(tile_shape(shape), t.dtype, memory_space=space)
 
 
 def _store(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
@@ -71,13 +71,14 @@ def _move(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
 
 def _create(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
     space = kw.get("target_memory") or MemorySpace.Vec
-    return TileType(positive_dims(dims(args[0], "tile.create", "shape", span), "tile.create", "shape", span),
+    return TileType(tile_shape(positive_dims(dims(args[0], "tile.create", "shape", span), "tile.create", "shape",
+                                             span)),
                     _dtype(kw, "tile.create", span),
                     memory_space=space)
 
 
 def _full(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
-    return TileType(positive_dims(dims(args[0], "tile.full", "shape", span), "tile.full", "shape", span),
+    return TileType(tile_shape(positive_dims(dims(args[0], "tile.full", "shape", span), "tile.full", "shape", span)),
                     _dtype(kw, "tile.full", span),
                     memory_space=MemorySpace.Vec)
 

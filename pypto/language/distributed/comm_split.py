@@ -15,8 +15,10 @@ rewritten into an Inline function of its orchestration:
 - scalar statements over ranks, loops and ifs made of comm statements, and ``pl.read`` / ``pl.write``
   of tensor cells stay in the orchestration (a read there waits for the tasks writing the tensor).
 
-Comm ops on a tensor that is not a ``pld.DistributedTensor`` parameter, loops mixing tile and comm
-statements, and the collectives are located UnsupportedFeatureErrors.
+An ``if`` over rank scalars mixing comm ops and tile statements becomes one ``if`` per run of each
+(comm ifs in the orchestration, tile ifs in kernel segments); a constant-trip loop mixing them is
+unrolled. Comm ops on a tensor that is not a ``pld.DistributedTensor`` parameter, other loops mixing
+tile and comm statements, and the collectives are located UnsupportedFeatureErrors.
 """
 
 from __future__ import annotations
@@ -136,6 +138,9 @@ class CommSplit(CollectivesMixin):
             if not isinstance(ann, ast.Subscript):
                 continue
             ctor = _resolve(ann.value, self.env)
+            if getattr(ctor, "kind", "") == "Scalar":  # a scalar parameter is known to the orchestration
+                self.orch_scalars.add(arg.arg)
+                continue
             try:
                 shape, dtype = eval(compile(ast.Expression(ann.slice), "<annotation>", "eval"), self.env)  # noqa: S307
             except Exception:  # noqa: BLE001 - a bare or dynamic annotation: no static facts
@@ -165,6 +170,16 @@ class CommSplit(CollectivesMixin):
             unrolled = self._unrolled(s)
             if unrolled is not None:  # a constant-trip loop mixing tile code and comm ops: one copy per step
                 work[:0] = unrolled
+                continue
+            if isinstance(s, ast.Return) and isinstance(s.value, ast.Call) \
+                    and not self._is_orch_quiet(ast.Expr(s.value)):  # return pl.store(tile, ...): store, return
+                target = s.value.args[2] if len(s.value.args) > 2 and isinstance(s.value.args[2], ast.Name) \
+                    else _name("__ret")
+                work[:0] = [_assign(target.id, s.value), ast.Return(value=_name(target.id))]
+                continue
+            pieces = self._split_if(s)
+            if pieces is not None:  # an if mixing them: one if per run of comm or tile statements
+                work[:0] = pieces
                 continue
             if self._is_orch(s) and self._is_pure_scalar(s):  # no tile data: hoisted above the open segment
                 out.extend(self._orch(s))
@@ -200,6 +215,29 @@ class CommSplit(CollectivesMixin):
         for i in range(*bounds):
             steps.extend(Subst(s.target.id, i).visit(copy.deepcopy(x)) for x in s.body)
         return steps
+
+    def _split_if(self, s: ast.stmt) -> list[ast.stmt] | None:
+        """``if c: <comm> <tile> ...`` (no else, ``c`` a scalar of ranks and constants that the body does not
+        assign) as ``if c: <comm>`` then ``if c: <tile>`` ...: the comm ifs stay in the orchestration,
+        the tile ifs go into kernel segments. None for any other statement."""
+        if not (isinstance(s, ast.If) and not s.orelse and self._is_scalar(s.test)
+                and any(self._mentions_comm(x) for x in s.body)
+                and not all(self._is_orch_quiet(x) for x in s.body)):
+            return None
+        assigned = {n.id for x in s.body for n in ast.walk(x) if isinstance(n, ast.Name)
+                    and isinstance(n.ctx, ast.Store)}
+        if any(isinstance(n, ast.Name) and n.id in assigned for n in ast.walk(s.test)):
+            return None
+        runs: list[tuple[bool, list[ast.stmt]]] = []
+        for x in s.body:
+            kind = self._is_orch_quiet(x)
+            if runs and runs[-1][0] == kind:
+                runs[-1][1].append(x)
+            else:
+                runs.append((kind, [x]))
+        if any(not kind and any(self._mentions_comm(x) for x in body) for kind, body in runs):
+            return None
+        return [ast.If(test=copy.deepcopy(s.test), body=body, orelse=[]) for _, body in runs]
 
     def _is_orch_quiet(self, s: ast.stmt) -> bool:
         try:

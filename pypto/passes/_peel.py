@@ -1,0 +1,108 @@
+"""Peel the first iteration of a kernel loop that branches on it (``if k == start: acc = matmul(...)
+else: acc = matmul_acc(acc, ...)``), a helper of ConvertTensorToTileOps.
+
+The accumulator of such a loop starts as an uninitialised ``pl.create_tensor`` and is only defined
+by the first iteration's branch. On tiles, the two branches produce different buffers (a fresh Acc
+tile and the accumulator itself) that ptoas 0.1.1 cannot merge, so the first iteration runs once
+before the loop with the ``then`` branch, and the loop runs from ``start + step`` with the ``else``
+branch, carrying the peeled iteration's results: the shape ``acc = matmul(); for: acc = matmul_acc``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from pypto.ir.enums import ForKind
+from pypto.ir.expr import BinaryExpr, BinOp, ConstInt, Expr, IterArg, Var, as_int
+from pypto.ir.function import Function
+from pypto.ir.stmt import ForStmt, IfStmt, Stmt, YieldStmt, flatten, seq
+from pypto.ir.visitor import substitute
+from pypto.passes._rewrite import clone
+from pypto.passes._util import map_blocks
+
+
+def _first_iteration_test(s: Stmt, loop: ForStmt) -> bool:
+    """``if <loop var> == <start>`` (either side) with an else and results: a choice on iteration one."""
+    if not isinstance(s, IfStmt) or s.else_body is None or not s.return_vars:
+        return False
+    c = s.cond
+    if not isinstance(c, BinaryExpr) or c.op is not BinOp.Eq:
+        return False
+    start = as_int(loop.start)
+    sides = [(c.lhs, c.rhs), (c.rhs, c.lhs)]
+    return any(v is loop.loop_var and as_int(k) == start for v, k in sides)
+
+
+def peelable(loop: Stmt) -> bool:
+    if not isinstance(loop, ForStmt) or loop.kind not in (ForKind.Sequential,) or not loop.iter_args:
+        return False
+    bounds = [as_int(e) for e in (loop.start, loop.stop, loop.step)]
+    if any(b is None for b in bounds) or bounds[2] <= 0 or bounds[1] <= bounds[0]:  # type: ignore[operator]
+        return False
+    return any(_first_iteration_test(s, loop) for s in flatten(loop.body))
+
+
+def _take_branch(body: list[Stmt], loop: ForStmt, then: bool, renames: dict[Var, Expr]) -> list[Stmt]:
+    """``body`` with each first-iteration ``if`` replaced by one branch; its results read the branch's yields."""
+    out: list[Stmt] = []
+    for s in body:
+        if not _first_iteration_test(s, loop):
+            out.append(substitute(s, renames) if renames else s)
+            continue
+        assert isinstance(s, IfStmt)
+        branch = flatten(s.then_body if then else s.else_body)
+        yielded = branch.pop() if branch and isinstance(branch[-1], YieldStmt) else None
+        out.extend(substitute(b, renames) if renames else b for b in branch)
+        values = yielded.values if yielded is not None else ()
+        for rv, v in zip(s.return_vars, values, strict=False):
+            renames[rv] = substitute(v, renames) if renames else v
+    return out
+
+
+def peel(loop: ForStmt) -> tuple[list[Stmt], dict[Var, Expr]]:
+    """The peeled first iteration, then the loop over the rest; and the renames of the loop's results
+    when no iteration is left (uses of them read the peeled values)."""
+    start, stop, step = as_int(loop.start), as_int(loop.stop), as_int(loop.step)
+    assert start is not None and stop is not None and step is not None
+    dtype = loop.loop_var.var_type.dtype if hasattr(loop.loop_var.var_type, "dtype") else None
+    first = ConstInt(start, dtype) if dtype is not None else ConstInt(start)
+    inits = {ia: ia.init for ia in loop.iter_args if ia.init is not None}
+    body = flatten(loop.body)
+    peeled = clone(body, {loop.loop_var: first, **inits})
+    renames: dict[Var, Expr] = {}
+    peeled = _take_branch(peeled, dataclasses.replace(loop, loop_var=first), True, renames)  # type: ignore[arg-type]
+    yielded = peeled.pop() if peeled and isinstance(peeled[-1], YieldStmt) else None
+    carried = list(yielded.values) if yielded is not None else [ia.init for ia in loop.iter_args]
+    if start + step >= stop:
+        return peeled, dict(zip(loop.return_vars, carried, strict=True))
+    rest = _take_branch(body, loop, False, {})
+    iter_args = tuple(IterArg(ia.name, ia.var_type, init=v, span=ia.span)
+                      for ia, v in zip(loop.iter_args, carried, strict=True))
+    rest_loop = dataclasses.replace(loop, start=ConstInt(start + step, first.dtype), iter_args=iter_args,
+                                    body=substitute(seq(rest, span=loop.body.span), dict(zip(
+                                        loop.iter_args, iter_args, strict=True))))
+    return [*peeled, rest_loop], {}
+
+
+def peel_first_iterations(func: Function) -> Function:
+    """Every peelable loop of ``func`` split into its first iteration and the rest."""
+    renames: dict[Var, Expr] = {}
+
+    def block(stmts: list[Stmt]) -> list[Stmt]:
+        out: list[Stmt] = []
+        for s in stmts:
+            if peelable(s):
+                stmts_, more = peel(s)  # type: ignore[arg-type]
+                out.extend(stmts_)
+                renames.update(more)
+            else:
+                out.append(s)
+        return out
+
+    body = map_blocks(func.body, block)
+    if body is func.body:
+        return func
+    if renames:
+        body = substitute(body, renames)
+    return dataclasses.replace(func, body=body)
+
