@@ -43,6 +43,12 @@ SCALAR_FORM = {"add": "adds", "sub": "subs", "mul": "muls", "div": "divs", "maxi
 
 _BOOL_RESULT: frozenset[str] = frozenset()
 
+# Upstream's ``high_precision=`` selects a more precise device algorithm for these ops. ptoas 0.1.1 has
+# one mode per instruction, and the simulators compute them in IEEE arithmetic, at least as precise as
+# either mode: the flag is kept in the IR (printed, parsed back) and the code is the same.
+PRECISION_OPS = frozenset({"div", "log", "recip", "rsqrt"})
+_PRECISION = {"high_precision": False}
+
 
 def kind_name(kind: type) -> str:
     return KIND_NAME.get(kind, "operand").lower()
@@ -297,12 +303,13 @@ def register_common(ns: str) -> None:
     tile = ns == "tile"
     acc = MemorySpace.Acc if tile else None
     for op in BINARY:
-        register(OpDef(f"{ns}.{op}", ("lhs", "rhs"), _binary(f"{ns}.{op}", kind), category="binary"))
+        register(OpDef(f"{ns}.{op}", ("lhs", "rhs"), _binary(f"{ns}.{op}", kind), category="binary",
+                       kwargs=dict(_PRECISION) if op in PRECISION_OPS else {}))
     for op in SCALAR:
         register(OpDef(f"{ns}.{op}", ("lhs", "rhs"), _scalar(f"{ns}.{op}", kind), category="scalar"))
     for op in UNARY:
         register(OpDef(f"{ns}.{op}", ("x",), _unary(f"{ns}.{op}", kind), category="unary",
-                       in_place=not (tile and op == "recip")))
+                       in_place=not (tile and op == "recip"), kwargs=dict(_PRECISION) if op in PRECISION_OPS else {}))
     for op in ROW_REDUCE:
         register(OpDef(f"{ns}.{op}", ("x", "tmp_tile?"), _reduce(f"{ns}.{op}", kind, 1), category="reduce",
                        in_place=not tile))
