@@ -96,7 +96,8 @@ def _compile_program(program: Any, config: RunConfig) -> Any:
     compile options and settings and its artifact directory is the one that compile committed.
 
     A Program is immutable, so an unchanged one compiles to the same artifact: the second ``run(P, ...)``
-    of a process goes straight to the (already built and loaded) program.
+    of a process goes straight to the (already built and loaded) program, and a later process finds
+    the artifact in the on-disk cache (:mod:`pypto.flows.program_cache`).
     """
     from pypto.driver import compile as ir_compile
     from pypto.passes.context import PassContext
@@ -104,17 +105,42 @@ def _compile_program(program: Any, config: RunConfig) -> Any:
 
     dump = True if config.dump_passes is None else config.dump_passes
     out = None if config.save_kernels_dir is None else os.fspath(config.save_kernels_dir)
-    key = (id(program), config.platform, out, config.strategy, dump, config.memory_planner, compile_fingerprint())
+    options = (config.platform, config.strategy, dump, config.memory_planner)
+    key = (id(program), out, *options, compile_fingerprint())
     memo = PassContext.current() is None
     hit = _BUILDS.get(key) if memo else None
     if hit is not None and hit[0] is program and _meta_stamp(hit[1]) == hit[2]:
         return hit[1]
-    compiled = ir_compile(program, platform=config.platform, output_dir=config.save_kernels_dir,
-                          strategy=config.strategy, dump_passes=dump, memory_planner=config.memory_planner)
+    compiled = _from_disk(program, options, config) if memo else None
+    if compiled is None:
+        compiled = ir_compile(program, platform=config.platform, output_dir=config.save_kernels_dir,
+                              strategy=config.strategy, dump_passes=dump, memory_planner=config.memory_planner)
     if memo:
         while len(_BUILDS) >= _MAX_BUILDS:
             _BUILDS.pop(next(iter(_BUILDS)))
         _BUILDS[key] = (program, compiled, _meta_stamp(compiled))
+    return compiled
+
+
+def _from_disk(program: Any, options: tuple[Any, ...], config: RunConfig) -> Any:
+    """The artifact of an earlier process's identical compile (copied where this one would write), else None."""
+    from pypto.flows import program_cache
+    from pypto.jit import disk_cache
+
+    if not disk_cache.enabled(config):
+        return None
+    key = program_cache.entry_key(program, options)
+    if key is None:
+        return None
+    found = program_cache.lookup(program, key, config.save_kernels_dir)
+    if found is not None:
+        return found
+    from pypto.driver import compile as ir_compile
+
+    platform, strategy, dump, planner = options
+    compiled = ir_compile(program, platform=platform, output_dir=config.save_kernels_dir, strategy=strategy,
+                          dump_passes=dump, memory_planner=planner)
+    program_cache.store(program, key, compiled)
     return compiled
 
 

@@ -101,7 +101,7 @@ class Settings(BaseSettings):
     toolchain: str = Field(default_factory=latest_version, description="Toolchain manifest version.")
     log_format: LogFormat = Field("auto", description="auto (console on a TTY, else JSON) | console | json.")
     cache_dir: Path = Field(default_factory=default_cache_dir, description="Build and shim cache.")
-    jit_cache: bool = Field(True, description="Reuse @pl.jit compiles across processes (<cache_dir>/jit).")
+    jit_cache: bool = Field(True, description="Reuse @pl.jit and run(program) compiles across processes (<cache_dir>/jit).")
     cache_max_mb: int = Field(CACHE_MAX_MB, ge=0, description="MB the ptoas output cache (<cache_dir>/ptoas-cpp) "
                               "may hold; least recently used entries go first (0: no ptoas cache).")
     run_hw_on_sim: bool = Field(False, description="Run RunConfig(platform='a2a3'|'a5') on a2a3sim|a5sim, warning.")

@@ -1,7 +1,7 @@
 """The edit-run loop, counted in processes started: a warm re-run of an unchanged ``@pl.program`` in a
 fresh interpreter starts no ptoas and no g++; editing one kernel re-assembles and rebuilds that kernel
 only (also when the edit moves the source lines of the kernels below it); ``pypto.runtime.run(program,
-...)`` of an unchanged program in one process compiles once."""
+...)`` of an unchanged program compiles once per process, and not at all in a later process."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ PROGRAM = textwrap.dedent('''
         second = run(TwoStep, x, z2, config=cfg)
         assert np.array_equal(z, z2)
         dirs = [str(first.output_dir), str(second.output_dir)]
-    print(json.dumps({"z": float(z[1, 1]), "spawned": spawned, "dirs": dirs}))
+    print(json.dumps({"z": float(z[1, 1]), "spawned": spawned, "dirs": dirs, "pydantic": "pydantic" in sys.modules}))
 ''')
 
 
@@ -99,6 +99,13 @@ def _tools(spawned: list[list[str]]) -> dict[str, list[list[str]]]:
 def _sources(builds: list[list[str]]) -> list[str]:
     """The sources g++ compiled (a ``g++ --version`` names none)."""
     return sorted(Path(arg).stem for argv in builds for arg in argv if arg.endswith(".cpp"))
+
+
+def _locs(artifact: str) -> list[int]:
+    """The source lines the ``loc(...)`` of ``ptoas/scale.pto`` name."""
+    import re
+
+    return [int(n) for n in re.findall(r'loc\("[^"]*":(\d+):', (Path(artifact) / "ptoas" / "scale.pto").read_text())]
 
 
 @pytest.fixture
@@ -146,3 +153,12 @@ def test_run_of_an_unchanged_program_compiles_once_per_process(workspace, tmp_pa
     assert first["z"] == 3.0 and len(set(first["dirs"])) == 1  # the second run() reused the first build
     second = _run(script, cache, tmp_path, mode="run")
     assert second["z"] == 3.0 and second["spawned"] == []
+    assert not second["pydantic"]  # no compile at all: the artifact came from the on-disk cache
+    assert len(set(second["dirs"])) == 1 and second["dirs"] != first["dirs"]
+
+    script.write_text(PROGRAM.replace("@pl.program", "\n@pl.program", 1))  # every line moves down by one
+    moved = _run(script, cache, tmp_path, mode="run")
+    assert moved["pydantic"]  # a different Program (its spans): compiled, not taken from the cache
+    assert _locs(first["dirs"][0]) and _locs(moved["dirs"][0]) == [n + 1 for n in _locs(first["dirs"][0])]
+    script.write_text(PROGRAM.replace("pl.add(t, 1.0)", "pl.add(t, 5.0)"))
+    assert _run(script, cache, tmp_path, mode="run")["z"] == 7.0
