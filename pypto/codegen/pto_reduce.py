@@ -124,11 +124,11 @@ def _indices(cg: KernelCodegen, x: Tile, axis: int) -> Tile:
 
 
 def _refuse_int(cg: KernelCodegen, op: str, x: Tile) -> None:
-    if x.buf.dtype in (DataType.FP16, DataType.FP32):
+    if x.buf.dtype in (DataType.FP16, DataType.BF16, DataType.FP32):
         return
     raise UnsupportedFeatureError(
         f"{op} on {x.buf.dtype.value} tiles is not supported with {TOOLCHAIN}: it has no pto.trowargmax / "
-        "pto.tcolargmax (a newer ptoas has them), and pypto's rewrite of the op is exact for FP16 and FP32 "
+        "pto.tcolargmax (a newer ptoas has them), and pypto's rewrite of the op is exact for floating-point "
         "operands only", cg.span,
         hint="cast the operand first, e.g. pl.tile.row_argmax(pl.cast(x, pl.FP32)) (exact for |x| <= 2**24)")
 
