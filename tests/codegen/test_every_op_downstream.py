@@ -152,10 +152,7 @@ KNOWN: dict[tuple[str, str], str] = {
         ("row_expand_sub", "trowexpandsub"), ("row_expand_mul", "trowexpandmul"),
         ("row_expand_expdif", "trowexpandsub"), ("col_expand_expdif", "texp"), ("row_max", "trowmax"),
         ("row_min", "trowmin"), ("row_sum", "trowsum"))},
-    **{(op, dt): _SCALAR_TYPE.format(insn=insn, err=err) for dt in _INTS for op, insn, err in (
-        ("muls", "tmuls", "invalid kind of type specified"), ("subs", "tsubs", "invalid kind of type specified"),
-        ("minimums", "tmins", "expects different type than prior uses"),
-        ("rems", "trems", "expects different type than prior uses"), ("divs", "tdivs", "ins/outs are not memref yet"))},
+    **{("divs", dt): _SCALAR_TYPE.format(insn="tdivs", err="ins/outs are not memref yet") for dt in _INTS},
     ("abs", "INT8"): "ptoas 0.1.1's tabs takes i32, i16, f16 or f32 tiles only",
     ("cast", "FP16->BF16"): "a kernel unit with both bf16 and f16 cannot use the f16 stand-in for bf16 (a located error)",
     ("cast", "BF16->FP16"): "a kernel unit with both bf16 and f16 cannot use the f16 stand-in for bf16 (a located error)",
