@@ -150,8 +150,7 @@ KNOWN: dict[tuple[str, str], str] = {
     **{(op, dt): _F_ONLY.format(insn=insn) for dt in _INTS for op, insn in (
         ("div", "tdiv"), ("row_expand_div", "trowexpanddiv"), ("col_expand_div", "tdiv"),
         ("row_expand_sub", "trowexpandsub"), ("row_expand_mul", "trowexpandmul"),
-        ("row_expand_expdif", "trowexpandsub"), ("col_expand_expdif", "texp"), ("row_max", "trowmax"),
-        ("row_min", "trowmin"), ("row_sum", "trowsum"))},
+        ("row_expand_expdif", "trowexpandsub"), ("col_expand_expdif", "texp"))},
     **{("divs", dt): _SCALAR_TYPE.format(insn="tdivs", err="ins/outs are not memref yet") for dt in _INTS},
     ("abs", "INT8"): "ptoas 0.1.1's tabs takes i32, i16, f16 or f32 tiles only",
     ("cast", "FP16->BF16"): "a kernel unit with both bf16 and f16 cannot use the f16 stand-in for bf16 (a located error)",

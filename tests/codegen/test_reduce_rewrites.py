@@ -180,3 +180,37 @@ def test_bf16_arg_reductions_with_ties(platform, tmp_path, monkeypatch):
     compiled(a, r, c)
     assert torch.equal(r[:, 0], a.float().argmax(1).int())
     assert torch.equal(c[0], a.float().argmin(0).int())
+
+
+INT_ROWS = """import pypto.language as pl
+
+@pl.program
+class IR:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[32, 128], pl.INT32], o1: pl.InOut[pl.Tensor[[32, 1], pl.INT32]],
+          o2: pl.InOut[pl.Tensor[[32, 1], pl.INT32]], o3: pl.InOut[pl.Tensor[[32, 1], pl.INT32]]) -> pl.Tensor[[32, 1], pl.INT32]:
+        t: pl.Tile[[32, 128], pl.INT32] = pl.load(a, [0, 0], [32, 128], valid_shape=[32, 100])
+        o2 = pl.store(pl.tile.row_max(t), [0, 0], o2)
+        o3 = pl.store(pl.tile.row_min(t), [0, 0], o3)
+        return pl.store(pl.tile.row_sum(t), [0, 0], o1)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[32, 128], pl.INT32], o1: pl.InOut[pl.Tensor[[32, 1], pl.INT32]],
+             o2: pl.InOut[pl.Tensor[[32, 1], pl.INT32]], o3: pl.InOut[pl.Tensor[[32, 1], pl.INT32]]) -> pl.Tensor[[32, 1], pl.INT32]:
+        return self.k(a, o1, o2, o3)
+"""
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_integer_row_reductions_fold_columns(platform, tmp_path, monkeypatch):
+    # ptoas 0.1.1 takes f16/f32 tiles only for trowsum/trowmax/trowmin
+    monkeypatch.chdir(tmp_path)
+    compiled = ir.compile(pl.parse(INT_ROWS), platform=platform)
+    if checker()[0] is not None:
+        verify(*sorted(Path(compiled.output_dir).glob("ptoas/*.pto")))
+    a = np.random.default_rng(12).integers(-10**6, 10**6, (32, 128)).astype(np.int32)
+    outs = [np.zeros((32, 1), np.int32) for _ in range(3)]
+    compiled(a, *outs)
+    v = a[:, :100]
+    for got, exp in zip(outs, (v.sum(1), v.max(1), v.min(1)), strict=True):
+        np.testing.assert_array_equal(got[:, 0], exp)
