@@ -3,7 +3,8 @@
 * ``col_max`` / ``col_min`` / ``col_prod``: ptoas 0.1.1 emits ``TCOLEXPAND`` for ``pto.tcolmax`` /
   ``pto.tcolmin`` and has no ``tcolprod``. They become a loop over the valid rows: ``textract`` of
   row ``i`` into a ``[1, N]`` tile, folded into the result with ``tmax`` / ``tmin`` / ``tmul``.
-* ``row_prod``: no ``trowprod``; a loop over the valid columns (``textract`` of column ``j`` into an
+* ``row_prod`` (and integer ``row_sum``/``row_max``/``row_min``, which 0.1.1 takes as f16/f32 only): no
+  ``trowprod``; a loop over the valid columns (``textract`` of column ``j`` into an
   ``[M, 1]`` tile, folded with ``tmul``).
 * ``row_argmax`` & co: no ``trowargmax`` family, and ``tcmp``/``tsel`` cannot be used (0.1.1 drops
   tcmp's operands). The index is computed with exact arithmetic: ``d = x - max`` (0 exactly at a
@@ -28,7 +29,7 @@ from pypto.ir.types import TileType, default_tile_view
 if TYPE_CHECKING:
     from pypto.codegen.pto_mlir import KernelCodegen
 
-_FOLD = {"max": "tmax", "min": "tmin", "prod": "tmul"}
+_FOLD = {"max": "tmax", "min": "tmin", "prod": "tmul", "sum": "tadd"}
 _SCALE = 2.0 ** 75  # applied twice: 2**150 lifts the smallest f32 difference (2**-149) past 1
 
 
@@ -64,7 +65,8 @@ def fold_lines(cg: KernelCodegen, x: Tile, kind: str, axis: int, out: Tile) -> N
         cg.emit_op("textract", f"%{x.ssa}[%{iv}, %{cg.index(0)}] : {x.ty}", line)
     else:
         cg.emit_op("textract", f"%{x.ssa}[%{cg.index(0)}, %{iv}] : {x.ty}", line)
-    cg.emit_op(_FOLD[kind], _pair(out, line), out)
+    ins = f"%{out.ssa}, %{line.ssa} : {out.ty}, {line.ty}" if kind == "sum" else _pair(out, line)  # tadd: list form
+    cg.emit_op(_FOLD[kind], ins, out)
     cg.out.pop()
     cg.out.line("}")
 
@@ -73,6 +75,18 @@ def _line_reduce(kind: str, axis: int):
     def rule(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
         x = cg.tile_of(c.args[0])
         fold_lines(cg, x, kind, axis, cg.def_tile(dst))
+    return rule
+
+
+def _int_rows(kind: str, float_rule):
+    """``row_sum/max/min``: ptoas 0.1.1 takes f16/f32 tiles only for trowsum/trowmax/trowmin, so an integer
+    tile folds its valid columns instead (exact)."""
+    def rule(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+        x = cg.tile_of(c.args[0])
+        if x.buf.dtype.is_float:
+            float_rule(cg, c, dst)
+            return
+        fold_lines(cg, x, kind, 1, cg.def_tile(dst))
     return rule
 
 
@@ -124,11 +138,11 @@ def _indices(cg: KernelCodegen, x: Tile, axis: int) -> Tile:
 
 
 def _refuse_int(cg: KernelCodegen, op: str, x: Tile) -> None:
-    if x.buf.dtype in (DataType.FP16, DataType.FP32):
+    if x.buf.dtype in (DataType.FP16, DataType.BF16, DataType.FP32):
         return
     raise UnsupportedFeatureError(
         f"{op} on {x.buf.dtype.value} tiles is not supported with {TOOLCHAIN}: it has no pto.trowargmax / "
-        "pto.tcolargmax (a newer ptoas has them), and pypto's rewrite of the op is exact for FP16 and FP32 "
+        "pto.tcolargmax (a newer ptoas has them), and pypto's rewrite of the op is exact for floating-point "
         "operands only", cg.span,
         hint="cast the operand first, e.g. pl.tile.row_argmax(pl.cast(x, pl.FP32)) (exact for |x| <= 2**24)")
 
@@ -165,3 +179,5 @@ def register(rules: dict) -> None:
         rules[f"tile.col_arg{kind}"] = _arg_reduce(kind, 0)
     rules["tile.col_prod"] = _line_reduce("prod", 0)
     rules["tile.row_prod"] = _line_reduce("prod", 1)
+    for kind in ("sum", "max", "min"):
+        rules[f"tile.row_{kind}"] = _int_rows(kind, rules[f"tile.row_{kind}"])

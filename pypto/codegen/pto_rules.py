@@ -68,10 +68,19 @@ def scalar_operand(cg: KernelCodegen, e: Expr, ty: str) -> str:
     return cg.value(e, ty)
 
 
-def _scalar(pto: str, typing: str) -> Rule:
-    """``typing``: ``tile`` (scalar has the tile dtype), ``f32`` (always f32), ``untyped`` (f32, no type)."""
+def _scalar(pto: str, typing: str, int_form: tuple[str, str] | None = None) -> Rule:
+    """``typing``: ``tile`` (scalar has the tile dtype), ``f32`` (always f32), ``untyped`` (f32, no type).
+    ``int_form``: the binary op (and its ins form) an integer tile uses instead, on the broadcast scalar
+    (ptoas 0.1.1 rejects tmuls/tsubs/tmins/trems scalars of an integer tile in every spelling)."""
     def rule(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
         (a,) = _srcs(cg, c, 1)
+        if int_form is not None and not a.buf.dtype.is_float:
+            s = scalar_operand(cg, c.args[1], a.buf.dtype.mlir)
+            tmp = cg.scratch(a.buf, "scalar_tmp")
+            cg.emit_op("texpands", f"%{s} : {a.buf.dtype.mlir}", tmp)
+            op, form = int_form
+            cg.emit_op(op, _list(a, tmp) if form == "list" else _pair(a, tmp), cg.def_tile(dst))
+            return
         ty = a.buf.dtype.mlir if typing == "tile" or not a.buf.dtype.is_float else "f32"
         s = scalar_operand(cg, c.args[1], ty)
         out = cg.def_tile(dst)
@@ -374,9 +383,10 @@ def _register() -> None:
         RULES[f"tile.{op}"] = _unary(f"t{op}")
     RULES["tile.not_"] = _unary("tnot")
     RULES.update({
-        "tile.adds": _scalar("tadds", "tile"), "tile.subs": _scalar("tsubs", "f32"),
-        "tile.muls": _scalar("tmuls", "f32"), "tile.divs": _scalar("tdivs", "tile"),
-        "tile.minimums": _scalar("tmins", "untyped"), "tile.rems": _scalar("trems", "untyped"),
+        "tile.adds": _scalar("tadds", "tile"), "tile.subs": _scalar("tsubs", "f32", ("tsub", "list")),
+        "tile.muls": _scalar("tmuls", "f32", ("tmul", "pair")), "tile.divs": _scalar("tdivs", "tile"),
+        "tile.minimums": _scalar("tmins", "untyped", ("tmin", "pair")),
+        "tile.rems": _scalar("trems", "untyped", ("trem", "pair")),
         "tile.maximums": _maximums, "tile.xors": _scalar("txors", "tile"),
         "tile.prelu": _binary("tprelu", "pair"), "tile.addc": _addc, "tile.addsc": _addsc,
         "tile.subc": _sub_then_sub, "tile.subsc": _sub_then_sub, "tile.ci": _ci, "tile.extract": _extract,

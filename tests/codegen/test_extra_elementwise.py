@@ -150,3 +150,42 @@ def test_part_ops_cover_the_union_of_valid_regions(platform, tmp_path, monkeypat
     left = np.arange(64) < 40  # x is valid in its first 40 columns only; y everywhere
     for got, fn in zip(outs, (np.add, np.maximum, np.minimum), strict=True):
         np.testing.assert_allclose(got, np.where(left, fn(x, y), y), rtol=1e-6, atol=1e-6)
+
+
+INT_SCALARS = """import pypto.language as pl
+
+@pl.program
+class IntScalars:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, q: pl.Tensor[[16, 64], pl.INT32], b: pl.Tensor[[16, 64], pl.INT8],
+             o1: pl.Out[pl.Tensor[[16, 64], pl.INT32]], o2: pl.Out[pl.Tensor[[16, 64], pl.INT32]],
+             o3: pl.Out[pl.Tensor[[16, 64], pl.INT32]], o4: pl.Out[pl.Tensor[[16, 64], pl.INT32]],
+             o5: pl.Out[pl.Tensor[[16, 64], pl.INT8]]) -> pl.Tensor[[16, 64], pl.INT32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(q, [0, 0], [16, 64])
+            tb = pl.load(b, [0, 0], [16, 64])
+            o1 = pl.store(pl.tile.muls(t, 3), [0, 0], o1)
+            o2 = pl.store(pl.tile.subs(t, 7), [0, 0], o2)
+            o3 = pl.store(pl.tile.minimums(t, 5), [0, 0], o3)
+            o4 = pl.store(pl.tile.rems(t, 4), [0, 0], o4)
+            o5 = pl.store(pl.tile.muls(tb, 3), [0, 0], o5)
+        return o1
+"""
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_integer_scalar_forms_broadcast_the_scalar(platform, tmp_path, monkeypatch):
+    # ptoas 0.1.1 rejects the scalar of tmuls/tsubs/tmins/trems on integer tiles: texpands + the binary op
+    monkeypatch.chdir(tmp_path)
+    compiled = ir.compile(pl.parse(INT_SCALARS), platform=platform)
+    ptos = sorted(Path(compiled.output_dir).glob("ptoas/*.pto"))
+    if checker()[0] is not None:
+        verify(*ptos)
+    rng = np.random.default_rng(11)
+    q = rng.integers(0, 1000, (16, 64)).astype(np.int32)
+    b = rng.integers(-100, 100, (16, 64)).astype(np.int8)
+    outs = [np.zeros((16, 64), np.int32) for _ in range(4)] + [np.zeros((16, 64), np.int8)]
+    compiled(q, b, *outs)
+    want = [q * 3, q - 7, np.minimum(q, 5), q % 4, (b.astype(np.int32) * 3).astype(np.int8)]
+    for i, (got, exp) in enumerate(zip(outs, want, strict=True)):
+        np.testing.assert_array_equal(got, exp, err_msg=f"output o{i + 1}")

@@ -147,3 +147,70 @@ def test_integer_argmax_is_a_located_refusal_naming_the_rewrite(tmp_path, monkey
     assert "tile.row_argmax on INT32 tiles is not supported with ptoas 0.1.1" in msg
     assert "newer ptoas" in msg and "pl.cast(x, pl.FP32)" in (ei.value.hint or "")
     assert ei.value.span is not None and ei.value.span.line == 8
+
+
+BF16_SRC = """import pypto.language as pl
+
+@pl.program
+class B:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16, 64], pl.BF16], r: pl.InOut[pl.Tensor[[16, 1], pl.INT32]],
+          c: pl.InOut[pl.Tensor[[1, 64], pl.INT32]]) -> pl.Tensor[[16, 1], pl.INT32]:
+        t: pl.Tile[[16, 64], pl.BF16] = pl.load(a, [0, 0], [16, 64])
+        c = pl.store(pl.tile.col_argmin(t), [0, 0], c)
+        return pl.store(pl.tile.row_argmax(t), [0, 0], r)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 64], pl.BF16], r: pl.InOut[pl.Tensor[[16, 1], pl.INT32]],
+             c: pl.InOut[pl.Tensor[[1, 64], pl.INT32]]) -> pl.Tensor[[16, 1], pl.INT32]:
+        return self.k(a, r, c)
+"""
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_bf16_arg_reductions_with_ties(platform, tmp_path, monkeypatch):
+    import torch
+
+    monkeypatch.chdir(tmp_path)
+    compiled = ir.compile(pl.parse(BF16_SRC), platform=platform)
+    g = torch.Generator().manual_seed(9)
+    a = torch.randn(16, 64, generator=g).bfloat16()
+    a[:, 7], a[5] = a[:, 3], a[2]
+    r, c = torch.zeros(16, 1, dtype=torch.int32), torch.zeros(1, 64, dtype=torch.int32)
+    compiled(a, r, c)
+    assert torch.equal(r[:, 0], a.float().argmax(1).int())
+    assert torch.equal(c[0], a.float().argmin(0).int())
+
+
+INT_ROWS = """import pypto.language as pl
+
+@pl.program
+class IR:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[32, 128], pl.INT32], o1: pl.InOut[pl.Tensor[[32, 1], pl.INT32]],
+          o2: pl.InOut[pl.Tensor[[32, 1], pl.INT32]], o3: pl.InOut[pl.Tensor[[32, 1], pl.INT32]]) -> pl.Tensor[[32, 1], pl.INT32]:
+        t: pl.Tile[[32, 128], pl.INT32] = pl.load(a, [0, 0], [32, 128], valid_shape=[32, 100])
+        o2 = pl.store(pl.tile.row_max(t), [0, 0], o2)
+        o3 = pl.store(pl.tile.row_min(t), [0, 0], o3)
+        return pl.store(pl.tile.row_sum(t), [0, 0], o1)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[32, 128], pl.INT32], o1: pl.InOut[pl.Tensor[[32, 1], pl.INT32]],
+             o2: pl.InOut[pl.Tensor[[32, 1], pl.INT32]], o3: pl.InOut[pl.Tensor[[32, 1], pl.INT32]]) -> pl.Tensor[[32, 1], pl.INT32]:
+        return self.k(a, o1, o2, o3)
+"""
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_integer_row_reductions_fold_columns(platform, tmp_path, monkeypatch):
+    # ptoas 0.1.1 takes f16/f32 tiles only for trowsum/trowmax/trowmin
+    monkeypatch.chdir(tmp_path)
+    compiled = ir.compile(pl.parse(INT_ROWS), platform=platform)
+    if checker()[0] is not None:
+        verify(*sorted(Path(compiled.output_dir).glob("ptoas/*.pto")))
+    a = np.random.default_rng(12).integers(-10**6, 10**6, (32, 128)).astype(np.int32)
+    outs = [np.zeros((32, 1), np.int32) for _ in range(3)]
+    compiled(a, *outs)
+    v = a[:, :100]
+    for got, exp in zip(outs, (v.sum(1), v.max(1), v.min(1)), strict=True):
+        np.testing.assert_array_equal(got[:, 0], exp)

@@ -60,8 +60,19 @@ def _binary(name: str, kind: type):
         b = shaped(args[1], name, "rhs", span, kind)
         same_shape(name, a, b, span)
         same_dtype(name, a, b, span)
+        _integer_only(name, a, span)
         return like(a)
     return infer
+
+
+_BITWISE = ("and_", "or_", "xor", "shl", "shr", "not_", "ands", "ors", "shls", "shrs")
+
+
+def _integer_only(name: str, a: ShapedType, span: Span) -> None:
+    """Bitwise ops and shifts act on integer bits (tand/tor/txor/tshl/tshr/tnot take integer tiles only)."""
+    if name.split(".", 1)[1] in _BITWISE and not a.dtype.is_int:
+        raise UserError(f"{name}: needs an integer operand, got {a.dtype.value}", span,
+                        hint="pl.cast(x, pl.INT32) first")
 
 
 def _scalar(name: str, kind: type):
@@ -69,6 +80,7 @@ def _scalar(name: str, kind: type):
         a = shaped(args[0], name, "lhs", span, kind)
         if not isinstance(args[1].type, ScalarType):
             raise UserError(f"{name}: operand 'rhs' must be a scalar, got {args[1].type}", span)
+        _integer_only(name, a, span)
         return like(a)
     return infer
 
@@ -79,6 +91,7 @@ def _unary(name: str, kind: type):
         if name.endswith(("exp", "log", "sqrt", "rsqrt", "recip", "sin", "cos")) and not a.dtype.is_float:
             raise UserError(f"{name}: needs a floating-point operand, got {a.dtype.value}", span,
                             hint="pl.cast(x, pl.FP32) first")
+        _integer_only(name, a, span)
         return like(a)
     return infer
 
