@@ -15,38 +15,58 @@ import dataclasses
 from pypto.ir.enums import ForKind
 from pypto.ir.expr import BinaryExpr, BinOp, ConstInt, Expr, IterArg, Var, as_int
 from pypto.ir.function import Function
-from pypto.ir.stmt import ForStmt, IfStmt, Stmt, YieldStmt, flatten, seq
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, YieldStmt, flatten, seq
 from pypto.ir.visitor import substitute
 from pypto.passes._rewrite import clone
 from pypto.passes._util import map_blocks
 
 
-def _first_iteration_test(s: Stmt, loop: ForStmt) -> bool:
-    """``if <loop var> == <start>`` (either side) with an else and results: a choice on iteration one."""
+def _affine(e: Expr, loop: ForStmt, body: list[Stmt]) -> int | None:
+    """``k`` when ``e`` is the loop variable (k = 1) or a body variable ``loop_var * k`` (k != 0)."""
+    if e is loop.loop_var:
+        return 1
+    for s in body:
+        if isinstance(s, AssignStmt) and s.var is e and isinstance(s.value, BinaryExpr) \
+                and s.value.op is BinOp.Mul:
+            a, b = s.value.lhs, s.value.rhs
+            k = as_int(b) if a is loop.loop_var else as_int(a) if b is loop.loop_var else None
+            return k if k else None
+    return None
+
+
+def _first_iteration_test(s: Stmt, loop: ForStmt, body: list[Stmt]) -> bool:
+    """``if x == c`` with an else and results, where ``x`` is the loop variable times ``k`` and ``c`` its
+    value on the first iteration (only there): a choice on iteration one."""
     if not isinstance(s, IfStmt) or s.else_body is None or not s.return_vars:
         return False
     c = s.cond
     if not isinstance(c, BinaryExpr) or c.op is not BinOp.Eq:
         return False
     start = as_int(loop.start)
-    sides = [(c.lhs, c.rhs), (c.rhs, c.lhs)]
-    return any(v is loop.loop_var and as_int(k) == start for v, k in sides)
+    for x, v in ((c.lhs, c.rhs), (c.rhs, c.lhs)):
+        k = _affine(x, loop, body)
+        if k is not None and start is not None and as_int(v) == start * k:
+            return True
+    return False
 
 
 def peelable(loop: Stmt) -> bool:
-    if not isinstance(loop, ForStmt) or loop.kind not in (ForKind.Sequential,) or not loop.iter_args:
+    if not isinstance(loop, ForStmt) or loop.kind not in (ForKind.Sequential, ForKind.Pipeline) \
+            or not loop.iter_args:
         return False
     bounds = [as_int(e) for e in (loop.start, loop.stop, loop.step)]
     if any(b is None for b in bounds) or bounds[2] <= 0 or bounds[1] <= bounds[0]:  # type: ignore[operator]
         return False
-    return any(_first_iteration_test(s, loop) for s in flatten(loop.body))
+    body = flatten(loop.body)
+    return any(_first_iteration_test(s, loop, body) for s in body)
 
 
-def _take_branch(body: list[Stmt], loop: ForStmt, then: bool, renames: dict[Var, Expr]) -> list[Stmt]:
-    """``body`` with each first-iteration ``if`` replaced by one branch; its results read the branch's yields."""
+def _take_branch(body: list[Stmt], choices: set[int], then: bool, renames: dict[Var, Expr]) -> list[Stmt]:
+    """``body`` with its statements at ``choices`` (first-iteration ifs) replaced by one branch; the ifs'
+    results read the branch's yields."""
     out: list[Stmt] = []
-    for s in body:
-        if not _first_iteration_test(s, loop):
+    for i, s in enumerate(body):
+        if i not in choices:
             out.append(substitute(s, renames) if renames else s)
             continue
         assert isinstance(s, IfStmt)
@@ -68,14 +88,13 @@ def peel(loop: ForStmt) -> tuple[list[Stmt], dict[Var, Expr]]:
     first = ConstInt(start, dtype) if dtype is not None else ConstInt(start)
     inits = {ia: ia.init for ia in loop.iter_args if ia.init is not None}
     body = flatten(loop.body)
-    peeled = clone(body, {loop.loop_var: first, **inits})
-    renames: dict[Var, Expr] = {}
-    peeled = _take_branch(peeled, dataclasses.replace(loop, loop_var=first), True, renames)  # type: ignore[arg-type]
+    choices = {i for i, s in enumerate(body) if _first_iteration_test(s, loop, body)}
+    peeled = _take_branch(clone(body, {loop.loop_var: first, **inits}), choices, True, {})
     yielded = peeled.pop() if peeled and isinstance(peeled[-1], YieldStmt) else None
     carried = list(yielded.values) if yielded is not None else [ia.init for ia in loop.iter_args]
     if start + step >= stop:
         return peeled, dict(zip(loop.return_vars, carried, strict=True))
-    rest = _take_branch(body, loop, False, {})
+    rest = _take_branch(body, choices, False, {})
     iter_args = tuple(IterArg(ia.name, ia.var_type, init=v, span=ia.span)
                       for ia, v in zip(loop.iter_args, carried, strict=True))
     rest_loop = dataclasses.replace(loop, start=ConstInt(start + step, first.dtype), iter_args=iter_args,

@@ -84,6 +84,9 @@ class _Converter:
             return self.branch(s)
         if isinstance(s, ScopeStmt):
             return [dataclasses.replace(s, body=self.block(s.body))]
+        if isinstance(s, AssignStmt) and isinstance(s.value, Var) and s.value in self.tiles:
+            self.tiles[s.var] = self.tiles[s.value]  # ``mi = mi_new``: a second name of the same tile
+            return []
         if isinstance(s, YieldStmt):
             values = tuple(self.tiles.get(v, v) if isinstance(v, Var) else v for v in s.values)
             return [dataclasses.replace(s, values=values)]
@@ -172,10 +175,27 @@ class _Converter:
         out: list[Stmt] = []
         space = MemorySpace.Mat if _op(value).core == "cube" else MemorySpace.Vec
         args = [self.tile_of(a, space, out) for a in value.args]
-        call = make_call(f"tile.{_op(value).short}", args, value.kwargs, span=value.span)
+        kwargs = self._transposed_operands(value, args, out) if space is MemorySpace.Mat else value.kwargs
+        call = make_call(f"tile.{_op(value).short}", args, kwargs, span=value.span)
         if isinstance(s, AssignStmt):
             out.append(self.bind(s, call))
         return out
+
+    def _transposed_operands(self, value: Call, args: list[Expr], out: list[Stmt]) -> dict:
+        """``matmul(a, b, b_trans=True)``: ptoas 0.1.1 has no transposed matmul, so the operand becomes
+        ``tile.transpose_view`` of its Mat load, which ResolveBackendOpLayouts turns into a load through
+        the transposed GM view; the flag goes."""
+        first = 1 if _op(value).short.endswith("_acc") else 0
+        kwargs = dict(value.kwargs)
+        for flag, i in (("a_trans", first), ("b_trans", first + 1)):
+            if not kwargs.get(flag) or i >= len(args) or not isinstance(args[i], Var):
+                continue
+            view = make_call("tile.transpose_view", [args[i]], span=value.span)
+            tv = Var(f"{base_name(args[i].name)}__t", view.result_type, span=value.span)
+            out.append(AssignStmt(tv, view, span=value.span))
+            args[i] = tv
+            kwargs[flag] = False
+        return kwargs
 
     def bind(self, s: AssignStmt, call: Call) -> AssignStmt:
         tile = Var(f"{base_name(s.var.name)}__tile", call.result_type, span=s.var.span)

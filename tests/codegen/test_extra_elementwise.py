@@ -108,7 +108,7 @@ def test_ci_extract_and_fillpad_inplace_match_numpy(platform, tmp_path, monkeypa
 
 @pytest.mark.parametrize(("expr", "message"), [
     ("pl.tile.ci(s, [2, 32])", "the sequence fills one row; the shape must be [1, N]"),
-    ("pl.tile.ci(s, [1, 32], dtype=pl.FP32)", "dtype must be pl.INT16 or pl.INT32"),
+    ("pl.tile.ci(s, [1, 32], dtype=pl.FP32)", "dtype must be pl.INT16, pl.INT32, pl.UINT16 or pl.UINT32"),
     ("pl.tile.extract(pl.load(x, [0, 0], [16, 64]), 12, 0, [8, 16], target_memory=pl.Mem.Vec)",
      "window [12, 20) on axis 0 is outside the source's 16"),
 ])

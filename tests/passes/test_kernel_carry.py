@@ -45,6 +45,33 @@ def k_split(a: pl.Tensor[[64, 192], pl.FP32], b: pl.Tensor[[192, 64], pl.FP32],
     return c
 
 
+@pl.jit
+def k_split_pipelined(a: pl.Tensor[[64, 192], pl.FP32], b: pl.Tensor[[192, 64], pl.FP32],
+                      c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    for nb in pl.parallel(0, 64, 32):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="pipe"):
+            acc = pl.create_tensor([64, 32], dtype=pl.FP32)
+            for kb in pl.pipeline(0, 3, stage=2):
+                k0 = kb * 64  # the first-iteration test is on a multiple of the loop variable
+                if k0 == 0:
+                    acc = pl.matmul(a[0:64, k0:k0 + 64], b[k0:k0 + 64, nb:nb + 32])
+                else:
+                    acc = pl.matmul_acc(acc, a[0:64, k0:k0 + 64], b[k0:k0 + 64, nb:nb + 32])
+            c[0:64, nb:nb + 32] = acc
+    return c
+
+
+@pl.jit
+def running_max(x: pl.Tensor[[32, 256], pl.FP32], y: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="rmax"):
+        m = x[:, 0:64]
+        for j in pl.range(1, 4):
+            m_new = pl.maximum(m, x[:, j * 64:j * 64 + 64])
+            m = m_new  # a second name of the carried tile
+        y[:, :] = m
+    return y
+
+
 def _kernel(program, name: str):
     return next(f for f in program.functions.values() if f.name.startswith(name))
 
@@ -79,3 +106,10 @@ def test_carried_tiles_run(platform: str) -> None:
     c = np.zeros((64, 64), np.float32)
     k_split(a, b, c, config=RunConfig(platform=platform))
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+    c = np.zeros((64, 64), np.float32)
+    k_split_pipelined(a, b, c, config=RunConfig(platform=platform))
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+    x = rng.standard_normal((32, 256)).astype(np.float32)
+    y = np.zeros((32, 64), np.float32)
+    running_max(x, y, config=RunConfig(platform=platform))
+    np.testing.assert_array_equal(y, x.reshape(32, 4, 64).max(axis=1))

@@ -72,8 +72,9 @@ def _ci(name: str, kind: type):
 
         shape = dims(args[1], name, "shape", span)
         dtype = kw.get("dtype")
-        if dtype not in (DataType.INT16, DataType.INT32):
-            raise UserError(f"{name}: dtype must be pl.INT16 or pl.INT32, got {dtype!r}", span)
+        if dtype not in (DataType.INT16, DataType.INT32, DataType.UINT16, DataType.UINT32):
+            raise UserError(f"{name}: dtype must be pl.INT16, pl.INT32, pl.UINT16 or pl.UINT32, got {dtype!r}",
+                            span)
         if len(shape) == 2 and shape[0] != 1:
             raise UserError(f"{name}: the sequence fills one row; the shape must be [1, N], got {list(shape)}", span)
         t = args[0].type
