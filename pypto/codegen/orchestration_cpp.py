@@ -28,6 +28,7 @@ from pypto.ir.stmt import (
     RuntimeScopeStmt,
     SeqStmts,
     Stmt,
+    WhileStmt,
     YieldStmt,
     flatten,
 )
@@ -186,7 +187,8 @@ class OrchCodegen(CppExpr):
     def _return(self, s: ReturnStmt) -> None:
         return
 
-    def _for(self, s: ForStmt) -> None:
+    def _carries(self, s: ForStmt | WhileStmt) -> None:
+        """A local per carried value, set to its initial value (an array is carried in place)."""
         for ia in s.iter_args:
             if isinstance(ia.type, ArrayType):  # updated in place: the carry is the array itself
                 self.env[ia] = self.expr(ia.init)
@@ -194,6 +196,24 @@ class OrchCodegen(CppExpr):
             local = self.em.unique(base_name(ia.name))
             self.em.line(f"{self.decl_type(ia)} {local} = {self.expr(ia.init)};")  # type: ignore[arg-type]
             self.env[ia] = local
+
+    def _while(self, s: WhileStmt) -> None:
+        """``while (true) { if (!cond) break; body }``: the test is evaluated in the loop, so whatever it
+        computes is recomputed each time; the body's yield updates the carried locals."""
+        self._carries(s)
+        self.em.line("while (true) {")
+        self.em.push()
+        self.em.line(f"if (!({self.expr(s.cond)})) break;")
+        self.yields.append([self.env[ia] for ia in s.iter_args])
+        self.stmt(s.body)
+        self.yields.pop()
+        self.em.pop()
+        self.em.line("}")
+        for ia, rv in zip(s.iter_args, s.return_vars, strict=False):
+            self.env[rv] = self.env[ia]
+
+    def _for(self, s: ForStmt) -> None:
+        self._carries(s)
         iv = self.em.unique(base_name(s.loop_var.name))
         self.env[s.loop_var] = iv
         self.em.line(f"for (int64_t {iv} = {self.expr(s.start)}; {iv} < {self.expr(s.stop)}; "
@@ -428,6 +448,7 @@ _STMTS = {
     EvalStmt: OrchCodegen._eval,
     ReturnStmt: OrchCodegen._return,
     ForStmt: OrchCodegen._for,
+    WhileStmt: OrchCodegen._while,
     IfStmt: OrchCodegen._if,
     YieldStmt: OrchCodegen._yield,
 }

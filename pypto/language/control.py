@@ -183,6 +183,97 @@ def parse_for(p: FunctionParser, node: ast.For) -> list[Stmt]:
                     tuple(rvs), kind, attrs, span=span)]
 
 
+def parse_plain_while(p: FunctionParser, node: ast.While) -> list[Stmt]:
+    """``while cond:`` without ``pl.while_``: the names the body rebinds are carried, as in a ``for``
+    loop without init_values (ConvertToSSA makes the iter_args of those read by the condition or later)."""
+    span = p.span(node)
+    if node.orelse:
+        raise UnsupportedFeatureError("while-else is not supported", span)
+    if p.func_type_incore:
+        return _counting_while(p, node)
+    cond = p.ev.expr(node.test)
+    frame = p.push("while")
+    p.loop_depth += 1
+    try:
+        body = p.body(node.body, node.lineno)
+    finally:
+        p.loop_depth -= 1
+        p.pop()
+    if frame.values is not None:
+        raise ParserSyntaxError("pl.yield_() in a while loop without init_values", span,
+                                hint="write `for (x,) in pl.while_(init_values=(x0,)):` to yield explicitly")
+    return [WhileStmt(cond, _block(p, body, span), (), (), span=span)]
+
+
+def _counting_while(p: FunctionParser, node: ast.While) -> list[Stmt]:
+    """A kernel's ``i = a; while i < b: ...; i = i + c`` as ``for i in pl.range(a, b, c)`` (ptoas 0.1.1
+    has no ``scf.while``); ``i`` is the loop variable, so reading it after the loop is a located error."""
+    form = _counting_form(node)
+    if form is None:
+        raise UnsupportedFeatureError(
+            "a while loop in a kernel (ptoas 0.1.1 cannot lower scf.while) that is not a counting loop", p.span(node),
+            hint="write it as `for i in pl.range(a, b, c)`; a loop `while i < b:` (or `<=`) whose last statement "
+                 "is `i = i + c` (c a positive int), with no other assignment to i and no break/continue, is "
+                 "rewritten so")
+    name, stop, step = form
+    span = p.span(node)
+    start = p.ev.expr(ast.Name(name, ast.Load(), lineno=node.lineno, col_offset=node.col_offset))
+    bound = p.ev.expr(stop)
+    loop_var = Var(name, ScalarType(DataType.INDEX), span=span)
+    p.scope.bind(name, loop_var, span)
+    frame = p.push("for")
+    p.loop_depth += 1
+    try:
+        body = p.body(node.body[:-1], node.lineno)
+    finally:
+        p.loop_depth -= 1
+        p.pop()
+    if frame.values is not None:
+        raise ParserSyntaxError("pl.yield_() in a while loop without init_values", span)
+    p.scope.names.pop(name, None)  # Python would read the first value that fails the test; the IR has none
+    p.scope.unmerged[name] = (f"it counts the while loop at {span.line}:{span.col}, which a kernel runs as "
+                              f"'for {name} in pl.range(...)' (ptoas 0.1.1 has no scf.while), so it has no value "
+                              "after the loop; compute the value after the loop from the bounds")
+    return [ForStmt(loop_var, start, bound, ConstInt(step, DataType.INDEX), _block(p, body, span), (), (),
+                    ForKind.Sequential, {}, span=span)]
+
+
+def _counting_form(node: ast.While) -> tuple[str, ast.expr, int] | None:
+    """(name, stop, step) of ``while name < stop: ...; name = name + step`` (``<=``: stop + 1), else None."""
+    test, last = node.test, node.body[-1] if node.body else None
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Lt | ast.LtE)
+            and isinstance(test.left, ast.Name)):
+        return None
+    name, stop = test.left.id, test.comparators[0]
+    step = _increment(last, name)
+    stored = {n.id for s in node.body[:-1] for n in ast.walk(s) if isinstance(n, ast.Name)
+              and isinstance(n.ctx, ast.Store)}
+    read_by_stop = {n.id for n in ast.walk(stop) if isinstance(n, ast.Name)}
+    jumps = any(isinstance(n, ast.Break | ast.Continue) for s in node.body for n in ast.walk(s))
+    if step is None or name in stored or stored & read_by_stop or name in read_by_stop or jumps:
+        return None
+    if isinstance(test.ops[0], ast.LtE):
+        stop = ast.copy_location(ast.BinOp(stop, ast.Add(), ast.Constant(1)), stop)
+    return name, stop, step
+
+
+def _increment(stmt: ast.stmt | None, name: str) -> int | None:
+    """``c`` of ``name = name + c`` / ``name += c`` (c a positive int literal), else None."""
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add):
+        target, value = stmt.target, stmt.value
+    elif isinstance(stmt, ast.Assign | ast.AnnAssign) and isinstance(stmt.value, ast.BinOp) \
+            and isinstance(stmt.value.op, ast.Add) and isinstance(stmt.value.left, ast.Name) \
+            and stmt.value.left.id == name:
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else \
+            getattr(stmt, "target", None)
+        value = stmt.value.right
+    else:
+        return None
+    ok = isinstance(target, ast.Name) and target.id == name and isinstance(value, ast.Constant) \
+        and isinstance(value.value, int) and not isinstance(value.value, bool) and value.value > 0
+    return value.value if ok else None
+
+
 def _parse_while(p: FunctionParser, node: ast.For) -> list[Stmt]:
     span = p.span(node)
     call = node.iter

@@ -43,7 +43,6 @@ from pypto.language.types import DynVar
 from pypto.span import Span
 
 _UNSUPPORTED_STMT = {
-    "While": "while loops without init_values",
     "Try": "try statements", "TryStar": "try statements", "Raise": "raise statements",
     "Import": "import statements inside DSL functions", "ImportFrom": "import statements inside DSL functions",
     "FunctionDef": "nested function definitions", "AsyncFunctionDef": "nested function definitions",
@@ -197,9 +196,7 @@ class FunctionParser:
         method = getattr(self, f"visit_{type(node).__name__}", None)
         if method is None:
             what = _UNSUPPORTED_STMT.get(type(node).__name__, f"'{type(node).__name__}' statements")
-            hint = ("write `for (x,) in pl.while_(init_values=(x0,)):` with pl.cond(...) as its first statement"
-                    if isinstance(node, ast.While) else None)
-            raise UnsupportedFeatureError(f"{what} are not supported in DSL functions", self.span(node), hint)
+            raise UnsupportedFeatureError(f"{what} are not supported in DSL functions", self.span(node))
         return method(node)
 
     def _construct(self, node: ast.AST) -> dsl.DslConstruct | None:
@@ -452,6 +449,11 @@ class FunctionParser:
         from pypto.language.control import parse_for
 
         return parse_for(self, node)
+
+    def visit_While(self, node: ast.While) -> list[Stmt]:  # noqa: N802
+        from pypto.language.control import parse_plain_while
+
+        return parse_plain_while(self, node)
 
     def visit_If(self, node: ast.If) -> list[Stmt]:  # noqa: N802
         from pypto.language.control import parse_if
