@@ -160,7 +160,8 @@ class IntScalars:
     def main(self, q: pl.Tensor[[16, 64], pl.INT32], b: pl.Tensor[[16, 64], pl.INT8],
              o1: pl.Out[pl.Tensor[[16, 64], pl.INT32]], o2: pl.Out[pl.Tensor[[16, 64], pl.INT32]],
              o3: pl.Out[pl.Tensor[[16, 64], pl.INT32]], o4: pl.Out[pl.Tensor[[16, 64], pl.INT32]],
-             o5: pl.Out[pl.Tensor[[16, 64], pl.INT8]]) -> pl.Tensor[[16, 64], pl.INT32]:
+             o5: pl.Out[pl.Tensor[[16, 64], pl.INT8]], rr: pl.Tensor[[16, 1], pl.INT32],
+             o6: pl.Out[pl.Tensor[[16, 64], pl.INT32]], o7: pl.Out[pl.Tensor[[16, 64], pl.INT32]]) -> pl.Tensor[[16, 64], pl.INT32]:
         with pl.at(level=pl.Level.CORE_GROUP):
             t = pl.load(q, [0, 0], [16, 64])
             tb = pl.load(b, [0, 0], [16, 64])
@@ -169,13 +170,17 @@ class IntScalars:
             o3 = pl.store(pl.tile.minimums(t, 5), [0, 0], o3)
             o4 = pl.store(pl.tile.rems(t, 4), [0, 0], o4)
             o5 = pl.store(pl.tile.muls(tb, 3), [0, 0], o5)
+            r = pl.load(rr, [0, 0], [16, 1])
+            o6 = pl.store(pl.tile.row_expand_sub(t, r), [0, 0], o6)
+            o7 = pl.store(pl.tile.row_expand_mul(t, r), [0, 0], o7)
         return o1
 """
 
 
 @pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
 def test_integer_scalar_forms_broadcast_the_scalar(platform, tmp_path, monkeypatch):
-    # ptoas 0.1.1 rejects the scalar of tmuls/tsubs/tmins/trems on integer tiles: texpands + the binary op
+    # ptoas 0.1.1 rejects the scalar of tmuls/tsubs/tmins/trems on integer tiles: texpands + the binary op;
+    # it takes trowexpandsub/mul on f16/f32 only: trowexpand + tsub/tmul
     monkeypatch.chdir(tmp_path)
     compiled = ir.compile(pl.parse(INT_SCALARS), platform=platform)
     ptos = sorted(Path(compiled.output_dir).glob("ptoas/*.pto"))
@@ -184,8 +189,11 @@ def test_integer_scalar_forms_broadcast_the_scalar(platform, tmp_path, monkeypat
     rng = np.random.default_rng(11)
     q = rng.integers(0, 1000, (16, 64)).astype(np.int32)
     b = rng.integers(-100, 100, (16, 64)).astype(np.int8)
+    r = rng.integers(-50, 50, (16, 1)).astype(np.int32)
     outs = [np.zeros((16, 64), np.int32) for _ in range(4)] + [np.zeros((16, 64), np.int8)]
-    compiled(q, b, *outs)
-    want = [q * 3, q - 7, np.minimum(q, 5), q % 4, (b.astype(np.int32) * 3).astype(np.int8)]
+    o6, o7 = np.zeros((16, 64), np.int32), np.zeros((16, 64), np.int32)
+    compiled(q, b, *outs, r, o6, o7)
+    outs += [o6, o7]
+    want = [q * 3, q - 7, np.minimum(q, 5), q % 4, (b.astype(np.int32) * 3).astype(np.int8), q - r, q * r]
     for i, (got, exp) in enumerate(zip(outs, want, strict=True)):
         np.testing.assert_array_equal(got, exp, err_msg=f"output o{i + 1}")
