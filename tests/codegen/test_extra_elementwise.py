@@ -197,3 +197,34 @@ def test_integer_scalar_forms_broadcast_the_scalar(platform, tmp_path, monkeypat
     want = [q * 3, q - 7, np.minimum(q, 5), q % 4, (b.astype(np.int32) * 3).astype(np.int8), q - r, q * r]
     for i, (got, exp) in enumerate(zip(outs, want, strict=True)):
         np.testing.assert_array_equal(got, exp, err_msg=f"output o{i + 1}")
+
+
+PARTIAL = """import pypto.language as pl
+
+@pl.program
+class Partial:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16, 64], pl.FP32], r: pl.Tensor[[16, 1], pl.FP32],
+          o: pl.InOut[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        t: pl.Tile[[16, 64], pl.FP32] = pl.load(a, [0, 0], [16, 64], valid_shape=[16, 40])
+        rr: pl.Tile[[16, 1], pl.FP32] = pl.load(r, [0, 0], [16, 1])
+        return pl.store(pl.tile.row_expand_add(pl.tile.maximums(t, 0.5), rr), [0, 0], o)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 64], pl.FP32], r: pl.Tensor[[16, 1], pl.FP32],
+             o: pl.InOut[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        return self.k(a, r, o)
+"""
+
+
+def test_scratch_tiles_of_a_partly_valid_operand_get_valid_operands(tmp_path, monkeypatch):
+    # the broadcast scratch of maximums / row_expand_add was a hoisted alloc_tile without its valid
+    # extents ('valid_col operand is required because result type v_col is ?')
+    monkeypatch.chdir(tmp_path)
+    compiled = ir.compile(pl.parse(PARTIAL), platform="a2a3sim")
+    a = np.random.default_rng(8).standard_normal((16, 64)).astype(np.float32)
+    r = np.random.default_rng(9).standard_normal((16, 1)).astype(np.float32)
+    o = np.zeros((16, 64), np.float32)
+    compiled(a, r, o)
+    np.testing.assert_allclose(o[:, :40], np.maximum(a[:, :40], 0.5) + r, rtol=1e-6, atol=1e-6)
+    assert not o[:, 40:].any()
