@@ -277,10 +277,7 @@ class KernelCodegen(ScalarLowering):
         buf = self.buf_type(t, valid if isinstance(valid, tuple) else None)
         hint = base_name(var.name) if var is not None else "tmp"
         if buf.dynamic:
-            tile = Tile(self.names.unique(hint), buf)
-            vr, vc = (self.index(x) if op else None for x, op in zip(buf.valid, buf.operand_axes, strict=True))
-            ops = "".join(f" {k} = %{v}" for k, v in (("valid_row", vr), ("valid_col", vc)) if v)
-            self.op(f"%{tile.ssa} = pto.alloc_tile{ops} : {buf.text}")
+            tile = self._alloc_here(buf, hint)
         else:
             tile = self._shared(t.memref, buf, hint)
         if var is not None:
@@ -296,8 +293,19 @@ class KernelCodegen(ScalarLowering):
                 return self.bufs[key]
         return self.scratch(buf, hint, key)
 
+    def _alloc_here(self, buf: TileBuf, hint: str) -> Tile:
+        """An ``alloc_tile`` at the current point, with its partial valid extents as operands."""
+        tile = Tile(self.names.unique(hint), buf)
+        vr, vc = (self.index(x) if op else None for x, op in zip(buf.valid, buf.operand_axes, strict=True))
+        ops = "".join(f" {k} = %{v}" for k, v in (("valid_row", vr), ("valid_col", vc)) if v)
+        self.op(f"%{tile.ssa} = pto.alloc_tile{ops} : {buf.text}")
+        return tile
+
     def scratch(self, buf: TileBuf, hint: str = "tmp", key: tuple | None = None) -> Tile:
-        """A fresh hoisted ``alloc_tile`` (dynamic valid shapes are not allowed here)."""
+        """A fresh hoisted ``alloc_tile``; a buffer with a partial valid region is allocated where it is
+        needed instead (its valid extents are operands)."""
+        if buf.dynamic and key is None:
+            return self._alloc_here(buf, hint)
         tile = Tile(self.names.unique(hint), buf)
         self.allocs.append(f"%{tile.ssa} = pto.alloc_tile : {buf.text}{self.loc()}")
         if key is not None:

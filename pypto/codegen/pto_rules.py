@@ -198,6 +198,12 @@ def _expand_then(expand: str, combine: str) -> Rule:
     return rule
 
 
+def _by_dtype(float_rule: Rule, int_rule: Rule) -> Rule:
+    def rule(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+        (float_rule if cg.tile_of(c.args[0]).buf.dtype.is_float else int_rule)(cg, c, dst)
+    return rule
+
+
 def _row_expdif(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     lhs, rhs = _srcs(cg, c, 2)
     out = cg.def_tile(dst)
@@ -413,6 +419,8 @@ def _register() -> None:
     RULES["tile.fillpad_inplace"] = pto_views.fillpad  # same values; the result gets its own buffer
     for k in ("sub", "mul", "div"):
         RULES[f"tile.row_expand_{k}"] = _expand_direct(f"trowexpand{k}", True)
+    for k in ("sub", "mul"):  # 0.1.1 takes f16/f32 only for trowexpandsub/mul: integers broadcast, then combine
+        RULES[f"tile.row_expand_{k}"] = _by_dtype(RULES[f"tile.row_expand_{k}"], _expand_then("trowexpand", k))
     for k in ("add", "max", "min"):
         RULES[f"tile.row_expand_{k}"] = _expand_then("trowexpand", k)
     for k in ("add", "sub", "mul", "div", "max", "min", "expdif"):

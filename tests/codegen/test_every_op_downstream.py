@@ -149,7 +149,6 @@ _SCALAR_TYPE = ("pypto's codegen passes the scalar of {insn} on an integer tile 
 KNOWN: dict[tuple[str, str], str] = {
     **{(op, dt): _F_ONLY.format(insn=insn) for dt in _INTS for op, insn in (
         ("div", "tdiv"), ("row_expand_div", "trowexpanddiv"), ("col_expand_div", "tdiv"),
-        ("row_expand_sub", "trowexpandsub"), ("row_expand_mul", "trowexpandmul"),
         ("row_expand_expdif", "trowexpandsub"), ("col_expand_expdif", "texp"))},
     **{("divs", dt): _SCALAR_TYPE.format(insn="tdivs", err="ins/outs are not memref yet") for dt in _INTS},
     ("abs", "INT8"): "ptoas 0.1.1's tabs takes i32, i16, f16 or f32 tiles only",

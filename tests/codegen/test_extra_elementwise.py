@@ -160,7 +160,8 @@ class IntScalars:
     def main(self, q: pl.Tensor[[16, 64], pl.INT32], b: pl.Tensor[[16, 64], pl.INT8],
              o1: pl.Out[pl.Tensor[[16, 64], pl.INT32]], o2: pl.Out[pl.Tensor[[16, 64], pl.INT32]],
              o3: pl.Out[pl.Tensor[[16, 64], pl.INT32]], o4: pl.Out[pl.Tensor[[16, 64], pl.INT32]],
-             o5: pl.Out[pl.Tensor[[16, 64], pl.INT8]]) -> pl.Tensor[[16, 64], pl.INT32]:
+             o5: pl.Out[pl.Tensor[[16, 64], pl.INT8]], rr: pl.Tensor[[16, 1], pl.INT32],
+             o6: pl.Out[pl.Tensor[[16, 64], pl.INT32]], o7: pl.Out[pl.Tensor[[16, 64], pl.INT32]]) -> pl.Tensor[[16, 64], pl.INT32]:
         with pl.at(level=pl.Level.CORE_GROUP):
             t = pl.load(q, [0, 0], [16, 64])
             tb = pl.load(b, [0, 0], [16, 64])
@@ -169,13 +170,17 @@ class IntScalars:
             o3 = pl.store(pl.tile.minimums(t, 5), [0, 0], o3)
             o4 = pl.store(pl.tile.rems(t, 4), [0, 0], o4)
             o5 = pl.store(pl.tile.muls(tb, 3), [0, 0], o5)
+            r = pl.load(rr, [0, 0], [16, 1])
+            o6 = pl.store(pl.tile.row_expand_sub(t, r), [0, 0], o6)
+            o7 = pl.store(pl.tile.row_expand_mul(t, r), [0, 0], o7)
         return o1
 """
 
 
 @pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
 def test_integer_scalar_forms_broadcast_the_scalar(platform, tmp_path, monkeypatch):
-    # ptoas 0.1.1 rejects the scalar of tmuls/tsubs/tmins/trems on integer tiles: texpands + the binary op
+    # ptoas 0.1.1 rejects the scalar of tmuls/tsubs/tmins/trems on integer tiles: texpands + the binary op;
+    # it takes trowexpandsub/mul on f16/f32 only: trowexpand + tsub/tmul
     monkeypatch.chdir(tmp_path)
     compiled = ir.compile(pl.parse(INT_SCALARS), platform=platform)
     ptos = sorted(Path(compiled.output_dir).glob("ptoas/*.pto"))
@@ -184,8 +189,42 @@ def test_integer_scalar_forms_broadcast_the_scalar(platform, tmp_path, monkeypat
     rng = np.random.default_rng(11)
     q = rng.integers(0, 1000, (16, 64)).astype(np.int32)
     b = rng.integers(-100, 100, (16, 64)).astype(np.int8)
+    r = rng.integers(-50, 50, (16, 1)).astype(np.int32)
     outs = [np.zeros((16, 64), np.int32) for _ in range(4)] + [np.zeros((16, 64), np.int8)]
-    compiled(q, b, *outs)
-    want = [q * 3, q - 7, np.minimum(q, 5), q % 4, (b.astype(np.int32) * 3).astype(np.int8)]
+    o6, o7 = np.zeros((16, 64), np.int32), np.zeros((16, 64), np.int32)
+    compiled(q, b, *outs, r, o6, o7)
+    outs += [o6, o7]
+    want = [q * 3, q - 7, np.minimum(q, 5), q % 4, (b.astype(np.int32) * 3).astype(np.int8), q - r, q * r]
     for i, (got, exp) in enumerate(zip(outs, want, strict=True)):
         np.testing.assert_array_equal(got, exp, err_msg=f"output o{i + 1}")
+
+
+PARTIAL = """import pypto.language as pl
+
+@pl.program
+class Partial:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16, 64], pl.FP32], r: pl.Tensor[[16, 1], pl.FP32],
+          o: pl.InOut[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        t: pl.Tile[[16, 64], pl.FP32] = pl.load(a, [0, 0], [16, 64], valid_shape=[16, 40])
+        rr: pl.Tile[[16, 1], pl.FP32] = pl.load(r, [0, 0], [16, 1])
+        return pl.store(pl.tile.row_expand_add(pl.tile.maximums(t, 0.5), rr), [0, 0], o)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 64], pl.FP32], r: pl.Tensor[[16, 1], pl.FP32],
+             o: pl.InOut[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        return self.k(a, r, o)
+"""
+
+
+def test_scratch_tiles_of_a_partly_valid_operand_get_valid_operands(tmp_path, monkeypatch):
+    # the broadcast scratch of maximums / row_expand_add was a hoisted alloc_tile without its valid
+    # extents ('valid_col operand is required because result type v_col is ?')
+    monkeypatch.chdir(tmp_path)
+    compiled = ir.compile(pl.parse(PARTIAL), platform="a2a3sim")
+    a = np.random.default_rng(8).standard_normal((16, 64)).astype(np.float32)
+    r = np.random.default_rng(9).standard_normal((16, 1)).astype(np.float32)
+    o = np.zeros((16, 64), np.float32)
+    compiled(a, r, o)
+    np.testing.assert_allclose(o[:, :40], np.maximum(a[:, :40], 0.5) + r, rtol=1e-6, atol=1e-6)
+    assert not o[:, 40:].any()
