@@ -10,6 +10,7 @@ importable; a package's entry module as ``python -m``). Nothing of upstream is c
     python benchmarks/upstream_compat.py --upstream DIR [--platform a2a3sim] [--docs|--examples]
         [-k SUBSTRING] [--distributed] [--jobs 2] [--timeout 900] [--json results.json] [-v]
     python benchmarks/upstream_compat.py --api [SNAPSHOT] [-v]
+    python benchmarks/upstream_compat.py --upstream DIR --st [--platform a5sim] [-k ops/] [--jobs 2] [-v]
     python benchmarks/upstream_compat.py --pypto-lib SNAPSHOT [--platform a2a3sim|a5sim|both]
         [-k SUBSTRING] [--jobs 1] [--timeout 300] [--json results.json] [-v]
 
@@ -17,6 +18,10 @@ importable; a package's entry module as ``python -m``). Nothing of upstream is c
 is a git snapshot or checkout of hw-native-sys/pypto (default ``$UPSTREAM_SNAPSHOT``, else
 ``--upstream``); the last lines are ``api public: F/N names (modules M/K)`` and the same for
 ``pypto_core``. Exit code 0.
+
+``--st`` runs upstream's system tests (``tests/st/runtime``) through our own harness instead (see
+``benchmarks/_compat_st.py``): one pytest process per file, ``--timeout`` seconds each; the last lines
+are ``st <folder> P/N`` per folder, a failure histogram and ``st total P/N (platform)``.
 
 ``--pypto-lib`` runs hw-native-sys/pypto-lib's simulator CI loop instead (see
 ``benchmarks/_compat_lib.py``): ``python <file> -p <platform>`` from a private copy of SNAPSHOT (a
@@ -163,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     only = ap.add_mutually_exclusive_group()
     only.add_argument("--docs", action="store_true", help="only the manual's run blocks")
     only.add_argument("--examples", action="store_true", help="only the example scripts")
+    only.add_argument("--st", action="store_true", help="upstream's tests/st/runtime through our harness")
     ap.add_argument("-k", dest="pattern", default="", help="only cases whose name contains this")
     ap.add_argument("--distributed", action="store_true", help="include the multi-chip examples")
     ap.add_argument("--jobs", type=int, default=1)
@@ -178,6 +184,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.upstream is None:
         ap.error("--upstream DIR is required (or --api [SNAPSHOT])")
     root = args.upstream.resolve()
+    if args.st:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import _compat_st
+
+        return _compat_st.main(root, args.platform, args.pattern, args.jobs, args.timeout, args.verbose)
     if not (root / "docs" / "en" / "user").is_dir() or not (root / "examples").is_dir():
         ap.error(f"{root} is not a checkout of upstream PyPTO (no docs/en/user or examples/)")
     cases = [] if args.examples else doc_cases(root, args.platform)

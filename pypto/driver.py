@@ -40,6 +40,7 @@ from pypto.passes.context import DEFAULT_DISABLED
 from pypto.toolchain.prefix_map import PrefixMap, parse_prefix_map
 
 if TYPE_CHECKING:
+    from pypto.backend.ptoas_cache import PtoasCache
     from pypto.passes.context import PassContext
     from pypto.toolchain.settings_model import Settings
 
@@ -93,6 +94,7 @@ class CompileOptions:
     ptoas_root: str | None
     cache_dir: Path
     ptoas_timeout_s: float
+    cache_max_mb: int = 0  # bound of the ptoas output cache; 0: ptoas runs for every unit
     explicit_output: bool = True  # False: a default dir name, claimed (created) atomically before writing
 
 
@@ -190,6 +192,7 @@ def resolve_options(program: Program, req: CompileRequest, settings: Settings | 
         ptoas_root=settings.ptoas_root,
         cache_dir=settings.cache_dir,
         ptoas_timeout_s=settings.ptoas_timeout_s,
+        cache_max_mb=settings.cache_max_mb,
         explicit_output=req.output_dir is not None,
     )
 
@@ -329,7 +332,7 @@ def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions
 
     out = opts.output_dir
     meta = ArtifactMeta.from_program(program, platform=opts.platform, backend_type=opts.backend_type.value,
-                                     runtime=opts.runtime.value, toolchain=opts.toolchain)
+                                     runtime=opts.runtime.value, toolchain=opts.toolchain, lowered=lowered)
     t0 = time.perf_counter()
     with stage("codegen"):
         try:
@@ -343,11 +346,12 @@ def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions
                 path.write_text(text)
             raise
     t1 = time.perf_counter()
+    exe = None if opts.skip_ptoas else _ptoas(opts)
     try:
         with stage("ptoas" if not opts.skip_ptoas else "assemble"):
-            assemble(artifact, out, ptoas=None if opts.skip_ptoas else _ptoas(opts),
-                     skip_ptoas=opts.skip_ptoas, dump_ptoas_passes=opts.dump_ptoas_passes,
-                     max_workers=opts.codegen_max_workers, timeout=opts.ptoas_timeout_s)
+            assemble(artifact, out, ptoas=exe, skip_ptoas=opts.skip_ptoas, dump_ptoas_passes=opts.dump_ptoas_passes,
+                     max_workers=opts.codegen_max_workers, timeout=opts.ptoas_timeout_s,
+                     cache=_ptoas_cache(opts, exe))
     except ToolchainError as exc:
         raise _relocated(exc, out) from None
     stages.append({"name": "codegen", "seconds": t1 - t0, "children": []})
@@ -374,6 +378,14 @@ def _ptoas(opts: CompileOptions) -> Path:
     from pypto.toolchain.ptoas import require_ptoas
 
     return require_ptoas(opts.ptoas_root, opts.cache_dir)
+
+
+def _ptoas_cache(opts: CompileOptions, exe: Path | None) -> PtoasCache | None:
+    if exe is None:
+        return None
+    from pypto.backend.ptoas_cache import PtoasCache
+
+    return PtoasCache.from_settings(opts.cache_dir, exe, opts.cache_max_mb)
 
 
 def _profiler_active() -> bool:

@@ -111,9 +111,13 @@ class ArtifactMeta:
 
     @staticmethod
     def from_program(program: Program, *, platform: str, backend_type: str, runtime: str,
-                     toolchain: str | None) -> ArtifactMeta:
-        """The record of ``program`` as given to ``ir.compile`` (its last orchestration's parameters)."""
-        params, nret = _orchestration_params(program)
+                     toolchain: str | None, lowered: Program | None = None) -> ArtifactMeta:
+        """The record of ``program`` as given to ``ir.compile`` (its last orchestration's parameters).
+
+        A program with no orchestration function of its own (an Opaque entry the passes turn into one)
+        records the parameters of the orchestration in ``lowered``, the program after the passes.
+        """
+        params, nret = _orchestration_params(program if program.orchestrations() or lowered is None else lowered)
         return ArtifactMeta(params, nret, platform, backend_type, runtime, toolchain)
 
 

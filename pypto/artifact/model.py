@@ -16,6 +16,7 @@ class KernelParam:
     ``index`` is the position in the runtime's ``args[]`` (tensors first, then scalars); for a
     ``dim`` it is the tensor's position and ``axis`` the dimension read from ``shapes[axis]``.
     ``ctype`` is the C++ type of the ptoas-generated parameter (``float``, ``int32_t``, ...).
+    A ``dim`` declared as ``scale * name + offset`` (``M * 2``) is read as ``(shapes[axis] - offset) / scale``.
     """
 
     name: str
@@ -24,6 +25,8 @@ class KernelParam:
     ctype: str
     index: int
     axis: int = -1
+    scale: int = 1
+    offset: int = 0
 
 
 @dataclass(frozen=True, slots=True)

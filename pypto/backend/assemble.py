@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pypto.artifact import (
     CODEGEN_ERRORS,
@@ -22,6 +23,9 @@ from pypto.backend import bf16_standin
 from pypto.backend.ptoas_batch import run_units
 from pypto.backend.ptoas_stage import PtoasResult, error_report, split_debug_modules
 from pypto.errors import PartialCodegenError, ToolchainError
+
+if TYPE_CHECKING:
+    from pypto.backend.ptoas_cache import PtoasCache
 
 _WRAP_KIND = {"tensor": "tensor", "scalar": "scalar", "dim": "dyn_dim", "block_idx": "block_idx",
               "block_num": "block_num", "sub_block_idx": "sub_block_idx"}
@@ -57,7 +61,8 @@ def wrapper_params(kf: KernelFunc) -> list:
     out = []
     for i, p in enumerate(kf.params):
         index = p.index - n_tensors if p.kind == "scalar" else p.index
-        out.append(KernelParam(f"arg{i}", _WRAP_KIND[p.kind], p.ctype, index, p.axis, label=p.name))  # type: ignore[arg-type]
+        out.append(KernelParam(f"arg{i}", _WRAP_KIND[p.kind], p.ctype, index, p.axis, label=p.name,  # type: ignore[arg-type]
+                               scale=p.scale, offset=p.offset))
     return out
 
 
@@ -78,8 +83,11 @@ def _resolve_ptoas(ptoas: Path | None) -> Path:
 
 def assemble(artifact: Artifact, out_dir: Path, *, ptoas: Path | None = None, skip_ptoas: bool = False,
              dump_ptoas_passes: bool = False, max_workers: int | None = None, timeout: float | None = None,
-             insert_sync: bool = True) -> dict[str, str]:
+             insert_sync: bool = True, cache: PtoasCache | None = None) -> dict[str, str]:
     """Write the artifact into ``out_dir`` and (unless ``skip_ptoas``) assemble every kernel unit.
+
+    ``cache``: reuse ptoas' output for units assembled before (:mod:`pypto.backend.ptoas_cache`); not
+    with ``dump_ptoas_passes``, whose dumps need each unit's own full ptoas trace.
 
     Returns the files written (relpath -> text). On ptoas failures writes ``report/codegen_errors.txt``
     and raises :class:`PartialCodegenError` (some units compiled; ``.files`` lists what was written)
@@ -103,7 +111,8 @@ def assemble(artifact: Artifact, out_dir: Path, *, ptoas: Path | None = None, sk
     for u in artifact.units:
         w.write(ptoas_file(u.name, "pto"), u.pto)
     results = run_units(exe, out_dir, artifact.units, max_workers=max_workers, timeout=timeout,
-                        insert_sync=insert_sync, batch=not dump_ptoas_passes)  # dumps need each unit's trace
+                        insert_sync=insert_sync, batch=not dump_ptoas_passes,  # dumps need each unit's trace
+                        cache=None if dump_ptoas_passes else cache)
     for u, r in zip(artifact.units, results, strict=True):
         _collect(w, u, r, dump_ptoas_passes)
     failed = [r for r in results if not r.ok]

@@ -32,6 +32,7 @@ class KernelParam:
         index: tensor slot for ``tensor`` (default: order among tensor params), scalar slot for
             ``scalar`` (default: order among scalar params), the tensor slot to read for ``dyn_dim``.
         axis: dimension read by ``dyn_dim``.
+        scale, offset: a ``dyn_dim`` declared ``scale * name + offset`` is ``(shapes[axis] - offset) / scale``.
         label: the user-visible tensor name, quoted in the simulator's GM out-of-bounds faults.
     """
 
@@ -41,6 +42,8 @@ class KernelParam:
     index: int = -1
     axis: int = -1
     label: str = ""
+    scale: int = 1
+    offset: int = 0
 
 
 _DROP = re.compile(r"^\s*(#include\b.*|using\s+namespace\s+pto\s*;.*|.*\bset_ffts_base_addr\(.*)$")
@@ -71,9 +74,28 @@ using namespace pto;
 """
 
 
+_PTR_DECL = re.compile(r"__gm__\s+([\w:]+)\s*\*\s*(v\d+)\b")
+_PTR_OFFSET = re.compile(r"^(\s*__gm__\s+)([\w:]+)(\s*\*\s*)(v\d+)(\s*=\s*)(v\d+)(\s*\+\s*v\d+\s*;.*)$")
+
+
+def _retype_pointer_offsets(lines: list[str]) -> list[str]:
+    """``__gm__ T* vB = vA + off;``: give vB the element type of vA. ptoas 0.1.1 types the offset pointer of
+    a narrow tensor (int8_t*, a cast's void*) as ``int32_t*``, which g++ rejects."""
+    types: dict[str, str] = {}
+    out = []
+    for ln in lines:
+        m = _PTR_OFFSET.match(ln)
+        if m and m.group(6) in types and types[m.group(6)] != m.group(2):
+            ln = "".join((m.group(1), types[m.group(6)], *m.group(3, 4, 5, 6, 7)))
+        types.update((name, ty) for ty, name in _PTR_DECL.findall(ln))
+        out.append(ln)
+    return out
+
+
 def preprocess_ptoas(ptoas_cpp: str) -> str:
-    """Drop includes / ``using namespace pto;`` / ``set_ffts_base_addr``; make the kernel a static function."""
-    lines = [ln for ln in ptoas_cpp.splitlines() if not _DROP.match(ln)]
+    """Drop includes / ``using namespace pto;`` / ``set_ffts_base_addr``; make the kernel a static function;
+    retype narrow pointer offsets (:func:`_retype_pointer_offsets`)."""
+    lines = _retype_pointer_offsets([ln for ln in ptoas_cpp.splitlines() if not _DROP.match(ln)])
     text = "\n".join(lines).strip("\n")
     text = re.sub(r"\bTensor\b", "ChipTensor", text)
     text = _ENTRY_FN.sub("static __aicore__ void", text)
@@ -90,8 +112,10 @@ def _unpack(p: KernelParam, slot: int, num_tensors: int) -> list[str]:
                 f"    {p.name}_conv.u64 = static_cast<uint64_t>(args[{num_tensors + slot}]);",
                 f"    {p.ctype} {p.name} = {p.name}_conv.val;"]
     if p.kind == "dyn_dim":
-        return [f"    {p.ctype} {p.name} = static_cast<{p.ctype}>("
-                f"reinterpret_cast<__gm__ ChipTensor*>(args[{slot}])->shapes[{p.axis}]);"]
+        extent = f"reinterpret_cast<__gm__ ChipTensor*>(args[{slot}])->shapes[{p.axis}]"
+        if p.scale != 1 or p.offset:
+            extent = f"(static_cast<int64_t>({extent}) - ({p.offset})) / ({p.scale})"
+        return [f"    {p.ctype} {p.name} = static_cast<{p.ctype}>({extent});"]
     getter = {"block_idx": "get_block_idx", "block_num": "get_block_num", "sub_block_idx": "get_sub_block_id"}
     return [f"    {p.ctype} {p.name} = static_cast<{p.ctype}>({getter[p.kind]}(args));"]
 

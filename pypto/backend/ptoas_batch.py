@@ -19,11 +19,15 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pypto.artifact.model import KernelUnit
 from pypto.backend import bf16_standin, ptoas_stage
 from pypto.backend.ptoas_stage import PtoasResult
 from pypto.toolchain.procs import run_tool
+
+if TYPE_CHECKING:
+    from pypto.backend.ptoas_cache import PtoasCache
 
 _FUNC = re.compile(r"^  func\.func (?:(?:public|private|nested) )?@([A-Za-z_$.][\w$.\-]*)\(", re.M)
 _CPP_FUNC = re.compile(r"^(?:__global__ AICORE )?[A-Za-z_][\w:<>, *&]* \**([A-Za-z_]\w*)\(")
@@ -139,18 +143,44 @@ def run_batch(ptoas: Path, out_dir: Path, units: list[KernelUnit], *, timeout: f
                f"# exit status {proc.returncode}\n# --- stdout ---\n{proc.stdout}"
                f"# --- stderr (this unit's functions) ---\n{_unit_log(proc.stderr, set(g))}")
         repro = f"cd <artifact dir> && {shlex.join(own)}"
-        results.append(ptoas_stage.PtoasResult(u.name, True, log, "", repro, seconds))
+        results.append(ptoas_stage.PtoasResult(u.name, True, log, "", repro, seconds, cpp))
     return results
 
 
 def run_units(ptoas: Path, out_dir: Path, units: list[KernelUnit], *, max_workers: int | None,
-              timeout: float, insert_sync: bool = True, batch: bool = True) -> list[PtoasResult]:
+              timeout: float, insert_sync: bool = True, batch: bool = True,
+              cache: PtoasCache | None = None) -> list[PtoasResult]:
     """Run ptoas on every unit; results in unit order.
 
-    With ``batch`` (and two or more units) all units go through one ptoas process
-    (:func:`run_batch`); if that cannot stand in for the per-unit runs (or fails), or
-    without ``batch``, each unit gets its own run in a thread pool (``max_workers=1`` = sequential).
+    With a ``cache`` (:mod:`pypto.backend.ptoas_cache`), a unit whose input, ptoas and flags were
+    assembled before takes its C++ from there, and only the others run ptoas (their output is stored).
+    With ``batch`` (and two or more units to run) they go through one ptoas process
+    (:func:`run_batch`); if that cannot stand in for the per-unit runs (or fails), or without
+    ``batch``, each unit gets its own run in a thread pool (``max_workers=1`` = sequential).
     """
+    if cache is None:
+        return _run(ptoas, out_dir, units, max_workers=max_workers, timeout=timeout, insert_sync=insert_sync,
+                    batch=batch)
+    from pypto.backend import ptoas_cache
+
+    keys: dict[str, str] = {}
+    done: dict[str, PtoasResult] = {}
+    for u in units:
+        keys[u.name], hit = ptoas_cache.lookup(cache, ptoas, out_dir, u.name, insert_sync)
+        if hit is not None:
+            done[u.name] = hit
+    todo = [u for u in units if u.name not in done]
+    for r in _run(ptoas, out_dir, todo, max_workers=max_workers, timeout=timeout, insert_sync=insert_sync,
+                  batch=batch):
+        ptoas_cache.remember(cache, keys[r.unit], r)
+        done[r.unit] = r
+    return [done[u.name] for u in units]
+
+
+def _run(ptoas: Path, out_dir: Path, units: list[KernelUnit], *, max_workers: int | None,
+         timeout: float, insert_sync: bool, batch: bool) -> list[PtoasResult]:
+    if not units:
+        return []
     if batch and len(units) > 1:
         done = run_batch(ptoas, out_dir, units, timeout=timeout, insert_sync=insert_sync)
         if done is not None:

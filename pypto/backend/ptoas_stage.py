@@ -31,6 +31,7 @@ class PtoasResult:
     error: str
     repro: str
     seconds: float
+    cpp: str = ""  # ptoas' C++ as it wrote it (before finish_cpp); empty on failure
 
 
 _ADDR_NAME = re.compile(r"\b(GTShape|GTStride|GT)_(\d+)\b")
@@ -50,10 +51,14 @@ def normalize_ptoas_cpp(text: str) -> str:
     return _ADDR_NAME.sub(sub, text)
 
 
+def ptoas_flags(insert_sync: bool = True) -> list[str]:
+    """The ptoas 0.1.1 flags after the paths (it has no --pto-level / --pto-arch flags)."""
+    return ["--enable-insert-sync"] if insert_sync else []
+
+
 def ptoas_argv(ptoas: Path, pto: Path, cpp: Path, *, insert_sync: bool = True) -> list[str]:
-    """The ptoas 0.1.1 command line (it has no --pto-level / --pto-arch flags)."""
-    argv = [str(ptoas), str(pto), "-o", str(cpp)]
-    return argv + ["--enable-insert-sync"] if insert_sync else argv
+    """The ptoas 0.1.1 command line."""
+    return [str(ptoas), str(pto), "-o", str(cpp), *ptoas_flags(insert_sync)]
 
 
 def _summary(stdout: str, stderr: str, rc: int | None) -> str:
@@ -103,10 +108,11 @@ def run_ptoas(ptoas: Path, out_dir: Path, unit: str, *, timeout: float, insert_s
     log = (f"$ {shlex.join(['ptoas', *argv[1:]])}\n{note}# exit status {proc.returncode}\n"
            f"# --- stdout ---\n{proc.stdout}# --- stderr ---\n{proc.stderr}")
     ok = proc.returncode == 0 and (out_dir / cpp).is_file()
+    raw = (out_dir / cpp).read_text() if ok else ""
     if ok:
-        (out_dir / cpp).write_text(finish_cpp((out_dir / cpp).read_text(), standin))
+        (out_dir / cpp).write_text(finish_cpp(raw, standin))
     err = "" if ok else _summary(proc.stdout, proc.stderr, proc.returncode)
-    return PtoasResult(unit, ok, log, err, repro, time.perf_counter() - start)
+    return PtoasResult(unit, ok, log, err, repro, time.perf_counter() - start, raw)
 
 
 def split_debug_modules(log: str) -> dict[str, str]:

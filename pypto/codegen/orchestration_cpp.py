@@ -236,7 +236,12 @@ class OrchCodegen(CppExpr):
             return
         for target, v in zip(self.yields[-1], s.values, strict=False):
             val = self.expr(v)
-            if val != target:
+            if val == target:
+                continue
+            if isinstance(v.type, ArrayType):  # C arrays do not assign: the carried array takes the elements
+                k = self.em.unique(f"{target}_k")
+                self.em.line(f"for (int {k} = 0; {k} < {v.type.extent}; ++{k}) {target}[{k}] = {val}[{k}];")
+            else:
                 self.em.line(f"{target} = {val};")
 
     # ------------------------------------------------------------------ submission

@@ -32,6 +32,7 @@ from pypto.codegen.pto_types import (
 from pypto.codegen.pto_values import GmView, Pieces, Scalar, Tile, pieces_error
 from pypto.errors import UserError
 from pypto.ir.expr import Call, Expr, Var, as_int
+from pypto.ir.fold import affine
 from pypto.ir.function import Function
 from pypto.ir.stmt import (
     AssignStmt,
@@ -167,14 +168,20 @@ class KernelCodegen(ScalarLowering):
         return ", ".join(args)
 
     def _dim_arg(self, d: object, tensor_idx: int, axis: int, pos: int) -> list[str]:
-        if as_int(d) is not None or (isinstance(d, Var) and d in self.env):
+        """The index argument that binds a dynamic dim's variable (``M``, or ``M`` of ``M * 2 + 1``)."""
+        if as_int(d) is not None:
             return []
-        if not isinstance(d, Var):
+        form = affine(d)
+        if form is None:
             raise UserError(f"kernel '{self.func.name}': dynamic dim {d} of tensor #{tensor_idx} must be a "
-                            "plain variable", self.func.span)
+                            "pl.dynamic name or a * name + b with integer a, b", self.func.span)
+        var, scale, offset = form
+        if var in self.env:
+            return []
         ssa = self.names.unique(f"arg{pos}")
-        self.env[d] = Scalar(ssa, "index")
-        self.params.append(KernelParam(base_name(d.name), "dim", "INDEX", "int32_t", tensor_idx, axis))
+        self.env[var] = Scalar(ssa, "index")
+        self.params.append(KernelParam(base_name(var.name), "dim", "INDEX", "int32_t", tensor_idx, axis,
+                                       scale, offset))
         return [f"%{ssa}: index"]
 
     # ------------------------------------------------------------------ GM views

@@ -364,14 +364,6 @@ def _unsupported(op: str, alternative: str) -> Rule:
     return rule
 
 
-def _miscompiled(op: str, pto: str) -> Rule:
-    def rule(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
-        raise cg.error(f"{op} cannot be lowered by {TOOLCHAIN}: it accepts pto.{pto} but emits TCOLEXPAND "
-                       "for it, which computes something else",
-                       hint="combine row blocks with pl.maximum/pl.minimum, or reduce on the host")
-    return rule
-
-
 def _register() -> None:
     for op, pto in (("add", "tadd"), ("sub", "tsub"), ("div", "tdiv"), ("and_", "tand"), ("xor", "txor")):
         RULES[f"tile.{op}"] = _binary(pto, "list")
@@ -391,8 +383,6 @@ def _register() -> None:
         "tile.part_add": _part("tpartadd"), "tile.part_max": _part("tpartmax"), "tile.part_min": _part("tpartmin"),
         "tile.row_sum": _reduce("trowsum", False), "tile.row_max": _reduce("trowmax", False),
         "tile.row_min": _reduce("trowmin", True), "tile.col_sum": _reduce("tcolsum", True),
-        "tile.col_max": _miscompiled("tile.col_max", "tcolmax"),
-        "tile.col_min": _miscompiled("tile.col_min", "tcolmin"),
         "tile.row_expand": _expand_direct("trowexpand", False),
         "tile.col_expand": _expand_direct("tcolexpand", False),
         "tile.row_expand_expdif": _row_expdif,
@@ -403,7 +393,9 @@ def _register() -> None:
     })
     for op in ("get_block_idx", "get_block_num", "get_subblock_idx"):
         RULES[f"tile.{op}"] = _spmd_id(op)
-    from pypto.codegen import pto_views
+    from pypto.codegen import pto_reduce, pto_views
+
+    pto_reduce.register(RULES)
 
     RULES["tile.concat"] = pto_views.concat
     RULES["tile.assemble"] = pto_views.assemble
@@ -420,8 +412,7 @@ def _register() -> None:
                                      "in ptoas 0.1.1); pass the elements a kernel needs as scalar arguments")
     RULES["system.task_dummy"] = _unsupported("pl.system.task_dummy", "join task ids in the orchestration "
                                                                     "function (outside pl.at regions)")
-    for op, alt in (("row_prod", "multiply with tile.mul in a loop over columns, or reduce on the host"),
-                    ("col_prod", "reduce on the host"), ("sin", "compute it on the host"),
+    for op, alt in (("sin", "compute it on the host"),
                     ("cos", "compute it on the host"),
                     ("ands", "broadcast the scalar with pl.tile.full and use tile.and_"),
                     ("ors", "broadcast the scalar with pl.tile.full and use tile.or_"),

@@ -97,6 +97,9 @@ def _reduce(x, kind, dim):
         r = x.amax(dim=dim, keepdim=True)
     elif kind == "min":
         r = x.amin(dim=dim, keepdim=True)
+    elif kind in ("argmax", "argmin"):  # torch picks the first extremum, as the kernels do
+        fn = torch.argmax if kind == "argmax" else torch.argmin
+        return fn(x, dim=dim, keepdim=True).to(torch.int32)
     else:
         r = x.prod(dim=dim, keepdim=True)
     return r.to(x.dtype)

@@ -6,7 +6,16 @@ from typing import Any
 
 from pypto.debug.torch_codegen import RULES, _Emitter, torch_dtype
 from pypto.ir.expr import Call
-from pypto.ir.ops.common import BINARY, COL_EXPAND, COL_REDUCE, ROW_EXPAND, ROW_REDUCE, SCALAR, UNARY
+from pypto.ir.ops.common import (
+    ARG_REDUCE,
+    BINARY,
+    COL_EXPAND,
+    COL_REDUCE,
+    ROW_EXPAND,
+    ROW_REDUCE,
+    SCALAR,
+    UNARY,
+)
 from pypto.ir.types import ShapedType
 
 _BINARY = {"add": "torch.add({a}, {b})", "sub": "torch.sub({a}, {b})", "mul": "torch.mul({a}, {b})",
@@ -101,6 +110,8 @@ def _register() -> None:
             RULES[f"{ns}.{op}"] = _reduce(op.split("_")[1], 1)
         for op in COL_REDUCE:
             RULES[f"{ns}.{op}"] = _reduce(op.split("_")[1], 0)
+        for op in ARG_REDUCE:
+            RULES[f"{ns}.{op}"] = _reduce(op.split("_")[1], 0 if op.startswith("col") else 1)
         for op in (*ROW_EXPAND, *COL_EXPAND):
             RULES[f"{ns}.{op}"] = _expand(op.split("_expand")[1].lstrip("_"))
         RULES.update({

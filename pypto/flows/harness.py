@@ -79,17 +79,53 @@ def _compile(program: Any, config: RunConfig) -> Any:
     from pypto.ir.function import Program
 
     if isinstance(program, Program):
-        from pypto.driver import compile as ir_compile
-
-        return ir_compile(program, platform=config.platform, output_dir=config.save_kernels_dir,
-                          strategy=config.strategy,
-                          dump_passes=True if config.dump_passes is None else config.dump_passes,
-                          memory_planner=config.memory_planner)
+        return _compile_program(program, config)
     compile_fn = getattr(program, "compile", None)
     if callable(compile_fn):
         return compile_fn(config=config)
     raise TypeError(f"run() expects a CompiledProgram, an artifact directory or an ir.Program, "
                     f"got {type(program).__name__}")
+
+
+_BUILDS: dict[tuple[Any, ...], tuple[Any, Any, int]] = {}  # key -> (program, compiled, meta mtime)
+_MAX_BUILDS = 16
+
+
+def _compile_program(program: Any, config: RunConfig) -> Any:
+    """``ir.compile`` of a Program, reused while the same Program object is run again with the same
+    compile options and settings and its artifact directory is the one that compile committed.
+
+    A Program is immutable, so an unchanged one compiles to the same artifact: the second ``run(P, ...)``
+    of a process goes straight to the (already built and loaded) program.
+    """
+    from pypto.driver import compile as ir_compile
+    from pypto.passes.context import PassContext
+    from pypto.toolchain.settings import compile_fingerprint
+
+    dump = True if config.dump_passes is None else config.dump_passes
+    out = None if config.save_kernels_dir is None else os.fspath(config.save_kernels_dir)
+    key = (id(program), config.platform, out, config.strategy, dump, config.memory_planner, compile_fingerprint())
+    memo = PassContext.current() is None
+    hit = _BUILDS.get(key) if memo else None
+    if hit is not None and hit[0] is program and _meta_stamp(hit[1]) == hit[2]:
+        return hit[1]
+    compiled = ir_compile(program, platform=config.platform, output_dir=config.save_kernels_dir,
+                          strategy=config.strategy, dump_passes=dump, memory_planner=config.memory_planner)
+    if memo:
+        while len(_BUILDS) >= _MAX_BUILDS:
+            _BUILDS.pop(next(iter(_BUILDS)))
+        _BUILDS[key] = (program, compiled, _meta_stamp(compiled))
+    return compiled
+
+
+def _meta_stamp(compiled: Any) -> int:
+    """mtime of the artifact's ``compiled_meta.json`` (renamed in last by every compile); -1 when gone."""
+    from pypto.artifact.meta import META_FILE
+
+    try:
+        return os.stat(os.path.join(compiled.output_dir, META_FILE)).st_mtime_ns
+    except OSError:
+        return -1
 
 
 def _loaded(compiled: Any, config: RunConfig) -> tuple[ChipWorker, LoadedProgram]:

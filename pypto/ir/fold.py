@@ -33,3 +33,30 @@ def fold(e: Any) -> int | None:
             return None
         return INT_FOLD[e.op](a, b)
     return None
+
+
+def affine(e: Any) -> tuple[Any, int, int] | None:
+    """``(v, a, b)`` with ``e == a * v + b`` for one Var ``v`` (a != 0), from ``+``, ``-`` and ``*`` by
+    constants; None for anything else (two variables, division, a constant)."""
+    from pypto.ir.expr import Var
+
+    if isinstance(e, Var):
+        return e, 1, 0
+    if not isinstance(e, BinaryExpr) or e.op not in (BinOp.Add, BinOp.Sub, BinOp.Mul):
+        return None
+    lc, rc = fold(e.lhs), fold(e.rhs)
+    if e.op is BinOp.Mul:
+        inner, k = (affine(e.rhs), lc) if lc is not None else (affine(e.lhs), rc)
+        if inner is None or not k:
+            return None
+        return inner[0], inner[1] * k, inner[2] * k
+    if rc is not None:
+        inner = affine(e.lhs)
+        return None if inner is None else (inner[0], inner[1], inner[2] + (rc if e.op is BinOp.Add else -rc))
+    if lc is not None:
+        inner = affine(e.rhs)
+        if inner is None:
+            return None
+        sign = 1 if e.op is BinOp.Add else -1
+        return inner[0], sign * inner[1], lc + sign * inner[2]
+    return None

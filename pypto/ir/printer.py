@@ -357,23 +357,29 @@ def _header(prefix: str, dyn: list[Var], name: str, program: bool = True) -> str
 
 
 def _dynamic_vars(funcs: list[Function]) -> list[Var]:
-    """Free Vars in signature types (dynamic dims), sorted by name."""
+    """Free Vars in signature types (dynamic dims, also inside ``M * 2``), sorted by name."""
     found: dict[int, Var] = {}
-
-    def scan(t: Any) -> None:
-        if isinstance(t, TupleType):
-            for x in t.types:
-                scan(x)
-        elif isinstance(t, (TensorType, TileType)):
-            for d in t.shape:
-                if isinstance(d, Var):
-                    found.setdefault(id(d), d)
     for f in funcs:
-        for p in f.params:
-            scan(p.var_type)
-        for r in f.return_types:
-            scan(r)
+        for t in [p.var_type for p in f.params] + list(f.return_types):
+            for d in _shape_dims(t):
+                _collect_vars(d, found)
     return sorted(found.values(), key=lambda v: v.name)
+
+
+def _shape_dims(t: Any) -> list[Any]:
+    if isinstance(t, TupleType):
+        return [d for x in t.types for d in _shape_dims(x)]
+    return list(t.shape) if isinstance(t, (TensorType, TileType)) else []
+
+
+def _collect_vars(d: Any, found: dict[int, Var]) -> None:
+    if isinstance(d, Var):
+        found.setdefault(id(d), d)
+    elif isinstance(d, BinaryExpr):
+        _collect_vars(d.lhs, found)
+        _collect_vars(d.rhs, found)
+    elif isinstance(d, UnaryExpr):
+        _collect_vars(d.operand, found)
 
 
 # Printed text of recent functions by identity (the IR is immutable, and a pass leaves the functions it

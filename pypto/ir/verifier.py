@@ -181,9 +181,10 @@ def _check_use_after_def(f: Function) -> list[Diagnostic]:
 
 
 def refs_of_type(v: Var) -> list[Var]:
+    """The variables a value's type binds: its dynamic dims, also ``M`` of a dim ``M * 2``."""
     t = v.var_type
     dims = getattr(t, "shape", ())
-    return [d for d in dims if isinstance(d, Var)]
+    return [r for d in dims if isinstance(d, Expr) for r in refs(d)]
 
 
 def _uad_expr(e: object, defined: set[Var], f: Function, span: object, out: list[Diagnostic]) -> None:

@@ -64,8 +64,9 @@ def check_name(fn: Any, what: str = "@pl.jit function name") -> str:
     return check_symbol(name, what, span)
 
 
-def type_text(meta: TensorMeta) -> str:
-    dims = ", ".join(str(d) for d in meta.shape)
+def type_text(meta: TensorMeta, dynamic: dict[int, str] | None = None) -> str:
+    """``pl.Tensor[[dims], pl.DTYPE(, view)]`` of a sample; ``dynamic`` names the ``pl.dynamic`` of some axes."""
+    dims = ", ".join((dynamic or {}).get(i, str(d)) for i, d in enumerate(meta.shape))
     if meta.stride is not None:
         layout = "ND" if meta.stride[-1] == 1 else "DN"
         view = f"pl.TensorView(stride=[{', '.join(str(d) for d in meta.stride)}], layout=pl.TensorLayout.{layout})"
@@ -84,7 +85,8 @@ def _wrapper(node: ast.expr) -> str | None:
     return None
 
 
-def _annotation(info: SourceInfo, arg: ast.arg, meta: TensorMeta | None) -> str | None:
+def _annotation(info: SourceInfo, arg: ast.arg, meta: TensorMeta | None,
+                dynamic: dict[int, str] | None = None) -> str | None:
     """The replacement text of one parameter's annotation, or None to keep it."""
     ann = arg.annotation
     if ann is None:
@@ -96,7 +98,28 @@ def _annotation(info: SourceInfo, arg: ast.arg, meta: TensorMeta | None) -> str 
     if meta is None:
         raise TypeError(f"bare 'pl.Tensor' annotation of parameter '{arg.arg}' needs a sample tensor "
                         "(pass one to compile(...) or write pl.Tensor[[shape], dtype])")
-    return f"pl.{wrap}[{type_text(meta)}]" if wrap else type_text(meta)
+    text = type_text(meta, dynamic)
+    return f"pl.{wrap}[{text}]" if wrap else text
+
+
+def bound_dynamic(info: SourceInfo) -> dict[str, dict[int, str]]:
+    """Per parameter, ``{axis: name}`` of the body's top-level ``param.bind_dynamic(axis, NAME)`` calls.
+
+    Upstream's way to make an axis of a bare ``pl.Tensor`` parameter a ``pl.dynamic`` one; the call
+    itself is a no-op in the body (the parser checks and drops it).
+    """
+    params = {a.arg for a in info.tree.args.args}
+    out: dict[str, dict[int, str]] = {}
+    for stmt in info.tree.body:
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "bind_dynamic" and isinstance(call.func.value, ast.Name)
+                and call.func.value.id in params and len(call.args) == 2 and not call.keywords):
+            continue
+        axis, name = call.args
+        if isinstance(axis, ast.Constant) and isinstance(axis.value, int) and isinstance(name, ast.Name):
+            out.setdefault(call.func.value.id, {})[axis.value] = name.id
+    return out
 
 
 def is_bare_tensor_annotation(ann: ast.expr) -> bool:
@@ -110,9 +133,13 @@ def dynamic_axes(info: SourceInfo, env: dict[str, Any]) -> dict[str, tuple[int, 
     from pypto.language.types import DynVar
 
     out: dict[str, tuple[int, ...]] = {}
+    binds = bound_dynamic(info)
     for arg in info.tree.args.args:
         ann = arg.annotation
         if ann is None or is_bare_tensor_annotation(ann):
+            axes = tuple(sorted(i for i, n in binds.get(arg.arg, {}).items() if isinstance(env.get(n), DynVar)))
+            if axes:
+                out[arg.arg] = axes
             continue
         inner = ann.slice if _wrapper(ann) else ann  # type: ignore[attr-defined]
         if not (isinstance(inner, ast.Subscript) and isinstance(inner.slice, ast.Tuple) and inner.slice.elts
@@ -141,6 +168,7 @@ def rewrite_signature(info: SourceInfo, metas: dict[str, TensorMeta], scalars: d
     """
     scalars = {k: v for k, v in scalars.items() if k not in keep}
     tree = info.tree
+    binds = bound_dynamic(info)
     offs = _segment_offsets(info.text)
     pos = lambda line, col: offs[line - 1] + col  # noqa: E731
     edits: list[tuple[int, int, str]] = []
@@ -163,7 +191,7 @@ def rewrite_signature(info: SourceInfo, metas: dict[str, TensorMeta], scalars: d
             continue
         if arg.arg in defaults:  # defaults fill signature-mode scalars; the DSL signature has none
             edits.append((pos(arg.end_lineno, arg.end_col_offset), ends[i], ""))
-        new = _annotation(info, arg, metas.get(arg.arg))
+        new = _annotation(info, arg, metas.get(arg.arg), binds.get(arg.arg))
         if new is not None and arg.annotation is not None:
             a = arg.annotation
             edits.append((pos(a.lineno, a.col_offset), pos(a.end_lineno, a.end_col_offset), new))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -90,7 +91,7 @@ def _in_class(func: Any) -> bool:
 
 def function(func: Any = None, *, type: FunctionType = FunctionType.Opaque, level: Any = None,  # noqa: A002
              role: Any = None, attrs: dict | None = None, auto_scope: bool = True, strict_ssa: bool = False,
-             external_source: str | None = None) -> Any:
+             external_source: str | os.PathLike[str] | None = None) -> Any:
     """Parse a function into an ``ir.Function`` (methods are parsed by ``@pl.program``)."""
     from pypto.language.programs import options_from_kwargs
 

@@ -39,6 +39,7 @@ from pypto.language.bindings import Scope
 from pypto.language.expr_parser import ExprParser, ProgramCtx
 from pypto.language.source import Source
 from pypto.language.subscript import assemble, write_offsets
+from pypto.language.types import DynVar
 from pypto.span import Span
 
 _UNSUPPORTED_STMT = {
@@ -146,7 +147,10 @@ class FunctionParser:
         if not opts.auto_scope:
             attrs["auto_scope"] = False
         if opts.external_source is not None:
-            attrs["external_source"] = opts.external_source
+            raise UnsupportedFeatureError(
+                f"external kernel '{fdef.name}' (@pl.function(external_source={opts.external_source!r})) is not "
+                "supported by this pypto: its simulator builds kernels only from the DSL, through ptoas",
+                self.span(fdef), hint="write the kernel's body with pl.* tile ops instead of a hand-written .cpp")
         self.func_type_incore = opts.func_type in INCORE_TYPES
         stmts = self.body(nodes, fdef.lineno, doc, top=True)
         if self.dump_tags and not self.dump_tags_used:
@@ -239,6 +243,8 @@ class FunctionParser:
     def visit_Expr(self, node: ast.Expr) -> list[Stmt]:  # noqa: N802
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return []
+        if _is_bind_dynamic(node.value):
+            return self._bind_dynamic(node.value)  # type: ignore[arg-type]
         c = self._construct(node)
         if c is dsl.yield_:
             return self._yield(node.value, None)  # type: ignore[arg-type]
@@ -251,6 +257,21 @@ class FunctionParser:
         if c is dsl.func_attr:
             raise ParserSyntaxError("pl.func_attr(...) must be the first statement of the function", self.span(node))
         return [EvalStmt(self.ev.expr(node.value), span=self.span(node))]
+
+    def _bind_dynamic(self, call: ast.Call) -> list[Stmt]:
+        """``t.bind_dynamic(axis, N)``: a no-op once parsed (``@pl.jit`` already typed axis ``axis`` of ``t``
+        with the ``pl.dynamic`` ``N``); checked so a wrong call is a located error, not a silent one."""
+        base = self.ev.eval(call.func.value)  # type: ignore[attr-defined]
+        args, kwargs = self.ev.call_args(call)
+        t = base.type if isinstance(base, Expr) else None
+        if not isinstance(t, TensorType) or kwargs or len(args) != 2 or not isinstance(args[0], int) \
+                or not isinstance(args[1], DynVar):
+            raise ParserTypeError("bind_dynamic is called on a tensor as t.bind_dynamic(axis, pl.dynamic(...)) "
+                                  "with an integer axis", self.span(call))
+        if not -len(t.shape) <= args[0] < len(t.shape):
+            raise ParserTypeError(f"bind_dynamic: axis {args[0]} is out of range for a rank-{len(t.shape)} tensor",
+                                  self.span(call))
+        return []
 
     def _dump_tag(self, call: ast.Call) -> list[Stmt]:
         """``pl.dump_tag(t, ...)``: every later ``pl.at(level=CORE_GROUP)`` scope dumps ``t`` if it passes it."""
@@ -494,3 +515,7 @@ def merge_annotation(ann: Type, inferred: Type, name: str, span: Span) -> Type:
     assert isinstance(ann, TensorType) and isinstance(inferred, TensorType)
     return TensorType(ann.shape, ann.dtype, ann.memref or inferred.memref, ann.view or inferred.view)
 
+
+def _is_bind_dynamic(value: ast.expr) -> bool:
+    return (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "bind_dynamic")

@@ -95,7 +95,7 @@ def unified_names() -> tuple[str, ...]:
     """Every unified dispatcher name (op families shared by both namespaces)."""
     from pypto.ir.ops import common
 
-    fams = (common.BINARY, common.SCALAR, common.UNARY, common.ROW_REDUCE, common.COL_REDUCE,
+    fams = (common.BINARY, common.SCALAR, common.UNARY, common.ROW_REDUCE, common.COL_REDUCE, common.ARG_REDUCE,
             common.ROW_EXPAND, common.COL_EXPAND, UNIFIED_EXTRA)
     return tuple(n for fam in fams for n in fam) + ("max", "min")
 

@@ -6,6 +6,7 @@ calls see every callee), and standalone functions.
 from __future__ import annotations
 
 import ast
+import os
 from typing import Any
 
 from pypto.errors import ParserTypeError, UnsupportedFeatureError
@@ -35,6 +36,8 @@ def options_from_kwargs(kwargs: dict[str, Any], span: Any = None, base: FuncOpti
         field_name, want = spec
         if value is None and key in ("level", "role", "attrs", "external_source"):
             continue
+        if key == "external_source" and isinstance(value, os.PathLike):
+            value = os.fspath(value)  # a pathlib.Path to the kernel source, as upstream's tests pass it
         if not isinstance(value, want):
             raise ParserTypeError(f"@pl.function({key}=...) expects {want.__name__}, got {value!r}", span)
         out[field_name] = value

@@ -65,6 +65,50 @@ class DynVar:
     def __repr__(self) -> str:
         return f'pl.dynamic("{self.name}")'
 
+    def _text(self) -> str:
+        return self.name
+
+
+class DynDim:
+    """``M * 2``, ``M + K``, ``N // 4`` of ``pl.dynamic`` names, as Python evaluates an annotation at def time.
+
+    Only a stand-in so the ``def`` line runs: the parser reads the annotation's source and builds the
+    index expression itself. Its text is the expression, for messages.
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def _text(self) -> str:
+        return f"({self.text})"
+
+
+def _dim_text(v: Any) -> str | None:
+    if isinstance(v, DynVar | DynDim):
+        return v._text()
+    return str(v) if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _dim_op(symbol: str, reflected: bool = False) -> Any:
+    def op(self: Any, other: Any) -> Any:
+        rhs = _dim_text(other)
+        if rhs is None:
+            return NotImplemented
+        lhs = self._text()
+        return DynDim(f"{rhs} {symbol} {lhs}" if reflected else f"{lhs} {symbol} {rhs}")
+    return op
+
+
+for _cls in (DynVar, DynDim):
+    for _name, _symbol in (("add", "+"), ("sub", "-"), ("mul", "*"), ("floordiv", "//"), ("mod", "%")):
+        setattr(_cls, f"__{_name}__", _dim_op(_symbol))
+        setattr(_cls, f"__r{_name}__", _dim_op(_symbol, reflected=True))
+
 
 def dynamic(name: str) -> DynVar:
     """Declare a dynamic dimension; reuse the returned object for the same dimension."""

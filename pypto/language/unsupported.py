@@ -22,7 +22,6 @@ _HOST = "compute it on the host or in the orchestration and pass the result in"
 
 # reason key -> (why, what to do instead); names below point at a key
 _REASONS: dict[str, tuple[str, str]] = {
-    "argreduce": (_NO_INSN + " (trowargmax/tcolargmax and friends arrived after 0.1.1)", _HOST),
     "fmod": (_NO_INSN + " (tfmod/tfmods arrived after 0.1.1)", "use pl.rem / pl.rems for integer operands"),
     "sort": (_NO_INSN + " (tsort32)", "sort on the host"),
     "gemv": (_NO_INSN + " (tgemv arrived after 0.1.1)", "use pl.matmul with a [1, K] left operand"),
@@ -70,7 +69,6 @@ _REASONS: dict[str, tuple[str, str]] = {
 }
 
 _OPS_BOTH = {  # names missing from pl, pl.tile and pl.tensor alike
-    "row_argmax": "argreduce", "row_argmin": "argreduce", "col_argmax": "argreduce", "col_argmin": "argreduce",
     "fmod": "fmod", "fmods": "fmod", "sort32": "sort", "random": "random", "fillpad_expand": "fillpad_expand",
     "part_mul": "part_mul", "reinterpret_view": "views", "set_validshape": "views", "scatter_update": "gather_x",
     "gather_row": "gather_x", "cmp": "cmp", "mrgsort": "codegen", "gather": "codegen",

@@ -19,7 +19,7 @@ from pypto.passes.context import PassContext
 KIB = 1024
 CAPACITY: dict[BackendType, dict[MemorySpace, int]] = {
     BackendType.Ascend910B: {MemorySpace.Vec: 192 * KIB, MemorySpace.Mat: 512 * KIB, MemorySpace.Left: 64 * KIB,
-                             MemorySpace.Right: 64 * KIB, MemorySpace.Acc: 128 * KIB, MemorySpace.Bias: 64 * KIB},
+                             MemorySpace.Right: 64 * KIB, MemorySpace.Acc: 128 * KIB, MemorySpace.Bias: 1 * KIB},
     # a5 UB is 256 KiB, but ptoas 0.1.1's PlanMemory for the Ascend910_9599 device spec allows 248 KiB
     BackendType.Ascend950: {MemorySpace.Vec: 248 * KIB, MemorySpace.Mat: 512 * KIB, MemorySpace.Left: 64 * KIB,
                             MemorySpace.Right: 64 * KIB, MemorySpace.Acc: 256 * KIB, MemorySpace.Bias: 4 * KIB,

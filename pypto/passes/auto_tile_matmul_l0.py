@@ -58,11 +58,13 @@ def _extents(dim: int) -> list[int]:
 
 
 def choose_tiling(m_dim: int, n_dim: int, k_dim: int, bytes_ab: tuple[int, int], bytes_c: int,
-                  caps: dict[MemorySpace, int]) -> Tiling | None:
-    """The L0 tile for an ``[M, K] @ [K, N]`` matmul (see the module docstring); None if none fits."""
+                  caps: dict[MemorySpace, int], bias_bytes: int = 0) -> Tiling | None:
+    """The L0 tile for an ``[M, K] @ [K, N]`` matmul (see the module docstring); None if none fits.
+    ``bias_bytes``: the element size of a ``[1, n]`` bias block, which must fit the Bias table."""
     left, right, acc = (caps[s] // 2 for s in (MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc))
     ba, bb = bytes_ab
-    grid = [(m, n) for m in _extents(m_dim) for n in _extents(n_dim) if m * n * bytes_c <= acc]
+    grid = [(m, n) for m in _extents(m_dim) for n in _extents(n_dim)
+            if m * n * bytes_c <= acc and n * bias_bytes <= caps.get(MemorySpace.Bias, 0)]
     for m, n in sorted(grid, key=lambda mn: (mn[0] * mn[1], mn[1]), reverse=True):
         ks = [k for k in _extents(k_dim) if m * k * ba <= left and k * n * bb <= right]
         if ks:
@@ -70,9 +72,10 @@ def choose_tiling(m_dim: int, n_dim: int, k_dim: int, bytes_ab: tuple[int, int],
     return None
 
 
-def _fits(m: int, n: int, k: int, bytes_ab: tuple[int, int], bytes_c: int, caps: dict[MemorySpace, int]) -> bool:
+def _fits(m: int, n: int, k: int, bytes_ab: tuple[int, int], bytes_c: int, caps: dict[MemorySpace, int],
+          bias_bytes: int = 0) -> bool:
     return (m * k * bytes_ab[0] <= caps[MemorySpace.Left] and k * n * bytes_ab[1] <= caps[MemorySpace.Right]
-            and m * n * bytes_c <= caps[MemorySpace.Acc])
+            and m * n * bytes_c <= caps[MemorySpace.Acc] and n * bias_bytes <= caps.get(MemorySpace.Bias, 0))
 
 
 def _add(a: Expr, b: Expr | int, span: Span) -> Expr:
@@ -93,8 +96,21 @@ def _ints(values: list[int | Expr], span: Span) -> MakeTuple:
 class _Builder:
     """Emits the loop nest for one matmul."""
 
-    def __init__(self, a: _Operand, b: _Operand, mm: Call, t: Tiling, span: Span) -> None:
-        self.a, self.b, self.mm, self.t, self.span = a, b, mm, t, span
+    def __init__(self, a: _Operand, b: _Operand, mm: Call, t: Tiling, span: Span,
+                 bias: _Operand | None = None) -> None:
+        self.a, self.b, self.mm, self.t, self.span, self.bias = a, b, mm, t, span, bias
+
+    def _first(self, va: Var, vb: Var, ni: Expr, stmts: list[Stmt]) -> Call:
+        """The first K block's matmul; a ``matmul_bias`` adds its bias (the block's ``[1, n]`` window) here
+        only, the K loop's ``matmul_acc`` steps do not."""
+        if self.mm.op != "tile.matmul_bias":
+            return make_call("tile.matmul", [va, vb], dict(self.mm.kwargs), span=self.span)
+        bias: Expr = self.mm.args[2]
+        if self.bias is not None:
+            load, bias = self._load(self.bias, ConstInt(0, span=self.span), ni, (1, self.t.n),
+                                    f"{_stem(self.bias)}_sub")
+            stmts.append(load)
+        return make_call("tile.matmul_bias", [va, vb, bias], {}, span=self.span)
 
     def _load(self, op: _Operand, row: Expr, col: Expr, shape: tuple[int, int], name: str) -> tuple[Stmt, Var]:
         sp = self.span
@@ -114,7 +130,7 @@ class _Builder:
         """The ``[m, n]`` output block at ``(mi, ni)``: a first K block, then a K loop of matmul_acc."""
         sp, t = self.span, self.t
         stmts, va, vb = self._block(mi, ni, ConstInt(0, span=sp), "k0")
-        first = make_call("tile.matmul", [va, vb], dict(self.mm.kwargs), span=sp)
+        first = self._first(va, vb, ni, stmts)
         acc = Var(name, first.result_type, span=sp)
         stmts.append(AssignStmt(acc, first, span=sp))
         k_dim = _dim(self.a.load, 1)
@@ -264,11 +280,20 @@ _Chain = tuple[_Link, _Link, _Operand, tuple[Stmt, Call]]
 
 
 def _matmul_value(s: Stmt) -> bool:
-    return assign_of(s, "tile.matmul") is not None
+    return assign_of(s, "tile.matmul") is not None or assign_of(s, "tile.matmul_bias") is not None
+
+
+def _bias(mm: Call, loads: dict[Var, Call], t: Tiling, n_dim: int) -> tuple[bool, _Operand | None]:
+    """Can a matmul_bias be tiled as ``t``, and the bias's Mat load (windowed per sub-tile) if it is one?
+    Another bias tile (e.g. one already moved to Bias) is reused whole, so only when N is not tiled."""
+    if mm.op != "tile.matmul_bias":
+        return True, None
+    op = _operand(mm.args[2], loads)
+    return op is not None or t.n == n_dim, op
 
 
 def _matmul_of_loads(s: Stmt, loads: dict[Var, Call], uses: Counter[Var]) -> _MatmulOfLoads | None:
-    mm = assign_of(s, "tile.matmul")
+    mm = assign_of(s, "tile.matmul") or assign_of(s, "tile.matmul_bias")
     if mm is None:
         return None
     c, call = mm
@@ -287,18 +312,23 @@ def _plan_store(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter
         return None
     c, mm, a, b = found
     m_dim, k_dim, n_dim = _dim(a.load, 0), _dim(a.load, 1), _dim(b.load, 1)
-    bytes_ab, bytes_c = (_bytes(a), _bytes(b)), _nbytes(c)
-    if _fits(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps):
+    bytes_ab, bytes_c, bias_b = (_bytes(a), _bytes(b)), _nbytes(c), _bias_bytes(mm)
+    if _fits(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps, bias_b):
         return None
-    t = choose_tiling(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps)
-    if t is None:
+    t = choose_tiling(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps, bias_b)
+    ok, bias = _bias(mm, loads, t, n_dim) if t is not None else (False, None)
+    if t is None or not ok:
         return None
-    stmts = _Builder(a, b, mm, t, s.span).grid(store_call)
-    return _Rewrite(store, stmts, (s,), (a.var, b.var))
+    stmts = _Builder(a, b, mm, t, s.span, bias).grid(store_call)
+    return _Rewrite(store, stmts, (s,), (a.var, b.var, *((bias.var,) if bias else ())))
 
 
 def _nbytes(e: Expr) -> int:
     return shaped(e).dtype.nbytes
+
+
+def _bias_bytes(mm: Call) -> int:
+    return _nbytes(mm.args[2]) if mm.op == "tile.matmul_bias" else 0
 
 
 def _bytes(op: _Operand) -> int:
@@ -338,8 +368,11 @@ def _plan_chain(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter
                         "blocks per kernel", s.span,
                         hint=f"split the rows over several pl.at regions (at most {MAX_UNROLL * t.m} rows each), "
                              "e.g. a pl.range loop in the orchestration around the region")
-    stmts = _Builder(a, b, mm, t, s.span).rows(cast[1], second[1], store[1])
-    return _Rewrite(store[0], stmts, (s, cast[0], second[0]), (a.var, b.var))
+    ok, bias = _bias(mm, loads, t, n_dim)
+    if not ok or n_dim * _bias_bytes(mm) > caps.get(MemorySpace.Bias, 0):
+        return None  # the whole [1, N] bias would not fit the Bias table: AllocateMemoryAddr reports it
+    stmts = _Builder(a, b, mm, t, s.span, bias).rows(cast[1], second[1], store[1])
+    return _Rewrite(store[0], stmts, (s, cast[0], second[0]), (a.var, b.var, *((bias.var,) if bias else ())))
 
 
 def _next_use(rest: list[Stmt], op: str, first: Var) -> tuple[Stmt, tuple[Var, Call]] | None:

@@ -12,6 +12,7 @@ from pypto.ir.expr import Call, Expr, IterArg, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.op_conversion import lookup_conversion
 from pypto.ir.ops.common import (
+    ARG_REDUCE,
     BINARY,
     COL_EXPAND,
     COL_REDUCE,
@@ -43,7 +44,7 @@ from pypto.passes._util import base_name, calls_in, var_use_counts
 from pypto.passes.base import Pass
 
 # tensor ops computed elementwise on tiles: tensor.<op> -> tile.<op>, operands loaded into Vec
-COMPUTE = frozenset((*BINARY, *SCALAR, *UNARY, *ROW_REDUCE, *COL_REDUCE, *ROW_EXPAND, *COL_EXPAND, "cast", "reshape",
+COMPUTE = frozenset((*BINARY, *SCALAR, *UNARY, *ROW_REDUCE, *COL_REDUCE, *ARG_REDUCE, *ROW_EXPAND, *COL_EXPAND, "cast", "reshape",
                      "expands", "fillpad", "xors", "part_add", "part_max", "part_min"))
 
 

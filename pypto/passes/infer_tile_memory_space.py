@@ -19,7 +19,9 @@ from pypto.passes.base import Pass
 
 # matmul operand index -> the space the cube reads it from
 OPERAND_SPACE: dict[int, MemorySpace] = {0: MemorySpace.Left, 1: MemorySpace.Right}
-MOVE_SUFFIX = {MemorySpace.Left: "l0a", MemorySpace.Right: "l0b"}
+# tile.matmul_bias reads its bias from the Bias table (ptoas cannot infer a scope for a Mat bias)
+BIAS_SPACE: dict[int, MemorySpace] = {**OPERAND_SPACE, 2: MemorySpace.Bias}
+MOVE_SUFFIX = {MemorySpace.Left: "l0a", MemorySpace.Right: "l0b", MemorySpace.Bias: "bt"}
 
 
 def _space(e: Expr) -> MemorySpace | None:
@@ -32,7 +34,7 @@ def _moves(s: AssignStmt, call: Call) -> tuple[list[Stmt], Call]:
     pre: list[Stmt] = []
     args = list(call.args)
     first = 1 if get_op(call.op).reuses else 0  # operands after the accumulator
-    for i, want in OPERAND_SPACE.items():
+    for i, want in (BIAS_SPACE if call.op == "tile.matmul_bias" else OPERAND_SPACE).items():
         a = args[first + i]
         have = _space(a)
         if have is want:
@@ -46,7 +48,7 @@ def _moves(s: AssignStmt, call: Call) -> tuple[list[Stmt], Call]:
             a, have = staged, MemorySpace.Mat
         if have is not MemorySpace.Mat:
             raise UserError(f"{call.op} operand {i} is in {have.value if have else 'no memory space'}; the cube "
-                            f"reads operands from Mat via Left/Right", call.span,
+                            f"reads operands from Mat via Left/Right (and a bias via the Bias table)", call.span,
                             hint="load the operand with target_memory=pl.Mem.Mat")
         move = make_call("tile.move", [a], {"target_memory": want}, span=call.span)
         tmp = Var(f"{base_name(getattr(a, 'name', 't'))}_{MOVE_SUFFIX[want]}", move.result_type, span=call.span)

@@ -133,7 +133,7 @@ def _numpy_dtype(i: int, dt: np.dtype, param: ParamInfo | None) -> dtypes.RtDTyp
 def _check_param(i: int, shape: tuple[int, ...], dt: dtypes.RtDType, param: ParamInfo | None) -> None:
     if param is None:
         return
-    if param.dtype and param.dtype.meta != dt.meta:
+    if param.dtype and param.dtype.meta != dt.meta and not (param.dtype.meta == "index" and dt.meta == "int64"):
         raise TypeError(f"argument {i} ('{param.name}'): dtype {dt.meta} does not match the compiled dtype "
                         f"{param.dtype.meta}")
     if param.shape is not None:

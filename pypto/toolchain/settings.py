@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from pypto.toolchain.settings_model import Settings
 
 __all__ = ["ContainerEngine", "LogFormat", "LogLevel", "Settings", "TerminalEnv", "VerifyLevel", "WarningLevel",
-           "cache_dir", "compile_fingerprint", "env_var", "ptoas_root", "jit_cache_enabled", "output_base", "override",
+           "cache_dir", "cache_max_mb", "compile_fingerprint", "env_var", "ptoas_root", "jit_cache_enabled", "output_base", "override",
            "physical_memory_bytes", "resolve_settings", "upstream_env", "export_upstream_env", "run_max_bytes", "subprocess_env", "terminal_env", "tool_timeout"]
 # the shared env/config-file readers (in settings_sources, below this module and the model)
 _OVERRIDES, _config_file, _read_config = _sources.OVERRIDES, _sources.config_file, _sources.read_config
@@ -161,7 +161,7 @@ _UNSET = object()
 _TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
 _FALSE = frozenset({"0", "false", "f", "no", "n", "off"})
 # Settings that cannot change what a compile writes (left out of compile_fingerprint)
-_RUN_ONLY = frozenset({"cache_dir", "prog_build_dir", "jit_cache", "log_level", "log_format", "verify_level", "warning_level",
+_RUN_ONLY = frozenset({"cache_dir", "cache_max_mb", "prog_build_dir", "jit_cache", "log_level", "log_format", "verify_level", "warning_level",
                        "codegen_max_workers", "container_engine", "container_image", "source_date_epoch",
                        "wheelhouse", "debian_mirror", "image_smoke_examples", "ascend_home_path",
                        "ptoas_timeout_s", "build_timeout_s", "docker_timeout_s", "run_max_bytes"})
@@ -227,6 +227,19 @@ def _light_bool(field: str, default: bool) -> bool:
 def jit_cache_enabled() -> bool:
     """``Settings().jit_cache`` (PYPTO_JIT_CACHE, default on) without importing pydantic."""
     return _light_bool("jit_cache", True)
+
+
+def cache_max_mb() -> int:
+    """``Settings().cache_max_mb`` (PYPTO_CACHE_MAX_MB): the ptoas output cache's bound in MB (0: off),
+    without importing pydantic; a bad value raises the model's SettingsError."""
+    value = _light_value("cache_max_mb")
+    if value is _UNSET:
+        return _sources.CACHE_MAX_MB
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return int(resolve_settings().cache_max_mb)  # raises a SettingsError naming the value and its source
 
 
 def run_hw_on_sim() -> bool:

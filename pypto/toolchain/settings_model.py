@@ -25,6 +25,7 @@ from pypto.toolchain import platforms
 from pypto.toolchain.manifest import Manifest, latest_version, load_manifest, manifest_states
 from pypto.toolchain.settings_sources import (
     ALIASES,
+    CACHE_MAX_MB,
     EXAMPLES,
     LOWERCASE,
     RECORD,
@@ -101,6 +102,8 @@ class Settings(BaseSettings):
     log_format: LogFormat = Field("auto", description="auto (console on a TTY, else JSON) | console | json.")
     cache_dir: Path = Field(default_factory=default_cache_dir, description="Build and shim cache.")
     jit_cache: bool = Field(True, description="Reuse @pl.jit compiles across processes (<cache_dir>/jit).")
+    cache_max_mb: int = Field(CACHE_MAX_MB, ge=0, description="MB the ptoas output cache (<cache_dir>/ptoas-cpp) "
+                              "may hold; least recently used entries go first (0: no ptoas cache).")
     run_hw_on_sim: bool = Field(False, description="Run RunConfig(platform='a2a3'|'a5') on a2a3sim|a5sim, warning.")
     run_platform: str | None = Field(None, description="Platform of a RunConfig() given none (unset: a2a3sim).")
     ptoas_timeout_s: float = Field(TOOL_TIMEOUTS["ptoas_timeout_s"], gt=0,

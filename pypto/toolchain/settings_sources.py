@@ -32,6 +32,7 @@ EXAMPLES = {"codegen_max_workers": "4", "prog_build_dir": "build_output", "ptoas
             "build_timeout_s": "1800", "docker_timeout_s": "300", "run_max_bytes": "8000000000"}
 # deadlines of external tools and the memory a CLI run may ask for (the model and the light readers share them)
 TOOL_TIMEOUTS = {"ptoas_timeout_s": 300.0, "build_timeout_s": 900.0, "docker_timeout_s": 120.0}
+CACHE_MAX_MB = 512  # default bound of the ptoas output cache (<cache_dir>/ptoas-cpp)
 RUN_MEMORY_FRACTION = 0.5  # unset run_max_bytes: this fraction of physical memory
 LOWERCASE = ("verify_level", "warning_level", "log_level", "log_format", "container_engine")
 

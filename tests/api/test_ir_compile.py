@@ -140,6 +140,7 @@ def test_failed_compile_is_not_complete(program, tmp_path, monkeypatch):
     def broken(argv_ptoas, pto, cpp, *, insert_sync=True):
         return ["false"]
     monkeypatch.setattr(ptoas_stage, "ptoas_argv", broken)
+    monkeypatch.setenv("PYPTO_CACHE_MAX_MB", "0")  # ptoas runs (and fails) even where its output is cached
     with pytest.raises(ToolchainError) as ei:
         ir.compile(program, output_dir=out, dump_passes=False)
     assert not (out / "compiled_meta.json").exists()  # the stale marker is gone too

@@ -55,6 +55,8 @@ CASES = {
     "row_min": ("pl.row_min(a)", (16, 1), lambda x, y: x.min(1, keepdims=True)),
     "col_sum": ("pl.col_sum(a)", (1, 32), lambda x, y: x.sum(0, keepdims=True)),
     "col_max": ("pl.col_max(a)", (1, 32), lambda x, y: x.max(0, keepdims=True)),
+    "row_argmax": ("pl.cast(pl.row_argmax(a), pl.FP32)", (16, 1), lambda x, y: x.argmax(1)[:, None]),
+    "col_argmin": ("pl.cast(pl.col_argmin(a), pl.FP32)", (1, 32), lambda x, y: x.argmin(0)[None, :]),
     "row_expand": ("pl.row_expand_mul(pl.row_expand_sub(a, pl.row_max(b)), pl.row_sum(b))", (16, 32),
                    lambda x, y: (x - y.max(1, keepdims=True)) * y.sum(1, keepdims=True)),
     "col_expand": ("pl.col_expand_add(a, pl.col_min(b))", (16, 32), lambda x, y: x + y.min(0, keepdims=True)),

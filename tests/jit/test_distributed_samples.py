@@ -38,7 +38,6 @@ def test_sampling_a_window_view_does_not_import_torch() -> None:
     assert out.strip() == "False"
 
 
-def test_bf16_samples_as_a_torch_tensor() -> None:
-    torch = pytest.importorskip("torch", reason="bf16 samples are torch tensors (pip install torch==2.13.0)")
+def test_bf16_samples_as_a_torch_tensor(torch) -> None:
     got = sample_value(_view(DataType.BF16))
     assert isinstance(got, torch.Tensor) and got.dtype == torch.bfloat16

@@ -86,7 +86,8 @@ def _compilers(spawned: list[list[str]]) -> list[list[str]]:
 
 
 def test_second_process_starts_no_compiler(tmp_path: Path, sim_cache: Path) -> None:
-    """Process 1 compiles and builds; process 2, same program, starts no subprocess; PYPTO_JIT_CACHE=0 compiles."""
+    """Process 1 compiles and builds; process 2, same program, starts no subprocess; PYPTO_JIT_CACHE=0
+    compiles, but takes ptoas' output from its cache; PYPTO_CACHE_MAX_MB=0 as well runs ptoas."""
     cache = tmp_path / "cache"
     cache.mkdir()
     (cache / "sim").symlink_to(sim_cache, target_is_directory=True)  # reuse this session's runtime library
@@ -102,8 +103,10 @@ def test_second_process_starts_no_compiler(tmp_path: Path, sim_cache: Path) -> N
     # the on-disk jit cache (<cache>/jit) and the build cache: no ptoas, no g++, no subprocess at all
     assert second["spawned"] == []
     assert not second["pydantic"]  # the run path resolves the cache dir without the settings model
-    third = _run_script(script, cache, tmp_path, {"PYPTO_JIT_CACHE": "0"})
-    assert third["ok"] and {Path(argv[0]).name for argv in third["spawned"]} == {"ptoas"}
+    third = _run_script(script, cache, tmp_path, {"PYPTO_JIT_CACHE": "0"})  # compiles: ptoas' output is cached
+    assert third["ok"] and third["spawned"] == []
+    fourth = _run_script(script, cache, tmp_path, {"PYPTO_JIT_CACHE": "0", "PYPTO_CACHE_MAX_MB": "0"})
+    assert fourth["ok"] and {Path(argv[0]).name for argv in fourth["spawned"]} == {"ptoas"}
 
 
 @pytest.fixture(scope="module")

@@ -54,6 +54,14 @@ def test_explicit_slots() -> None:
     assert "s_conv.u64 = static_cast<uint64_t>(args[2]);" in src
 
 
+def test_a_composite_dim_is_solved_for_its_name() -> None:
+    params = [KernelParam("x", "tensor", "float"),
+              KernelParam("m", "dyn_dim", "int32_t", index=0, axis=1, scale=2, offset=16)]
+    src = wrap_kernel(PTOAS, "k", params)
+    assert ("int32_t m = static_cast<int32_t>((static_cast<int64_t>(reinterpret_cast<__gm__ ChipTensor*>(args[0])"
+            "->shapes[1]) - (16)) / (2));") in src
+
+
 @pytest.mark.parametrize(("func", "params", "match"), [
     ("missing", [], "function 'missing' not found"),
     ("k", [KernelParam("1x", "tensor", "float")], "not a C identifier"),

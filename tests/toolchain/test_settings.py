@@ -325,3 +325,13 @@ def test_resolution_inputs_follow_the_manifest_files(manifests: Path) -> None:
     assert edited != before and len(edited) == len(before)
     (manifests / "0.3.0.toml").write_text((manifests / "0.2.0.toml").read_text())
     assert len(Settings.resolution_inputs()) == len(before) + 1
+
+
+def test_cache_max_mb_light_reader_agrees_with_the_model(monkeypatch):
+    assert S.cache_max_mb() == Settings().cache_max_mb == 512
+    for raw, want in (("0", 0), ("64", 64)):
+        monkeypatch.setenv("PYPTO_CACHE_MAX_MB", raw)
+        assert S.cache_max_mb() == Settings().cache_max_mb == want
+    monkeypatch.setenv("PYPTO_CACHE_MAX_MB", "-3")
+    with pytest.raises(SettingsError, match="cache_max_mb"):
+        S.cache_max_mb()

@@ -30,6 +30,7 @@ SCALAR = ("adds", "subs", "muls", "divs", "maximums", "minimums", "ands", "ors",
 UNARY = ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "recip", "relu", "not_", "sin", "cos")
 ROW_REDUCE = ("row_sum", "row_max", "row_min", "row_prod")
 COL_REDUCE = ("col_sum", "col_max", "col_min", "col_prod")
+ARG_REDUCE = ("row_argmax", "row_argmin", "col_argmax", "col_argmin")  # INT32 indices of the extremum
 ROW_EXPAND = ("row_expand", "row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div",
               "row_expand_max", "row_expand_min", "row_expand_expdif")
 COL_EXPAND = ("col_expand", "col_expand_add", "col_expand_sub", "col_expand_mul", "col_expand_div",
@@ -41,6 +42,12 @@ SCALAR_FORM = {"add": "adds", "sub": "subs", "mul": "muls", "div": "divs", "maxi
                "shr": "shrs"}
 
 _BOOL_RESULT: frozenset[str] = frozenset()
+
+# Upstream's ``high_precision=`` selects a more precise device algorithm for these ops. ptoas 0.1.1 has
+# one mode per instruction, and the simulators compute them in IEEE arithmetic, at least as precise as
+# either mode: the flag is kept in the IR (printed, parsed back) and the code is the same.
+PRECISION_OPS = frozenset({"div", "log", "recip", "rsqrt"})
+_PRECISION = {"high_precision": False}
 
 
 def kind_name(kind: type) -> str:
@@ -91,6 +98,16 @@ def _reduce(name: str, kind: type, axis: int):
                 raise UserError(f"{name}: scratch tile dtype {tmp.dtype.value} does not match the operand's "
                                 f"{a.dtype.value}", span, hint=f"create the scratch tile with dtype=pl.{a.dtype.value}")
         return like(a, (*lead, rows, 1) if axis == 1 else (*lead, 1, cols))
+    return infer
+
+
+def _arg_reduce(name: str, kind: type, axis: int):
+    """[M, N] -> [M, 1] (row) or [1, N] (col) INT32 indices; the first index wins a tie."""
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        a = _reduce(name, kind, axis)(args, kw, span)
+        if a.dtype is DataType.BOOL:
+            raise UserError(f"{name}: needs a numeric operand, got BOOL", span, hint="pl.cast(x, pl.FP32) first")
+        return like(a, dtype=DataType.INT32)  # type: ignore[arg-type]
     return infer
 
 
@@ -286,18 +303,22 @@ def register_common(ns: str) -> None:
     tile = ns == "tile"
     acc = MemorySpace.Acc if tile else None
     for op in BINARY:
-        register(OpDef(f"{ns}.{op}", ("lhs", "rhs"), _binary(f"{ns}.{op}", kind), category="binary"))
+        register(OpDef(f"{ns}.{op}", ("lhs", "rhs"), _binary(f"{ns}.{op}", kind), category="binary",
+                       kwargs=dict(_PRECISION) if op in PRECISION_OPS else {}))
     for op in SCALAR:
         register(OpDef(f"{ns}.{op}", ("lhs", "rhs"), _scalar(f"{ns}.{op}", kind), category="scalar"))
     for op in UNARY:
         register(OpDef(f"{ns}.{op}", ("x",), _unary(f"{ns}.{op}", kind), category="unary",
-                       in_place=not (tile and op == "recip")))
+                       in_place=not (tile and op == "recip"), kwargs=dict(_PRECISION) if op in PRECISION_OPS else {}))
     for op in ROW_REDUCE:
         register(OpDef(f"{ns}.{op}", ("x", "tmp_tile?"), _reduce(f"{ns}.{op}", kind, 1), category="reduce",
                        in_place=not tile))
     for op in COL_REDUCE:
         register(OpDef(f"{ns}.{op}", ("x", "tmp_tile?"), _reduce(f"{ns}.{op}", kind, 0), category="reduce",
                        in_place=not tile))
+    for op in ARG_REDUCE:
+        register(OpDef(f"{ns}.{op}", ("x", "tmp_tile?"), _arg_reduce(f"{ns}.{op}", kind, 0 if op[0] == "c" else 1),
+                       category="reduce", in_place=False))
     for op in ROW_EXPAND:
         register(OpDef(f"{ns}.{op}", ("lhs", "rhs"), _expand(f"{ns}.{op}", kind, 1), category="expand"))
     for op in COL_EXPAND:

@@ -109,7 +109,12 @@ def _matmul_bias(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
     b = shaped(args[1], "tile.matmul_bias", "rhs", span, TileType)
     m, _ = require_2d("tile.matmul_bias", a, span)
     _, n = require_2d("tile.matmul_bias", b, span)
-    return TileType((m, n), DataType.FP32, memory_space=MemorySpace.Acc)
+    acc = DataType.FP32 if a.dtype in (DataType.FP16, DataType.BF16, DataType.FP32) else DataType.INT32
+    bias = shaped(args[2], "tile.matmul_bias", "bias", span, TileType)
+    if bias.dtype is not acc:  # the cube adds the bias table to the accumulator as is
+        raise UserError(f"tile.matmul_bias: bias dtype {bias.dtype.value} must be the accumulator's {acc.value}",
+                        span, hint=f"load the bias as pl.{acc.value}")
+    return TileType((m, n), acc, memory_space=MemorySpace.Acc)
 
 
 register_common("tile")

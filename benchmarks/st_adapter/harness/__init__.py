@@ -1,0 +1,1 @@
+"""Our implementation of the ``harness`` package upstream's system tests import (see ``core``)."""
