@@ -112,17 +112,18 @@ def _builders(module: Any) -> dict[str, Callable[[], Program]]:
 LOOP_LOCAL_AFTER_LOOP = {"passes/test_read_loops.py::_TwoOutputs", "passes/test_read_loops.py::_Guarded"}
 
 
-# Known gap (strict): the pre-SSA printer names the first branch's rebinding of a tensor made by
-# pl.create_tensor before the loop (`if k == 0: acc = matmul(...) else: acc = matmul_acc(acc, ...)`)
-# `acc_1`, which the parser then finds bound in one branch only.
-IF_REBINDS_CREATED = {"passes/test_kernel_carry.py::k_split", "passes/test_kernel_carry.py::k_split_pipelined"}
+# Known gap: a name rebound in both branches of an if inside a loop (``if k == 0: acc = matmul(...)
+# else: acc = matmul_acc(acc, ...)``) gets a fresh Var in one branch only in the pipeline input, and
+# the printed text reads that Var after the loop, which the parser refuses (bound in one branch).
+BRANCH_REBIND_IN_LOOP = {"passes/test_kernel_carry.py::k_split", "passes/test_kernel_carry.py::k_split_pipelined"}
 
 
 def _pass_param(obj: Any, case_id: str) -> Any:
     marks = [pytest.mark.xfail(strict=True, reason="an orchestration loop's tensor results lose their "
                                "MemRef in the printed form")] if case_id in LOOP_LOCAL_AFTER_LOOP else []
-    if case_id in IF_REBINDS_CREATED:
-        marks = [pytest.mark.xfail(strict=True, reason="the pre-SSA printer renames one branch's rebinding")]
+    if case_id in BRANCH_REBIND_IN_LOOP:
+        marks = [pytest.mark.xfail(strict=True, reason="a name rebound in both branches of an if in a loop "
+                                   "prints as two names in the pipeline input")]
     return pytest.param(obj, id=case_id, marks=marks)
 
 
