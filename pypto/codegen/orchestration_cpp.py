@@ -17,7 +17,7 @@ from pypto.codegen.orch_expr import CppExpr, call_deps, runtime_dtype
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import ArgDirection, FunctionType, ParamDirection
-from pypto.ir.expr import Call, GlobalVar, MakeTuple, TupleGetItem, Var
+from pypto.ir.expr import Call, GlobalVar, MakeTuple, TupleGetItem, Var, as_int
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import (
     AssignStmt,
@@ -31,6 +31,7 @@ from pypto.ir.stmt import (
     WhileStmt,
     YieldStmt,
     flatten,
+    preorder,
 )
 from pypto.ir.types import ArrayType, ScalarType, TensorType, TupleType
 
@@ -78,6 +79,12 @@ class OrchCodegen(CppExpr):
         self.task = 0
         self.allocs = 0
         self.needs_id: set[Var] = set()
+
+    def _windows(self) -> dict[Var, tuple[tuple, tuple]]:
+        """Vars bound to ``tensor.slice`` windows that are not contiguous in their parent (row gaps)."""
+        if getattr(self, "_gappy", None) is None:
+            self._gappy = gappy_windows(self.func.body)
+        return self._gappy
 
     # ------------------------------------------------------------------ prologue
     def bind_params(self) -> None:
@@ -271,6 +278,7 @@ class OrchCodegen(CppExpr):
             raise UserError(f"call to unknown function '{c.op.name}'", c.span)  # type: ignore[union-attr]
         dirs = self._directions(c, callee)
         _check_views(c, callee)
+        _check_windows(c, callee, self._windows())
         k = self.task
         self.task += 1
         self.em.line()
@@ -426,6 +434,43 @@ def _check_views(c: Call, callee: Function) -> None:
                             "the kernel would read it in the wrong order", c.span,
                             hint=f"annotate the parameter pl.Tensor[[...], dtype, pl.TensorView(stride=[{dims}], "
                                  "layout=pl.TensorLayout.DN)], or leave it a bare pl.Tensor in a @pl.jit.incore")
+
+
+def gappy_windows(body: Stmt) -> dict[Var, tuple[tuple, tuple]]:
+    """``{var: (parent shape, window shape)}`` of the ``tensor.slice`` windows in ``body`` whose elements
+    are not one run of their dense parent (a window narrower than a row, unless it is a single row)."""
+    out: dict[Var, tuple[tuple, tuple]] = {}
+    for s in preorder(body):
+        if not (isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tensor.slice"):
+            continue
+        parent, window = s.value.args[0].type, s.var.type
+        if not (isinstance(parent, TensorType) and isinstance(window, TensorType)) or parent.view is not None:
+            continue
+        full = tuple(as_int(d) for d in parent.shape)
+        part = tuple(as_int(d) for d in window.shape)
+        if None in full or None in part or len(full) != len(part):
+            continue
+        k = next((i for i in range(len(part)) if part[i] != 1), len(part))  # leading unit axes are free
+        if any(part[j] != full[j] for j in range(k + 1, len(part))):
+            out[s.var] = (full, part)
+    return out
+
+
+def _check_windows(c: Call, callee: Function, gappy: dict[Var, tuple[tuple, tuple]]) -> None:
+    """A window with gaps between its rows, given to a dense kernel parameter, would be read as if packed."""
+    for arg, p in zip(c.args, callee.params, strict=False):
+        if arg not in gappy or not isinstance(p.type, TensorType) or _strides(p.type) is not None:
+            continue
+        full, part = gappy[arg]  # type: ignore[index]
+        stride = [1] * len(full)
+        for i in range(len(full) - 2, -1, -1):
+            stride[i] = stride[i + 1] * full[i + 1]
+        raise UserError(f"argument '{base_name(getattr(arg, 'name', '?'))}' of '{callee.name}' is a {list(part)} "
+                        f"window of a {list(full)} tensor, whose rows are {stride[-2] if len(full) > 1 else 1} "
+                        f"elements apart, but parameter '{base_name(p.name)}' declares a dense tensor, so the "
+                        "kernel would read the wrong elements", c.span,
+                        hint="pass the whole tensor and pl.load the window inside the kernel, or declare the "
+                             f"parameter's strides: pl.TensorView(stride={stride}, layout=pl.TensorLayout.ND)")
 
 
 def _uses_comm(func: Function) -> bool:
