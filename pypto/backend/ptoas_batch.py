@@ -170,10 +170,9 @@ def run_units(ptoas: Path, out_dir: Path, units: list[KernelUnit], *, max_worker
         if hit is not None:
             done[u.name] = hit
     todo = [u for u in units if u.name not in done]
-    for r in _run(ptoas, out_dir, todo, max_workers=max_workers, timeout=timeout, insert_sync=insert_sync,
-                  batch=batch):
-        ptoas_cache.remember(cache, keys[r.unit], r)
-        done[r.unit] = r
+    ran = _run(ptoas, out_dir, todo, max_workers=max_workers, timeout=timeout, insert_sync=insert_sync, batch=batch)
+    ptoas_cache.remember(cache, keys, ran)
+    done.update((r.unit, r) for r in ran)
     return [done[u.name] for u in units]
 
 

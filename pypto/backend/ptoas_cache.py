@@ -135,8 +135,9 @@ class PtoasCache:
         self.hits += 1
         return found
 
-    def put(self, key: str, output: CachedOutput) -> None:
-        """Publish an entry atomically, then evict down to the bound; a cache that cannot be written is skipped."""
+    def put(self, key: str, output: CachedOutput, *, evict: bool = True) -> None:
+        """Publish an entry atomically, then (with ``evict``) evict down to the bound; a cache that cannot
+        be written is skipped."""
         path = self.path(key)
         tmp = cachefs.temp_for(path)
         try:
@@ -148,7 +149,8 @@ class PtoasCache:
             with contextlib.suppress(OSError):
                 tmp.unlink()
             return
-        self.prune()
+        if evict:
+            self.prune()
 
     def prune(self) -> int:
         """Remove the least recently used entries until the directory fits ``max_bytes``; how many went."""
@@ -212,7 +214,12 @@ def lookup(cache: PtoasCache, ptoas: Path, out_dir: Path, unit: str,
     return key, PtoasResult(unit, True, log, "", f"cd <artifact dir> && {shlex.join(argv)}", 0.0, found.cpp)
 
 
-def remember(cache: PtoasCache, key: str, result: PtoasResult) -> None:
-    """Store a successful unit's output under ``key`` (failures are never cached)."""
-    if result.ok and result.cpp:
-        cache.put(key, CachedOutput(result.cpp, result.log))
+def remember(cache: PtoasCache, keys: dict[str, str], results: list[PtoasResult]) -> None:
+    """Store each successful unit's output under its key (failures are never cached), then evict once."""
+    stored = False
+    for r in results:
+        if r.ok and r.cpp:
+            cache.put(keys[r.unit], CachedOutput(r.cpp, r.log), evict=False)
+            stored = True
+    if stored:
+        cache.prune()

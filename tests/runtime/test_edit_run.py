@@ -1,5 +1,5 @@
-"""The edit-run loop, counted in processes started: a warm re-run of an unchanged ``@pl.program`` in a
-fresh interpreter starts no ptoas and no g++; editing one kernel re-assembles and rebuilds that kernel
+"""The edit-run loop, counted in processes started: a warm re-run of an unchanged ``@pl.program`` (or
+``@pl.jit`` kernel) in a fresh interpreter starts no ptoas and no g++; editing one kernel re-assembles and rebuilds that kernel
 only (also when the edit moves the source lines of the kernels below it); ``pypto.runtime.run(program,
 ...)`` of an unchanged program compiles once per process, and not at all in a later process."""
 
@@ -162,3 +162,43 @@ def test_run_of_an_unchanged_program_compiles_once_per_process(workspace, tmp_pa
     assert _locs(first["dirs"][0]) and _locs(moved["dirs"][0]) == [n + 1 for n in _locs(first["dirs"][0])]
     script.write_text(PROGRAM.replace("pl.add(t, 1.0)", "pl.add(t, 5.0)"))
     assert _run(script, cache, tmp_path, mode="run")["z"] == 7.0
+
+
+JIT = textwrap.dedent('''
+    import json, subprocess, sys
+    spawned = []
+    _init = subprocess.Popen.__init__
+    def _spy(self, args, *a, **k):
+        spawned.append([str(x) for x in (args if isinstance(args, (list, tuple)) else [args])])
+        _init(self, args, *a, **k)
+    subprocess.Popen.__init__ = _spy
+
+    import numpy as np
+    import pypto.language as pl
+
+    @pl.jit
+    def add(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out[:] = pl.add(a, b)
+        return out
+
+    a = np.ones((128, 128), np.float32)
+    out = np.zeros_like(a)
+    add(a, a, out)
+    print(json.dumps({"out": float(out[0, 0]), "spawned": spawned}))
+''')
+
+
+def test_jit_warm_call_starts_no_tool_and_an_edit_rebuilds_its_kernel(workspace, tmp_path):
+    _, cache = workspace
+    script = tmp_path / "hello.py"
+    script.write_text(JIT)
+    assert _run(script, cache, tmp_path)["out"] == 2.0
+    warm = _run(script, cache, tmp_path)
+    assert warm["out"] == 2.0 and warm["spawned"] == []
+    script.write_text(JIT.replace("out[:] = pl.add(a, b)", "out[:] = pl.mul(pl.add(a, b), 3.0)"))
+    edited = _run(script, cache, tmp_path)
+    assert edited["out"] == 6.0
+    tools = _tools(edited["spawned"])
+    assert len(tools["ptoas"]) == 1 and len(tools["g++"]) == 1  # the kernel: the orchestration is unchanged
+    assert _sources(tools["g++"]) == ["add_incore_0"]
