@@ -77,8 +77,12 @@ def closure(names: list[str]) -> set[str]:
 
 
 def _local_names() -> set[str]:
-    """Modules the tests import from their own folders (conftest puts them on sys.path)."""
-    return {p.stem for p in TESTS.rglob("*.py")} | {p.name for p in TESTS.rglob("*") if p.is_dir()} | {"pypto", "tests"}
+    """Modules the tests import from their own folders (conftest puts them on sys.path), and the
+    repository's own benchmark modules and packages (a test puts ``benchmarks/`` or a folder in it there)."""
+    bench = TESTS.parent / "benchmarks"
+    return ({p.stem for p in TESTS.rglob("*.py")} | {p.name for p in TESTS.rglob("*") if p.is_dir()}
+            | {p.stem for p in bench.rglob("*.py")} | {p.name for p in bench.rglob("*") if p.is_dir()}
+            | {"pypto", "tests"})
 
 
 def _guarded(tree: ast.Module) -> set[str]:

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 from ptocheck import checker, verify
 
 import pypto.language as pl
@@ -45,7 +44,7 @@ def _compile(src: str, platform: str):
 
 
 @pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
-def test_bf16_matmul_bias_tiled_by_the_bias_table(platform, tmp_path, monkeypatch):
+def test_bf16_matmul_bias_tiled_by_the_bias_table(platform, tmp_path, monkeypatch, torch):
     # [64, 512] f32 fits L0C on both, but a [1, 512] f32 bias (2 KiB) does not fit a2a3's 1 KiB Bias table
     monkeypatch.chdir(tmp_path)
     compiled, text = _compile(_bias_src(64, 272, 512, "BF16", "FP32"), platform)
@@ -60,7 +59,7 @@ def test_bf16_matmul_bias_tiled_by_the_bias_table(platform, tmp_path, monkeypatc
     torch.testing.assert_close(out, want, rtol=1e-4, atol=1e-3)  # bf16 products are exact in f32
 
 
-def test_int8_matmul_bias_tiled_over_k_adds_the_bias_once(tmp_path, monkeypatch):
+def test_int8_matmul_bias_tiled_over_k_adds_the_bias_once(tmp_path, monkeypatch, torch):
     monkeypatch.chdir(tmp_path)
     compiled, text = _compile(_bias_src(32, 512, 256, "INT8", "INT32"), "a2a3sim")
     assert "scf.for" in text  # K is split: [512, 256] int8 exceeds L0B

@@ -168,9 +168,7 @@ class B:
 
 
 @pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
-def test_bf16_arg_reductions_with_ties(platform, tmp_path, monkeypatch):
-    import torch
-
+def test_bf16_arg_reductions_with_ties(platform, tmp_path, monkeypatch, torch):
     monkeypatch.chdir(tmp_path)
     compiled = ir.compile(pl.parse(BF16_SRC), platform=platform)
     g = torch.Generator().manual_seed(9)
