@@ -133,7 +133,8 @@ def test_a_checkout_without_st_is_refused(compat_st, tmp_path: Path, capsys) -> 
 
 @pytest.mark.sim
 @pytest.mark.skipif(shutil.which("g++") is None or find_ptoas() is None, reason="needs ptoas and g++")
-def test_a_fake_st_tree_runs_through_the_adapter(compat_st, tmp_path: Path, capsys) -> None:
+def test_a_fake_st_tree_runs_through_the_adapter(compat_st, tmp_path: Path, capsys, torch) -> None:
+    """The cases (like upstream's) make their tensors with torch: skipped without it."""
     root = _tree(tmp_path)
     code = compat_st.main(root, "a5sim", "", 1, 600, True)
     out = capsys.readouterr().out
