@@ -52,9 +52,8 @@ CASES = [
      "        c = a + b\n        return c\n", ParserTypeError, 7, 13, "tensor.add: shape mismatch [64, 64] vs [32, 64]"),
     ("lambda", f"    def f(self, a: {T}) -> {T}:\n        g = lambda x: x\n        return a\n",
      UnsupportedFeatureError, 7, 13, "lambda expressions are not supported in DSL functions"),
-    ("while without init_values", f"    def f(self, a: {T}) -> {T}:\n        while True:\n            pass\n"
-     "        return a\n", UnsupportedFeatureError, 7, 9,
-     "while loops without init_values are not supported in DSL functions"),
+    ("while-else", f"    def f(self, a: {T}) -> {T}:\n        while True:\n            pass\n        else:\n"
+     "            pass\n        return a\n", UnsupportedFeatureError, 7, 9, "while-else is not supported"),
     ("try", f"    def f(self, a: {T}) -> {T}:\n        try:\n            pass\n        finally:\n            pass\n"
      "        return a\n", UnsupportedFeatureError, 7, 9, "try statements are not supported in DSL functions"),
     ("bad pl.range args", f"    def f(self, a: {T}) -> {T}:\n        for i in pl.range(1, 2, 3, 4):\n"
