@@ -33,7 +33,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from pypto.artifact import ptoas_file
-from pypto.backend import bf16_standin, ptoas_stage
+from pypto.backend import ptoas_stage
 from pypto.backend.ptoas_stage import PtoasResult
 from pypto.toolchain import cachefs
 
@@ -208,10 +208,12 @@ def lookup(cache: PtoasCache, ptoas: Path, out_dir: Path, unit: str,
     cpp = Path(ptoas_file(unit, "cpp"))
     (out_dir / cpp).write_text(ptoas_stage.finish_cpp(found.cpp, standin))
     argv = ptoas_stage.ptoas_argv(ptoas, src, cpp, insert_sync=insert_sync)
-    log = (f"$ {shlex.join(['ptoas', *argv[1:]])}\n{bf16_standin.NOTE if standin else ''}"
-           f"# ptoas did not run: its output for this input, ptoas and flags was reused from the ptoas cache "
-           f"(entry {key[:16]}); the log of the run that made it follows\n{found.log}")
-    return key, PtoasResult(unit, True, log, "", f"cd <artifact dir> && {shlex.join(argv)}", 0.0, found.cpp)
+    # the log of the run that made the entry, byte for byte: an artifact is the same whether its units were
+    # assembled here or reused (a cache hit is reported in the compile's log, not in the artifact)
+    from pypto.toolchain.logging import get_logger
+
+    get_logger("pypto.ptoas").debug("ptoas output reused from the cache", unit=unit, entry=key[:16])
+    return key, PtoasResult(unit, True, found.log, "", f"cd <artifact dir> && {shlex.join(argv)}", 0.0, found.cpp)
 
 
 def remember(cache: PtoasCache, keys: dict[str, str], results: list[PtoasResult]) -> None:
