@@ -13,7 +13,8 @@ body (ptoas' C++ for the unit as ptoas wrote it, and the log of the run that mad
 - an entry that does not match its recorded digest (truncated, edited, garbage) is a miss: it is
   removed, with a warning, and the unit's fresh output replaces it; nothing here raises;
 - the directory is bounded by the ``cache_max_mb`` setting (``PYPTO_CACHE_MAX_MB``): after a store,
-  the least recently used entries (a hit refreshes an entry's mtime) are removed until it fits.
+  the least recently used entries (a hit sets an entry's access time, never its mtime: a hit rewrites
+  nothing) are removed until it fits.
 
 ptoas 0.1.1 is not deterministic from run to run (its memory planner walks pointer-keyed maps), so the
 cache also makes an unchanged unit's C++, and every g++ build keyed by it, stable across runs.
@@ -27,6 +28,7 @@ import json
 import os
 import re
 import shlex
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -130,8 +132,9 @@ class PtoasCache:
             cachefs.discard(path, "ptoas cache entry")
             self.misses += 1
             return None
-        with contextlib.suppress(OSError):
-            os.utime(path)  # recently used: evicted last
+        with contextlib.suppress(OSError):  # recently used: evicted last. The access time only: a hit
+            st = os.stat(path)                # rewrites nothing (a CI cache sees no changed file)
+            os.utime(path, ns=(time.time_ns(), st.st_mtime_ns))
         self.hits += 1
         return found
 
@@ -161,7 +164,7 @@ class PtoasCache:
                 if e.name.endswith(SUFFIX) and not e.name.startswith("."):
                     with contextlib.suppress(OSError):
                         st = e.stat()
-                        entries.append((st.st_mtime_ns, st.st_size, e.path))
+                        entries.append((max(st.st_atime_ns, st.st_mtime_ns), st.st_size, e.path))
         total = sum(size for _, size, _ in entries)
         removed = 0
         for _, size, path in sorted(entries):
