@@ -65,7 +65,7 @@ COPY smoke/ /opt/pypto/smoke/
 # The smoke test builds the ptoas shim and the sim runtime into /opt/pypto/cache; only that dir is
 # made world-readable (files written 0600 by mkstemp): a chmod over all of /opt/pypto would copy
 # every file into this layer again. The per-program caches (ptoas output, @pl.jit and run(program)
-# compiles) stay off here: they would hold the smoke programs only, and ptoas 0.1.1's output is not
+# compiles) stay off here: they would hold the smoke programs only, and the pinned ptoas's output is not
 # the same from run to run, so they would make two builds of one image differ.
 RUN start=$(($(date +%s) - 2)) && PYPTO_CACHE_MAX_MB=0 PYPTO_JIT_CACHE=0 sh /opt/pypto/smoke/smoke.sh \
  && chmod -R a+rX,go-w /opt/pypto/cache \
