@@ -33,6 +33,7 @@ from pypto.ir.expr import (
     TupleGetItem,
     UnaryExpr,
     UnOp,
+    Var,
 )
 from pypto.ir.types import ArrayType, ScalarType, ShapedType, TupleType, Type, UnknownType
 from pypto.language import dsl, types

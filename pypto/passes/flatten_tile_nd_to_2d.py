@@ -23,7 +23,7 @@ from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, Stmt
 from pypto.passes._index import iadd
 from pypto.passes._rewrite import assign_of, assigns_of, drop_defs, rewrite_blocks
-from pypto.passes._util import base_name, iter_stmts, var_use_counts
+from pypto.passes._util import base_name, iter_stmts, map_blocks, var_use_counts
 from pypto.passes.base import Pass
 from pypto.passes.guards import no_nd_tiles
 from pypto.span import Span
@@ -39,9 +39,11 @@ def _error(what: str, span: Span, hint: str) -> UnsupportedFeatureError:
 class _Batch:
     """The per-matrix statements of one batched matmul and the Vars of its products."""
 
-    stmts: list[Stmt]
+    shared: list[Stmt]  # the views of a broadcast operand
+    chunks: list[list[Stmt]]  # per matrix: its loads and its matmul
     products: list[Var]
     batch: tuple[int, ...]  # the batch dims the products enumerate, row-major
+    at_store: bool = False  # one store: each chunk goes right before its store (one matrix live at a time)
 
 
 def _batch_dims(load: Call) -> tuple[int, ...]:
@@ -73,12 +75,14 @@ class _Lowering:
         self.plans: dict[Var, _Batch] = {}
         self.fed: set[Var] = set()  # loads the batched matmuls read whole
 
-    def operand(self, v: Expr, count: int, trans: bool, span: Span) -> tuple[list[Stmt], list[Expr], tuple[int, ...]]:
-        """Statements and the per-matrix operands (one, broadcast, when ``count`` is 1)."""
+    def operand(self, v: Expr, count: int, trans: bool, span: Span) -> tuple[list[list[Stmt]], list[Expr],
+                                                                           tuple[int, ...]]:
+        """Per matrix, the statements that make it and the operand (one, broadcast, when ``count`` is 1)."""
         if count == 1:
             if not trans:
-                return [], [v], ()
-            return self._view(v, span)
+                return [[]], [v], ()
+            stmts, views, _ = self._view(v, span)
+            return [stmts], views, ()
         load = self.loads.get(v) if isinstance(v, Var) else None
         if load is None or load.kwargs.get("target_memory") is not MemorySpace.Mat \
                 or not isinstance(load.args[2], MakeTuple) or None in _batch_dims(load):
@@ -87,19 +91,20 @@ class _Lowering:
                                                   "target_memory=pl.Mem.Mat), or loop over the batch with pl.matmul")
         assert isinstance(v, Var)
         self.fed.add(v)
-        stmts: list[Stmt] = []
+        chunks: list[list[Stmt]] = []
         mats: list[Expr] = []
         dims = _batch_dims(load)
         for index in product(*(range(d) for d in dims)):
             one = _matrix_load(load, index, span)
             name = f"{base_name(v.name)}_{'_'.join(map(str, index))}"
             var = Var(name, one.result_type, span=span)
-            stmts.append(AssignStmt(var, one, span=span))
+            stmts: list[Stmt] = [AssignStmt(var, one, span=span)]
             if trans:
                 more, (var,), _ = self._view(var, span)  # type: ignore[assignment]
                 stmts += more
+            chunks.append(stmts)
             mats.append(var)
-        return stmts, mats, dims  # type: ignore[return-value]
+        return chunks, mats, dims
 
     @staticmethod
     def _view(v: Expr, span: Span) -> tuple[list[Stmt], list[Expr], tuple[int, ...]]:
@@ -112,14 +117,22 @@ class _Lowering:
         sa, lhs, da = self.operand(mm.args[0], kw.get("lhs_batch", 1), bool(kw.get("a_trans")), mm.span)
         sb, rhs, db = self.operand(mm.args[1], kw.get("rhs_batch", 1), bool(kw.get("b_trans")), mm.span)
         count = max(len(lhs), len(rhs))
-        stmts, prods = sa + sb, []
+        shared = [*(sa[0] if len(lhs) == 1 else []), *(sb[0] if len(rhs) == 1 else [])]
+        chunks, prods = [], []
         extra = {"out_dtype": kw["out_dtype"]} if kw.get("out_dtype") is not None else {}
         for i in range(count):
             call = make_call("tile.matmul", [lhs[i % len(lhs)], rhs[i % len(rhs)]], extra, span=mm.span)
             p = Var(f"{base_name(var.name)}_{i}", call.result_type, span=var.span)
-            stmts.append(AssignStmt(p, call, span=mm.span))
+            own = [*(sa[i] if len(lhs) > 1 else []), *(sb[i] if len(rhs) > 1 else [])]
+            chunks.append([*own, AssignStmt(p, call, span=mm.span)])
             prods.append(p)
-        self.plans[var] = _Batch(stmts, prods, da if len(lhs) >= len(rhs) else db)
+        self.plans[var] = _Batch(shared, chunks, prods, da if len(lhs) >= len(rhs) else db)
+
+    def at_matmul(self, s: Stmt) -> list[Stmt] | None:
+        plan = self.plans.get(s.var) if isinstance(s, AssignStmt) else None
+        if plan is None:
+            return None
+        return plan.shared + ([] if plan.at_store else [x for chunk in plan.chunks for x in chunk])
 
     def check_uses(self, body: Stmt) -> None:
         """Each batched product may only be stored (one store per matrix replaces each store)."""
@@ -128,7 +141,8 @@ class _Lowering:
             m = assign_of(s, "tile.store")
             if m is not None and m[1].args[0] in self.plans:
                 stored[m[1].args[0]] = stored.get(m[1].args[0], 0) + 1  # type: ignore[index]
-        for var in self.plans:
+        for var, plan in self.plans.items():
+            plan.at_store = stored.get(var, 0) == 1 and _same_block(body, var)
             if self.uses[var] - 1 != stored.get(var, 0):
                 raise _error(f"its result '{var.name}' is used other than by pl.store", var.span,
                              hint="store the batch with pl.store(c, offsets, out) and load it back, or loop over "
@@ -150,6 +164,8 @@ class _Lowering:
             el = list(offs.elements)
             for j, i in enumerate(index):
                 el[lead + j] = iadd(el[lead + j], i, s.span)
+            if plan.at_store:
+                out += plan.chunks[k]
             st = make_call("tile.store", [p, MakeTuple(tuple(el), span=offs.span), target], dict(call.kwargs),
                            span=call.span)
             var = s.var if k == len(plan.products) - 1 else Var(f"{base_name(s.var.name)}_{k}", st.result_type,
@@ -181,9 +197,24 @@ class FlattenTileNdTo2D(Pass):
             low.plan(var, mm)
         low.check_uses(func.body)
         body = rewrite_blocks(func.body, {
-            "tile.batch_matmul": lambda s, c: low.plans[s.var].stmts if isinstance(s, AssignStmt) else None,
+            "tile.batch_matmul": lambda s, c: low.at_matmul(s),
             "tile.store": low.store})
         return func.with_(body=_drop_dead(body, low.fed))
+
+
+def _same_block(body: Stmt, var: Var) -> bool:
+    """Whether ``var``'s definition and its store are statements of one block (not the store in a loop)."""
+    found = False
+
+    def block(stmts: list[Stmt]) -> list[Stmt]:
+        nonlocal found
+        defines = any(isinstance(x, AssignStmt) and x.var is var for x in stmts)
+        stores = any((m := assign_of(x, "tile.store")) is not None and m[1].args[0] is var for x in stmts)
+        found = found or (defines and stores)
+        return stmts
+
+    map_blocks(body, block)
+    return found
 
 
 def _drop_dead(body: Stmt, loads: set[Var]) -> Stmt:
