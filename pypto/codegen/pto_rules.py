@@ -274,6 +274,23 @@ def _gm_transpose(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     cg.env[dst] = view
 
 
+def _gm_flatten(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    """A kernel-side ``tensor.reshape`` of a packed N-D tensor to 2-D ``[rows, last]`` (made by
+    ResolveBackendOpLayouts for a transposed N-D load): the same pointer viewed packed as 2-D."""
+    src = _gm(cg, c.args[0])
+    t = dst.type if dst is not None else None
+    packed = src.tensor.view is None or src.tensor.view.stride is None
+    if dst is None or not isinstance(t, TensorType) or t.rank != 2 or not packed or t.shape[-1] != src.tensor.shape[-1]:
+        raise cg.error("tensor.reshape inside a kernel views a packed N-D tensor as 2-D [rows, last] only",
+                       hint="reshape the tensor in the orchestration and pass it to the kernel")
+    sh = ", ".join("%" + cg.index(d) for d in t.shape)
+    ssa = cg.names.unique(f"{base_name(dst.name)}_view")
+    view = GmView(ssa, t, 2, src.ptr)
+    cg.op(f"%{ssa} = pto.make_tensor_view %{src.ptr}, shape = [{sh}] strides = [%{cg.index(t.shape[1])}, "
+          f"%{cg.index(1)}] : {view.ty}")
+    cg.env[dst] = view
+
+
 def _store(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     from pypto.codegen.pto_views import Pieces, store_pieces
 
@@ -416,7 +433,7 @@ def _register() -> None:
         "tile.row_expand": _expand_direct("trowexpand", False),
         "tile.col_expand": _expand_direct("tcolexpand", False),
         "tile.row_expand_expdif": _row_expdif,
-        "tensor.transpose": _gm_transpose, "tile.load": _load, "tile.store": _store, "tile.move": _move, "tile.reshape": _reshape,
+        "tensor.transpose": _gm_transpose, "tensor.reshape": _gm_flatten, "tile.load": _load, "tile.store": _store, "tile.move": _move, "tile.reshape": _reshape,
         "tile.cast": _cast, "tile.create": _create, "tile.full": _fill, "tile.expands": _fill,
         "tile.matmul": _matmul("tmatmul", 2), "tile.matmul_acc": _matmul("tmatmul.acc", 3),
         "tile.matmul_bias": _matmul("tmatmul.bias", 3),

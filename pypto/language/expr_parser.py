@@ -33,6 +33,7 @@ from pypto.ir.expr import (
     TupleGetItem,
     UnaryExpr,
     UnOp,
+    Var,
 )
 from pypto.ir.types import ArrayType, ScalarType, ShapedType, TupleType, Type, UnknownType
 from pypto.language import dsl, types
@@ -85,6 +86,7 @@ class ExprParser:
         self.scope = scope
         self.program = program
         self.text_mode = text_mode
+        self.defs: dict[Var, Expr] = {}  # the value each assigned name was bound to (pl.batch_matmul reads it)
 
     def span(self, node: ast.AST) -> Span:
         return self.source.span(node)
@@ -322,6 +324,10 @@ class ExprParser:
 
     def _op(self, stub: Any, node: ast.Call, span: Span) -> Expr:
         args, kwargs = self.call_args(node)
+        if stub.op == "tile.batch_matmul":
+            from pypto.language.batch_operands import batch_kwargs
+
+            args, kwargs = batch_kwargs(self.defs, args, kwargs)
         return call_op(stub.op, args, kwargs, span, convenience=stub.convenience, to_expr=self._to_expr_at(node))
 
     def _unified(self, stub: Any, node: ast.Call, span: Span) -> Expr:

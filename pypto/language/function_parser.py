@@ -341,6 +341,7 @@ class FunctionParser:
         self._check_out_rebind(target.id, vtype, span)
         var = Var(target.id, vtype, span=self.span(target))
         self.scope.bind(target.id, var, self.span(target))
+        self.ev.defs[var] = value
         return [AssignStmt(var, value, span=span)]
 
     def _unpack_assign(self, target: ast.Tuple | ast.List, value_node: ast.expr, node: ast.stmt) -> list[Stmt]:

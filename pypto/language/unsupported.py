@@ -76,7 +76,7 @@ _OPS_BOTH = {  # names missing from pl, pl.tile and pl.tensor alike
 }
 _OPS_TILE_AND_PL = {
     "gemv": "gemv", "gemv_acc": "gemv", "gemv_bias": "gemv", "matmul_mx": "mx", "matmul_mx_acc": "mx",
-    "matmul_mx_bias": "mx", "batch_matmul": "batch", "tri": "tri", "lrelu": "lrelu", "cmps": "cmp",
+    "matmul_mx_bias": "mx", "tri": "tri", "lrelu": "lrelu", "cmps": "cmp",
     "sel": "codegen", "sels": "codegen", "gatherb": "codegen", "mgather": "codegen", "mscatter": "codegen",
     "tpush_to_aiv": "pipes", "tpush_to_aic": "pipes", "tpop_from_aic": "pipes", "tpop_from_aiv": "pipes",
     "aiv_shard": "split_aiv", "aic_gather": "split_aiv",

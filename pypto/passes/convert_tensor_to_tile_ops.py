@@ -175,6 +175,14 @@ class _Converter:
         out: list[Stmt] = []
         space = MemorySpace.Mat if _op(value).core == "cube" else MemorySpace.Vec
         args = [self.tile_of(a, space, out) for a in value.args]
+        counts = _batch_counts(value) if _op(value).short == "matmul" else None
+        if counts is not None:  # a batch of matrices: FlattenTileNdTo2D issues one matmul each
+            kwargs = {k: v for k, v in value.kwargs.items() if k != "c_matrix_nz"}
+            call = make_call("tile.batch_matmul", args, {**kwargs, "lhs_batch": counts[0], "rhs_batch": counts[1]},
+                             span=value.span)
+            if isinstance(s, AssignStmt):
+                out.append(self.bind(s, call))
+            return out
         kwargs = self._transposed_operands(value, args, out) if space is MemorySpace.Mat else value.kwargs
         call = make_call(f"tile.{_op(value).short}", args, kwargs, span=value.span)
         if isinstance(s, AssignStmt):
@@ -254,6 +262,28 @@ class _Converter:
         if short == "create":
             kw["target_memory"] = MemorySpace.Vec
         return [self.bind(s, make_call(f"tile.{short}", list(value.args), kw, span=value.span))]
+
+
+def _batch_counts(value: Call) -> tuple[int, int] | None:
+    """How many matrices each operand of an N-D ``tensor.matmul`` holds, when the result is a batch of
+    more than one; None for a single matrix. Batches other than equal counts or 1 are rejected."""
+    def count(t: object) -> int | None:
+        n = 1
+        for d in getattr(t, "shape", ())[:-2]:
+            if not isinstance(d, int):
+                return None
+            n *= d
+        return n
+
+    out, na, nb = count(value.type), count(value.args[0].type), count(value.args[1].type)
+    if out in (None, 1):
+        return None
+    if na is None or nb is None or out != max(na, nb) or 1 < min(na, nb) < max(na, nb):
+        raise UnsupportedFeatureError(
+            f"tensor.matmul of batches {value.args[0].type} and {value.args[1].type}: pypto issues one matmul per "
+            "matrix (ptoas 0.1.1 has no batched matmul) and needs static batch dims, equal or 1", value.span,
+            hint="give both operands the same static batch dims, or loop over the batch with pl.range")
+    return na, nb
 
 
 def _last_yield(body: Stmt | None) -> YieldStmt | None:

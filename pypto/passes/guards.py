@@ -79,10 +79,10 @@ def _make(name: str, guard: Guard, produces: frozenset[IRProperty] = frozenset()
 
 
 P = IRProperty
-_GUARDS: dict[str, Guard] = {"OutlineHierarchyScopes": no_hierarchy_scopes, "FlattenTileNdTo2D": no_nd_tiles,
+_GUARDS: dict[str, Guard] = {"OutlineHierarchyScopes": no_hierarchy_scopes,
                              **dict.fromkeys(("SynthesizeAllReduceSignals", "MaterializeCommDomainScopes",
                                               "LowerHostTensorCollectives", "InsertCommFence"), no_distributed)}
-_PRODUCES = {"OutlineHierarchyScopes": P.HierarchyOutlined, "FlattenTileNdTo2D": P.TileOps2D,
+_PRODUCES = {"OutlineHierarchyScopes": P.HierarchyOutlined,
              "SplitVectorKernel": P.VectorKernelSplit, "MaterializeCommDomainScopes": P.CommDomainScopesMaterialized,
              "ClassifyIterArgCarry": P.IterArgCarryClassified}
 

@@ -13,11 +13,13 @@ from dataclasses import dataclass
 
 from pypto.errors import UserError
 from pypto.ir.enums import MemorySpace
-from pypto.ir.expr import Call, ConstInt, Expr, MakeTuple, Var
+from pypto.ir.expr import Call, ConstInt, Expr, MakeTuple, Var, as_int
 from pypto.ir.function import Function, Program
+from pypto.ir.ops.infer import fmt_shape
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, Stmt
 from pypto.ir.types import TensorType
+from pypto.passes._index import iadd, imul
 from pypto.passes._rewrite import assign_of, assigns_of, call_in, drop_defs, rewrite_blocks
 from pypto.passes._util import base_name, iter_stmts, substitute_typed, var_use_counts
 from pypto.passes.base import Pass
@@ -45,20 +47,61 @@ def _source_load(view: Call, loads: dict[Var, Call]) -> Call:
     if load.kwargs.get("target_memory") is not MemorySpace.Mat:
         raise _error("its operand must be loaded into Mat (target_memory=pl.Mem.Mat), the cube's L1", view.span)
     t = load.args[0].type
-    if not isinstance(t, TensorType) or t.rank != 2:
-        raise _error(f"the loaded tensor must be 2-D, got {t}", view.span)
+    if not isinstance(t, TensorType) or t.rank < 2:
+        raise _error(f"the loaded tensor must be at least 2-D, got {t}", view.span)
+    if t.rank > 2 and _flat_rows(load) is None:
+        raise _error(f"a load of the {t.rank}-D tensor {fmt_shape(t.shape)} is viewed transposed only as one "
+                     "matrix of a packed tensor (static shape, window 1 in every leading dim)", view.span)
     return load
 
 
+def _flat_rows(load: Call) -> Expr | None:
+    """The first row of an N-D load's single-matrix window in the packed ``[prod(leading), last]`` view
+    of its tensor; None when the tensor is strided or dynamic, or the window spans several matrices."""
+    t, offs, shapes = load.args[0].type, load.args[1], load.args[2]
+    assert isinstance(t, TensorType) and isinstance(offs, MakeTuple) and isinstance(shapes, MakeTuple)
+    packed = t.view is None or t.view.stride is None
+    lead = [as_int(d) for d in shapes.elements[:-2]]
+    if not packed or not all(isinstance(d, int) for d in t.shape) or any(d != 1 for d in lead):
+        return None
+    row: Expr = offs.elements[-2]
+    stride = 1
+    for i in range(t.rank - 2, 0, -1):  # offsets of the leading dims, scaled by the rows each spans
+        stride *= t.shape[i]
+        row = iadd(imul(offs.elements[i - 1], stride, load.span), row, load.span)
+    return row
+
+
+def _flattened(s: AssignStmt, load: Call) -> tuple[list[AssignStmt], Call]:
+    """An N-D load as a load of the tensor's packed 2-D view: ``x2 = tensor.reshape(x, [rows, last])``."""
+    x, t = load.args[0], load.args[0].type
+    if not isinstance(t, TensorType) or t.rank == 2:
+        return [], load
+    rows = 1
+    for d in t.shape[:-1]:
+        rows *= d
+    shape2 = MakeTuple((ConstInt(rows, span=s.span), ConstInt(t.shape[-1], span=s.span)), span=s.span)
+    flat = make_call("tensor.reshape", [x, shape2], span=s.span)
+    x2 = Var(f"{base_name(getattr(x, 'name', 'x'))}_2d", flat.result_type, span=s.span)
+    row = _flat_rows(load)
+    assert row is not None and isinstance(load.args[1], MakeTuple)
+    offs = MakeTuple((row, load.args[1].elements[-1]), span=s.span)
+    last2 = [MakeTuple(a.elements[-2:], span=a.span) if isinstance(a, MakeTuple) else a for a in load.args[2:]]
+    return [AssignStmt(x2, flat, span=s.span)], make_call("tile.load", [x2, offs, *last2], dict(load.kwargs),
+                                                           span=load.span)
+
+
 def _transposed_load(s: AssignStmt, load: Call) -> list[AssignStmt]:
-    """``xt = tensor.transpose(x, 0, 1)`` and ``v = tile.load(xt, swapped window)``."""
+    """``xt = tensor.transpose(x, 0, 1)`` and ``v = tile.load(xt, swapped window)`` (an N-D ``x`` first
+    viewed as packed 2-D)."""
+    pre, load = _flattened(s, load)
     x = load.args[0]
     tr = make_call("tensor.transpose", [x, ConstInt(0, span=s.span), ConstInt(1, span=s.span)], span=s.span)
     xt = Var(f"{base_name(getattr(x, 'name', 'x'))}_t", tr.result_type, span=s.span)
     args = [xt, *(_swap(a) if a is not None else None for a in load.args[1:])]
     new = make_call("tile.load", args, dict(load.kwargs), span=s.span)
     var = s.var if new.result_type == s.var.var_type else Var(s.var.name, new.result_type, span=s.var.span)
-    return [AssignStmt(xt, tr, span=s.span), AssignStmt(var, new, span=s.span)]
+    return [*pre, AssignStmt(xt, tr, span=s.span), AssignStmt(var, new, span=s.span)]
 
 
 

@@ -75,7 +75,7 @@ def _recipes() -> dict[str, tuple[str, tuple[int, int], str | None]]:
 
 
 RECIPES = _recipes()
-MATMUL = ("matmul", "matmul_acc", "matmul_bias", "transpose_view")
+MATMUL = ("matmul", "matmul_acc", "matmul_bias", "transpose_view", "batch_matmul")
 NOT_VALUE_OPS = {"load": "used by every case", "store": "used by every case",
                  "alloc": "a raw address allocation (tile.alloc), planned by ptoas itself: no instruction"}
 
@@ -121,7 +121,8 @@ class P:
 """
 _MM_EXPR = {"matmul": "pl.tile.matmul(a, b)", "matmul_acc": "pl.tile.matmul_acc(pl.tile.matmul(a, b), a, b)",
             "matmul_bias": "pl.tile.matmul_bias(a, b, bm)",
-            "transpose_view": "pl.tile.matmul(pl.tile.transpose_view(b), pl.tile.transpose_view(a))"}
+            "transpose_view": "pl.tile.matmul(pl.tile.transpose_view(b), pl.tile.transpose_view(a))",
+            "batch_matmul": "pl.tile.batch_matmul(a, b)"}  # a batch of one here; batches: tests/passes
 
 
 def source(op: str, dt: str, to: str | None = None) -> str:

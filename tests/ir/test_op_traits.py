@@ -28,8 +28,8 @@ def test_every_writing_op_is_kept_for_its_effect():
 
 def test_cube_ops_and_their_result_space():
     assert ops_where(lambda op: op.core == "cube" and op.namespace == "tile") == {
-        "tile.matmul", "tile.matmul_acc", "tile.matmul_bias"}
-    for name in ("tile.matmul", "tile.matmul_acc", "tile.matmul_bias"):
+        "tile.matmul", "tile.matmul_acc", "tile.matmul_bias", "tile.batch_matmul"}
+    for name in ("tile.matmul", "tile.matmul_acc", "tile.matmul_bias", "tile.batch_matmul"):
         assert get_op(name).result_space is MemorySpace.Acc
     assert get_op("tile.add").result_space is None
 

@@ -12,6 +12,7 @@ from pypto.ir.expr import Expr, MakeTuple
 from pypto.ir.ops.bounds import check_window
 from pypto.ir.ops.infer import (
     KIND_NAME,
+    batch_dims,
     dims,
     like,
     matrix_dims,
@@ -173,8 +174,10 @@ def _matmul(name: str, kind: type):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         a = shaped(args[0], name, "lhs", span, kind)
         b = shaped(args[1], name, "rhs", span, kind)
-        m, k1 = matrix_dims(name, a, span)
-        k2, n = matrix_dims(name, b, span)
+        if kind is TensorType and a.rank >= 2 and b.rank >= 2:  # N-D tensors: a batch of matrices
+            (m, k1), (k2, n), batch = a.shape[-2:], b.shape[-2:], batch_dims(name, a, b, span)
+        else:  # tiles are 2-D (an N-D tile is flattened as it is made)
+            (m, k1), (k2, n), batch = matrix_dims(name, a, span), matrix_dims(name, b, span), a.shape[:-2]
         if kw.get("a_trans"):
             m, k1 = k1, m
         if kw.get("b_trans"):
@@ -183,7 +186,7 @@ def _matmul(name: str, kind: type):
         same_dtype(name, a, b, span)
         out = kw.get("out_dtype") or (DataType.FP32 if a.dtype in (DataType.FP16, DataType.BF16, DataType.FP32)
                                       else DataType.INT32)
-        return like(a, (*a.shape[:-2], m, n), dtype=out, space=None)
+        return like(a, (*batch, m, n), dtype=out, space=None)
     return infer
 
 

@@ -96,6 +96,24 @@ def matrix_dims(op: str, t: ShapedType, span: Span) -> tuple[Dim, Dim]:
     return require_2d(op, t, span)
 
 
+def batch_dims(op: str, a: ShapedType, b: ShapedType, span: Span) -> tuple[Dim, ...]:
+    """The broadcast batch dims (all but the last two) of two matmul operands, numpy's rule: aligned from
+    the right, equal or 1."""
+    la, lb = tuple(a.shape[:-2]), tuple(b.shape[:-2])
+    n = max(len(la), len(lb))
+    la, lb = (1,) * (n - len(la)) + la, (1,) * (n - len(lb)) + lb
+    out: list[Dim] = []
+    for x, y in zip(la, lb, strict=True):
+        if as_int(x) == 1 or dim_eq(x, y):
+            out.append(y)
+        elif as_int(y) == 1:
+            out.append(x)
+        else:
+            raise UserError(f"{op}: batch dims {fmt_shape(a.shape[:-2])} and {fmt_shape(b.shape[:-2])} do not "
+                            "broadcast", span, hint="batch dims must be equal or 1")
+    return tuple(out)
+
+
 def require_2d(op: str, t: ShapedType, span: Span) -> tuple[Dim, Dim]:
     if t.rank != 2:
         raise UserError(f"{op}: expects a 2-D operand, got rank {t.rank} {fmt_shape(t.shape)}", span)

@@ -135,3 +135,38 @@ register(OpDef("tile.alloc", (), _alloc, {"memory_space": None, "size": 0, "pinn
 register(OpDef("tile.write", ("dst", "offset", "value"), _write, category="access", writes="dst"))
 register(OpDef("tile.matmul_bias", ("lhs", "rhs", "bias"), _matmul_bias, category="matmul", core="cube",
                result_space=MemorySpace.Acc, in_place=False))
+
+
+def _stacked(t: TileType, count: object, trans: object, op: str, what: str, span: Span) -> tuple[object, object]:
+    """The ``(rows, cols)`` of one of the ``count`` matrices stacked by rows in 2-D tile ``t``, transposed
+    when ``trans``."""
+    r, c = require_2d(op, t, span)
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        raise UserError(f"{op}: '{what}_batch' must be a positive int, got {count!r}", span)
+    if not isinstance(r, int) or r % count:
+        raise UserError(f"{op}: {what} has {r} rows, not {count} stacked matrices", span)
+    return (c, r // count) if trans else (r // count, c)
+
+
+def _batch_matmul(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+    """``lhs_batch`` matrices (stacked by rows, as an N-D load flattens them) times ``rhs_batch`` ones, each
+    transposed per ``a_trans``/``b_trans``; a batch of 1 broadcasts. The result stacks ``[M, N]`` blocks."""
+    op = "tile.batch_matmul"
+    a, b = shaped(args[0], op, "lhs", span, TileType), shaped(args[1], op, "rhs", span, TileType)
+    assert isinstance(a, TileType) and isinstance(b, TileType)
+    na, nb = kw.get("lhs_batch", 1), kw.get("rhs_batch", 1)
+    m, k1 = _stacked(a, na, kw.get("a_trans"), op, "lhs", span)
+    k2, n = _stacked(b, nb, kw.get("b_trans"), op, "rhs", span)
+    if k1 != k2 or (na != nb and 1 not in (na, nb)):
+        raise UserError(f"{op}: {na} x [{m}, {k1}] by {nb} x [{k2}, {n}] do not match", span,
+                        hint="the inner dims must agree and the batch counts be equal or 1")
+    if a.dtype is not b.dtype:
+        raise UserError(f"{op}: dtype mismatch {a.dtype.value} vs {b.dtype.value}", span)
+    out = kw.get("out_dtype") or (DataType.FP32 if a.dtype.is_float else DataType.INT32)
+    return TileType((max(na, nb) * m, n), out, memory_space=MemorySpace.Acc)  # type: ignore[operator]
+
+
+register(OpDef("tile.batch_matmul", ("lhs", "rhs"), _batch_matmul,
+               {"lhs_batch": 1, "rhs_batch": 1, "a_trans": False, "b_trans": False, "out_dtype": None},
+               category="matmul", core="cube", result_space=MemorySpace.Acc,
+               doc="a batch of matmuls; FlattenTileNdTo2D issues one tile.matmul per matrix"))
