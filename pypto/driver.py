@@ -306,7 +306,7 @@ def _compile_in_context(program: Program, opts: CompileOptions) -> CompiledProgr
         verification_level=opts.verification_level, diagnostic_phase=opts.diagnostic_phase,
         disabled_diagnostics=opts.disabled_diagnostics, memory_planner=opts.memory_planner,
         runtime=opts.runtime, backend_type=opts.backend_type,
-        enable_l0c_double_buffer=opts.l0c_double_buffer)
+        enable_pypto_l0c_double_buffer=opts.l0c_double_buffer)
     stages: Stages = []
     with nullcontext() if outer else ctx, stage("passes"):
         t0 = time.perf_counter()
