@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from pypto.ir.options import (
     BackendType,
@@ -23,6 +23,18 @@ if TYPE_CHECKING:
 _STATE = threading.local()
 
 DEFAULT_DISABLED: frozenset[DiagnosticCheck] = frozenset({DiagnosticCheck.UnusedControlFlowResult})
+
+
+class PassOptions(TypedDict, total=False):
+    """:class:`PassContext`'s keywords but ``memory_planner``, for functions that pass them on."""
+
+    instruments: Iterable[Instrument]
+    verification_level: VerificationLevel
+    diagnostic_phase: DiagnosticPhase
+    disabled_diagnostics: Iterable[DiagnosticCheck] | DiagnosticCheckSet | None
+    enable_pypto_l0c_double_buffer: bool
+    runtime: RuntimeKind | str
+    backend_type: BackendType
 
 
 @dataclass(frozen=True, init=False)
