@@ -4,13 +4,13 @@ Each field maps to one ``PYPTO_*`` environment variable (``PTOAS_ROOT`` has no p
 highest first: explicit argument > environment > config file (``--config FILE``, else ``pypto.toml``
 in the working directory, else ``[tool.pypto]`` of ``pyproject.toml`` there) > default. Every value
 remembers where it came from (:meth:`Settings.source_of`), so errors can name it. This is the only
-module of pypto that reads ``os.environ`` (with ``settings_sources``, the reading it shares with the
+module of pypto that reads ``os.environ`` (with ``settings_sources``, the resolution it shares with the
 model); code that starts subprocesses uses :func:`subprocess_env`.
 
-The pydantic model (:class:`Settings`, in ``settings_model``) is imported on first use; the reading
-both share (environment, config file, sources record) is in ``settings_sources``, below both. The run path
-needs only :func:`cache_dir`, :func:`output_base`, :func:`jit_cache_enabled` and
-:func:`compile_fingerprint`, which resolve with the same precedence without it.
+Every setting is declared once, in ``settings_fields.FIELDS``. The pydantic model (:class:`Settings`,
+in ``settings_model``) is imported on first use; the run path's light readers (:func:`cache_dir`,
+:func:`jit_cache_enabled`, :func:`tool_timeout`, ...) resolve one field through the same
+``settings_sources.resolve_field`` and parser without it, so they return what the model holds.
 """
 
 from __future__ import annotations
