@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypedDict
+from typing import Any, TypedDict
 
 from pypto.ir.options import (
     BackendType,
@@ -17,9 +17,6 @@ from pypto.ir.options import (
     VerificationLevel,
 )
 
-if TYPE_CHECKING:
-    from pypto.passes.instruments import Instrument
-
 _STATE = threading.local()
 
 DEFAULT_DISABLED: frozenset[DiagnosticCheck] = frozenset({DiagnosticCheck.UnusedControlFlowResult})
@@ -28,7 +25,7 @@ DEFAULT_DISABLED: frozenset[DiagnosticCheck] = frozenset({DiagnosticCheck.Unused
 class PassOptions(TypedDict, total=False):
     """:class:`PassContext`'s keywords but ``memory_planner``, for functions that pass them on."""
 
-    instruments: Iterable[Instrument]
+    instruments: Iterable[Any]
     verification_level: VerificationLevel
     diagnostic_phase: DiagnosticPhase
     disabled_diagnostics: Iterable[DiagnosticCheck] | DiagnosticCheckSet | None
@@ -47,7 +44,7 @@ class PassContext:
     default set) and a runtime name its :class:`RuntimeKind`.
     """
 
-    instruments: tuple[Instrument, ...]
+    instruments: tuple[Any, ...]  # passes.instruments.Instrument objects (not imported: it imports this)
     verification_level: VerificationLevel
     diagnostic_phase: DiagnosticPhase
     disabled_diagnostics: frozenset[DiagnosticCheck]
@@ -58,7 +55,7 @@ class PassContext:
 
     def __init__(
         self,
-        instruments: Iterable[Instrument] = (),
+        instruments: Iterable[Any] = (),
         verification_level: VerificationLevel = VerificationLevel.BASIC,
         diagnostic_phase: DiagnosticPhase = DiagnosticPhase.PRE_PIPELINE,
         disabled_diagnostics: Iterable[DiagnosticCheck] | DiagnosticCheckSet | None = None,
