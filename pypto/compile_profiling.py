@@ -20,7 +20,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pypto.passes.profiling import Stage
 
 
 @dataclass
@@ -132,7 +135,7 @@ def get_active_profiler() -> CompileProfiler | None:
     return CompileProfiler.current()
 
 
-def record_compile(stages: list[dict[str, Any]], name: str = "compile") -> None:
+def record_compile(stages: list[Stage], name: str = "compile") -> None:
     """Record one compile's driver stages under a ``name`` stage of the active profiler (none: nothing)."""
     prof = get_active_profiler()
     if prof is None:

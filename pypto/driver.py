@@ -13,11 +13,12 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
+from collections.abc import Iterable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Unpack
 
 from pypto.artifact import PASSES_DUMP_DIR, REPORT_DIR, ArtifactMeta, begin, commit
 from pypto.artifact.names import check_program, contained
@@ -41,10 +42,10 @@ from pypto.toolchain.prefix_map import PrefixMap, parse_prefix_map
 
 if TYPE_CHECKING:
     from pypto.backend.ptoas_cache import PtoasCache
-    from pypto.passes.context import PassContext
+    from pypto.ir.distributed_compiled_program import DistributedConfig
+    from pypto.passes.context import PassContext, PassOptions
+    from pypto.passes.profiling import Stage
     from pypto.toolchain.settings_model import Settings
-
-Stages = list[dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ class CompileRequest:
     skip_ptoas: bool = False
     verification_level: VerificationLevel | None = None
     diagnostic_phase: DiagnosticPhase | None = None
-    disabled_diagnostics: set[DiagnosticCheck] | None = None
+    disabled_diagnostics: Iterable[DiagnosticCheck] | None = None
     memory_planner: MemoryPlanner | None = None
     enable_pypto_l0c_double_buffer: bool | None = None
     profiling: bool = False
@@ -80,7 +81,7 @@ class CompileOptions:
     skip_ptoas: bool
     verification_level: VerificationLevel
     diagnostic_phase: DiagnosticPhase
-    disabled_diagnostics: set[DiagnosticCheck]
+    disabled_diagnostics: frozenset[DiagnosticCheck]
     memory_planner: MemoryPlanner
     l0c_double_buffer: bool
     profiling: bool
@@ -107,7 +108,7 @@ def _settings() -> Settings:
     return settings
 
 
-def _conflict(name: str, value: Any, op: str = "compile") -> None:
+def _conflict(name: str, value: object, op: str = "compile") -> None:
     from pypto.passes.context import PassContext
 
     if value is not None and PassContext.current() is not None:
@@ -177,8 +178,8 @@ def resolve_options(program: Program, req: CompileRequest, settings: Settings | 
         or VerificationLevel(settings.verify_level),
         diagnostic_phase=req.diagnostic_phase or (ctx.diagnostic_phase if ctx else None)
         or DiagnosticPhase(settings.warning_level),
-        disabled_diagnostics=set(req.disabled_diagnostics if req.disabled_diagnostics is not None
-                                 else DEFAULT_DISABLED),
+        disabled_diagnostics=frozenset(req.disabled_diagnostics if req.disabled_diagnostics is not None
+                                       else DEFAULT_DISABLED),
         memory_planner=req.memory_planner or (ctx.memory_planner if ctx else None) or MemoryPlanner.PYPTO,
         l0c_double_buffer=bool(req.enable_pypto_l0c_double_buffer),
         profiling=bool(req.profiling) or settings.compile_profiling or _profiler_active(),
@@ -224,12 +225,12 @@ def compile(  # noqa: A001 - the upstream API name
     skip_ptoas: bool = False,
     verification_level: VerificationLevel | None = None,
     diagnostic_phase: DiagnosticPhase | None = None,
-    disabled_diagnostics: set[DiagnosticCheck] | None = None,
+    disabled_diagnostics: Iterable[DiagnosticCheck] | None = None,
     memory_planner: MemoryPlanner | None = None,
     enable_pypto_l0c_double_buffer: bool | None = None,
     profiling: bool = False,
     platform: str | None = None,
-    distributed_config: Any = None,
+    distributed_config: DistributedConfig | None = None,
     analyze_auto_scopes_for_deps: bool = False,
     emit_source_loc: bool | None = None,
     dump_ptoas_passes: bool = False,
@@ -256,15 +257,19 @@ def compile(  # noqa: A001 - the upstream API name
     return _compile(program, resolve_options(program, request))
 
 
-def lower(program: Program, **kw: Any) -> Program:
-    """Run the pass pipeline only and return the post-pass Program; writes nothing."""
+def lower(program: Program, *, memory_planner: MemoryPlanner | None = None,
+          **options: Unpack[PassOptions]) -> Program:
+    """Run the pass pipeline only and return the post-pass Program; writes nothing.
+
+    ``options`` are :class:`PassContext`'s (its defaults apply); inside an active PassContext that one
+    is used, and a ``memory_planner`` argument is an error.
+    """
     from pypto.passes import run_pipeline
     from pypto.passes.context import PassContext
 
-    planner = kw.pop("memory_planner", None)
-    _conflict("memory_planner", planner, op="lower")
+    _conflict("memory_planner", memory_planner, op="lower")
     outer = PassContext.current()
-    ctx = outer or PassContext(memory_planner=planner or MemoryPlanner.PYPTO, **kw)
+    ctx = outer or PassContext(memory_planner=memory_planner or MemoryPlanner.PYPTO, **options)
     with nullcontext() if outer else ctx:
         return run_pipeline(program, ctx=ctx, dump_level=PassDumpLevel.NONE, dump_dir=None,
                             report_dir=None).program
@@ -306,8 +311,8 @@ def _compile_in_context(program: Program, opts: CompileOptions) -> CompiledProgr
         verification_level=opts.verification_level, diagnostic_phase=opts.diagnostic_phase,
         disabled_diagnostics=opts.disabled_diagnostics, memory_planner=opts.memory_planner,
         runtime=opts.runtime, backend_type=opts.backend_type,
-        enable_l0c_double_buffer=opts.l0c_double_buffer)
-    stages: Stages = []
+        enable_pypto_l0c_double_buffer=opts.l0c_double_buffer)
+    stages: list[Stage] = []
     with nullcontext() if outer else ctx, stage("passes"):
         t0 = time.perf_counter()
         result = run_pipeline(program, ctx=ctx, dump_level=opts.dump_level,
@@ -325,7 +330,8 @@ def _compile_in_context(program: Program, opts: CompileOptions) -> CompiledProgr
     return compiled
 
 
-def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions, stages: Stages) -> CompiledProgram:
+def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions,
+                        stages: list[Stage]) -> CompiledProgram:
     from pypto.backend import assemble
     from pypto.codegen import generate
     from pypto.toolchain.logging import stage
@@ -395,16 +401,20 @@ def _profiler_active() -> bool:
     return get_active_profiler() is not None
 
 
-def _write_profile(out: Path, stages: Stages) -> None:
+def _write_profile(out: Path, stages: list[Stage]) -> None:
     from pypto.passes.profiling import format_profile_json, format_profile_txt
 
     (out / REPORT_DIR / "pipeline_profile.txt").write_text(format_profile_txt(stages))
     (out / REPORT_DIR / "pipeline_profile.json").write_text(format_profile_json(stages))
 
 
-def compile_with_settings(program: Program, settings: Settings, **kw: Any) -> CompiledProgram:
-    """``ir.compile`` with an already-resolved Settings object (the CLI path); ``kw`` as for :func:`compile`."""
-    request = CompileRequest(**{"platform": settings.platform, "runtime": settings.runtime, **kw})
+def compile_with_settings(program: Program, settings: Settings,
+                          request: CompileRequest | None = None) -> CompiledProgram:
+    """``ir.compile`` with an already-resolved Settings object (the CLI path): the request's platform,
+    runtime and (if set anywhere) verification level default to the settings' ones."""
+    request = request or CompileRequest()
+    request = dataclasses.replace(request, platform=request.platform or settings.platform,
+                                  runtime=request.runtime or settings.runtime)
     if request.verification_level is None and settings.source_of("verify_level") != "default":
         request = dataclasses.replace(request, verification_level=VerificationLevel(settings.verify_level))
     return _compile(program, resolve_options(program, request, settings))

@@ -77,7 +77,11 @@ class ScopeIsolationError(ParserError):
 
 
 class SettingsError(UserError):
-    """A setting has a bad value, or two settings disagree."""
+    """A setting has a bad value, or two settings disagree; ``setting`` and ``source`` name the first
+    bad one and where it came from (``"env PYPTO_X"``, ``"file <path>"``, ``"argument"``), when known."""
+
+    setting: str | None = None
+    source: str | None = None
 
 
 class StorageError(UserError):

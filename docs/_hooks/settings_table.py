@@ -1,7 +1,8 @@
 """MkDocs hook: a page's ``<!-- settings-table -->`` line becomes the table of every pypto setting.
 
-The table is read from the pydantic model (``pypto.toolchain.settings_model.Settings``): field name,
-environment variable, type, default and description, so the page cannot drift from the code. A
+The table is read from the pydantic model (``pypto.toolchain.settings_model.Settings``, whose fields
+are built from ``settings_fields.FIELDS``): field name, environment variable, type, default and
+description, so the page cannot drift from the code. A
 field whose default comes from a factory needs a line in ``FACTORY_DEFAULTS``; a new one without it
 fails the build instead of printing a value of the machine that built the site.
 """

@@ -297,13 +297,13 @@ def compile_target(path: Path, name: str | None, settings: Any, request: Any,
     ``materialize=False`` (a compile only) specializes from shape stand-ins and returns no inputs:
     nothing is allocated, whatever the shapes.
     """
-    from pypto.driver import compile_with_settings
+    from pypto.driver import CompileRequest, compile_with_settings
 
     module = load_module(path)
     key, target = select_target(path, module, name)
     if isinstance(target, Program):
-        compiled = compile_with_settings(target, settings, output_dir=request.output_dir,
-                                         skip_ptoas=request.skip_ptoas, dump_passes=request.dump_passes)
+        compiled = compile_with_settings(target, settings, CompileRequest(
+            output_dir=request.output_dir, skip_ptoas=request.skip_ptoas, dump_passes=request.dump_passes))
         params = [(p.name, p.direction, p.shape, p.dtype) for p in compiled.params]
         if not materialize:
             return compiled, module, []

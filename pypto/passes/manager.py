@@ -131,7 +131,7 @@ def _build_passes(names: tuple[str, ...], ctx: PassContext) -> tuple[Pass, ...]:
     """The pass objects for ``names`` under ``ctx``'s options, built once per distinct set of options
     (passes are frozen dataclasses made from those options alone, so equal options give equal passes)."""
     key = (names, ctx.verification_level, ctx.diagnostic_phase, ctx.disabled_diagnostics, ctx.memory_planner,
-           ctx.runtime, ctx.backend_type, ctx.enable_l0c_double_buffer)
+           ctx.runtime, ctx.backend_type, ctx.enable_pypto_l0c_double_buffer)
     try:
         built = _BUILT.get(key)
     except TypeError:  # an option value that cannot be a key: build afresh, remember nothing

@@ -1,14 +1,20 @@
 """Compile-profile report formats (``report/pipeline_profile.{txt,json}``, spec §4.6).
 
-A stage is ``{"name": str, "seconds": float, "children": [stage, ...]}``.
+A stage is ``{"name": str, "seconds": float, "children": [stage, ...]}`` (:class:`Stage`).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TypedDict
 
-Stage = dict[str, Any]
+
+class Stage(TypedDict):
+    """One timed stage of a compile: its name, its seconds and the stages inside it."""
+
+    name: str
+    seconds: float
+    children: list[Stage]
 
 
 def format_duration(seconds: float) -> str:

@@ -78,8 +78,7 @@ def fix_hint(setting: str, source: str, example: str) -> str:
 
 def _error(message: str, setting: str, source: str, example: str) -> SettingsError:
     err = SettingsError(f"{message} [{setting} from {source}]", hint=fix_hint(setting, source, example))
-    err.setting = setting  # type: ignore[attr-defined]
-    err.source = source  # type: ignore[attr-defined]
+    err.setting, err.source = setting, source
     return err
 
 

@@ -209,8 +209,10 @@ def _pinned_requirement() -> str:
 
 
 def default_cache_dir() -> Path:
-    """Where the shim lives when the caller passes no cache dir."""
-    return Path.home() / ".cache" / "pypto"
+    """Where the shim lives when the caller passes no cache dir: the ``cache_dir`` setting."""
+    from pypto.toolchain.settings import cache_dir
+
+    return cache_dir()
 
 
 def find_ptoas(ptoas_root: str | None = None, cache_dir: Path | None = None) -> Path | None:

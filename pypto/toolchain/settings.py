@@ -4,13 +4,13 @@ Each field maps to one ``PYPTO_*`` environment variable (``PTOAS_ROOT`` has no p
 highest first: explicit argument > environment > config file (``--config FILE``, else ``pypto.toml``
 in the working directory, else ``[tool.pypto]`` of ``pyproject.toml`` there) > default. Every value
 remembers where it came from (:meth:`Settings.source_of`), so errors can name it. This is the only
-module of pypto that reads ``os.environ`` (with ``settings_sources``, the reading it shares with the
+module of pypto that reads ``os.environ`` (with ``settings_sources``, the resolution it shares with the
 model); code that starts subprocesses uses :func:`subprocess_env`.
 
-The pydantic model (:class:`Settings`, in ``settings_model``) is imported on first use; the reading
-both share (environment, config file, sources record) is in ``settings_sources``, below both. The run path
-needs only :func:`cache_dir`, :func:`output_base`, :func:`jit_cache_enabled` and
-:func:`compile_fingerprint`, which resolve with the same precedence without it.
+Every setting is declared once, in ``settings_fields.FIELDS``. The pydantic model (:class:`Settings`,
+in ``settings_model``) is imported on first use; the run path's light readers (:func:`cache_dir`,
+:func:`jit_cache_enabled`, :func:`tool_timeout`, ...) resolve one field through the same
+``settings_sources.resolve_field`` and parser without it, so they return what the model holds.
 """
 
 from __future__ import annotations
@@ -25,15 +25,17 @@ from typing import TYPE_CHECKING, Any
 
 from pypto.toolchain import platforms
 from pypto.toolchain import settings_sources as _sources
-from pypto.toolchain.settings_sources import (
+from pypto.toolchain.settings_fields import (
+    FIELDS,
+    OUTPUT_BASE,
+    RUN_MEMORY_FRACTION,
     ContainerEngine,
     LogFormat,
     LogLevel,
     VerifyLevel,
     WarningLevel,
-    env_var,
-    resolve_with,
 )
+from pypto.toolchain.settings_sources import env_var, resolve_field, resolve_with
 
 if TYPE_CHECKING:
     from pypto.toolchain.settings_model import Settings
@@ -41,9 +43,7 @@ if TYPE_CHECKING:
 __all__ = ["ContainerEngine", "LogFormat", "LogLevel", "Settings", "TerminalEnv", "VerifyLevel", "WarningLevel",
            "cache_dir", "cache_max_mb", "compile_fingerprint", "env_var", "ptoas_root", "jit_cache_enabled", "output_base", "override",
            "physical_memory_bytes", "resolve_settings", "upstream_env", "export_upstream_env", "run_max_bytes", "subprocess_env", "terminal_env", "tool_timeout"]
-# the shared env/config-file readers (in settings_sources, below this module and the model)
-_OVERRIDES, _config_file, _read_config = _sources.OVERRIDES, _sources.config_file, _sources.read_config
-_default_cache_dir = _sources.default_cache_dir
+TOOL_TIMEOUTS = ("ptoas_timeout_s", "build_timeout_s", "docker_timeout_s")  # the settings of tool deadlines
 
 
 def resolve_settings(config_file: str | Path | None = None, **overrides: Any) -> Settings:
@@ -63,11 +63,11 @@ def resolve_settings(config_file: str | Path | None = None, **overrides: Any) ->
 @contextmanager
 def override(**overrides: Any) -> Iterator[Settings]:
     """Within the block, :func:`resolve_settings` treats ``overrides`` as explicit arguments (tests)."""
-    token = _OVERRIDES.set({**_OVERRIDES.get(), **overrides})
+    token = _sources.OVERRIDES.set({**_sources.OVERRIDES.get(), **overrides})
     try:
         yield resolve_settings()
     finally:
-        _OVERRIDES.reset(token)
+        _sources.OVERRIDES.reset(token)
 
 
 def subprocess_env(extra: Mapping[str, str] | None = None, drop: tuple[str, ...] = ()) -> dict[str, str]:
@@ -156,126 +156,59 @@ def warn_unknown_env(settings: Settings) -> None:
             f"environment variable {name} is not a pypto setting and is ignored; {hint}", variable=name)
 
 
-# -- light resolution (no pydantic): the run path needs a few values only ----------------------------
-_UNSET = object()
-_TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
-_FALSE = frozenset({"0", "false", "f", "no", "n", "off"})
-# Settings that cannot change what a compile writes (left out of compile_fingerprint)
-_RUN_ONLY = frozenset({"cache_dir", "cache_max_mb", "prog_build_dir", "jit_cache", "log_level", "log_format", "verify_level", "warning_level",
-                       "codegen_max_workers", "container_engine", "container_image", "source_date_epoch",
-                       "wheelhouse", "debian_mirror", "image_smoke_examples", "ascend_home_path",
-                       "ptoas_timeout_s", "build_timeout_s", "docker_timeout_s", "run_max_bytes"})
-
-
-def _upper_env() -> dict[str, str]:
-    return {k.upper(): v for k, v in os.environ.items() if v}  # case-insensitive, empty ignored (as Settings)
-
-
-def _light_value(field: str) -> Any:
-    """A field's raw value by Settings' precedence (argument > env > config file), or ``_UNSET``."""
-    args = _OVERRIDES.get()
-    if args.get(field) is not None:
-        return args[field]
-    env = _upper_env().get(env_var(field))
-    if env is not None:
-        return env
-    config, table = _config_file()
-    if config is not None:
-        return _read_config(config, table).get(field, _UNSET)
-    return _UNSET
+# -- light readers (no pydantic): the run path needs a few values only -------------------------------
+# Each is settings_sources.resolve_field: the resolution and parser the model uses, so each returns
+# what resolve_settings() would hold and raises the same SettingsError for a bad value.
 
 
 def cache_dir() -> Path:
-    """``Settings().cache_dir`` without importing pydantic: PYPTO_CACHE_DIR, config file, XDG default."""
-    value = _light_value("cache_dir")
-    if value is _UNSET:
-        return _default_cache_dir()
-    if not isinstance(value, str | os.PathLike):
-        return Path(resolve_settings().cache_dir)  # let validation name the bad value and its source
-    return Path(value).expanduser().absolute()  # as Settings: tools run in other directories
+    """``Settings().cache_dir`` (PYPTO_CACHE_DIR, config file, XDG default), absolute."""
+    return Path(resolve_field("cache_dir"))
 
 
 def ptoas_root() -> str | None:
-    """``Settings().ptoas_root`` (``PTOAS_ROOT``, config file) without importing pydantic."""
-    value = _light_value("ptoas_root")
-    return None if value is _UNSET or not value else str(value)
+    """``Settings().ptoas_root`` (``PTOAS_ROOT``, config file)."""
+    root: str | None = resolve_field("ptoas_root")
+    return root
 
 
 def output_base() -> Path:
-    """``Settings().output_base`` (``prog_build_dir``, else ``build_output``) without importing pydantic."""
-    value = _light_value("prog_build_dir")
-    if value is _UNSET or value is None:
-        return Path("build_output")
-    if not isinstance(value, str | os.PathLike):
-        return resolve_settings().output_base
-    return Path(value).expanduser()
-
-
-def _light_bool(field: str, default: bool) -> bool:
-    """A bool setting by the model's precedence and spelling; anything else goes to the model to reject."""
-    value = _light_value(field)
-    if value is _UNSET:
-        return default
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in _TRUE or text in _FALSE:
-        return text in _TRUE
-    return bool(getattr(resolve_settings(), field))  # raises a SettingsError naming the value and its source
+    """``Settings().output_base``: ``prog_build_dir``, else ``build_output``."""
+    base: Path | None = resolve_field("prog_build_dir")
+    return base or OUTPUT_BASE
 
 
 def jit_cache_enabled() -> bool:
-    """``Settings().jit_cache`` (PYPTO_JIT_CACHE, default on) without importing pydantic."""
-    return _light_bool("jit_cache", True)
+    """``Settings().jit_cache`` (PYPTO_JIT_CACHE, default on)."""
+    return bool(resolve_field("jit_cache"))
 
 
 def cache_max_mb() -> int:
-    """``Settings().cache_max_mb`` (PYPTO_CACHE_MAX_MB): the ptoas output cache's bound in MB (0: off),
-    without importing pydantic; a bad value raises the model's SettingsError."""
-    value = _light_value("cache_max_mb")
-    if value is _UNSET:
-        return _sources.CACHE_MAX_MB
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    return int(resolve_settings().cache_max_mb)  # raises a SettingsError naming the value and its source
+    """``Settings().cache_max_mb`` (PYPTO_CACHE_MAX_MB): the ptoas output cache's bound in MB (0: off)."""
+    return int(resolve_field("cache_max_mb"))
 
 
 def run_hw_on_sim() -> bool:
-    """``Settings().run_hw_on_sim`` (PYPTO_RUN_HW_ON_SIM, default off) without importing pydantic.
+    """``Settings().run_hw_on_sim`` (PYPTO_RUN_HW_ON_SIM, default off).
 
     When on, a run configured for a hardware platform (``RunConfig(platform="a2a3")``) runs on the
     simulator of the same architecture instead, with a warning; see ``RunConfig``.
     """
-    return _light_bool("run_hw_on_sim", False)
+    return bool(resolve_field("run_hw_on_sim"))
 
 
 def tool_timeout(field: str) -> float:
     """``Settings().<field>`` of a tool deadline (``ptoas_timeout_s``, ``build_timeout_s``,
-    ``docker_timeout_s``) without importing pydantic; a bad value raises the model's SettingsError."""
-    value = _light_value(field)
-    if value is _UNSET:
-        return _sources.TOOL_TIMEOUTS[field]
-    try:
-        seconds = float(value)
-    except (TypeError, ValueError):
-        seconds = -1.0
-    if seconds > 0 and seconds != float("inf") and not isinstance(value, bool):
-        return seconds
-    return float(getattr(resolve_settings(), field))  # raises a SettingsError naming the value and its source
+    ``docker_timeout_s``)."""
+    if field not in TOOL_TIMEOUTS:
+        raise KeyError(f"{field} is not a tool deadline: {sorted(TOOL_TIMEOUTS)}")
+    return float(resolve_field(field))
 
 
 def run_max_bytes() -> int:
     """``Settings().run_max_bytes``, or (unset) half of the physical memory: what a CLI run may allocate."""
-    value = _light_value("run_max_bytes")
-    if value is _UNSET or value is None:
-        return physical_memory_bytes() // int(1 / _sources.RUN_MEMORY_FRACTION)
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
-        return value
-    if isinstance(value, str) and value.strip().isdigit() and int(value) >= 1:
-        return int(value)
-    return int(resolve_settings().run_max_bytes or 0)  # raises a SettingsError naming the value and its source
+    limit: int | None = resolve_field("run_max_bytes")
+    return limit if limit is not None else int(physical_memory_bytes() * RUN_MEMORY_FRACTION)
 
 
 def physical_memory_bytes() -> int:
@@ -287,14 +220,10 @@ def physical_memory_bytes() -> int:
 
 
 def run_platform() -> str | None:
-    """``Settings().run_platform`` (PYPTO_RUN_PLATFORM, default unset) without importing pydantic: the
-    platform of a ``RunConfig()`` that names none (upstream's default is a2a3sim)."""
-    value = _light_value("run_platform")
-    if value is _UNSET or value is None:
-        return None
-    if isinstance(value, str) and value.strip() in platforms.PLATFORMS:
-        return value.strip()
-    return resolve_settings().run_platform  # raises a SettingsError naming the value and its source
+    """``Settings().run_platform`` (PYPTO_RUN_PLATFORM, default unset): the platform of a ``RunConfig()``
+    that names none (upstream's default is a2a3sim)."""
+    platform: str | None = resolve_field("run_platform")
+    return platform
 
 
 def compile_fingerprint() -> str:
@@ -304,11 +233,17 @@ def compile_fingerprint() -> str:
     settings; any change means a different digest (never a stale hit).
     """
     known = {env: f for f, env in platforms.UNPREFIXED_ENV.items()}
-    env = sorted((k, v) for k, v in _upper_env().items()
+    env = sorted((k, v) for k, v in _sources.upper_env().items()
                  if (k.startswith("PYPTO_") or k in known)
-                 and known.get(k, k.removeprefix("PYPTO_").lower()) not in _RUN_ONLY)
-    config, table = _config_file()
-    data = _read_config(config, table) if config is not None else {}
-    parts = (env, sorted((k, repr(v)) for k, v in data.items() if k not in _RUN_ONLY),
-             sorted((k, repr(v)) for k, v in _OVERRIDES.get().items() if k not in _RUN_ONLY and v is not None))
+                 and _compile_input(known.get(k, k.removeprefix("PYPTO_").lower())))
+    config, table = _sources.config_file()
+    data = _sources.read_config(config, table) if config is not None else {}
+    parts = (env, sorted((k, repr(v)) for k, v in data.items() if _compile_input(k)),
+             sorted((k, repr(v)) for k, v in _sources.OVERRIDES.get().items() if _compile_input(k) and v is not None))
     return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+def _compile_input(name: str) -> bool:
+    """May setting ``name`` change what a compile writes? (An unknown name may: never a stale hit.)"""
+    spec = FIELDS.get(name)
+    return spec is None or spec.compile_input

@@ -1,221 +1,107 @@
 """The pydantic model behind :mod:`pypto.toolchain.settings` (imported on first use of ``Settings``).
 
-Importing pydantic costs a noticeable part of a second, so the light helpers (``cache_dir()``,
-``jit_cache_enabled()``, ``subprocess_env()``) live in ``settings`` and this module loads only when a
-full :class:`Settings` is resolved. Only ``settings`` reads ``os.environ`` itself; the environment
-source of pydantic-settings reads it here on its behalf.
+Importing pydantic costs a noticeable part of a second, so the light readers (``cache_dir()``,
+``jit_cache_enabled()``, ...) live in ``settings`` and this module loads only when a full
+:class:`Settings` is resolved. The model declares no default, constraint or parsing of its own: its
+fields are built from ``settings_fields.FIELDS`` and its values come from ``settings_sources.raw_values``
+through ``settings_fields.parse``, the resolution the light readers use.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from typing import Any
 
-from pydantic import AliasChoices, Field, PrivateAttr, ValidationError, field_validator
-from pydantic_settings import (
-    BaseSettings,
-    InitSettingsSource,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
 )
 
 from pypto.errors import SettingsError, ToolchainError
 from pypto.toolchain import platforms
 from pypto.toolchain.manifest import Manifest, latest_version, load_manifest, manifest_states
-from pypto.toolchain.settings_sources import (
-    ALIASES,
-    CACHE_MAX_MB,
-    EXAMPLES,
-    LOWERCASE,
-    RECORD,
-    TOOL_TIMEOUTS,
+from pypto.toolchain.settings_fields import (
+    FIELDS,
+    OUTPUT_BASE,
     ContainerEngine,
     LogFormat,
     LogLevel,
     VerifyLevel,
     WarningLevel,
-    config_file,
-    default_cache_dir,
-    env_var,
-    read_config,
-    resolve_with,
+    parse,
+    settings_error,
 )
+from pypto.toolchain.settings_sources import config_file, default_of, env_var, raw_values, resolve_with
 
 
-class _Recording(PydanticBaseSettingsSource):
-    """Wraps a source and records, per field, the first (highest-priority) source that set it."""
-
-    def __init__(self, settings_cls: type[BaseSettings], inner: PydanticBaseSettingsSource, label: str):
-        super().__init__(settings_cls)
-        self.inner = inner
-        self.label = label
-
-    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
-        return self.inner.get_field_value(field, field_name)
-
-    def __call__(self) -> dict[str, Any]:
-        data = self.inner()
-        record = RECORD.get()
-        if record is not None:
-            for key in data:
-                name = ALIASES.get(key.upper(), key)
-                record.setdefault(name, f"env {env_var(name)}" if self.label == "env" else self.label)
-        return data
+def _field(name: str) -> Any:
+    """The pydantic field of setting ``name``: its default (or default factory) and help from FIELDS."""
+    spec = FIELDS[name]
+    if spec.factory is not None:
+        return Field(default_factory=partial(default_of, name), description=spec.help)
+    return Field(spec.default, description=spec.help)
 
 
-class Settings(BaseSettings):
-    """Every knob of pypto. Fields map to ``PYPTO_<FIELD>`` environment variables."""
+class Settings(BaseModel):
+    """Every knob of pypto. Fields map to ``PYPTO_<FIELD>`` environment variables (see ``FIELDS``)."""
 
-    model_config = SettingsConfigDict(
-        env_prefix="PYPTO_",
-        frozen=True,
-        extra="forbid",
-        env_ignore_empty=True,
-        populate_by_name=True,
-        validate_default=True,
-    )
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
 
-    prog_build_dir: Path | None = Field(None, description="Base dir of default output dirs (unset: build_output).")
-    verify_level: VerifyLevel = Field("basic", description="IR verification: none | basic | roundtrip.")
-    warning_level: WarningLevel = Field("pre_pipeline", description="Diagnostic phase gate (none silences).")
-    log_level: LogLevel = Field("info", description="Log threshold (debug|info|warn|error|fatal|event|none).")
-    compile_profiling: bool = Field(False, description="Write report/pipeline_profile.{txt,json}.")
-    emit_pto_loc: bool = Field(True, description="Emit loc(...) source locations in .pto files.")
-    file_prefix_map: str | None = Field(
-        None, description="OLD=NEW[;OLD=NEW]: rewrite source paths recorded in artifacts (gcc -ffile-prefix-map).")
-    codegen_max_workers: int | None = Field(None, ge=1, description="ptoas thread pool size (1 = sequential).")
-    emit_debug_runner: bool = Field(True, description="Write debug/run.py into artifacts.")
-    ptoas_root: str | None = Field(
-        None,
-        validation_alias=AliasChoices("PTOAS_ROOT", "ptoas_root"),
-        description="A ptoas release dir to use instead of the pinned wheel (env PTOAS_ROOT).",
-    )
-    ascend_home_path: Path | None = Field(
-        None,
-        validation_alias=AliasChoices("ASCEND_HOME_PATH", "ascend_home_path"),
-        description="CANN install dir for hardware platforms (env ASCEND_HOME_PATH).",
-    )
-    platform: str = Field(platforms.DEFAULT_PLATFORM, description="a2a3sim | a5sim | a2a3 | a5.")
-    runtime: str = Field(platforms.DEFAULT_RUNTIME, description="tensormap_and_ringbuffer | host_build_graph.")
-    toolchain: str = Field(default_factory=latest_version, description="Toolchain manifest version.")
-    log_format: LogFormat = Field("auto", description="auto (console on a TTY, else JSON) | console | json.")
-    cache_dir: Path = Field(default_factory=default_cache_dir, description="Build and shim cache.")
-    jit_cache: bool = Field(True, description="Reuse @pl.jit and run(program) compiles across processes (<cache_dir>/jit).")
-    cache_max_mb: int = Field(CACHE_MAX_MB, ge=0, description="MB the ptoas output cache (<cache_dir>/ptoas-cpp) "
-                              "may hold; least recently used entries go first (0: no ptoas cache).")
-    run_hw_on_sim: bool = Field(False, description="Run RunConfig(platform='a2a3'|'a5') on a2a3sim|a5sim, warning.")
-    run_platform: str | None = Field(None, description="Platform of a RunConfig() given none (unset: a2a3sim).")
-    ptoas_timeout_s: float = Field(TOOL_TIMEOUTS["ptoas_timeout_s"], gt=0,
-                                   description="Seconds one ptoas run may take before it is killed.")
-    build_timeout_s: float = Field(TOOL_TIMEOUTS["build_timeout_s"], gt=0,
-                                   description="Seconds one g++ run (kernel, runtime) may take before it is killed.")
-    docker_timeout_s: float = Field(TOOL_TIMEOUTS["docker_timeout_s"], gt=0,
-                                    description="Seconds one container-engine request may take.")
-    run_max_bytes: int | None = Field(
-        None, ge=1, description="Bytes of generated inputs/outputs a CLI run may allocate (unset: half of RAM).")
-    container_engine: ContainerEngine = Field("docker", description="Engine for --in-container: docker | podman.")
-    container_image: str | None = Field(None, description="Image for --in-container (unset: from the manifest).")
-    source_date_epoch: int | None = Field(
-        None,
-        ge=0,
-        validation_alias=AliasChoices("SOURCE_DATE_EPOCH", "source_date_epoch"),
-        description="Timestamp for reproducible image builds (env SOURCE_DATE_EPOCH).",
-    )
-    wheelhouse: Path | None = Field(None, description="Download cache of image wheels (unset: <checkout>/wheelhouse).")
-    debian_mirror: str | None = Field(None, description="Debian mirror for debootstrap base images.")
-    image_smoke_examples: str | None = Field(None, description="Comma list of examples the image smoke test compiles.")
+    prog_build_dir: Path | None = _field("prog_build_dir")
+    verify_level: VerifyLevel = _field("verify_level")
+    warning_level: WarningLevel = _field("warning_level")
+    log_level: LogLevel = _field("log_level")
+    compile_profiling: bool = _field("compile_profiling")
+    emit_pto_loc: bool = _field("emit_pto_loc")
+    file_prefix_map: str | None = _field("file_prefix_map")
+    codegen_max_workers: int | None = _field("codegen_max_workers")
+    emit_debug_runner: bool = _field("emit_debug_runner")
+    ptoas_root: str | None = _field("ptoas_root")
+    ascend_home_path: Path | None = _field("ascend_home_path")
+    platform: str = _field("platform")
+    runtime: str = _field("runtime")
+    toolchain: str = _field("toolchain")
+    log_format: LogFormat = _field("log_format")
+    cache_dir: Path = _field("cache_dir")
+    jit_cache: bool = _field("jit_cache")
+    cache_max_mb: int = _field("cache_max_mb")
+    run_hw_on_sim: bool = _field("run_hw_on_sim")
+    run_platform: str | None = _field("run_platform")
+    ptoas_timeout_s: float = _field("ptoas_timeout_s")
+    build_timeout_s: float = _field("build_timeout_s")
+    docker_timeout_s: float = _field("docker_timeout_s")
+    run_max_bytes: int | None = _field("run_max_bytes")
+    container_engine: ContainerEngine = _field("container_engine")
+    container_image: str | None = _field("container_image")
+    source_date_epoch: int | None = _field("source_date_epoch")
+    wheelhouse: Path | None = _field("wheelhouse")
+    debian_mirror: str | None = _field("debian_mirror")
+    image_smoke_examples: str | None = _field("image_smoke_examples")
 
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
     _config_file: Path | None = PrivateAttr(default=None)
 
-    def __init__(self, **values: Any) -> None:
-        record: dict[str, str] = {}
-        token = RECORD.set(record)
+    def __init__(self, **arguments: Any) -> None:
+        values, sources = raw_values(arguments)
         try:
             super().__init__(**values)
         except ValidationError as exc:
-            raise _wrap_validation_error(exc, record) from None
-        finally:
-            RECORD.reset(token)
-        self._sources = record
+            raise _wrap_validation_error(exc, sources) from None
+        self._sources = sources
         self._config_file = config_file()[0]
         self._check_agreement()
 
+    @field_validator("*", mode="before")
     @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        sources = [_Recording(settings_cls, init_settings, "argument"), _Recording(settings_cls, env_settings, "env")]
-        config, table = config_file()
-        if config is not None:
-            data = read_config(config, table)
-            sources.append(_Recording(settings_cls, InitSettingsSource(settings_cls, data), f"file {config}"))
-        return tuple(sources)
-
-    @field_validator(*LOWERCASE, mode="before")
-    @classmethod
-    def _lower(cls, value: Any) -> Any:
-        return value.strip().lower() if isinstance(value, str) else value
-
-    @field_validator("run_platform")
-    @classmethod
-    def _run_platform(cls, value: str | None) -> str | None:
-        if value is not None and value not in platforms.PLATFORMS:
-            raise ValueError(platforms.invalid_platform_text(value))
-        return value
-
-    @field_validator("platform")
-    @classmethod
-    def _platform(cls, value: str) -> str:
-        if value not in platforms.PLATFORMS:
-            raise ValueError(platforms.invalid_platform_text(value))
-        return value
-
-    @field_validator("runtime")
-    @classmethod
-    def _runtime(cls, value: str) -> str:
-        if value not in platforms.RUNTIMES:
-            raise ValueError(platforms.unknown_runtime_text(value))
-        return value
-
-    @field_validator("prog_build_dir")
-    @classmethod
-    def _expand(cls, value: Path | None) -> Path | None:
-        return value.expanduser() if value is not None else None
-
-    @field_validator("cache_dir", "ascend_home_path", "wheelhouse")
-    @classmethod
-    def _absolute(cls, value: Path | None) -> Path | None:
-        # resolved against the working directory now: tools (ptoas, g++) run in other directories
-        return value.expanduser().absolute() if value is not None else None
-
-    @field_validator("ptoas_root")
-    @classmethod
-    def _absolute_root(cls, value: str | None) -> str | None:
-        return str(Path(value).expanduser().absolute()) if value else value
-
-    @field_validator("container_image")
-    @classmethod
-    def _image(cls, value: str | None) -> str | None:
-        from pypto.toolchain.image_ref import reference_problem
-
-        problem = reference_problem(value) if value is not None else None
-        if problem:
-            raise ValueError(problem)
-        return value
-
-    @field_validator("file_prefix_map")
-    @classmethod
-    def _prefix_map(cls, value: str | None) -> str | None:
-        from pypto.toolchain.prefix_map import format_prefix_map, parse_prefix_map
-
-        return format_prefix_map(parse_prefix_map(value)) or None  # ValueError names the bad entry
+    def _parse(cls, value: Any, info: ValidationInfo) -> Any:
+        return parse(info.field_name or "", value)  # the one parser (settings_fields), for every field
 
     def _check_agreement(self) -> None:
         try:
@@ -267,7 +153,7 @@ class Settings(BaseSettings):
     @property
     def output_base(self) -> Path:
         """Where default output dirs go: ``prog_build_dir`` or ``build_output``."""
-        return self.prog_build_dir or Path("build_output")
+        return self.prog_build_dir or OUTPUT_BASE
 
     def explicit_arguments(self) -> dict[str, Any]:
         """The values that came from arguments (to re-resolve with more overrides)."""
@@ -290,37 +176,12 @@ def _jsonable(value: Any) -> Any:
     return str(value) if isinstance(value, Path) else value
 
 
-def _wrap_validation_error(exc: ValidationError, record: Mapping[str, str]) -> SettingsError:
-    lines, first = [], None
+def _wrap_validation_error(exc: ValidationError, sources: Mapping[str, str]) -> SettingsError:
+    problems = []
     for err in exc.errors():
-        field = ALIASES.get(str(err["loc"][0]).upper(), str(err["loc"][0])) if err["loc"] else "settings"
-        source = record.get(field, "default")
-        reason = str(err.get("ctx", {}).get("error", "")) or err["msg"]
+        field = str(err["loc"][0]) if err["loc"] else "settings"
+        reason = str(err.get("ctx", {}).get("error", "")) or err["msg"]  # parse's text, or pydantic's
         if err["type"] == "extra_forbidden":
             reason = f"Unknown setting '{field}'"
-        elif "error" not in err.get("ctx", {}):
-            reason = f"Invalid value {err.get('input')!r} for setting '{field}': {reason}"
-        lines.append(f"{reason} [{field} from {source}]")
-        first = first or (field, source)
-    field, source = first or ("settings", "default")
-    example = _example(field)
-    err = SettingsError("\n".join(lines), hint=_validation_hint(field, source, example))
-    err.setting, err.source = field, source  # type: ignore[attr-defined]
-    return err
-
-
-def _example(field: str) -> str:
-    info = Settings.model_fields.get(field)
-    if info is None:
-        return "<value>"
-    choices = get_args(info.annotation)
-    if get_origin(info.annotation) is Literal:
-        return "|".join(choices)
-    return EXAMPLES.get(field, str(info.default))
-
-
-def _validation_hint(field: str, source: str, example: str) -> str:
-    if field not in Settings.model_fields:
-        known = ", ".join(Settings.model_fields)
-        return f"remove '{field}' from {source.removeprefix('file ')}; known settings: {known}"
-    return platforms.fix_hint(field, source, example)
+        problems.append((field, sources.get(field, "default"), reason))
+    return settings_error(problems)

@@ -1,45 +1,85 @@
-"""The shared reading behind the settings: environment variables, the config file, and the sources record.
+"""The one resolution of settings: arguments > environment > config file > defaults.
 
-Both :mod:`pypto.toolchain.settings` (the light readers and the entry points) and
-:mod:`pypto.toolchain.settings_model` (the pydantic model) sit on this file; it imports neither.
+:func:`raw_values` finds each given value and where it came from; :func:`resolve_field` turns one into
+its value with the parser of :mod:`pypto.toolchain.settings_fields` (the light readers of
+:mod:`pypto.toolchain.settings`), and the pydantic model (:mod:`pypto.toolchain.settings_model`)
+builds itself from :func:`raw_values` and the same parser. This file imports neither of them.
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from pypto.errors import SettingsError
 from pypto.toolchain import platforms
+from pypto.toolchain.settings_fields import (
+    FIELDS,
+    ContainerEngine,
+    LogFormat,
+    LogLevel,
+    VerifyLevel,
+    WarningLevel,
+    parse,
+    settings_error,
+)
+
+__all__ = ["ContainerEngine", "LogFormat", "LogLevel", "VerifyLevel", "WarningLevel"]
 
 T = TypeVar("T")
 
-VerifyLevel = Literal["none", "basic", "roundtrip"]
-WarningLevel = Literal["none", "pre_pipeline", "post_pass", "post_pipeline"]
-LogLevel = Literal["debug", "info", "warn", "warning", "error", "fatal", "event", "none"]
-LogFormat = Literal["auto", "console", "json"]
-ContainerEngine = Literal["docker", "podman"]
-
-RECORD: ContextVar[dict[str, str] | None] = ContextVar("pypto_settings_record", default=None)
 CONFIG: ContextVar[Path | None] = ContextVar("pypto_settings_config", default=None)
 OVERRIDES: ContextVar[dict[str, Any]] = ContextVar("pypto_settings_overrides", default={})  # noqa: B039
 ALIASES = {env: field for field, env in platforms.UNPREFIXED_ENV.items()}
-EXAMPLES = {"codegen_max_workers": "4", "prog_build_dir": "build_output", "ptoas_root": "<ptoas release dir>",
-            "cache_dir": "~/.cache/pypto", "container_image": "<image reference>", "ptoas_timeout_s": "600",
-            "build_timeout_s": "1800", "docker_timeout_s": "300", "run_max_bytes": "8000000000"}
-# deadlines of external tools and the memory a CLI run may ask for (the model and the light readers share them)
-TOOL_TIMEOUTS = {"ptoas_timeout_s": 300.0, "build_timeout_s": 900.0, "docker_timeout_s": 120.0}
-CACHE_MAX_MB = 512  # default bound of the ptoas output cache (<cache_dir>/ptoas-cpp)
-RUN_MEMORY_FRACTION = 0.5  # unset run_max_bytes: this fraction of physical memory
-LOWERCASE = ("verify_level", "warning_level", "log_level", "log_format", "container_engine")
 
 
-def default_cache_dir() -> Path:
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return ((Path(xdg) if xdg else Path.home() / ".cache") / "pypto").absolute()
+def default_of(field: str) -> Any:
+    """The default of a setting (a factory's default is computed from the environment now)."""
+    spec = FIELDS[field]
+    return spec.factory(os.environ) if spec.factory is not None else spec.default
+
+
+def upper_env() -> dict[str, str]:
+    """The environment with upper-cased names, empty values left out (both mean "not set")."""
+    return {k.upper(): v for k, v in os.environ.items() if v}
+
+
+def raw_values(arguments: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """Every value given for a setting, unparsed, and its source (``"argument"``, ``"env PYPTO_X"``,
+    ``"file <path>"``), the highest-precedence source winning: arguments (None: not given) >
+    environment > config file. A setting given nowhere is absent (its default applies). Unknown names
+    among the arguments and the config file's keys are kept, for the caller to reject."""
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    config, pyproject = config_file()
+    if config is not None:
+        for key, value in read_config(config, pyproject).items():
+            name = ALIASES.get(key, key)
+            values[name], sources[name] = value, f"file {config}"
+    env = upper_env()
+    for name in FIELDS:
+        if (value := env.get(env_var(name))) is not None:
+            values[name], sources[name] = value, f"env {env_var(name)}"
+    for key, value in arguments.items():
+        if value is not None:
+            name = ALIASES.get(key, key)
+            values[name], sources[name] = value, "argument"
+    return values, sources
+
+
+def resolve_field(field: str) -> Any:
+    """One setting's value, resolved and parsed exactly as :func:`resolve_settings` would, without
+    the model (no pydantic import: the run path's readers). A bad value raises the same SettingsError."""
+    values, sources = raw_values(OVERRIDES.get())
+    raw, source = (values[field], sources[field]) if field in values else (default_of(field), "default")
+    try:
+        return parse(field, raw)
+    except ValueError as exc:
+        raise settings_error([(field, source, str(exc))]) from None
 
 
 def env_var(field: str) -> str:

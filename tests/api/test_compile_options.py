@@ -55,3 +55,49 @@ def test_the_request_mirrors_every_compile_keyword():
 
     keywords = set(inspect.signature(driver_compile).parameters) - {"program", "distributed_config"}
     assert keywords == {f.name for f in dataclasses.fields(CompileRequest)}
+
+
+def test_compile_and_the_request_have_the_same_defaults():
+    import inspect
+
+    from pypto.driver import compile as driver_compile
+
+    defaults = {n: p.default for n, p in inspect.signature(driver_compile).parameters.items()
+                if n not in ("program", "distributed_config")}
+    assert defaults == {f.name: f.default for f in dataclasses.fields(CompileRequest)}
+
+
+def test_disabled_diagnostics_become_a_frozenset(tmp_path: Path):
+    from pypto.ir.options import DiagnosticCheck
+    from pypto.passes.context import DEFAULT_DISABLED
+
+    given = [DiagnosticCheck.UnusedVariable]
+    opts = resolve_options(_Prog, CompileRequest(output_dir=tmp_path, disabled_diagnostics=given))
+    assert opts.disabled_diagnostics == frozenset(given) and isinstance(opts.disabled_diagnostics, frozenset)
+    assert resolve_options(_Prog, CompileRequest(output_dir=tmp_path)).disabled_diagnostics == DEFAULT_DISABLED
+
+
+def test_compile_with_settings_takes_platform_and_runtime_from_the_settings(tmp_path: Path, monkeypatch):
+    import pypto.driver as driver
+
+    seen: list[CompileOptions] = []
+    monkeypatch.setattr(driver, "_compile", lambda program, opts: seen.append(opts))
+    with override(platform="a5sim", runtime="host_build_graph", verify_level="roundtrip") as settings:
+        driver.compile_with_settings(_Prog, settings, CompileRequest(output_dir=tmp_path))
+        driver.compile_with_settings(_Prog, settings, CompileRequest(output_dir=tmp_path, platform="a2a3sim"))
+    assert seen[0].platform == "a5sim" and seen[0].runtime is RuntimeKind.HOST_BUILD_GRAPH
+    assert seen[0].verification_level is VerificationLevel.ROUNDTRIP
+    assert seen[1].platform == "a2a3sim"
+
+
+def test_lower_takes_pass_context_keywords():
+    from pypto.driver import lower
+    from pypto.ir.options import MemoryPlanner
+    from pypto.passes.context import PassContext
+
+    lowered = lower(_Prog, memory_planner=MemoryPlanner.PTOAS, verification_level=VerificationLevel.NONE)
+    assert lowered.name == _Prog.name
+    with PassContext(), pytest.raises(RuntimeError, match="lower\\(\\) was called with memory_planner"):
+        lower(_Prog, memory_planner=MemoryPlanner.PTOAS)
+    with pytest.raises(TypeError):
+        lower(_Prog, **{"no_such_option": True})

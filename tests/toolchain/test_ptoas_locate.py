@@ -62,3 +62,13 @@ def test_pinned_wheel_shim_runs_and_is_stable(tmp_path):
     assert proc.returncode == 0 and "LLVM" in proc.stdout
     links = os.listdir(first.parent / "lib")
     assert links and all((first.parent / "lib" / n).is_symlink() for n in links)
+
+
+def test_the_shims_default_dir_is_the_cache_dir_setting(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from pypto.toolchain.ptoas import default_cache_dir
+    from pypto.toolchain.settings import resolve_settings
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert default_cache_dir() == resolve_settings().cache_dir == tmp_path / "xdg" / "pypto"
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "mine"))
+    assert default_cache_dir() == tmp_path / "mine"
