@@ -17,17 +17,18 @@ import pypto.language as pl
 from pypto import ir
 from pypto.runtime import run
 
+
 @pl.program
 class _ColumnStep:
-    """Per 16-row block: mo = max(m, l) and lo = m + l, computed on [1, 16] rows of [16, 1] columns."""
+    """Per 16-row block: mo = max(m, c) and lo = m + c, computed on [1, 16] rows of [16, 1] columns."""
 
     @pl.function(type=pl.FunctionType.InCore)
-    def step(self, m: pl.Tensor[[64, 1], pl.FP32], l: pl.Tensor[[64, 1], pl.FP32],
+    def step(self, m: pl.Tensor[[64, 1], pl.FP32], c: pl.Tensor[[64, 1], pl.FP32],
              mo: pl.Out[pl.Tensor[[64, 1], pl.FP32]], lo: pl.Out[pl.Tensor[[64, 1], pl.FP32]],
              ) -> tuple[pl.Tensor[[64, 1], pl.FP32], pl.Tensor[[64, 1], pl.FP32]]:
         for b in pl.range(4):
             mt = pl.load(m, [b * 16, 0], [16, 1])
-            lt = pl.load(l, [b * 16, 0], [16, 1])
+            lt = pl.load(c, [b * 16, 0], [16, 1])
             mn = pl.reshape(mt, [1, 16])
             ln = pl.reshape(lt, [1, 16])
             mx = pl.maximum(mn, ln)
@@ -39,10 +40,10 @@ class _ColumnStep:
         return mo, lo
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, m: pl.Tensor[[64, 1], pl.FP32], l: pl.Tensor[[64, 1], pl.FP32],
+    def main(self, m: pl.Tensor[[64, 1], pl.FP32], c: pl.Tensor[[64, 1], pl.FP32],
              mo: pl.Out[pl.Tensor[[64, 1], pl.FP32]], lo: pl.Out[pl.Tensor[[64, 1], pl.FP32]],
              ) -> tuple[pl.Tensor[[64, 1], pl.FP32], pl.Tensor[[64, 1], pl.FP32]]:
-        mo, lo = self.step(m, l, mo, lo)
+        mo, lo = self.step(m, c, mo, lo)
         return mo, lo
 
 
@@ -65,8 +66,8 @@ def test_a_treshape_destination_is_written_by_nothing_else(tmp_path) -> None:
 
 def test_reshapes_in_a_loop_compute_every_iteration() -> None:
     rng = np.random.default_rng(3)
-    m, l = (rng.standard_normal((64, 1)).astype(np.float32) for _ in range(2))
-    mo, lo = np.zeros_like(m), np.zeros_like(l)
-    run(_ColumnStep, m, l, mo, lo)
-    np.testing.assert_allclose(mo, np.maximum(m, l), rtol=0, atol=0)
-    np.testing.assert_allclose(lo, m + l, rtol=1e-6, atol=1e-6)
+    m, c = (rng.standard_normal((64, 1)).astype(np.float32) for _ in range(2))
+    mo, lo = np.zeros_like(m), np.zeros_like(c)
+    run(_ColumnStep, m, c, mo, lo)
+    np.testing.assert_allclose(mo, np.maximum(m, c), rtol=0, atol=0)
+    np.testing.assert_allclose(lo, m + c, rtol=1e-6, atol=1e-6)
