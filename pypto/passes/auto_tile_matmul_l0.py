@@ -2,13 +2,20 @@
 
 It fires on ``c = tile.matmul(A, B)`` in an InCore function when ``A`` and ``B`` are Mat loads of
 2-D tensors with static shapes, ``c`` is stored once to DDR (``tile.store(c, [r, s], out)``), and
-``A`` (Left), ``B`` (Right) or ``c`` (Acc) would not fit its L0 buffer. The output is cut into
+``A`` (Left), ``B`` (Right) or ``c`` (Acc) exceeds its L0 budget (operands are double-buffered). The output is cut into
 ``[m, n]`` sub-tiles, each computed by its own K loop over ``[m, k] @ [k, n]`` blocks (split-K,
 ``k < K``) or by one block (full-K, ``k == K``), and stored straight to its window of ``out``.
 The operand blocks are loaded from the tensors window by window, so no tile larger than L0 exists.
-Tile choice: the largest ``m * n`` (then the widest ``n``) whose accumulator fits half of L0C,
-then the largest ``k`` whose ``[m, k]`` and ``[k, n]`` blocks fit half of L0A / L0B (room for the
-next block's buffers); every extent divides its dim and is a multiple of 16 (or the whole dim).
+Tile choice: upstream's roofline chooser (:mod:`pypto.passes.l0_tile_chooser`), configured as upstream's
+pass does (the backend's calibration, operand-stationary schedules and a K peel allowed, a double-buffered
+L0C unless the PYPTO planner runs without ``enable_l0c_double_buffer``, the bias table bounding ``n``).
+A ``k`` that does not divide K leaves a narrower last K block, and ``m`` / ``n`` that do not divide M / N
+leave a partial last row / column of tiles; both are peeled after their loops. Where the chooser has no
+tile (K not a multiple of 16, a dim below 16), a peeled tail would not be whole fractals, or the peeled
+regions' tiles would not fit L0 together (pypto's planner shares a buffer only between equal-sized tiles,
+DSA_RP and ptoas 0.1.1's planner not at all), the pass's own rule applies: the largest ``m * n`` (then the
+widest ``n``) whose accumulator fits half of L0C, then the largest ``k`` whose blocks fit half of L0A /
+L0B; every extent divides its dim and is a multiple of 16 (or the whole dim). A chain of two matmuls keeps its own row-block rule.
 """
 
 from __future__ import annotations
@@ -273,7 +280,7 @@ class AutoTileMatmulL0(Pass):
         if (t := _chooser_tiling(cfg)) is not None:
             if (t.m, t.n, t.k) == (m_dim, n_dim, k_dim):
                 return None
-            if self.memory_planner is MemoryPlanner.PTOAS or _regions_fit(t, cfg, caps):
+            if _regions_fit(t, cfg, caps, shared=self.memory_planner is MemoryPlanner.PYPTO):
                 return t
         bytes_ab, bytes_c, bias_b = (_bytes(a), _bytes(b)), dtype_c.nbytes, _bias_bytes(mm)
         if _fits(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps, bias_b):
@@ -380,19 +387,27 @@ def _bias_limits(mm: Call, loads: dict[Var, Call], caps: dict[MemorySpace, int],
     return {"max_n": max_n, "max_n_pipelined": max_n // 2, "max_n_nested_pipelined": max_n // 4}
 
 
-def _regions_fit(t: Tiling, cfg: L0TileConfig, caps: dict[MemorySpace, int]) -> bool:
-    """Whether the L0 tiles of every region of the grid (full tiles, peeled last row / column) fit L0 side by
-    side. pypto's planners share a buffer only between equal-sized tiles (DSA_RP: not at all), so the peeled
-    regions' differently shaped tiles are counted as if all were live; ptoas's own planner needs no check."""
+def _regions_fit(t: Tiling, cfg: L0TileConfig, caps: dict[MemorySpace, int], shared: bool) -> bool:
+    """Whether the L0 tiles of every region of the grid (full tiles, peeled last row / column, peeled last K
+    block) fit L0 side by side. ``shared``: the PYPTO planner gives equal-sized tiles one buffer, so each
+    distinct shape counts once; DSA_RP shares nothing, and ptoas 0.1.1's planner (PTOAS) neither ("acc
+    overflow" for four differently sized accumulators that are never live together)."""
     full, tail = divmod(cfg.K, t.k)
-    blocks = [(t.k, 1 + (full > 1))] + ([(tail, 1)] if tail else [])
-    left = right = acc = 0
+    blocks = [t.k] * (1 + (full > 1)) + ([tail] if tail else [])
+    tiles: list[tuple[MemorySpace, int, int, int]] = []
     for _, _, rows in _spans(cfg.M, t.m):
         for _, _, cols in _spans(cfg.N, t.n):
-            left += sum(rows * k * copies for k, copies in blocks) * cfg.bytes_a
-            right += sum(k * cols * copies for k, copies in blocks) * cfg.bytes_b
-            acc += acc_elements(rows, cols, cfg) * cfg.bytes_c
-    return left <= caps[MemorySpace.Left] and right <= caps[MemorySpace.Right] and acc <= caps[MemorySpace.Acc]
+            tiles += [(MemorySpace.Left, rows, k, cfg.bytes_a) for k in blocks]
+            tiles += [(MemorySpace.Right, k, cols, cfg.bytes_b) for k in blocks]
+            tiles.append((MemorySpace.Acc, _align_rows(rows, cfg), cols, cfg.bytes_c))
+    used: Counter[MemorySpace] = Counter()
+    for space, r, c, nbytes in (set(tiles) if shared else tiles):
+        used[space] += r * c * nbytes
+    return all(used[space] <= caps[space] for space in used)
+
+
+def _align_rows(rows: int, cfg: L0TileConfig) -> int:
+    return acc_elements(rows, 1, cfg)
 
 
 def _chooser_tiling(cfg: L0TileConfig) -> Tiling | None:
