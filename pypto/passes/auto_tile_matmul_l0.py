@@ -2,19 +2,26 @@
 
 It fires on ``c = tile.matmul(A, B)`` in an InCore function when ``A`` and ``B`` are Mat loads of
 2-D tensors with static shapes, ``c`` is stored once to DDR (``tile.store(c, [r, s], out)``), and
-``A`` (Left), ``B`` (Right) or ``c`` (Acc) would not fit its L0 buffer. The output is cut into
+``A`` (Left), ``B`` (Right) or ``c`` (Acc) exceeds its L0 budget (operands are double-buffered). The output is cut into
 ``[m, n]`` sub-tiles, each computed by its own K loop over ``[m, k] @ [k, n]`` blocks (split-K,
 ``k < K``) or by one block (full-K, ``k == K``), and stored straight to its window of ``out``.
 The operand blocks are loaded from the tensors window by window, so no tile larger than L0 exists.
-Tile choice: the largest ``m * n`` (then the widest ``n``) whose accumulator fits half of L0C,
-then the largest ``k`` whose ``[m, k]`` and ``[k, n]`` blocks fit half of L0A / L0B (room for the
-next block's buffers); every extent divides its dim and is a multiple of 16 (or the whole dim).
+Tile choice: upstream's roofline chooser (:mod:`pypto.passes.l0_tile_chooser`), configured as upstream's
+pass does (the backend's calibration, operand-stationary schedules and a K peel allowed, a double-buffered
+L0C unless the PYPTO planner runs without ``enable_l0c_double_buffer``, the bias table bounding ``n``).
+A ``k`` that does not divide K leaves a narrower last K block, and ``m`` / ``n`` that do not divide M / N
+leave a partial last row / column of tiles; both are peeled after their loops. Where the chooser has no
+tile (K not a multiple of 16, a dim below 16), a peeled tail would not be whole fractals, or the peeled
+regions' tiles would not fit L0 together (pypto's planner shares a buffer only between equal-sized tiles,
+DSA_RP and ptoas 0.1.1's planner not at all), the pass's own rule applies: the largest ``m * n`` (then the
+widest ``n``) whose accumulator fits half of L0C, then the largest ``k`` whose blocks fit half of L0A /
+L0B; every extent divides its dim and is a multiple of 16 (or the whole dim). A chain of two matmuls keeps its own row-block rule.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
@@ -22,7 +29,7 @@ from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, IterArg, MakeTuple, Var, as_int
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
-from pypto.ir.options import BackendType
+from pypto.ir.options import BackendType, MemoryPlanner
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, SeqStmts, Stmt, YieldStmt
 from pypto.ir.types import ScalarType, TensorType, TileType
 from pypto.passes._rewrite import assign_of, assigns_of, drop_defs, elements, match, shaped
@@ -31,6 +38,7 @@ from pypto.passes.allocate_memory_addr import CAPACITY
 from pypto.passes.base import Pass
 from pypto.passes.context import PassContext
 from pypto.passes.expand_mixed_kernel import MAX_UNROLL
+from pypto.passes.l0_tile_chooser import L0TileConfig, acc_elements, backend_config, choose_l0_tile
 from pypto.span import Span
 
 _FRACTAL = 16
@@ -100,15 +108,14 @@ class _Builder:
                  bias: _Operand | None = None) -> None:
         self.a, self.b, self.mm, self.t, self.span, self.bias = a, b, mm, t, span, bias
 
-    def _first(self, va: Var, vb: Var, ni: Expr, stmts: list[Stmt]) -> Call:
+    def _first(self, va: Var, vb: Var, ni: Expr, n: int, stmts: list[Stmt]) -> Call:
         """The first K block's matmul; a ``matmul_bias`` adds its bias (the block's ``[1, n]`` window) here
         only, the K loop's ``matmul_acc`` steps do not."""
         if self.mm.op != "tile.matmul_bias":
             return make_call("tile.matmul", [va, vb], dict(self.mm.kwargs), span=self.span)
         bias: Expr = self.mm.args[2]
         if self.bias is not None:
-            load, bias = self._load(self.bias, ConstInt(0, span=self.span), ni, (1, self.t.n),
-                                    f"{_stem(self.bias)}_sub")
+            load, bias = self._load(self.bias, ConstInt(0, span=self.span), ni, (1, n), f"{_stem(self.bias)}_sub")
             stmts.append(load)
         return make_call("tile.matmul_bias", [va, vb, bias], {}, span=self.span)
 
@@ -120,33 +127,41 @@ class _Builder:
         v = Var(name, call.result_type, span=sp)
         return AssignStmt(v, call, span=sp), v
 
-    def _block(self, mi: Expr, ni: Expr, ko: Expr, suffix: str) -> tuple[list[Stmt], Var, Var]:
-        t = self.t
-        sa, va = self._load(self.a, mi, ko, (t.m, t.k), f"{_stem(self.a)}_{suffix}")
-        sb, vb = self._load(self.b, ko, ni, (t.k, t.n), f"{_stem(self.b)}_{suffix}")
+    def _block(self, mi: Expr, ni: Expr, ko: Expr, suffix: str, mnk: tuple[int, int, int]) -> tuple[list[Stmt], Var, Var]:
+        m, n, k = mnk
+        sa, va = self._load(self.a, mi, ko, (m, k), f"{_stem(self.a)}_{suffix}")
+        sb, vb = self._load(self.b, ko, ni, (k, n), f"{_stem(self.b)}_{suffix}")
         return [sa, sb], va, vb
 
-    def sub_tile(self, mi: Expr, ni: Expr, name: str) -> tuple[list[Stmt], Var]:
-        """The ``[m, n]`` output block at ``(mi, ni)``: a first K block, then a K loop of matmul_acc."""
-        sp, t = self.span, self.t
-        stmts, va, vb = self._block(mi, ni, ConstInt(0, span=sp), "k0")
-        first = self._first(va, vb, ni, stmts)
+    def _acc_step(self, acc: Var, mi: Expr, ni: Expr, ko: Expr, mnk: tuple[int, int, int],
+                  suffix: str) -> tuple[list[Stmt], Var]:
+        stmts, va, vb = self._block(mi, ni, ko, suffix, mnk)
+        step = make_call("tile.matmul_acc", [acc, va, vb], {}, span=self.span)
+        nxt = Var(acc.name, step.result_type, span=self.span)
+        return [*stmts, AssignStmt(nxt, step, span=self.span)], nxt
+
+    def sub_tile(self, mi: Expr, ni: Expr, name: str, m: int, n: int) -> tuple[list[Stmt], Var]:
+        """The ``[m, n]`` output block at ``(mi, ni)``: a first K block, a K loop of matmul_acc over the other
+        full blocks, then a peeled narrower last block when ``k`` does not divide K."""
+        sp, k = self.span, self.t.k
+        k_dim = _dim(self.a.load, 1)
+        full, tail = divmod(k_dim, k)
+        stmts, va, vb = self._block(mi, ni, ConstInt(0, span=sp), "k0", (m, n, k))
+        first = self._first(va, vb, ni, n, stmts)
         acc = Var(name, first.result_type, span=sp)
         stmts.append(AssignStmt(acc, first, span=sp))
-        k_dim = _dim(self.a.load, 1)
-        if t.k == k_dim:
-            return stmts, acc
-        ko = Var("ko", _INDEX, span=sp)
-        carry = IterArg(f"{name}_iter", acc.var_type, init=acc, span=sp)
-        body, vak, vbk = self._block(mi, ni, ko, "k")
-        step = make_call("tile.matmul_acc", [carry, vak, vbk], {}, span=sp)
-        nxt = Var(name, step.result_type, span=sp)
-        body += [AssignStmt(nxt, step, span=sp), YieldStmt((nxt,), span=sp)]
-        out = Var(name, acc.var_type, span=sp)
-        stmts.append(ForStmt(ko, ConstInt(t.k, span=sp), ConstInt(k_dim, span=sp), ConstInt(t.k, span=sp),
-                             SeqStmts(tuple(body), span=sp), (carry,), (out,), span=sp))
-        return stmts, out
-
+        if full > 1:
+            ko = Var("ko", _INDEX, span=sp)
+            carry = IterArg(f"{name}_iter", acc.var_type, init=acc, span=sp)
+            body, nxt = self._acc_step(carry, mi, ni, ko, (m, n, k), "k")
+            out = Var(name, acc.var_type, span=sp)
+            stmts.append(ForStmt(ko, ConstInt(k, span=sp), ConstInt(full * k, span=sp), ConstInt(k, span=sp),
+                                 SeqStmts((*body, YieldStmt((nxt,), span=sp)), span=sp), (carry,), (out,), span=sp))
+            acc = out
+        if tail:
+            body, acc = self._acc_step(acc, mi, ni, ConstInt(full * k, span=sp), (m, n, tail), "kt")
+            stmts += body
+        return stmts, acc
 
     def store_at(self, body: list[Stmt], acc: Var, store: Call, mi: Expr, ni: Expr) -> None:
         sp = self.span
@@ -156,26 +171,36 @@ class _Builder:
                              span=sp))
 
     def grid(self, store: Call) -> list[Stmt]:
-        """Every ``[m, n]`` sub-tile stored to its window of the store's tensor: loops over M and N."""
-        sp, t = self.span, self.t
+        """Every ``[m, n]`` sub-tile stored to its window of the store's tensor: loops over the full tiles of M
+        and N, and the partial last row / column of tiles peeled after them."""
         m_dim, n_dim = _dim(self.a.load, 0), _dim(self.b.load, 1)
-        mi = Var("mi", _INDEX, span=sp) if t.m < m_dim else ConstInt(0, span=sp)
-        ni = Var("ni", _INDEX, span=sp) if t.n < n_dim else ConstInt(0, span=sp)
-        body, acc = self.sub_tile(mi, ni, f"{base_name(getattr(store.args[0], 'name', 'c'))}_sub")
+        out: list[Stmt] = []
+        for rows in _spans(m_dim, self.t.m):
+            for cols in _spans(n_dim, self.t.n):
+                out += self._region(store, rows, cols)
+        return out
+
+    def _region(self, store: Call, rows: tuple[int, int, int], cols: tuple[int, int, int]) -> list[Stmt]:
+        """The tiles of extent ``rows[2] x cols[2]`` over ``[rows[0], rows[1]) x [cols[0], cols[1])``."""
+        sp = self.span
+        axes = []
+        for name, (lo, hi, step) in (("mi", rows), ("ni", cols)):
+            axes.append(Var(name, _INDEX, span=sp) if hi - lo > step else ConstInt(lo, span=sp))
+        mi, ni = axes
+        body, acc = self.sub_tile(mi, ni, f"{base_name(getattr(store.args[0], 'name', 'c'))}_sub", rows[2], cols[2])
         self.store_at(body, acc, store, mi, ni)
-        for var, dim, step in ((ni, n_dim, t.n), (mi, m_dim, t.m)):
+        for var, (lo, hi, step) in ((ni, cols), (mi, rows)):
             if isinstance(var, Var):
-                body = [ForStmt(var, ConstInt(0, span=sp), ConstInt(dim, span=sp), ConstInt(step, span=sp),
+                body = [ForStmt(var, ConstInt(lo, span=sp), ConstInt(hi, span=sp), ConstInt(step, span=sp),
                                 SeqStmts(tuple(body), span=sp), span=sp)]
         return body
-
 
     def rows(self, cast: tuple[Var, Call], second: tuple[Var, Call], store: Call) -> list[Stmt]:
         """Per row block: its rows of ``c`` (full-K or split-K), their cast, times ``E``, stored."""
         sp, t = self.span, self.t
         m_dim = _dim(self.a.load, 0)
         mi = Var("mi", _INDEX, span=sp) if t.m < m_dim else ConstInt(0, span=sp)
-        body, acc = self.sub_tile(mi, ConstInt(0, span=sp), f"{base_name(cast[0].name)}_acc")
+        body, acc = self.sub_tile(mi, ConstInt(0, span=sp), f"{base_name(cast[0].name)}_acc", t.m, t.n)
         cc = make_call("tile.cast", [acc, *cast[1].args[1:]], dict(cast[1].kwargs), span=sp)
         cb = Var(base_name(cast[0].name), cc.result_type, span=sp)
         dc = make_call("tile.matmul", [cb, *second[1].args[1:]], dict(second[1].kwargs), span=sp)
@@ -189,6 +214,12 @@ class _Builder:
 
 
 _INDEX = ScalarType(DataType.INDEX)
+
+
+def _spans(dim: int, step: int) -> list[tuple[int, int, int]]:
+    """``[lo, hi)`` ranges of ``dim`` with their tile extent: the full tiles, then a partial last tile."""
+    full = dim // step * step
+    return [(0, full, step)] * (full > 0) + [(full, dim, dim - full)] * (full < dim)
 
 
 def _stem(op: _Operand) -> str:
@@ -226,10 +257,35 @@ class AutoTileMatmulL0(Pass):
 
     name = "AutoTileMatmulL0"
     backend: BackendType = BackendType.Ascend910B
+    memory_planner: MemoryPlanner = MemoryPlanner.PYPTO
+    l0c_double_buffer: bool = False
+    """Under the PYPTO planner, still let the chooser double-buffer L0C (the other planners always may)."""
 
     @classmethod
     def from_context(cls, ctx: PassContext) -> AutoTileMatmulL0:
-        return cls(backend=ctx.backend_type)
+        return cls(backend=ctx.backend_type, memory_planner=ctx.memory_planner,
+                   l0c_double_buffer=ctx.enable_l0c_double_buffer)
+
+    def tiling(self, a: _Operand, b: _Operand, c: Var, mm: Call, loads: dict[Var, Call]) -> Tiling | None:
+        """The L0 tile of ``c = A @ B`` (None: it fits L0 whole, or cannot be tiled). Upstream's roofline chooser
+        decides, configured as upstream's pass does; where it has no answer this pass's own rule does."""
+        caps = CAPACITY[self.backend]
+        m_dim, k_dim, n_dim = _dim(a.load, 0), _dim(a.load, 1), _dim(b.load, 1)
+        dtype_c = shaped(c).dtype
+        cfg = replace(backend_config(self.backend, m_dim, n_dim, k_dim, dtype_a=shaped(a.load).dtype,
+                                     dtype_b=shaped(b.load).dtype, dtype_c=dtype_c),
+                      allow_a_stationary=True, allow_b_stationary=True, allow_k_boundary=True,
+                      allow_double_buffer_c=self.memory_planner is not MemoryPlanner.PYPTO or self.l0c_double_buffer,
+                      **_bias_limits(mm, loads, caps, n_dim))
+        if (t := _chooser_tiling(cfg)) is not None:
+            if (t.m, t.n, t.k) == (m_dim, n_dim, k_dim):
+                return None
+            if _regions_fit(t, cfg, caps, shared=self.memory_planner is MemoryPlanner.PYPTO):
+                return t
+        bytes_ab, bytes_c, bias_b = (_bytes(a), _bytes(b)), dtype_c.nbytes, _bias_bytes(mm)
+        if _fits(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps, bias_b):
+            return None
+        return choose_tiling(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps, bias_b)
 
     def run_function(self, func: Function, program: Program) -> Function:
         if not func.is_incore or not any(_matmul_value(s) for s in iter_stmts(func.body)):
@@ -243,7 +299,7 @@ class AutoTileMatmulL0(Pass):
         def block(stmts: list[Stmt]) -> list[Stmt]:
             out = list(stmts)
             for i, s in enumerate(stmts):
-                rw = _plan_store(s, stmts[i + 1:], loads, uses, caps) or _plan_chain(s, stmts[i + 1:], loads, uses, caps)
+                rw = _plan_store(s, stmts[i + 1:], loads, uses, self) or _plan_chain(s, stmts[i + 1:], loads, uses, caps)
                 if rw is None:
                     continue
                 j = out.index(rw.at)
@@ -304,23 +360,66 @@ def _matmul_of_loads(s: Stmt, loads: dict[Var, Call], uses: Counter[Var]) -> _Ma
 
 
 def _plan_store(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var],
-                caps: dict[MemorySpace, int]) -> _Rewrite | None:
+                target: AutoTileMatmulL0) -> _Rewrite | None:
     """``c = matmul(A, B); store(c, ...)`` -> an [m, n] grid of sub-tiles stored to DDR."""
     found = _matmul_of_loads(s, loads, uses)
     store = next((x for x in rest if _stores(x, found[0])), None) if found is not None else None
     if found is None or store is None or (store_call := match(store)) is None:
         return None
     c, mm, a, b = found
-    m_dim, k_dim, n_dim = _dim(a.load, 0), _dim(a.load, 1), _dim(b.load, 1)
-    bytes_ab, bytes_c, bias_b = (_bytes(a), _bytes(b)), _nbytes(c), _bias_bytes(mm)
-    if _fits(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps, bias_b):
-        return None
-    t = choose_tiling(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps, bias_b)
-    ok, bias = _bias(mm, loads, t, n_dim) if t is not None else (False, None)
+    t = target.tiling(a, b, c, mm, loads)
+    ok, bias = _bias(mm, loads, t, _dim(b.load, 1)) if t is not None else (False, None)
     if t is None or not ok:
         return None
     stmts = _Builder(a, b, mm, t, s.span, bias).grid(store_call)
     return _Rewrite(store, stmts, (s,), (a.var, b.var, *((bias.var,) if bias else ())))
+
+
+def _bias_limits(mm: Call, loads: dict[Var, Call], caps: dict[MemorySpace, int], n_dim: int) -> dict[str, int]:
+    """The chooser's N bounds for a matmul_bias: the bias table holds ``max_n`` accumulator-typed values; a
+    bias loaded per sub-tile is replicated by the grid's pipelines (upstream's halving per level); any other
+    bias is reused whole, so only ``n == N`` is possible."""
+    if mm.op != "tile.matmul_bias":
+        return {}
+    max_n = caps.get(MemorySpace.Bias, 0) // _bias_bytes(mm)
+    if _operand(mm.args[2], loads) is None:
+        return {"max_n": max_n, "min_n": n_dim}
+    return {"max_n": max_n, "max_n_pipelined": max_n // 2, "max_n_nested_pipelined": max_n // 4}
+
+
+def _regions_fit(t: Tiling, cfg: L0TileConfig, caps: dict[MemorySpace, int], shared: bool) -> bool:
+    """Whether the L0 tiles of every region of the grid (full tiles, peeled last row / column, peeled last K
+    block) fit L0 side by side. ``shared``: the PYPTO planner gives equal-sized tiles one buffer, so each
+    distinct shape counts once; DSA_RP shares nothing, and ptoas 0.1.1's planner (PTOAS) neither ("acc
+    overflow" for four differently sized accumulators that are never live together)."""
+    full, tail = divmod(cfg.K, t.k)
+    blocks = [t.k] * (1 + (full > 1)) + ([tail] if tail else [])
+    tiles: list[tuple[MemorySpace, int, int, int]] = []
+    for _, _, rows in _spans(cfg.M, t.m):
+        for _, _, cols in _spans(cfg.N, t.n):
+            tiles += [(MemorySpace.Left, rows, k, cfg.bytes_a) for k in blocks]
+            tiles += [(MemorySpace.Right, k, cols, cfg.bytes_b) for k in blocks]
+            tiles.append((MemorySpace.Acc, _align_rows(rows, cfg), cols, cfg.bytes_c))
+    used: Counter[MemorySpace] = Counter()
+    for space, r, c, nbytes in (set(tiles) if shared else tiles):
+        used[space] += r * c * nbytes
+    return all(used[space] <= caps[space] for space in used)
+
+
+def _align_rows(rows: int, cfg: L0TileConfig) -> int:
+    return acc_elements(rows, 1, cfg)
+
+
+def _chooser_tiling(cfg: L0TileConfig) -> Tiling | None:
+    """Upstream's choice for ``cfg``, or None when it has none this pass can emit (no legal tile, or a partial
+    last row/column of tiles that is not a whole number of fractals)."""
+    try:
+        r = choose_l0_tile(cfg)
+    except UserError:
+        return None
+    if (cfg.M % r.m) % _FRACTAL or (cfg.N % r.n) % _FRACTAL:
+        return None
+    return Tiling(r.m, r.n, r.k)
 
 
 def _nbytes(e: Expr) -> int:

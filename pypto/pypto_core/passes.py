@@ -28,6 +28,7 @@ from pypto.passes import REGISTRY, get_pass
 from pypto.passes.base import Pass
 from pypto.passes.context import PassContext
 from pypto.passes.instruments import CallbackInstrument, Instrument, PassStep
+from pypto.pypto_core import l0_tile_chooser
 from pypto.pypto_core._standin import stand_ins
 
 PassInstrument = Instrument
@@ -161,10 +162,6 @@ _STAND_INS = {
                 "create_program_pass get_verified_properties get_default_verify_properties "
                 "verify_tensor_view_canonical TypeCheckError",
                 "an internal of upstream's C++ pass library with no counterpart in pypto"),
-    **stand_ins(__name__, "l0_tile_chooser",
-                "pypto's AutoTileMatmulL0 pass picks L0 tiles with its own chooser "
-                "(pypto.passes.auto_tile_matmul_l0.choose_tiling); upstream's L0TileConfig/choose_l0_tile "
-                "cost model is not reproduced"),
 }
 
 
@@ -174,4 +171,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'pypto.pypto_core.passes' has no attribute '{name}'")
 
 
-_ = (Diagnostic, VerificationError, DiagnosticCheck, DiagnosticCheckSet, MemoryPlanner, CallbackInstrument)
+_ = (l0_tile_chooser, Diagnostic, VerificationError, DiagnosticCheck, DiagnosticCheckSet, MemoryPlanner, CallbackInstrument)

@@ -140,8 +140,17 @@ def test_pypto_core_names_used_by_upstream_tests_resolve() -> None:
 
     assert MemoryPlanner.PTOAS.name == "PTOAS" and core_ir.CoreType.VECTOR.name == "VECTOR"
     assert core_ir.Program is ir.Program and core_ir.Function is ir.Function
-    with pytest.raises(UnsupportedFeatureError, match="choose_tiling"):
-        core_passes.l0_tile_chooser.L0TileConfig()
+    cfg = core_passes.l0_tile_chooser.L0TileConfig()
+    cfg.M, cfg.N, cfg.K = 16, 256, 512
+    cfg.l0a_bytes = cfg.l0b_bytes = 64 * 1024
+    cfg.l0c_bytes = 128 * 1024
+    r = core_passes.l0_tile_chooser.choose_l0_tile(cfg)
+    assert (r.m, r.n, r.k, r.stationarity) == (16, 256, 64, core_passes.l0_tile_chooser.Stationarity.OutputStationary)
+    with pytest.raises(AttributeError, match="no field 'max_m'"):
+        cfg.max_m = 4
+    with pytest.raises(ValueError, match="allow_padding=false but M=7"):
+        cfg.M = 7
+        core_passes.l0_tile_chooser.choose_l0_tile(cfg)
     assert core_passes.convert_to_ssa().name == "ConvertToSSA"
     with pytest.raises(UnsupportedFeatureError, match="not available in pypto"):
         core_ir.DistributedTensorType()
