@@ -53,9 +53,11 @@ def rebuild_kernel_cpp_from_pto(work_dir: str | os.PathLike[str]) -> list[str]:
     from pypto.backend.ptoas_stage import run_ptoas
     from pypto.toolchain.ptoas import require_ptoas
 
-    exe, rewritten = require_ptoas(), []
+    from pypto.toolchain.settings import tool_timeout
+
+    exe, rewritten, deadline = require_ptoas(), [], tool_timeout("ptoas_timeout_s")
     for pto in stale:
-        result = run_ptoas(exe, root, pto.stem, timeout=120)
+        result = run_ptoas(exe, root, pto.stem, timeout=deadline)
         if not result.ok:
             raise ToolchainError(f"ptoas failed on edited {pto.name}: {result.error}", stderr=result.log,
                                  repro=result.repro.replace("<artifact dir>", str(root.resolve())))

@@ -8,7 +8,7 @@ It fires on ``c = tile.matmul(A, B)`` in an InCore function when ``A`` and ``B``
 The operand blocks are loaded from the tensors window by window, so no tile larger than L0 exists.
 Tile choice: upstream's roofline chooser (:mod:`pypto.passes.l0_tile_chooser`), configured as upstream's
 pass does (the backend's calibration, operand-stationary schedules and a K peel allowed, a double-buffered
-L0C unless the PYPTO planner runs without ``enable_l0c_double_buffer``, the bias table bounding ``n``).
+L0C unless the PYPTO planner runs without ``enable_pypto_l0c_double_buffer``, the bias table bounding ``n``).
 A ``k`` that does not divide K leaves a narrower last K block, and ``m`` / ``n`` that do not divide M / N
 leave a partial last row / column of tiles; both are peeled after their loops. Where the chooser has no
 tile (K not a multiple of 16, a dim below 16), a peeled tail would not be whole fractals, or the peeled
@@ -264,7 +264,7 @@ class AutoTileMatmulL0(Pass):
     @classmethod
     def from_context(cls, ctx: PassContext) -> AutoTileMatmulL0:
         return cls(backend=ctx.backend_type, memory_planner=ctx.memory_planner,
-                   l0c_double_buffer=ctx.enable_l0c_double_buffer)
+                   l0c_double_buffer=ctx.enable_pypto_l0c_double_buffer)
 
     def tiling(self, a: _Operand, b: _Operand, c: Var, mm: Call, loads: dict[Var, Call]) -> Tiling | None:
         """The L0 tile of ``c = A @ B`` (None: it fits L0 whole, or cannot be tiled). Upstream's roofline chooser

@@ -216,7 +216,12 @@ def default_cache_dir() -> Path:
 
 
 def find_ptoas(ptoas_root: str | None = None, cache_dir: Path | None = None) -> Path | None:
-    """A runnable ptoas: ``$PTOAS_ROOT`` if given, else the pinned wheel via its shim, else PATH."""
+    """A runnable ptoas: ``ptoas_root`` (default: the ``ptoas_root`` setting, ``PTOAS_ROOT``) if set,
+    else the pinned wheel via its shim, else PATH."""
+    if ptoas_root is None:
+        from pypto.toolchain.settings import ptoas_root as setting
+
+        ptoas_root = setting()
     if ptoas_root:
         return _from_root(ptoas_root)
     install = installed_wheel()

@@ -335,3 +335,27 @@ def test_execute_compiled_takes_a_jit_artifact_with_its_scalar(tmp_path: Path, t
     y2 = torch.zeros(128, 64)
     add_scalar(x, 2.5, y2)  # the jit call passes it too
     np.testing.assert_allclose(y2.numpy(), x.numpy() + 2.5, rtol=1e-6, atol=1e-6)
+
+
+def test_pto_rebuild_runs_ptoas_under_the_deadline_setting(artifact: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from pypto.backend import ptoas_stage
+    from pypto.runtime.debug import rebuild_kernel_cpp_from_pto
+
+    work = tmp_path / "copy"
+    shutil.copytree(artifact, work)
+    pto = next((work / "ptoas").glob("*.pto"))
+    os.utime(pto, (time.time() + 5, time.time() + 5))
+    seen: list[float] = []
+    real = ptoas_stage.run_ptoas
+
+    def spy(exe, root, stem, *, timeout, **kw):  # noqa: ANN001, ANN202, ANN003
+        seen.append(timeout)
+        return real(exe, root, stem, timeout=timeout, **kw)
+
+    monkeypatch.setattr(ptoas_stage, "run_ptoas", spy)
+    monkeypatch.setenv("PYPTO_PTOAS_TIMEOUT_S", "77")
+    rebuild_kernel_cpp_from_pto(work)
+    assert seen == [77.0]

@@ -72,3 +72,10 @@ def test_the_shims_default_dir_is_the_cache_dir_setting(monkeypatch: pytest.Monk
     assert default_cache_dir() == resolve_settings().cache_dir == tmp_path / "xdg" / "pypto"
     monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "mine"))
     assert default_cache_dir() == tmp_path / "mine"
+
+
+def test_no_argument_reads_the_ptoas_root_setting(monkeypatch, tmp_path):
+    exe = _script(tmp_path / "bin" / "ptoas")
+    monkeypatch.setenv("PTOAS_ROOT", str(tmp_path))
+    assert ptoas.find_ptoas() == exe
+    assert ptoas.require_ptoas() == exe
