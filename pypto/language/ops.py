@@ -45,6 +45,10 @@ class OpNamespace:
 
         if name.startswith("__"):
             raise AttributeError(name)
+        if self._ns == "tile" and name == "MaskPattern":
+            from pypto.ir.enums import MaskPattern
+
+            return MaskPattern
         if name in _ALIASES.get(self._ns, {}):
             return OpStub(_ALIASES[self._ns][name], convenience=True)
         if not has_op(f"{self._ns}.{name}"):
@@ -88,7 +92,7 @@ PROMOTED: dict[str, str] = {
 }
 
 UNIFIED_EXTRA = ("xors", "part_add", "part_max", "part_min", "cast", "matmul", "matmul_acc", "slice", "assemble", "concat", "read", "write",
-                 "reshape", "transpose", "fillpad", "expands", "full")
+                 "reshape", "transpose", "fillpad", "expands", "full", "sort32", "mrgsort", "gather", "set_validshape")
 
 
 def unified_names() -> tuple[str, ...]:
