@@ -139,3 +139,36 @@ def test_sort_and_gather_misuse_is_a_located_error(stmts, err, needle, tmp_path,
         ir.compile(pl.parse(_body(stmts)), platform="a2a3sim")
     assert needle in str(info.value)
     assert ":" in str(info.value).split("error")[0]  # file:line:col before the message
+
+
+BCAST = """import pypto.language as pl
+
+@pl.program
+class B:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 64], pl.FP32], r: pl.Tensor[[16, 1], pl.FP32], c: pl.Tensor[[1, 64], pl.FP32],
+             o1: pl.Out[pl.Tensor[[16, 64], pl.FP32]], o2: pl.Out[pl.Tensor[[16, 64], pl.FP32]],
+             o3: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            o1[:, :] = pl.mul(x, r)
+            o2[:, :] = pl.add(c, x)
+            o3[:, :] = pl.sub(x, c)
+        return o1
+"""
+
+
+def test_binary_ops_broadcast_a_row_or_column_operand(tmp_path, monkeypatch):
+    compiled, _ = _compile(BCAST, "a2a3sim", tmp_path, monkeypatch)
+    rng = np.random.default_rng(4)
+    x, r, c = (rng.standard_normal(s).astype(np.float32) for s in ((16, 64), (16, 1), (1, 64)))
+    outs = [np.zeros((16, 64), np.float32) for _ in range(3)]
+    compiled(x, r, c, *outs)
+    for got, want in zip(outs, (x * r, c + x, x - c), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_a_broadcast_operand_first_in_sub_stays_a_shape_error(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    src = BCAST.replace("pl.sub(x, c)", "pl.sub(c, x)")
+    with pytest.raises(UserError, match="shape mismatch"):
+        ir.compile(pl.parse(src), platform="a2a3sim")
