@@ -66,7 +66,8 @@ class OpNamespace:
 
         ops = {o.short for o in all_ops().values() if o.namespace == self._ns}
         extra = set(names(self._ns)) if self._ns in ("tile", "tensor") else set()
-        return sorted(ops | set(_ALIASES.get(self._ns, {})) | extra)
+        enums = {"MaskPattern"} if self._ns == "tile" else set()
+        return sorted(ops | set(_ALIASES.get(self._ns, {})) | extra | enums)
 
     def __repr__(self) -> str:
         return f"pl.{self._ns}"
