@@ -19,6 +19,7 @@ from pypto.codegen.emitter import base_name
 from pypto.codegen.pto_ndview import flat_window
 from pypto.codegen.pto_types import TOOLCHAIN, tile_view_type
 from pypto.codegen.pto_values import GmView, Tile
+from pypto.ir.dtypes import DataType
 from pypto.ir.enums import MemorySpace, TileLayout
 from pypto.ir.expr import Call, ConstFloat, ConstInt, Expr, MakeTuple, Var, as_int
 from pypto.ir.ops.bounds import check_window
@@ -123,7 +124,7 @@ def _sub_then_sub(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
 
 def _ci(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     out = cg.def_tile(dst)
-    ty = out.buf.dtype.mlir
+    ty = "i32" if out.buf.dtype is DataType.UINT32 else out.buf.dtype.mlir  # arith constants are signless
     desc = " {descending = true}" if c.kwargs.get("descending") else ""
     cg.emit_op("tci", f"%{scalar_operand(cg, c.args[0], ty)} : {ty}", out, desc)
 
@@ -440,9 +441,10 @@ def _register() -> None:
     })
     for op in ("get_block_idx", "get_block_num", "get_subblock_idx"):
         RULES[f"tile.{op}"] = _spmd_id(op)
-    from pypto.codegen import pto_reduce, pto_views
+    from pypto.codegen import pto_reduce, pto_sort, pto_views
 
     pto_reduce.register(RULES)
+    pto_sort.register(RULES)
 
     RULES["tile.concat"] = pto_views.concat
     RULES["tile.assemble"] = pto_views.assemble

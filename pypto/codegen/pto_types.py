@@ -22,8 +22,10 @@ LOC: dict[MemorySpace, str] = {
     MemorySpace.Bias: "bias",
 }
 
-# element types of tiles and GM views (BF16 reaches ptoas 0.1.1 spelled f16: pypto.backend.bf16_standin)
-TILE_DTYPES = frozenset({DataType.FP32, DataType.FP16, DataType.BF16, DataType.INT32, DataType.INT8})
+# element types of tiles and GM views (BF16 reaches ptoas 0.1.1 spelled f16: pypto.backend.bf16_standin;
+# ptoas 0.1.1 holds ui32 tiles, e.g. pl.arange(..., dtype=pl.UINT32) sort indices, as int32_t: same bits)
+TILE_DTYPES = frozenset({DataType.FP32, DataType.FP16, DataType.BF16, DataType.INT32, DataType.UINT32,
+                         DataType.INT8})
 SCALAR_ARG_TYPES: dict[DataType, str] = {
     DataType.FP32: "f32", DataType.FP16: "f16", DataType.INT32: "i32", DataType.INT16: "i16",
     DataType.INT8: "i8", DataType.BOOL: "i1", DataType.INDEX: "index", DataType.INT64: "i64",
@@ -44,7 +46,7 @@ def check_dtype(dtype: DataType, what: str, span: Span) -> str:
     if dtype not in TILE_DTYPES:
         raise UserError(
             f"{what}: element type {dtype.value} cannot be lowered by {TOOLCHAIN} "
-            f"(the pinned assembler supports FP32, FP16, BF16, INT32, INT8 tiles)",
+            f"(the pinned assembler supports FP32, FP16, BF16, INT32, UINT32, INT8 tiles)",
             span,
             hint="compute in pl.FP16 or pl.FP32 instead (pl.cast at the kernel boundary)",
         )

@@ -102,6 +102,19 @@ class PadValue(IntEnum):
     min = 3
 
 
+class MaskPattern(IntEnum):
+    """Which columns a mask-pattern gather keeps, read right to left: ``P0101`` keeps columns 0, 2, 4, ...;
+    ``P1010`` columns 1, 3, 5, ...; ``P0001`` .. ``P1000`` one column in four; ``P1111`` every column."""
+
+    P0101 = 1
+    P1010 = 2
+    P0001 = 3
+    P0010 = 4
+    P0100 = 5
+    P1000 = 6
+    P1111 = 7
+
+
 class CompactMode(Enum):
     null = "null"
     normal = "normal"

@@ -146,10 +146,33 @@ def call_unified(name: str, args: list[Any], kwargs: dict[str, Any], span: Span,
     op = name
     if name in SCALAR_FORM and len(args) > 1 and _is_scalar(args[1]):
         op = SCALAR_FORM[name]
+    elif name in _BROADCAST and len(args) == 2:
+        op, args = _broadcast(name, args)
     if not has_op(f"{ns}.{op}"):
         raise ParserTypeError(f"pl.{name} has no {ns.capitalize()} form", span,
                               hint=f"pl.{name} works on {'Tiles' if ns == 'tensor' else 'Tensors'} only")
     return call_op(f"{ns}.{op}", args, kwargs, span, True, to_expr)
+
+
+# elementwise ops whose 2-D operands broadcast along one axis: [M, N] op [M, 1] is row_expand_<op>,
+# [M, N] op [1, N] col_expand_<op> (upstream's tensor ops broadcast; 0.1.1 has the expand forms)
+_BROADCAST = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "maximum": "max", "minimum": "min"}
+
+
+def _broadcast(name: str, args: list[Any]) -> tuple[str, list[Any]]:
+    """The expand op (and operand order) for ``pl.<name>(a, b)`` with a broadcast operand, else ``name``."""
+    shapes = [getattr(getattr(a, "type", None), "shape", None) for a in args]
+    if any(s is None or len(s) != 2 for s in shapes) or shapes[0] == shapes[1]:
+        return name, args
+    orders = [(args, shapes)]
+    if name in ("add", "mul", "maximum", "minimum"):  # sub/div with the broadcast operand first have none
+        orders.append((args[::-1], shapes[::-1]))
+    for ordered, ((r, c), (br, bc)) in orders:
+        if br == r and bc == 1 and c != 1:
+            return f"row_expand_{_BROADCAST[name]}", ordered
+        if bc == c and br == 1 and r != 1:
+            return f"col_expand_{_BROADCAST[name]}", ordered
+    return name, args
 
 
 def _is_scalar(v: Any) -> bool:

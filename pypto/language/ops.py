@@ -45,6 +45,10 @@ class OpNamespace:
 
         if name.startswith("__"):
             raise AttributeError(name)
+        if self._ns == "tile" and name == "MaskPattern":
+            from pypto.ir.enums import MaskPattern
+
+            return MaskPattern
         if name in _ALIASES.get(self._ns, {}):
             return OpStub(_ALIASES[self._ns][name], convenience=True)
         if not has_op(f"{self._ns}.{name}"):
@@ -62,7 +66,8 @@ class OpNamespace:
 
         ops = {o.short for o in all_ops().values() if o.namespace == self._ns}
         extra = set(names(self._ns)) if self._ns in ("tile", "tensor") else set()
-        return sorted(ops | set(_ALIASES.get(self._ns, {})) | extra)
+        enums = {"MaskPattern"} if self._ns == "tile" else set()
+        return sorted(ops | set(_ALIASES.get(self._ns, {})) | extra | enums)
 
     def __repr__(self) -> str:
         return f"pl.{self._ns}"
@@ -88,7 +93,7 @@ PROMOTED: dict[str, str] = {
 }
 
 UNIFIED_EXTRA = ("xors", "part_add", "part_max", "part_min", "cast", "matmul", "matmul_acc", "slice", "assemble", "concat", "read", "write",
-                 "reshape", "transpose", "fillpad", "expands", "full")
+                 "reshape", "transpose", "fillpad", "expands", "full", "sort32", "mrgsort", "gather", "set_validshape")
 
 
 def unified_names() -> tuple[str, ...]:

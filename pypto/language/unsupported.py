@@ -23,7 +23,6 @@ _HOST = "compute it on the host or in the orchestration and pass the result in"
 # reason key -> (why, what to do instead); names below point at a key
 _REASONS: dict[str, tuple[str, str]] = {
     "fmod": (_NO_INSN + " (tfmod/tfmods arrived after 0.1.1)", "use pl.rem / pl.rems for integer operands"),
-    "sort": (_NO_INSN + " (tsort32)", "sort on the host"),
     "gemv": (_NO_INSN + " (tgemv arrived after 0.1.1)", "use pl.matmul with a [1, K] left operand"),
     "mx": ("ptoas 0.1.1 cannot lower MX (scaled fp8/fp4) matmuls", "use pl.matmul on f16 operands"),
     "batch": ("ptoas 0.1.1 has no batched matmul", "loop over the batch with pl.range and call pl.matmul"),
@@ -31,8 +30,8 @@ _REASONS: dict[str, tuple[str, str]] = {
     "random": (_NO_INSN + " (trandom)", "generate random data on the host"),
     "fillpad_expand": (_NO_INSN + " (tfillpad_expand)", "use pl.fillpad on a tile of the target shape"),
     "part_mul": (_NO_INSN + " (tpartmul)", "use pl.mul on equally shaped tiles"),
-    "views": ("ptoas 0.1.1 has no op that reinterprets or re-validates a tile in place "
-              "(set_validshape/reinterpret views)", "load the data with the shape and layout you need"),
+    "views": ("ptoas 0.1.1 has no op that reinterprets a tile in place (reinterpret views)",
+              "load the data with the shape and layout you need"),
     "gather_x": (_NO_INSN + " for this gather/scatter form", "index on the host or in the orchestration"),
     "lrelu": ("ptoas 0.1.1 accepts pto.tlrelu but aborts while lowering it",
               "write pl.maximum(x, pl.muls(x, alpha)) for 0 < alpha < 1"),
@@ -69,10 +68,9 @@ _REASONS: dict[str, tuple[str, str]] = {
 }
 
 _OPS_BOTH = {  # names missing from pl, pl.tile and pl.tensor alike
-    "fmod": "fmod", "fmods": "fmod", "sort32": "sort", "random": "random", "fillpad_expand": "fillpad_expand",
-    "part_mul": "part_mul", "reinterpret_view": "views", "set_validshape": "views", "scatter_update": "gather_x",
-    "gather_row": "gather_x", "cmp": "cmp", "mrgsort": "codegen", "gather": "codegen",
-    "scatter": "codegen",
+    "fmod": "fmod", "fmods": "fmod", "random": "random", "fillpad_expand": "fillpad_expand",
+    "part_mul": "part_mul", "reinterpret_view": "views", "scatter_update": "gather_x",
+    "gather_row": "gather_x", "cmp": "cmp", "scatter": "codegen",
 }
 _OPS_TILE_AND_PL = {
     "gemv": "gemv", "gemv_acc": "gemv", "gemv_bias": "gemv", "matmul_mx": "mx", "matmul_mx_acc": "mx",
@@ -102,7 +100,7 @@ PL: dict[str, str] = {
 }
 TILE: dict[str, str] = {
     **_OPS_BOTH, **_OPS_TILE_AND_PL, "batch_matmul_acc": "batch", "gather_mask": "gather_x", "scatter_mask": "gather_x",
-    "gather_compare": "gather_x", "max": "scalar_minmax", "min": "scalar_minmax", "MaskPattern": "gather_x",
+    "gather_compare": "gather_x", "max": "scalar_minmax", "min": "scalar_minmax",
     "MemRefType": "typing",
 }
 TENSOR: dict[str, str] = {**_OPS_BOTH, **_OPS_TENSOR_AND_PL, "alloc": "tensor_alloc",

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.enums import AtomicType, MemorySpace
-from pypto.ir.expr import Call, Expr, IterArg, Var
+from pypto.ir.expr import Call, Expr, IterArg, MakeTuple, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.op_conversion import lookup_conversion
 from pypto.ir.ops.common import (
@@ -45,12 +45,14 @@ from pypto.passes.base import Pass
 
 # tensor ops computed elementwise on tiles: tensor.<op> -> tile.<op>, operands loaded into Vec
 COMPUTE = frozenset((*BINARY, *SCALAR, *UNARY, *ROW_REDUCE, *COL_REDUCE, *ARG_REDUCE, *ROW_EXPAND, *COL_EXPAND, "cast", "reshape",
-                     "expands", "fillpad", "xors", "part_add", "part_max", "part_min"))
+                     "expands", "fillpad", "xors", "part_add", "part_max", "part_min", "sort32", "mrgsort",
+                     "gather", "set_validshape"))
 
 
 @dataclass
 class _Converter:
     tiles: dict[Var, Var] = field(default_factory=dict)
+    windows: dict[Var, tuple[Var, Call]] = field(default_factory=dict)  # slice of a tile: (tile, the slice)
     renames: dict[Var, Var] = field(default_factory=dict)
     cube_operands: set[Var] = field(default_factory=set)  # tensors only ever read by a matmul
 
@@ -58,6 +60,8 @@ class _Converter:
         """The tile for operand ``e``: already a tile, a converted temp, or a fresh tile.load."""
         if not isinstance(e, Var) or not isinstance(e.var_type, TensorType):
             return e
+        if e in self.windows:
+            raise _window_error(self.windows[e][1])
         if e in self.tiles:
             return self.tiles[e]
         t = e.var_type
@@ -167,6 +171,7 @@ class _Converter:
     def rule(self, short: str, cube: bool) -> Callable[[Stmt, Call], list[Stmt]] | None:
         """The conversion of ``tensor.<short>``: a rule of its own, else elementwise or cube compute."""
         rules = {"assemble": self.assemble, "slice": self.slice_, "ci": self.ci, "create": self.create,
+                 "gather": self.gather,
                  "full": self.create, "read": _no_scalar_read, **dict.fromkeys(SPMD_IDS, self.spmd_id)}
         return rules.get(short) or (self.compute if short in COMPUTE or cube else None)
 
@@ -250,10 +255,28 @@ class _Converter:
 
     def slice_(self, s: Stmt, value: Call) -> list[Stmt]:
         src, shape, offset = value.args[:3]
+        if isinstance(src, Var) and src in self.tiles:  # a window of a computed tile: only a gather reads it
+            if isinstance(s, AssignStmt):
+                self.windows[s.var] = (self.tiles[src], value)
+            return []
         valid = value.args[3] if len(value.args) > 3 else shape
         space = MemorySpace.Mat if isinstance(s, AssignStmt) and s.var in self.cube_operands else MemorySpace.Vec
         load = make_call("tile.load", [src, offset, shape, valid], {"target_memory": space}, span=value.span)
         return [self.bind(s, load)] if isinstance(s, AssignStmt) else []
+
+    def gather(self, s: Stmt, value: Call) -> list[Stmt]:
+        """A mask-pattern gather; from ``t[:, 0:n]`` of a computed tile ``t`` it reads the first ``n``
+        columns of ``t`` (ptoas 0.1.1 has no tile sub-window; pto.tgather indexes ``t`` directly)."""
+        src = value.args[0]
+        if not (isinstance(src, Var) and src in self.windows):
+            return self.compute(s, value)
+        tile, window = self.windows[src]
+        offsets, shape = ints_of(window.args[2]), ints_of(window.args[1])
+        rows = shaped(tile).shape[0]
+        if offsets != [0, 0] or shape is None or shape[0] != rows:
+            raise _window_error(window)
+        call = make_call("tile.gather", [tile], {**value.kwargs, "src_cols": shape[1]}, span=value.span)
+        return [self.bind(s, call)] if isinstance(s, AssignStmt) else []
 
     def create(self, s: Stmt, value: Call) -> list[Stmt]:
         assert isinstance(s, AssignStmt)
@@ -297,6 +320,21 @@ def _op(call: Call) -> OpDef:
     return op
 
 
+def ints_of(e: Expr) -> list[int] | None:
+    """The constant elements of a list operand (None when one is not a constant)."""
+    from pypto.ir.expr import as_int
+
+    vals = [as_int(x) for x in getattr(e, "elements", ())]
+    return None if any(v is None for v in vals) else vals  # type: ignore[return-value]
+
+
+def _window_error(window: Call) -> UnsupportedFeatureError:
+    return UnsupportedFeatureError(
+        "a window of a tile computed in this kernel is only supported as the source of a mask-pattern "
+        "pl.gather over its leading columns (t[:, 0:n] of all rows): ptoas 0.1.1 has no tile sub-window op",
+        window.span, hint="store the tile (pl.assemble into a GM tensor) and load the window from there")
+
+
 def _no_scalar_read(s: Stmt, value: Call) -> list[Stmt]:
     raise UnsupportedFeatureError(
         "scalar read of a tensor inside a kernel: ptoas 0.1.1 has no scalar load from GM (pypto moves a "
@@ -305,6 +343,16 @@ def _no_scalar_read(s: Stmt, value: Call) -> list[Stmt]:
         "body, becomes an orchestration loop of kernel tasks; this read is in neither place)", value.span,
         hint="read it in the orchestration (or at the top of the pl.at region) and pass it to the kernel "
              "as a pl.Scalar argument")
+
+
+def _drop_full_validshapes(func: Function) -> Function:
+    """``v = tensor.set_validshape(x, R, C)`` with ``[R, C]`` the static shape of ``x`` changes nothing:
+    ``v`` becomes ``x`` (so a slice fed through it into a matmul still loads into Mat)."""
+    full = {v: c.args[0] for v, c in assigns_of(func.body, "tensor.set_validshape").items()
+            if ints_of(MakeTuple(tuple(c.args[1:3]))) == list(shaped(c.args[0]).shape)}
+    if not full:
+        return func
+    return dataclasses.replace(func, body=substitute(drop_defs(func.body, full), full))
 
 
 def _cube_only_operands(func: Function) -> set[Var]:
@@ -338,7 +386,7 @@ class ConvertTensorToTileOps(Pass):
     def run_function(self, func: Function, program: Program) -> Function:
         if not func.is_incore or not _has_tensor_ops(func):
             return func
-        peeled = peel_first_iterations(func)
+        peeled = _drop_full_validshapes(peel_first_iterations(func))
         conv = _Converter(cube_operands=_cube_only_operands(peeled))
         body = conv.block(peeled.body)
         if peeled is not func:  # the accumulator's uninitialised create is dead now

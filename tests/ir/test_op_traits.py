@@ -37,9 +37,11 @@ def test_cube_ops_and_their_result_space():
 def test_buffer_aliasing_traits():
     assert get_op("tile.matmul_acc").buffer_index == 0  # accumulates into acc
     assert get_op("tile.store").buffer_index == 2
-    assert ops_where(lambda op: op.view_of) == {"tensor.slice", "tensor.reshape", "tensor.transpose"}
+    assert ops_where(lambda op: op.view_of) == {"tensor.slice", "tensor.reshape", "tensor.transpose",
+                                                "tensor.set_validshape"}
     assert ops_where(lambda op: op.fresh) == {"tensor.create"}
-    assert ops_where(lambda op: op.keeps_operands) == {"tile.concat", "tile.assemble", "tile.reshape"}
+    assert ops_where(lambda op: op.keeps_operands) == {"tile.concat", "tile.assemble", "tile.reshape",
+                                                       "tile.set_validshape"}
     assert not get_op("tile.row_sum").in_place and get_op("tile.add").in_place
 
 

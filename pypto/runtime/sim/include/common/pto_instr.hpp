@@ -13,3 +13,4 @@
 #include "pto/sim/ops_reduce.hpp"
 #include "pto/sim/ops_cvt.hpp"
 #include "pto/sim/ops_matmul.hpp"
+#include "pto/sim/ops_sort.hpp"

@@ -1,0 +1,99 @@
+"""Sorting, mask-pattern gathers and valid-shape changes in the ptoas 0.1.1 dialect.
+
+* ``tile.sort32`` is ``pto.tsort32 ins(%src) outs(%dst, %idx)`` (the index tile is an input, listed
+  among the outs in 0.1.1's spelling) and ``tile.mrgsort`` is ``pto.tmrgsort ... blockLen = L``.
+* ``tile.gather(src, mask_pattern=P)``: 0.1.1's ``pto.tgather`` verifier rejects the mask-pattern form
+  (it wants an index operand *and* rejects one together with a pattern), so the pattern becomes an
+  index tile: ``tci`` makes ``0, 1, 2, ...``, doubled (twice for one-in-four patterns) and offset by the
+  pattern's phase, and ``pto.tgather`` reads ``src`` at those flat indices. ``output_dtype`` re-types
+  the gathered bits with ``pto.treshape`` (tgather keeps the source dtype).
+* ``tile.set_validshape(x, r, c)``: 0.1.1 has no ``set_validshape``; the result is a tile whose valid
+  region is ``[r, c]`` (``alloc_tile valid_row/valid_col`` when not constant) bound to ``x``'s bytes
+  with ``pto.treshape``, so nothing is copied.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pypto.codegen.pto_types import TOOLCHAIN
+from pypto.codegen.pto_values import Tile
+from pypto.ir.dtypes import DataType
+from pypto.ir.enums import MemorySpace
+from pypto.ir.expr import Call, Var, as_int
+from pypto.ir.ops.sort_ops import MASK_STEP
+from pypto.ir.types import TileType, default_tile_view
+
+if TYPE_CHECKING:
+    from pypto.codegen.pto_mlir import KernelCodegen
+
+
+def _vec(cg: KernelCodegen, shape: tuple[int, int], dtype: DataType, hint: str) -> Tile:
+    t = TileType(shape, dtype, memory_space=MemorySpace.Vec, view=default_tile_view(shape, MemorySpace.Vec))
+    return cg.scratch(cg.buf_type(t), hint)
+
+
+def _sort32(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    src, idx = cg.tile_of(c.args[0]), cg.tile_of(c.args[1])
+    out = cg.def_tile(dst, valid=None)
+    cg.op(f"pto.tsort32 ins(%{src.ssa} : {src.ty}) outs(%{out.ssa} : {out.ty}, %{idx.ssa} : {idx.ty})")
+    cg.written.add(out.ssa)
+
+
+def _mrgsort(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    src = cg.tile_of(c.args[0])
+    out = cg.def_tile(dst, valid=None)
+    if out.ssa == src.ssa:
+        raise cg.error("tile.mrgsort cannot merge in place: its result needs a buffer of its own",
+                       hint="assign the result to a new name")
+    cg.emit_op("tmrgsort", f"%{src.ssa} : {src.ty}", out, f" blockLen = {int(c.kwargs['block_len'])}")
+
+
+def _gather_indices(cg: KernelCodegen, n: int, stride: int, phase: int) -> Tile:
+    """An i32 ``[1, n]`` tile holding ``phase + stride * j``."""
+    idx = _vec(cg, (1, n), DataType.INT32, "gather_idx")
+    cg.emit_op("tci", f"%{cg.const(0, 'i32')} : i32", idx)
+    while stride > 1:
+        cg.emit_op("tadd", f"%{idx.ssa}, %{idx.ssa} : {idx.ty}, {idx.ty}", idx)
+        stride //= 2
+    if phase:
+        cg.emit_op("tadds", f"%{idx.ssa}, %{cg.const(phase, 'i32')} : {idx.ty}, i32", idx)
+    return idx
+
+
+def _gather(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    src = cg.tile_of(c.args[0])
+    if src.buf.rows != 1 or src.buf.loc != "ub":
+        raise cg.error(f"tile.gather with a mask pattern reads one Vec row with {TOOLCHAIN}, got a "
+                       f"{src.buf.rows}-row {src.buf.loc} tile", hint="loop over the rows (pl.range)")
+    t = dst.type if dst is not None else c.result_type
+    assert isinstance(t, TileType)
+    n = as_int(t.shape[1])
+    assert n is not None
+    stride, phase = MASK_STEP[c.kwargs["mask_pattern"]]
+    idx = _gather_indices(cg, n, stride, phase)
+    out = cg.def_tile(dst, valid=None)
+    got = out if out.buf.dtype is src.buf.dtype else _vec(cg, (1, n), src.buf.dtype, "gathered")
+    cg.op(f"pto.tgather ins(%{src.ssa} : {src.ty}, %{idx.ssa} : {idx.ty}) outs(%{got.ssa} : {got.ty})")
+    cg.written.add(got.ssa)
+    if got is not out:
+        cg.emit_op("treshape", f"%{got.ssa} : {got.ty}", out)
+
+
+def _set_validshape(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    src = cg.tile_of(c.args[0])
+    valid = tuple(as_int(e) if as_int(e) is not None else e for e in c.args[1:3])
+    if valid == (src.buf.rows, src.buf.cols) and src.buf.valid == valid:
+        if dst is not None:
+            cg.env[dst] = src
+        return
+    out = cg.def_tile(dst, valid=valid)
+    cg.emit_op("treshape", f"%{src.ssa} : {src.ty}", out)
+
+
+def register(rules: dict) -> None:
+    """Add the sort, gather and valid-shape rules to a rule table."""
+    rules["tile.sort32"] = _sort32
+    rules["tile.mrgsort"] = _mrgsort
+    rules["tile.gather"] = _gather
+    rules["tile.set_validshape"] = _set_validshape

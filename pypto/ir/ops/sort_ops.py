@@ -1,0 +1,138 @@
+"""Sorting, mask-pattern gathers and valid-shape changes (``tile.*`` and their ``tensor.*`` counterparts).
+
+``sort32(src, idx)`` sorts each 32-element block of a row in descending order and writes
+``(value, index)`` pairs: the result has twice the columns, the value in the even slot and the index
+(from ``idx``, as raw 32-bit bits) in the odd slot. ``mrgsort(src, block_len=L)`` merges every four
+consecutive sorted runs of ``L`` slots (``L`` counts values and indices, so 64 is 32 pairs) into one
+run of ``4 * L``. ``gather(src, mask_pattern=P)`` keeps the columns a mask pattern selects
+(``P0101``: the even slots, i.e. the values of a pair row; ``P1010``: the odd slots, the indices),
+optionally re-typed to another dtype of the same width. ``set_validshape(x, rows, cols)`` narrows
+the valid region of ``x`` without moving data.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pypto.errors import UserError
+from pypto.ir.dtypes import DataType
+from pypto.ir.enums import MaskPattern
+from pypto.ir.expr import Expr, as_int
+from pypto.ir.ops.infer import like, require_2d, shaped
+from pypto.ir.ops.registry import OpDef, register
+from pypto.ir.types import ScalarType, TensorType, TileType, Type
+from pypto.span import Span
+
+SORT_BLOCK = 32
+# mask pattern -> (stride, phase): column c of the source is kept when c % stride == phase
+MASK_STEP = {MaskPattern.P0101: (2, 0), MaskPattern.P1010: (2, 1), MaskPattern.P0001: (4, 0),
+             MaskPattern.P0010: (4, 1), MaskPattern.P0100: (4, 2), MaskPattern.P1000: (4, 3),
+             MaskPattern.P1111: (1, 0)}
+_INDEX_DTYPES = (DataType.UINT32, DataType.INT32)
+
+
+def _const_cols(name: str, t: Any, span: Span) -> int:
+    _, cols = require_2d(name, t, span)
+    n = as_int(cols)
+    if n is None:
+        raise UserError(f"{name}: needs a static column count, got a dynamic one", span)
+    return n
+
+
+def _sort32(name: str, kind: type):
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        src = shaped(args[0], name, "src", span, kind)
+        idx = shaped(args[1], name, "idx", span, kind)
+        cols = _const_cols(name, src, span)
+        if src.dtype is not DataType.FP32:
+            raise UserError(f"{name}: sorts FP32 values, got {src.dtype.value}", span,
+                            hint="cast the scores with pl.cast(x, pl.FP32) first")
+        if idx.dtype not in _INDEX_DTYPES:
+            raise UserError(f"{name}: the index operand must be UINT32 or INT32, got {idx.dtype.value}", span,
+                            hint="build it with pl.arange(0, [1, N], dtype=pl.UINT32)")
+        if cols % SORT_BLOCK:
+            raise UserError(f"{name}: sorts blocks of {SORT_BLOCK} columns, so the column count must be a "
+                            f"multiple of {SORT_BLOCK}, got {cols}", span)
+        if _const_cols(name, idx, span) != cols:
+            raise UserError(f"{name}: the index operand has {_const_cols(name, idx, span)} columns, the values "
+                            f"{cols}", span)
+        return like(src, (src.shape[0], 2 * cols))
+    return infer
+
+
+def _mrgsort(name: str, kind: type):
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        src = shaped(args[0], name, "src", span, kind)
+        if len(args) > 1:
+            raise UserError(f"{name}: merging separate sorted lists (the multi-list tmrgsort) is not supported "
+                            "with ptoas 0.1.1, whose pto.tmrgsort takes one list of sorted blocks", span,
+                            hint="put the lists side by side in one row (pl.assemble into a [1, 4 * L] tensor) "
+                                 "and merge them with pl.mrgsort(row, block_len=L)")
+        cols = _const_cols(name, src, span)
+        rows = as_int(src.shape[0])
+        if rows != 1:
+            raise UserError(f"{name}: merges one row, got {rows} rows", span, hint="loop over the rows")
+        if src.dtype is not DataType.FP32:
+            raise UserError(f"{name}: merges FP32 (value, index) pairs, got {src.dtype.value}", span)
+        bl = kw.get("block_len")
+        if not isinstance(bl, int) or isinstance(bl, bool) or bl <= 0 or bl % 64:
+            raise UserError(f"{name}: block_len must be a positive multiple of 64 (it counts values and "
+                            f"indices), got {bl!r}", span)
+        if cols % (4 * bl) or not 1 <= cols // (4 * bl) <= 255:
+            raise UserError(f"{name}: merges 4 runs of block_len={bl} at a time, so the row length must be a "
+                            f"multiple of {4 * bl} (at most 255 of them), got {cols}", span)
+        return like(src)
+    return infer
+
+
+def _gather(name: str, kind: type):
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        src = shaped(args[0], name, "src", span, kind)
+        pattern = kw.get("mask_pattern")
+        if len(args) > 1 or pattern is None:
+            raise UserError(f"{name}: only the mask-pattern form (mask_pattern=pl.tile.MaskPattern.P0101) is "
+                            "supported with ptoas 0.1.1", span,
+                            hint="gather by index on the host or in the orchestration")
+        if not isinstance(pattern, MaskPattern):
+            raise UserError(f"{name}: mask_pattern must be a pl.tile.MaskPattern, got {pattern!r}", span)
+        stride, _ = MASK_STEP[pattern]
+        cols = _const_cols(name, src, span)
+        prefix = kw.get("src_cols")  # gather from the leading src_cols columns only (a window [:, 0:n])
+        if prefix is not None:
+            if not isinstance(prefix, int) or not 0 < prefix <= cols:
+                raise UserError(f"{name}: src_cols must be in (0, {cols}], got {prefix!r}", span)
+            cols = prefix
+        if cols % stride:
+            raise UserError(f"{name}: {pattern.name} keeps one column in {stride}, so the column count must be "
+                            f"a multiple of {stride}, got {cols}", span)
+        out = kw.get("output_dtype") or src.dtype
+        if not isinstance(out, DataType) or out.bits != src.dtype.bits:
+            raise UserError(f"{name}: output_dtype must be a dtype as wide as {src.dtype.value} (the bits are "
+                            f"kept), got {out!r}", span)
+        return like(src, (src.shape[0], cols // stride), dtype=out)
+    return infer
+
+
+def _set_validshape(name: str, kind: type):
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        src = shaped(args[0], name, "x", span, kind)
+        require_2d(name, src, span)
+        for what, e, full in (("valid_rows", args[1], src.shape[0]), ("valid_cols", args[2], src.shape[1])):
+            if not isinstance(e.type, ScalarType) or e.type.dtype.is_float:
+                raise UserError(f"{name}: '{what}' must be an integer scalar, got {e.type}", span)
+            v, n = as_int(e), as_int(full)
+            if v is not None and (v < 0 or (n is not None and v > n)):
+                raise UserError(f"{name}: {what}={v} is outside the operand's extent {n}", span)
+        return like(src)
+    return infer
+
+
+for _ns, _kind in (("tile", TileType), ("tensor", TensorType)):
+    register(OpDef(f"{_ns}.sort32", ("src", "idx"), _sort32(f"{_ns}.sort32", _kind), category="sort"))
+    register(OpDef(f"{_ns}.mrgsort", ("src", "src1?", "src2?", "src3?"), _mrgsort(f"{_ns}.mrgsort", _kind),
+                   {"block_len": None, "exhausted": False}, category="sort", in_place=False))
+    register(OpDef(f"{_ns}.gather", ("src", "index?"), _gather(f"{_ns}.gather", _kind),
+                   {"mask_pattern": None, "output_dtype": None, "src_cols": None}, category="sort", in_place=False))
+    register(OpDef(f"{_ns}.set_validshape", ("x", "valid_rows", "valid_cols"),
+                   _set_validshape(f"{_ns}.set_validshape", _kind), category="view",
+                   view_of=None if _ns == "tile" else "x", keeps_operands=_ns == "tile"))
