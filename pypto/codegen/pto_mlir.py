@@ -284,6 +284,25 @@ class KernelCodegen(ScalarLowering):
             self.env[var] = tile
         return tile
 
+    def view_tile(self, src: Tile, buf: TileBuf, var: Var | None) -> Tile:
+        """The handle a ``pto.treshape`` of ``src`` writes: one of its own per (source handle, type).
+
+        TRESHAPE points its destination at the source's bytes and the handle keeps that address, so
+        the destination must not be a handle another tile is loaded or computed into. One shared
+        through the result's MemRef (MemoryReuse gives the result a buffer of its own, which a later
+        tile may share) would, on the next loop iteration, load that tile into the source's bytes.
+        A handle with run-time valid extents is allocated where it is needed, so it is fresh anyway.
+        """
+        hint = base_name(var.name) if var is not None else "view"
+        if buf.dynamic:
+            tile = self._alloc_here(buf, hint)
+        else:
+            key = ("view", src.ssa, buf.text)
+            tile = self.bufs.get(key) or self.scratch(buf, hint, key)
+        if var is not None:
+            self.env[var] = tile
+        return tile
+
     def _shared(self, memref: MemRef | None, buf: TileBuf, hint: str) -> Tile:
         key = None
         if memref is not None and isinstance(memref.base, Var):

@@ -350,21 +350,7 @@ def _reshape(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
                        "pto.treshape only reinterprets the same bytes, so both tiles must be fully valid and "
                        "stored densely in the same element order",
                        hint="load the data with the target shape instead")
-    cg.emit_op("treshape", _list(a), _view_handle(cg, a, want, dst))
-
-
-def _view_handle(cg: KernelCodegen, src: Tile, buf: TileBuf, dst: Var) -> Tile:
-    """The handle a ``pto.treshape`` of ``src`` writes: one of its own per (source handle, type).
-
-    TRESHAPE points its destination at the source's bytes and the handle keeps that address
-    afterwards, so the destination must not be a handle another tile is loaded or computed into: one
-    shared through the result's MemRef (MemoryReuse gives the result a buffer of its own, which a
-    later tile may share) would, on the next loop iteration, load that tile into the source's bytes.
-    """
-    key = ("view", src.ssa, buf.text)
-    tile = cg.bufs.get(key) or cg.scratch(buf, base_name(dst.name), key)
-    cg.env[dst] = tile
-    return tile
+    cg.emit_op("treshape", _list(a), cg.view_tile(a, want, dst))
 
 
 def _cast(cg: KernelCodegen, c: Call, dst: Var | None) -> None:

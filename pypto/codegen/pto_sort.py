@@ -72,12 +72,13 @@ def _gather(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     assert n is not None
     stride, phase = MASK_STEP[c.kwargs["mask_pattern"]]
     idx = _gather_indices(cg, n, stride, phase)
-    out = cg.def_tile(dst, valid=None)
-    got = out if out.buf.dtype is src.buf.dtype else _vec(cg, (1, n), src.buf.dtype, "gathered")
+    want = cg.buf_type(t, None)
+    got = cg.def_tile(dst, valid=None) if want.dtype is src.buf.dtype else _vec(cg, (1, n), src.buf.dtype,
+                                                                               "gathered")
     cg.op(f"pto.tgather ins(%{src.ssa} : {src.ty}, %{idx.ssa} : {idx.ty}) outs(%{got.ssa} : {got.ty})")
     cg.written.add(got.ssa)
-    if got is not out:
-        cg.emit_op("treshape", f"%{got.ssa} : {got.ty}", out)
+    if got.buf.dtype is not want.dtype:
+        cg.emit_op("treshape", f"%{got.ssa} : {got.ty}", cg.view_tile(got, want, dst))
 
 
 def _set_validshape(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
@@ -87,8 +88,9 @@ def _set_validshape(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
         if dst is not None:
             cg.env[dst] = src
         return
-    out = cg.def_tile(dst, valid=valid)
-    cg.emit_op("treshape", f"%{src.ssa} : {src.ty}", out)
+    t = dst.type if dst is not None else c.result_type
+    assert isinstance(t, TileType)
+    cg.emit_op("treshape", f"%{src.ssa} : {src.ty}", cg.view_tile(src, cg.buf_type(t, valid), dst))
 
 
 def register(rules: dict) -> None:

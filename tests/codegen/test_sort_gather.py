@@ -3,6 +3,7 @@ numerics against numpy (a row-wise top-k and a ragged-tail fill)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +49,11 @@ def test_row_topk_matches_a_stable_descending_argsort(platform, tmp_path, monkey
     compiled, text = _compile(TOPK, platform, tmp_path, monkeypatch)
     assert all(f"pto.{op} " in text for op in ("tsort32", "tmrgsort", "tgather", "treshape"))
     assert "blockLen = 64" in text and "blockLen = 256" in text
+    writers: dict[str, set[str]] = {}
+    for op, handle in re.findall(r"pto\.(\w+) ins\(.*?\) outs\(%(\w+)", text):
+        writers.setdefault(handle, set()).add(op)
+    views = [ops for ops in writers.values() if "treshape" in ops]
+    assert views and all(ops == {"treshape"} for ops in views)  # TRESHAPE rebinds its handle for good
     rng = np.random.default_rng(7)
     x = rng.standard_normal((ROWS, N)).astype(np.float32)
     x[1, 10] = x[1, 200] = 9.0  # a tie: the lower index comes first
