@@ -155,17 +155,10 @@ def _map_child_blocks(stmt: Stmt, fn: Any) -> Stmt:
 
 def retype(func: Function, new_types: dict[Var, Any]) -> Function:
     """``func`` with the given Vars replaced by fresh Vars of new types (uses and definitions)."""
-    from pypto.ir.visitor import substitute
 
     if not new_types:
         return func
-    mapping: dict[Var, Any] = {}
-    for v, t in new_types.items():
-        if not isinstance(v, IterArg):
-            mapping[v] = Var(v.name, t, span=v.span)
-    for v, t in new_types.items():
-        if isinstance(v, IterArg):
-            mapping[v] = IterArg(v.name, t, init=substitute(v.init, mapping), span=v.span)
+    mapping: dict[Var, Any] = {v: type(v)(v.name, t, span=v.span) for v, t in new_types.items()}
     params = tuple(mapping.get(p, p) for p in func.params)
     return dataclasses.replace(func, params=params, body=_RetypeCalls(mapping).visit(func.body))
 

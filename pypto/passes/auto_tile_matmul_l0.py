@@ -137,14 +137,14 @@ class _Builder:
         if t.k == k_dim:
             return stmts, acc
         ko = Var("ko", _INDEX, span=sp)
-        carry = IterArg(f"{name}_iter", acc.var_type, init=acc, span=sp)
+        carry = IterArg(f"{name}_iter", acc.var_type, span=sp)
         body, vak, vbk = self._block(mi, ni, ko, "k")
         step = make_call("tile.matmul_acc", [carry, vak, vbk], {}, span=sp)
         nxt = Var(name, step.result_type, span=sp)
         body += [AssignStmt(nxt, step, span=sp), YieldStmt((nxt,), span=sp)]
         out = Var(name, acc.var_type, span=sp)
         stmts.append(ForStmt(ko, ConstInt(t.k, span=sp), ConstInt(k_dim, span=sp), ConstInt(t.k, span=sp),
-                             SeqStmts(tuple(body), span=sp), (carry,), (out,), span=sp))
+                             SeqStmts(tuple(body), span=sp), (carry,), (out,), inits=(acc,), span=sp))
         return stmts, out
 
 

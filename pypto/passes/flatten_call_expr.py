@@ -42,7 +42,7 @@ def _has_nested(s: Stmt) -> bool:
 
 def _heads(s: Stmt) -> list[Any]:
     if isinstance(s, ForStmt):
-        return [s.start, s.stop, s.step, *[ia.init for ia in s.iter_args]]
+        return [s.start, s.stop, s.step, *s.inits]
     if isinstance(s, (IfStmt, WhileStmt)):
         return [s.cond]
     if isinstance(s, (ReturnStmt, YieldStmt)):

@@ -116,7 +116,7 @@ def _carried_tiles(func: Function, new: dict[Var, TileType]) -> None:
         for s in iter_stmts(func.body):
             pairs: list[tuple[Var, Expr | None]] = []
             if isinstance(s, (ForStmt, WhileStmt)):
-                pairs += [(ia, ia.init) for ia in s.iter_args]
+                pairs += list(zip(s.iter_args, s.inits, strict=True))
                 pairs += list(zip(s.return_vars, s.iter_args, strict=False))
             elif isinstance(s, IfStmt) and (y := trailing_yield(s.then_body)) is not None:
                 pairs += list(zip(s.return_vars, y.values, strict=False))

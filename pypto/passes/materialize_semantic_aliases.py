@@ -12,12 +12,11 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from pypto.ir.expr import IterArg, Var
+from pypto.ir.expr import Expr, IterArg, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, WhileStmt, YieldStmt
 from pypto.ir.types import MemRef, TileType
-from pypto.ir.visitor import substitute
 from pypto.passes._liveness import Liveness
 from pypto.passes._memref import drop_unused_allocs, memref_of, with_memref
 from pypto.passes._util import iter_stmts, map_blocks, retype, trailing_yield
@@ -69,8 +68,7 @@ class _Groups:
     def _yielded_twice(ys: YieldStmt, v: Var) -> bool:
         return sum(1 for x in ys.values if x is v) > 1
 
-    def join_init(self, ia: IterArg) -> None:
-        init = ia.init
+    def join_init(self, ia: IterArg, init: Expr) -> None:
         if not isinstance(init, Var) or not isinstance(init.var_type, TileType):
             return
         if self.clashes(ia, init):
@@ -86,12 +84,12 @@ def _collect(func: Function, life: Liveness) -> _Groups:
     for s in iter_stmts(func.body):
         if isinstance(s, (ForStmt, WhileStmt)):
             ys = trailing_yield(s.body)
-            for i, ia in enumerate(s.iter_args):
+            for i, (ia, init) in enumerate(zip(s.iter_args, s.inits, strict=True)):
                 if not isinstance(ia.var_type, TileType):
                     continue
                 if i < len(s.return_vars):
                     g.union(ia, s.return_vars[i])
-                g.join_init(ia)
+                g.join_init(ia, init)
                 if ys is not None and i < len(ys.values):
                     g.join_yield(ia, ys, i)
         elif isinstance(s, IfStmt) and s.return_vars:
@@ -129,15 +127,9 @@ def _insert_copies(func: Function, g: _Groups) -> Function:
 
 
 def _with_init_copies(s: ForStmt | WhileStmt, copies: dict[IterArg, Var]) -> tuple[Stmt, list[Stmt]]:
-    pre: list[Stmt] = []
-    mapping: dict[Var, IterArg] = {}
-    for ia in s.iter_args:
-        if ia in copies:
-            pre.append(_copy_stmt(copies[ia], ia.init))  # type: ignore[arg-type]
-            mapping[ia] = IterArg(ia.name, ia.var_type, init=copies[ia], span=ia.span)
-    body = substitute(s.body, mapping)
-    iter_args = tuple(mapping.get(ia, ia) for ia in s.iter_args)
-    return dataclasses.replace(s, body=body, iter_args=iter_args), pre
+    pairs = list(zip(s.iter_args, s.inits, strict=True))
+    pre: list[Stmt] = [_copy_stmt(copies[ia], init) for ia, init in pairs if ia in copies]  # type: ignore[arg-type]
+    return dataclasses.replace(s, inits=tuple(copies.get(ia, init) for ia, init in pairs)), pre
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ def index_dtype(loop: ForStmt) -> DataType:
 def unrolled(loop: ForStmt, indices: Iterable[Expr]) -> list[Stmt]:
     """``loop``'s body once per loop index, each iteration's yields carried into the next, then the
     loop's results bound to the last values."""
-    carried = [ia.init for ia in loop.iter_args if ia.init is not None]
+    carried = loop.inits
     out: list[Stmt] = []
     body = flatten(loop.body)
     for idx in indices:

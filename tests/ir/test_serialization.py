@@ -63,7 +63,7 @@ def test_program_round_trip_is_structurally_equal_and_keeps_sharing():
     assert isinstance(acc, IterArg)
     uses = [a for s in preorder(loop.body) if isinstance(s, ir.AssignStmt) for a in s.value.args]
     assert any(u is acc for u in uses)  # the body reads the very IterArg object the loop defines
-    assert acc.init is _vars(body)[2]  # the init is the Var of `t`, not a copy
+    assert loop.inits == (_vars(body)[2],)  # the init is the Var of `t`, not a copy
     old = {v.uid for f in program.functions for v in _vars(f)}
     assert not old & {v.uid for f in back.functions for v in _vars(f)}  # fresh Var ids
 

@@ -51,7 +51,7 @@ def test_rewrite_blocks_applies_rules_in_nested_blocks_and_shares_untouched_bodi
     assert any(match(s, "tile.load") for s in preorder(new))
 
 
-def test_clone_defines_fresh_vars_and_reaches_iter_arg_inits():
+def test_clone_defines_fresh_vars_and_reaches_loop_inits():
     loop = next(s for s in preorder(_body()) if isinstance(s, ForStmt))
     mapping: dict = {}
     [copy] = clone([loop], mapping)
@@ -60,7 +60,8 @@ def test_clone_defines_fresh_vars_and_reaches_iter_arg_inits():
     new_defs = {s.var for s in preorder(copy) if isinstance(s, AssignStmt)}
     assert not old_defs & new_defs and len(new_defs) == len(old_defs)
     for ia, new in zip(loop.iter_args, copy.iter_args, strict=True):
-        assert isinstance(new, IterArg) and new is not ia and new.init is mapping.get(ia.init, ia.init)
+        assert isinstance(new, IterArg) and new is not ia and mapping[ia] is new
+    assert copy.inits == tuple(mapping.get(e, e) for e in loop.inits)
 
 
 def test_fresh_vars_shares_no_var_with_the_original():
