@@ -17,8 +17,7 @@ from pypto.ir.expr import BinaryExpr, BinOp, ConstInt, Expr, Var, as_int
 from pypto.ir.function import Function
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, YieldStmt, flatten, initial_values, seq
 from pypto.ir.visitor import substitute
-from pypto.passes._rewrite import clone
-from pypto.passes._util import map_blocks
+from pypto.passes._rewrite import clone, expand_stmts
 
 
 def _affine(e: Expr, loop: ForStmt, body: list[Stmt]) -> int | None:
@@ -103,18 +102,14 @@ def peel_first_iterations(func: Function) -> Function:
     """Every peelable loop of ``func`` split into its first iteration and the rest."""
     renames: dict[Var, Expr] = {}
 
-    def block(stmts: list[Stmt]) -> list[Stmt]:
-        out: list[Stmt] = []
-        for s in stmts:
-            if peelable(s):
-                stmts_, more = peel(s)  # type: ignore[arg-type]
-                out.extend(stmts_)
-                renames.update(more)
-            else:
-                out.append(s)
-        return out
+    def one(s: Stmt) -> list[Stmt] | None:
+        if not peelable(s):
+            return None
+        stmts, more = peel(s)  # type: ignore[arg-type]
+        renames.update(more)
+        return stmts
 
-    body = map_blocks(func.body, block)
+    body = expand_stmts(func.body, one)
     if body is func.body:
         return func
     if renames:

@@ -120,19 +120,28 @@ def shaped(e: Expr) -> TensorType | TileType:
     return t
 
 
-def rewrite_blocks(body: Stmt, rules: Mapping[str, Rule]) -> Stmt:
-    """Apply ``rules`` (op name -> rule) to every call statement of every block of ``body``."""
-
+def expand_stmts(body: Stmt, fn: Callable[[Stmt], list[Stmt] | None]) -> Stmt:
+    """``body`` with each statement of every block replaced by ``fn(s)`` (None keeps it), innermost
+    first; ``body`` itself when nothing changed."""
     def block(stmts: list[Stmt]) -> list[Stmt]:
         out: list[Stmt] = []
         for s in stmts:
-            call = match(s)
-            rule = rules.get(call.op) if call is not None and isinstance(call.op, str) else None
-            new = rule(s, call) if rule is not None and call is not None else None
+            new = fn(s)
             out.extend([s] if new is None else new)
         return out
 
     return map_blocks(body, block)
+
+
+def rewrite_blocks(body: Stmt, rules: Mapping[str, Rule]) -> Stmt:
+    """Apply ``rules`` (op name -> rule) to every call statement of every block of ``body``."""
+
+    def apply(s: Stmt) -> list[Stmt] | None:
+        call = match(s)
+        rule = rules.get(call.op) if call is not None and isinstance(call.op, str) else None
+        return rule(s, call) if rule is not None and call is not None else None
+
+    return expand_stmts(body, apply)
 
 
 def clone(stmts: list[Stmt], mapping: dict[Var, Expr]) -> list[Stmt]:

@@ -22,6 +22,7 @@ from pypto.ir.stmt import (
     YieldStmt,
     flatten,
     preorder,
+    seq,
 )
 from pypto.ir.verifier import calls as calls_in  # noqa: F401 - re-exported: every Call in a tree, pre-order
 from pypto.ir.visitor import IRVisitor, Substitute
@@ -128,8 +129,6 @@ def map_blocks(body: Stmt, fn: Any) -> Stmt:
 
     Returns ``body`` itself when nothing changed, so untouched functions are shared.
     """
-    from pypto.ir.stmt import flatten, seq
-
     old = flatten(body)
     kids = [_map_child_blocks(s, fn) for s in old]
     new = fn(kids)
@@ -139,8 +138,6 @@ def map_blocks(body: Stmt, fn: Any) -> Stmt:
 
 
 def _map_child_blocks(stmt: Stmt, fn: Any) -> Stmt:
-    import dataclasses
-
     if isinstance(stmt, IfStmt):
         then = map_blocks(stmt.then_body, fn)
         other = map_blocks(stmt.else_body, fn) if stmt.else_body is not None else None

@@ -14,7 +14,8 @@ from pypto.ir.ops.registry import get_op, make_call, op_of
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, WhileStmt
 from pypto.ir.types import TileType
-from pypto.passes._util import base_name, iter_stmts, map_blocks, retype, trailing_yield
+from pypto.passes._rewrite import expand_stmts
+from pypto.passes._util import base_name, iter_stmts, retype, trailing_yield
 from pypto.passes.base import Pass
 
 # matmul operand index -> the space the cube reads it from
@@ -74,17 +75,13 @@ class InferTileMemorySpace(Pass):
         if not func.is_incore:
             return func
 
-        def block(stmts: list[Stmt]) -> list[Stmt]:
-            out: list[Stmt] = []
-            for s in stmts:
-                if isinstance(s, AssignStmt) and (op := op_of(s.value)) is not None and op.result_space:
-                    pre, call = _moves(s, s.value)
-                    out.extend(pre)
-                    s = s if not pre else dataclasses.replace(s, value=call)
-                out.append(s)
-            return out
+        def one(s: Stmt) -> list[Stmt] | None:
+            if not (isinstance(s, AssignStmt) and (op := op_of(s.value)) is not None and op.result_space):
+                return None
+            pre, call = _moves(s, s.value)
+            return [*pre, dataclasses.replace(s, value=call)] if pre else None
 
-        body = map_blocks(func.body, block)
+        body = expand_stmts(func.body, one)
         func = func if body is func.body else func.with_(body=body)
         return retype(func, _open_tiles(func))
 

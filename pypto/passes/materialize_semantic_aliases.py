@@ -19,7 +19,8 @@ from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, WhileStmt, YieldStm
 from pypto.ir.types import MemRef, TileType
 from pypto.passes._liveness import Liveness
 from pypto.passes._memref import drop_unused_allocs, memref_of, with_memref
-from pypto.passes._util import iter_stmts, map_blocks, retype, trailing_yield
+from pypto.passes._rewrite import expand_stmts
+from pypto.passes._util import iter_stmts, retype, trailing_yield
 from pypto.passes.base import Pass
 
 
@@ -108,28 +109,25 @@ def _copy_stmt(copy: Var, src: Var) -> AssignStmt:
 
 
 def _insert_copies(func: Function, g: _Groups) -> Function:
-    def block(stmts: list[Stmt]) -> list[Stmt]:
-        out: list[Stmt] = []
-        for s in stmts:
-            if isinstance(s, YieldStmt) and id(s) in g.yield_copies:
-                copies = g.yield_copies[id(s)]
-                out += [_copy_stmt(c, s.values[i]) for i, c in copies.items()]  # type: ignore[arg-type]
-                s = dataclasses.replace(s, values=tuple(copies.get(i, v) for i, v in enumerate(s.values)))
-            elif isinstance(s, (ForStmt, WhileStmt)) and any(ia in g.init_copies for ia in s.iter_args):
-                s, pre = _with_init_copies(s, g.init_copies)
-                out += pre
-            out.append(s)
-        return out
+    def one(s: Stmt) -> list[Stmt] | None:
+        if isinstance(s, YieldStmt) and id(s) in g.yield_copies:
+            copies = g.yield_copies[id(s)]
+            pre = [_copy_stmt(c, s.values[i]) for i, c in copies.items()]  # type: ignore[arg-type]
+            return [*pre, dataclasses.replace(s, values=tuple(copies.get(i, v) for i, v in enumerate(s.values)))]
+        if isinstance(s, (ForStmt, WhileStmt)) and any(ia in g.init_copies for ia in s.iter_args):
+            return _with_init_copies(s, g.init_copies)
+        return None
 
     if not g.yield_copies and not g.init_copies:
         return func
-    return func.with_(body=map_blocks(func.body, block))
+    return func.with_(body=expand_stmts(func.body, one))
 
 
-def _with_init_copies(s: ForStmt | WhileStmt, copies: dict[IterArg, Var]) -> tuple[Stmt, list[Stmt]]:
+def _with_init_copies(s: ForStmt | WhileStmt, copies: dict[IterArg, Var]) -> list[Stmt]:
+    """Copies of the initial values of the iter_args in ``copies``, then the loop starting from them."""
     pairs = list(zip(s.iter_args, s.inits, strict=True))
     pre: list[Stmt] = [_copy_stmt(copies[ia], init) for ia, init in pairs if ia in copies]  # type: ignore[arg-type]
-    return dataclasses.replace(s, inits=tuple(copies.get(ia, init) for ia, init in pairs)), pre
+    return [*pre, dataclasses.replace(s, inits=tuple(copies.get(ia, init) for ia, init in pairs))]
 
 
 @dataclass(frozen=True)

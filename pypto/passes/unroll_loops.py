@@ -13,8 +13,8 @@ from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, YieldStmt, flatten
 from pypto.ir.types import ScalarType
-from pypto.passes._rewrite import clone
-from pypto.passes._util import iter_stmts, map_blocks
+from pypto.passes._rewrite import clone, expand_stmts
+from pypto.passes._util import iter_stmts
 from pypto.passes.base import Pass
 
 
@@ -57,10 +57,5 @@ class UnrollLoops(Pass):
         if not any(isinstance(s, ForStmt) and s.kind is ForKind.Unroll for s in iter_stmts(func.body)):
             return func
 
-        def block(stmts: list[Stmt]) -> list[Stmt]:
-            out: list[Stmt] = []
-            for s in stmts:
-                out.extend(_unroll(s) if isinstance(s, ForStmt) and s.kind is ForKind.Unroll else [s])
-            return out
-
-        return func.with_(body=map_blocks(func.body, block))
+        return func.with_(body=expand_stmts(
+            func.body, lambda s: _unroll(s) if isinstance(s, ForStmt) and s.kind is ForKind.Unroll else None))
