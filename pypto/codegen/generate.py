@@ -47,7 +47,7 @@ def _check_outputs_written(f: Function) -> None:
     from pypto.ir.stmt import ReturnStmt
     from pypto.passes._util import calls_in, iter_stmts, used_vars
 
-    inits = [ia.init for s in iter_stmts(f.body) for ia in getattr(s, "iter_args", ()) if ia.init is not None]
+    inits = [e for s in iter_stmts(f.body) for e in getattr(s, "inits", ())]
     args = {a for c in calls_in(f.body) for a in c.args} | set(used_vars(inits))
     rets = [s for s in iter_stmts(f.body) if isinstance(s, ReturnStmt)]
     returned = set(used_vars(rets))

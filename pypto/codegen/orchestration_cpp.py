@@ -196,12 +196,12 @@ class OrchCodegen(CppExpr):
 
     def _carries(self, s: ForStmt | WhileStmt) -> None:
         """A local per carried value, set to its initial value (an array is carried in place)."""
-        for ia in s.iter_args:
+        for ia, init in zip(s.iter_args, s.inits, strict=True):
             if isinstance(ia.type, ArrayType):  # updated in place: the carry is the array itself
-                self.env[ia] = self.expr(ia.init)
+                self.env[ia] = self.expr(init)
                 continue
             local = self.em.unique(base_name(ia.name))
-            self.em.line(f"{self.decl_type(ia)} {local} = {self.expr(ia.init)};")  # type: ignore[arg-type]
+            self.em.line(f"{self.decl_type(ia)} {local} = {self.expr(init)};")  # type: ignore[arg-type]
             self.env[ia] = local
 
     def _while(self, s: WhileStmt) -> None:

@@ -396,8 +396,8 @@ class KernelCodegen(ScalarLowering):
 
     def _for(self, s: ForStmt) -> None:
         lb, ub, st = (self.loop_bound(e) for e in (s.start, s.stop, s.step))
-        for ia in s.iter_args:
-            self._bind_carry(ia, ia.init)
+        for ia, init in zip(s.iter_args, s.inits, strict=True):
+            self._bind_carry(ia, init)
         iv = self.names.unique(base_name(s.loop_var.name))
         self.env[s.loop_var] = Scalar(iv, "index")
         self.out.line(f"scf.for %{iv} = %{lb} to %{ub} step %{st} {{")

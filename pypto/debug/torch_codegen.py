@@ -246,8 +246,8 @@ def _if(em: _Emitter, s: IfStmt, indent: int, targets: tuple) -> None:
 
 
 def _carry_in(em: _Emitter, s: ForStmt | WhileStmt, indent: int) -> None:
-    for ia in s.iter_args:
-        em.emit(indent, f"{em.name(ia)} = {em.expr(ia.init)}")
+    for ia, init in zip(s.iter_args, s.inits, strict=True):
+        em.emit(indent, f"{em.name(ia)} = {em.expr(init)}")
 
 
 def _carry_out(em: _Emitter, s: ForStmt | WhileStmt, indent: int) -> None:

@@ -100,7 +100,7 @@ class IRBuilder:
             frame = self._frames.pop()
         lb._result = ForStmt(loop_var, _normalize_expr(start, sp), _normalize_expr(stop, sp), _normalize_expr(step, sp),
                              _seq(frame.stmts, sp), tuple(lb._iter_args), tuple(lb._return_vars), kind,
-                             dict(attrs or {}), span=sp)
+                             dict(attrs or {}), inits=tuple(lb._inits), span=sp)
         self.emit(lb._result)
 
     @contextmanager
@@ -114,7 +114,7 @@ class IRBuilder:
         finally:
             frame = self._frames.pop()
         wb._result = WhileStmt(wb._condition, _seq(frame.stmts, sp), tuple(wb._iter_args), tuple(wb._return_vars),
-                               span=sp)
+                               inits=tuple(wb._inits), span=sp)
         self.emit(wb._result)
 
     @contextmanager
@@ -254,6 +254,7 @@ class ForLoopBuilder(_ReturnVars):
     def __init__(self, builder: IRBuilder) -> None:
         self._builder = builder
         self._iter_args: list[IterArg] = []
+        self._inits: list[Expr] = []  # the loop's ``inits``, parallel to ``_iter_args``
         self._return_vars: list[Var] = []
 
     def iter_arg(self, name: str, init_value: int | float | Expr, type: Type | None = None,  # noqa: A002
@@ -262,8 +263,9 @@ class ForLoopBuilder(_ReturnVars):
         init = _normalize_expr(init_value, sp)
         if type is not None and type != init.type:
             raise ValueError(f"iter_arg '{name}': type {type} does not match its initial value's {init.type}")
-        arg = IterArg(name, init.type, init, span=sp)
+        arg = IterArg(name, init.type, span=sp)
         self._iter_args.append(arg)
+        self._inits.append(init)
         return arg
 
 

@@ -43,9 +43,14 @@ class Var(Expr):
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class IterArg(Var):
-    """A loop-carried variable of a ``for``/``while``; ``init`` is its value on entry."""
+    """A loop-carried variable of a ``for``/``while``.
 
-    init: Expr | None = None
+    Its value on entry is not stored here but on the loop (``ForStmt.inits`` / ``WhileStmt.inits``,
+    parallel to ``iter_args``), so substitution and cloning reach it as an ordinary operand of the loop.
+    Upstream's ``IterArg(name, type, initValue, span)`` hands the initial value to the variable; here the
+    builder (``ForLoopBuilder.iter_arg(name, init_value)``) and the DSL parser keep it until they build
+    the loop statement.
+    """
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -105,9 +105,9 @@ def _range_args(pr: StmtSink, s: ForStmt) -> list[str]:
     return [pr.expr(s.start), pr.expr(s.stop), pr.expr(s.step)]
 
 
-def _carried(pr: StmtSink, iter_args: tuple) -> tuple[str, str]:
-    inits = [pr.expr(ia.init) for ia in iter_args]
-    names = [pr.namer.define(ia) for ia in iter_args]
+def _carried(pr: StmtSink, s: ForStmt | WhileStmt) -> tuple[str, str]:
+    inits = [pr.expr(e) for e in s.inits]
+    names = [pr.namer.define(ia) for ia in s.iter_args]
     comma = "," if len(names) == 1 else ""
     return f"({', '.join(names)}{comma})", f"init_values=({', '.join(inits)}{comma})"
 
@@ -117,7 +117,7 @@ def _for(pr: StmtSink, s: ForStmt, indent: int, targets: tuple) -> None:
     if s.kind is ForKind.Pipeline and "pipeline_stages" in s.attrs:
         args.append(f"stage={s.attrs['pipeline_stages']}")
     if s.iter_args:
-        group, init = _carried(pr, s.iter_args)
+        group, init = _carried(pr, s)
         loop = pr.namer.define(s.loop_var)
         header = f"for {loop}, {group} in {pr.p}.{_LOOP_NAME[s.kind]}({', '.join(args + [init])}):"
     else:
@@ -128,7 +128,7 @@ def _for(pr: StmtSink, s: ForStmt, indent: int, targets: tuple) -> None:
 
 
 def _while(pr: StmtSink, s: WhileStmt, indent: int, targets: tuple) -> None:
-    group, init = _carried(pr, s.iter_args)
+    group, init = _carried(pr, s)
     pr.emit(indent, f"for {group} in {pr.p}.while_({init}):")
     pr.emit(indent + 1, f"{pr.p}.cond({pr.expr(s.cond)})")
     pr.block(s.body, indent + 1, s.return_vars)

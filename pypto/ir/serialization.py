@@ -7,6 +7,9 @@ one Type on many Vars) stay shared after a round trip. Enums are ``{"$E": class,
 tuples are arrays, lists ``{"$L": [...]}``, dicts ``{"$D": [k, v, ...]}`` and long strings (the source
 text spans carry) go once into ``strings`` as ``{"$S": index}``. Var ids (``uid``) are not stored: a
 deserialized program gets fresh ones, in the same relative order.
+
+A loop's initial values (``ForStmt.inits`` / ``WhileStmt.inits``) are written where version 1 has always
+kept them: as the ``init`` field of each IterArg's record, and read back onto the loop.
 """
 
 from __future__ import annotations
@@ -18,10 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from pypto.ir import msgpack
+from pypto.ir.expr import IterArg
+from pypto.ir.stmt import ForStmt, WhileStmt
 
 FORMAT, VERSION = "pypto.ir", 1
 _LONG = 48  # strings at least this long go into the string table
-_SKIP = frozenset({"uid"})
+_SKIP = frozenset({"uid", "inits"})
 _MODULES = ("pypto.ir.expr", "pypto.ir.stmt", "pypto.ir.types", "pypto.ir.function", "pypto.span",
             "pypto.ir.dtypes", "pypto.ir.enums", "pypto.ir.options")
 _registry: dict[str, type] = {}
@@ -46,6 +51,7 @@ class _Encoder:
         self.ids: dict[int, int] = {}
         self.keep: list[Any] = []  # keeps encoded objects alive so their id() stays unique
         self.strings: dict[str, int] = {}
+        self.inits: dict[int, Any] = {}  # id(IterArg) -> its loop's initial value
 
     def enc(self, v: Any) -> Any:  # noqa: C901 - one branch per value kind
         if v is None or isinstance(v, (bool, int, float)) and not isinstance(v, enum.Enum):
@@ -81,9 +87,13 @@ class _Encoder:
         out: dict[str, Any] = {"$T": self._name(v), "$I": len(self.ids)}
         self.ids[id(v)] = out["$I"]
         self.keep.append(v)
+        if isinstance(v, (ForStmt, WhileStmt)):
+            self.inits.update((id(ia), init) for ia, init in zip(v.iter_args, v.inits, strict=True))
         for f in dataclasses.fields(v):
             if f.name not in _SKIP:
                 out[f.name] = self.enc(getattr(v, f.name))
+        if isinstance(v, IterArg):
+            out["init"] = self.enc(self.inits.get(id(v)))
         return out
 
 
@@ -99,6 +109,7 @@ class _Decoder:
     def __init__(self, strings: list[str]) -> None:
         self.strings = strings
         self.objects: dict[int, Any] = {}
+        self.inits: dict[IterArg, Any] = {}  # an IterArg's initial value, for its loop
 
     def dec(self, v: Any) -> Any:
         if isinstance(v, list):
@@ -131,11 +142,16 @@ class _Decoder:
     def node(self, v: dict[str, Any]) -> Any:
         cls = self._cls(v["$T"])
         kwargs = {k: self.dec(x) for k, x in v.items() if not k.startswith("$")}
+        init = kwargs.pop("init", None) if cls is IterArg else None
+        if cls is ForStmt or cls is WhileStmt:
+            kwargs["inits"] = tuple(self.inits.get(ia) for ia in kwargs.get("iter_args", ()))
         names = {f.name for f in dataclasses.fields(cls) if f.init}
         unknown = set(kwargs) - names
         if unknown:
             raise ValueError(f"ir.deserialize: {cls.__name__} has no field(s) {sorted(unknown)}")
         obj = cls(**kwargs)
+        if cls is IterArg:
+            self.inits[obj] = init
         self.objects[v["$I"]] = obj
         return obj
 

@@ -71,7 +71,10 @@ class IfStmt(Stmt):
 
 @dataclass(frozen=True, slots=True, eq=False)
 class ForStmt(Stmt):
-    """``for loop_var in pl.range(start, stop, step, init_values=...)``."""
+    """``for loop_var in pl.range(start, stop, step, init_values=inits)``.
+
+    ``inits[i]`` is the value ``iter_args[i]`` holds on entry (an operand of the loop, read before it).
+    """
 
     loop_var: Var
     start: Expr
@@ -79,17 +82,38 @@ class ForStmt(Stmt):
     step: Expr
     body: Stmt
     iter_args: tuple[IterArg, ...] = ()
+    inits: tuple[Expr, ...] = field(default=(), kw_only=True)
     return_vars: tuple[Var, ...] = ()
     kind: ForKind = ForKind.Sequential
     attrs: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        _check_inits(self)
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class WhileStmt(Stmt):
+    """``for (a, ...) in pl.while_(init_values=(...))`` (``iter_args``/``inits`` as on ForStmt)."""
+
     cond: Expr
     body: Stmt
     iter_args: tuple[IterArg, ...] = ()
+    inits: tuple[Expr, ...] = field(default=(), kw_only=True)
     return_vars: tuple[Var, ...] = ()
+
+    def __post_init__(self) -> None:
+        _check_inits(self)
+
+
+def initial_values(loop: ForStmt | WhileStmt) -> dict[IterArg, Expr]:
+    """``{iter_arg: the value it starts from}`` for a loop."""
+    return dict(zip(loop.iter_args, loop.inits, strict=True))
+
+
+def _check_inits(loop: ForStmt | WhileStmt) -> None:
+    if len(loop.inits) != len(loop.iter_args):
+        raise ValueError(f"{type(loop).__name__}: {len(loop.iter_args)} iter_args need as many inits, "
+                         f"got {len(loop.inits)} (inits[i] is the value iter_args[i] starts from)")
 
 
 @dataclass(frozen=True, slots=True, eq=False)

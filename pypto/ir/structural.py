@@ -47,8 +47,6 @@ class _Equal:
             raise _Mismatch(path, a, b)
         if isinstance(a, Var):
             self.var(a, b, path)
-            if hasattr(a, "init"):
-                self.check(a.init, b.init, path + ".init")
         elif dataclasses.is_dataclass(a):
             self.fields(a, b, path)
         elif isinstance(a, (tuple, list, dict)):

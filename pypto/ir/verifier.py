@@ -200,7 +200,7 @@ def _uad_block(stmt: Stmt | None, defined: set[Var], f: Function, out: list[Diag
         return
     if isinstance(stmt, (ForStmt, WhileStmt)):
         heads = [stmt.start, stmt.stop, stmt.step] if isinstance(stmt, ForStmt) else []
-        heads += [ia.init for ia in stmt.iter_args if ia.init is not None]
+        heads += stmt.inits
         _uad_expr(heads, defined, f, stmt.span, out)
         defined.update(_defs(stmt))
         if isinstance(stmt, WhileStmt):

@@ -118,17 +118,20 @@ def _iter_targets(p: FunctionParser, target: ast.expr, n: int, has_loop_var: boo
     return loop, group  # type: ignore[return-value]
 
 
-def _iter_args(p: FunctionParser, names: list[ast.Name], inits: list[Any], call: ast.Call) -> list[IterArg]:
-    out = []
+def _iter_args(p: FunctionParser, names: list[ast.Name], inits: list[Any],
+               call: ast.Call) -> tuple[tuple[IterArg, ...], tuple[Expr, ...]]:
+    """The carried variables of a loop and the values they start from (the loop's ``inits``)."""
+    out, values = [], []
     for name, init in zip(names, inits, strict=True):
         e = p.ev.to_expr(init, p.span(call), call)
-        ia = IterArg(name.id, e.type, init=e, span=p.span(name))
+        ia = IterArg(name.id, e.type, span=p.span(name))
         p.scope.bind(name.id, ia, p.span(name))
         out.append(ia)
-    return out
+        values.append(e)
+    return tuple(out), tuple(values)
 
 
-def _return_vars(p: FunctionParser, frame: YieldFrame, iter_args: list[IterArg], span: Span) -> list[Var]:
+def _return_vars(p: FunctionParser, frame: YieldFrame, iter_args: tuple[IterArg, ...], span: Span) -> list[Var]:
     if frame.values is None:
         raise ParserSyntaxError("a loop with init_values must end with pl.yield_(...)", span)
     if len(frame.values) != len(iter_args):
@@ -165,7 +168,7 @@ def parse_for(p: FunctionParser, node: ast.For) -> list[Stmt]:
     loop_name, carried = _iter_targets(p, node.target, len(init or []), True)
     assert loop_name is not None
     loop_var = Var(loop_name.id, ScalarType(DataType.INDEX), span=p.span(loop_name))
-    iter_args = _iter_args(p, carried, init or [], call)
+    iter_args, inits = _iter_args(p, carried, init or [], call)
     p.scope.bind(loop_name.id, loop_var, p.span(loop_name))
     frame = p.push("for")
     p.loop_depth += 1
@@ -179,8 +182,8 @@ def parse_for(p: FunctionParser, node: ast.For) -> list[Stmt]:
         rvs = _return_vars(p, frame, iter_args, span)
     elif frame.values is not None:
         raise ParserSyntaxError("pl.yield_() in a loop without init_values", span)
-    return [ForStmt(loop_var, bounds[0], bounds[1], bounds[2], _block(p, body, span), tuple(iter_args),
-                    tuple(rvs), kind, attrs, span=span)]
+    return [ForStmt(loop_var, bounds[0], bounds[1], bounds[2], _block(p, body, span), iter_args,
+                    tuple(rvs), kind, attrs, inits=inits, span=span)]
 
 
 def parse_plain_while(p: FunctionParser, node: ast.While) -> list[Stmt]:
@@ -283,7 +286,7 @@ def _parse_while(p: FunctionParser, node: ast.For) -> list[Stmt]:
     if not init or args or kwargs:
         raise ParserTypeError("while_() requires init_values to be specified", span)
     _, carried = _iter_targets(p, node.target, len(init), False)
-    iter_args = _iter_args(p, carried, init, call)
+    iter_args, inits = _iter_args(p, carried, init, call)
     nodes = list(node.body)
     if not nodes or p._construct(nodes[0]) is not dsl.cond:
         raise ParserSyntaxError("pl.cond(<condition>) must be the first statement of a pl.while_ loop", span)
@@ -296,7 +299,7 @@ def _parse_while(p: FunctionParser, node: ast.For) -> list[Stmt]:
         p.loop_depth -= 1
         p.pop()
     rvs = _return_vars(p, frame, iter_args, span)
-    return [WhileStmt(cond, _block(p, body, span), tuple(iter_args), tuple(rvs), span=span)]
+    return [WhileStmt(cond, _block(p, body, span), iter_args, tuple(rvs), inits=inits, span=span)]
 
 
 def parse_if(p: FunctionParser, node: ast.If) -> list[Stmt]:

@@ -95,11 +95,11 @@ class _Collector:
         elif isinstance(s, AssignStmt):
             self.assign(s.var, s.value)
         elif isinstance(s, ForStmt):
-            inits = self.loop_inits(s.iter_args)
+            inits = self.loop_inits(s)
             self.stmt(s.body)
             self.loop_results(s.body, s.return_vars, inits, _const_trip_count(s) > 0)
         elif isinstance(s, WhileStmt):
-            inits = self.loop_inits(s.iter_args)
+            inits = self.loop_inits(s)
             self.stmt(s.body)
             self.loop_results(s.body, s.return_vars, inits, guaranteed=False)
         elif isinstance(s, IfStmt):
@@ -134,10 +134,10 @@ class _Collector:
                 i = _select_return(outs, value.result_type)
                 self.record(var, i.roots, i.ambiguous)
 
-    def loop_inits(self, iter_args: tuple) -> list[_RootInfo]:
+    def loop_inits(self, loop: ForStmt | WhileStmt) -> list[_RootInfo]:
         inits = []
-        for ia in iter_args:
-            i = self.info(ia.init)
+        for ia, init in zip(loop.iter_args, loop.inits, strict=True):
+            i = self.info(init)
             inits.append(i)
             self.record(ia, i.roots, i.ambiguous)
         return inits

@@ -21,8 +21,8 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import written_index
 from pypto.ir.stmt import AssignStmt, Stmt, flatten, seq, stmt_value
 from pypto.ir.types import ScalarType
-from pypto.passes._rewrite import clone, program_call, with_scalar_params
-from pypto.passes._util import iter_stmts, map_blocks, used_vars
+from pypto.passes._rewrite import clone, expand_stmts, program_call, with_scalar_params
+from pypto.passes._util import iter_stmts, used_vars
 from pypto.passes.base import Pass
 from pypto.passes.simplify import Simplify
 
@@ -84,18 +84,14 @@ def reading_kernels(program: Program) -> list[Function]:
 def expand_calls(f: Function, kernels: dict[str, Function], expand: Expand) -> Function:
     """``f`` with every call of a kernel in ``kernels`` replaced by ``expand``'s statements and call."""
 
-    def block(stmts: list[Stmt]) -> list[Stmt]:
-        out: list[Stmt] = []
-        for s in stmts:
-            found = program_call(s, kernels)
-            if found is not None:
-                pre, new = expand(found[0], kernels[found[1]])
-                out += pre
-                s = dataclasses.replace(s, value=new) if isinstance(s, AssignStmt) else dataclasses.replace(s, expr=new)
-            out.append(s)
-        return out
+    def one(s: Stmt) -> list[Stmt] | None:
+        found = program_call(s, kernels)
+        if found is None:
+            return None
+        pre, new = expand(found[0], kernels[found[1]])
+        return [*pre, dataclasses.replace(s, value=new) if isinstance(s, AssignStmt) else dataclasses.replace(s, expr=new)]
 
-    body = map_blocks(f.body, block)
+    body = expand_stmts(f.body, one)
     if body is f.body:
         return f
     # arguments substituted into the moved statements fold as the parser folds them (``3 - 3`` -> 0)

@@ -89,9 +89,9 @@ class Liveness:
 
     def _loop(self, stmt: ForStmt | WhileStmt, path: Path) -> None:
         head = self._next(path)
-        for ia in stmt.iter_args:
-            if isinstance(ia.init, Var):
-                self._use(ia.init, head)
+        for ia, init in zip(stmt.iter_args, stmt.inits, strict=True):
+            if isinstance(init, Var):
+                self._use(init, head)
             self._def(ia, head)
         outer = {v for v, p in self.defs.items() if p.pos < head.pos}
         self.walk(stmt.body, path)

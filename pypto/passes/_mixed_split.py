@@ -74,9 +74,7 @@ class Item:
 
 def _uses(stmt: Stmt) -> list[Var]:
     local = set(defined_vars(stmt))
-    inits = [ia.init for s in iter_stmts(stmt) if isinstance(s, (ForStmt, WhileStmt))
-             for ia in s.iter_args if ia.init is not None]
-    return [v for v in used_vars([stmt, *inits]) if v not in local]
+    return [v for v in used_vars(stmt) if v not in local]
 
 
 def _defs(stmt: Stmt) -> list[Var]:

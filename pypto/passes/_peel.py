@@ -13,12 +13,11 @@ from __future__ import annotations
 import dataclasses
 
 from pypto.ir.enums import ForKind
-from pypto.ir.expr import BinaryExpr, BinOp, ConstInt, Expr, IterArg, Var, as_int
+from pypto.ir.expr import BinaryExpr, BinOp, ConstInt, Expr, Var, as_int
 from pypto.ir.function import Function
-from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, YieldStmt, flatten, seq
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, YieldStmt, flatten, initial_values, seq
 from pypto.ir.visitor import substitute
-from pypto.passes._rewrite import clone
-from pypto.passes._util import map_blocks
+from pypto.passes._rewrite import clone, expand_stmts
 
 
 def _affine(e: Expr, loop: ForStmt, body: list[Stmt]) -> int | None:
@@ -86,20 +85,16 @@ def peel(loop: ForStmt) -> tuple[list[Stmt], dict[Var, Expr]]:
     assert start is not None and stop is not None and step is not None
     dtype = loop.loop_var.var_type.dtype if hasattr(loop.loop_var.var_type, "dtype") else None
     first = ConstInt(start, dtype) if dtype is not None else ConstInt(start)
-    inits = {ia: ia.init for ia in loop.iter_args if ia.init is not None}
     body = flatten(loop.body)
     choices = {i for i, s in enumerate(body) if _first_iteration_test(s, loop, body)}
-    peeled = _take_branch(clone(body, {loop.loop_var: first, **inits}), choices, True, {})
+    peeled = _take_branch(clone(body, {loop.loop_var: first, **initial_values(loop)}), choices, True, {})
     yielded = peeled.pop() if peeled and isinstance(peeled[-1], YieldStmt) else None
-    carried = list(yielded.values) if yielded is not None else [ia.init for ia in loop.iter_args]
+    carried = yielded.values if yielded is not None else loop.inits
     if start + step >= stop:
         return peeled, dict(zip(loop.return_vars, carried, strict=True))
     rest = _take_branch(body, choices, False, {})
-    iter_args = tuple(IterArg(ia.name, ia.var_type, init=v, span=ia.span)
-                      for ia, v in zip(loop.iter_args, carried, strict=True))
-    rest_loop = dataclasses.replace(loop, start=ConstInt(start + step, first.dtype), iter_args=iter_args,
-                                    body=substitute(seq(rest, span=loop.body.span), dict(zip(
-                                        loop.iter_args, iter_args, strict=True))))
+    rest_loop = dataclasses.replace(loop, start=ConstInt(start + step, first.dtype), inits=tuple(carried),
+                                    body=seq(rest, span=loop.body.span))
     return [*peeled, rest_loop], {}
 
 
@@ -107,18 +102,14 @@ def peel_first_iterations(func: Function) -> Function:
     """Every peelable loop of ``func`` split into its first iteration and the rest."""
     renames: dict[Var, Expr] = {}
 
-    def block(stmts: list[Stmt]) -> list[Stmt]:
-        out: list[Stmt] = []
-        for s in stmts:
-            if peelable(s):
-                stmts_, more = peel(s)  # type: ignore[arg-type]
-                out.extend(stmts_)
-                renames.update(more)
-            else:
-                out.append(s)
-        return out
+    def one(s: Stmt) -> list[Stmt] | None:
+        if not peelable(s):
+            return None
+        stmts, more = peel(s)  # type: ignore[arg-type]
+        renames.update(more)
+        return stmts
 
-    body = map_blocks(func.body, block)
+    body = expand_stmts(func.body, one)
     if body is func.body:
         return func
     if renames:

@@ -172,7 +172,7 @@ def _gather_kernel(f: Function, loop: ForStmt, addr: dict[Var, AssignStmt], load
     scratch_t = TensorType((slots * shape[0], *shape[1:]), call.args[0].type.dtype)
     scratch = Var(f"{base_name(call.args[0].name)}_blocks", scratch_t, span=load.span)
     params = [p for p in f.params if p in set(used_vars([*stmts, call, loop.start, loop.stop, loop.step]))]
-    it = IterArg(f"{scratch.name}_iter", scratch_t, init=scratch, span=load.span)
+    it = IterArg(f"{scratch.name}_iter", scratch_t, span=load.span)
     body: list[Stmt] = list(stmts)
     current: Expr = it
     for k, (copy, at) in enumerate(_copies(call, _times(loop.loop_var, shape[0]))):
@@ -184,7 +184,7 @@ def _gather_kernel(f: Function, loop: ForStmt, addr: dict[Var, AssignStmt], load
     rv = Var(f"{scratch.name}_out", scratch_t, span=load.span)
     body.append(YieldStmt((current,), span=load.span))
     new_loop = ForStmt(loop.loop_var, loop.start, loop.stop, loop.step, seq(body, span=loop.span), (it,), (rv,),
-                       loop.kind, {}, span=loop.span)
+                       loop.kind, {}, inits=(scratch,), span=loop.span)
     g = Function(name, (*params, scratch), (*(ParamDirection.In for _ in params), ParamDirection.Out),
                  (scratch_t,), seq([new_loop, ReturnStmt((rv,), span=f.span)], span=f.span),
                  f.func_type, attrs={}, span=f.span)

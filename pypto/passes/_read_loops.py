@@ -29,6 +29,7 @@ from pypto.ir.stmt import (
     Stmt,
     YieldStmt,
     flatten,
+    initial_values,
     seq,
 )
 from pypto.ir.types import ScalarType, TensorType, TupleType
@@ -115,7 +116,7 @@ def _defs(s: Stmt) -> list[Var]:
 
 def _split_body(f: Function, loop: ForStmt) -> tuple[list[Stmt], list[Stmt], dict[Var, Var]] | None:
     """(hoisted, kept, arg_of) for the loop body, or None when a read must stay in the kernel."""
-    sp = _Splitter(set(f.params) | {loop.loop_var}, {ia.init for ia in loop.iter_args})
+    sp = _Splitter(set(f.params) | {loop.loop_var}, set(loop.inits))
     hoisted, kept = sp.split(flatten(loop.body))
     if any(_reads_in(s) for s in kept):
         return None
@@ -147,7 +148,7 @@ def _plan(f: Function) -> _Plan | None:
     if len(rest) != 2 or not isinstance(rest[0], ForStmt) or not isinstance(rest[1], ReturnStmt):
         return None
     loop, ret = rest
-    if not _reads_in(loop.body) or any(ia.init not in f.params for ia in loop.iter_args):
+    if not _reads_in(loop.body) or any(e not in f.params for e in loop.inits):
         return None
     spmd = bool(ids)
     if spmd:  # for b in pl.range(block_idx, n, block_num): the blocks together run every b once
@@ -186,10 +187,11 @@ def _uses_block_ids(s: Stmt) -> bool:
 def _kernel(f: Function, plan: _Plan) -> Function:
     """The loop body as the kernel: iter args read the tensor params, the yield becomes the return."""
     loop = plan.loop
-    body = flatten(substitute(loop.body, {ia: ia.init for ia in loop.iter_args}))
+    entry = initial_values(loop)
+    body = flatten(substitute(loop.body, entry))
     yielded = body[-1].values if body and isinstance(body[-1], YieldStmt) else ()
     by_rv = dict(zip(loop.return_vars, yielded, strict=False))
-    values = tuple(substitute(by_rv.get(v, v), {ia: ia.init for ia in loop.iter_args}) for v in plan.returns)
+    values = tuple(substitute(by_rv.get(v, v), entry) for v in plan.returns)
     stmts = [*(body[:-1] if yielded else body), ReturnStmt(values, span=f.span)]
     return with_scalar_params(f, plan.extra, stmts)
 
@@ -230,11 +232,11 @@ class _CallSites:
         loop = plan.loop
         args = dict(zip(f.params, call.args, strict=True))
         lv = Var(loop.loop_var.name, loop.loop_var.var_type, span=loop.loop_var.span)
-        iters = [IterArg(ia.name, ia.var_type, init=args[ia.init], span=ia.span) for ia in loop.iter_args]
+        iters = [IterArg(ia.name, ia.var_type, span=ia.span) for ia in loop.iter_args]
         rvs = [Var(rv.name, rv.var_type, span=rv.span) for rv in loop.return_vars]
         fresh = {v: Var(v.name, v.var_type, span=v.span) for s in plan.hoisted for v in defined_vars(s)}
         inner = {**args, loop.loop_var: lv, **fresh}
-        tensor_of = {ia.init: it for ia, it in zip(loop.iter_args, iters, strict=True)}
+        tensor_of = dict(zip(loop.inits, iters, strict=True))
         hoisted = flatten(map_blocks(seq([substitute(s, inner) for s in plan.hoisted], span=call.span),
                                      lambda ss: [listed_index(x) for x in ss]))
         call_args = [tensor_of.get(p, a) for p, a in zip(f.params, call.args, strict=True)]
@@ -247,7 +249,7 @@ class _CallSites:
         body = [*hoisted, AssignStmt(res, new_call, span=call.span), YieldStmt(tuple(yields), span=call.span)]
         start, stop, step = (substitute(e, args) for e in (loop.start, loop.stop, loop.step))
         new_loop = ForStmt(lv, start, stop, step, seq(body, span=call.span), tuple(iters), tuple(rvs),
-                           loop.kind, dict(loop.attrs), span=call.span)
+                           loop.kind, dict(loop.attrs), inits=tuple(args[e] for e in loop.inits), span=call.span)
         by_rv = dict(zip(loop.return_vars, rvs, strict=True))
         stored = {s.var: s.value.args[2] for s in flatten(loop.body) if isinstance(s, AssignStmt)  # type: ignore[attr-defined]
                   and s.var in plan.returns}

@@ -15,7 +15,7 @@ from typing import Any
 
 from pypto.errors import InternalError
 from pypto.ir.enums import ParamDirection
-from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, IterArg, MakeTuple, Var
+from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, MakeTuple, Var
 from pypto.ir.function import Function
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, Stmt, seq, stmt_value
@@ -120,34 +120,37 @@ def shaped(e: Expr) -> TensorType | TileType:
     return t
 
 
-def rewrite_blocks(body: Stmt, rules: Mapping[str, Rule]) -> Stmt:
-    """Apply ``rules`` (op name -> rule) to every call statement of every block of ``body``."""
-
+def expand_stmts(body: Stmt, fn: Callable[[Stmt], list[Stmt] | None]) -> Stmt:
+    """``body`` with each statement of every block replaced by ``fn(s)`` (None keeps it), innermost
+    first; ``body`` itself when nothing changed."""
     def block(stmts: list[Stmt]) -> list[Stmt]:
         out: list[Stmt] = []
         for s in stmts:
-            call = match(s)
-            rule = rules.get(call.op) if call is not None and isinstance(call.op, str) else None
-            new = rule(s, call) if rule is not None and call is not None else None
+            new = fn(s)
             out.extend([s] if new is None else new)
         return out
 
     return map_blocks(body, block)
 
 
+def rewrite_blocks(body: Stmt, rules: Mapping[str, Rule]) -> Stmt:
+    """Apply ``rules`` (op name -> rule) to every call statement of every block of ``body``."""
+
+    def apply(s: Stmt) -> list[Stmt] | None:
+        call = match(s)
+        rule = rules.get(call.op) if call is not None and isinstance(call.op, str) else None
+        return rule(s, call) if rule is not None and call is not None else None
+
+    return expand_stmts(body, apply)
+
+
 def clone(stmts: list[Stmt], mapping: dict[Var, Expr]) -> list[Stmt]:
     """``stmts`` with ``mapping`` applied and every Var they define replaced by a fresh one.
 
-    ``mapping`` gains the fresh Vars, so later statements can be read through it. IterArgs are made
-    last: their initial values are substituted with the rest of the mapping.
+    ``mapping`` gains the fresh Vars, so later statements can be read through it.
     """
-    defined = [v for s in stmts for v in defined_vars(s)]
-    for v in defined:
-        if not isinstance(v, IterArg):
-            mapping[v] = Var(v.name, v.var_type, span=v.span)
-    for v in defined:
-        if isinstance(v, IterArg):
-            mapping[v] = IterArg(v.name, v.var_type, init=substitute(v.init, mapping), span=v.span)
+    for v in (v for s in stmts for v in defined_vars(s)):
+        mapping[v] = type(v)(v.name, v.var_type, span=v.span)
     return [substitute(s, mapping) for s in stmts]
 
 

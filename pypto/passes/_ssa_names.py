@@ -25,7 +25,7 @@ from pypto.ir.stmt import (
     WhileStmt,
     flatten,
 )
-from pypto.ir.visitor import IRMutator, IRVisitor
+from pypto.ir.visitor import IRVisitor, Substitute
 from pypto.passes._util import base_name, defined_vars
 
 
@@ -50,14 +50,12 @@ class _Reads(IRVisitor):
         self.visit(s.value)
 
     def visit_ForStmt(self, s: ForStmt) -> None:  # noqa: N802
-        for e in (s.start, s.stop, s.step, *(ia.init for ia in s.iter_args), s.body):
-            if e is not None:
-                self.visit(e)
+        for e in (s.start, s.stop, s.step, *s.inits, s.body):
+            self.visit(e)
 
     def visit_WhileStmt(self, s: WhileStmt) -> None:  # noqa: N802
-        for e in (s.cond, *(ia.init for ia in s.iter_args), s.body):
-            if e is not None:
-                self.visit(e)
+        for e in (s.cond, *s.inits, s.body):
+            self.visit(e)
 
     def visit_IfStmt(self, s: IfStmt) -> None:  # noqa: N802
         for e in (s.cond, s.then_body, s.else_body):
@@ -102,8 +100,8 @@ def _live_before(s: Stmt, live: set[str]) -> set[str]:
     if isinstance(s, (ForStmt, WhileStmt)):
         header = {ia.name for ia in s.iter_args} | ({s.loop_var.name} if isinstance(s, ForStmt) else set())
         body = _live_through(flatten(s.body), set()) | (reads(s.cond) if isinstance(s, WhileStmt) else set())
-        heads = [ia.init for ia in s.iter_args] + ([s.start, s.stop, s.step] if isinstance(s, ForStmt) else [])
-        return live.union(body - header, *(reads(h) for h in heads if h is not None))
+        heads = [*s.inits, *([s.start, s.stop, s.step] if isinstance(s, ForStmt) else [])]
+        return live.union(body - header, *(reads(h) for h in heads))
     if isinstance(s, (SeqStmts, ScopeStmt)):
         for x in reversed(s.stmts if isinstance(s, SeqStmts) else flatten(s.body)):
             live = _live_before(x, live)
@@ -211,7 +209,7 @@ class _ShadowCheck:
 
     def loop(self, s: ForStmt | WhileStmt) -> None:
         heads = (s.start, s.stop, s.step) if isinstance(s, ForStmt) else ()
-        for e in (*heads, *(ia.init for ia in s.iter_args)):
+        for e in (*heads, *s.inits):
             self.uses(e)
         before = {k: set(v) for k, v in self.scope.items()}
         self.bind(s.iter_args)
@@ -252,25 +250,8 @@ def _used(node: Any) -> list[Var]:
     return u.vars
 
 
-class _Relabel(IRMutator):
-    """Replace Vars by identity (definitions, uses, iter-arg inits and call attributes)."""
-
-    def __init__(self, mapping: dict[Var, Var]) -> None:
-        self.mapping = mapping
-        self.done: dict[Var, Var] = {}
-
-    def visit_Var(self, var: Var) -> Var:  # noqa: N802
-        return self.mapping.get(var, var)
-
-    def visit_IterArg(self, var: IterArg) -> Var:  # noqa: N802
-        if var in self.done:
-            return self.done[var]
-        init = self.visit(var.init) if var.init is not None else None
-        new = self.mapping.get(var, var)
-        if init is not var.init:
-            new = IterArg(new.name, new.var_type, init=init, span=new.span)
-        self.done[var] = new
-        return new
+class _Relabel(Substitute):
+    """Replace Vars by identity (definitions, uses and call attributes)."""
 
     def visit_Call(self, call: Call) -> Call:  # noqa: N802
         new = self.generic_visit(call)
@@ -309,6 +290,5 @@ def separate_shadowed_names(func: Function) -> Function:
         while (name := f"{base_name(v.name)}__ssa_v{k}") in taken:
             k += 1
         taken.add(name)
-        mapping[v] = IterArg(name, v.var_type, init=v.init, span=v.span) if isinstance(v, IterArg) \
-            else Var(name, v.var_type, span=v.span)
+        mapping[v] = type(v)(name, v.var_type, span=v.span)
     return func.with_(body=_Relabel(mapping).visit(func.body))

@@ -22,6 +22,7 @@ from pypto.ir.stmt import (
     YieldStmt,
     flatten,
     preorder,
+    seq,
 )
 from pypto.ir.verifier import calls as calls_in  # noqa: F401 - re-exported: every Call in a tree, pre-order
 from pypto.ir.visitor import IRVisitor, Substitute
@@ -128,8 +129,6 @@ def map_blocks(body: Stmt, fn: Any) -> Stmt:
 
     Returns ``body`` itself when nothing changed, so untouched functions are shared.
     """
-    from pypto.ir.stmt import flatten, seq
-
     old = flatten(body)
     kids = [_map_child_blocks(s, fn) for s in old]
     new = fn(kids)
@@ -139,8 +138,6 @@ def map_blocks(body: Stmt, fn: Any) -> Stmt:
 
 
 def _map_child_blocks(stmt: Stmt, fn: Any) -> Stmt:
-    import dataclasses
-
     if isinstance(stmt, IfStmt):
         then = map_blocks(stmt.then_body, fn)
         other = map_blocks(stmt.else_body, fn) if stmt.else_body is not None else None
@@ -155,17 +152,10 @@ def _map_child_blocks(stmt: Stmt, fn: Any) -> Stmt:
 
 def retype(func: Function, new_types: dict[Var, Any]) -> Function:
     """``func`` with the given Vars replaced by fresh Vars of new types (uses and definitions)."""
-    from pypto.ir.visitor import substitute
 
     if not new_types:
         return func
-    mapping: dict[Var, Any] = {}
-    for v, t in new_types.items():
-        if not isinstance(v, IterArg):
-            mapping[v] = Var(v.name, t, span=v.span)
-    for v, t in new_types.items():
-        if isinstance(v, IterArg):
-            mapping[v] = IterArg(v.name, t, init=substitute(v.init, mapping), span=v.span)
+    mapping: dict[Var, Any] = {v: type(v)(v.name, t, span=v.span) for v, t in new_types.items()}
     params = tuple(mapping.get(p, p) for p in func.params)
     return dataclasses.replace(func, params=params, body=_RetypeCalls(mapping).visit(func.body))
 

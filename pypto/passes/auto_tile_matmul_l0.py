@@ -152,11 +152,11 @@ class _Builder:
         stmts.append(AssignStmt(acc, first, span=sp))
         if full > 1:
             ko = Var("ko", _INDEX, span=sp)
-            carry = IterArg(f"{name}_iter", acc.var_type, init=acc, span=sp)
+            carry = IterArg(f"{name}_iter", acc.var_type, span=sp)
             body, nxt = self._acc_step(carry, mi, ni, ko, (m, n, k), "k")
             out = Var(name, acc.var_type, span=sp)
             stmts.append(ForStmt(ko, ConstInt(k, span=sp), ConstInt(full * k, span=sp), ConstInt(k, span=sp),
-                                 SeqStmts((*body, YieldStmt((nxt,), span=sp)), span=sp), (carry,), (out,), span=sp))
+                                 SeqStmts((*body, YieldStmt((nxt,), span=sp)), span=sp), (carry,), (out,), inits=(acc,), span=sp))
             acc = out
         if tail:
             body, acc = self._acc_step(acc, mi, ni, ConstInt(full * k, span=sp), (m, n, tail), "kt")

@@ -98,21 +98,24 @@ class _Converter:
 
     def loop(self, s: ForStmt | WhileStmt) -> list[Stmt]:
         """A tensor carried from a tile (``acc = pl.full(...)`` then ``acc = pl.add(acc, x)``) is carried as a tile."""
-        iter_args = []
-        for ia in s.iter_args:
-            init = self.tiles.get(ia.init) if isinstance(ia.init, Var) else None
-            if init is None or not isinstance(ia.var_type, TensorType):
+        iter_args, inits = [], []
+        for ia, init in zip(s.iter_args, s.inits, strict=True):
+            tile = self.tiles.get(init) if isinstance(init, Var) else None
+            if tile is None or not isinstance(ia.var_type, TensorType):
                 iter_args.append(ia)
+                inits.append(init)
                 continue
-            new = IterArg(f"{base_name(ia.name)}__tile", init.type, init=init, span=ia.span)
+            new = IterArg(f"{base_name(ia.name)}__tile", tile.type, span=ia.span)
             self.tiles[ia] = new
             iter_args.append(new)
+            inits.append(tile)
         changed = any(a is not b for a, b in zip(iter_args, s.iter_args, strict=True))
         if isinstance(s, WhileStmt):
             s = dataclasses.replace(s, cond=substitute(s.cond, self.tiles)) if changed else s
         body = self.block(s.body)
         return_vars = tuple(self._carry_result(rv, ia) for rv, ia in zip(s.return_vars, iter_args, strict=True))
-        return [dataclasses.replace(s, body=body, iter_args=tuple(iter_args), return_vars=return_vars)]
+        return [dataclasses.replace(s, body=body, iter_args=tuple(iter_args), inits=tuple(inits),
+                                    return_vars=return_vars)]
 
     def branch(self, s: IfStmt) -> list[Stmt]:
         """An if whose branches yield tiles for a tensor result yields a tile result."""

@@ -176,7 +176,7 @@ class _Converter:
             return [rebuild(s, **changes)]
         return [self.expr(s, env)]
 
-    def _carry(self, s: ForStmt | WhileStmt, env: Env, later: frozenset[str]) -> tuple[list[IterArg], list[str]]:
+    def _carry(self, s: ForStmt | WhileStmt, env: Env, later: frozenset[str]) -> dict[str, Expr]:
         """Names the loop carries: assigned in the body, bound before it, and read by the next
         iteration (before the body assigns them) or after the loop. A name that is only overwritten
         is not carried, so a dead tile never becomes a loop result (or a kernel parameter).
@@ -196,14 +196,14 @@ class _Converter:
                 init = _first_trip_start(s, n)
             if init is not None:
                 inits[n] = init
-        iters = [IterArg(self.iter(base_name(n)), v.type, init=v) for n, v in inits.items()]
-        return iters, list(inits)
+        return inits
 
     def _loop_body(self, s: ForStmt | WhileStmt, env: Env, body_env: Env, iters: list[IterArg],
-                   carried: list[str]) -> tuple[tuple[IterArg, ...], Stmt, tuple[Var, ...]]:
+                   carried: dict[str, Expr]) -> tuple[tuple[IterArg, ...], tuple[Expr, ...], Stmt, tuple[Var, ...]]:
         explicit = []
+        all_inits = (*(self.expr(e, env) for e in s.inits), *carried.values())
         for ia in s.iter_args:
-            new = IterArg(self.iter(base_name(ia.name)), ia.var_type, init=self.expr(ia.init, env), span=ia.span)
+            new = IterArg(self.iter(base_name(ia.name)), ia.var_type, span=ia.span)
             body_env[ia.name] = new
             explicit.append(new)
         for n, ia in zip(carried, iters, strict=True):
@@ -211,7 +211,7 @@ class _Converter:
         stmts = self.block(s.body, body_env, frozenset(carried))
         stmts = _merge_yield(stmts, [body_env[n] for n in carried])
         all_iters = (*explicit, *iters)
-        check_merge_types(all_iters, [ia.init for ia in all_iters], _yielded(stmts),
+        check_merge_types(all_iters, all_inits, _yielded(stmts),
                           ("when it enters the loop", "at the end of the loop body"), s.span)
         rvs = [self.fresh(rv, self.ssa) for rv in s.return_vars]
         for old, new in zip(s.return_vars, rvs, strict=True):
@@ -220,31 +220,36 @@ class _Converter:
             rv = Var(self.ssa(base_name(n)), ia.var_type)
             rvs.append(rv)
             env[n] = rv
-        return all_iters, seq(stmts), tuple(rvs)
+        return all_iters, all_inits, seq(stmts), tuple(rvs)
 
     def for_(self, s: ForStmt, env: Env, later: frozenset[str]) -> list[Stmt]:
         start, stop, step = (self.expr(e, env) for e in (s.start, s.stop, s.step))
-        iters, carried = self._carry(s, env, later)
+        carried = self._carry(s, env, later)
+        iters = self._carried_iters(carried)
         body_env = dict(env)
         loop_var = self.fresh(s.loop_var, self.idx)
         body_env[s.loop_var.name] = loop_var
-        all_iters, body, rvs = self._loop_body(s, env, body_env, iters, carried)
+        all_iters, inits, body, rvs = self._loop_body(s, env, body_env, iters, carried)
         self._drop_locals(s, env, body_env)
         return [rebuild(s, loop_var=loop_var, start=start, stop=stop, step=step, body=body,
-                                    iter_args=all_iters, return_vars=rvs)]
+                        iter_args=all_iters, inits=inits, return_vars=rvs)]
+
+    def _carried_iters(self, carried: dict[str, Expr]) -> list[IterArg]:
+        return [IterArg(self.iter(base_name(n)), v.type) for n, v in carried.items()]
 
     def while_(self, s: WhileStmt, env: Env, later: frozenset[str]) -> list[Stmt]:
-        iters, carried = self._carry(s, env, later)
+        carried = self._carry(s, env, later)
+        iters = self._carried_iters(carried)
         body_env = dict(env)
-        all_iters, body, rvs = self._loop_body(s, env, body_env, iters, carried)
+        all_iters, inits, body, rvs = self._loop_body(s, env, body_env, iters, carried)
         self._drop_locals(s, env, body_env)
         self.unbound.at = s.span
         cond_env = dict(env)
         cond_env.update({ia.name: ia for ia in s.iter_args})
         cond_env.update(dict(zip(carried, iters, strict=True)))
         cond_env.update({old.name: new for old, new in zip(s.iter_args, all_iters, strict=False)})
-        return [rebuild(s, cond=self.expr(s.cond, cond_env), body=body, iter_args=all_iters,
-                                    return_vars=rvs)]
+        return [rebuild(s, cond=self.expr(s.cond, cond_env), body=body, iter_args=all_iters, inits=inits,
+                        return_vars=rvs)]
 
     def _drop_locals(self, s: ForStmt | WhileStmt, env: Env, body_env: Env) -> None:
         """Names of the body, loop variable and carried names that the loop does not give a value after it."""

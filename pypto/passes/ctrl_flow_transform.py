@@ -40,7 +40,8 @@ from pypto.ir.stmt import (
 )
 from pypto.ir.types import ScalarType
 from pypto.ir.visitor import substitute
-from pypto.passes._util import defined_vars, iter_stmts, map_blocks, used_vars
+from pypto.passes._rewrite import expand_stmts
+from pypto.passes._util import defined_vars, iter_stmts, used_vars
 from pypto.passes.base import Pass
 
 BOOL = ScalarType(DataType.BOOL)
@@ -143,19 +144,11 @@ class CtrlFlowTransform(Pass):
             return func  # no break/continue anywhere: nothing to rewrite or reject
         taken = {v.name for v in (*func.params, *defined_vars(func.body))}
 
-        def block(stmts: list[Stmt]) -> list[Stmt]:
-            out: list[Stmt] = []
-            for s in stmts:
-                if isinstance(s, (ForStmt, WhileStmt)) and _jumps(s.body):
-                    out.extend(_transform_loop(s, _fresh(taken)))
-                else:
-                    out.append(s)
-            return out
-
         stray = _jumps(func.body)
         if stray:
             raise UnsupportedFeatureError("'break'/'continue' outside a loop", stray[0].span)
-        body = map_blocks(func.body, block)
+        body = expand_stmts(func.body, lambda s: _transform_loop(s, _fresh(taken))
+                            if isinstance(s, (ForStmt, WhileStmt)) and _jumps(s.body) else None)
         if body is func.body:
             return func
         return func.with_(body=seq(_Rebinder({p.name: p for p in func.params}).block(flatten(body)), span=body.span))

@@ -37,7 +37,7 @@ def _uses(func: Function) -> set[Var]:
             nodes.append(s)
         else:
             nodes.append(getattr(s, "cond", None) or s.stop)
-            nodes.extend(ia.init for ia in getattr(s, "iter_args", ()) if ia.init is not None)
+            nodes.extend(getattr(s, "inits", ()))
             if isinstance(s, ForStmt):
                 nodes += [s.start, s.step]
     return set(used_vars(nodes))

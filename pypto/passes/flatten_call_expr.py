@@ -11,7 +11,8 @@ from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, Stmt, WhileStmt, YieldStmt
 from pypto.ir.visitor import IRMutator
-from pypto.passes._util import NameGen, calls_in, iter_stmts, map_blocks
+from pypto.passes._rewrite import expand_stmts
+from pypto.passes._util import NameGen, calls_in, iter_stmts
 from pypto.passes.base import Pass
 
 
@@ -42,7 +43,7 @@ def _has_nested(s: Stmt) -> bool:
 
 def _heads(s: Stmt) -> list[Any]:
     if isinstance(s, ForStmt):
-        return [s.start, s.stop, s.step, *[ia.init for ia in s.iter_args]]
+        return [s.start, s.stop, s.step, *s.inits]
     if isinstance(s, (IfStmt, WhileStmt)):
         return [s.cond]
     if isinstance(s, (ReturnStmt, YieldStmt)):
@@ -81,10 +82,4 @@ class FlattenCallExpr(Pass):
             return func
         h = _Hoist(NameGen("tmp"))
 
-        def block(stmts: list[Stmt]) -> list[Stmt]:
-            out: list[Stmt] = []
-            for s in stmts:
-                out.extend(_flatten_stmt(s, h) if _has_nested(s) else [s])
-            return out
-
-        return func.with_(body=map_blocks(func.body, block))
+        return func.with_(body=expand_stmts(func.body, lambda s: _flatten_stmt(s, h) if _has_nested(s) else None))

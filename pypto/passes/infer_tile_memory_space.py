@@ -14,7 +14,8 @@ from pypto.ir.ops.registry import get_op, make_call, op_of
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, WhileStmt
 from pypto.ir.types import TileType
-from pypto.passes._util import base_name, iter_stmts, map_blocks, retype, trailing_yield
+from pypto.passes._rewrite import expand_stmts
+from pypto.passes._util import base_name, iter_stmts, retype, trailing_yield
 from pypto.passes.base import Pass
 
 # matmul operand index -> the space the cube reads it from
@@ -74,17 +75,13 @@ class InferTileMemorySpace(Pass):
         if not func.is_incore:
             return func
 
-        def block(stmts: list[Stmt]) -> list[Stmt]:
-            out: list[Stmt] = []
-            for s in stmts:
-                if isinstance(s, AssignStmt) and (op := op_of(s.value)) is not None and op.result_space:
-                    pre, call = _moves(s, s.value)
-                    out.extend(pre)
-                    s = s if not pre else dataclasses.replace(s, value=call)
-                out.append(s)
-            return out
+        def one(s: Stmt) -> list[Stmt] | None:
+            if not (isinstance(s, AssignStmt) and (op := op_of(s.value)) is not None and op.result_space):
+                return None
+            pre, call = _moves(s, s.value)
+            return [*pre, dataclasses.replace(s, value=call)] if pre else None
 
-        body = map_blocks(func.body, block)
+        body = expand_stmts(func.body, one)
         func = func if body is func.body else func.with_(body=body)
         return retype(func, _open_tiles(func))
 
@@ -116,7 +113,7 @@ def _carried_tiles(func: Function, new: dict[Var, TileType]) -> None:
         for s in iter_stmts(func.body):
             pairs: list[tuple[Var, Expr | None]] = []
             if isinstance(s, (ForStmt, WhileStmt)):
-                pairs += [(ia, ia.init) for ia in s.iter_args]
+                pairs += list(zip(s.iter_args, s.inits, strict=True))
                 pairs += list(zip(s.return_vars, s.iter_args, strict=False))
             elif isinstance(s, IfStmt) and (y := trailing_yield(s.then_body)) is not None:
                 pairs += list(zip(s.return_vars, y.values, strict=False))

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from pypto.ir.enums import MemorySpace
-from pypto.ir.expr import Call, IterArg, Var
+from pypto.ir.expr import Call, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call, op_of
 from pypto.ir.properties import IRProperty
@@ -53,13 +53,14 @@ class _Planner:
             return self.ddr(t)
         return None
 
-    def define(self, v: Var, value: object = None) -> None:
+    def define(self, v: Var, value: object = None, init: object = None) -> None:
+        """Give ``v`` (assigned ``value``, or an iter_arg starting from ``init``) its MemRef."""
         existing = getattr(v.var_type, "memref", None)
         if existing is not None:  # an author's pl.MemRef, or this pass's own output run again
             self.refs[v] = existing
             return
-        if isinstance(v, IterArg) and isinstance(v.init, Var) and v.init in self.refs:
-            self.refs[v] = self.refs[v.init]
+        if isinstance(init, Var) and init in self.refs:
+            self.refs[v] = self.refs[init]
             return
         op = op_of(value)
         at = op.buffer_index if op is not None else None
@@ -83,8 +84,8 @@ class _Planner:
         if isinstance(stmt, AssignStmt):
             self.define(stmt.var, stmt.value)
         elif isinstance(stmt, (ForStmt, WhileStmt)):
-            for v in stmt.iter_args:
-                self.define(v)
+            for v, init in zip(stmt.iter_args, stmt.inits, strict=True):
+                self.define(v, init=init)
             self.walk(stmt.body)
             self.results(stmt.return_vars, stmt.body)
         elif isinstance(stmt, IfStmt):

@@ -74,7 +74,7 @@ class _Lowering:
         lp, step = self.loop, as_int(self.loop.step)
         assert step is not None
         iv = Var(lp.loop_var.name, lp.loop_var.var_type, span=lp.loop_var.span)
-        iters = [IterArg(ia.name, ia.var_type, init=ia.init, span=ia.span) for ia in lp.iter_args]
+        iters = [IterArg(ia.name, ia.var_type, span=ia.span) for ia in lp.iter_args]
         carried: list[Expr] = list(iters)
         body: list[Stmt] = []
         start = as_int(lp.start)
@@ -93,7 +93,7 @@ class _Lowering:
         new_step = ConstInt(step * self.factor, DataType.INDEX, span=lp.step.span)
         kind, attrs = (lp.kind, lp.attrs) if self.slots else (ForKind.Pipeline, {**lp.attrs, "pipeline_stages": 1})
         loop = ForStmt(iv, lp.start, stop, new_step, seq(body, lp.span), tuple(iters), tuple(rvs), kind, attrs,
-                       span=lp.span)
+                       inits=lp.inits, span=lp.span)
         return [loop], list(rvs)
 
     def lower(self) -> list[Stmt]:
@@ -107,7 +107,7 @@ class _Lowering:
         else:
             trip = max(0, -(-(stop - start) // step))
             whole = trip // self.factor * self.factor
-            out, carried = [], [ia.init for ia in lp.iter_args]  # type: ignore[misc]
+            out, carried = [], list(lp.inits)
             if whole:
                 out, carried = self.main_loop(ConstInt(start + whole * step, DataType.INDEX, span=lp.stop.span),
                                               dynamic=False)

@@ -12,15 +12,15 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from pypto.ir.expr import IterArg, Var
+from pypto.ir.expr import Expr, IterArg, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, WhileStmt, YieldStmt
 from pypto.ir.types import MemRef, TileType
-from pypto.ir.visitor import substitute
 from pypto.passes._liveness import Liveness
 from pypto.passes._memref import drop_unused_allocs, memref_of, with_memref
-from pypto.passes._util import iter_stmts, map_blocks, retype, trailing_yield
+from pypto.passes._rewrite import expand_stmts
+from pypto.passes._util import iter_stmts, retype, trailing_yield
 from pypto.passes.base import Pass
 
 
@@ -69,8 +69,7 @@ class _Groups:
     def _yielded_twice(ys: YieldStmt, v: Var) -> bool:
         return sum(1 for x in ys.values if x is v) > 1
 
-    def join_init(self, ia: IterArg) -> None:
-        init = ia.init
+    def join_init(self, ia: IterArg, init: Expr) -> None:
         if not isinstance(init, Var) or not isinstance(init.var_type, TileType):
             return
         if self.clashes(ia, init):
@@ -86,12 +85,12 @@ def _collect(func: Function, life: Liveness) -> _Groups:
     for s in iter_stmts(func.body):
         if isinstance(s, (ForStmt, WhileStmt)):
             ys = trailing_yield(s.body)
-            for i, ia in enumerate(s.iter_args):
+            for i, (ia, init) in enumerate(zip(s.iter_args, s.inits, strict=True)):
                 if not isinstance(ia.var_type, TileType):
                     continue
                 if i < len(s.return_vars):
                     g.union(ia, s.return_vars[i])
-                g.join_init(ia)
+                g.join_init(ia, init)
                 if ys is not None and i < len(ys.values):
                     g.join_yield(ia, ys, i)
         elif isinstance(s, IfStmt) and s.return_vars:
@@ -110,34 +109,25 @@ def _copy_stmt(copy: Var, src: Var) -> AssignStmt:
 
 
 def _insert_copies(func: Function, g: _Groups) -> Function:
-    def block(stmts: list[Stmt]) -> list[Stmt]:
-        out: list[Stmt] = []
-        for s in stmts:
-            if isinstance(s, YieldStmt) and id(s) in g.yield_copies:
-                copies = g.yield_copies[id(s)]
-                out += [_copy_stmt(c, s.values[i]) for i, c in copies.items()]  # type: ignore[arg-type]
-                s = dataclasses.replace(s, values=tuple(copies.get(i, v) for i, v in enumerate(s.values)))
-            elif isinstance(s, (ForStmt, WhileStmt)) and any(ia in g.init_copies for ia in s.iter_args):
-                s, pre = _with_init_copies(s, g.init_copies)
-                out += pre
-            out.append(s)
-        return out
+    def one(s: Stmt) -> list[Stmt] | None:
+        if isinstance(s, YieldStmt) and id(s) in g.yield_copies:
+            copies = g.yield_copies[id(s)]
+            pre = [_copy_stmt(c, s.values[i]) for i, c in copies.items()]  # type: ignore[arg-type]
+            return [*pre, dataclasses.replace(s, values=tuple(copies.get(i, v) for i, v in enumerate(s.values)))]
+        if isinstance(s, (ForStmt, WhileStmt)) and any(ia in g.init_copies for ia in s.iter_args):
+            return _with_init_copies(s, g.init_copies)
+        return None
 
     if not g.yield_copies and not g.init_copies:
         return func
-    return func.with_(body=map_blocks(func.body, block))
+    return func.with_(body=expand_stmts(func.body, one))
 
 
-def _with_init_copies(s: ForStmt | WhileStmt, copies: dict[IterArg, Var]) -> tuple[Stmt, list[Stmt]]:
-    pre: list[Stmt] = []
-    mapping: dict[Var, IterArg] = {}
-    for ia in s.iter_args:
-        if ia in copies:
-            pre.append(_copy_stmt(copies[ia], ia.init))  # type: ignore[arg-type]
-            mapping[ia] = IterArg(ia.name, ia.var_type, init=copies[ia], span=ia.span)
-    body = substitute(s.body, mapping)
-    iter_args = tuple(mapping.get(ia, ia) for ia in s.iter_args)
-    return dataclasses.replace(s, body=body, iter_args=iter_args), pre
+def _with_init_copies(s: ForStmt | WhileStmt, copies: dict[IterArg, Var]) -> list[Stmt]:
+    """Copies of the initial values of the iter_args in ``copies``, then the loop starting from them."""
+    pairs = list(zip(s.iter_args, s.inits, strict=True))
+    pre: list[Stmt] = [_copy_stmt(copies[ia], init) for ia, init in pairs if ia in copies]  # type: ignore[arg-type]
+    return [*pre, dataclasses.replace(s, inits=tuple(copies.get(ia, init) for ia, init in pairs))]
 
 
 @dataclass(frozen=True)

@@ -28,9 +28,9 @@ def _written_param(func: Function) -> dict[Var, Var]:
                 if isinstance(target, Var):
                     alias[s.var] = alias.get(target, target)
             elif isinstance(s, ForStmt | WhileStmt):  # a tensor carried through a loop is still its init's buffer
-                for ia, rv in zip(s.iter_args, s.return_vars, strict=False):
-                    if isinstance(ia.init, Var) and isinstance(ia.var_type, TensorType):
-                        alias[ia] = alias[rv] = alias.get(ia.init, ia.init)
+                for ia, init, rv in zip(s.iter_args, s.inits, s.return_vars, strict=False):
+                    if isinstance(init, Var) and isinstance(ia.var_type, TensorType):
+                        alias[ia] = alias[rv] = alias.get(init, init)
             elif isinstance(s, IfStmt) and s.return_vars:
                 _merge_if(s, alias)
         if alias == before:

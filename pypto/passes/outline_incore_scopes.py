@@ -59,9 +59,7 @@ class _Region:
 
     def _scan(self, s: Stmt) -> None:
         if isinstance(s, (ForStmt, WhileStmt)):
-            for ia in s.iter_args:
-                if ia.init is not None and isinstance(ia.init, Var):
-                    self.source[ia] = ia.init
+            self.source.update((ia, e) for ia, e in zip(s.iter_args, s.inits, strict=True) if isinstance(e, Var))
             self.source.update(zip(s.return_vars, s.iter_args, strict=False))
             self.merged.update(s.return_vars)
         elif isinstance(s, IfStmt) and s.return_vars:
@@ -102,9 +100,7 @@ class _Region:
 
 def _free_vars(body: Stmt) -> list[Var]:
     local = set(defined_vars(body))
-    inits = [ia.init for s in iter_stmts(body) if isinstance(s, (ForStmt, WhileStmt))
-             for ia in s.iter_args if ia.init is not None]
-    return [v for v in used_vars([body, *inits]) if v not in local]
+    return [v for v in used_vars(body) if v not in local]
 
 
 @dataclass
@@ -151,7 +147,7 @@ class _Outliner:
             renames.update({v: renames[w] for v, w in escaping if w in renames})
             _check_escapes(s, rest, renames)
             out.extend(call_stmts)
-            rest = [substitute(r, _with_iter_args(r, renames)) for r in rest]  # loop inits may read results
+            rest = [substitute(r, renames) for r in rest]
         return out
 
     def spmd(self, s: SpmdScopeStmt) -> list[Stmt]:
@@ -219,7 +215,7 @@ class _Outliner:
         fname = self._func_name(scope.name_hint or f"{self.parent.name}_incore_{len(self.new_funcs)}")
         params: dict[Var, Expr] = {v: Var(v.name, v.var_type, span=v.span) for v in free}
         dirs = tuple(_direction(v, written, region.reads) for v in free)
-        inner = map_blocks(substitute(scope.body, _with_iter_args(scope.body, params)),
+        inner = map_blocks(substitute(scope.body, params),
                            lambda stmts: [_name_store(s) for s in stmts])
         body = flatten(inner)
         body.append(ReturnStmt(tuple(params[v] for v in outs), span=scope.span))
@@ -327,17 +323,6 @@ def _direction(v: Var, written: set[Var], reads: set[Var]) -> ParamDirection:
     if v not in written:
         return ParamDirection.In
     return ParamDirection.InOut if v in reads else ParamDirection.Out
-
-
-def _with_iter_args(body: Stmt, params: dict[Var, Expr]) -> dict[Var, Expr]:
-    """``params`` plus fresh IterArgs whose init refers to a param (substitute leaves inits alone)."""
-    mapping = dict(params)
-    for s in iter_stmts(body):
-        if isinstance(s, (ForStmt, WhileStmt)):
-            for ia in s.iter_args:
-                if isinstance(ia.init, Var) and ia.init in params:
-                    mapping[ia] = IterArg(ia.name, ia.var_type, init=params[ia.init], span=ia.span)
-    return mapping
 
 
 def _check_escapes(scope: InCoreScopeStmt, rest: list[Stmt], renames: dict[Var, Expr]) -> None:

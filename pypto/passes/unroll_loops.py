@@ -13,8 +13,8 @@ from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, YieldStmt, flatten
 from pypto.ir.types import ScalarType
-from pypto.passes._rewrite import clone
-from pypto.passes._util import iter_stmts, map_blocks
+from pypto.passes._rewrite import clone, expand_stmts
+from pypto.passes._util import iter_stmts
 from pypto.passes.base import Pass
 
 
@@ -26,7 +26,7 @@ def index_dtype(loop: ForStmt) -> DataType:
 def unrolled(loop: ForStmt, indices: Iterable[Expr]) -> list[Stmt]:
     """``loop``'s body once per loop index, each iteration's yields carried into the next, then the
     loop's results bound to the last values."""
-    carried = [ia.init for ia in loop.iter_args if ia.init is not None]
+    carried = loop.inits
     out: list[Stmt] = []
     body = flatten(loop.body)
     for idx in indices:
@@ -57,10 +57,5 @@ class UnrollLoops(Pass):
         if not any(isinstance(s, ForStmt) and s.kind is ForKind.Unroll for s in iter_stmts(func.body)):
             return func
 
-        def block(stmts: list[Stmt]) -> list[Stmt]:
-            out: list[Stmt] = []
-            for s in stmts:
-                out.extend(_unroll(s) if isinstance(s, ForStmt) and s.kind is ForKind.Unroll else [s])
-            return out
-
-        return func.with_(body=map_blocks(func.body, block))
+        return func.with_(body=expand_stmts(
+            func.body, lambda s: _unroll(s) if isinstance(s, ForStmt) and s.kind is ForKind.Unroll else None))

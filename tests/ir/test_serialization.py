@@ -63,7 +63,7 @@ def test_program_round_trip_is_structurally_equal_and_keeps_sharing():
     assert isinstance(acc, IterArg)
     uses = [a for s in preorder(loop.body) if isinstance(s, ir.AssignStmt) for a in s.value.args]
     assert any(u is acc for u in uses)  # the body reads the very IterArg object the loop defines
-    assert acc.init is _vars(body)[2]  # the init is the Var of `t`, not a copy
+    assert loop.inits == (_vars(body)[2],)  # the init is the Var of `t`, not a copy
     old = {v.uid for f in program.functions for v in _vars(f)}
     assert not old & {v.uid for f in back.functions for v in _vars(f)}  # fresh Var ids
 
@@ -130,3 +130,37 @@ def test_msgpack_encodings_follow_the_spec():
         msgpack.unpackb(b"\xa5ab")
     with pytest.raises(msgpack.MsgpackError, match="trailing bytes"):
         msgpack.unpackb(b"\x01\x02")
+
+
+def test_a_loops_initial_values_are_written_in_its_iter_args_records():
+    """Format version 1 keeps each IterArg's initial value in the IterArg's own record (no ``inits``
+    field on the loop), so documents written before the values moved onto the loop still read."""
+    program = pl.parse(TEXT)
+    doc = msgpack.unpackb(ir.serialize(program))
+    records: list[dict] = []
+
+    def walk(v: object) -> None:
+        if isinstance(v, dict):
+            records.append(v)
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+
+    walk(doc["root"])
+    loops = [r for r in records if r.get("$T") == "ForStmt"]
+    assert loops and all("inits" not in r for r in loops)
+    (carried,) = [r for r in records if r.get("$T") == "IterArg"]
+    assert list(carried)[-1] == "init" and carried["init"]["$R"] >= 0  # the Var `t`, already written
+    loop = next(s for s in preorder(ir.deserialize(ir.serialize(program)).get_function("body").body)
+                if isinstance(s, ir.ForStmt))
+    assert len(loop.inits) == 1 and loop.inits[0].name == "t"
+
+
+def test_a_loop_needs_one_initial_value_per_iter_arg():
+    acc = IterArg("acc", ir.ScalarType(ir.DataType.INDEX))
+    with pytest.raises(ValueError, match="1 iter_args need as many inits, got 0"):
+        ir.ForStmt(Var("i"), ir.ConstInt(0), ir.ConstInt(4), ir.ConstInt(1), ir.SeqStmts(()), (acc,))
+    with pytest.raises(ValueError, match="WhileStmt"):
+        ir.WhileStmt(ir.ConstBool(True), ir.SeqStmts(()), (), inits=(ir.ConstInt(0),))

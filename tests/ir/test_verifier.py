@@ -73,11 +73,11 @@ def _scoped_carry_loop(with_yield: bool) -> Program:
     """``for i in range(4): x = a + x`` whose body (yield included) sits in a runtime scope, the
     shape MaterializeRuntimeScopes gives an orchestration loop that a re-lowering then re-verifies."""
     a = tensor("a", 4, 4)
-    acc = IterArg("x__iter", a.var_type, init=a)
+    acc = IterArg("x__iter", a.var_type)
     x, out = Var("x", a.var_type), Var("x__rv", a.var_type)
     body = [AssignStmt(x, make_call("tensor.add", [a, acc]))] + ([YieldStmt((x,))] if with_yield else [])
     loop = ForStmt(Var("i", ConstInt(0).type), ConstInt(0), ConstInt(4), ConstInt(1),
-                   RuntimeScopeStmt(SeqStmts(tuple(body))), iter_args=(acc,), return_vars=(out,))
+                   RuntimeScopeStmt(SeqStmts(tuple(body))), iter_args=(acc,), inits=(a,), return_vars=(out,))
     return Program("p", (orch("f", [a], [IN], [loop], out),))
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pypto.language as pl
 from pypto.ir.dtypes import DataType
 from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, GlobalVar, IterArg, Var
-from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, SeqStmts, Stmt
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, SeqStmts, Stmt, WhileStmt
 from pypto.ir.visitor import ANY, ATTRS, MANY, ONE, IRMutator, IRVisitor, rebuild, substitute, walk_plan
 
 
@@ -67,7 +67,8 @@ def test_walk_plans_come_from_the_annotations():
     assert walk_plan(Call) == (("op", ONE), ("args", MANY), ("attrs", ATTRS))
     assert walk_plan(ConstInt) == ()
     assert walk_plan(Var) == ()
-    assert walk_plan(IterArg) == (("init", ONE),)
+    assert walk_plan(IterArg) == ()
+    assert dict(walk_plan(ForStmt))["inits"] == MANY and dict(walk_plan(WhileStmt))["inits"] == MANY
     assert walk_plan(BinaryExpr) == (("lhs", ONE), ("rhs", ONE))
     assert dict(walk_plan(IfStmt)) == {"cond": ONE, "then_body": ONE, "else_body": ONE, "return_vars": MANY}
     assert dict(walk_plan(ForStmt))["attrs"] == ATTRS and "kind" not in dict(walk_plan(ForStmt))

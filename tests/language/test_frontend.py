@@ -121,7 +121,7 @@ return out
     loop = next(s for s in flatten(f.body) if isinstance(s, ForStmt))
     assert loop.kind is ForKind.Parallel
     assert (loop.start.value, loop.stop.value, loop.step.value) == (2, 10, 1)
-    assert loop.iter_args[0].init is _assigns(f)[0].var
+    assert loop.inits[0] is _assigns(f)[0].var
     assert loop.return_vars[0].name == "r"
     store = _assigns(f)[-1]
     assert store.value.args[0] is loop.return_vars[0]

@@ -53,8 +53,7 @@ def _loop_and_return(fn):
 def test_a_store_result_read_after_the_loop_is_carried_from_its_target():
     k = next(f for f in ConvertToSSA().run(_StoredInLoop).functions if f.name == "k")
     loop, ret = _loop_and_return(k)
-    (carry,) = loop.iter_args
-    assert carry.init is k.params[1]                       # starts as `lo`: zero iterations store nothing
+    assert loop.inits == (k.params[1],)                    # starts as `lo`: zero iterations store nothing
     assert ret.values == (loop.return_vars[0],)           # `return lo_new` reads the loop's result
     assert pl.parse(k.as_python()) is not None             # the name after the loop is defined again
 

@@ -11,7 +11,16 @@ import pypto.language as pl
 from pypto.errors import InternalError
 from pypto.ir.expr import ConstInt, IterArg
 from pypto.ir.stmt import AssignStmt, ForStmt, flatten, preorder
-from pypto.passes._rewrite import assign_of, call_in, clone, elements, fresh_vars, match, rewrite_blocks
+from pypto.passes._rewrite import (
+    assign_of,
+    call_in,
+    clone,
+    elements,
+    expand_stmts,
+    fresh_vars,
+    match,
+    rewrite_blocks,
+)
 
 PASSES = Path(__file__).resolve().parents[2] / "pypto" / "passes"
 
@@ -51,7 +60,16 @@ def test_rewrite_blocks_applies_rules_in_nested_blocks_and_shares_untouched_bodi
     assert any(match(s, "tile.load") for s in preorder(new))
 
 
-def test_clone_defines_fresh_vars_and_reaches_iter_arg_inits():
+def test_expand_stmts_replaces_deletes_or_keeps_each_statement_of_every_block():
+    body = _body()
+    assert expand_stmts(body, lambda s: None) is body
+    dup = expand_stmts(body, lambda s: [s, s] if match(s, "tile.load") else [] if match(s, "tile.add") else None)
+    loop = next(s for s in preorder(dup) if isinstance(s, ForStmt))
+    ops = [match(s).op for s in flatten(loop.body) if match(s) is not None]
+    assert ops == ["tile.load", "tile.load", "tile.store"]
+
+
+def test_clone_defines_fresh_vars_and_reaches_loop_inits():
     loop = next(s for s in preorder(_body()) if isinstance(s, ForStmt))
     mapping: dict = {}
     [copy] = clone([loop], mapping)
@@ -60,7 +78,8 @@ def test_clone_defines_fresh_vars_and_reaches_iter_arg_inits():
     new_defs = {s.var for s in preorder(copy) if isinstance(s, AssignStmt)}
     assert not old_defs & new_defs and len(new_defs) == len(old_defs)
     for ia, new in zip(loop.iter_args, copy.iter_args, strict=True):
-        assert isinstance(new, IterArg) and new is not ia and new.init is mapping.get(ia.init, ia.init)
+        assert isinstance(new, IterArg) and new is not ia and mapping[ia] is new
+    assert copy.inits == tuple(mapping.get(e, e) for e in loop.inits)
 
 
 def test_fresh_vars_shares_no_var_with_the_original():

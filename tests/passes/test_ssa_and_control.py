@@ -46,7 +46,7 @@ def test_loop_carried_name_becomes_iter_arg():
     loop = stmts[1]
     assert isinstance(loop, ForStmt)
     assert [ia.name for ia in loop.iter_args] == ["acc__iter_v0"]
-    assert loop.iter_args[0].init is stmts[0].var
+    assert loop.inits[0] is stmts[0].var
     assert loop.loop_var.name == "i__idx_v0"
     last = flatten(loop.body)[-1]
     assert isinstance(last, YieldStmt) and last.values[0] is flatten(loop.body)[0].var

@@ -178,8 +178,8 @@ def test_while_local_read_after_the_loop_is_a_located_error():
 def test_scalar_first_bound_in_a_loop_that_runs_is_carried_from_an_unobserved_zero(body):
     p = _ssa(f"        for i in pl.range(3):\n{body}        out = pl.adds(out, m)\n        return out\n")
     (loop,) = _loops(p)
-    (carry,) = loop.iter_args
-    assert isinstance(carry.init, ConstInt) and carry.init.value == 0 and carry.init.dtype is DataType.INDEX
+    (init,) = loop.inits
+    assert isinstance(init, ConstInt) and init.value == 0 and init.dtype is DataType.INDEX
     assert _reads_after(p, "tensor.adds").args[1] is loop.return_vars[0]
 
 
