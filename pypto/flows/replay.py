@@ -52,7 +52,6 @@ def rebuild_kernel_cpp_from_pto(work_dir: str | os.PathLike[str]) -> list[str]:
     from pypto.backend.kernel_wrapper import preprocess_ptoas
     from pypto.backend.ptoas_stage import run_ptoas
     from pypto.toolchain.ptoas import require_ptoas
-
     from pypto.toolchain.settings import tool_timeout
 
     exe, rewritten, deadline = require_ptoas(), [], tool_timeout("ptoas_timeout_s")
