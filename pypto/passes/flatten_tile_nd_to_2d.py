@@ -46,10 +46,12 @@ class _Batch:
     at_store: bool = False  # one store: each chunk goes right before its store (one matrix live at a time)
 
 
-def _batch_dims(load: Call) -> tuple[int, ...]:
+def _batch_dims(load: Call) -> tuple[int, ...] | None:
+    """The load's constant batch dims (all but the last two of its window), None if one is not constant."""
     shapes = load.args[2]
     assert isinstance(shapes, MakeTuple)
-    return tuple(as_int(d) for d in shapes.elements[:-2])  # type: ignore[misc]
+    dims = [as_int(d) for d in shapes.elements[:-2]]
+    return tuple(d for d in dims if d is not None) if None not in dims else None
 
 
 def _matrix_load(load: Call, index: tuple[int, ...], span: Span) -> Call:
@@ -85,7 +87,7 @@ class _Lowering:
             return [stmts], views, ()
         load = self.loads.get(v) if isinstance(v, Var) else None
         if load is None or load.kwargs.get("target_memory") is not MemorySpace.Mat \
-                or not isinstance(load.args[2], MakeTuple) or None in _batch_dims(load):
+                or not isinstance(load.args[2], MakeTuple) or (dims := _batch_dims(load)) is None:
             raise _error("each batched operand must be a pl.load of an N-D tensor window into Mat with static "
                          "batch dims", span, hint="load the operand with pl.load(x, offsets, [B, M, K], "
                                                   "target_memory=pl.Mem.Mat), or loop over the batch with pl.matmul")
@@ -93,15 +95,15 @@ class _Lowering:
         self.fed.add(v)
         chunks: list[list[Stmt]] = []
         mats: list[Expr] = []
-        dims = _batch_dims(load)
         for index in product(*(range(d) for d in dims)):
             one = _matrix_load(load, index, span)
             name = f"{base_name(v.name)}_{'_'.join(map(str, index))}"
             var = Var(name, one.result_type, span=span)
             stmts: list[Stmt] = [AssignStmt(var, one, span=span)]
             if trans:
-                more, (var,), _ = self._view(var, span)  # type: ignore[assignment]
+                more, views, _ = self._view(var, span)
                 stmts += more
+                var = views[0]
             chunks.append(stmts)
             mats.append(var)
         return chunks, mats, dims
@@ -139,8 +141,9 @@ class _Lowering:
         stored: dict[Var, int] = {}
         for s in iter_stmts(body):
             m = assign_of(s, "tile.store")
-            if m is not None and m[1].args[0] in self.plans:
-                stored[m[1].args[0]] = stored.get(m[1].args[0], 0) + 1  # type: ignore[index]
+            src = m[1].args[0] if m is not None else None
+            if isinstance(src, Var) and src in self.plans:
+                stored[src] = stored.get(src, 0) + 1
         for var, plan in self.plans.items():
             plan.at_store = stored.get(var, 0) == 1 and _same_block(body, var)
             if self.uses[var] - 1 != stored.get(var, 0):
