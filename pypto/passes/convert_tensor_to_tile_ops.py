@@ -40,7 +40,7 @@ from pypto.ir.types import TensorType, TileType
 from pypto.ir.visitor import substitute
 from pypto.passes._peel import peel_first_iterations
 from pypto.passes._rewrite import assigns_of, drop_defs, ints, match, shaped
-from pypto.passes._util import base_name, calls_in, var_use_counts
+from pypto.passes._util import base_name, calls_in, iter_stmts, var_use_counts
 from pypto.passes.base import Pass
 
 # tensor ops computed elementwise on tiles: tensor.<op> -> tile.<op>, operands loaded into Vec
@@ -55,6 +55,7 @@ class _Converter:
     windows: dict[Var, tuple[Var, Call]] = field(default_factory=dict)  # slice of a tile: (tile, the slice)
     renames: dict[Var, Var] = field(default_factory=dict)
     cube_operands: set[Var] = field(default_factory=set)  # tensors only ever read by a matmul
+    gm_views: set[Var] = field(default_factory=set)  # slices/reshapes of the kernel's tensor parameters
 
     def tile_of(self, e: Expr, space: MemorySpace, out: list[Stmt]) -> Expr:
         """The tile for operand ``e``: already a tile, a converted temp, or a fresh tile.load."""
@@ -258,8 +259,8 @@ class _Converter:
 
     def slice_(self, s: Stmt, value: Call) -> list[Stmt]:
         src, shape, offset = value.args[:3]
-        if isinstance(src, Var) and src in self.tiles:  # a window of a computed tile: only a gather reads it
-            if isinstance(s, AssignStmt):
+        if isinstance(src, Var) and src in self.tiles and src not in self.gm_views:
+            if isinstance(s, AssignStmt):  # a window of a computed tile: only a gather reads it
                 self.windows[s.var] = (self.tiles[src], value)
             return []
         valid = value.args[3] if len(value.args) > 3 else shape
@@ -371,6 +372,17 @@ def _cube_only_operands(func: Function) -> set[Var]:
     return cube - other
 
 
+def _gm_views(func: Function) -> set[Var]:
+    """Tensors that name GM bytes: the parameters and their slices and reshapes (a window of one of them
+    is a load, not a window of a computed tile)."""
+    views: set[Var] = set(func.params)
+    for s in iter_stmts(func.body):
+        m = match(s, ("tensor.slice", "tensor.reshape"))
+        if m is not None and isinstance(s, AssignStmt) and m.args and m.args[0] in views:
+            views.add(s.var)
+    return views
+
+
 def _has_tensor_ops(func: Function) -> bool:
     return any(isinstance(c.op, str) and c.op.startswith("tensor.") for c in calls_in(func.body))
 
@@ -390,7 +402,7 @@ class ConvertTensorToTileOps(Pass):
         if not func.is_incore or not _has_tensor_ops(func):
             return func
         peeled = _drop_full_validshapes(peel_first_iterations(func))
-        conv = _Converter(cube_operands=_cube_only_operands(peeled))
+        conv = _Converter(cube_operands=_cube_only_operands(peeled), gm_views=_gm_views(peeled))
         body = conv.block(peeled.body)
         if peeled is not func:  # the accumulator's uninitialised create is dead now
             uses = var_use_counts(body)

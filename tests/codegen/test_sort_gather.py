@@ -178,3 +178,4 @@ def test_a_broadcast_operand_first_in_sub_stays_a_shape_error(tmp_path, monkeypa
     src = BCAST.replace("pl.sub(x, c)", "pl.sub(c, x)")
     with pytest.raises(UserError, match="shape mismatch"):
         ir.compile(pl.parse(src), platform="a2a3sim")
+
