@@ -1,11 +1,12 @@
-"""Lowerings of tile ops that ptoas 0.1.1 has no single instruction for: concat and assemble.
+"""Lowerings of tile windows: concat and assemble (no single ptoas 0.1.1 instruction), slice (a copy).
 
 ptoas 0.1.1 has neither ``tconcat`` nor ``tinsert``, and its ``pto.subset`` lowers to pointer
 arithmetic on a tile object, so a tile cannot be written into a window of a bigger on-chip tile.
 A column concat or an assemble is therefore kept as a list of blocks painted in order
 (:class:`Pieces`); storing it writes each block at its offset, later blocks over earlier ones.
 MemoryReuse keeps the blocks' buffers live until the result's last use (the ops' ``keeps_operands`` trait). Any
-other use of such a result is a compile-time error naming the alternative.
+other use of such a result, or carrying it through a loop or an if, is a compile-time error naming
+the alternative. A slice reads a window, which ``pto.textract`` copies into a tile of its own.
 """
 
 from __future__ import annotations
@@ -99,3 +100,21 @@ def fillpad(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     t = replace(t, view=replace(view, valid_shape=None, pad=pad))
     out = cg.def_tile(dst, t, valid=None)  # valid everywhere: it does not inherit x's valid region
     cg.emit_op("tfillpad", f"%{src.ssa} : {src.ty}", out)
+
+
+def slice_(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    """``tile.slice(x, shape, offset)``: a copy of the window (``pto.textract`` at the offset).
+
+    Tiles are values in pypto's IR, so a slice is a new tile; ptoas 0.1.1's ``pto.subset`` would alias
+    the source instead (see the module docstring).
+    """
+    src = cg.tile_of(c.args[0])
+    offs = c.args[2]
+    if not isinstance(offs, MakeTuple) or len(offs.elements) != 2:
+        raise cg.error(f"tile.slice of a 2-D tile needs a 2-D offset, got {offs!r}",
+                       hint="slice 2-D tiles (reshape an N-D tile to 2-D first)")
+    row, col = (cg.index(e) for e in offs.elements)
+    valid = c.args[3] if len(c.args) > 3 else None
+    dims = tuple(as_int(d) if as_int(d) is not None else d for d in valid.elements) \
+        if isinstance(valid, MakeTuple) else None
+    cg.emit_op("textract", f"%{src.ssa}[%{row}, %{col}] : {src.ty}", cg.def_tile(dst, valid=dims))
