@@ -108,6 +108,13 @@ def slice_(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     Tiles are values in pypto's IR, so a slice is a new tile; ptoas 0.1.1's ``pto.subset`` would alias
     the source instead (see the module docstring).
     """
+    v = cg.env.get(c.args[0]) if isinstance(c.args[0], Var) else None
+    if isinstance(v, Tile) and v.buf.loc == "acc":
+        raise cg.error(f"tile.slice of an Acc tile cannot be lowered by {TOOLCHAIN}: upstream accumulates "
+                       "matmuls into the window in place, but pypto's tiles are values and 0.1.1 cannot "
+                       "address a window of an Acc tile (pto.subset aliases only by pointer arithmetic)",
+                       hint="accumulate each window in an Acc tile of its own and store it at the window's "
+                            "offset: pl.store(win, [0, t * NT], out)")
     src = cg.tile_of(c.args[0])
     offs = c.args[2]
     if not isinstance(offs, MakeTuple) or len(offs.elements) != 2:

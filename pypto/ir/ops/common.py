@@ -210,7 +210,9 @@ def _matmul(name: str, kind: type):
 def _matmul_acc(name: str, kind: type):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         acc = shaped(args[0], name, "acc", span, kind)
-        prod = _matmul(name, kind)(args[1:], kw, span)
+        if len(args) > 3 and not isinstance(args[3].type, ScalarType):
+            raise UserError(f"{name}: init_cond must be a boolean scalar such as (k == 0), got {args[3].type}", span)
+        prod = _matmul(name, kind)(args[1:3], kw, span)
         assert isinstance(prod, ShapedType)
         same_shape(name, acc, prod, span)
         return like(acc)
@@ -362,9 +364,12 @@ def register_common(ns: str) -> None:
     register(OpDef(f"{ns}.matmul", ("lhs", "rhs"), _matmul(f"{ns}.matmul", kind),
                    {"out_dtype": None, "a_trans": False, "b_trans": False, "c_matrix_nz": False},
                    category="matmul", core="cube", result_space=acc, in_place=not tile))
-    register(OpDef(f"{ns}.matmul_acc", ("acc", "lhs", "rhs"), _matmul_acc(f"{ns}.matmul_acc", kind),
-                   {"a_trans": False, "b_trans": False, "init_cond": None}, category="matmul", core="cube",
-                   result_space=acc, reuses="acc" if tile else None, in_place=not tile))
+    # the tile form takes init_cond as an operand (upstream's fourth positional), so passes that rename
+    # variables (SSA, peeling) reach it; kwargs hold no IR the passes walk
+    register(OpDef(f"{ns}.matmul_acc", ("acc", "lhs", "rhs", "init_cond?") if tile else ("acc", "lhs", "rhs"),
+                   _matmul_acc(f"{ns}.matmul_acc", kind),
+                   {"a_trans": False, "b_trans": False} if tile else {"a_trans": False, "b_trans": False, "init_cond": None},
+                   category="matmul", core="cube", result_space=acc, reuses="acc" if tile else None, in_place=not tile))
     register(OpDef(f"{ns}.slice", ("x", "shape", "offset", "valid_shape?"), _slice(f"{ns}.slice", kind),
                    {"pad_value": None}, category="view", view_of=None if tile else "x"))
     register(OpDef(f"{ns}.assemble", ("target", "source", "offset"), _assemble(f"{ns}.assemble", kind),
