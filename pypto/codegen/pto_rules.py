@@ -486,9 +486,9 @@ def _register() -> None:
                     ("ands", "broadcast the scalar with pl.tile.full and use tile.and_"),
                     ("ors", "broadcast the scalar with pl.tile.full and use tile.or_"),
                     ("shls", "broadcast the scalar with pl.tile.full and use tile.shl"),
-                    ("shrs", "broadcast the scalar with pl.tile.full and use tile.shr"),
-                    ("transpose", "load the operand through a transposed (DN) tensor view")):
+                    ("shrs", "broadcast the scalar with pl.tile.full and use tile.shr")):
         RULES[f"tile.{op}"] = _unsupported(f"tile.{op}", alt)
+    RULES["tile.transpose"] = pto_views.transpose
 
 
 _register()

@@ -125,3 +125,29 @@ def slice_(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     dims = tuple(as_int(d) if as_int(d) is not None else d for d in valid.elements) \
         if isinstance(valid, MakeTuple) else None
     cg.emit_op("textract", f"%{src.ssa}[%{row}, %{col}] : {src.ty}", cg.def_tile(dst, valid=dims))
+
+
+def transpose(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    """``tile.transpose(x, 0, 1)`` of a 2-D Vec tile: ``pto.ttrans``.
+
+    ptoas 0.1.1 spells it ``ins(%src, %dst) outs(%tmp)`` and emits ``TTRANS(dst, src)``: the second
+    input receives the result and the ``outs`` tile is a scratch it does not touch. As an input the
+    result must be written before (zero-filled once), or ptoas's PlanMemory may abort.
+    """
+    axes = sorted(as_int(a) for a in c.args[1:3])  # type: ignore[type-var]
+    if axes != [0, 1] or len(c.args[0].type.shape) != 2:  # type: ignore[union-attr]
+        raise cg.error(f"tile.transpose of axes {axes} of a rank-{len(c.args[0].type.shape)} tile cannot be "  # type: ignore[union-attr]
+                       f"lowered by {TOOLCHAIN} (pto.ttrans swaps the two axes of a 2-D tile)",
+                       hint="transpose 2-D tiles, or load the operand through a transposed tensor view")
+    src = cg.tile_of(c.args[0])
+    if src.buf.loc != "ub":
+        raise cg.error(f"tile.transpose of a {src.buf.loc} tile cannot be lowered by {TOOLCHAIN} (pto.ttrans "
+                       "transposes Vec tiles)", hint="move the tile to Vec first, or load it through a "
+                                                     "transposed tensor view")
+    valid = tuple(reversed(src.buf.valid))
+    out = cg.def_tile(dst, valid=valid if valid != (src.buf.cols, src.buf.rows) else None)
+    if out.ssa not in cg.written:  # 0.1.1 reads the ins() tiles: PlanMemory needs them written first
+        cg.zero_fill(out)
+    tmp = cg.scratch(out.buf, "trans_tmp")
+    cg.emit_op("ttrans", f"%{src.ssa}, %{out.ssa} : {src.ty}, {out.ty}", tmp)
+    cg.written.add(out.ssa)
