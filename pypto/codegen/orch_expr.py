@@ -71,7 +71,7 @@ class CppExpr:
         if isinstance(e, int):
             return str(e)
         if isinstance(e, ConstInt):
-            return str(e.value)
+            return "PTO2TaskId::invalid()" if e.dtype is DataType.TASK_ID else str(e.value)
         if isinstance(e, ConstFloat):
             return _float_literal(e.value)
         if isinstance(e, Var):

@@ -14,6 +14,7 @@ from pypto.codegen import orch_comm
 from pypto.codegen.cores import core_of
 from pypto.codegen.emitter import Emitter, base_name
 from pypto.codegen.orch_expr import CppExpr, call_deps, runtime_dtype
+from pypto.codegen.orch_predicate import close_predicate, open_predicate
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import ArgDirection, FunctionType, ParamDirection
@@ -283,6 +284,7 @@ class OrchCodegen(CppExpr):
         self.task += 1
         self.em.line()
         self.em.line(f"// Task {k}: {callee.name}")
+        predicated = open_predicate(self, c, k)
         self.em.line(f"CoreTaskArgs params_t{k};")
         outs: list[str] = []
         for arg, d in zip(c.args, dirs, strict=True):
@@ -298,11 +300,14 @@ class OrchCodegen(CppExpr):
                   if i < len(c.args) and isinstance(c.args[i].type, TensorType)]
         if marked:  # selective argument dump (RunConfig.enable_dump_args=1)
             self.em.line(f"params_t{k}.dump({', '.join(marked)});")
-        self._deps(c, k)
+        self.deps(c, k)
         self._launch(c, k)
         call = self._submit_call(callee, k)
-        capture = result is not None and (result in self.needs_id or _yields_task_id(result))
-        self.em.line(f"TaskOutputTensors task_{k}_outs = {call};" if capture else f"{call};")
+        capture = predicated or (result is not None and (result in self.needs_id or _yields_task_id(result)))
+        decl = "" if predicated else "TaskOutputTensors "
+        self.em.line(f"{decl}task_{k}_outs = {call};" if capture else f"{call};")
+        if predicated:
+            close_predicate(self, c, k)
         self._bind_result(result, outs, k if capture else None)
 
     def _directions(self, c: Call, callee: Function) -> list[ArgDirection]:
@@ -319,13 +324,13 @@ class OrchCodegen(CppExpr):
         self.em.line()
         self.em.line(f"// Task {k}: dependency join")
         self.em.line(f"CoreTaskArgs params_t{k};")
-        self._deps(c, k)
+        self.deps(c, k)
         name = self.em.unique(base_name(result.name) if result is not None else "join")
         self.em.line(f"PTO2TaskId {name} = rt_submit_dummy_task(params_t{k});")
         if result is not None:
             self.env[result] = name
 
-    def _deps(self, c: Call, k: int) -> None:
+    def deps(self, c: Call, k: int) -> None:
         deps = call_deps(c)
         if not deps:
             return

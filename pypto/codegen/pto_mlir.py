@@ -29,7 +29,7 @@ from pypto.codegen.pto_types import (
     scalar_type,
     tile_buf,
 )
-from pypto.codegen.pto_values import GmView, Pieces, Scalar, Tile, pieces_error
+from pypto.codegen.pto_values import GmView, Pieces, Scalar, Tile, carried_pieces_error, pieces_error
 from pypto.errors import UserError
 from pypto.ir.expr import Call, Expr, Var, as_int
 from pypto.ir.fold import affine
@@ -486,6 +486,8 @@ class KernelCodegen(ScalarLowering):
                 scalars.append((self._yield_scalar(v, targets[i]), targets[i]))  # type: ignore[arg-type]
                 continue
             val = self.env.get(v) if isinstance(v, Var) else None
+            if isinstance(val, Pieces):
+                raise carried_pieces_error(self, v, val)
             if not isinstance(val, Tile) or i >= len(targets):
                 continue
             if targets[i] is None:

@@ -21,9 +21,10 @@ from pypto.codegen.pto_types import TOOLCHAIN, tile_view_type
 from pypto.codegen.pto_values import GmView, Tile
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import MemorySpace, TileLayout
-from pypto.ir.expr import Call, ConstFloat, ConstInt, Expr, MakeTuple, Var, as_int
+from pypto.ir.expr import Call, ConstBool, ConstFloat, ConstInt, Expr, MakeTuple, Var, as_int
 from pypto.ir.ops.bounds import check_window
 from pypto.ir.ops.common import round_mode
+from pypto.ir.ops.registry import make_call
 from pypto.ir.types import TensorType, TileType
 
 if TYPE_CHECKING:
@@ -383,11 +384,29 @@ def _matmul(pto: str, n: int) -> Rule:
         if c.kwargs.get("a_trans") or c.kwargs.get("b_trans"):
             raise cg.error(f"{c.op_name} with a_trans/b_trans is not supported by the {TOOLCHAIN} codegen",
                            hint="transpose the operand when loading it (a DN tensor view)")
+        if pto == "tmatmul.acc" and len(c.args) > 3:
+            _init_cond(cg, c, dst)
+            return
         t = dst.type if dst is not None else None
         if isinstance(t, TileType) and t.memory_space is None:
             t = replace(t, memory_space=MemorySpace.Acc)  # before InferTileMemorySpace
         cg.emit_op(pto, _list(*_srcs(cg, c, n)), cg.def_tile(dst, t if isinstance(t, TileType) else None))
     return rule
+
+
+def _init_cond(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    """``matmul_acc(acc, a, b, init_cond)`` left after peeling: a constant picks tmatmul or tmatmul.acc."""
+    arg = c.args[3]
+    cond = arg.value if isinstance(arg, ConstBool) else as_int(arg)
+    if cond is None:
+        raise cg.error("tile.matmul_acc with an init_cond that is not the first iteration of its loop cannot be "
+                       f"lowered by {TOOLCHAIN} (an Acc tile cannot be zeroed or chosen between branches; pypto "
+                       "peels a loop whose init_cond is (k == start))",
+                       hint="write init_cond=(k == <loop start>) on the loop variable k, or start the "
+                            "accumulation with pl.matmul before the loop")
+    call = replace(c, args=c.args[:3]) if not cond else make_call("tile.matmul", list(c.args[1:3]), {
+        **c.kwargs, "out_dtype": c.result_type.dtype}, span=c.span)  # type: ignore[attr-defined]
+    RULES[call.op](cg, call, dst)  # type: ignore[index]
 
 
 def _unsupported(op: str, alternative: str) -> Rule:
@@ -435,6 +454,7 @@ def _register() -> None:
     RULES["tile.concat"] = pto_views.concat
     RULES["tile.assemble"] = pto_views.assemble
     RULES["tile.fillpad"] = pto_views.fillpad
+    RULES["tile.slice"] = pto_views.slice_
     RULES["tile.fillpad_inplace"] = pto_views.fillpad  # same values; the result gets its own buffer
     for k in ("sub", "mul", "div"):
         RULES[f"tile.row_expand_{k}"] = _expand_direct(f"trowexpand{k}", True)
@@ -454,9 +474,9 @@ def _register() -> None:
                     ("ands", "broadcast the scalar with pl.tile.full and use tile.and_"),
                     ("ors", "broadcast the scalar with pl.tile.full and use tile.or_"),
                     ("shls", "broadcast the scalar with pl.tile.full and use tile.shl"),
-                    ("shrs", "broadcast the scalar with pl.tile.full and use tile.shr"),
-                    ("transpose", "load the operand through a transposed (DN) tensor view")):
+                    ("shrs", "broadcast the scalar with pl.tile.full and use tile.shr")):
         RULES[f"tile.{op}"] = _unsupported(f"tile.{op}", alt)
+    RULES["tile.transpose"] = pto_views.transpose
 
 
 _register()

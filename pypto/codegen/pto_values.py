@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from pypto.codegen.emitter import base_name
 from pypto.codegen.pto_types import TOOLCHAIN, TileBuf, tensor_view_type
 from pypto.ir.expr import Expr
 from pypto.ir.types import TensorType
@@ -77,3 +78,12 @@ def pieces_error(cg: ErrorSink, e: Expr, p: Pieces) -> Exception:
     return cg.error(f"the result of {p.op} ('{getattr(e, 'name', e)}') is used as a tile operand; {TOOLCHAIN} "
                     f"has no tconcat/tinsert instruction, so {p.op} results can only be stored",
                     hint=ALTERNATIVE[p.op])
+
+
+def carried_pieces_error(cg: ErrorSink, e: Expr, p: Pieces) -> Exception:
+    """A loop or if carrying a concat/assemble result: its blocks live in different iterations' buffers."""
+    return cg.error(f"the result of {p.op} ('{base_name(getattr(e, 'name', str(e)))}') is carried by a loop or an if; "
+                    f"{TOOLCHAIN} has no tconcat/tinsert instruction, so pypto keeps {p.op} results as blocks "
+                    "that are written out when stored, and blocks built in different iterations cannot be kept",
+                    hint="store each block inside the loop at its offset (pl.store(block, [r, 0], out)) instead "
+                         "of assembling a tile across iterations")

@@ -1,11 +1,12 @@
-"""Lowerings of tile ops that ptoas 0.1.1 has no single instruction for: concat and assemble.
+"""Lowerings of tile windows: concat and assemble (no single ptoas 0.1.1 instruction), slice (a copy).
 
 ptoas 0.1.1 has neither ``tconcat`` nor ``tinsert``, and its ``pto.subset`` lowers to pointer
 arithmetic on a tile object, so a tile cannot be written into a window of a bigger on-chip tile.
 A column concat or an assemble is therefore kept as a list of blocks painted in order
 (:class:`Pieces`); storing it writes each block at its offset, later blocks over earlier ones.
 MemoryReuse keeps the blocks' buffers live until the result's last use (the ops' ``keeps_operands`` trait). Any
-other use of such a result is a compile-time error naming the alternative.
+other use of such a result, or carrying it through a loop or an if, is a compile-time error naming
+the alternative. A slice reads a window, which ``pto.textract`` copies into a tile of its own.
 """
 
 from __future__ import annotations
@@ -99,3 +100,54 @@ def fillpad(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     t = replace(t, view=replace(view, valid_shape=None, pad=pad))
     out = cg.def_tile(dst, t, valid=None)  # valid everywhere: it does not inherit x's valid region
     cg.emit_op("tfillpad", f"%{src.ssa} : {src.ty}", out)
+
+
+def slice_(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    """``tile.slice(x, shape, offset)``: a copy of the window (``pto.textract`` at the offset).
+
+    Tiles are values in pypto's IR, so a slice is a new tile; ptoas 0.1.1's ``pto.subset`` would alias
+    the source instead (see the module docstring).
+    """
+    v = cg.env.get(c.args[0]) if isinstance(c.args[0], Var) else None
+    if isinstance(v, Tile) and v.buf.loc == "acc":
+        raise cg.error(f"tile.slice of an Acc tile cannot be lowered by {TOOLCHAIN}: upstream accumulates "
+                       "matmuls into the window in place, but pypto's tiles are values and 0.1.1 cannot "
+                       "address a window of an Acc tile (pto.subset aliases only by pointer arithmetic)",
+                       hint="accumulate each window in an Acc tile of its own and store it at the window's "
+                            "offset: pl.store(win, [0, t * NT], out)")
+    src = cg.tile_of(c.args[0])
+    offs = c.args[2]
+    if not isinstance(offs, MakeTuple) or len(offs.elements) != 2:
+        raise cg.error(f"tile.slice of a 2-D tile needs a 2-D offset, got {offs!r}",
+                       hint="slice 2-D tiles (reshape an N-D tile to 2-D first)")
+    row, col = (cg.index(e) for e in offs.elements)
+    valid = c.args[3] if len(c.args) > 3 else None
+    dims = tuple(as_int(d) if as_int(d) is not None else d for d in valid.elements) \
+        if isinstance(valid, MakeTuple) else None
+    cg.emit_op("textract", f"%{src.ssa}[%{row}, %{col}] : {src.ty}", cg.def_tile(dst, valid=dims))
+
+
+def transpose(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    """``tile.transpose(x, 0, 1)`` of a 2-D Vec tile: ``pto.ttrans``.
+
+    ptoas 0.1.1 spells it ``ins(%src, %dst) outs(%tmp)`` and emits ``TTRANS(dst, src)``: the second
+    input receives the result and the ``outs`` tile is a scratch it does not touch. As an input the
+    result must be written before (zero-filled once), or ptoas's PlanMemory may abort.
+    """
+    axes = sorted(as_int(a) for a in c.args[1:3])  # type: ignore[type-var]
+    if axes != [0, 1] or len(c.args[0].type.shape) != 2:  # type: ignore[union-attr]
+        raise cg.error(f"tile.transpose of axes {axes} of a rank-{len(c.args[0].type.shape)} tile cannot be "  # type: ignore[union-attr]
+                       f"lowered by {TOOLCHAIN} (pto.ttrans swaps the two axes of a 2-D tile)",
+                       hint="transpose 2-D tiles, or load the operand through a transposed tensor view")
+    src = cg.tile_of(c.args[0])
+    if src.buf.loc != "ub":
+        raise cg.error(f"tile.transpose of a {src.buf.loc} tile cannot be lowered by {TOOLCHAIN} (pto.ttrans "
+                       "transposes Vec tiles)", hint="move the tile to Vec first, or load it through a "
+                                                     "transposed tensor view")
+    valid = tuple(reversed(src.buf.valid))
+    out = cg.def_tile(dst, valid=valid if valid != (src.buf.cols, src.buf.rows) else None)
+    if out.ssa not in cg.written:  # 0.1.1 reads the ins() tiles: PlanMemory needs them written first
+        cg.zero_fill(out)
+    tmp = cg.scratch(out.buf, "trans_tmp")
+    cg.emit_op("ttrans", f"%{src.ssa}, %{out.ssa} : {src.ty}, {out.ty}", tmp)
+    cg.written.add(out.ssa)

@@ -82,7 +82,7 @@ def _matmul_acc(em: _Emitter, c: Call) -> str:
     acc = em.arg(c, 0)
     prod = (f"_matmul({em.arg(c, 1)}, {em.arg(c, 2)}, {acc}.dtype, {bool(em.kw(c, 'a_trans'))}, "
             f"{bool(em.kw(c, 'b_trans'))})")
-    cond = em.kw(c, "init_cond")
+    cond = c.args[3] if len(c.args) > 3 else em.kw(c, "init_cond")
     if cond is None:
         return f"_same({acc}, {acc} + {prod})"
     return f"({prod} if {em.expr(cond)} else _same({acc}, {acc} + {prod}))"

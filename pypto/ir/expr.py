@@ -216,6 +216,11 @@ def const(value: int | float | bool, dtype: DataType | None = None, span: Span |
     return ConstFloat(float(value), dtype or DataType.FP32, span=sp)
 
 
+# The value of a ``pl.TASK_ID`` constant that names no task: ``tid = None`` in an orchestration (the seed of
+# a loop that chains tasks through their ids); waiting on it waits for nothing.
+NO_TASK = -1
+
+
 def as_int(e: Any) -> int | None:
     """The int value of an int or ConstInt, else None."""
     if isinstance(e, bool):

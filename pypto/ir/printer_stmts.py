@@ -184,6 +184,8 @@ def _spmd(pr: StmtSink, s: SpmdScopeStmt, indent: int, targets: tuple) -> None:
         parts.append(_kw(pr, "name_hint", s.name_hint))
     if s.deps:
         parts.append("deps=[" + ", ".join(pr.expr(d) for d in s.deps) + "]")
+    if s.predicate is not None:
+        parts.append(f"predicate={pr.expr(s.predicate)}")
     tail = f" as {pr.namer.define(s.task_var)}" if s.task_var is not None else ""
     pr.emit(indent, f"with {pr.p}.spmd({', '.join(parts)}){tail}:")
     pr.block(s.body, indent + 1)

@@ -164,6 +164,7 @@ class SpmdScopeStmt(ScopeStmt):
     name_hint: str = ""
     deps: tuple[Expr, ...] = ()
     task_var: Var | None = None
+    predicate: Expr | None = None  # dispatched only when it holds (orch_predicate)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

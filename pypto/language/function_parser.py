@@ -19,7 +19,7 @@ from pypto.errors import (
 )
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import INCORE_TYPES, FunctionType, Level, ParamDirection, Role
-from pypto.ir.expr import Call, Expr, GlobalVar, TupleGetItem, Var
+from pypto.ir.expr import NO_TASK, Call, ConstInt, Expr, GlobalVar, TupleGetItem, Var
 from pypto.ir.function import Function
 from pypto.ir.ops.infer import dim_eq, fmt_shape
 from pypto.ir.stmt import AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ReturnStmt, SeqStmts, Stmt, YieldStmt
@@ -328,7 +328,10 @@ class FunctionParser:
         return self._assign(node.target, value, None, node)
 
     def _assign(self, target: ast.Name, value_node: ast.expr, ann: ast.expr | None, node: ast.stmt) -> list[Stmt]:
-        value = self.ev.expr(value_node)
+        if isinstance(value_node, ast.Constant) and value_node.value is None and not self.func_type_incore:
+            value: Expr = ConstInt(NO_TASK, DataType.TASK_ID, span=self.span(value_node))  # `tid = None`: no task yet
+        else:
+            value = self.ev.expr(value_node)
         vtype = value.type
         if ann is not None:
             ann_t = self.resolver.type(ann)

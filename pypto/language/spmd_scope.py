@@ -19,6 +19,7 @@ from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, InCoreScopeStmt, SpmdScopeStmt, Stmt, first_program_call, flatten, seq
 from pypto.ir.types import ScalarType
 from pypto.ir.visitor import IRVisitor
+from pypto.language.submit_call import predicate_expr
 from pypto.span import Span
 
 if TYPE_CHECKING:
@@ -48,11 +49,8 @@ class _Header:
         self.name_hint = kwargs.pop("name_hint", "") or ""
         self.deps = tuple(p.ev.to_expr(d, span) for d in (kwargs.pop("deps", None) or []))
         self.incore_attrs = {k: kwargs.pop(k) for k in _INCORE_KEYS if k in kwargs}
-        if "predicate" in kwargs:
-            raise UnsupportedFeatureError("pl.spmd(predicate=...) is not supported: dispatch predicates need "
-                                          "a runtime newer than the one pypto targets with ptoas 0.1.1", span,
-                                          hint="guard the dispatch with an `if` on a value read in the "
-                                               "orchestration (pl.tensor.read)")
+        pred = kwargs.pop("predicate", None)
+        self.predicate = predicate_expr(p.ev, "pl.spmd", pred, span) if pred is not None else None
         if kwargs:
             raise ParserTypeError(f"pl.spmd() got an unexpected keyword argument '{next(iter(kwargs))}'", span)
         if not isinstance(self.name_hint, str):
@@ -80,9 +78,9 @@ def _core_num(p: FunctionParser, value: Any, node: ast.expr) -> Expr:
 def parse_spmd_for(p: FunctionParser, node: ast.For) -> list[Stmt]:
     """``for i in pl.spmd(n):``: the body becomes one InCore region with ``i = tile.get_block_idx()``."""
     h = _Header(p, node.iter)
-    if h.deps:
-        raise ParserTypeError("deps= is only accepted by the `with pl.spmd(n, deps=[...]) as tid:` form",
-                              h.span)
+    if h.deps or h.predicate is not None:
+        raise ParserTypeError(f"{'deps=' if h.deps else 'predicate='} is only accepted by the "
+                              "`with pl.spmd(n, deps=[...]) as tid:` form", h.span)
     if not isinstance(node.target, ast.Name):
         raise ParserTypeError("the pl.spmd() loop target must be a single name (the block index)",
                               p.span(node.target))
@@ -142,7 +140,12 @@ def parse_spmd_with(p: FunctionParser, item: ast.withitem, body: list[Stmt], spa
                                 "the block index; otherwise every block would do identical work", span,
                                 hint="read pl.tile.get_block_idx(), or call a kernel")
     hint = "" if isinstance(inner, InCoreScopeStmt) else h.name_hint
-    return [SpmdScopeStmt(inner, h.core_num, h.sync_start, hint, h.deps, task, span=span)]
+    pre: list[Stmt] = []
+    pred = h.predicate
+    if pred is not None and not isinstance(pred, Var):  # evaluated once, before the dispatch (a tensor
+        var = Var("predicate", pred.type, span=pred.span)  # read in it becomes an orchestration statement)
+        pre, pred = [AssignStmt(var, pred, span=pred.span)], var
+    return [*pre, SpmdScopeStmt(inner, h.core_num, h.sync_start, hint, h.deps, task, pred, span=span)]
 
 
 def _reads_block_id(stmts: list[Stmt]) -> bool:

@@ -44,12 +44,12 @@ def parse_submit(ev: ExprParser, spmd: bool, node: ast.Call, span: Span) -> Call
 
 
 def _launch(ev: ExprParser, name: str, spmd: bool, call: Call, launch: dict[str, Any], span: Span) -> Call:
-    if launch.pop("predicate", None) is not None:
-        raise UnsupportedFeatureError(f"{name}(predicate=...) is not supported: dispatch predicates need a "
-                                      "runtime newer than the one pypto targets with ptoas 0.1.1", span)
     if launch.pop("dumps", None):
         raise UnsupportedFeatureError(f"{name}(dumps=...) is not supported by the pypto sim runtime", span)
     attrs = dict(call.attrs)
+    predicate = launch.pop("predicate", None)
+    if predicate is not None:  # dispatched only when it holds (a dependency-only task stands in otherwise)
+        attrs["predicate"] = predicate_expr(ev, name, predicate, span)
     deps = launch.pop("deps", None) or []
     if deps:
         attrs["manual_dep_edges"] = tuple(ev.to_expr(d, span) for d in deps)
@@ -68,6 +68,15 @@ def _launch(ev: ExprParser, name: str, spmd: bool, call: Call, launch: dict[str,
     rets = call.result_type.types if isinstance(call.result_type, TupleType) else (call.result_type,)
     rets = tuple(t for t in rets if not isinstance(t, UnknownType))
     return dataclasses.replace(call, attrs=attrs, result_type=TupleType((*rets, ScalarType(DataType.TASK_ID))))
+
+
+def predicate_expr(ev: ExprParser, name: str, value: Any, span: Span) -> Expr:
+    """The ``predicate=`` of a submit or ``pl.spmd`` scope: a boolean (or integer) scalar expression."""
+    e = ev.to_expr(value, span)
+    if not isinstance(e.type, ScalarType) or e.type.dtype.is_float:
+        raise ParserTypeError(f"{name}(predicate=...) takes a boolean scalar such as (gate[0, 0] > 0), got "
+                              f"{e.type}", span)
+    return e
 
 
 def parse_task_dummy(ev: ExprParser, node: ast.Call, span: Span) -> Call:

@@ -6,6 +6,9 @@ by the first iteration's branch. On tiles, the two branches produce different bu
 tile and the accumulator itself) that ptoas 0.1.1 cannot merge, so the first iteration runs once
 before the loop with the ``then`` branch, and the loop runs from ``start + step`` with the ``else``
 branch, carrying the peeled iteration's results: the shape ``acc = matmul(); for: acc = matmul_acc``.
+
+Upstream's ``acc = pl.tile.matmul_acc(acc, a, b, init_cond=(k == 0))`` is the same choice in one call (a
+plain matmul when the condition holds): the peeled iteration gets ``matmul(a, b)``, the rest ``matmul_acc``.
 """
 
 from __future__ import annotations
@@ -13,8 +16,9 @@ from __future__ import annotations
 import dataclasses
 
 from pypto.ir.enums import ForKind
-from pypto.ir.expr import BinaryExpr, BinOp, ConstInt, Expr, Var, as_int
+from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, Var, as_int
 from pypto.ir.function import Function
+from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, YieldStmt, flatten, initial_values, seq
 from pypto.ir.visitor import substitute
 from pypto.passes._rewrite import clone, expand_stmts
@@ -33,12 +37,20 @@ def _affine(e: Expr, loop: ForStmt, body: list[Stmt]) -> int | None:
     return None
 
 
+def _init_cond(s: Stmt) -> Expr | None:
+    """The ``init_cond`` of ``acc = matmul_acc(acc, a, b, init_cond=c)``, else None."""
+    v = s.value if isinstance(s, AssignStmt) else None
+    return v.args[3] if isinstance(v, Call) and v.op == "tile.matmul_acc" and len(v.args) > 3 else None
+
+
 def _first_iteration_test(s: Stmt, loop: ForStmt, body: list[Stmt]) -> bool:
-    """``if x == c`` with an else and results, where ``x`` is the loop variable times ``k`` and ``c`` its
-    value on the first iteration (only there): a choice on iteration one."""
-    if not isinstance(s, IfStmt) or s.else_body is None or not s.return_vars:
-        return False
-    c = s.cond
+    """``if x == c`` with an else and results, or a ``matmul_acc`` whose ``init_cond`` is ``x == c``, where
+    ``x`` is the loop variable times ``k`` and ``c`` its value on the first iteration (only there): a
+    choice on iteration one."""
+    if isinstance(s, IfStmt) and s.else_body is not None and s.return_vars:
+        c = s.cond
+    else:
+        c = _init_cond(s)
     if not isinstance(c, BinaryExpr) or c.op is not BinOp.Eq:
         return False
     start = as_int(loop.start)
@@ -68,6 +80,9 @@ def _take_branch(body: list[Stmt], choices: set[int], then: bool, renames: dict[
         if i not in choices:
             out.append(substitute(s, renames) if renames else s)
             continue
+        if isinstance(s, AssignStmt):
+            out.append(_chosen_matmul(substitute(s, renames) if renames else s, then))
+            continue
         assert isinstance(s, IfStmt)
         branch = flatten(s.then_body if then else s.else_body)
         yielded = branch.pop() if branch and isinstance(branch[-1], YieldStmt) else None
@@ -76,6 +91,16 @@ def _take_branch(body: list[Stmt], choices: set[int], then: bool, renames: dict[
         for rv, v in zip(s.return_vars, values, strict=False):
             renames[rv] = substitute(v, renames) if renames else v
     return out
+
+
+def _chosen_matmul(s: AssignStmt, first: bool) -> AssignStmt:
+    """``matmul_acc(acc, a, b, init_cond=c)`` on the iteration where ``c`` holds (a plain matmul) or not."""
+    c = s.value
+    assert isinstance(c, Call)
+    if not first:
+        return dataclasses.replace(s, value=dataclasses.replace(c, args=c.args[:3]))
+    kwargs = {**c.kwargs, "out_dtype": c.result_type.dtype}  # type: ignore[attr-defined]
+    return dataclasses.replace(s, value=make_call("tile.matmul", list(c.args[1:3]), kwargs, span=c.span))
 
 
 def peel(loop: ForStmt) -> tuple[list[Stmt], dict[Var, Expr]]:

@@ -105,7 +105,7 @@ def _live_before(s: Stmt, live: set[str]) -> set[str]:
     if isinstance(s, (SeqStmts, ScopeStmt)):
         for x in reversed(s.stmts if isinstance(s, SeqStmts) else flatten(s.body)):
             live = _live_before(x, live)
-        for d in getattr(s, "deps", ()):
+        for d in (*getattr(s, "deps", ()), getattr(s, "predicate", None)):
             live = live | reads(d)
         return live
     return live | reads(s)
@@ -201,8 +201,9 @@ class _ShadowCheck:
             self.merge(then, self.scope)
             self.bind(s.return_vars)
         elif isinstance(s, ScopeStmt):
-            for d in getattr(s, "deps", ()):
-                self.uses(d)
+            for d in (*getattr(s, "deps", ()), getattr(s, "predicate", None)):
+                if d is not None:
+                    self.uses(d)
             self.walk(s.body)
         else:
             self.uses(s)

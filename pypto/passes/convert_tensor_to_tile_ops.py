@@ -193,6 +193,9 @@ class _Converter:
                 out.append(self.bind(s, call))
             return out
         kwargs = self._transposed_operands(value, args, out) if space is MemorySpace.Mat else value.kwargs
+        if kwargs.get("init_cond") is not None:  # an operand of tile.matmul_acc
+            args.append(kwargs["init_cond"])
+        kwargs = {k: v for k, v in kwargs.items() if k != "init_cond"}
         call = make_call(f"tile.{_op(value).short}", args, kwargs, span=value.span)
         if isinstance(s, AssignStmt):
             out.append(self.bind(s, call))
@@ -383,6 +386,10 @@ def _gm_views(func: Function) -> set[Var]:
     return views
 
 
+def _has_init_cond(func: Function) -> bool:
+    return any(c.op == "tile.matmul_acc" and len(c.args) > 3 for c in calls_in(func.body))
+
+
 def _has_tensor_ops(func: Function) -> bool:
     return any(isinstance(c.op, str) and c.op.startswith("tensor.") for c in calls_in(func.body))
 
@@ -399,8 +406,10 @@ class ConvertTensorToTileOps(Pass):
     produces = frozenset({IRProperty.IncoreTileOps})
 
     def run_function(self, func: Function, program: Program) -> Function:
-        if not func.is_incore or not _has_tensor_ops(func):
+        if not func.is_incore:
             return func
+        if not _has_tensor_ops(func):  # tile-level: only loops of matmul_acc(..., init_cond=...) are peeled
+            return peel_first_iterations(func) if _has_init_cond(func) else func
         peeled = _drop_full_validshapes(peel_first_iterations(func))
         conv = _Converter(cube_operands=_cube_only_operands(peeled), gm_views=_gm_views(peeled))
         body = conv.block(peeled.body)

@@ -165,6 +165,8 @@ class _Converter:
         if isinstance(s, ScopeStmt):
             deps = tuple(self.expr(d, env) for d in getattr(s, "deps", ()))
             core = self.expr(s.core_num, env) if hasattr(s, "core_num") else None  # pl.spmd(n)
+            pred = getattr(s, "predicate", None)
+            pred = self.expr(pred, env) if pred is not None else None  # pl.spmd(..., predicate=p)
             # pl.at(..., dumps=[t]) / pl.dump_tag name values from before the scope: read them first
             dumps = tuple(self.expr(d, env) for d in s.dumps) if hasattr(s, "dumps") else None
             body = seq(self.block(s.body, env, later))
@@ -173,6 +175,8 @@ class _Converter:
                 changes["dumps"] = dumps
             if core is not None:
                 changes["core_num"] = core
+            if pred is not None:
+                changes["predicate"] = pred
             return [rebuild(s, **changes)]
         return [self.expr(s, env)]
 

@@ -156,6 +156,8 @@ class _Outliner:
         launch: dict[str, object] = {"block_num": n if n is not None else s.core_num}
         if s.sync_start:
             launch["sync_start"] = True
+        if s.predicate is not None:  # the orchestration dispatches the task only when it holds
+            launch["predicate"] = s.predicate
         stmts = flatten(s.body)
         for i, x in enumerate(stmts):
             if isinstance(x, InCoreScopeStmt):

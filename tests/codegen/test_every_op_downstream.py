@@ -158,8 +158,7 @@ KNOWN: dict[tuple[str, str], str] = {
 }
 _ARG_INT = "integer argmax/argmin is refused (the exact rewrite needs a floating-point operand; cast first)"
 _NO_LOWERING = {"read": "no scalar read of a tile in ptoas 0.1.1 (tile.read has no lowering)",
-                "write": "no scalar write into a tile in ptoas 0.1.1 (tile.write has no lowering)",
-                "slice": "tile.slice inside kernels is not lowered yet (slice at tensor level: a load window)"}
+                "write": "no scalar write into a tile in ptoas 0.1.1 (tile.write has no lowering)"}
 
 
 def _known(op: str, dt: str, to: str | None) -> str | None:
@@ -173,8 +172,6 @@ def _known(op: str, dt: str, to: str | None) -> str | None:
         return _NO_SIN
     if op in ("ands", "ors", "shls", "shrs"):
         return _NO_SCALAR_BITS
-    if op in ("transpose",):
-        return "no ttrans in ptoas 0.1.1 (refused: load the operand through a transposed (DN) tensor view)"
     return KNOWN.get((op, f"{dt}->{to}" if to else dt))
 
 

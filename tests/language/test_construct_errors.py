@@ -54,9 +54,9 @@ def test_spmd_with_body_that_does_neither_is_rejected():
     assert (err.span.line, err.span.col) == (7, 9)
 
 
-def test_spmd_predicate_names_the_missing_runtime_feature():
-    err = _err(_orch("        with pl.spmd(2, predicate=True):\n            i = pl.tile.get_block_idx()"))
-    assert "predicate" in err.message and "ptoas 0.1.1" in err.message
+def test_spmd_predicate_must_be_a_scalar():
+    err = _err(_orch("        with pl.spmd(2, predicate=a):\n            i = pl.tile.get_block_idx()"))
+    assert "pl.spmd(predicate=...) takes a boolean scalar" in err.message
 
 
 def test_spmd_construct_outside_a_loop_or_with():

@@ -50,6 +50,21 @@ _BOOL_RESULT: frozenset[str] = frozenset()
 PRECISION_OPS = frozenset({"div", "log", "recip", "rsqrt"})
 _PRECISION = {"high_precision": False}
 
+# Tile ops whose upstream signature takes an optional PTOAS scratch tile (``tmp=``). The rewrites pypto
+# emits for ptoas 0.1.1 allocate their own scratch, so the operand is type-checked and otherwise unused.
+SCRATCH_OPS = frozenset({"rsqrt", "row_expand_add"})
+
+
+def _args(ns: str, op: str, args: tuple[str, ...]) -> tuple[str, ...]:
+    return (*args, "tmp?") if ns == "tile" and op in SCRATCH_OPS else args
+
+
+def _check_scratch(name: str, args: list[Expr], count: int, span: Span) -> None:
+    """The optional trailing ``tmp`` operand, when given, is a tile."""
+    if len(args) > count and not isinstance(args[count].type, TileType):
+        raise UserError(f"{name}: the scratch operand 'tmp' must be a tile, got {args[count].type}", span,
+                        hint="create it with pl.tile.create(shape, dtype=..., target_memory=pl.Mem.Vec)")
+
 
 def kind_name(kind: type) -> str:
     return KIND_NAME.get(kind, "operand").lower()
@@ -89,6 +104,7 @@ def _scalar(name: str, kind: type):
 def _unary(name: str, kind: type):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         a = shaped(args[0], name, "x", span, kind)
+        _check_scratch(name, args, 1, span)
         if name.endswith(("exp", "log", "sqrt", "rsqrt", "recip", "sin", "cos")) and not a.dtype.is_float:
             raise UserError(f"{name}: needs a floating-point operand, got {a.dtype.value}", span,
                             hint="pl.cast(x, pl.FP32) first")
@@ -129,6 +145,7 @@ def _expand(name: str, kind: type, axis: int):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         a = shaped(args[0], name, "lhs", span, kind)
         b = shaped(args[1], name, "rhs", span, kind)
+        _check_scratch(name, args, 2, span)
         if a.rank > 2 or b.rank > 2:  # N-D operands broadcast as their row-major 2-D flattening
             rows, cols = tile_shape(a.shape) if len(tile_shape(a.shape)) == 2 else require_2d(name, a, span)
             want = (rows, 1) if axis == 1 else (1, cols)
@@ -193,7 +210,9 @@ def _matmul(name: str, kind: type):
 def _matmul_acc(name: str, kind: type):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         acc = shaped(args[0], name, "acc", span, kind)
-        prod = _matmul(name, kind)(args[1:], kw, span)
+        if len(args) > 3 and not isinstance(args[3].type, ScalarType):
+            raise UserError(f"{name}: init_cond must be a boolean scalar such as (k == 0), got {args[3].type}", span)
+        prod = _matmul(name, kind)(args[1:3], kw, span)
         assert isinstance(prod, ShapedType)
         same_shape(name, acc, prod, span)
         return like(acc)
@@ -324,7 +343,7 @@ def register_common(ns: str) -> None:
     for op in SCALAR:
         register(OpDef(f"{ns}.{op}", ("lhs", "rhs"), _scalar(f"{ns}.{op}", kind), category="scalar"))
     for op in UNARY:
-        register(OpDef(f"{ns}.{op}", ("x",), _unary(f"{ns}.{op}", kind), category="unary",
+        register(OpDef(f"{ns}.{op}", _args(ns, op, ("x",)), _unary(f"{ns}.{op}", kind), category="unary",
                        in_place=not (tile and op == "recip"), kwargs=dict(_PRECISION) if op in PRECISION_OPS else {}))
     for op in ROW_REDUCE:
         register(OpDef(f"{ns}.{op}", ("x", "tmp_tile?"), _reduce(f"{ns}.{op}", kind, 1), category="reduce",
@@ -336,7 +355,8 @@ def register_common(ns: str) -> None:
         register(OpDef(f"{ns}.{op}", ("x", "tmp_tile?"), _arg_reduce(f"{ns}.{op}", kind, 0 if op[0] == "c" else 1),
                        category="reduce", in_place=False))
     for op in ROW_EXPAND:
-        register(OpDef(f"{ns}.{op}", ("lhs", "rhs"), _expand(f"{ns}.{op}", kind, 1), category="expand"))
+        register(OpDef(f"{ns}.{op}", _args(ns, op, ("lhs", "rhs")), _expand(f"{ns}.{op}", kind, 1),
+                       category="expand"))
     for op in COL_EXPAND:
         register(OpDef(f"{ns}.{op}", ("lhs", "rhs"), _expand(f"{ns}.{op}", kind, 0), category="expand"))
     register(OpDef(f"{ns}.cast", ("x",), _cast(f"{ns}.cast", kind),
@@ -344,9 +364,12 @@ def register_common(ns: str) -> None:
     register(OpDef(f"{ns}.matmul", ("lhs", "rhs"), _matmul(f"{ns}.matmul", kind),
                    {"out_dtype": None, "a_trans": False, "b_trans": False, "c_matrix_nz": False},
                    category="matmul", core="cube", result_space=acc, in_place=not tile))
-    register(OpDef(f"{ns}.matmul_acc", ("acc", "lhs", "rhs"), _matmul_acc(f"{ns}.matmul_acc", kind),
-                   {"a_trans": False, "b_trans": False, "init_cond": None}, category="matmul", core="cube",
-                   result_space=acc, reuses="acc" if tile else None, in_place=not tile))
+    # the tile form takes init_cond as an operand (upstream's fourth positional), so passes that rename
+    # variables (SSA, peeling) reach it; kwargs hold no IR the passes walk
+    register(OpDef(f"{ns}.matmul_acc", ("acc", "lhs", "rhs", "init_cond?") if tile else ("acc", "lhs", "rhs"),
+                   _matmul_acc(f"{ns}.matmul_acc", kind),
+                   {"a_trans": False, "b_trans": False} if tile else {"a_trans": False, "b_trans": False, "init_cond": None},
+                   category="matmul", core="cube", result_space=acc, reuses="acc" if tile else None, in_place=not tile))
     register(OpDef(f"{ns}.slice", ("x", "shape", "offset", "valid_shape?"), _slice(f"{ns}.slice", kind),
                    {"pad_value": None}, category="view", view_of=None if tile else "x"))
     register(OpDef(f"{ns}.assemble", ("target", "source", "offset"), _assemble(f"{ns}.assemble", kind),
