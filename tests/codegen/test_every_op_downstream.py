@@ -57,6 +57,12 @@ def _recipes() -> dict[str, tuple[str, tuple[int, int], str | None]]:
         "cast": ("pl.tile.cast(a, target_type=pl.{to})", (R, C), "{to}"),
         "read": ("pl.tile.expands(a, pl.tile.read(a, [0, 0]))", (R, C), None),
         "write": ("pl.tile.write(a, [0, 0], {k})", (R, C), None),
+        "sort32": ("pl.tile.sort32(cr, pl.tile.ci(0, [1, 64], dtype=pl.INT32))", (1, 2 * C), None),
+        "mrgsort": ("pl.tile.mrgsort(pl.tile.sort32(pl.tile.reshape(a, [1, 1024]), pl.tile.ci(0, [1, 1024], "
+                    "dtype=pl.INT32)), block_len=64)", (1, 2 * R * C), None),
+        "gather": ("pl.tile.gather(cr, mask_pattern=pl.tile.MaskPattern.P0101)", (1, C // 2), None),
+        "set_validshape": ("pl.tile.fillpad(pl.tile.set_validshape(a, 16, 40), pad_value=pl.PadValue.zero)",
+                           (R, C), None),
     })
     for op in ("row_sum", "row_max", "row_min", "row_prod"):
         rec[op] = (f"pl.tile.{op}(a)", _ROW, None)
