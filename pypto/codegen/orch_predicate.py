@@ -8,12 +8,20 @@ The kernel's output tensors keep what they held before (a skipped task writes no
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
+from pypto.codegen.emitter import Emitter
 from pypto.ir.expr import Call
 
-if TYPE_CHECKING:
-    from pypto.codegen.orchestration_cpp import OrchCodegen
+
+class OrchCodegen(Protocol):
+    """What the predicate needs of the orchestration emitter."""
+
+    em: Emitter
+
+    def expr(self, e: Any) -> str: ...
+
+    def deps(self, c: Call, k: int) -> None: ...
 
 
 def open_predicate(cg: OrchCodegen, c: Call, k: int) -> bool:

@@ -78,6 +78,15 @@ def _matmul(em: _Emitter, c: Call) -> str:
             f"{bool(em.kw(c, 'b_trans'))})")
 
 
+def _batch_matmul(em: _Emitter, c: Call) -> str:
+    """Matrices stacked by rows: split into the batch, multiply (a batch of 1 broadcasts), stack again."""
+    a, b = em.arg(c, 0), em.arg(c, 1)
+    na, nb = em.kw(c, "lhs_batch", 1), em.kw(c, "rhs_batch", 1)
+    prod = (f"_matmul({a}.reshape({na}, -1, {a}.shape[-1]), {b}.reshape({nb}, -1, {b}.shape[-1]), "
+            f"{_out_dtype(c)}, {bool(em.kw(c, 'a_trans'))}, {bool(em.kw(c, 'b_trans'))})")
+    return f"{prod}.flatten(0, 1)"
+
+
 def _matmul_acc(em: _Emitter, c: Call) -> str:
     acc = em.arg(c, 0)
     prod = (f"_matmul({em.arg(c, 1)}, {em.arg(c, 2)}, {acc}.dtype, {bool(em.kw(c, 'a_trans'))}, "
@@ -141,6 +150,7 @@ def _register() -> None:
         "tile.move": lambda em, c: f"{em.arg(c, 0)}.clone()",
         "tile.matmul_bias": lambda em, c: (f"(_matmul({em.arg(c, 0)}, {em.arg(c, 1)}, torch.float32) + "
                                            f"{em.arg(c, 2)}.float())"),
+        "tile.batch_matmul": _batch_matmul,
     })
     _register_extra()
 

@@ -123,6 +123,11 @@ class ScopeStmt(Stmt):
     body: Stmt
 
 
+# The call attribute that carries pl.dump_tag marks to the pl.at scopes of an inline function the call
+# splices in (InlineFunctions adds them to those scopes' dumps).
+DUMP_TAGS_ATTR = "dump_tags"
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class InCoreScopeStmt(ScopeStmt):
     """``with pl.at(level=pl.Level.CORE_GROUP, name_hint=..., deps=[...], dumps=[...]) [as tid]:``."""

@@ -125,6 +125,10 @@ class AnnotationResolver:
     def dims(self, node: ast.expr) -> tuple[Any, ...]:
         """A shape list: ints, dynamic dims, or index expressions."""
         if not isinstance(node, (ast.List, ast.Tuple)):
+            value = self.ev.eval(node)  # a shape held in a Python variable: pl.Tensor[shape, pl.FP32]
+            if isinstance(value, (list, tuple)) and all(isinstance(d, int) and not isinstance(d, bool)
+                                                        for d in value):
+                return tuple(value)
             raise ParserTypeError("a shape must be a list such as [64, 64]", self.ev.span(node))
         return tuple(self.dim(e) for e in node.elts)
 

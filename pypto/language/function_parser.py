@@ -36,6 +36,7 @@ from pypto.ir.types import (
 from pypto.language import dsl
 from pypto.language.annotations import AnnotationResolver
 from pypto.language.bindings import Scope
+from pypto.language.dump_tags import forward_to_inline_calls
 from pypto.language.expr_parser import ExprParser, ProgramCtx
 from pypto.language.source import Source
 from pypto.language.subscript import assemble, write_offsets
@@ -153,10 +154,14 @@ class FunctionParser:
         self.func_type_incore = opts.func_type in INCORE_TYPES
         stmts = self.body(nodes, fdef.lineno, doc, top=True)
         if self.dump_tags and not self.dump_tags_used:
-            raise ParserSyntaxError(
-                f"pl.dump_tag({self.dump_tags[0].name}) is not followed by any pl.at(level=pl.Level.CORE_GROUP) "
-                "scope that could dump it", self.span(fdef),
-                hint="tag tensors before the pl.at scopes that pass them to kernels (or use pl.at(..., dumps=[t]))")
+            forwarded = forward_to_inline_calls(stmts, self.dump_tags, getattr(self.ev.program, "externals", {}))
+            if forwarded is None:
+                raise ParserSyntaxError(
+                    f"pl.dump_tag({self.dump_tags[0].name}) is not followed by any pl.at(level=pl.Level.CORE_GROUP) "
+                    "scope or inline-function call that could dump it", self.span(fdef),
+                    hint="tag tensors before the pl.at scopes that pass them to kernels (or use pl.at(..., "
+                         "dumps=[t]))")
+            stmts = forwarded
         body = stmts[0] if len(stmts) == 1 else SeqStmts(tuple(stmts), span=self.span(fdef))
         try:
             return Function(fdef.name, tuple(params), tuple(dirs), rets, body, opts.func_type, opts.level,

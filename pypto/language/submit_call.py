@@ -12,7 +12,7 @@ import ast
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from pypto.errors import ParserTypeError, UnsupportedFeatureError
+from pypto.errors import ParserTypeError
 from pypto.ir.dtypes import DataType
 from pypto.ir.expr import Call, Expr, GlobalVar, MakeTuple, as_int
 from pypto.ir.types import ScalarType, TupleType, UnknownType
@@ -44,9 +44,10 @@ def parse_submit(ev: ExprParser, spmd: bool, node: ast.Call, span: Span) -> Call
 
 
 def _launch(ev: ExprParser, name: str, spmd: bool, call: Call, launch: dict[str, Any], span: Span) -> Call:
-    if launch.pop("dumps", None):
-        raise UnsupportedFeatureError(f"{name}(dumps=...) is not supported by the pypto sim runtime", span)
     attrs = dict(call.attrs)
+    dumps = launch.pop("dumps", None) or []
+    if dumps:  # selective argument dump: the orchestration marks these arguments (params.dump(...))
+        attrs["dump_args"] = _dump_positions(ev, name, call, dumps, span)
     predicate = launch.pop("predicate", None)
     if predicate is not None:  # dispatched only when it holds (a dependency-only task stands in otherwise)
         attrs["predicate"] = predicate_expr(ev, name, predicate, span)
@@ -68,6 +69,20 @@ def _launch(ev: ExprParser, name: str, spmd: bool, call: Call, launch: dict[str,
     rets = call.result_type.types if isinstance(call.result_type, TupleType) else (call.result_type,)
     rets = tuple(t for t in rets if not isinstance(t, UnknownType))
     return dataclasses.replace(call, attrs=attrs, result_type=TupleType((*rets, ScalarType(DataType.TASK_ID))))
+
+
+def _dump_positions(ev: ExprParser, name: str, call: Call, dumps: Any, span: Span) -> list[int]:
+    if not isinstance(dumps, list | tuple):
+        raise ParserTypeError(f"{name}(dumps=...) takes a list of the call's tensor arguments", span)
+    positions = []
+    for d in dumps:
+        e = ev.to_expr(d, span)
+        hits = [i for i, a in enumerate(call.args) if a is e]
+        if not hits:
+            raise ParserTypeError(f"{name}(dumps=...) names '{getattr(e, 'name', e)}', which is not an argument "
+                                  "of the call", span, hint="list tensors passed to the kernel")
+        positions += [i for i in hits if i not in positions]
+    return positions
 
 
 def predicate_expr(ev: ExprParser, name: str, value: Any, span: Span) -> Expr:

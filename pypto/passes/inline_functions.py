@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from pypto.errors import UnsupportedFeatureError
@@ -10,10 +11,31 @@ from pypto.ir.enums import FunctionType
 from pypto.ir.expr import Call, Expr, GlobalVar, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, Stmt, flatten, stmt_value
+from pypto.ir.stmt import (
+    DUMP_TAGS_ATTR,
+    AssignStmt,
+    EvalStmt,
+    InCoreScopeStmt,
+    ReturnStmt,
+    Stmt,
+    flatten,
+    stmt_value,
+)
+from pypto.ir.visitor import IRMutator
 from pypto.passes._rewrite import clone
 from pypto.passes._util import calls_in, map_blocks
 from pypto.passes.base import Pass
+
+
+def tag_spliced_scopes(stmts: list[Stmt], tags: tuple[Expr, ...]) -> list[Stmt]:
+    """The ``pl.at`` scopes of an inlined body, also dumping the caller's ``pl.dump_tag`` marks."""
+    class _Scopes(IRMutator):
+        def visit_InCoreScopeStmt(self, s: InCoreScopeStmt) -> Stmt:  # noqa: N802
+            s = self.generic_visit(s)
+            extra = tuple(t for t in tags if not any(t is d for d in s.dumps))
+            return dataclasses.replace(s, dumps=s.dumps + extra) if extra else s
+
+    return [_Scopes().visit(s) for s in stmts] if tags else stmts
 
 
 def _expand(call: Call, target: Function, result: Var | None, span: object) -> list[Stmt]:
@@ -24,6 +46,7 @@ def _expand(call: Call, target: Function, result: Var | None, span: object) -> l
     body = stmts[:-1] if ret is not None else stmts
     mapping: dict[Var, Expr] = dict(zip(target.params, call.args, strict=True))
     out = clone([*body, *([ret] if ret is not None else [])], mapping)
+    out = tag_spliced_scopes(out, call.attrs.get(DUMP_TAGS_ATTR, ()))  # the caller's pl.dump_tag marks
     tail = out.pop() if ret is not None else None
     if result is not None:
         if not isinstance(tail, ReturnStmt) or len(tail.values) != 1:

@@ -14,6 +14,7 @@ from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, YieldStmt, flatten
 from pypto.ir.types import ScalarType
 from pypto.passes._rewrite import clone, expand_stmts
+from pypto.passes._strip_mine import strip_mine_kernel_loops
 from pypto.passes._util import iter_stmts
 from pypto.passes.base import Pass
 
@@ -48,12 +49,14 @@ def _unroll(loop: ForStmt) -> list[Stmt]:
 
 @dataclass(frozen=True)
 class UnrollLoops(Pass):
-    """Each Unroll loop becomes its body repeated with the loop variable bound to constants."""
+    """Each Unroll loop becomes its body repeated with the loop variable bound to constants; a kernel
+    loop whose index is taken modulo a constant is strip-mined first (:mod:`pypto.passes._strip_mine`)."""
 
     name = "UnrollLoops"
     produces = frozenset({IRProperty.UnrollResolved})
 
     def run_function(self, func: Function, program: Program) -> Function:
+        func = strip_mine_kernel_loops(func)  # i % c, i // c on a kernel loop index (see _strip_mine)
         if not any(isinstance(s, ForStmt) and s.kind is ForKind.Unroll for s in iter_stmts(func.body)):
             return func
 

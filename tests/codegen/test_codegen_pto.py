@@ -298,11 +298,11 @@ def test_unknown_op_names_op_and_toolchain():
 
     def build():
         b = B.Body()
-        t = b.assign("t", make_call("tile.load", [x, B.ints(0, 0), B.ints(32, 64)], B.MAT))
-        b.assign("s", make_call("tile.transpose_view", [t]))  # ResolveBackendOpLayouts' job: no codegen rule
+        t = b.assign("t", make_call("tile.load", [x, B.ints(0, 0), B.ints(32, 64)], B.VEC))
+        b.assign("s", make_call("tile.read", [t, B.ints(1, 2)]))  # no scalar load from a tile in 0.1.1
         return _kernel_text(b.ret(o), [x, o], [B.IN, B.OUT])
 
-    _reject(build, "tile.transpose_view", "ptoas 0.1.1")
+    _reject(build, "tile.read", "ptoas 0.1.1")
 
 
 def test_rank3_tensor_is_viewed_flat_unless_its_leading_dims_are_dynamic():

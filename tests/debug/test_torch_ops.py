@@ -147,3 +147,28 @@ class V:
         np.testing.assert_array_equal(out.numpy(), x[:, :20].max(1, keepdims=True))  # padding never wins
         ns["main"](torch.from_numpy(x), 0, out)
         assert float(out.min()) < -1e30  # row_min sees the min padding
+
+
+def test_batch_matmul_of_stacked_matrices() -> None:
+    text = """
+import pypto.language as pl
+
+@pl.program
+class B:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[32, 32], pl.FP32], b: pl.Tensor[[16, 32], pl.FP32],
+             c: pl.Out[pl.Tensor[[32, 16], pl.FP32]]) -> pl.Tensor[[32, 16], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            x = pl.load(a, [0, 0], [32, 32], target_memory=pl.Mem.Mat)
+            y = pl.load(b, [0, 0], [16, 32], target_memory=pl.Mem.Mat)
+            pl.store(pl.tile.batch_matmul(x, y, lhs_batch=2, rhs_batch=1, b_trans=True), [0, 0], c)
+        return c
+"""
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((32, 32)).astype(np.float32)  # two [16, 32] matrices stacked by rows
+    b = rng.standard_normal((16, 32)).astype(np.float32)  # one, broadcast to both
+    ns: dict = {}
+    exec(torch_codegen(pl.parse(text), check_shapes=True), ns)  # noqa: S102
+    c = torch.zeros(32, 16)
+    ns["main"](torch.from_numpy(a), torch.from_numpy(b), c)
+    np.testing.assert_allclose(c.numpy(), a.astype(np.float64) @ b.T, rtol=1e-4, atol=1e-4)

@@ -1,0 +1,115 @@
+"""Strip-mine a kernel loop whose index is taken modulo (or floor-divided by) a constant.
+
+ptoas 0.1.1 lowers only integer ``+``, ``*`` and comparisons on indices (``arith.remsi`` and
+``arith.floordivsi`` fail to legalize), so ``i % c`` and ``i // c`` on a loop index cannot reach a
+kernel. A loop ``for i in range(s, e, st)`` with constant bounds, ``s`` and ``e - s`` multiples of ``c``
+and ``c`` a multiple of ``st``, becomes two nested loops ``for q in range((e - s) // c): for r in
+range(c // st)`` with ``i = s + q * c + r * st``; then ``i % c`` is ``r * st`` and ``i // c`` is
+``s // c + q``. Each inner iteration is one iteration of the original loop, so ``continue`` keeps its
+meaning; a loop that ``break``s is left alone (the break would only leave the inner loop).
+A helper of UnrollLoops (it runs before SSA, on kernels and on the ``pl.at`` regions of orchestrations).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from pypto.ir.dtypes import DataType
+from pypto.ir.enums import ForKind
+from pypto.ir.expr import BinaryExpr, BinOp, ConstInt, Expr, Var, as_int
+from pypto.ir.function import Function
+from pypto.ir.stmt import BreakStmt, ForStmt, InCoreScopeStmt, Stmt, WhileStmt, flatten
+from pypto.ir.types import ScalarType
+from pypto.ir.visitor import IRMutator, IRVisitor, substitute
+
+_OPS = (BinOp.FloorMod, BinOp.FloorDiv)
+
+
+def _divisors(loop: ForStmt) -> set[int]:
+    """The constants ``c`` of ``loop_var % c`` / ``loop_var // c`` in the loop's body."""
+    found: set[int] = set()
+
+    class _Scan(IRVisitor):
+        def visit_BinaryExpr(self, e: BinaryExpr) -> None:  # noqa: N802
+            c = as_int(e.rhs)
+            if e.op in _OPS and e.lhs is loop.loop_var and c is not None and c > 0:
+                found.add(c)
+            self.generic_visit(e)
+
+    _Scan().visit(loop.body)
+    return found
+
+
+def _breaks(body: Stmt) -> bool:
+    """Does ``body`` break out of its own loop (a break not inside a nested loop)?"""
+    for s in flatten(body):
+        if isinstance(s, BreakStmt):
+            return True
+        if isinstance(s, ForStmt | WhileStmt):
+            continue
+        for child in (getattr(s, "body", None), getattr(s, "then_body", None), getattr(s, "else_body", None)):
+            if isinstance(child, Stmt) and _breaks(child):
+                return True
+    return False
+
+
+def _add(a: Expr, b: Expr, dt: DataType) -> Expr:
+    if as_int(a) == 0:
+        return b
+    return a if as_int(b) == 0 else BinaryExpr(BinOp.Add, a, b, dt)
+
+
+def _mul(a: Expr, k: int, dt: DataType) -> Expr:
+    return a if k == 1 else BinaryExpr(BinOp.Mul, a, ConstInt(k, dt), dt)
+
+
+class _Replace(IRMutator):
+    """``loop_var % c`` -> ``mod``, ``loop_var // c`` -> ``div``."""
+
+    def __init__(self, var: Var, c: int, mod: Expr, div: Expr) -> None:
+        self.var, self.c, self.mod, self.div = var, c, mod, div
+
+    def visit_BinaryExpr(self, e: BinaryExpr) -> Expr:  # noqa: N802
+        if e.op in _OPS and e.lhs is self.var and as_int(e.rhs) == self.c:
+            return self.mod if e.op is BinOp.FloorMod else self.div
+        return self.generic_visit(e)
+
+
+def strip_mine(loop: ForStmt) -> ForStmt | None:
+    """The nested loops replacing ``loop``, or None when it has no such use or cannot be split."""
+    divs = _divisors(loop)
+    start, stop, step = as_int(loop.start), as_int(loop.stop), as_int(loop.step)
+    if len(divs) != 1 or start is None or stop is None or step is None or step <= 0 or loop.iter_args \
+            or loop.kind is not ForKind.Sequential:
+        return None
+    (c,) = divs
+    if start < 0 or start % c or (stop - start) % c or c % step or stop <= start or _breaks(loop.body):
+        return None
+    t = loop.loop_var.var_type
+    dt = t.dtype if isinstance(t, ScalarType) else DataType.INDEX
+    name = loop.loop_var.name
+    q = Var(f"{name}_q", ScalarType(dt), span=loop.loop_var.span)
+    r = Var(f"{name}_r", ScalarType(dt), span=loop.loop_var.span)
+    index = _add(_add(ConstInt(start, dt), _mul(q, c, dt), dt), _mul(r, step, dt), dt)
+    body = _Replace(loop.loop_var, c, _mul(r, step, dt), _add(ConstInt(start // c, dt), q, dt)).visit(loop.body)
+    body = substitute(body, {loop.loop_var: index})
+    inner = ForStmt(r, ConstInt(0, dt), ConstInt(c // step, dt), ConstInt(1, dt), body, kind=loop.kind,
+                    span=loop.span)
+    return dataclasses.replace(loop, loop_var=q, start=ConstInt(0, dt), stop=ConstInt((stop - start) // c, dt),
+                               step=ConstInt(1, dt), body=inner)
+
+
+def strip_mine_kernel_loops(func: Function) -> Function:
+    """Every such loop of a kernel, or of a ``pl.at`` region of an orchestration, strip-mined."""
+    from pypto.passes._util import map_blocks
+
+    def block(stmts: list[Stmt]) -> list[Stmt]:
+        return [(strip_mine(s) or s) if isinstance(s, ForStmt) else s for s in stmts]
+
+    class _Regions(IRMutator):
+        def visit_InCoreScopeStmt(self, s: InCoreScopeStmt) -> Stmt:  # noqa: N802
+            body = map_blocks(s.body, block)
+            return s if body is s.body else dataclasses.replace(s, body=body)
+
+    body = map_blocks(func.body, block) if func.is_incore else _Regions().visit(func.body)
+    return func if body is func.body else func.with_(body=body)
