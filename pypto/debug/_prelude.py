@@ -278,5 +278,30 @@ def _comm_copy(dst, dst_rank, src, src_rank, atomic):
     dst.copy_(value if atomic == 0 else _COMM_ATOMIC[atomic](dst, value))
     return dst
 
-'''
 
+def _sort32(src, idx):
+    """Each 32-column block sorted descending (ties: lower index first) into (value, index bits) pairs."""
+    rows, cols = src.shape
+    vals = src.float().reshape(rows, cols // 32, 32)
+    order = torch.sort(vals, dim=-1, descending=True, stable=True).indices
+    out = torch.empty(rows, cols // 32, 64, dtype=torch.float32)
+    out[..., 0::2] = torch.gather(vals, -1, order)
+    bits = idx.to(torch.int32).reshape(rows, cols // 32, 32).view(torch.float32)
+    out[..., 1::2] = torch.gather(bits.expand(rows, -1, -1), -1, order)
+    return out.reshape(rows, 2 * cols)
+
+
+def _mrgsort(src, block_len):
+    """Every 4 runs of block_len slots of the row merged into one run, descending (earlier run first on ties)."""
+    rows, cols = src.shape
+    group = 4 * int(block_len)
+    pairs = src.reshape(rows, cols // group, group // 2, 2)
+    order = torch.sort(pairs[..., 0], dim=-1, descending=True, stable=True).indices
+    return torch.gather(pairs, 2, order.unsqueeze(-1).expand(-1, -1, -1, 2)).reshape(rows, cols)
+
+
+def _gather_mask(src, stride, phase, cols, dtype):
+    """Column c of the first ``cols`` columns is kept when c % stride == phase; the bits read as ``dtype``."""
+    out = src[:, int(phase):int(cols):int(stride)].contiguous()
+    return out if dtype is None or dtype == out.dtype else out.view(dtype)
+'''

@@ -177,6 +177,23 @@ def _array_create(em: _Emitter, c: Call) -> str:
     return f"[{fill}] * {int(c.kwargs['extent'])}"
 
 
+def _gather(em: _Emitter, c: Call) -> str:
+    from pypto.ir.ops.sort_ops import MASK_STEP
+
+    stride, phase = MASK_STEP[c.kwargs["mask_pattern"]]
+    cols = em.kw(c, "src_cols") or f"{em.arg(c, 0)}.shape[1]"
+    out = c.kwargs.get("output_dtype")
+    return f"_gather_mask({em.arg(c, 0)}, {stride}, {phase}, {cols}, {torch_dtype(out) if out else None})"
+
+
+_SORTING = {
+    "sort32": lambda em, c: f"_sort32({em.arg(c, 0)}, {em.arg(c, 1)})",
+    "mrgsort": lambda em, c: f"_mrgsort({em.arg(c, 0)}, {em.kw(c, 'block_len')})",
+    "gather": _gather,
+    "set_validshape": lambda em, c: f"_mark_valid({em.arg(c, 0)}.clone(), ({em.arg(c, 1)}, {em.arg(c, 2)}))",
+}
+
+
 def _register_extra() -> None:
     for ns in ("tensor", "tile"):
         for op, text in _SPMD.items():
@@ -196,6 +213,7 @@ def _register_extra() -> None:
         "array.update_element": lambda em, c: f"_array_set({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)})",
         "system.task_dummy": lambda em, c: "None",  # a dependency join: no data
         "tile.transpose_view": lambda em, c: f"{em.arg(c, 0)}.mT",
+        **{f"{ns}.{op}": rule for ns in ("tile", "tensor") for op, rule in _SORTING.items()},
         # distributed chip programs: one rank (the prelude's _COMM); several ranks run on the sims
         "comm.rank": lambda em, c: '_COMM["rank"]',
         "comm.nranks": lambda em, c: '_COMM["nranks"]',

@@ -248,3 +248,33 @@ def test_validate_ir_follows_spmd_through_every_pass(tmp_path, monkeypatch, caps
     assert any("block_num" in d.read_text() for d in dumps)  # the launches, not only the scopes, were run
     text = capsys.readouterr().out
     assert text.count("pass: True") == 2 * len(dumps) > 2 and "pass: False" not in text
+
+
+TOPK = """
+@pl.program
+class TopK:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[2, 256], pl.FP32], vals: pl.Out[pl.Tensor[[2, 8], pl.FP32]],
+             idx: pl.Out[pl.Tensor[[2, 8], pl.INT32]]) -> pl.Tensor[[2, 8], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            ramp = pl.arange(0, [1, 256], dtype=pl.UINT32)
+            for r in pl.range(2):
+                s = pl.sort32(x[r:r + 1, :], ramp)
+                s = pl.mrgsort(s, block_len=64)
+                head = s[:, 0:16]
+                vals[r:r + 1, :] = pl.gather(head, mask_pattern=pl.tile.MaskPattern.P0101)
+                idx[r:r + 1, :] = pl.gather(head, mask_pattern=pl.tile.MaskPattern.P1010, output_dtype=pl.INT32)
+        return vals
+"""
+
+
+def test_sort32_mrgsort_and_gather_give_the_top_of_each_row() -> None:
+    x = _rand(2, 256, seed=4)
+    x[1, 3] = x[1, 40] = 9.0  # a tie across 32-blocks: the lower index first
+    order = np.argsort(-x, axis=1, kind="stable")
+    for stage, (_, vals, idx) in _run_both(TOPK, torch.from_numpy(x), torch.zeros(2, 8), torch.zeros(2, 8, dtype=torch.int32)):
+        # blocks of 32 are sorted, then runs of 4 blocks (128 values) merged: the top 8 of each 128
+        for r in range(2):
+            want = [i for i in order[r] if i < 128][:8]
+            np.testing.assert_array_equal(idx[r].numpy(), want, err_msg=stage)
+            np.testing.assert_array_equal(vals[r].numpy(), x[r, want], err_msg=stage)
