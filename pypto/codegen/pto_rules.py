@@ -171,7 +171,9 @@ def _reduce(pto: str, needs_tmp: bool) -> Rule:
             if tmp.ssa not in cg.written:
                 cg.zero_fill(tmp)
             ins.append(tmp)
-        cg.emit_op(pto, _list(*ins), cg.def_tile(dst))
+        # col_sum given a scratch tile reduces pairwise (binary tree), as upstream's 4-argument TCOLSUM does
+        binary = pto == "tcolsum" and len(c.args) > 1
+        cg.emit_op(pto, _list(*ins), cg.def_tile(dst), " isBinary = true" if binary else "")
     return rule
 
 

@@ -173,6 +173,25 @@ def test_reductions(case, tmp_path):
 
 
 @pytest.mark.ptoas
+@pytest.mark.parametrize("given_tmp", [True, False])
+def test_col_sum_with_a_scratch_tile_asks_for_the_binary_tree(given_tmp, tmp_path):
+    """As upstream: ``col_sum(t, tmp)`` is TCOLSUM's binary-tree form (``isBinary = true``), ``col_sum(t)``
+    the sequential one (0.1.1 wants a scratch tile either way, so pypto supplies one)."""
+    x, o = B.tensor("x", (32, 64)), B.tensor("out", (1, 64), ddr=1)
+    b = B.Body()
+    t = b.assign("t", make_call("tile.load", [x, B.ints(0, 0), B.ints(32, 64)], B.VEC))
+    args = [t]
+    if given_tmp:
+        args.append(b.assign("scratch", make_call("tile.load", [x, B.ints(0, 0), B.ints(32, 64)], B.VEC)))
+    r = b.assign("r", make_call("tile.col_sum", args))
+    b.eval(make_call("tile.store", [r, B.ints(0, 0), o]))
+    text = _kernel_text(b.ret(o), [x, o], [B.IN, B.OUT])
+    line = next(ln for ln in text.splitlines() if "pto.tcolsum" in ln)
+    assert ("isBinary = true" in line) == given_tmp
+    verify_text(tmp_path, f"col_sum_binary_{given_tmp}", text)
+
+
+@pytest.mark.ptoas
 @pytest.mark.parametrize("op", ["tile.row_expand_add", "tile.row_expand_max", "tile.row_expand_expdif",
                                 "tile.col_expand_sub", "tile.col_expand_mul"])
 def test_expand_lowerings(op, tmp_path):

@@ -253,6 +253,18 @@ def test_tcvt_clamps_out_of_range_ints(kit):
 MISC_KERNEL = (
     PRELUDE
     + """
+__global__ AICORE void colsum_tree_f16(__gm__ half* a, __gm__ half* seq, __gm__ half* tree) {
+  Tile<TileType::Vec, half, 13, 64> x, tmp;
+  Tile<TileType::Vec, half, 1, 64> s, t;
+  TASSIGN(x, 0); TASSIGN(tmp, 4096); TASSIGN(s, 8192); TASSIGN(t, 8192 + 128);
+  TLOAD(x, GlobalTensor<half, pto::Shape<13, 64>, pto::Stride<64, 1>>(a));
+  TCOLSUM(s, x, tmp, false);
+  TCOLSUM(t, x, tmp, true);
+  auto gs = GlobalTensor<half, pto::Shape<1, 64>, pto::Stride<64, 1>>(seq);
+  auto gt = GlobalTensor<half, pto::Shape<1, 64>, pto::Stride<64, 1>>(tree);
+  TSTORE(gs, s);
+  TSTORE(gt, t);
+}
 __global__ AICORE void rowsum_f16(__gm__ half* a, __gm__ half* rs, __gm__ float* rs32, __gm__ half* cs) {
   Tile<TileType::Vec, half, 16, 128> x;
   Tile<TileType::Vec, half, 16, 1, BLayout::ColMajor> r;
@@ -327,6 +339,28 @@ def test_row_and_col_sums_f16(kit, rng):
     for r in range(16):  # TCOLSUM accumulates in the destination dtype, top to bottom
         col = (col + a[r]).astype(np.float16)
     np.testing.assert_array_equal(cs[0], col)
+
+
+def test_col_sum_binary_tree_f16(kit, rng):
+    """TCOLSUM(dst, src, tmp, isBinary): true sums row pairs level by level (an odd row folds into row 0),
+    false top to bottom; both round to f16 at every step, so the two differ in the last bits."""
+    a = rng.standard_normal((13, 64)).astype(np.float16)
+    seq, tree = np.zeros((1, 64), np.float16), np.zeros((1, 64), np.float16)
+    kit.kernel(MISC_KERNEL, "colsum_tree_f16")(a, seq, tree)
+    want_seq = a[0].copy()
+    for r in range(1, 13):
+        want_seq = (want_seq + a[r]).astype(np.float16)
+    buf, cnt = a.copy(), 13
+    while cnt > 1:
+        half = cnt // 2
+        paired = (buf[0 : 2 * half : 2] + buf[1 : 2 * half : 2]).astype(np.float16)
+        buf[:half] = paired
+        if cnt % 2:
+            buf[0] = (buf[0] + buf[cnt - 1]).astype(np.float16)
+        cnt = half
+    np.testing.assert_array_equal(seq[0], want_seq)
+    np.testing.assert_array_equal(tree[0], buf[0])
+    assert not np.array_equal(want_seq, buf[0])  # the data tells the two orders apart
 
 
 def test_col_max_min_and_transpose(kit, rng):

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <type_traits>
+#include <vector>
 
 #include "pto/sim/ops_elem.hpp"
 #include "pto/sim/tile.hpp"
@@ -80,6 +81,33 @@ inline void col_reduce(const char* op, TD& dst, const TS& src) {
     }
 }
 
+// The binary-tree form (TCOLSUM's isBinary): rows are combined pairwise, row 2i with row 2i + 1, level by
+// level in the destination type; an odd row left over at a level is folded into row 0.
+template <class Op, class TD, class TS>
+inline void col_reduce_tree(const char* op, TD& dst, const TS& src) {
+    require_assigned(op, dst);
+    require_assigned(op, src);
+    using D = typename TD::DType;
+    const int vr = src.GetValidRow(), vc = src.GetValidCol();
+    if (vc > TD::Cols || vr == 0) failf("pto sim: %s of %d rows x %d cols into a %dx%d destination", op, vr, vc,
+                                        TD::Rows, TD::Cols);
+    std::vector<D> buf(static_cast<size_t>(vr) * vc);
+    for (int r = 0; r < vr; ++r)
+        for (int c = 0; c < vc; ++c) buf[static_cast<size_t>(r) * vc + c] = static_cast<D>(src.at(r, c));
+    for (int cnt = vr; cnt > 1;) {
+        const int half = cnt / 2;
+        for (int r = 0; r < half; ++r)
+            for (int c = 0; c < vc; ++c)
+                buf[static_cast<size_t>(r) * vc + c] = Op::apply(buf[static_cast<size_t>(2 * r) * vc + c],
+                                                                 buf[static_cast<size_t>(2 * r + 1) * vc + c]);
+        if (cnt % 2 == 1)
+            for (int c = 0; c < vc; ++c)
+                buf[c] = Op::apply(buf[c], buf[static_cast<size_t>(cnt - 1) * vc + c]);
+        cnt = half;
+    }
+    for (int c = 0; c < vc; ++c) dst.at(0, c) = buf[c];
+}
+
 template <class TD, class TA, class TB, class F>
 inline void expand_apply(const char* op, TD& dst, const TA& a, const TB& b, bool by_row, F f) {
     require_same_valid(op, dst, a);
@@ -129,8 +157,9 @@ PTO_SIM_ROWRED(TROWPROD, sim::ProdOp)
     inline void NAME(TD& dst, const TS& src) { sim::col_reduce<OP>(#NAME, dst, src); }         \
     template <class TD, class TS, class TT,                                                     \
               std::enable_if_t<is_tile<TD>::value && is_tile<TS>::value && is_tile<TT>::value, int> = 0> \
-    inline void NAME(TD& dst, const TS& src, const TT&, bool = false) {                         \
-        sim::col_reduce<OP>(#NAME, dst, src);                                                   \
+    inline void NAME(TD& dst, const TS& src, const TT&, bool is_binary = false) {               \
+        if (is_binary) sim::col_reduce_tree<OP>(#NAME, dst, src);                               \
+        else sim::col_reduce<OP>(#NAME, dst, src);                                              \
     }
 
 PTO_SIM_COLRED(TCOLSUM, sim::SumOp)
