@@ -1,0 +1,114 @@
+"""A tensor scalar read in a kernel loop that only scales rows of tiles becomes a one-element tile load.
+
+ptoas 0.1.1 has no scalar load from GM. ``s = pl.read(t, idx)`` inside a loop of a kernel, where ``t``
+is a tensor the kernel takes and does not write, and every use of ``s`` is the scalar operand of an
+elementwise op on a one-row tensor (``pl.mul(x, s)`` with ``x`` of shape ``[1, N]`` and ``t``'s
+dtype), needs no scalar at all: ``s`` becomes the ``[1, 1]`` window of ``t`` at ``idx`` (a load), and
+each use becomes the row broadcast of that window (``tensor.muls`` -> ``tensor.row_expand_mul``; adds,
+subs, divs, maximums and minimums likewise). The read may sit anywhere in the loop nest, also in a
+loop that carries a tile, where :mod:`._read_gather` and :mod:`._read_loops` cannot take it. Reads at
+the top level of the kernel are left to :mod:`._kernel_reads` (they become scalar parameters).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+
+from pypto.ir.expr import Call, Expr, Var
+from pypto.ir.function import Function, Program
+from pypto.ir.ops.registry import make_call
+from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, WhileStmt, flatten
+from pypto.ir.types import ScalarType, TensorType
+from pypto.passes._kernel_reads import is_read, written_tensors
+from pypto.passes._rewrite import elements, expand_stmts, ints
+from pypto.passes._util import iter_stmts, var_use_counts
+
+# tensor-scalar op -> the same op with a [M, 1] operand broadcast along the row
+ROW_FORM = {"tensor.adds": "tensor.row_expand_add", "tensor.subs": "tensor.row_expand_sub",
+            "tensor.muls": "tensor.row_expand_mul", "tensor.divs": "tensor.row_expand_div",
+            "tensor.maximums": "tensor.row_expand_max", "tensor.minimums": "tensor.row_expand_min"}
+
+
+def _one_row(e: Expr, dtype: object) -> bool:
+    t = e.type
+    return isinstance(t, TensorType) and len(t.shape) == 2 and isinstance(t.shape[0], int) and t.shape[0] == 1 \
+        and t.dtype == dtype
+
+
+def _row_uses(body: Stmt, var: Var, dtype: object) -> list[AssignStmt] | None:
+    """The statements using ``var`` when each is ``x = <op>s(row, var)`` with a one-row ``row`` (else None)."""
+    uses = []
+    for s in iter_stmts(body):
+        v = s.value if isinstance(s, AssignStmt) else None
+        if (isinstance(v, Call) and v.op in ROW_FORM and len(v.args) == 2 and v.args[1] is var
+                and not v.kwargs and _one_row(v.args[0], dtype)):
+            uses.append(s)
+    return uses
+
+
+def _loop_reads(f: Function, params: set[Var], written: set[Var]) -> list[AssignStmt]:
+    """Reads of an unwritten tensor parameter anywhere inside the kernel's loops."""
+    reads = []
+    for top in flatten(f.body):
+        if not isinstance(top, ForStmt | WhileStmt):
+            continue
+        for s in iter_stmts(top):
+            if isinstance(s, AssignStmt) and is_read(s.value) and isinstance(s.var.var_type, ScalarType):
+                t = s.value.args[0]  # type: ignore[union-attr]
+                if isinstance(t, Var) and t in params and t not in written:
+                    reads.append(s)
+    return reads
+
+
+def _window(read: AssignStmt) -> list[Stmt]:
+    """``s = pl.read(t, idx)`` -> ``s = [1, 1]`` window of ``t`` at ``idx`` (a reshaped slice if t is not 2-D)."""
+    call = read.value
+    assert isinstance(call, Call)
+    t, idx = call.args[0], elements(call.args[1])
+    rank = len(t.type.shape)  # type: ignore[union-attr]
+    sp = read.span
+    window = make_call("tensor.slice", [t, ints([1] * rank), ints(idx)], span=sp)
+    tile_t = dataclasses.replace(window.type, shape=(1, 1))
+    var = Var(read.var.name, tile_t, span=read.var.span)
+    if rank == 2:
+        return [AssignStmt(var, window, span=sp)]
+    flat = Var(f"{read.var.name}_elem", window.type, span=read.var.span)
+    return [AssignStmt(flat, window, span=sp),
+            AssignStmt(var, make_call("tensor.reshape", [flat, ints([1, 1])], span=sp), span=sp)]
+
+
+def _rewrite(f: Function) -> Function:
+    params = set(f.params)
+    reads = _loop_reads(f, params, written_tensors(f))
+    if not reads:
+        return f
+    counts: Counter[Var] = var_use_counts(f.body)
+    swap: dict[int, list[Stmt]] = {}
+    for read in reads:
+        dtype = read.var.var_type.dtype  # type: ignore[union-attr]
+        uses = _row_uses(f.body, read.var, dtype)
+        if not uses or counts[read.var] != len(uses) + 1:  # +1: its definition
+            continue
+        window = _window(read)
+        swap[id(read)] = window
+        tile = window[-1].var  # type: ignore[attr-defined]
+        for use in uses:
+            v = use.value
+            row = make_call(ROW_FORM[v.op], [v.args[0], tile], span=v.span)  # type: ignore[union-attr]
+            swap[id(use)] = [dataclasses.replace(use, value=row)]
+    if not swap:
+        return f
+    body = expand_stmts(f.body, lambda s: swap.get(id(s)))
+    return dataclasses.replace(f, body=body)
+
+
+def reads_as_tiles(program: Program) -> Program:
+    """Every kernel's row-scaling loop reads as one-element tile loads (see the module doc)."""
+    funcs = [_rewrite(f) if f.is_incore else f for f in program.functions]
+    if all(a is b for a, b in zip(funcs, program.functions, strict=True)):
+        return program
+    return program.with_functions(funcs)
+
+
+__all__ = ["ROW_FORM", "reads_as_tiles"]
