@@ -8,6 +8,11 @@ each use becomes the row broadcast of that window (``tensor.muls`` -> ``tensor.r
 subs, divs, maximums and minimums likewise). The read may sit anywhere in the loop nest, also in a
 loop that carries a tile, where :mod:`._read_gather` and :mod:`._read_loops` cannot take it. Reads at
 the top level of the kernel are left to :mod:`._kernel_reads` (they become scalar parameters).
+
+A read of a tensor the kernel itself creates or computes (``pl.create_tensor``, ``pl.full``, a
+``pl.fillpad``, ...) is a read of a tile: ``pto.tgetval``, which ptoas 0.1.1 parses but its PlanMemory
+pass refuses ("Unrecognized type of Operation touches local buffer"). Such a read is a located error
+here, before the passes that move GM reads to the orchestration (which cannot take a tile either).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 
+from pypto.errors import UnsupportedFeatureError
 from pypto.ir.expr import Call, Expr, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
@@ -32,8 +38,8 @@ ROW_FORM = {"tensor.adds": "tensor.row_expand_add", "tensor.subs": "tensor.row_e
 
 def _one_row(e: Expr, dtype: object) -> bool:
     t = e.type
-    return isinstance(t, TensorType) and len(t.shape) == 2 and isinstance(t.shape[0], int) and t.shape[0] == 1 \
-        and t.dtype == dtype
+    return (isinstance(t, TensorType) and len(t.shape) == 2 and isinstance(t.shape[0], int)
+            and t.shape[0] == 1 and t.dtype == dtype)
 
 
 def _row_uses(body: Stmt, var: Var, dtype: object) -> list[AssignStmt] | None:
@@ -78,7 +84,55 @@ def _window(read: AssignStmt) -> list[Stmt]:
             AssignStmt(var, make_call("tensor.reshape", [flat, ints([1, 1])], span=sp), span=sp)]
 
 
+# ops whose result is (a view of, or an update of) their first operand's GM tensor
+_GM_CHAIN = frozenset({"tensor.slice", "tensor.reshape", "tensor.assemble", "tensor.view", "tensor.transpose_view"})
+
+
+def _origins(f: Function) -> dict[Var, Expr]:
+    """Each local tensor Var -> the value it comes from (a definition, a loop init or a branch's yield)."""
+    out: dict[Var, Expr] = {}
+    for s in iter_stmts(f.body):
+        if isinstance(s, AssignStmt):
+            out[s.var] = s.value
+        elif isinstance(s, ForStmt | WhileStmt):
+            out.update(zip(s.iter_args, s.inits, strict=True))
+            out.update(zip(s.return_vars, s.inits, strict=True))
+    return out
+
+
+def _kernel_tile(t: Expr, params: set[Var], origins: dict[Var, Expr]) -> bool:
+    """Whether tensor ``t`` is created or computed in the kernel (a tile), not a window of a GM parameter."""
+    for _ in range(len(origins) + 1):
+        if not isinstance(t, Var) or t in params:
+            return False
+        v = origins.get(t)
+        if isinstance(v, Call) and v.op in _GM_CHAIN and v.args:
+            t = v.args[0]
+        elif isinstance(v, Var):
+            t = v
+        else:
+            return isinstance(v, Call)
+    return False
+
+
+def _refuse_tile_reads(f: Function) -> None:
+    params, origins = set(f.params), _origins(f)
+    for s in iter_stmts(f.body):
+        v = s.value if isinstance(s, AssignStmt) else None
+        if is_read(v) and _kernel_tile(v.args[0], params, origins):  # type: ignore[union-attr]
+            name = getattr(v.args[0], "name", "the tensor")  # type: ignore[union-attr]
+            raise UnsupportedFeatureError(
+                f"scalar read of '{name.split('__')[0]}', a tensor this kernel computes (a tile): ptoas 0.1.1 "
+                "parses pto.tgetval but its PlanMemory pass refuses it ('Unrecognized type of Operation touches "
+                "local buffer'), and it lowers no float scalar arithmetic or comparison in a kernel; a ptoas "
+                "that plans scalar tile access (not 0.1.1) would be needed", v.span,  # type: ignore[union-attr]
+                hint="keep the work in tile ops (pl.row_max / pl.row_argmax of a row give its maximum and the "
+                     "first index of it), or compute the value on the host and pass it to the kernel as a "
+                     "pl.Scalar argument")
+
+
 def _rewrite(f: Function) -> Function:
+    _refuse_tile_reads(f)
     params = set(f.params)
     reads = _loop_reads(f, params, written_tensors(f))
     if not reads:

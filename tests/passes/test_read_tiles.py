@@ -111,3 +111,25 @@ def test_a_whole_window_of_a_computed_tile_narrows_its_valid_shape(valid: int) -
         assert np.all(out[0, valid:] <= -3.0e38)  # the pad is the dtype's lowest value
         out[0, valid:] = want[0, valid:]
     np.testing.assert_array_equal(out, want)
+
+
+TILE_READ = '''
+import pypto.language as pl
+
+@pl.program
+class TileRead:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[1, 64], pl.FP32], out: pl.Out[pl.Tensor[[1, 64], pl.FP32]]) -> pl.Tensor[[1, 64], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            y = pl.exp(x)
+            for i in pl.range(4):
+                v = pl.read(y, [0, i])
+                out = pl.assemble(out, pl.mul(x, v), [0, 0])
+        return out
+'''
+
+
+def test_a_read_of_a_tile_the_kernel_computes_is_a_located_error_naming_tgetval() -> None:
+    with pytest.raises(UnsupportedFeatureError, match=r"'y', a tensor this kernel computes.*pto\.tgetval.*PlanMemory") as exc:
+        run(pl.parse_program(TILE_READ), np.zeros((1, 64), np.float32), np.zeros((1, 64), np.float32))
+    assert ":11:" in str(exc.value) and "pl.row_argmax" in (exc.value.hint or "")
