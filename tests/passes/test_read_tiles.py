@@ -10,7 +10,7 @@ import pypto.language as pl
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.stmt import AssignStmt, preorder
 from pypto.passes import get_pass
-from pypto.runtime import run
+from pypto.runtime import RunConfig, run
 
 FRONT = ("InlineFunctions", "UnrollLoops", "CtrlFlowTransform", "ConvertToSSA", "Simplify",
          "NormalizeStmtStructure", "FlattenCallExpr", "OutlineHierarchyScopes", "OutlineIncoreScopes",
@@ -66,11 +66,20 @@ def test_the_read_becomes_a_one_element_window_and_a_row_broadcast() -> None:
 @pytest.mark.parametrize("op", ["mul", "add", "sub", "div", "maximum"])
 @pytest.mark.parametrize("flat", [True, False])
 def test_weighted_rows_match_numpy(op: str, flat: bool) -> None:
+    _check_weighted(op, flat, "a2a3sim")
+
+
+@pytest.mark.parametrize("op", ["mul", "div"])
+def test_weighted_rows_match_numpy_on_a5sim(op: str) -> None:
+    _check_weighted(op, True, "a5sim")
+
+
+def _check_weighted(op: str, flat: bool, platform: str) -> None:
     rng = np.random.default_rng(11)
     x = rng.standard_normal((8, 64)).astype(np.float32)
     w = (rng.random((2, 4)) + 0.5).astype(np.float32)
     out = np.zeros((2, 64), np.float32)
-    run(_program(op, flat), x, w, out)
+    run(_program(op, flat), x, w, out, config=RunConfig(platform=platform))
     np.testing.assert_allclose(out, _want(x, w, op), rtol=1e-6, atol=1e-6)
 
 
