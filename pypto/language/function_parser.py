@@ -535,8 +535,12 @@ def _is_bind_dynamic(value: ast.expr) -> bool:
 
 
 def _returned_types(stmts: list[Stmt]) -> tuple[Type, ...]:
-    """The types of an unannotated inline helper's final ``return`` (what its call sites see)."""
+    """The types of an unannotated inline helper's final ``return`` (what its call sites see); none when
+    one is unknown or has a dynamic shape (its dims could name the helper's own variables)."""
     last = stmts[-1] if stmts else None
-    if isinstance(last, ReturnStmt) and all(not isinstance(v.type, UnknownType) for v in last.values):
-        return tuple(v.type for v in last.values)
-    return ()
+    if not isinstance(last, ReturnStmt):
+        return ()
+    types = tuple(v.type for v in last.values)
+    if any(isinstance(t, UnknownType) or (isinstance(t, ShapedType) and t.static_shape() is None) for t in types):
+        return ()
+    return types
