@@ -2,10 +2,10 @@
 
 ptoas 0.1.1 has no scalar load from GM. ``s = pl.read(t, idx)`` inside a loop of a kernel, where ``t``
 is a tensor the kernel takes and does not write, and every use of ``s`` is the scalar operand of an
-elementwise op on a one-row tensor (``pl.mul(x, s)`` with ``x`` of shape ``[1, N]`` and ``t``'s
-dtype), needs no scalar at all: ``s`` becomes the ``[1, 1]`` window of ``t`` at ``idx`` (a load), and
-each use becomes the row broadcast of that window (``tensor.muls`` -> ``tensor.row_expand_mul``; adds,
-subs, divs, maximums and minimums likewise). The read may sit anywhere in the loop nest, also in a
+elementwise op on a 2-D tensor with a static row count (``pl.mul(x, s)`` with ``x`` of shape ``[M, N]``
+and ``t``'s dtype), needs no scalar at all: ``s`` becomes the ``[1, 1]`` window of ``t`` at ``idx`` (a
+load), and each use becomes the row broadcast of that window (``tensor.muls`` -> ``tensor.row_expand_mul``;
+adds, subs, divs, maximums and minimums likewise), after a column broadcast to ``[M, 1]`` when ``M > 1``. The read may sit anywhere in the loop nest, also in a
 loop that carries a tile, where :mod:`._read_gather` and :mod:`._read_loops` cannot take it. Reads at
 the top level of the kernel are left to :mod:`._kernel_reads` (they become scalar parameters).
 
@@ -21,7 +21,7 @@ import dataclasses
 from collections import Counter
 
 from pypto.errors import UnsupportedFeatureError
-from pypto.ir.expr import Call, Expr, Var
+from pypto.ir.expr import Call, ConstFloat, ConstInt, Expr, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, WhileStmt, flatten
@@ -36,19 +36,20 @@ ROW_FORM = {"tensor.adds": "tensor.row_expand_add", "tensor.subs": "tensor.row_e
             "tensor.maximums": "tensor.row_expand_max", "tensor.minimums": "tensor.row_expand_min"}
 
 
-def _one_row(e: Expr, dtype: object) -> bool:
+def _rows(e: Expr, dtype: object) -> int | None:
+    """The static row count of a 2-D tensor of ``dtype`` (None for anything else)."""
     t = e.type
-    return (isinstance(t, TensorType) and len(t.shape) == 2 and isinstance(t.shape[0], int)
-            and t.shape[0] == 1 and t.dtype == dtype)
+    ok = isinstance(t, TensorType) and len(t.shape) == 2 and isinstance(t.shape[0], int) and t.dtype == dtype
+    return t.shape[0] if ok else None  # type: ignore[union-attr]
 
 
 def _row_uses(body: Stmt, var: Var, dtype: object) -> list[AssignStmt] | None:
-    """The statements using ``var`` when each is ``x = <op>s(row, var)`` with a one-row ``row`` (else None)."""
+    """The statements ``x = <op>s(a, var)`` with ``a`` a 2-D tensor of static rows."""
     uses = []
     for s in iter_stmts(body):
         v = s.value if isinstance(s, AssignStmt) else None
         if (isinstance(v, Call) and v.op in ROW_FORM and len(v.args) == 2 and v.args[1] is var
-                and not v.kwargs and _one_row(v.args[0], dtype)):
+                and not v.kwargs and _rows(v.args[0], dtype)):
             uses.append(s)
     return uses
 
@@ -131,6 +132,24 @@ def _refuse_tile_reads(f: Function) -> None:
                      "pl.Scalar argument")
 
 
+def _broadcast(use: AssignStmt, tile: Var) -> list[Stmt]:
+    """``x = <op>s(a, s)`` -> ``x = row_expand_<op>(a, col)``, ``col`` the ``[1, 1]`` tile broadcast to a's rows."""
+    v = use.value
+    assert isinstance(v, Call)
+    rows, sp, out = _rows(v.args[0], tile.var_type.dtype), v.span, []  # type: ignore[attr-defined]
+    col: Var = tile
+    if rows != 1:
+        dtype = tile.var_type.dtype  # type: ignore[attr-defined]
+        zero = ConstFloat(0.0) if dtype.is_float else ConstInt(0)
+        base = make_call("tensor.full", [ints([rows, 1]), zero], {"dtype": dtype}, span=sp)
+        zeros = Var(f"{tile.name}_rows0", base.type, span=sp)
+        spread = make_call("tensor.col_expand", [zeros, tile], span=sp)
+        col = Var(f"{tile.name}_rows", spread.type, span=sp)
+        out = [AssignStmt(zeros, base, span=sp), AssignStmt(col, spread, span=sp)]
+    row = make_call(ROW_FORM[v.op], [v.args[0], col], span=sp)  # type: ignore[index]
+    return [*out, dataclasses.replace(use, value=row)]
+
+
 def _rewrite(f: Function) -> Function:
     _refuse_tile_reads(f)
     params = set(f.params)
@@ -148,9 +167,7 @@ def _rewrite(f: Function) -> Function:
         swap[id(read)] = window
         tile = window[-1].var  # type: ignore[attr-defined]
         for use in uses:
-            v = use.value
-            row = make_call(ROW_FORM[v.op], [v.args[0], tile], span=v.span)  # type: ignore[union-attr]
-            swap[id(use)] = [dataclasses.replace(use, value=row)]
+            swap[id(use)] = _broadcast(use, tile)
     if not swap:
         return f
     body = expand_stmts(f.body, lambda s: swap.get(id(s)))

@@ -22,33 +22,35 @@ import pypto.language as pl
 @pl.program
 class Weighted:
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[8, 64], pl.FP32], w: pl.Tensor[[2, 4], pl.FP32],
-             out: pl.Out[pl.Tensor[[2, 64], pl.FP32]]) -> pl.Tensor[[2, 64], pl.FP32]:
+    def main(self, x: pl.Tensor[[8 * {M}, 64], pl.FP32], w: pl.Tensor[[2, 4], pl.FP32],
+             out: pl.Out[pl.Tensor[[2 * {M}, 64], pl.FP32]]) -> pl.Tensor[[2 * {M}, 64], pl.FP32]:
         wf = pl.reshape(w, [8])
         with pl.at(level=pl.Level.CORE_GROUP):
             for b in pl.range(2):
-                acc = pl.full([1, 64], dtype=pl.FP32, value=1.0)
+                acc = pl.full([{M}, 64], dtype=pl.FP32, value=1.0)
                 for h in pl.range(4):
-                    row = pl.slice(x, [1, 64], [b * 4 + h, 0])
+                    row = pl.slice(x, [{M}, 64], [(b * 4 + h) * {M}, 0])
                     s = pl.read({W}, {IDX})
                     acc = pl.add(acc, pl.{OP}(row, s))
-                out = pl.assemble(out, acc, [b, 0])
+                out = pl.assemble(out, acc, [b * {M}, 0])
         return out
 '''
 
 NUMPY = {"mul": np.multiply, "add": np.add, "sub": np.subtract, "div": np.divide, "maximum": np.maximum}
 
 
-def _program(op: str, flat: bool = True):
+def _program(op: str, flat: bool = True, rows: int = 1):
     w, idx = ("wf", "[b * 4 + h]") if flat else ("w", "[b, h]")
-    return pl.parse_program(WEIGHTED.replace("{W}", w).replace("{IDX}", idx).replace("{OP}", op))
+    text = WEIGHTED.replace("{W}", w).replace("{IDX}", idx).replace("{OP}", op).replace("{M}", str(rows))
+    return pl.parse_program(text)
 
 
-def _want(x: np.ndarray, w: np.ndarray, op: str) -> np.ndarray:
-    out = np.ones((2, 64), np.float32)
+def _want(x: np.ndarray, w: np.ndarray, op: str, rows: int) -> np.ndarray:
+    out = np.ones((2 * rows, 64), np.float32)
     for b in range(2):
         for h in range(4):
-            out[b] += NUMPY[op](x[b * 4 + h], w[b, h])
+            blk = (b * 4 + h) * rows
+            out[b * rows:(b + 1) * rows] += NUMPY[op](x[blk:blk + rows], w[b, h])
     return out
 
 
@@ -69,22 +71,27 @@ def test_weighted_rows_match_numpy(op: str, flat: bool) -> None:
     _check_weighted(op, flat, "a2a3sim")
 
 
+@pytest.mark.parametrize("op", ["mul", "sub"])
+def test_weighted_blocks_of_several_rows_broadcast_the_window_down_the_column(op: str) -> None:
+    _check_weighted(op, True, "a2a3sim", rows=4)
+
+
 @pytest.mark.parametrize("op", ["mul", "div"])
 def test_weighted_rows_match_numpy_on_a5sim(op: str) -> None:
     _check_weighted(op, True, "a5sim")
 
 
-def _check_weighted(op: str, flat: bool, platform: str) -> None:
+def _check_weighted(op: str, flat: bool, platform: str, rows: int = 1) -> None:
     rng = np.random.default_rng(11)
-    x = rng.standard_normal((8, 64)).astype(np.float32)
+    x = rng.standard_normal((8 * rows, 64)).astype(np.float32)
     w = (rng.random((2, 4)) + 0.5).astype(np.float32)
-    out = np.zeros((2, 64), np.float32)
-    run(_program(op, flat), x, w, out, config=RunConfig(platform=platform))
-    np.testing.assert_allclose(out, _want(x, w, op), rtol=1e-6, atol=1e-6)
+    out = np.zeros((2 * rows, 64), np.float32)
+    run(_program(op, flat, rows), x, w, out, config=RunConfig(platform=platform))
+    np.testing.assert_allclose(out, _want(x, w, op, rows), rtol=1e-6, atol=1e-6)
 
 
 def test_a_read_with_another_use_keeps_the_located_error() -> None:
-    text = WEIGHTED.replace("{W}", "wf").replace("{IDX}", "[b * 4 + h]").replace(
+    text = WEIGHTED.replace("{W}", "wf").replace("{IDX}", "[b * 4 + h]").replace("{M}", "1").replace(
         "acc = pl.add(acc, pl.{OP}(row, s))", "acc = pl.add(acc, pl.mul(row, s + s))")
     with pytest.raises(UnsupportedFeatureError, match=r"scalar read of a tensor inside a (kernel|loop)") as exc:
         run(pl.parse_program(text), np.zeros((8, 64), np.float32), np.zeros((2, 4), np.float32),
