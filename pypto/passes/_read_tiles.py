@@ -23,17 +23,21 @@ from collections import Counter
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.expr import Call, ConstFloat, ConstInt, Expr, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.ops.registry import make_call
+from pypto.ir.ops.common import ROW_EXPAND_FORM
+from pypto.ir.ops.registry import make_call, op_of
 from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, WhileStmt, flatten
 from pypto.ir.types import ScalarType, TensorType
 from pypto.passes._kernel_reads import is_read, written_tensors
 from pypto.passes._rewrite import elements, expand_stmts, ints
 from pypto.passes._util import iter_stmts, var_use_counts
 
-# tensor-scalar op -> the same op with a [M, 1] operand broadcast along the row
-ROW_FORM = {"tensor.adds": "tensor.row_expand_add", "tensor.subs": "tensor.row_expand_sub",
-            "tensor.muls": "tensor.row_expand_mul", "tensor.divs": "tensor.row_expand_div",
-            "tensor.maximums": "tensor.row_expand_max", "tensor.minimums": "tensor.row_expand_min"}
+
+def _row_form(op: object) -> str | None:
+    """``tensor.muls`` -> ``tensor.row_expand_mul`` (the registry's row-broadcast form), else None."""
+    if not isinstance(op, str) or not op.startswith("tensor."):
+        return None
+    short = ROW_EXPAND_FORM.get(op.split(".", 1)[1])
+    return f"tensor.{short}" if short is not None else None
 
 
 def _rows(e: Expr, dtype: object) -> int | None:
@@ -48,7 +52,7 @@ def _row_uses(body: Stmt, var: Var, dtype: object) -> list[AssignStmt] | None:
     uses = []
     for s in iter_stmts(body):
         v = s.value if isinstance(s, AssignStmt) else None
-        if (isinstance(v, Call) and v.op in ROW_FORM and len(v.args) == 2 and v.args[1] is var
+        if (isinstance(v, Call) and _row_form(v.op) and len(v.args) == 2 and v.args[1] is var
                 and not v.kwargs and _rows(v.args[0], dtype)):
             uses.append(s)
     return uses
@@ -85,8 +89,11 @@ def _window(read: AssignStmt) -> list[Stmt]:
             AssignStmt(var, make_call("tensor.reshape", [flat, ints([1, 1])], span=sp), span=sp)]
 
 
-# ops whose result is (a view of, or an update of) their first operand's GM tensor
-_GM_CHAIN = frozenset({"tensor.slice", "tensor.reshape", "tensor.assemble", "tensor.view", "tensor.transpose_view"})
+def _gm_operand(call: Call) -> Expr | None:
+    """The operand whose buffer the result views or updates (``tensor.slice``, ``tensor.assemble``), or None."""
+    op = op_of(call)
+    index = op.arg_index(op.view_of or op.writes) if op is not None else None
+    return call.args[index] if index is not None and index < len(call.args) else None
 
 
 def _origins(f: Function) -> dict[Var, Expr]:
@@ -107,8 +114,8 @@ def _kernel_tile(t: Expr, params: set[Var], origins: dict[Var, Expr]) -> bool:
         if not isinstance(t, Var) or t in params:
             return False
         v = origins.get(t)
-        if isinstance(v, Call) and v.op in _GM_CHAIN and v.args:
-            t = v.args[0]
+        if isinstance(v, Call) and _gm_operand(v) is not None:
+            t = _gm_operand(v)  # type: ignore[assignment]
         elif isinstance(v, Var):
             t = v
         else:
@@ -146,7 +153,7 @@ def _broadcast(use: AssignStmt, tile: Var) -> list[Stmt]:
         spread = make_call("tensor.col_expand", [zeros, tile], span=sp)
         col = Var(f"{tile.name}_rows", spread.type, span=sp)
         out = [AssignStmt(zeros, base, span=sp), AssignStmt(col, spread, span=sp)]
-    row = make_call(ROW_FORM[v.op], [v.args[0], col], span=sp)  # type: ignore[index]
+    row = make_call(_row_form(v.op), [v.args[0], col], span=sp)  # type: ignore[arg-type]
     return [*out, dataclasses.replace(use, value=row)]
 
 
@@ -182,4 +189,4 @@ def reads_as_tiles(program: Program) -> Program:
     return program.with_functions(funcs)
 
 
-__all__ = ["ROW_FORM", "reads_as_tiles"]
+__all__ = ["reads_as_tiles"]
