@@ -163,6 +163,8 @@ class FunctionParser:
                          "dumps=[t]))")
             stmts = forwarded
         body = stmts[0] if len(stmts) == 1 else SeqStmts(tuple(stmts), span=self.span(fdef))
+        if not rets and opts.func_type is FunctionType.Inline:
+            rets = _returned_types(stmts)
         try:
             return Function(fdef.name, tuple(params), tuple(dirs), rets, body, opts.func_type, opts.level,
                             opts.role, attrs, span=self.span(fdef))
@@ -530,3 +532,15 @@ def merge_annotation(ann: Type, inferred: Type, name: str, span: Span) -> Type:
 def _is_bind_dynamic(value: ast.expr) -> bool:
     return (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
             and value.func.attr == "bind_dynamic")
+
+
+def _returned_types(stmts: list[Stmt]) -> tuple[Type, ...]:
+    """The types of an unannotated inline helper's final ``return`` (what its call sites see); none when
+    one is unknown or has a dynamic shape (its dims could name the helper's own variables)."""
+    last = stmts[-1] if stmts else None
+    if not isinstance(last, ReturnStmt):
+        return ()
+    types = tuple(v.type for v in last.values)
+    if any(isinstance(t, UnknownType) or (isinstance(t, ShapedType) and t.static_shape() is None) for t in types):
+        return ()
+    return types

@@ -31,6 +31,7 @@ from pypto.passes._kernel_reads import (
     reading_kernels,
     written_tensors,
 )
+from pypto.passes._read_tiles import reads_as_tiles
 from pypto.passes._rewrite import (
     call_function,
     call_in,
@@ -305,9 +306,10 @@ def _expand_all(f: Function, olds: dict[str, Function], plans: dict[str, tuple[F
 
 @dataclass(frozen=True)
 class GatherCarriedReads(Pass):
-    """A tile-carrying kernel loop whose reads only address loads gets gather kernels (see the module doc)."""
+    """A tile-carrying kernel loop whose reads only address loads gets gather kernels (see the module doc);
+    first, reads in kernel loops that only scale one-row tiles become one-element loads (:mod:`._read_tiles`)."""
 
     name = "GatherCarriedReads"
 
     def run(self, program: Program) -> Program:
-        return gather_carried_reads(program)
+        return gather_carried_reads(reads_as_tiles(program))

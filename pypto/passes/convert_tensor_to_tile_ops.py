@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.enums import AtomicType, MemorySpace
-from pypto.ir.expr import Call, Expr, IterArg, MakeTuple, Var
+from pypto.ir.expr import Call, Expr, IterArg, MakeTuple, Var, as_int
 from pypto.ir.function import Function, Program
 from pypto.ir.op_conversion import lookup_conversion
 from pypto.ir.ops.common import (
@@ -263,6 +263,8 @@ class _Converter:
     def slice_(self, s: Stmt, value: Call) -> list[Stmt]:
         src, shape, offset = value.args[:3]
         if isinstance(src, Var) and src in self.tiles and src not in self.gm_views:
+            if isinstance(s, AssignStmt) and _whole(value, self.tiles[src]):
+                return self._narrowed(s, self.tiles[src], value)
             if isinstance(s, AssignStmt):  # a window of a computed tile: only a gather reads it
                 self.windows[s.var] = (self.tiles[src], value)
             return []
@@ -270,6 +272,16 @@ class _Converter:
         space = MemorySpace.Mat if isinstance(s, AssignStmt) and s.var in self.cube_operands else MemorySpace.Vec
         load = make_call("tile.load", [src, offset, shape, valid], {"target_memory": space}, span=value.span)
         return [self.bind(s, load)] if isinstance(s, AssignStmt) else []
+
+    def _narrowed(self, s: AssignStmt, tile: Var, value: Call) -> list[Stmt]:
+        """``t[0:R, 0:C]`` of a whole computed ``[R, C]`` tile is the tile; with ``valid_shape=[r, c]``
+        it is ``tile.set_validshape(t, r, c)`` (the same bytes with a narrower valid region)."""
+        valid = elements_of(value.args[3]) if len(value.args) > 3 else None
+        if valid is None or [as_int(e) for e in valid] == list(shaped(tile).shape):
+            self.tiles[s.var] = tile
+            return []
+        narrowed = make_call("tile.set_validshape", [tile, *valid], span=value.span)
+        return [self.bind(s, narrowed)]
 
     def gather(self, s: Stmt, value: Call) -> list[Stmt]:
         """A mask-pattern gather; from ``t[:, 0:n]`` of a computed tile ``t`` it reads the first ``n``
@@ -333,6 +345,17 @@ def ints_of(e: Expr) -> list[int] | None:
 
     vals = [as_int(x) for x in getattr(e, "elements", ())]
     return None if any(v is None for v in vals) else vals  # type: ignore[return-value]
+
+
+def elements_of(e: Expr) -> list[Expr] | None:
+    return list(e.elements) if isinstance(e, MakeTuple) else None
+
+
+def _whole(window: Call, tile: Var) -> bool:
+    """A slice at offset 0 whose shape is the whole (static, 2-D) tile."""
+    full = shaped(tile).shape
+    return (len(full) == 2 and ints_of(window.args[2]) == [0, 0]
+            and ints_of(window.args[1]) == list(full))
 
 
 def _window_error(window: Call) -> UnsupportedFeatureError:

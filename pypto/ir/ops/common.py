@@ -42,6 +42,11 @@ SCALAR_FORM = {"add": "adds", "sub": "subs", "mul": "muls", "div": "divs", "maxi
                "minimum": "minimums", "and_": "ands", "or_": "ors", "rem": "rems", "shl": "shls",
                "shr": "shrs"}
 
+# the row-broadcast form of a tile-scalar op: the scalar as an [M, 1] tile (``muls(x, s)`` is
+# ``row_expand_mul(x, col)`` with every row of ``col`` holding ``s``)
+ROW_EXPAND_FORM = {"adds": "row_expand_add", "subs": "row_expand_sub", "muls": "row_expand_mul",
+                   "divs": "row_expand_div", "maximums": "row_expand_max", "minimums": "row_expand_min"}
+
 _BOOL_RESULT: frozenset[str] = frozenset()
 
 # Upstream's ``high_precision=`` selects a more precise device algorithm for these ops. ptoas 0.1.1 has

@@ -1,0 +1,192 @@
+"""A tensor scalar read in a kernel loop that only scales rows of tiles becomes a one-element tile load.
+
+ptoas 0.1.1 has no scalar load from GM. ``s = pl.read(t, idx)`` inside a loop of a kernel, where ``t``
+is a tensor the kernel takes and does not write, and every use of ``s`` is the scalar operand of an
+elementwise op on a 2-D tensor with a static row count (``pl.mul(x, s)`` with ``x`` of shape ``[M, N]``
+and ``t``'s dtype), needs no scalar at all: ``s`` becomes the ``[1, 1]`` window of ``t`` at ``idx`` (a
+load), and each use becomes the row broadcast of that window (``tensor.muls`` -> ``tensor.row_expand_mul``;
+adds, subs, divs, maximums and minimums likewise), after a column broadcast to ``[M, 1]`` when ``M > 1``. The read may sit anywhere in the loop nest, also in a
+loop that carries a tile, where :mod:`._read_gather` and :mod:`._read_loops` cannot take it. Reads at
+the top level of the kernel are left to :mod:`._kernel_reads` (they become scalar parameters).
+
+A read of a tensor the kernel itself creates or computes (``pl.create_tensor``, ``pl.full``, a
+``pl.fillpad``, ...) is a read of a tile: ``pto.tgetval``, which ptoas 0.1.1 parses but its PlanMemory
+pass refuses ("Unrecognized type of Operation touches local buffer"). Such a read is a located error
+here, before the passes that move GM reads to the orchestration (which cannot take a tile either).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+
+from pypto.errors import UnsupportedFeatureError
+from pypto.ir.expr import Call, ConstFloat, ConstInt, Expr, Var
+from pypto.ir.function import Function, Program
+from pypto.ir.ops.common import ROW_EXPAND_FORM
+from pypto.ir.ops.registry import make_call, op_of
+from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, WhileStmt, flatten
+from pypto.ir.types import ScalarType, TensorType
+from pypto.passes._kernel_reads import is_read, written_tensors
+from pypto.passes._rewrite import elements, expand_stmts, ints
+from pypto.passes._util import iter_stmts, var_use_counts
+
+
+def _row_form(op: object) -> str | None:
+    """``tensor.muls`` -> ``tensor.row_expand_mul`` (the registry's row-broadcast form), else None."""
+    if not isinstance(op, str) or not op.startswith("tensor."):
+        return None
+    short = ROW_EXPAND_FORM.get(op.split(".", 1)[1])
+    return f"tensor.{short}" if short is not None else None
+
+
+def _rows(e: Expr, dtype: object) -> int | None:
+    """The static row count of a 2-D tensor of ``dtype`` (None for anything else)."""
+    t = e.type
+    ok = isinstance(t, TensorType) and len(t.shape) == 2 and isinstance(t.shape[0], int) and t.dtype == dtype
+    return t.shape[0] if ok else None  # type: ignore[union-attr]
+
+
+def _row_uses(body: Stmt, var: Var, dtype: object) -> list[AssignStmt] | None:
+    """The statements ``x = <op>s(a, var)`` with ``a`` a 2-D tensor of static rows."""
+    uses = []
+    for s in iter_stmts(body):
+        v = s.value if isinstance(s, AssignStmt) else None
+        if (isinstance(v, Call) and _row_form(v.op) and len(v.args) == 2 and v.args[1] is var
+                and not v.kwargs and _rows(v.args[0], dtype)):
+            uses.append(s)
+    return uses
+
+
+def _loop_reads(f: Function, params: set[Var], written: set[Var]) -> list[AssignStmt]:
+    """Reads of an unwritten tensor parameter anywhere inside the kernel's loops."""
+    reads = []
+    for top in flatten(f.body):
+        if not isinstance(top, ForStmt | WhileStmt):
+            continue
+        for s in iter_stmts(top):
+            if isinstance(s, AssignStmt) and is_read(s.value) and isinstance(s.var.var_type, ScalarType):
+                t = s.value.args[0]  # type: ignore[union-attr]
+                if isinstance(t, Var) and t in params and t not in written:
+                    reads.append(s)
+    return reads
+
+
+def _window(read: AssignStmt) -> list[Stmt]:
+    """``s = pl.read(t, idx)`` -> ``s = [1, 1]`` window of ``t`` at ``idx`` (a reshaped slice if t is not 2-D)."""
+    call = read.value
+    assert isinstance(call, Call)
+    t, idx = call.args[0], elements(call.args[1])
+    rank = len(t.type.shape)  # type: ignore[union-attr]
+    sp = read.span
+    window = make_call("tensor.slice", [t, ints([1] * rank), ints(idx)], span=sp)
+    tile_t = dataclasses.replace(window.type, shape=(1, 1))
+    var = Var(read.var.name, tile_t, span=read.var.span)
+    if rank == 2:
+        return [AssignStmt(var, window, span=sp)]
+    flat = Var(f"{read.var.name}_elem", window.type, span=read.var.span)
+    return [AssignStmt(flat, window, span=sp),
+            AssignStmt(var, make_call("tensor.reshape", [flat, ints([1, 1])], span=sp), span=sp)]
+
+
+def _gm_operand(call: Call) -> Expr | None:
+    """The operand whose buffer the result views or updates (``tensor.slice``, ``tensor.assemble``), or None."""
+    op = op_of(call)
+    index = op.arg_index(op.view_of or op.writes) if op is not None else None
+    return call.args[index] if index is not None and index < len(call.args) else None
+
+
+def _origins(f: Function) -> dict[Var, Expr]:
+    """Each local tensor Var -> the value it comes from (a definition, a loop init or a branch's yield)."""
+    out: dict[Var, Expr] = {}
+    for s in iter_stmts(f.body):
+        if isinstance(s, AssignStmt):
+            out[s.var] = s.value
+        elif isinstance(s, ForStmt | WhileStmt):
+            out.update(zip(s.iter_args, s.inits, strict=True))
+            out.update(zip(s.return_vars, s.inits, strict=True))
+    return out
+
+
+def _kernel_tile(t: Expr, params: set[Var], origins: dict[Var, Expr]) -> bool:
+    """Whether tensor ``t`` is created or computed in the kernel (a tile), not a window of a GM parameter."""
+    for _ in range(len(origins) + 1):
+        if not isinstance(t, Var) or t in params:
+            return False
+        v = origins.get(t)
+        if isinstance(v, Call) and _gm_operand(v) is not None:
+            t = _gm_operand(v)  # type: ignore[assignment]
+        elif isinstance(v, Var):
+            t = v
+        else:
+            return isinstance(v, Call)
+    return False
+
+
+def _refuse_tile_reads(f: Function) -> None:
+    params, origins = set(f.params), _origins(f)
+    for s in iter_stmts(f.body):
+        v = s.value if isinstance(s, AssignStmt) else None
+        if is_read(v) and _kernel_tile(v.args[0], params, origins):  # type: ignore[union-attr]
+            name = getattr(v.args[0], "name", "the tensor")  # type: ignore[union-attr]
+            raise UnsupportedFeatureError(
+                f"scalar read of '{name.split('__')[0]}', a tensor this kernel computes (a tile): ptoas 0.1.1 "
+                "parses pto.tgetval but its PlanMemory pass refuses it ('Unrecognized type of Operation touches "
+                "local buffer'), and it lowers no float scalar arithmetic or comparison in a kernel; a ptoas "
+                "that plans scalar tile access (not 0.1.1) would be needed", v.span,  # type: ignore[union-attr]
+                hint="keep the work in tile ops (pl.row_max / pl.row_argmax of a row give its maximum and the "
+                     "first index of it), or compute the value on the host and pass it to the kernel as a "
+                     "pl.Scalar argument")
+
+
+def _broadcast(use: AssignStmt, tile: Var) -> list[Stmt]:
+    """``x = <op>s(a, s)`` -> ``x = row_expand_<op>(a, col)``, ``col`` the ``[1, 1]`` tile broadcast to a's rows."""
+    v = use.value
+    assert isinstance(v, Call)
+    rows, sp, out = _rows(v.args[0], tile.var_type.dtype), v.span, []  # type: ignore[attr-defined]
+    col: Var = tile
+    if rows != 1:
+        dtype = tile.var_type.dtype  # type: ignore[attr-defined]
+        zero = ConstFloat(0.0) if dtype.is_float else ConstInt(0)
+        base = make_call("tensor.full", [ints([rows, 1]), zero], {"dtype": dtype}, span=sp)
+        zeros = Var(f"{tile.name}_rows0", base.type, span=sp)
+        spread = make_call("tensor.col_expand", [zeros, tile], span=sp)
+        col = Var(f"{tile.name}_rows", spread.type, span=sp)
+        out = [AssignStmt(zeros, base, span=sp), AssignStmt(col, spread, span=sp)]
+    row = make_call(_row_form(v.op), [v.args[0], col], span=sp)  # type: ignore[arg-type]
+    return [*out, dataclasses.replace(use, value=row)]
+
+
+def _rewrite(f: Function) -> Function:
+    _refuse_tile_reads(f)
+    params = set(f.params)
+    reads = _loop_reads(f, params, written_tensors(f))
+    if not reads:
+        return f
+    counts: Counter[Var] = var_use_counts(f.body)
+    swap: dict[int, list[Stmt]] = {}
+    for read in reads:
+        dtype = read.var.var_type.dtype  # type: ignore[union-attr]
+        uses = _row_uses(f.body, read.var, dtype)
+        if not uses or counts[read.var] != len(uses) + 1:  # +1: its definition
+            continue
+        window = _window(read)
+        swap[id(read)] = window
+        tile = window[-1].var  # type: ignore[attr-defined]
+        for use in uses:
+            swap[id(use)] = _broadcast(use, tile)
+    if not swap:
+        return f
+    body = expand_stmts(f.body, lambda s: swap.get(id(s)))
+    return dataclasses.replace(f, body=body)
+
+
+def reads_as_tiles(program: Program) -> Program:
+    """Every kernel's row-scaling loop reads as one-element tile loads (see the module doc)."""
+    funcs = [_rewrite(f) if f.is_incore else f for f in program.functions]
+    if all(a is b for a, b in zip(funcs, program.functions, strict=True)):
+        return program
+    return program.with_functions(funcs)
+
+
+__all__ = ["reads_as_tiles"]

@@ -1,0 +1,151 @@
+"""A tensor read in a kernel loop that only scales one-row tiles becomes a [1, 1] window load
+(ptoas 0.1.1 has no scalar load from GM); the loop may carry a tile."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pypto.language as pl
+from pypto.errors import UnsupportedFeatureError
+from pypto.ir.stmt import AssignStmt, preorder
+from pypto.passes import get_pass
+from pypto.runtime import RunConfig, run
+
+FRONT = ("InlineFunctions", "UnrollLoops", "CtrlFlowTransform", "ConvertToSSA", "Simplify",
+         "NormalizeStmtStructure", "FlattenCallExpr", "OutlineHierarchyScopes", "OutlineIncoreScopes",
+         "GatherCarriedReads")
+
+WEIGHTED = '''
+import pypto.language as pl
+
+@pl.program
+class Weighted:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[8 * {M}, 64], pl.FP32], w: pl.Tensor[[2, 4], pl.FP32],
+             out: pl.Out[pl.Tensor[[2 * {M}, 64], pl.FP32]]) -> pl.Tensor[[2 * {M}, 64], pl.FP32]:
+        wf = pl.reshape(w, [8])
+        with pl.at(level=pl.Level.CORE_GROUP):
+            for b in pl.range(2):
+                acc = pl.full([{M}, 64], dtype=pl.FP32, value=1.0)
+                for h in pl.range(4):
+                    row = pl.slice(x, [{M}, 64], [(b * 4 + h) * {M}, 0])
+                    s = pl.read({W}, {IDX})
+                    acc = pl.add(acc, pl.{OP}(row, s))
+                out = pl.assemble(out, acc, [b * {M}, 0])
+        return out
+'''
+
+NUMPY = {"mul": np.multiply, "add": np.add, "sub": np.subtract, "div": np.divide, "maximum": np.maximum}
+
+
+def _program(op: str, flat: bool = True, rows: int = 1):
+    w, idx = ("wf", "[b * 4 + h]") if flat else ("w", "[b, h]")
+    text = WEIGHTED.replace("{W}", w).replace("{IDX}", idx).replace("{OP}", op).replace("{M}", str(rows))
+    return pl.parse_program(text)
+
+
+def _want(x: np.ndarray, w: np.ndarray, op: str, rows: int) -> np.ndarray:
+    out = np.ones((2 * rows, 64), np.float32)
+    for b in range(2):
+        for h in range(4):
+            blk = (b * 4 + h) * rows
+            out[b * rows:(b + 1) * rows] += NUMPY[op](x[blk:blk + rows], w[b, h])
+    return out
+
+
+def test_the_read_becomes_a_one_element_window_and_a_row_broadcast() -> None:
+    prog = _program("mul")
+    for name in FRONT:
+        prog = get_pass(name)().run(prog)
+    kernel = next(f for f in prog.functions if f.is_incore)
+    ops = [s.value.op for s in preorder(kernel.body) if isinstance(s, AssignStmt) and hasattr(s.value, "op")]
+    assert "tensor.read" not in ops and "tensor.muls" not in ops
+    assert "tensor.row_expand_mul" in ops and "tensor.reshape" in ops  # the 1-D tensor's [1] window as [1, 1]
+    assert len([f for f in prog.functions if f.is_incore]) == 1  # no gather kernel, no orchestration loop
+
+
+@pytest.mark.parametrize("op", ["mul", "add", "sub", "div", "maximum"])
+@pytest.mark.parametrize("flat", [True, False])
+def test_weighted_rows_match_numpy(op: str, flat: bool) -> None:
+    _check_weighted(op, flat, "a2a3sim")
+
+
+@pytest.mark.parametrize("op", ["mul", "sub"])
+def test_weighted_blocks_of_several_rows_broadcast_the_window_down_the_column(op: str) -> None:
+    _check_weighted(op, True, "a2a3sim", rows=4)
+
+
+@pytest.mark.parametrize("op", ["mul", "div"])
+def test_weighted_rows_match_numpy_on_a5sim(op: str) -> None:
+    _check_weighted(op, True, "a5sim")
+
+
+def _check_weighted(op: str, flat: bool, platform: str, rows: int = 1) -> None:
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((8 * rows, 64)).astype(np.float32)
+    w = (rng.random((2, 4)) + 0.5).astype(np.float32)
+    out = np.zeros((2 * rows, 64), np.float32)
+    run(_program(op, flat, rows), x, w, out, config=RunConfig(platform=platform))
+    np.testing.assert_allclose(out, _want(x, w, op, rows), rtol=1e-6, atol=1e-6)
+
+
+def test_a_read_with_another_use_keeps_the_located_error() -> None:
+    text = WEIGHTED.replace("{W}", "wf").replace("{IDX}", "[b * 4 + h]").replace("{M}", "1").replace(
+        "acc = pl.add(acc, pl.{OP}(row, s))", "acc = pl.add(acc, pl.mul(row, s + s))")
+    with pytest.raises(UnsupportedFeatureError, match=r"scalar read of a tensor inside a (kernel|loop)") as exc:
+        run(pl.parse_program(text), np.zeros((8, 64), np.float32), np.zeros((2, 4), np.float32),
+            np.zeros((2, 64), np.float32))
+    assert ":15:" in str(exc.value)  # located at the read
+
+
+NARROW = '''
+import pypto.language as pl
+
+@pl.program
+class Narrow:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[1, 64], pl.FP32], n: pl.Tensor[[1], pl.INT32],
+             out: pl.Out[pl.Tensor[[1, 64], pl.FP32]]) -> pl.Tensor[[1, 64], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            valid = pl.read(n, [0])
+            y = pl.mul(x, 2.0)
+            part = pl.slice(y, [1, 64], [0, 0], valid_shape=[1, valid])
+            out = pl.assemble(out, pl.fillpad(part, pad_value=pl.PadValue.min), [0, 0])
+        return out
+'''
+
+
+@pytest.mark.parametrize("valid", [64, 20])
+def test_a_whole_window_of_a_computed_tile_narrows_its_valid_shape(valid: int) -> None:
+    x = np.arange(64, dtype=np.float32).reshape(1, 64)
+    out = np.zeros((1, 64), np.float32)
+    run(pl.parse_program(NARROW), x, np.array([valid], np.int32), out)
+    want = np.full((1, 64), np.finfo(np.float32).min, np.float32)
+    want[0, :valid] = 2 * x[0, :valid]
+    if valid < 64:
+        assert np.all(out[0, valid:] <= -3.0e38)  # the pad is the dtype's lowest value
+        out[0, valid:] = want[0, valid:]
+    np.testing.assert_array_equal(out, want)
+
+
+TILE_READ = '''
+import pypto.language as pl
+
+@pl.program
+class TileRead:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[1, 64], pl.FP32], out: pl.Out[pl.Tensor[[1, 64], pl.FP32]]) -> pl.Tensor[[1, 64], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            y = pl.exp(x)
+            for i in pl.range(4):
+                v = pl.read(y, [0, i])
+                out = pl.assemble(out, pl.mul(x, v), [0, 0])
+        return out
+'''
+
+
+def test_a_read_of_a_tile_the_kernel_computes_is_a_located_error_naming_tgetval() -> None:
+    with pytest.raises(UnsupportedFeatureError, match=r"'y', a tensor this kernel computes.*pto\.tgetval.*PlanMemory") as exc:
+        run(pl.parse_program(TILE_READ), np.zeros((1, 64), np.float32), np.zeros((1, 64), np.float32))
+    assert ":11:" in str(exc.value) and "pl.row_argmax" in (exc.value.hint or "")
