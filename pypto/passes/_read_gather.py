@@ -41,7 +41,7 @@ from pypto.passes._rewrite import (
     match,
     with_scalar_params,
 )
-from pypto.passes._util import base_name, iter_stmts, used_vars
+from pypto.passes._util import base_name, iter_stmts, unique_name, used_vars
 from pypto.passes.base import Pass
 
 _CHUNK_BYTES = 64 * 1024  # one gather copy's Vec tile at most (rows are split above this)
@@ -202,20 +202,11 @@ def _plan_loop(f: Function, loop: ForStmt, names: set[str]) -> tuple[dict[Var, A
         return None
     out = []
     for load in loads:
-        name = _unique(f"{f.name}_gather_{base_name(load.value.args[0].name)}", names)
+        name = unique_name(f"{f.name}_gather_{base_name(load.value.args[0].name)}", names)
         kernel, sources = _gather_kernel(f, loop, addr, load, slots, name)
         param = Var(kernel.params[-1].name, kernel.params[-1].var_type, span=load.span)
         out.append(_Gather(load, kernel, sources, param))
     return addr, out
-
-
-def _unique(name: str, taken: set[str]) -> str:
-    k, out = 0, name
-    while out in taken:
-        k += 1
-        out = f"{name}_{k}"
-    taken.add(out)
-    return out
 
 
 def _rewrite_loop(loop: ForStmt, addr: dict[Var, AssignStmt], gathers: list[_Gather]) -> ForStmt:

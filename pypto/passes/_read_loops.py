@@ -36,7 +36,7 @@ from pypto.ir.types import ScalarType, TensorType, TupleType
 from pypto.ir.visitor import substitute
 from pypto.passes._kernel_reads import is_read, listed_index
 from pypto.passes._rewrite import assign_of, program_call, with_scalar_params
-from pypto.passes._util import base_name, defined_vars, iter_stmts, map_blocks, used_vars
+from pypto.passes._util import base_name, bound_vars, defined_vars, iter_stmts, map_blocks, used_vars
 from pypto.passes.base import Pass
 
 _LAUNCH_ATTRS = ("block_num", "sync_start")  # one single-block task per iteration
@@ -96,22 +96,18 @@ class _Splitter:
         else_h, else_k = self.split(flatten(s.else_body)) if s.else_body is not None else ([], [])
         kept = dataclasses.replace(s, then_body=seq(then_k, span=s.then_body.span),
                                    else_body=seq(else_k, span=s.span) if s.else_body is not None else None)
-        outs = [v for h in then_h + else_h for v in _defs(h)]
+        outs = [v for h in then_h + else_h for v in bound_vars(h)]
         if not outs or any(not isinstance(v.var_type, ScalarType) or not v.var_type.dtype.is_int for v in outs):
             return [], s
         rvs = tuple(Var(v.name, v.var_type, span=v.span) for v in outs)
         branches = []
         for h in (then_h, else_h):
-            mine = {v for x in h for v in _defs(x)}
+            mine = {v for x in h for v in bound_vars(x)}
             vals = tuple(v if v in mine else ConstInt(0, v.var_type.dtype) for v in outs)  # type: ignore[attr-defined]
             branches.append(seq([*h, YieldStmt(vals, span=s.span)], span=s.span))
         remap = dict(zip(outs, rvs, strict=True))
         self.arg_of = {p: remap.get(a, a) for p, a in self.arg_of.items()}
         return [IfStmt(s.cond, branches[0], branches[1], rvs, span=s.span)], kept
-
-
-def _defs(s: Stmt) -> list[Var]:
-    return list(s.return_vars) if isinstance(s, IfStmt) else [s.var]  # type: ignore[attr-defined]
 
 
 def _split_body(f: Function, loop: ForStmt) -> tuple[list[Stmt], list[Stmt], dict[Var, Var]] | None:

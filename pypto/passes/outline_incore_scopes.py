@@ -36,7 +36,7 @@ from pypto.ir.stmt import (
 from pypto.ir.types import ScalarType, TensorType, TupleType, UnknownType
 from pypto.ir.visitor import substitute
 from pypto.passes._rewrite import call_function, create_tensor, ints, match
-from pypto.passes._util import base_name, defined_vars, iter_stmts, map_blocks, used_vars
+from pypto.passes._util import base_name, defined_vars, free_vars, iter_stmts, map_blocks, used_vars
 from pypto.passes.base import Pass
 
 _LAUNCH = "__spmd_launch"  # InCore region attr (inside this pass only): the pl.spmd launch of its call
@@ -96,11 +96,6 @@ class _Region:
             seen.add(v)
             v = self.source[v]
         return v
-
-
-def _free_vars(body: Stmt) -> list[Var]:
-    local = set(defined_vars(body))
-    return [v for v in used_vars(body) if v not in local]
 
 
 @dataclass
@@ -210,7 +205,7 @@ class _Outliner:
         return name
 
     def outline(self, scope: InCoreScopeStmt) -> tuple[list[Stmt], dict[Var, Expr]]:
-        free = _free_vars(scope.body)
+        free = free_vars(scope.body)
         region = _Region(scope.body, self.program)
         written = {region.root(t) for t in region.targets}
         outs = [v for v in free if v in written and isinstance(v.var_type, TensorType)]
