@@ -67,14 +67,15 @@ def kernel_call_sites(program: Program) -> dict[str, list[Function]]:
     return sites
 
 
-def _reads_a_tensor(f: Function) -> bool:
-    """A statement-level scan (calls are flattened into assignments before OutlineIncoreScopes)."""
-    return any(isinstance(s, AssignStmt) and is_read(s.value) for s in iter_stmts(f.body))
+def reads_in(stmt: Stmt) -> list[AssignStmt]:
+    """The ``x = pl.read(...)`` statements anywhere in ``stmt`` (a statement-level scan: calls are
+    flattened into assignments before OutlineIncoreScopes)."""
+    return [s for s in iter_stmts(stmt) if isinstance(s, AssignStmt) and is_read(s.value)]
 
 
 def reading_kernels(program: Program) -> list[Function]:
     """The InCore functions that read a tensor scalar and whose callers are all non-kernel functions."""
-    readers = [f for f in program.functions if f.is_incore and _reads_a_tensor(f)]
+    readers = [f for f in program.functions if f.is_incore and reads_in(f.body)]
     if not readers:
         return []
     sites = kernel_call_sites(program)
@@ -113,17 +114,30 @@ def address_statements(stmts: list[Stmt], known: set[Var], written: set[Var]) ->
     return ready
 
 
+def inputs_closure(stmts: dict[Var, AssignStmt], seeds: set[Var]) -> set[Var]:
+    """``seeds`` and the results of every statement of ``stmts`` (in program order) they are computed from."""
+    need = set(seeds)
+    for v, s in reversed(stmts.items()):
+        if v in need:
+            need.update(u for u in used_vars(s.value) if u in stmts)
+    return need
+
+
+def users_closure(stmts: dict[Var, AssignStmt], seeds: set[Var]) -> set[Var]:
+    """``seeds`` and the results of every statement of ``stmts`` (in program order) computed from them."""
+    out = set(seeds)
+    for v, s in stmts.items():
+        if any(u in out for u in used_vars(s.value)):
+            out.add(v)
+    return out
+
+
 def _hoistable(f: Function) -> tuple[list[AssignStmt], set[Var]]:
     """The top-level statements that move out (reads, their index arithmetic, arithmetic on them)."""
     ready = address_statements(flatten(f.body), set(f.params), written_tensors(f))
     reads = {v for v, s in ready.items() if is_read(s.value)}
-    needed = set(reads)
-    for v, s in reversed(ready.items()):  # what a read's index needs
-        if v in needed:
-            needed.update(u for u in used_vars(s.value) if u in ready)
-    for v, s in ready.items():  # scalar arithmetic on a read
-        if any(u in needed and u in ready for u in used_vars(s.value)):
-            needed.add(v)
+    # what a read's index needs, then scalar arithmetic on those
+    needed = users_closure(ready, inputs_closure(ready, reads))
     return [s for v, s in ready.items() if v in needed], reads
 
 

@@ -27,21 +27,25 @@ from pypto.ir.types import ScalarType, TensorType
 from pypto.passes._kernel_reads import (
     address_statements,
     expand_calls,
+    inputs_closure,
     is_read,
     reading_kernels,
+    reads_in,
+    users_closure,
     written_tensors,
 )
 from pypto.passes._rewrite import (
     call_function,
     call_in,
     create_tensor,
+    drop_unused,
     elements,
     fresh_vars,
     ints,
     match,
     with_scalar_params,
 )
-from pypto.passes._util import base_name, iter_stmts, unique_name, used_vars
+from pypto.passes._util import base_name, unique_name, used_vars
 from pypto.passes.base import Pass
 
 _CHUNK_BYTES = 64 * 1024  # one gather copy's Vec tile at most (rows are split above this)
@@ -57,8 +61,8 @@ class _Gather:
     param: Var  # the scratch as a new parameter of the rewritten kernel
 
 
-def _reads_of(stmts: list[Stmt]) -> list[AssignStmt]:
-    return [s for s in stmts if isinstance(s, AssignStmt) and is_read(s.value)]
+def _reads(addr: dict[Var, AssignStmt]) -> list[AssignStmt]:
+    return [s for s in addr.values() if is_read(s.value)]
 
 
 def _slots(loop: ForStmt, reads: list[AssignStmt]) -> int | None:
@@ -80,14 +84,11 @@ def _addressing(f: Function, loop: ForStmt) -> tuple[dict[Var, AssignStmt], list
     """(the read-dependent scalar statements, the loads they address), or None when the loop's reads
     are used for anything but load offsets (or sit below its top level)."""
     body = flatten(loop.body)
-    if any(is_read(s.value) for s in _nested(body)):
+    if any(reads_in(s) for s in body if not isinstance(s, AssignStmt)):
         return None
     written, known = written_tensors(f), {*f.params, loop.loop_var}
     scalar = address_statements(body, known, written)  # address arithmetic: reads and scalar statements
-    dependent = {v for v, s in scalar.items() if is_read(s.value)}
-    for v, s in scalar.items():
-        if any(u in dependent for u in used_vars(s.value)):
-            dependent.add(v)
+    dependent = users_closure(scalar, {s.var for s in _reads(scalar)})
     loads: list[AssignStmt] = []
     for s in body:
         if isinstance(s, AssignStmt) and s.var in scalar:
@@ -98,10 +99,6 @@ def _addressing(f: Function, loop: ForStmt) -> tuple[dict[Var, AssignStmt], list
             return None
         loads.append(s)
     return scalar, loads
-
-
-def _nested(body: list[Stmt]) -> list[AssignStmt]:
-    return [x for s in body if not isinstance(s, AssignStmt) for x in iter_stmts(s) if isinstance(x, AssignStmt)]
 
 
 def _gatherable(s: Stmt, dependent: set[Var], addressable: set[Var], written: set[Var]) -> bool:
@@ -115,15 +112,6 @@ def _gatherable(s: Stmt, dependent: set[Var], addressable: set[Var], written: se
     rest = [v.args[0], shape, *v.args[3:]]
     return (all(u in addressable for u in used_vars(v.args[1]))
             and not any(u in dependent for u in used_vars(rest)))
-
-
-def _needed(stmts: dict[Var, AssignStmt], roots: list[Expr]) -> list[AssignStmt]:
-    """The address statements ``roots`` depend on, in program order."""
-    need = {u for r in roots for u in used_vars(r) if u in stmts}
-    for v in reversed(list(stmts)):
-        if v in need:
-            need.update(u for u in used_vars(stmts[v].value) if u in stmts)
-    return [s for v, s in stmts.items() if v in need]
 
 
 def _row_chunks(rows: int, row_bytes: int) -> list[tuple[int, int]]:
@@ -168,7 +156,8 @@ def _gather_kernel(f: Function, loop: ForStmt, addr: dict[Var, AssignStmt], load
     """``for i in <loop's range>: <reads>; scratch[i*rows:...] = src[<offsets>]`` as an InCore kernel."""
     call = call_in(load)
     shape = [as_int(d) for d in call.args[2].elements]
-    stmts = _needed(addr, [call.args[1]])
+    need = inputs_closure(addr, set(used_vars(call.args[1])))
+    stmts = [s for v, s in addr.items() if v in need]
     scratch_t = TensorType((slots * shape[0], *shape[1:]), call.args[0].type.dtype)
     scratch = Var(f"{base_name(call.args[0].name)}_blocks", scratch_t, span=load.span)
     params = [p for p in f.params if p in set(used_vars([*stmts, call, loop.start, loop.stop, loop.step]))]
@@ -194,10 +183,10 @@ def _gather_kernel(f: Function, loop: ForStmt, addr: dict[Var, AssignStmt], load
 def _plan_loop(f: Function, loop: ForStmt, names: set[str]) -> tuple[dict[Var, AssignStmt], list[_Gather]] | None:
     """(the loop's address statements, one gather per read-addressed load), or None (not gatherable)."""
     found = _addressing(f, loop)
-    if found is None or not found[1] or not _reads_of(list(found[0].values())):
+    if found is None or not found[1] or not _reads(found[0]):
         return None
     addr, loads = found
-    slots = _slots(loop, _reads_of(list(addr.values())))
+    slots = _slots(loop, _reads(addr))
     if slots is None:
         return None
     out = []
@@ -219,15 +208,7 @@ def _rewrite_loop(loop: ForStmt, addr: dict[Var, AssignStmt], gathers: list[_Gat
         at = MakeTuple((_times(loop.loop_var, rows), *(ConstInt(0) for _ in rest)))
         swap[g.load] = dataclasses.replace(g.load, value=make_call("tile.load", [g.param, at, *call.args[2:]],
                                                                    call.kwargs, span=call.span, attrs=call.attrs))
-    body = [swap.get(s, s) for s in flatten(loop.body)]
-    while True:
-        used = set(used_vars([s for s in body if not (isinstance(s, AssignStmt) and s.var in addr)]))
-        used |= {u for s in body if isinstance(s, AssignStmt) and s.var in addr and s.var in used
-                 for u in used_vars(s.value)}
-        dead = [s for s in body if isinstance(s, AssignStmt) and s.var in addr and s.var not in used]
-        if not dead:
-            break
-        body = [s for s in body if s not in dead]
+    body = drop_unused([swap.get(s, s) for s in flatten(loop.body)], lambda s: s.var in addr)
     return dataclasses.replace(loop, body=seq(body, span=loop.body.span))
 
 

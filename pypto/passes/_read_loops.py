@@ -34,7 +34,7 @@ from pypto.ir.stmt import (
 )
 from pypto.ir.types import ScalarType, TensorType, TupleType
 from pypto.ir.visitor import substitute
-from pypto.passes._kernel_reads import is_read, listed_index
+from pypto.passes._kernel_reads import is_read, listed_index, reads_in
 from pypto.passes._rewrite import assign_of, program_call, with_scalar_params
 from pypto.passes._util import base_name, bound_vars, defined_vars, iter_stmts, map_blocks, used_vars
 from pypto.passes.base import Pass
@@ -54,10 +54,6 @@ class _Plan:
     spmd: bool  # the loop strode over the blocks of an SPMD launch
 
 
-def _reads_in(stmt: Stmt) -> list[AssignStmt]:
-    return [s for s in iter_stmts(stmt) if isinstance(s, AssignStmt) and is_read(s.value)]
-
-
 class _Splitter:
     """Splits a loop body into the scalar work the orchestration can do and the kernel's rest."""
 
@@ -73,7 +69,7 @@ class _Splitter:
         hoisted: list[Stmt] = []
         kept: list[Stmt] = []
         for s in stmts:
-            if isinstance(s, IfStmt) and _reads_in(s) and self.ready(s.cond):
+            if isinstance(s, IfStmt) and reads_in(s) and self.ready(s.cond):
                 h, k = self._branch(s)
                 hoisted += h
                 kept.append(k)
@@ -114,7 +110,7 @@ def _split_body(f: Function, loop: ForStmt) -> tuple[list[Stmt], list[Stmt], dic
     """(hoisted, kept, arg_of) for the loop body, or None when a read must stay in the kernel."""
     sp = _Splitter(set(f.params) | {loop.loop_var}, set(loop.inits))
     hoisted, kept = sp.split(flatten(loop.body))
-    if any(_reads_in(s) for s in kept):
+    if any(reads_in(s) for s in kept):
         return None
     return hoisted, kept, sp.arg_of
 
@@ -122,7 +118,7 @@ def _split_body(f: Function, loop: ForStmt) -> tuple[list[Stmt], list[Stmt], dic
 def _check_carries(f: Function) -> None:
     """A kernel loop that reads tensor scalars and carries a tile or scalar cannot be split into tasks."""
     for loop in iter_stmts(f.body):
-        if not isinstance(loop, ForStmt) or not _reads_in(loop.body):
+        if not isinstance(loop, ForStmt) or not reads_in(loop.body):
             continue
         carried = [ia for ia in loop.iter_args if not isinstance(ia.var_type, TensorType)]
         if not carried:
@@ -131,7 +127,7 @@ def _check_carries(f: Function) -> None:
             f"scalar read of a tensor inside a loop of kernel '{f.name}' that carries "
             f"'{base_name(carried[0].name)}' from one iteration to the next: ptoas 0.1.1 has no scalar load "
             "from GM, and pypto can move such a loop into the orchestration (one kernel task per iteration) "
-            "only when it carries nothing but the tensors it stores into", _reads_in(loop.body)[0].span,
+            "only when it carries nothing but the tensors it stores into", reads_in(loop.body)[0].span,
             hint="carry the value through a tensor instead (store it at the end of an iteration, load it at "
                  "the start of the next), or do the reads in the orchestration and pass pl.Scalar arguments")
 
@@ -144,7 +140,7 @@ def _plan(f: Function) -> _Plan | None:
     if len(rest) != 2 or not isinstance(rest[0], ForStmt) or not isinstance(rest[1], ReturnStmt):
         return None
     loop, ret = rest
-    if not _reads_in(loop.body) or any(e not in f.params for e in loop.inits):
+    if not reads_in(loop.body) or any(e not in f.params for e in loop.inits):
         return None
     spmd = bool(ids)
     if spmd:  # for b in pl.range(block_idx, n, block_num): the blocks together run every b once

@@ -21,7 +21,7 @@ from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, Stmt, seq, stmt_value
 from pypto.ir.types import TensorType, TileType, TupleType
 from pypto.ir.visitor import substitute
-from pypto.passes._util import defined_vars, iter_stmts, map_blocks
+from pypto.passes._util import defined_vars, iter_stmts, map_blocks, used_vars
 from pypto.span import Span
 
 # A rule gets ``var = call`` (var None for a bare call statement) and returns the statements that
@@ -90,6 +90,17 @@ def drop_defs(body: Stmt, dead: Collection[Var]) -> Stmt:
         return not (isinstance(s, AssignStmt) and s.var in dead)
 
     return map_blocks(body, lambda stmts: [s for s in stmts if keep(s)])
+
+
+def drop_unused(stmts: list[Stmt], removable: Callable[[AssignStmt], bool]) -> list[Stmt]:
+    """``stmts`` without the ``removable`` assignments nothing reads, repeated until none is left (a
+    chain of them goes as a whole)."""
+    while True:
+        used = set(used_vars([s.value if isinstance(s, AssignStmt) else s for s in stmts]))
+        keep = [s for s in stmts if not (isinstance(s, AssignStmt) and s.var not in used and removable(s))]
+        if len(keep) == len(stmts):
+            return keep
+        stmts = keep
 
 
 def call_in(stmt: Stmt) -> Call:

@@ -42,6 +42,7 @@ from pypto.passes._rewrite import (
     assign_of,
     call_function,
     create_tensor,
+    drop_unused,
     fresh_vars,
     ints,
     program_call,
@@ -266,22 +267,13 @@ def _vec_assemble(stmts: list[Stmt]) -> list[Stmt]:
             block = moved
         ins = make_call("tile.assemble", [window, block, asm[1].args[2]], span=asm[1].span)
         out.append(AssignStmt(to_vec[0], ins, span=span))
-    return _drop_dead_mat(out) if len(out) != len(stmts) else out
+    if len(out) == len(stmts):
+        return out
+    return drop_unused(out, lambda s: _space_of(s.var) is MemorySpace.Mat)  # Mat tiles nothing reads any more
 
 
 def _def(defs: dict[Var, AssignStmt], e: Expr) -> AssignStmt | None:
     return defs.get(e) if isinstance(e, Var) else None
-
-
-def _drop_dead_mat(stmts: list[Stmt]) -> list[Stmt]:
-    """Remove Mat/Acc-free leftovers: Mat tile definitions nothing reads any more."""
-    while True:
-        used = set(used_vars([st.value if isinstance(st, AssignStmt) else st for st in stmts]))
-        keep = [s for s in stmts if not (isinstance(s, AssignStmt) and s.var not in used
-                                          and _space_of(s.var) is MemorySpace.Mat)]
-        if len(keep) == len(stmts):
-            return keep
-        stmts = keep
 
 
 MAX_UNROLL = 16
