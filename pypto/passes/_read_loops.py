@@ -32,10 +32,10 @@ from pypto.ir.stmt import (
     initial_values,
     seq,
 )
-from pypto.ir.types import ScalarType, TensorType, TupleType
+from pypto.ir.types import ScalarType, TensorType
 from pypto.ir.visitor import substitute
 from pypto.passes._kernel_reads import is_read, listed_index, reads_in
-from pypto.passes._rewrite import assign_of, program_call, with_scalar_params
+from pypto.passes._rewrite import assign_of, program_call, splice_calls, with_scalar_params
 from pypto.passes._util import base_name, bound_vars, defined_vars, iter_stmts, map_blocks, used_vars
 from pypto.passes.base import Pass
 
@@ -201,24 +201,16 @@ class _CallSites:
         return f.with_(body=substitute(body, self.renames))
 
     def block(self, stmts: list[Stmt]) -> list[Stmt]:
-        out: list[Stmt] = []
-        renames: dict[Var, Expr] = {}
-        gone: set[Var] = set()
-        for s in stmts:
-            if isinstance(s, AssignStmt) and isinstance(s.value, TupleGetItem) and s.value.tuple_value in gone:
-                continue
-            s = substitute(s, renames) if renames else s
-            found = program_call(s, self.plans)
-            if found is None or ("block_num" in found[0].attrs) != self.plans[found[1]][1].spmd:
-                out.append(s)
-                continue
-            loop_stmt, results = self._loop(found[0], *self.plans[found[1]])
-            out.append(loop_stmt)
-            if isinstance(s, AssignStmt):
-                gone.add(s.var)
-                renames.update(self._renames(s.var, results, stmts))
-                self.renames.update(renames)
+        out, renames = splice_calls(stmts, self._expand)
+        self.renames.update(renames)
         return out
+
+    def _expand(self, s: Stmt) -> tuple[list[Stmt], list[Expr]] | None:
+        found = program_call(s, self.plans)
+        if found is None or ("block_num" in found[0].attrs) != self.plans[found[1]][1].spmd:
+            return None
+        loop_stmt, results = self._loop(found[0], *self.plans[found[1]])
+        return [loop_stmt], results
 
     def _loop(self, call: Call, f: Function, plan: _Plan) -> tuple[ForStmt, list[Expr]]:
         loop = plan.loop
@@ -251,16 +243,6 @@ class _CallSites:
     @staticmethod
     def _element(res: Var, i: int, n: int) -> Expr:
         return res if n == 1 else TupleGetItem(res, i, span=res.span)
-
-    @staticmethod
-    def _renames(var: Var, results: list[Expr], stmts: list[Stmt]) -> dict[Var, Expr]:
-        if not isinstance(var.var_type, TupleType):
-            return {var: results[0]}
-        out: dict[Var, Expr] = {}
-        for s in stmts:
-            if isinstance(s, AssignStmt) and isinstance(s.value, TupleGetItem) and s.value.tuple_value is var:
-                out[s.var] = results[s.value.index]
-        return out
 
 
 def _mismatched_calls(program: Program, plans: dict[str, tuple[Function, _Plan]]) -> set[str]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from pypto.errors import InternalError
 from pypto.ir.enums import ParamDirection
-from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, MakeTuple, Var
+from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, MakeTuple, TupleGetItem, Var
 from pypto.ir.function import Function
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, Stmt, seq, stmt_value
@@ -153,6 +153,32 @@ def rewrite_blocks(body: Stmt, rules: Mapping[str, Rule]) -> Stmt:
         return rule(s, call) if rule is not None and call is not None else None
 
     return expand_stmts(body, apply)
+
+
+def splice_calls(stmts: list[Stmt], expand: Callable[[Stmt], tuple[list[Stmt], list[Expr]] | None]
+                 ) -> tuple[list[Stmt], dict[Var, Expr]]:
+    """``stmts`` with each statement ``expand`` takes replaced by the statements it gives; the call's
+    result is renamed to the value it gives for it (for a tuple result, the ``x = r[i]`` statements go
+    and each ``x`` is renamed to item ``i``). Returns the block and the renames (for later uses too)."""
+    out: list[Stmt] = []
+    renames: dict[Var, Expr] = {}
+    items: dict[Var, list[Expr]] = {}  # a replaced tuple result -> the values of its items
+    for s in stmts:
+        if isinstance(s, AssignStmt) and isinstance(s.value, TupleGetItem) \
+                and isinstance(tup := s.value.tuple_value, Var) and tup in items:
+            renames[s.var] = items[tup][s.value.index]
+            continue
+        s = substitute(s, renames) if renames else s
+        new = expand(s)
+        if new is None:
+            out.append(s)
+            continue
+        out.extend(new[0])
+        if isinstance(s, AssignStmt) and isinstance(s.var.var_type, TupleType):
+            items[s.var] = new[1]
+        elif isinstance(s, AssignStmt):
+            renames[s.var] = new[1][0]
+    return out, renames
 
 
 def clone(stmts: list[Stmt], mapping: dict[Var, Expr]) -> list[Stmt]:

@@ -35,7 +35,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, ReturnStmt, Stmt, seq
-from pypto.ir.types import TensorType, TileType, TupleType
+from pypto.ir.types import TensorType, TileType
 from pypto.ir.visitor import substitute
 from pypto.passes._mixed_split import CUBE, VECTOR, Analysis, core_of, stmt_cores
 from pypto.passes._rewrite import (
@@ -47,6 +47,7 @@ from pypto.passes._rewrite import (
     ints,
     program_call,
     shaped,
+    splice_calls,
 )
 from pypto.passes._util import (
     NameGen,
@@ -325,27 +326,11 @@ class _CallRewriter:
     names: NameGen = field(default_factory=lambda: NameGen("rv"))
 
     def block(self, stmts: list[Stmt]) -> list[Stmt]:
-        out: list[Stmt] = []
-        renames: dict[Var, Expr] = {}
-        drop: dict[Var, list[Expr]] = {}
-        for s in stmts:
-            s = substitute(s, renames) if renames else s
-            if isinstance(s, AssignStmt) and isinstance(s.value, TupleGetItem) \
-                    and isinstance(tup := s.value.tuple_value, Var) and tup in drop:
-                renames[s.var] = drop[tup][s.value.index]
-                continue
-            found = program_call(s, self.splits)
-            if found is None:
-                out.append(s)
-                continue
-            stmts_new, results = self.expand(*found)
-            out.extend(stmts_new)
-            if isinstance(s, AssignStmt):
-                if isinstance(s.var.var_type, TupleType):
-                    drop[s.var] = results
-                else:
-                    renames[s.var] = results[0]
-        return out
+        return splice_calls(stmts, self._expand)[0]
+
+    def _expand(self, s: Stmt) -> tuple[list[Stmt], list[Expr]] | None:
+        found = program_call(s, self.splits)
+        return None if found is None else self.expand(*found)
 
     def expand(self, call: Call, name: str) -> tuple[list[Stmt], list[Expr]]:
         kernels, an = self.splits[name]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pypto.ir.dtypes import DataType
-from pypto.ir.expr import BinaryExpr, BinOp, ConstBool, ConstInt, IterArg, Var
+from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstBool, ConstInt, GlobalVar, IterArg, TupleGetItem, Var
 from pypto.ir.stmt import (
     AssignStmt,
     BreakStmt,
@@ -14,8 +14,8 @@ from pypto.ir.stmt import (
     SeqStmts,
     YieldStmt,
 )
-from pypto.ir.types import ScalarType
-from pypto.passes._rewrite import drop_unused
+from pypto.ir.types import ScalarType, TupleType
+from pypto.passes._rewrite import drop_unused, splice_calls
 from pypto.passes._util import bound_vars, free_vars, jumps, unique_name, used_vars, var_use_counts
 
 IDX = ScalarType(DataType.INDEX)
@@ -76,3 +76,21 @@ def test_drop_unused_removes_a_whole_chain_of_removable_definitions():
     chain = _assign("w", _add(m.var, i))
     out = drop_unused([j, k, m, chain, ReturnStmt((chain.var,))], lambda s: True)
     assert out[:4] == [j, k, m, chain]
+
+
+def test_splice_calls_renames_a_result_and_the_items_of_a_tuple_result():
+    a = Var("a", IDX)
+    one = AssignStmt(Var("r1", IDX), Call(GlobalVar("k1"), (a,), result_type=IDX))
+    tup = AssignStmt(Var("r2", TupleType((IDX, IDX))), Call(GlobalVar("k2"), (a,), result_type=TupleType((IDX, IDX))))
+    x, y = _assign("x", TupleGetItem(tup.var, 0)), _assign("y", TupleGetItem(tup.var, 1))
+    use = _assign("z", _add(_add(x.var, y.var), one.var))
+    marker = ReturnStmt(())
+    items = {"k1": [ConstInt(1)], "k2": [ConstInt(2), ConstInt(3)]}
+
+    def expand(s):
+        return ([marker], items[s.value.op.name]) if s in (one, tup) else None
+
+    out, renames = splice_calls([one, tup, x, y, use], expand)
+    assert out[:2] == [marker, marker] and len(out) == 3
+    assert renames == {one.var: items["k1"][0], x.var: items["k2"][0], y.var: items["k2"][1]}
+    assert used_vars(out[2].value) == []  # z = (2 + 3) + 1
