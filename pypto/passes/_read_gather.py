@@ -231,21 +231,20 @@ def _plan(f: Function, names: set[str]) -> tuple[Function, list[_Gather]] | None
     return with_scalar_params(f, [g.param for g in gathers], stmts), gathers
 
 
-def _expand(gathers: list[_Gather]):
-    def expand(call: Call, old: Function) -> tuple[list[Stmt], Call]:
-        args = dict(zip(old.params, call.args, strict=True))
-        pre: list[Stmt] = []
-        filled = []
-        for g in gathers:
-            t = g.param.var_type
-            assert isinstance(t, TensorType)
-            buf, create = create_tensor(f"{g.param.name}_buf", t, call.span)
-            out = Var(g.param.name, t, span=call.span)
-            fill = call_function(g.kernel, [*(args[p] for p in g.sources), buf], call.span)
-            pre += [create, AssignStmt(out, fill, span=call.span)]
-            filled.append(out)
-        return pre, dataclasses.replace(call, args=(*call.args, *filled))
-    return expand
+def _expand(call: Call, old: Function, gathers: list[_Gather]) -> tuple[list[Stmt], Call]:
+    """The call of ``old`` filling its scratch tensors first: create, gather kernel call, per gather."""
+    args = dict(zip(old.params, call.args, strict=True))
+    pre: list[Stmt] = []
+    filled = []
+    for g in gathers:
+        t = g.param.var_type
+        assert isinstance(t, TensorType)
+        buf, create = create_tensor(f"{g.param.name}_buf", t, call.span)
+        out = Var(g.param.name, t, span=call.span)
+        fill = call_function(g.kernel, [*(args[p] for p in g.sources), buf], call.span)
+        pre += [create, AssignStmt(out, fill, span=call.span)]
+        filled.append(out)
+    return pre, dataclasses.replace(call, args=(*call.args, *filled))
 
 
 def gather_carried_reads(program: Program) -> Program:
@@ -265,14 +264,8 @@ def gather_carried_reads(program: Program) -> Program:
             funcs.append(plans[f.name][0])  # then its gathers (the order a printed dump reads back in)
             funcs += [g.kernel for g in plans[f.name][1]]
         else:
-            funcs.append(f if f.is_incore else _expand_all(f, olds, plans))
+            funcs.append(f if f.is_incore else expand_calls(f, olds, lambda c, old: _expand(c, old, plans[old.name][1])))
     return program.with_functions(funcs)
-
-
-def _expand_all(f: Function, olds: dict[str, Function], plans: dict[str, tuple[Function, list[_Gather]]]) -> Function:
-    for name, old in olds.items():
-        f = expand_calls(f, {name: old}, _expand(plans[name][1]))
-    return f
 
 
 @dataclass(frozen=True)

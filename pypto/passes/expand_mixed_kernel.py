@@ -43,6 +43,7 @@ from pypto.passes._rewrite import (
     call_function,
     create_tensor,
     drop_unused,
+    expand_stmts,
     fresh_vars,
     ints,
     program_call,
@@ -291,23 +292,19 @@ def _trip_count(loop: ForStmt) -> int | None:
     return max(0, -(-(hc - lc) // step))
 
 
-def _unroll_mixed(stmts: list[Stmt]) -> list[Stmt]:
+def _unroll_mixed(s: Stmt) -> list[Stmt] | None:
     """A loop mixing cube and vector work, with a small constant trip count, is unrolled.
 
     The cube and vector halves of each iteration then become separate stages that exchange their
     tiles through GM, like straight-line code (a loop cannot be cut in two stage kernels here).
     """
-    out: list[Stmt] = []
-    for s in stmts:
-        n = _trip_count(s) if isinstance(s, ForStmt) and len(stmt_cores(s)) > 1 else None
-        if n is None or n > MAX_UNROLL:
-            out.append(s)
-            continue
-        assert isinstance(s, ForStmt)
-        step, start, dtype = as_int(s.step) or 1, as_int(s.start), index_dtype(s)
-        out.extend(unrolled(s, (ConstInt(start + k * step, dtype) if start is not None else
-                                BinaryExpr(BinOp.Add, s.start, ConstInt(k * step, dtype), dtype) for k in range(n))))
-    return out
+    n = _trip_count(s) if isinstance(s, ForStmt) and len(stmt_cores(s)) > 1 else None
+    if n is None or n > MAX_UNROLL:
+        return None
+    assert isinstance(s, ForStmt)
+    step, start, dtype = as_int(s.step) or 1, as_int(s.start), index_dtype(s)
+    return unrolled(s, (ConstInt(start + k * step, dtype) if start is not None else
+                        BinaryExpr(BinOp.Add, s.start, ConstInt(k * step, dtype), dtype) for k in range(n)))
 
 
 def split_kernel(func: Function) -> tuple[list[StageKernel], Analysis]:
@@ -402,7 +399,7 @@ class ExpandMixedKernel(Pass):
             if f.func_type is not FunctionType.InCore:
                 funcs.append(f)
                 continue
-            body = map_blocks(map_blocks(f.body, _unroll_mixed), _vec_assemble)
+            body = map_blocks(expand_stmts(f.body, _unroll_mixed), _vec_assemble)
             f = f if body is f.body else f.with_(body=body)
             cores = stmt_cores(f.body)
             if len(cores) < 2:
