@@ -12,8 +12,9 @@ Kernels called from another kernel keep their reads (and their located error).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import Call, Expr, GlobalVar, MakeTuple, Var
@@ -99,17 +100,22 @@ def expand_calls(f: Function, kernels: dict[str, Function], expand: Expand) -> F
     return Simplify().run_function(f.with_(body=body), None)  # type: ignore[arg-type]
 
 
+def movable(s: Stmt, known: Callable[[Var], bool], written: Collection[Expr]) -> TypeGuard[AssignStmt]:
+    """``s`` is scalar work the orchestration can do on ``known`` values: a read of a tensor not in
+    ``written``, or non-call scalar arithmetic."""
+    if not isinstance(s, AssignStmt) or not all(known(u) for u in used_vars(s.value)):
+        return False
+    v = s.value
+    if is_read(v):
+        return isinstance(v.args[0], Var) and v.args[0] not in written
+    return isinstance(s.var.var_type, ScalarType) and not isinstance(v, Call)
+
+
 def address_statements(stmts: list[Stmt], known: set[Var], written: set[Var]) -> dict[Var, AssignStmt]:
-    """Of ``stmts``, the scalar work the orchestration can do: reads of tensors not in ``written`` and
-    non-call scalar arithmetic, each on ``known`` values or earlier ones of these (in program order)."""
+    """Of ``stmts``, the :func:`movable` ones on ``known`` values or earlier ones of these (in program order)."""
     ready: dict[Var, AssignStmt] = {}
     for s in stmts:
-        if not isinstance(s, AssignStmt) or not all(u in known or u in ready for u in used_vars(s.value)):
-            continue
-        v = s.value
-        if is_read(v) and isinstance(v.args[0], Var) and v.args[0] not in written:
-            ready[s.var] = s
-        elif isinstance(s.var.var_type, ScalarType) and not isinstance(v, Call):
+        if movable(s, lambda u: u in known or u in ready, written):
             ready[s.var] = s
     return ready
 

@@ -34,7 +34,7 @@ from pypto.ir.stmt import (
 )
 from pypto.ir.types import ScalarType, TensorType
 from pypto.ir.visitor import substitute
-from pypto.passes._kernel_reads import is_read, listed_index, reads_in
+from pypto.passes._kernel_reads import listed_index, movable, reads_in
 from pypto.passes._rewrite import assign_of, program_call, splice_calls, with_scalar_params
 from pypto.passes._util import base_name, bound_vars, defined_vars, iter_stmts, map_blocks, used_vars
 from pypto.passes.base import Pass
@@ -74,11 +74,7 @@ class _Splitter:
                 hoisted += h
                 kept.append(k)
                 continue
-            v = s.value if isinstance(s, AssignStmt) else None
-            ready = v is not None and self.ready(v)
-            read = ready and is_read(v) and v.args[0] not in self.written  # type: ignore[union-attr]
-            derived = ready and isinstance(s.var.var_type, ScalarType) and not isinstance(v, Call)
-            if read or derived:
+            if movable(s, lambda u: u in self.known or u in self.moved, self.written):
                 hoisted.append(s)
                 self.moved.add(s.var)
                 self.arg_of[s.var] = s.var
