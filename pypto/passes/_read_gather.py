@@ -17,13 +17,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from pypto.ir.dtypes import DataType
 from pypto.ir.enums import MemorySpace, ParamDirection
 from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, IterArg, MakeTuple, Var, as_int
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, ForStmt, ReturnStmt, Stmt, YieldStmt, flatten, seq
-from pypto.ir.types import ScalarType, TensorType
+from pypto.ir.types import TensorType
 from pypto.passes._kernel_reads import (
     address_statements,
     expand_calls,
@@ -45,7 +44,7 @@ from pypto.passes._rewrite import (
     match,
     with_scalar_params,
 )
-from pypto.passes._util import base_name, unique_name, used_vars
+from pypto.passes._util import base_name, scalar_dtype, unique_name, used_vars
 from pypto.passes.base import Pass
 
 _CHUNK_BYTES = 64 * 1024  # one gather copy's Vec tile at most (rows are split above this)
@@ -122,12 +121,12 @@ def _row_chunks(rows: int, row_bytes: int) -> list[tuple[int, int]]:
 def _plus(e: Expr, k: int) -> Expr:
     if k == 0:
         return e
-    dtype = e.type.dtype if isinstance(e.type, ScalarType) else ConstInt(0).dtype
+    dtype = scalar_dtype(e)
     return BinaryExpr(BinOp.Add, e, ConstInt(k, dtype), dtype, span=e.span)
 
 
 def _times(i: Var, rows: int) -> Expr:
-    dtype = i.var_type.dtype if isinstance(i.var_type, ScalarType) else DataType.INDEX
+    dtype = scalar_dtype(i)
     return BinaryExpr(BinOp.Mul, i, ConstInt(rows, dtype), dtype, span=i.span)
 
 

@@ -21,7 +21,7 @@ from pypto.ir.function import Function
 from pypto.ir.stmt import BreakStmt, ForStmt, InCoreScopeStmt, Stmt
 from pypto.ir.types import ScalarType
 from pypto.ir.visitor import IRMutator, IRVisitor, substitute
-from pypto.passes._util import jumps, map_blocks
+from pypto.passes._util import jumps, map_blocks, scalar_dtype
 
 _OPS = (BinOp.FloorMod, BinOp.FloorDiv)
 
@@ -73,8 +73,7 @@ def strip_mine(loop: ForStmt) -> ForStmt | None:
     (c,) = divs
     if start < 0 or start % c or (stop - start) % c or c % step or stop <= start or jumps(loop.body, (BreakStmt,)):
         return None
-    t = loop.loop_var.var_type
-    dt = t.dtype if isinstance(t, ScalarType) else DataType.INDEX
+    dt = scalar_dtype(loop.loop_var)
     name = loop.loop_var.name
     q = Var(f"{name}_q", ScalarType(dt), span=loop.loop_var.span)
     r = Var(f"{name}_r", ScalarType(dt), span=loop.loop_var.span)

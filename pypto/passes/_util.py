@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+from pypto.ir.dtypes import DataType
 from pypto.ir.expr import Call, Expr, GlobalVar, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import get_op, has_op
@@ -26,6 +27,7 @@ from pypto.ir.stmt import (
     preorder,
     seq,
 )
+from pypto.ir.types import ScalarType
 from pypto.ir.verifier import calls as calls_in  # noqa: F401 - re-exported: every Call in a tree, pre-order
 from pypto.ir.verifier import refs
 from pypto.ir.visitor import Substitute
@@ -56,6 +58,11 @@ def free_vars(stmt: Stmt) -> list[Var]:
     """Vars a statement tree reads but does not define itself, in first-use order."""
     local = set(defined_vars(stmt))
     return [v for v in used_vars(stmt) if v not in local]
+
+
+def scalar_dtype(e: Expr) -> DataType:
+    """The dtype of a scalar expression (a loop variable, an index); INDEX for anything else."""
+    return e.type.dtype if isinstance(e.type, ScalarType) else DataType.INDEX
 
 
 def iter_stmts(stmt: Stmt | None) -> Iterator[Stmt]:

@@ -55,11 +55,12 @@ from pypto.passes._util import (
     base_name,
     defined_vars,
     map_blocks,
+    scalar_dtype,
     substitute_typed,
     used_vars,
 )
 from pypto.passes.base import Pass
-from pypto.passes.unroll_loops import index_dtype, unrolled
+from pypto.passes.unroll_loops import unrolled
 
 __all__ = ["ExpandMixedKernel", "core_of"]
 
@@ -302,7 +303,7 @@ def _unroll_mixed(s: Stmt) -> list[Stmt] | None:
     if n is None or n > MAX_UNROLL:
         return None
     assert isinstance(s, ForStmt)
-    step, start, dtype = as_int(s.step) or 1, as_int(s.start), index_dtype(s)
+    step, start, dtype = as_int(s.step) or 1, as_int(s.start), scalar_dtype(s.loop_var)
     return unrolled(s, (ConstInt(start + k * step, dtype) if start is not None else
                         BinaryExpr(BinOp.Add, s.start, ConstInt(k * step, dtype), dtype) for k in range(n)))
 
