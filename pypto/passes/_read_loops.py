@@ -19,7 +19,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from pypto.errors import UnsupportedFeatureError
-from pypto.ir.expr import Call, ConstInt, Expr, IterArg, TupleGetItem, Var
+from pypto.ir.expr import Call, ConstInt, Expr, TupleGetItem, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import (
     AssignStmt,
@@ -35,8 +35,8 @@ from pypto.ir.stmt import (
 from pypto.ir.types import ScalarType, TensorType
 from pypto.ir.visitor import substitute
 from pypto.passes._kernel_reads import listed_index, movable, reads_in
-from pypto.passes._rewrite import assign_of, program_call, splice_calls, with_scalar_params
-from pypto.passes._util import base_name, bound_vars, defined_vars, iter_stmts, map_blocks, used_vars
+from pypto.passes._rewrite import assign_of, clone, program_call, splice_calls, with_scalar_params
+from pypto.passes._util import base_name, bound_vars, iter_stmts, map_blocks, used_vars
 from pypto.passes.base import Pass
 
 _LAUNCH_ATTRS = ("block_num", "sync_start")  # one single-block task per iteration
@@ -209,31 +209,26 @@ class _CallSites:
         return [loop_stmt], results
 
     def _loop(self, call: Call, f: Function, plan: _Plan) -> tuple[ForStmt, list[Expr]]:
+        """The orchestration loop: the hoisted statements, then the kernel call with the loop's tensors
+        (its iter args) and the moved scalars; cloned with the call's arguments for the kernel params."""
         loop = plan.loop
-        args = dict(zip(f.params, call.args, strict=True))
-        lv = Var(loop.loop_var.name, loop.loop_var.var_type, span=loop.loop_var.span)
-        iters = [IterArg(ia.name, ia.var_type, span=ia.span) for ia in loop.iter_args]
-        rvs = [Var(rv.name, rv.var_type, span=rv.span) for rv in loop.return_vars]
-        fresh = {v: Var(v.name, v.var_type, span=v.span) for s in plan.hoisted for v in defined_vars(s)}
-        inner = {**args, loop.loop_var: lv, **fresh}
-        tensor_of = dict(zip(loop.inits, iters, strict=True))
-        hoisted = flatten(map_blocks(seq([substitute(s, inner) for s in plan.hoisted], span=call.span),
-                                     lambda ss: [listed_index(x) for x in ss]))
+        tensor_of = dict(zip(loop.inits, loop.iter_args, strict=True))
         call_args = [tensor_of.get(p, a) for p, a in zip(f.params, call.args, strict=True)]
-        call_args += [inner[plan.arg_of.get(v, v)] for v in plan.extra]
+        call_args += [plan.arg_of.get(v, v) for v in plan.extra]
         attrs = {k: v for k, v in call.attrs.items() if k not in _LAUNCH_ATTRS}
         new_call = dataclasses.replace(call, args=tuple(call_args), attrs=attrs)
         res = Var(f"{f.name}_out", call.result_type, span=call.span)
         yields = [self._element(res, plan.returns.index(rv), len(plan.returns)) if rv in plan.returns else it
-                  for rv, it in zip(loop.return_vars, iters, strict=True)]
-        body = [*hoisted, AssignStmt(res, new_call, span=call.span), YieldStmt(tuple(yields), span=call.span)]
-        start, stop, step = (substitute(e, args) for e in (loop.start, loop.stop, loop.step))
-        new_loop = ForStmt(lv, start, stop, step, seq(body, span=call.span), tuple(iters), tuple(rvs),
-                           loop.kind, dict(loop.attrs), inits=tuple(args[e] for e in loop.inits), span=call.span)
-        by_rv = dict(zip(loop.return_vars, rvs, strict=True))
+                  for rv, it in zip(loop.return_vars, loop.iter_args, strict=True)]
+        body = [*plan.hoisted, AssignStmt(res, new_call, span=call.span), YieldStmt(tuple(yields), span=call.span)]
+        args: dict[Var, Expr] = dict(zip(f.params, call.args, strict=True))
+        mapping = dict(args)
+        [new_loop] = clone([dataclasses.replace(loop, body=seq(body, span=call.span), span=call.span)], mapping)
+        new_loop = dataclasses.replace(new_loop, body=map_blocks(new_loop.body, lambda ss: [listed_index(x) for x in ss]))
         stored = {s.var: s.value.args[2] for s in flatten(loop.body) if isinstance(s, AssignStmt)  # type: ignore[attr-defined]
                   and s.var in plan.returns}
-        results = [by_rv.get(v) or substitute(stored.get(v, v), args) for v in plan.returns]
+        results = [mapping.get(v) if v in loop.return_vars else substitute(stored.get(v, v), args)
+                   for v in plan.returns]
         return new_loop, results
 
     @staticmethod
