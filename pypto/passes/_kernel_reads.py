@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from typing import TypeGuard
 
 from pypto.ir.enums import ParamDirection
-from pypto.ir.expr import Call, Expr, GlobalVar, MakeTuple, Var
+from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, MakeTuple, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import written_index
-from pypto.ir.stmt import AssignStmt, Stmt, flatten, seq, stmt_value
-from pypto.ir.types import ScalarType
+from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, flatten, seq, stmt_value
+from pypto.ir.types import ScalarType, TensorType
 from pypto.passes._rewrite import clone, expand_stmts, program_call, with_scalar_params
 from pypto.passes._util import iter_stmts, used_vars
 from pypto.passes.base import Pass
@@ -44,6 +44,11 @@ def listed_index(s: Stmt) -> Stmt:
         return s
     t, *idx = v.args  # type: ignore[union-attr]
     return dataclasses.replace(s, value=dataclasses.replace(v, args=(t, MakeTuple(tuple(idx), span=v.span))))
+
+
+def carried_values(loop: ForStmt) -> list[IterArg]:
+    """The iter args of ``loop`` that carry something other than a tensor (a tile, a scalar)."""
+    return [ia for ia in loop.iter_args if not isinstance(ia.var_type, TensorType)]
 
 
 def written_tensors(f: Function) -> set[Var]:

@@ -25,6 +25,7 @@ from pypto.ir.stmt import AssignStmt, ForStmt, ReturnStmt, Stmt, YieldStmt, flat
 from pypto.ir.types import TensorType
 from pypto.passes._kernel_reads import (
     address_statements,
+    carried_values,
     expand_calls,
     inputs_closure,
     is_read,
@@ -211,15 +212,11 @@ def _rewrite_loop(loop: ForStmt, addr: dict[Var, AssignStmt], gathers: list[_Gat
     return dataclasses.replace(loop, body=seq(body, span=loop.body.span))
 
 
-def _carries_a_value(loop: ForStmt) -> bool:
-    return any(not isinstance(ia.var_type, TensorType) for ia in loop.iter_args)
-
-
 def _plan(f: Function, names: set[str]) -> tuple[Function, list[_Gather]] | None:
     """``f`` with every top-level tile-carrying read loop rewritten, and its gathers (None: none)."""
     stmts, gathers = [], []
     for s in flatten(f.body):
-        plan = _plan_loop(f, s, names) if isinstance(s, ForStmt) and _carries_a_value(s) else None
+        plan = _plan_loop(f, s, names) if isinstance(s, ForStmt) and carried_values(s) else None
         if plan is None:
             stmts.append(s)
             continue

@@ -32,9 +32,9 @@ from pypto.ir.stmt import (
     initial_values,
     seq,
 )
-from pypto.ir.types import ScalarType, TensorType
+from pypto.ir.types import ScalarType
 from pypto.ir.visitor import substitute
-from pypto.passes._kernel_reads import listed_index, movable, reads_in
+from pypto.passes._kernel_reads import carried_values, listed_index, movable, reads_in
 from pypto.passes._rewrite import assign_of, clone, program_call, splice_calls, with_scalar_params
 from pypto.passes._util import base_name, bound_vars, iter_stmts, map_blocks, used_vars
 from pypto.passes.base import Pass
@@ -116,7 +116,7 @@ def _check_carries(f: Function) -> None:
     for loop in iter_stmts(f.body):
         if not isinstance(loop, ForStmt) or not reads_in(loop.body):
             continue
-        carried = [ia for ia in loop.iter_args if not isinstance(ia.var_type, TensorType)]
+        carried = carried_values(loop)
         if not carried:
             continue
         raise UnsupportedFeatureError(
