@@ -250,8 +250,8 @@ def _vec_assemble(stmts: list[Stmt]) -> list[Stmt]:
     out: list[Stmt] = []
     for s in stmts:
         to_vec = assign_of(s, "tile.move")
-        asm = assign_of(_def(defs, to_vec[1].args[0]), "tile.assemble") if to_vec is not None else None
-        tgt = assign_of(_def(defs, asm[1].args[0]), "tile.load") if asm is not None else None
+        asm = assign_of(defs.get(to_vec[1].args[0]), "tile.assemble") if to_vec is not None else None
+        tgt = assign_of(defs.get(asm[1].args[0]), "tile.load") if asm is not None else None
         if (to_vec is None or asm is None or tgt is None or to_vec[1].kwargs.get("target_memory") is not MemorySpace.Vec
                 or _space_of(asm[0]) is not MemorySpace.Mat):
             out.append(s)
@@ -273,10 +273,6 @@ def _vec_assemble(stmts: list[Stmt]) -> list[Stmt]:
     if len(out) == len(stmts):
         return out
     return drop_unused(out, lambda s: _space_of(s.var) is MemorySpace.Mat)  # Mat tiles nothing reads any more
-
-
-def _def(defs: dict[Var, AssignStmt], e: Expr) -> AssignStmt | None:
-    return defs.get(e) if isinstance(e, Var) else None
 
 
 MAX_UNROLL = 16
