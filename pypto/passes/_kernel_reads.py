@@ -20,7 +20,7 @@ from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, MakeTuple, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import written_index
-from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, flatten, seq, stmt_value
+from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, flatten, stmt_value
 from pypto.ir.types import ScalarType, TensorType
 from pypto.passes._rewrite import clone, expand_stmts, program_call, with_scalar_params
 from pypto.passes._util import iter_stmts, used_vars
@@ -170,7 +170,6 @@ def hoist_kernel_reads(program: Program) -> Program:
         _, hoisted, extra = plans[old.name]
         mapping: dict[Var, Expr] = dict(zip(old.params, call.args, strict=True))
         pre = [listed_index(s) for s in clone(list(hoisted), mapping)]
-        pre = flatten(seq(pre, span=call.span)) if pre else []
         return pre, dataclasses.replace(call, args=(*call.args, *(mapping[v] for v in extra)))
 
     olds = {f.name: f for f in program.functions if f.name in plans}

@@ -43,9 +43,7 @@ def _expand(call: Call, target: Function, result: Var | None, span: object) -> l
     ret = stmts[-1] if stmts and isinstance(stmts[-1], ReturnStmt) else None
     if any(isinstance(s, ReturnStmt) for s in stmts[:-1]):
         raise UnsupportedFeatureError(f"early return inside inline function '{target.name}'", target.span)
-    body = stmts[:-1] if ret is not None else stmts
-    mapping: dict[Var, Expr] = dict(zip(target.params, call.args, strict=True))
-    out = clone([*body, *([ret] if ret is not None else [])], mapping)
+    out = clone(stmts, dict(zip(target.params, call.args, strict=True)))
     out = tag_spliced_scopes(out, call.attrs.get(DUMP_TAGS_ATTR, ()))  # the caller's pl.dump_tag marks
     tail = out.pop() if ret is not None else None
     if result is not None:
