@@ -12,15 +12,16 @@ Kernels called from another kernel keep their reads (and their located error).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from pypto.ir.enums import ParamDirection
-from pypto.ir.expr import Call, Expr, GlobalVar, MakeTuple, Var
+from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, MakeTuple, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import written_index
-from pypto.ir.stmt import AssignStmt, Stmt, flatten, seq, stmt_value
-from pypto.ir.types import ScalarType
+from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, flatten, stmt_value
+from pypto.ir.types import ScalarType, TensorType
 from pypto.passes._rewrite import clone, expand_stmts, program_call, with_scalar_params
 from pypto.passes._util import iter_stmts, used_vars
 from pypto.passes.base import Pass
@@ -45,6 +46,11 @@ def listed_index(s: Stmt) -> Stmt:
     return dataclasses.replace(s, value=dataclasses.replace(v, args=(t, MakeTuple(tuple(idx), span=v.span))))
 
 
+def carried_values(loop: ForStmt) -> list[IterArg]:
+    """The iter args of ``loop`` that carry something other than a tensor (a tile, a scalar)."""
+    return [ia for ia in loop.iter_args if not isinstance(ia.var_type, TensorType)]
+
+
 def written_tensors(f: Function) -> set[Var]:
     """The parameters a function may write (Out/InOut, or the target of a store-like op)."""
     out = {p for p, d in zip(f.params, f.param_directions, strict=True) if d is not ParamDirection.In}
@@ -67,14 +73,15 @@ def kernel_call_sites(program: Program) -> dict[str, list[Function]]:
     return sites
 
 
-def _reads_a_tensor(f: Function) -> bool:
-    """A statement-level scan (calls are flattened into assignments before OutlineIncoreScopes)."""
-    return any(isinstance(s, AssignStmt) and is_read(s.value) for s in iter_stmts(f.body))
+def reads_in(stmt: Stmt) -> list[AssignStmt]:
+    """The ``x = pl.read(...)`` statements anywhere in ``stmt`` (a statement-level scan: calls are
+    flattened into assignments before OutlineIncoreScopes)."""
+    return [s for s in iter_stmts(stmt) if isinstance(s, AssignStmt) and is_read(s.value)]
 
 
 def reading_kernels(program: Program) -> list[Function]:
     """The InCore functions that read a tensor scalar and whose callers are all non-kernel functions."""
-    readers = [f for f in program.functions if f.is_incore and _reads_a_tensor(f)]
+    readers = [f for f in program.functions if f.is_incore and reads_in(f.body)]
     if not readers:
         return []
     sites = kernel_call_sites(program)
@@ -98,32 +105,50 @@ def expand_calls(f: Function, kernels: dict[str, Function], expand: Expand) -> F
     return Simplify().run_function(f.with_(body=body), None)  # type: ignore[arg-type]
 
 
+def movable(s: Stmt, known: Callable[[Var], bool], written: Collection[Expr]) -> TypeGuard[AssignStmt]:
+    """``s`` is scalar work the orchestration can do on ``known`` values: a read of a tensor not in
+    ``written``, or non-call scalar arithmetic."""
+    if not isinstance(s, AssignStmt) or not all(known(u) for u in used_vars(s.value)):
+        return False
+    v = s.value
+    if is_read(v):
+        return isinstance(v.args[0], Var) and v.args[0] not in written
+    return isinstance(s.var.var_type, ScalarType) and not isinstance(v, Call)
+
+
 def address_statements(stmts: list[Stmt], known: set[Var], written: set[Var]) -> dict[Var, AssignStmt]:
-    """Of ``stmts``, the scalar work the orchestration can do: reads of tensors not in ``written`` and
-    non-call scalar arithmetic, each on ``known`` values or earlier ones of these (in program order)."""
+    """Of ``stmts``, the :func:`movable` ones on ``known`` values or earlier ones of these (in program order)."""
     ready: dict[Var, AssignStmt] = {}
     for s in stmts:
-        if not isinstance(s, AssignStmt) or not all(u in known or u in ready for u in used_vars(s.value)):
-            continue
-        v = s.value
-        if is_read(v) and isinstance(v.args[0], Var) and v.args[0] not in written:
-            ready[s.var] = s
-        elif isinstance(s.var.var_type, ScalarType) and not isinstance(v, Call):
+        if movable(s, lambda u: u in known or u in ready, written):
             ready[s.var] = s
     return ready
+
+
+def inputs_closure(stmts: dict[Var, AssignStmt], seeds: set[Var]) -> set[Var]:
+    """``seeds`` and the results of every statement of ``stmts`` (in program order) they are computed from."""
+    need = set(seeds)
+    for v, s in reversed(stmts.items()):
+        if v in need:
+            need.update(u for u in used_vars(s.value) if u in stmts)
+    return need
+
+
+def users_closure(stmts: dict[Var, AssignStmt], seeds: set[Var]) -> set[Var]:
+    """``seeds`` and the results of every statement of ``stmts`` (in program order) computed from them."""
+    out = set(seeds)
+    for v, s in stmts.items():
+        if any(u in out for u in used_vars(s.value)):
+            out.add(v)
+    return out
 
 
 def _hoistable(f: Function) -> tuple[list[AssignStmt], set[Var]]:
     """The top-level statements that move out (reads, their index arithmetic, arithmetic on them)."""
     ready = address_statements(flatten(f.body), set(f.params), written_tensors(f))
     reads = {v for v, s in ready.items() if is_read(s.value)}
-    needed = set(reads)
-    for v, s in reversed(ready.items()):  # what a read's index needs
-        if v in needed:
-            needed.update(u for u in used_vars(s.value) if u in ready)
-    for v, s in ready.items():  # scalar arithmetic on a read
-        if any(u in needed and u in ready for u in used_vars(s.value)):
-            needed.add(v)
+    # what a read's index needs, then scalar arithmetic on those
+    needed = users_closure(ready, inputs_closure(ready, reads))
     return [s for v, s in ready.items() if v in needed], reads
 
 
@@ -145,7 +170,6 @@ def hoist_kernel_reads(program: Program) -> Program:
         _, hoisted, extra = plans[old.name]
         mapping: dict[Var, Expr] = dict(zip(old.params, call.args, strict=True))
         pre = [listed_index(s) for s in clone(list(hoisted), mapping)]
-        pre = flatten(seq(pre, span=call.span)) if pre else []
         return pre, dataclasses.replace(call, args=(*call.args, *(mapping[v] for v in extra)))
 
     olds = {f.name: f for f in program.functions if f.name in plans}

@@ -20,7 +20,7 @@ from pypto.ir.function import Function
 from pypto.ir.ops.registry import op_of
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ReturnStmt, Stmt, WhileStmt, flatten
 from pypto.ir.types import TensorType, TileType, Type
-from pypto.passes._util import calls_in, defined_vars, iter_stmts, used_vars
+from pypto.passes._util import bound_vars, calls_in, free_vars, iter_stmts
 
 CUBE, VECTOR = "cube", "vector"
 OTHER = {CUBE: VECTOR, VECTOR: CUBE}
@@ -72,19 +72,6 @@ class Item:
         return not self.writes
 
 
-def _uses(stmt: Stmt) -> list[Var]:
-    local = set(defined_vars(stmt))
-    return [v for v in used_vars(stmt) if v not in local]
-
-
-def _defs(stmt: Stmt) -> list[Var]:
-    if isinstance(stmt, AssignStmt):
-        return [stmt.var]
-    if isinstance(stmt, (ForStmt, WhileStmt, IfStmt)):
-        return list(stmt.return_vars)
-    return []
-
-
 @dataclass
 class Analysis:
     """Items, their stages and the tile values crossing between stages."""
@@ -116,7 +103,7 @@ class Analysis:
                 f"kernel '{self.func.name}': a {kind} that mixes cube ops (matmul, Mat/Left/Right/Acc tiles) with "
                 f"vector ops cannot be split into AIC and AIV kernels", s.span,
                 hint="keep each loop/if on one core: do the cube work in one loop and the vector work in another")
-        item = Item(s, next(iter(cores)) if cores else None, _defs(s), _uses(s))
+        item = Item(s, next(iter(cores)) if cores else None, bound_vars(s), free_vars(s))
         for call in calls_in(s):
             self._tensor_access(call, s, item)
         return item

@@ -22,6 +22,7 @@ from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, YieldStmt, flatten, initial_values, seq
 from pypto.ir.visitor import substitute
 from pypto.passes._rewrite import clone, expand_stmts
+from pypto.passes._util import scalar_dtype
 
 
 def _affine(e: Expr, loop: ForStmt, body: list[Stmt]) -> int | None:
@@ -108,8 +109,7 @@ def peel(loop: ForStmt) -> tuple[list[Stmt], dict[Var, Expr]]:
     when no iteration is left (uses of them read the peeled values)."""
     start, stop, step = as_int(loop.start), as_int(loop.stop), as_int(loop.step)
     assert start is not None and stop is not None and step is not None
-    dtype = loop.loop_var.var_type.dtype if hasattr(loop.loop_var.var_type, "dtype") else None
-    first = ConstInt(start, dtype) if dtype is not None else ConstInt(start)
+    first = ConstInt(start, scalar_dtype(loop.loop_var))
     body = flatten(loop.body)
     choices = {i for i, s in enumerate(body) if _first_iteration_test(s, loop, body)}
     peeled = _take_branch(clone(body, {loop.loop_var: first, **initial_values(loop)}), choices, True, {})

@@ -17,18 +17,21 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from pypto.ir.dtypes import DataType
 from pypto.ir.enums import MemorySpace, ParamDirection
 from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, IterArg, MakeTuple, Var, as_int
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, ForStmt, ReturnStmt, Stmt, YieldStmt, flatten, seq
-from pypto.ir.types import ScalarType, TensorType
+from pypto.ir.types import TensorType
 from pypto.passes._kernel_reads import (
     address_statements,
+    carried_values,
     expand_calls,
+    inputs_closure,
     is_read,
     reading_kernels,
+    reads_in,
+    users_closure,
     written_tensors,
 )
 from pypto.passes._read_tiles import reads_as_tiles
@@ -36,13 +39,14 @@ from pypto.passes._rewrite import (
     call_function,
     call_in,
     create_tensor,
+    drop_unused,
     elements,
     fresh_vars,
     ints,
     match,
     with_scalar_params,
 )
-from pypto.passes._util import base_name, iter_stmts, used_vars
+from pypto.passes._util import base_name, scalar_dtype, unique_name, used_vars
 from pypto.passes.base import Pass
 
 _CHUNK_BYTES = 64 * 1024  # one gather copy's Vec tile at most (rows are split above this)
@@ -58,8 +62,8 @@ class _Gather:
     param: Var  # the scratch as a new parameter of the rewritten kernel
 
 
-def _reads_of(stmts: list[Stmt]) -> list[AssignStmt]:
-    return [s for s in stmts if isinstance(s, AssignStmt) and is_read(s.value)]
+def _reads(addr: dict[Var, AssignStmt]) -> list[AssignStmt]:
+    return [s for s in addr.values() if is_read(s.value)]
 
 
 def _slots(loop: ForStmt, reads: list[AssignStmt]) -> int | None:
@@ -81,14 +85,11 @@ def _addressing(f: Function, loop: ForStmt) -> tuple[dict[Var, AssignStmt], list
     """(the read-dependent scalar statements, the loads they address), or None when the loop's reads
     are used for anything but load offsets (or sit below its top level)."""
     body = flatten(loop.body)
-    if any(is_read(s.value) for s in _nested(body)):
+    if any(reads_in(s) for s in body if not isinstance(s, AssignStmt)):
         return None
     written, known = written_tensors(f), {*f.params, loop.loop_var}
     scalar = address_statements(body, known, written)  # address arithmetic: reads and scalar statements
-    dependent = {v for v, s in scalar.items() if is_read(s.value)}
-    for v, s in scalar.items():
-        if any(u in dependent for u in used_vars(s.value)):
-            dependent.add(v)
+    dependent = users_closure(scalar, {s.var for s in _reads(scalar)})
     loads: list[AssignStmt] = []
     for s in body:
         if isinstance(s, AssignStmt) and s.var in scalar:
@@ -99,10 +100,6 @@ def _addressing(f: Function, loop: ForStmt) -> tuple[dict[Var, AssignStmt], list
             return None
         loads.append(s)
     return scalar, loads
-
-
-def _nested(body: list[Stmt]) -> list[AssignStmt]:
-    return [x for s in body if not isinstance(s, AssignStmt) for x in iter_stmts(s) if isinstance(x, AssignStmt)]
 
 
 def _gatherable(s: Stmt, dependent: set[Var], addressable: set[Var], written: set[Var]) -> bool:
@@ -118,15 +115,6 @@ def _gatherable(s: Stmt, dependent: set[Var], addressable: set[Var], written: se
             and not any(u in dependent for u in used_vars(rest)))
 
 
-def _needed(stmts: dict[Var, AssignStmt], roots: list[Expr]) -> list[AssignStmt]:
-    """The address statements ``roots`` depend on, in program order."""
-    need = {u for r in roots for u in used_vars(r) if u in stmts}
-    for v in reversed(list(stmts)):
-        if v in need:
-            need.update(u for u in used_vars(stmts[v].value) if u in stmts)
-    return [s for v, s in stmts.items() if v in need]
-
-
 def _row_chunks(rows: int, row_bytes: int) -> list[tuple[int, int]]:
     step = max(1, _CHUNK_BYTES // max(1, row_bytes))
     return [(r, min(step, rows - r)) for r in range(0, rows, step)]
@@ -135,12 +123,12 @@ def _row_chunks(rows: int, row_bytes: int) -> list[tuple[int, int]]:
 def _plus(e: Expr, k: int) -> Expr:
     if k == 0:
         return e
-    dtype = e.type.dtype if isinstance(e.type, ScalarType) else ConstInt(0).dtype
+    dtype = scalar_dtype(e)
     return BinaryExpr(BinOp.Add, e, ConstInt(k, dtype), dtype, span=e.span)
 
 
 def _times(i: Var, rows: int) -> Expr:
-    dtype = i.var_type.dtype if isinstance(i.var_type, ScalarType) else DataType.INDEX
+    dtype = scalar_dtype(i)
     return BinaryExpr(BinOp.Mul, i, ConstInt(rows, dtype), dtype, span=i.span)
 
 
@@ -169,7 +157,8 @@ def _gather_kernel(f: Function, loop: ForStmt, addr: dict[Var, AssignStmt], load
     """``for i in <loop's range>: <reads>; scratch[i*rows:...] = src[<offsets>]`` as an InCore kernel."""
     call = call_in(load)
     shape = [as_int(d) for d in call.args[2].elements]
-    stmts = _needed(addr, [call.args[1]])
+    need = inputs_closure(addr, set(used_vars(call.args[1])))
+    stmts = [s for v, s in addr.items() if v in need]
     scratch_t = TensorType((slots * shape[0], *shape[1:]), call.args[0].type.dtype)
     scratch = Var(f"{base_name(call.args[0].name)}_blocks", scratch_t, span=load.span)
     params = [p for p in f.params if p in set(used_vars([*stmts, call, loop.start, loop.stop, loop.step]))]
@@ -195,28 +184,19 @@ def _gather_kernel(f: Function, loop: ForStmt, addr: dict[Var, AssignStmt], load
 def _plan_loop(f: Function, loop: ForStmt, names: set[str]) -> tuple[dict[Var, AssignStmt], list[_Gather]] | None:
     """(the loop's address statements, one gather per read-addressed load), or None (not gatherable)."""
     found = _addressing(f, loop)
-    if found is None or not found[1] or not _reads_of(list(found[0].values())):
+    if found is None or not found[1] or not _reads(found[0]):
         return None
     addr, loads = found
-    slots = _slots(loop, _reads_of(list(addr.values())))
+    slots = _slots(loop, _reads(addr))
     if slots is None:
         return None
     out = []
     for load in loads:
-        name = _unique(f"{f.name}_gather_{base_name(load.value.args[0].name)}", names)
+        name = unique_name(f"{f.name}_gather_{base_name(load.value.args[0].name)}", names)
         kernel, sources = _gather_kernel(f, loop, addr, load, slots, name)
         param = Var(kernel.params[-1].name, kernel.params[-1].var_type, span=load.span)
         out.append(_Gather(load, kernel, sources, param))
     return addr, out
-
-
-def _unique(name: str, taken: set[str]) -> str:
-    k, out = 0, name
-    while out in taken:
-        k += 1
-        out = f"{name}_{k}"
-    taken.add(out)
-    return out
 
 
 def _rewrite_loop(loop: ForStmt, addr: dict[Var, AssignStmt], gathers: list[_Gather]) -> ForStmt:
@@ -229,27 +209,15 @@ def _rewrite_loop(loop: ForStmt, addr: dict[Var, AssignStmt], gathers: list[_Gat
         at = MakeTuple((_times(loop.loop_var, rows), *(ConstInt(0) for _ in rest)))
         swap[g.load] = dataclasses.replace(g.load, value=make_call("tile.load", [g.param, at, *call.args[2:]],
                                                                    call.kwargs, span=call.span, attrs=call.attrs))
-    body = [swap.get(s, s) for s in flatten(loop.body)]
-    while True:
-        used = set(used_vars([s for s in body if not (isinstance(s, AssignStmt) and s.var in addr)]))
-        used |= {u for s in body if isinstance(s, AssignStmt) and s.var in addr and s.var in used
-                 for u in used_vars(s.value)}
-        dead = [s for s in body if isinstance(s, AssignStmt) and s.var in addr and s.var not in used]
-        if not dead:
-            break
-        body = [s for s in body if s not in dead]
+    body = drop_unused([swap.get(s, s) for s in flatten(loop.body)], lambda s: s.var in addr)
     return dataclasses.replace(loop, body=seq(body, span=loop.body.span))
-
-
-def _carries_a_value(loop: ForStmt) -> bool:
-    return any(not isinstance(ia.var_type, TensorType) for ia in loop.iter_args)
 
 
 def _plan(f: Function, names: set[str]) -> tuple[Function, list[_Gather]] | None:
     """``f`` with every top-level tile-carrying read loop rewritten, and its gathers (None: none)."""
     stmts, gathers = [], []
     for s in flatten(f.body):
-        plan = _plan_loop(f, s, names) if isinstance(s, ForStmt) and _carries_a_value(s) else None
+        plan = _plan_loop(f, s, names) if isinstance(s, ForStmt) and carried_values(s) else None
         if plan is None:
             stmts.append(s)
             continue
@@ -260,21 +228,20 @@ def _plan(f: Function, names: set[str]) -> tuple[Function, list[_Gather]] | None
     return with_scalar_params(f, [g.param for g in gathers], stmts), gathers
 
 
-def _expand(gathers: list[_Gather]):
-    def expand(call: Call, old: Function) -> tuple[list[Stmt], Call]:
-        args = dict(zip(old.params, call.args, strict=True))
-        pre: list[Stmt] = []
-        filled = []
-        for g in gathers:
-            t = g.param.var_type
-            assert isinstance(t, TensorType)
-            buf, create = create_tensor(f"{g.param.name}_buf", t, call.span)
-            out = Var(g.param.name, t, span=call.span)
-            fill = call_function(g.kernel, [*(args[p] for p in g.sources), buf], call.span)
-            pre += [create, AssignStmt(out, fill, span=call.span)]
-            filled.append(out)
-        return pre, dataclasses.replace(call, args=(*call.args, *filled))
-    return expand
+def _expand(call: Call, old: Function, gathers: list[_Gather]) -> tuple[list[Stmt], Call]:
+    """The call of ``old`` filling its scratch tensors first: create, gather kernel call, per gather."""
+    args = dict(zip(old.params, call.args, strict=True))
+    pre: list[Stmt] = []
+    filled = []
+    for g in gathers:
+        t = g.param.var_type
+        assert isinstance(t, TensorType)
+        buf, create = create_tensor(f"{g.param.name}_buf", t, call.span)
+        out = Var(g.param.name, t, span=call.span)
+        fill = call_function(g.kernel, [*(args[p] for p in g.sources), buf], call.span)
+        pre += [create, AssignStmt(out, fill, span=call.span)]
+        filled.append(out)
+    return pre, dataclasses.replace(call, args=(*call.args, *filled))
 
 
 def gather_carried_reads(program: Program) -> Program:
@@ -294,14 +261,8 @@ def gather_carried_reads(program: Program) -> Program:
             funcs.append(plans[f.name][0])  # then its gathers (the order a printed dump reads back in)
             funcs += [g.kernel for g in plans[f.name][1]]
         else:
-            funcs.append(f if f.is_incore else _expand_all(f, olds, plans))
+            funcs.append(f if f.is_incore else expand_calls(f, olds, lambda c, old: _expand(c, old, plans[old.name][1])))
     return program.with_functions(funcs)
-
-
-def _expand_all(f: Function, olds: dict[str, Function], plans: dict[str, tuple[Function, list[_Gather]]]) -> Function:
-    for name, old in olds.items():
-        f = expand_calls(f, {name: old}, _expand(plans[name][1]))
-    return f
 
 
 @dataclass(frozen=True)

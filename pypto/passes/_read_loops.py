@@ -19,7 +19,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from pypto.errors import UnsupportedFeatureError
-from pypto.ir.expr import Call, ConstInt, Expr, IterArg, TupleGetItem, Var
+from pypto.ir.expr import Call, ConstInt, Expr, TupleGetItem, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import (
     AssignStmt,
@@ -32,11 +32,11 @@ from pypto.ir.stmt import (
     initial_values,
     seq,
 )
-from pypto.ir.types import ScalarType, TensorType, TupleType
+from pypto.ir.types import ScalarType
 from pypto.ir.visitor import substitute
-from pypto.passes._kernel_reads import is_read, listed_index
-from pypto.passes._rewrite import assign_of, program_call, with_scalar_params
-from pypto.passes._util import base_name, defined_vars, iter_stmts, map_blocks, used_vars
+from pypto.passes._kernel_reads import carried_values, listed_index, movable, reads_in
+from pypto.passes._rewrite import assign_of, clone, program_call, splice_calls, with_scalar_params
+from pypto.passes._util import base_name, bound_vars, iter_stmts, map_blocks, used_vars
 from pypto.passes.base import Pass
 
 _LAUNCH_ATTRS = ("block_num", "sync_start")  # one single-block task per iteration
@@ -54,10 +54,6 @@ class _Plan:
     spmd: bool  # the loop strode over the blocks of an SPMD launch
 
 
-def _reads_in(stmt: Stmt) -> list[AssignStmt]:
-    return [s for s in iter_stmts(stmt) if isinstance(s, AssignStmt) and is_read(s.value)]
-
-
 class _Splitter:
     """Splits a loop body into the scalar work the orchestration can do and the kernel's rest."""
 
@@ -73,16 +69,12 @@ class _Splitter:
         hoisted: list[Stmt] = []
         kept: list[Stmt] = []
         for s in stmts:
-            if isinstance(s, IfStmt) and _reads_in(s) and self.ready(s.cond):
+            if isinstance(s, IfStmt) and reads_in(s) and self.ready(s.cond):
                 h, k = self._branch(s)
                 hoisted += h
                 kept.append(k)
                 continue
-            v = s.value if isinstance(s, AssignStmt) else None
-            ready = v is not None and self.ready(v)
-            read = ready and is_read(v) and v.args[0] not in self.written  # type: ignore[union-attr]
-            derived = ready and isinstance(s.var.var_type, ScalarType) and not isinstance(v, Call)
-            if read or derived:
+            if movable(s, lambda u: u in self.known or u in self.moved, self.written):
                 hoisted.append(s)
                 self.moved.add(s.var)
                 self.arg_of[s.var] = s.var
@@ -96,13 +88,13 @@ class _Splitter:
         else_h, else_k = self.split(flatten(s.else_body)) if s.else_body is not None else ([], [])
         kept = dataclasses.replace(s, then_body=seq(then_k, span=s.then_body.span),
                                    else_body=seq(else_k, span=s.span) if s.else_body is not None else None)
-        outs = [v for h in then_h + else_h for v in _defs(h)]
+        outs = [v for h in then_h + else_h for v in bound_vars(h)]
         if not outs or any(not isinstance(v.var_type, ScalarType) or not v.var_type.dtype.is_int for v in outs):
             return [], s
         rvs = tuple(Var(v.name, v.var_type, span=v.span) for v in outs)
         branches = []
         for h in (then_h, else_h):
-            mine = {v for x in h for v in _defs(x)}
+            mine = {v for x in h for v in bound_vars(x)}
             vals = tuple(v if v in mine else ConstInt(0, v.var_type.dtype) for v in outs)  # type: ignore[attr-defined]
             branches.append(seq([*h, YieldStmt(vals, span=s.span)], span=s.span))
         remap = dict(zip(outs, rvs, strict=True))
@@ -110,15 +102,11 @@ class _Splitter:
         return [IfStmt(s.cond, branches[0], branches[1], rvs, span=s.span)], kept
 
 
-def _defs(s: Stmt) -> list[Var]:
-    return list(s.return_vars) if isinstance(s, IfStmt) else [s.var]  # type: ignore[attr-defined]
-
-
 def _split_body(f: Function, loop: ForStmt) -> tuple[list[Stmt], list[Stmt], dict[Var, Var]] | None:
     """(hoisted, kept, arg_of) for the loop body, or None when a read must stay in the kernel."""
     sp = _Splitter(set(f.params) | {loop.loop_var}, set(loop.inits))
     hoisted, kept = sp.split(flatten(loop.body))
-    if any(_reads_in(s) for s in kept):
+    if any(reads_in(s) for s in kept):
         return None
     return hoisted, kept, sp.arg_of
 
@@ -126,16 +114,16 @@ def _split_body(f: Function, loop: ForStmt) -> tuple[list[Stmt], list[Stmt], dic
 def _check_carries(f: Function) -> None:
     """A kernel loop that reads tensor scalars and carries a tile or scalar cannot be split into tasks."""
     for loop in iter_stmts(f.body):
-        if not isinstance(loop, ForStmt) or not _reads_in(loop.body):
+        if not isinstance(loop, ForStmt) or not reads_in(loop.body):
             continue
-        carried = [ia for ia in loop.iter_args if not isinstance(ia.var_type, TensorType)]
+        carried = carried_values(loop)
         if not carried:
             continue
         raise UnsupportedFeatureError(
             f"scalar read of a tensor inside a loop of kernel '{f.name}' that carries "
             f"'{base_name(carried[0].name)}' from one iteration to the next: ptoas 0.1.1 has no scalar load "
             "from GM, and pypto can move such a loop into the orchestration (one kernel task per iteration) "
-            "only when it carries nothing but the tensors it stores into", _reads_in(loop.body)[0].span,
+            "only when it carries nothing but the tensors it stores into", reads_in(loop.body)[0].span,
             hint="carry the value through a tensor instead (store it at the end of an iteration, load it at "
                  "the start of the next), or do the reads in the orchestration and pass pl.Scalar arguments")
 
@@ -148,7 +136,7 @@ def _plan(f: Function) -> _Plan | None:
     if len(rest) != 2 or not isinstance(rest[0], ForStmt) or not isinstance(rest[1], ReturnStmt):
         return None
     loop, ret = rest
-    if not _reads_in(loop.body) or any(e not in f.params for e in loop.inits):
+    if not reads_in(loop.body) or any(e not in f.params for e in loop.inits):
         return None
     spmd = bool(ids)
     if spmd:  # for b in pl.range(block_idx, n, block_num): the blocks together run every b once
@@ -209,66 +197,43 @@ class _CallSites:
         return f.with_(body=substitute(body, self.renames))
 
     def block(self, stmts: list[Stmt]) -> list[Stmt]:
-        out: list[Stmt] = []
-        renames: dict[Var, Expr] = {}
-        gone: set[Var] = set()
-        for s in stmts:
-            if isinstance(s, AssignStmt) and isinstance(s.value, TupleGetItem) and s.value.tuple_value in gone:
-                continue
-            s = substitute(s, renames) if renames else s
-            found = program_call(s, self.plans)
-            if found is None or ("block_num" in found[0].attrs) != self.plans[found[1]][1].spmd:
-                out.append(s)
-                continue
-            loop_stmt, results = self._loop(found[0], *self.plans[found[1]])
-            out.append(loop_stmt)
-            if isinstance(s, AssignStmt):
-                gone.add(s.var)
-                renames.update(self._renames(s.var, results, stmts))
-                self.renames.update(renames)
+        out, renames = splice_calls(stmts, self._expand)
+        self.renames.update(renames)
         return out
 
+    def _expand(self, s: Stmt) -> tuple[list[Stmt], list[Expr]] | None:
+        found = program_call(s, self.plans)
+        if found is None or ("block_num" in found[0].attrs) != self.plans[found[1]][1].spmd:
+            return None
+        loop_stmt, results = self._loop(found[0], *self.plans[found[1]])
+        return [loop_stmt], results
+
     def _loop(self, call: Call, f: Function, plan: _Plan) -> tuple[ForStmt, list[Expr]]:
+        """The orchestration loop: the hoisted statements, then the kernel call with the loop's tensors
+        (its iter args) and the moved scalars; cloned with the call's arguments for the kernel params."""
         loop = plan.loop
-        args = dict(zip(f.params, call.args, strict=True))
-        lv = Var(loop.loop_var.name, loop.loop_var.var_type, span=loop.loop_var.span)
-        iters = [IterArg(ia.name, ia.var_type, span=ia.span) for ia in loop.iter_args]
-        rvs = [Var(rv.name, rv.var_type, span=rv.span) for rv in loop.return_vars]
-        fresh = {v: Var(v.name, v.var_type, span=v.span) for s in plan.hoisted for v in defined_vars(s)}
-        inner = {**args, loop.loop_var: lv, **fresh}
-        tensor_of = dict(zip(loop.inits, iters, strict=True))
-        hoisted = flatten(map_blocks(seq([substitute(s, inner) for s in plan.hoisted], span=call.span),
-                                     lambda ss: [listed_index(x) for x in ss]))
+        tensor_of = dict(zip(loop.inits, loop.iter_args, strict=True))
         call_args = [tensor_of.get(p, a) for p, a in zip(f.params, call.args, strict=True)]
-        call_args += [inner[plan.arg_of.get(v, v)] for v in plan.extra]
+        call_args += [plan.arg_of.get(v, v) for v in plan.extra]
         attrs = {k: v for k, v in call.attrs.items() if k not in _LAUNCH_ATTRS}
         new_call = dataclasses.replace(call, args=tuple(call_args), attrs=attrs)
         res = Var(f"{f.name}_out", call.result_type, span=call.span)
         yields = [self._element(res, plan.returns.index(rv), len(plan.returns)) if rv in plan.returns else it
-                  for rv, it in zip(loop.return_vars, iters, strict=True)]
-        body = [*hoisted, AssignStmt(res, new_call, span=call.span), YieldStmt(tuple(yields), span=call.span)]
-        start, stop, step = (substitute(e, args) for e in (loop.start, loop.stop, loop.step))
-        new_loop = ForStmt(lv, start, stop, step, seq(body, span=call.span), tuple(iters), tuple(rvs),
-                           loop.kind, dict(loop.attrs), inits=tuple(args[e] for e in loop.inits), span=call.span)
-        by_rv = dict(zip(loop.return_vars, rvs, strict=True))
+                  for rv, it in zip(loop.return_vars, loop.iter_args, strict=True)]
+        body = [*plan.hoisted, AssignStmt(res, new_call, span=call.span), YieldStmt(tuple(yields), span=call.span)]
+        args: dict[Var, Expr] = dict(zip(f.params, call.args, strict=True))
+        mapping = dict(args)
+        [new_loop] = clone([dataclasses.replace(loop, body=seq(body, span=call.span), span=call.span)], mapping)
+        new_loop = dataclasses.replace(new_loop, body=map_blocks(new_loop.body, lambda ss: [listed_index(x) for x in ss]))
         stored = {s.var: s.value.args[2] for s in flatten(loop.body) if isinstance(s, AssignStmt)  # type: ignore[attr-defined]
                   and s.var in plan.returns}
-        results = [by_rv.get(v) or substitute(stored.get(v, v), args) for v in plan.returns]
+        results = [mapping.get(v) if v in loop.return_vars else substitute(stored.get(v, v), args)
+                   for v in plan.returns]
         return new_loop, results
 
     @staticmethod
     def _element(res: Var, i: int, n: int) -> Expr:
         return res if n == 1 else TupleGetItem(res, i, span=res.span)
-
-    @staticmethod
-    def _renames(var: Var, results: list[Expr], stmts: list[Stmt]) -> dict[Var, Expr]:
-        if not isinstance(var.var_type, TupleType):
-            return {var: results[0]}
-        out: dict[Var, Expr] = {}
-        for s in stmts:
-            if isinstance(s, AssignStmt) and isinstance(s.value, TupleGetItem) and s.value.tuple_value is var:
-                out[s.var] = results[s.value.index]
-        return out
 
 
 def _mismatched_calls(program: Program, plans: dict[str, tuple[Function, _Plan]]) -> set[str]:

@@ -15,13 +15,13 @@ from typing import Any
 
 from pypto.errors import InternalError
 from pypto.ir.enums import ParamDirection
-from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, MakeTuple, Var
+from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, MakeTuple, TupleGetItem, Var
 from pypto.ir.function import Function
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, Stmt, seq, stmt_value
 from pypto.ir.types import TensorType, TileType, TupleType
 from pypto.ir.visitor import substitute
-from pypto.passes._util import defined_vars, iter_stmts, map_blocks
+from pypto.passes._util import defined_vars, iter_stmts, map_blocks, used_vars
 from pypto.span import Span
 
 # A rule gets ``var = call`` (var None for a bare call statement) and returns the statements that
@@ -92,6 +92,17 @@ def drop_defs(body: Stmt, dead: Collection[Var]) -> Stmt:
     return map_blocks(body, lambda stmts: [s for s in stmts if keep(s)])
 
 
+def drop_unused(stmts: list[Stmt], removable: Callable[[AssignStmt], bool]) -> list[Stmt]:
+    """``stmts`` without the ``removable`` assignments nothing reads, repeated until none is left (a
+    chain of them goes as a whole)."""
+    while True:
+        used = set(used_vars([s.value if isinstance(s, AssignStmt) else s for s in stmts]))
+        keep = [s for s in stmts if not (isinstance(s, AssignStmt) and s.var not in used and removable(s))]
+        if len(keep) == len(stmts):
+            return keep
+        stmts = keep
+
+
 def call_in(stmt: Stmt) -> Call:
     """The call of a statement already known to compute one; a pypto bug otherwise."""
     call = match(stmt)
@@ -142,6 +153,32 @@ def rewrite_blocks(body: Stmt, rules: Mapping[str, Rule]) -> Stmt:
         return rule(s, call) if rule is not None and call is not None else None
 
     return expand_stmts(body, apply)
+
+
+def splice_calls(stmts: list[Stmt], expand: Callable[[Stmt], tuple[list[Stmt], list[Expr]] | None]
+                 ) -> tuple[list[Stmt], dict[Var, Expr]]:
+    """``stmts`` with each statement ``expand`` takes replaced by the statements it gives; the call's
+    result is renamed to the value it gives for it (for a tuple result, the ``x = r[i]`` statements go
+    and each ``x`` is renamed to item ``i``). Returns the block and the renames (for later uses too)."""
+    out: list[Stmt] = []
+    renames: dict[Var, Expr] = {}
+    items: dict[Var, list[Expr]] = {}  # a replaced tuple result -> the values of its items
+    for s in stmts:
+        if isinstance(s, AssignStmt) and isinstance(s.value, TupleGetItem) \
+                and isinstance(tup := s.value.tuple_value, Var) and tup in items:
+            renames[s.var] = items[tup][s.value.index]
+            continue
+        s = substitute(s, renames) if renames else s
+        new = expand(s)
+        if new is None:
+            out.append(s)
+            continue
+        out.extend(new[0])
+        if isinstance(s, AssignStmt) and isinstance(s.var.var_type, TupleType):
+            items[s.var] = new[1]
+        elif isinstance(s, AssignStmt):
+            renames[s.var] = new[1][0]
+    return out, renames
 
 
 def clone(stmts: list[Stmt], mapping: dict[Var, Expr]) -> list[Stmt]:

@@ -18,9 +18,10 @@ from pypto.ir.dtypes import DataType
 from pypto.ir.enums import ForKind
 from pypto.ir.expr import BinaryExpr, BinOp, ConstInt, Expr, Var, as_int
 from pypto.ir.function import Function
-from pypto.ir.stmt import BreakStmt, ForStmt, InCoreScopeStmt, Stmt, WhileStmt, flatten
+from pypto.ir.stmt import BreakStmt, ForStmt, InCoreScopeStmt, Stmt
 from pypto.ir.types import ScalarType
 from pypto.ir.visitor import IRMutator, IRVisitor, substitute
+from pypto.passes._util import jumps, map_blocks, scalar_dtype
 
 _OPS = (BinOp.FloorMod, BinOp.FloorDiv)
 
@@ -38,19 +39,6 @@ def _divisors(loop: ForStmt) -> set[int]:
 
     _Scan().visit(loop.body)
     return found
-
-
-def _breaks(body: Stmt) -> bool:
-    """Does ``body`` break out of its own loop (a break not inside a nested loop)?"""
-    for s in flatten(body):
-        if isinstance(s, BreakStmt):
-            return True
-        if isinstance(s, ForStmt | WhileStmt):
-            continue
-        for child in (getattr(s, "body", None), getattr(s, "then_body", None), getattr(s, "else_body", None)):
-            if isinstance(child, Stmt) and _breaks(child):
-                return True
-    return False
 
 
 def _add(a: Expr, b: Expr, dt: DataType) -> Expr:
@@ -83,10 +71,9 @@ def strip_mine(loop: ForStmt) -> ForStmt | None:
             or loop.kind is not ForKind.Sequential:
         return None
     (c,) = divs
-    if start < 0 or start % c or (stop - start) % c or c % step or stop <= start or _breaks(loop.body):
+    if start < 0 or start % c or (stop - start) % c or c % step or stop <= start or jumps(loop.body, (BreakStmt,)):
         return None
-    t = loop.loop_var.var_type
-    dt = t.dtype if isinstance(t, ScalarType) else DataType.INDEX
+    dt = scalar_dtype(loop.loop_var)
     name = loop.loop_var.name
     q = Var(f"{name}_q", ScalarType(dt), span=loop.loop_var.span)
     r = Var(f"{name}_r", ScalarType(dt), span=loop.loop_var.span)
@@ -101,8 +88,6 @@ def strip_mine(loop: ForStmt) -> ForStmt | None:
 
 def strip_mine_kernel_loops(func: Function) -> Function:
     """Every such loop of a kernel, or of a ``pl.at`` region of an orchestration, strip-mined."""
-    from pypto.passes._util import map_blocks
-
     def block(stmts: list[Stmt]) -> list[Stmt]:
         return [(strip_mine(s) or s) if isinstance(s, ForStmt) else s for s in stmts]
 

@@ -8,11 +8,14 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, Var
+from pypto.ir.dtypes import DataType
+from pypto.ir.expr import Call, Expr, GlobalVar, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import get_op, has_op
 from pypto.ir.stmt import (
     AssignStmt,
+    BreakStmt,
+    ContinueStmt,
     ForStmt,
     IfStmt,
     ScopeStmt,
@@ -24,8 +27,10 @@ from pypto.ir.stmt import (
     preorder,
     seq,
 )
+from pypto.ir.types import ScalarType
 from pypto.ir.verifier import calls as calls_in  # noqa: F401 - re-exported: every Call in a tree, pre-order
-from pypto.ir.visitor import IRVisitor, Substitute
+from pypto.ir.verifier import refs
+from pypto.ir.visitor import Substitute
 
 _SUFFIX = re.compile(r"__(ssa|tmp|idx|iter|rv|phi|tile|store)(_v\d+)?$")
 
@@ -39,39 +44,25 @@ def base_name(name: str) -> str:
         name = stripped
 
 
-class _Uses(IRVisitor):
-    def __init__(self) -> None:
-        self.found: dict[Var, None] = {}
-
-    def visit_Var(self, node: Var) -> None:  # noqa: N802
-        self.found[node] = None
-
-    def visit_IterArg(self, node: IterArg) -> None:  # noqa: N802
-        self.found[node] = None
-
-
 def used_vars(node: Any) -> list[Var]:
     """Vars referenced in an expression or statement tree, in first-use order (definitions included)."""
-    v = _Uses()
-    for n in node if isinstance(node, (list, tuple)) else [node]:
-        if n is not None:
-            v.visit(n)
-    return list(v.found)
-
-
-class _Counts(IRVisitor):
-    def __init__(self) -> None:
-        self.counts: Counter[Var] = Counter()
-
-    def visit_Var(self, node: Var) -> None:  # noqa: N802
-        self.counts[node] += 1
+    return list(dict.fromkeys(refs(node)))
 
 
 def var_use_counts(node: Any) -> Counter[Var]:
-    """How often each Var occurs in a tree (its definitions included)."""
-    v = _Counts()
-    v.visit(node)
-    return v.counts
+    """How often each Var occurs in a tree (its definitions included; iter args are not counted)."""
+    return Counter(v for v in refs(node) if type(v) is Var)
+
+
+def free_vars(stmt: Stmt) -> list[Var]:
+    """Vars a statement tree reads but does not define itself, in first-use order."""
+    local = set(defined_vars(stmt))
+    return [v for v in used_vars(stmt) if v not in local]
+
+
+def scalar_dtype(e: Expr) -> DataType:
+    """The dtype of a scalar expression (a loop variable, an index); INDEX for anything else."""
+    return e.type.dtype if isinstance(e.type, ScalarType) else DataType.INDEX
 
 
 def iter_stmts(stmt: Stmt | None) -> Iterator[Stmt]:
@@ -93,6 +84,30 @@ def defined_vars(stmt: Stmt) -> list[Var]:
         elif isinstance(s, IfStmt):
             out.extend(s.return_vars)
     return out
+
+
+def bound_vars(stmt: Stmt) -> list[Var]:
+    """Vars a statement binds for the statements after it: an assignment's var, a loop's or if's results."""
+    if isinstance(stmt, AssignStmt):
+        return [stmt.var]
+    if isinstance(stmt, (ForStmt, WhileStmt, IfStmt)):
+        return list(stmt.return_vars)
+    return []
+
+
+def jumps(stmt: Stmt | None, kinds: tuple[type, ...] = (BreakStmt, ContinueStmt)) -> list[Stmt]:
+    """Jump statements of the innermost enclosing loop (nested loops are not searched)."""
+    if stmt is None:
+        return []
+    if isinstance(stmt, kinds):
+        return [stmt]
+    if isinstance(stmt, SeqStmts):
+        return [j for s in stmt.stmts for j in jumps(s, kinds)]
+    if isinstance(stmt, IfStmt):
+        return jumps(stmt.then_body, kinds) + jumps(stmt.else_body, kinds)
+    if isinstance(stmt, ScopeStmt):
+        return jumps(stmt.body, kinds)
+    return []
 
 
 def trailing_yield(body: Stmt | None) -> YieldStmt | None:
@@ -122,6 +137,16 @@ class NameGen:
         k = self.counts.get(stem, 0)
         self.counts[stem] = k + 1
         return f"{stem}__{self.kind}_v{k}"
+
+
+def unique_name(stem: str, taken: set[str]) -> str:
+    """``stem``, or ``stem_1``, ``stem_2``, ... when taken; the name returned is added to ``taken``."""
+    k, name = 0, stem
+    while name in taken:
+        k += 1
+        name = f"{stem}_{k}"
+    taken.add(name)
+    return name
 
 
 def map_blocks(body: Stmt, fn: Any) -> Stmt:

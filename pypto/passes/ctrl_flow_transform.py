@@ -41,26 +41,11 @@ from pypto.ir.stmt import (
 from pypto.ir.types import ScalarType
 from pypto.ir.visitor import substitute
 from pypto.passes._rewrite import expand_stmts
-from pypto.passes._util import defined_vars, iter_stmts, used_vars
+from pypto.passes._util import defined_vars, iter_stmts, jumps, unique_name, used_vars
 from pypto.passes.base import Pass
 
 BOOL = ScalarType(DataType.BOOL)
 JUMPS = (BreakStmt, ContinueStmt)
-
-
-def _jumps(stmt: Stmt | None, kinds: tuple[type, ...] = JUMPS) -> list[Stmt]:
-    """Jump statements of the innermost enclosing loop (nested loops are not searched)."""
-    if stmt is None:
-        return []
-    if isinstance(stmt, kinds):
-        return [stmt]
-    if isinstance(stmt, SeqStmts):
-        return [j for s in stmt.stmts for j in _jumps(s, kinds)]
-    if isinstance(stmt, IfStmt):
-        return _jumps(stmt.then_body, kinds) + _jumps(stmt.else_body, kinds)
-    if isinstance(stmt, ScopeStmt):
-        return _jumps(stmt.body, kinds)
-    return []
 
 
 @dataclass(frozen=True)
@@ -75,19 +60,19 @@ class _Rewriter:
                 return out
             if isinstance(s, BreakStmt):
                 return [*out, AssignStmt(Var(self.flag, BOOL, span=s.span), ConstBool(True, span=s.span), span=s.span)]
-            if _jumps(s):
+            if jumps(s):
                 return [*out, self._branch(s, stmts[k + 1:])]
             out.append(s)
         return out
 
     def _branch(self, s: Stmt, rest: list[Stmt]) -> Stmt:
-        kw = "break" if _jumps(s, (BreakStmt,)) else "continue"
+        kw = "break" if jumps(s, (BreakStmt,)) else "continue"
         if not isinstance(s, IfStmt):
             raise UnsupportedFeatureError(f"'{kw}' inside a {type(s).__name__} scope cannot leave the scope",
-                                          _jumps(s)[0].span, hint=f"move the '{kw}' out of the `with` block")
+                                          jumps(s)[0].span, hint=f"move the '{kw}' out of the `with` block")
         if s.return_vars:
             raise UnsupportedFeatureError(f"'{kw}' inside an if/else that yields values (pl.yield_) is not supported",
-                                          _jumps(s)[0].span, hint="assign the values by name instead of yielding them")
+                                          jumps(s)[0].span, hint="assign the values by name instead of yielding them")
         then = self.block(flatten(s.then_body) + rest)
         other = self.block(flatten(s.else_body) + rest)
         return dataclasses.replace(s, then_body=seq(then, span=s.span) if then else SeqStmts((), span=s.span),
@@ -106,7 +91,7 @@ def _split_yield(loop: ForStmt | WhileStmt) -> tuple[list[Stmt], list[Stmt]]:
 
 
 def _transform_loop(loop: ForStmt | WhileStmt, flag: str) -> list[Stmt]:
-    breaks = _jumps(loop.body, (BreakStmt,))
+    breaks = jumps(loop.body, (BreakStmt,))
     if breaks and isinstance(loop, ForStmt) and loop.kind is ForKind.Parallel:
         raise UnsupportedFeatureError("'break' inside a pl.parallel loop is not supported (iterations are "
                                       "independent)", breaks[0].span, hint="use pl.range for a loop that can stop early")
@@ -124,14 +109,6 @@ def _transform_loop(loop: ForStmt | WhileStmt, flag: str) -> list[Stmt]:
     return [init, dataclasses.replace(loop, body=seq([guarded, *final], span=sp))]
 
 
-def _fresh(taken: set[str], stem: str = "broke") -> str:
-    k = 0
-    while (name := stem if k == 0 else f"{stem}_{k}") in taken:
-        k += 1
-    taken.add(name)
-    return name
-
-
 @dataclass(frozen=True)
 class CtrlFlowTransform(Pass):
     """Rewrite break/continue into if-structured bodies with a loop-carried break flag."""
@@ -144,11 +121,11 @@ class CtrlFlowTransform(Pass):
             return func  # no break/continue anywhere: nothing to rewrite or reject
         taken = {v.name for v in (*func.params, *defined_vars(func.body))}
 
-        stray = _jumps(func.body)
+        stray = jumps(func.body)
         if stray:
             raise UnsupportedFeatureError("'break'/'continue' outside a loop", stray[0].span)
-        body = expand_stmts(func.body, lambda s: _transform_loop(s, _fresh(taken))
-                            if isinstance(s, (ForStmt, WhileStmt)) and _jumps(s.body) else None)
+        body = expand_stmts(func.body, lambda s: _transform_loop(s, unique_name("broke", taken))
+                            if isinstance(s, (ForStmt, WhileStmt)) and jumps(s.body) else None)
         if body is func.body:
             return func
         return func.with_(body=seq(_Rebinder({p.name: p for p in func.params}).block(flatten(body)), span=body.span))

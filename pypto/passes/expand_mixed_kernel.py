@@ -35,28 +35,32 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, ReturnStmt, Stmt, seq
-from pypto.ir.types import TensorType, TileType, TupleType
+from pypto.ir.types import TensorType, TileType
 from pypto.ir.visitor import substitute
 from pypto.passes._mixed_split import CUBE, VECTOR, Analysis, core_of, stmt_cores
 from pypto.passes._rewrite import (
     assign_of,
     call_function,
     create_tensor,
+    drop_unused,
+    expand_stmts,
     fresh_vars,
     ints,
     program_call,
     shaped,
+    splice_calls,
 )
 from pypto.passes._util import (
     NameGen,
     base_name,
     defined_vars,
     map_blocks,
+    scalar_dtype,
     substitute_typed,
     used_vars,
 )
 from pypto.passes.base import Pass
-from pypto.passes.unroll_loops import index_dtype, unrolled
+from pypto.passes.unroll_loops import unrolled
 
 __all__ = ["ExpandMixedKernel", "core_of"]
 
@@ -246,8 +250,8 @@ def _vec_assemble(stmts: list[Stmt]) -> list[Stmt]:
     out: list[Stmt] = []
     for s in stmts:
         to_vec = assign_of(s, "tile.move")
-        asm = assign_of(_def(defs, to_vec[1].args[0]), "tile.assemble") if to_vec is not None else None
-        tgt = assign_of(_def(defs, asm[1].args[0]), "tile.load") if asm is not None else None
+        asm = assign_of(defs.get(to_vec[1].args[0]), "tile.assemble") if to_vec is not None else None
+        tgt = assign_of(defs.get(asm[1].args[0]), "tile.load") if asm is not None else None
         if (to_vec is None or asm is None or tgt is None or to_vec[1].kwargs.get("target_memory") is not MemorySpace.Vec
                 or _space_of(asm[0]) is not MemorySpace.Mat):
             out.append(s)
@@ -266,22 +270,9 @@ def _vec_assemble(stmts: list[Stmt]) -> list[Stmt]:
             block = moved
         ins = make_call("tile.assemble", [window, block, asm[1].args[2]], span=asm[1].span)
         out.append(AssignStmt(to_vec[0], ins, span=span))
-    return _drop_dead_mat(out) if len(out) != len(stmts) else out
-
-
-def _def(defs: dict[Var, AssignStmt], e: Expr) -> AssignStmt | None:
-    return defs.get(e) if isinstance(e, Var) else None
-
-
-def _drop_dead_mat(stmts: list[Stmt]) -> list[Stmt]:
-    """Remove Mat/Acc-free leftovers: Mat tile definitions nothing reads any more."""
-    while True:
-        used = set(used_vars([st.value if isinstance(st, AssignStmt) else st for st in stmts]))
-        keep = [s for s in stmts if not (isinstance(s, AssignStmt) and s.var not in used
-                                          and _space_of(s.var) is MemorySpace.Mat)]
-        if len(keep) == len(stmts):
-            return keep
-        stmts = keep
+    if len(out) == len(stmts):
+        return out
+    return drop_unused(out, lambda s: _space_of(s.var) is MemorySpace.Mat)  # Mat tiles nothing reads any more
 
 
 MAX_UNROLL = 16
@@ -298,23 +289,19 @@ def _trip_count(loop: ForStmt) -> int | None:
     return max(0, -(-(hc - lc) // step))
 
 
-def _unroll_mixed(stmts: list[Stmt]) -> list[Stmt]:
+def _unroll_mixed(s: Stmt) -> list[Stmt] | None:
     """A loop mixing cube and vector work, with a small constant trip count, is unrolled.
 
     The cube and vector halves of each iteration then become separate stages that exchange their
     tiles through GM, like straight-line code (a loop cannot be cut in two stage kernels here).
     """
-    out: list[Stmt] = []
-    for s in stmts:
-        n = _trip_count(s) if isinstance(s, ForStmt) and len(stmt_cores(s)) > 1 else None
-        if n is None or n > MAX_UNROLL:
-            out.append(s)
-            continue
-        assert isinstance(s, ForStmt)
-        step, start, dtype = as_int(s.step) or 1, as_int(s.start), index_dtype(s)
-        out.extend(unrolled(s, (ConstInt(start + k * step, dtype) if start is not None else
-                                BinaryExpr(BinOp.Add, s.start, ConstInt(k * step, dtype), dtype) for k in range(n))))
-    return out
+    n = _trip_count(s) if isinstance(s, ForStmt) and len(stmt_cores(s)) > 1 else None
+    if n is None or n > MAX_UNROLL:
+        return None
+    assert isinstance(s, ForStmt)
+    step, start, dtype = as_int(s.step) or 1, as_int(s.start), scalar_dtype(s.loop_var)
+    return unrolled(s, (ConstInt(start + k * step, dtype) if start is not None else
+                        BinaryExpr(BinOp.Add, s.start, ConstInt(k * step, dtype), dtype) for k in range(n)))
 
 
 def split_kernel(func: Function) -> tuple[list[StageKernel], Analysis]:
@@ -333,27 +320,11 @@ class _CallRewriter:
     names: NameGen = field(default_factory=lambda: NameGen("rv"))
 
     def block(self, stmts: list[Stmt]) -> list[Stmt]:
-        out: list[Stmt] = []
-        renames: dict[Var, Expr] = {}
-        drop: dict[Var, list[Expr]] = {}
-        for s in stmts:
-            s = substitute(s, renames) if renames else s
-            if isinstance(s, AssignStmt) and isinstance(s.value, TupleGetItem) \
-                    and isinstance(tup := s.value.tuple_value, Var) and tup in drop:
-                renames[s.var] = drop[tup][s.value.index]
-                continue
-            found = program_call(s, self.splits)
-            if found is None:
-                out.append(s)
-                continue
-            stmts_new, results = self.expand(*found)
-            out.extend(stmts_new)
-            if isinstance(s, AssignStmt):
-                if isinstance(s.var.var_type, TupleType):
-                    drop[s.var] = results
-                else:
-                    renames[s.var] = results[0]
-        return out
+        return splice_calls(stmts, self._expand)[0]
+
+    def _expand(self, s: Stmt) -> tuple[list[Stmt], list[Expr]] | None:
+        found = program_call(s, self.splits)
+        return None if found is None else self.expand(*found)
 
     def expand(self, call: Call, name: str) -> tuple[list[Stmt], list[Expr]]:
         kernels, an = self.splits[name]
@@ -425,7 +396,7 @@ class ExpandMixedKernel(Pass):
             if f.func_type is not FunctionType.InCore:
                 funcs.append(f)
                 continue
-            body = map_blocks(map_blocks(f.body, _unroll_mixed), _vec_assemble)
+            body = map_blocks(expand_stmts(f.body, _unroll_mixed), _vec_assemble)
             f = f if body is f.body else f.with_(body=body)
             cores = stmt_cores(f.body)
             if len(cores) < 2:

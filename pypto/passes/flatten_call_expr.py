@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
 
 from pypto.ir.expr import Call, Expr, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, Stmt, WhileStmt, YieldStmt
+from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, Stmt, YieldStmt
 from pypto.ir.visitor import IRMutator
 from pypto.passes._rewrite import expand_stmts
-from pypto.passes._util import NameGen, calls_in, iter_stmts
+from pypto.passes._util import NameGen
 from pypto.passes.base import Pass
 
 
@@ -33,25 +32,8 @@ class _Hoist(IRMutator):
         return self.generic_visit(call)
 
 
-def _has_nested(s: Stmt) -> bool:
-    heads = _heads(s)
-    if isinstance(s, (AssignStmt, EvalStmt)):
-        v = s.value if isinstance(s, AssignStmt) else s.expr
-        return isinstance(v, Call) and len(calls_in(v)) > 1 or not isinstance(v, Call) and bool(calls_in(v))
-    return any(calls_in(h) for h in heads)
-
-
-def _heads(s: Stmt) -> list[Any]:
-    if isinstance(s, ForStmt):
-        return [s.start, s.stop, s.step, *s.inits]
-    if isinstance(s, (IfStmt, WhileStmt)):
-        return [s.cond]
-    if isinstance(s, (ReturnStmt, YieldStmt)):
-        return list(s.values)
-    return []
-
-
-def _flatten_stmt(s: Stmt, h: _Hoist) -> list[Stmt]:
+def _flatten_stmt(s: Stmt, h: _Hoist) -> list[Stmt] | None:
+    """The temps for the calls nested in ``s``, then ``s`` reading them; None when nothing is nested."""
     h.pre = []
     if isinstance(s, AssignStmt) and isinstance(s.value, Call):
         new: Stmt = dataclasses.replace(s, value=h.args_of(s.value))
@@ -66,8 +48,8 @@ def _flatten_stmt(s: Stmt, h: _Hoist) -> list[Stmt]:
     elif isinstance(s, IfStmt):
         new = dataclasses.replace(s, cond=h.visit(s.cond))
     else:
-        return [s]
-    return [*h.pre, new]
+        return None
+    return [*h.pre, new] if h.pre else None
 
 
 @dataclass(frozen=True)
@@ -78,8 +60,6 @@ class FlattenCallExpr(Pass):
     produces = frozenset({IRProperty.NoNestedCalls})
 
     def run_function(self, func: Function, program: Program) -> Function:
-        if not any(_has_nested(s) for s in iter_stmts(func.body)):
-            return func
         h = _Hoist(NameGen("tmp"))
-
-        return func.with_(body=expand_stmts(func.body, lambda s: _flatten_stmt(s, h) if _has_nested(s) else None))
+        body = expand_stmts(func.body, lambda s: _flatten_stmt(s, h))
+        return func if body is func.body else func.with_(body=body)

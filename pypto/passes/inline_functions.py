@@ -22,8 +22,8 @@ from pypto.ir.stmt import (
     stmt_value,
 )
 from pypto.ir.visitor import IRMutator
-from pypto.passes._rewrite import clone
-from pypto.passes._util import calls_in, map_blocks
+from pypto.passes._rewrite import clone, expand_stmts
+from pypto.passes._util import calls_in
 from pypto.passes.base import Pass
 
 
@@ -43,9 +43,7 @@ def _expand(call: Call, target: Function, result: Var | None, span: object) -> l
     ret = stmts[-1] if stmts and isinstance(stmts[-1], ReturnStmt) else None
     if any(isinstance(s, ReturnStmt) for s in stmts[:-1]):
         raise UnsupportedFeatureError(f"early return inside inline function '{target.name}'", target.span)
-    body = stmts[:-1] if ret is not None else stmts
-    mapping: dict[Var, Expr] = dict(zip(target.params, call.args, strict=True))
-    out = clone([*body, *([ret] if ret is not None else [])], mapping)
+    out = clone(stmts, dict(zip(target.params, call.args, strict=True)))
     out = tag_spliced_scopes(out, call.attrs.get(DUMP_TAGS_ATTR, ()))  # the caller's pl.dump_tag marks
     tail = out.pop() if ret is not None else None
     if result is not None:
@@ -70,33 +68,27 @@ class InlineFunctions(Pass):
         for f in program.functions:
             if f.func_type is not FunctionType.Inline:
                 for _ in range(len(inline) + 1):  # inline bodies may call other inline functions
-                    f = f.with_(body=map_blocks(f.body, lambda stmts: self._block(stmts, inline)))
+                    f = f.with_(body=expand_stmts(f.body, lambda s: self._stmt(s, inline)))
                 funcs.append(f)
         return program.with_functions(callee_first(funcs))
 
-    def _block(self, stmts: list[Stmt], inline: dict[str, Function]) -> list[Stmt]:
-        out: list[Stmt] = []
-        for s in stmts:
-            value = stmt_value(s)
-            if isinstance(value, Call) and isinstance(value.op, GlobalVar) and value.op.name in inline:
-                result = s.var if isinstance(s, AssignStmt) else None
-                out.extend(_expand(value, inline[value.op.name], result, s.span))
-                continue
-            if isinstance(s, ReturnStmt) and len(s.values) == 1 and isinstance(s.values[0], Call) \
-                    and isinstance(s.values[0].op, GlobalVar) and s.values[0].op.name in inline:
-                # ``return f(...)``: expand as ``tmp = f(...); return tmp``
-                call = s.values[0]
-                tmp = Var(f"{call.op.name}_result", call.result_type, span=s.span)
-                out.extend(_expand(call, inline[call.op.name], tmp, s.span))
-                out.append(ReturnStmt((tmp,), span=s.span))
-                continue
-            nested = [c for c in calls_in(s) if isinstance(c.op, GlobalVar) and c.op.name in inline]
-            if nested and not isinstance(s, (AssignStmt, EvalStmt)) or nested and value is not nested[0]:
-                raise UnsupportedFeatureError(
-                    f"call to inline function '{nested[0].op.name}' nested inside an expression", s.span,
-                    hint="assign the call's result to a variable first")
-            out.append(s)
-        return out
+    def _stmt(self, s: Stmt, inline: dict[str, Function]) -> list[Stmt] | None:
+        value = stmt_value(s)
+        if isinstance(value, Call) and isinstance(value.op, GlobalVar) and value.op.name in inline:
+            result = s.var if isinstance(s, AssignStmt) else None
+            return _expand(value, inline[value.op.name], result, s.span)
+        if isinstance(s, ReturnStmt) and len(s.values) == 1 and isinstance(s.values[0], Call) \
+                and isinstance(s.values[0].op, GlobalVar) and s.values[0].op.name in inline:
+            # ``return f(...)``: expand as ``tmp = f(...); return tmp``
+            call = s.values[0]
+            tmp = Var(f"{call.op.name}_result", call.result_type, span=s.span)
+            return [*_expand(call, inline[call.op.name], tmp, s.span), ReturnStmt((tmp,), span=s.span)]
+        nested = [c for c in calls_in(s) if isinstance(c.op, GlobalVar) and c.op.name in inline]
+        if nested and not isinstance(s, (AssignStmt, EvalStmt)) or nested and value is not nested[0]:
+            raise UnsupportedFeatureError(
+                f"call to inline function '{nested[0].op.name}' nested inside an expression", s.span,
+                hint="assign the call's result to a variable first")
+        return None
 
 
 __all__ = ["InlineFunctions"]

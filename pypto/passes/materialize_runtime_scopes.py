@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pypto.ir.enums import FunctionType
 from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import ForStmt, IfStmt, RuntimeScopeStmt, Stmt, WhileStmt, flatten
+from pypto.ir.stmt import ForStmt, IfStmt, RuntimeScopeStmt, Stmt, WhileStmt, flatten, seq
 from pypto.passes.base import Pass
 
 
@@ -23,8 +23,6 @@ def _scoped(body: Stmt | None) -> Stmt | None:
 
 def _inner(body: Stmt) -> Stmt:
     """Recurse into nested control flow, wrapping each loop / branch body."""
-    from pypto.ir.stmt import seq
-
     out = []
     for s in flatten(body):
         if isinstance(s, (ForStmt, WhileStmt)):

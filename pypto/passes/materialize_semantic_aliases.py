@@ -53,31 +53,29 @@ class _Groups:
         self.parent[rb] = ra
         self.members[ra] = self.members.get(ra, [ra]) + self.members.pop(rb, [rb])
 
+    def _join(self, target: Var, v: Expr, copy: bool) -> Var | None:
+        """Alias tile ``v`` with ``target``; when they interfere (or ``copy`` says so), alias a fresh copy
+        of ``v`` instead and return it."""
+        if not isinstance(v, Var) or not isinstance(v.var_type, TileType):
+            return None
+        if not copy and not self.clashes(target, v):
+            self.union(target, v)
+            return None
+        new = Var(f"{v.name}__carry", v.var_type, span=v.span)
+        self.union(target, new)
+        return new
+
     def join_yield(self, target: Var, ys: YieldStmt, i: int) -> None:
         """Alias ``ys.values[i]`` with ``target``, or record a copy when they interfere."""
         v = ys.values[i]
-        if not isinstance(v, Var) or not isinstance(v.var_type, TileType):
-            return
-        if self.clashes(target, v) or isinstance(v, IterArg) or self._yielded_twice(ys, v):
-            copy = Var(f"{v.name}__carry", v.var_type, span=v.span)
+        copy = self._join(target, v, isinstance(v, IterArg) or sum(1 for x in ys.values if x is v) > 1)
+        if copy is not None:
             self.yield_copies.setdefault(id(ys), {})[i] = copy
-            self.union(target, copy)
-        else:
-            self.union(target, v)
-
-    @staticmethod
-    def _yielded_twice(ys: YieldStmt, v: Var) -> bool:
-        return sum(1 for x in ys.values if x is v) > 1
 
     def join_init(self, ia: IterArg, init: Expr) -> None:
-        if not isinstance(init, Var) or not isinstance(init.var_type, TileType):
-            return
-        if self.clashes(ia, init):
-            copy = Var(f"{init.name}__carry", init.var_type, span=init.span)
+        copy = self._join(ia, init, False)
+        if copy is not None:
             self.init_copies[ia] = copy
-            self.union(ia, copy)
-        else:
-            self.union(ia, init)
 
 
 def _collect(func: Function, life: Liveness) -> _Groups:

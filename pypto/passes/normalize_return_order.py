@@ -10,9 +10,9 @@ from pypto.ir.expr import Call, Expr, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import written_index
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ReturnStmt, Stmt, WhileStmt, YieldStmt, flatten, seq
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ReturnStmt, Stmt, WhileStmt, flatten, seq
 from pypto.ir.types import TensorType
-from pypto.passes._util import iter_stmts
+from pypto.passes._util import iter_stmts, trailing_yield
 from pypto.passes.base import Pass
 
 
@@ -38,15 +38,11 @@ def _written_param(func: Function) -> dict[Var, Var]:
     return alias
 
 
-def _yields(body: Stmt | None) -> tuple[Expr, ...]:
-    last = flatten(body)[-1:] if body is not None else []
-    return last[0].values if last and isinstance(last[0], YieldStmt) else ()
-
-
 def _merge_if(s: IfStmt, alias: dict[Var, Var]) -> None:
     """An if result is a write-result of param ``p`` when both branches yield a write of ``p``."""
     for i, rv in enumerate(s.return_vars):
-        vals = [ys[i] for ys in (_yields(s.then_body), _yields(s.else_body)) if len(ys) > i]
+        vals = [y.values[i] for y in map(trailing_yield, (s.then_body, s.else_body))
+                if y is not None and len(y.values) > i]
         roots = {alias.get(v, v) for v in vals if isinstance(v, Var)}
         if len(vals) == 2 and len(roots) == 1:
             alias[rv] = roots.pop()

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import SeqStmts
+from pypto.ir.stmt import SeqStmts, flatten, seq
 from pypto.passes._util import iter_stmts, map_blocks
 from pypto.passes.base import Pass
 
@@ -30,7 +30,5 @@ class NormalizeStmtStructure(Pass):
             return func
         body = map_blocks(func.body, lambda stmts: [s for s in stmts if not (isinstance(s, SeqStmts) and not s.stmts)])
         if _needs_work(func.with_(body=body)):
-            from pypto.ir.stmt import flatten, seq
-
             body = seq(flatten(body))
         return func.with_(body=body)

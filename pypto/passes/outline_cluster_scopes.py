@@ -13,16 +13,10 @@ from dataclasses import dataclass
 
 from pypto.ir.function import Program
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import ClusterScopeStmt, Stmt, flatten
-from pypto.passes._util import iter_stmts, map_blocks
+from pypto.ir.stmt import ClusterScopeStmt, flatten
+from pypto.passes._rewrite import expand_stmts
+from pypto.passes._util import iter_stmts
 from pypto.passes.base import Pass
-
-
-def _splice(stmts: list[Stmt]) -> list[Stmt]:
-    out: list[Stmt] = []
-    for s in stmts:
-        out.extend(flatten(s.body) if isinstance(s, ClusterScopeStmt) else [s])
-    return out
 
 
 @dataclass(frozen=True)
@@ -37,7 +31,7 @@ class OutlineClusterScopes(Pass):
         changed = False
         for f in program.functions:
             if any(isinstance(s, ClusterScopeStmt) for s in iter_stmts(f.body)):
-                f = f.with_(body=map_blocks(f.body, _splice))
+                f = f.with_(body=expand_stmts(f.body, lambda s: flatten(s.body) if isinstance(s, ClusterScopeStmt) else None))
                 changed = True
             funcs.append(f)
         return program.with_functions(funcs) if changed else program

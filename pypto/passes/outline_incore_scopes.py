@@ -35,8 +35,8 @@ from pypto.ir.stmt import (
 )
 from pypto.ir.types import ScalarType, TensorType, TupleType, UnknownType
 from pypto.ir.visitor import substitute
-from pypto.passes._rewrite import call_function, create_tensor, ints, match
-from pypto.passes._util import base_name, defined_vars, iter_stmts, map_blocks, used_vars
+from pypto.passes._rewrite import call_function, create_tensor, expand_stmts, ints, match
+from pypto.passes._util import base_name, defined_vars, free_vars, iter_stmts, map_blocks, used_vars
 from pypto.passes.base import Pass
 
 _LAUNCH = "__spmd_launch"  # InCore region attr (inside this pass only): the pl.spmd launch of its call
@@ -98,11 +98,6 @@ class _Region:
         return v
 
 
-def _free_vars(body: Stmt) -> list[Var]:
-    local = set(defined_vars(body))
-    return [v for v in used_vars(body) if v not in local]
-
-
 @dataclass
 class _Outliner:
     parent: Function
@@ -123,14 +118,6 @@ class _Outliner:
         self.taken.add(want)
         return want
 
-    def dissolve_spmd(self, stmts: list[Stmt]) -> list[Stmt]:
-        """Splice each SpmdScopeStmt's statements into the block (before outlining, so the region's
-        results are renamed in the statements after the scope)."""
-        out: list[Stmt] = []
-        for s in stmts:
-            out.extend(self.spmd(s) if isinstance(s, SpmdScopeStmt) else [s])
-        return out
-
     def block(self, stmts: list[Stmt]) -> list[Stmt]:
         out: list[Stmt] = []
         rest = list(stmts)
@@ -150,8 +137,10 @@ class _Outliner:
             rest = [substitute(r, renames) for r in rest]
         return out
 
-    def spmd(self, s: SpmdScopeStmt) -> list[Stmt]:
-        """The scope's statements, with its InCore region (or dispatched call) carrying the launch."""
+    def spmd(self, s: Stmt) -> list[Stmt] | None:
+        """A pl.spmd scope's statements, with its InCore region (or dispatched call) carrying the launch."""
+        if not isinstance(s, SpmdScopeStmt):
+            return None
         n = as_int(s.core_num)
         launch: dict[str, object] = {"block_num": n if n is not None else s.core_num}
         if s.sync_start:
@@ -210,7 +199,7 @@ class _Outliner:
         return name
 
     def outline(self, scope: InCoreScopeStmt) -> tuple[list[Stmt], dict[Var, Expr]]:
-        free = _free_vars(scope.body)
+        free = free_vars(scope.body)
         region = _Region(scope.body, self.program)
         written = {region.root(t) for t in region.targets}
         outs = [v for v in free if v in written and isinstance(v.var_type, TensorType)]
@@ -364,7 +353,10 @@ class OutlineIncoreScopes(Pass):
                 continue
             o = _Outliner(f, program, names={v.name for v in used_vars(f.body)} | {p.name for p in f.params},
                           taken=taken)
-            body = map_blocks(map_blocks(f.body, o.dissolve_spmd), o.block)
+            # each SpmdScopeStmt's statements are spliced into its block before outlining, so the
+            # region's results are renamed in the statements after the scope
+            body = expand_stmts(f.body, o.spmd)
+            body = map_blocks(body, o.block)
             ftype = FunctionType.Orchestration if f.func_type is FunctionType.Opaque else f.func_type
             funcs.extend(o.new_funcs)
             funcs.append(dataclasses.replace(f, body=body, func_type=ftype) if ftype is f.func_type

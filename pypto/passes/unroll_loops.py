@@ -6,22 +6,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pypto.errors import UserError
-from pypto.ir.dtypes import DataType
 from pypto.ir.enums import ForKind
 from pypto.ir.expr import ConstInt, Expr, as_int
 from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, YieldStmt, flatten
-from pypto.ir.types import ScalarType
 from pypto.passes._rewrite import clone, expand_stmts
 from pypto.passes._strip_mine import strip_mine_kernel_loops
-from pypto.passes._util import iter_stmts
+from pypto.passes._util import iter_stmts, scalar_dtype
 from pypto.passes.base import Pass
-
-
-def index_dtype(loop: ForStmt) -> DataType:
-    t = loop.loop_var.var_type
-    return t.dtype if isinstance(t, ScalarType) else DataType.INDEX
 
 
 def unrolled(loop: ForStmt, indices: Iterable[Expr]) -> list[Stmt]:
@@ -44,7 +37,7 @@ def _unroll(loop: ForStmt) -> list[Stmt]:
     if start is None or stop is None or step is None or step == 0:
         raise UserError("pl.unroll needs constant start/stop/step", loop.span,
                         hint="use pl.range for loops with run-time bounds")
-    return unrolled(loop, (ConstInt(i, index_dtype(loop)) for i in range(start, stop, step)))
+    return unrolled(loop, (ConstInt(i, scalar_dtype(loop.loop_var)) for i in range(start, stop, step)))
 
 
 @dataclass(frozen=True)

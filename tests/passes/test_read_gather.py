@@ -8,7 +8,9 @@ import pytest
 import pypto.language as pl
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.expr import Call, GlobalVar
+from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, ForStmt, preorder
+from pypto.ir.verifier import verify
 from pypto.passes import get_pass
 from pypto.runtime import run
 
@@ -74,6 +76,49 @@ def test_gathered_row_sum_matches_torch(torch) -> None:
     run(_RowPicker, a, table, out)
     want = a[:16] + sum(a[16 * r:16 * r + 16] for r in table[1:].tolist())
     torch.testing.assert_close(out, want, rtol=1e-6, atol=1e-6)
+
+
+@pl.program
+class _ChainedOffsets:
+    """Besides the gathered load, a load at an offset computed in three steps from the loop variable."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def pick(self, a: pl.Tensor[[96, 16], pl.FP32], b: pl.Tensor[[96, 16], pl.FP32], table: pl.Tensor[[5], pl.INT32],
+             out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        acc = pl.load(a, [0, 0], [16, 16])
+        for k, (acc_it,) in pl.range(1, 5, init_values=(acc,)):
+            row = pl.cast(pl.read(table, k), pl.INDEX) * 16
+            j = k * 2
+            j2 = j + 1
+            j3 = j2 * 8
+            nxt = pl.add(acc_it, pl.load(a, [row, 0], [16, 16]))
+            (acc_out,) = pl.yield_(pl.add(nxt, pl.load(b, [j3, 0], [16, 16])))
+        out = pl.store(acc_out, [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[96, 16], pl.FP32], b: pl.Tensor[[96, 16], pl.FP32], table: pl.Tensor[[5], pl.INT32],
+             out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        out = self.pick(a, b, table, out)
+        return out
+
+
+def test_address_arithmetic_the_loop_still_needs_stays_whole() -> None:
+    """All three steps of ``j3`` stay (removing the unused address statements once dropped ``j``)."""
+    prog = _outline(_ChainedOffsets)
+    assert verify(prog, {IRProperty.UseAfterDef}) == []
+    pick = prog.functions["pick"]
+    kept = {s.var.name.split("__")[0] for s in preorder(pick.body) if isinstance(s, AssignStmt)}
+    assert {"j", "j2", "j3"} <= kept and "row" not in kept
+
+
+def test_chained_offsets_match_torch(torch) -> None:
+    g = torch.Generator().manual_seed(7)
+    a, b = torch.randn(96, 16, generator=g), torch.randn(96, 16, generator=g)
+    table, out = torch.tensor([9, 5, 0, 2, 4], dtype=torch.int32), torch.zeros(16, 16)
+    run(_ChainedOffsets, a, b, table, out)
+    want = a[:16] + sum(a[16 * r:16 * r + 16] + b[16 * k + 8:16 * k + 24] for k, r in enumerate(table[1:].tolist(), 1))
+    torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-5)
 
 
 @pl.program
