@@ -37,7 +37,6 @@ from pypto.passes._ssa_checks import Unbound, check_merge_types
 from pypto.passes._ssa_names import (
     bound_on_every_path,
     live_in,
-    rename_attrs,
     separate_shadowed_names,
     suffix_live,
 )
@@ -48,26 +47,18 @@ Env = dict[str, Var]
 
 
 class _Rename(IRMutator):
-    """Each Var to the one its name denotes in ``env``; ``missing`` decides about a name that has none."""
+    """Each Var to the one its name denotes in ``env``; ``missing`` decides about a name that has none.
+    Task ids in call attributes (``manual_dep_edges``) are renamed too: the mutator enters attrs."""
 
     def __init__(self, env: Env, missing: Callable[[Var], Var] = lambda v: v) -> None:
         self.env = env
         self.missing = missing
 
-    def lookup(self, var: Var) -> Var:
+    def visit_Var(self, var: Var) -> Var:  # noqa: N802
         new = self.env.get(var.name)
         return self.missing(var) if new is None else new
 
-    def visit_Var(self, var: Var) -> Var:  # noqa: N802
-        return self.lookup(var)
-
-    def visit_IterArg(self, var: Var) -> Var:  # noqa: N802
-        return self.lookup(var)
-
-    def visit_Call(self, call: Call) -> Call:  # noqa: N802
-        new = self.generic_visit(call)  # task ids in attributes (manual_dep_edges) are renamed too
-        attrs = rename_attrs(new.attrs, self.lookup)
-        return new if attrs is new.attrs else rebuild(new, attrs=attrs)
+    visit_IterArg = visit_Var
 
 
 def _assigned(stmt: Stmt | None) -> list[str]:
