@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from pypto.errors import InternalError
 from pypto.ir.enums import ForKind
-from pypto.ir.expr import Call, ConstBool, ConstFloat, ConstInt, Expr, IterArg, Var, as_int
+from pypto.ir.expr import Call, ConstBool, ConstFloat, ConstInt, Expr, IterArg, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import written_index
 from pypto.ir.properties import IRProperty
@@ -29,6 +29,7 @@ from pypto.ir.stmt import (
     WhileStmt,
     YieldStmt,
     flatten,
+    runs_at_least_once,
     seq,
 )
 from pypto.ir.types import PtrType, ScalarType
@@ -94,10 +95,7 @@ def _first_trip_start(s: ForStmt | WhileStmt, name: str) -> Expr | None:
     sees its last iteration's value: the loop runs at least once (constant bounds), and its first
     iteration binds the name on every path before reading it, with no break/continue/return to skip
     that. The start (zero) is then never observed. None otherwise (tiles and tensors have no free start)."""
-    if not isinstance(s, ForStmt) or s.kind is ForKind.Parallel:
-        return None
-    start, stop, step = (as_int(e) for e in (s.start, s.stop, s.step))
-    if start is None or stop is None or not step or not (start < stop if step > 0 else start > stop):
+    if not isinstance(s, ForStmt) or s.kind is ForKind.Parallel or not runs_at_least_once(s):
         return None
     stmts = flatten(s.body)
     if any(isinstance(x, (BreakStmt, ContinueStmt, ReturnStmt)) for x in iter_stmts(s.body)):
