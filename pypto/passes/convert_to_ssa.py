@@ -45,6 +45,8 @@ from pypto.passes._util import NameGen, base_name, defined_vars, iter_stmts
 from pypto.passes.base import Pass
 
 Env = dict[str, Var]
+# Scope operands: pl.at/pl.spmd deps, pl.spmd(n) and its predicate=, pl.at(dumps=[...]) / pl.dump_tag
+_SCOPE_OPERANDS = ("deps", "core_num", "predicate", "dumps")
 
 
 class _Rename(IRMutator):
@@ -152,22 +154,16 @@ class _Converter:
         if isinstance(s, IfStmt):
             return self.if_(s, env, later)
         if isinstance(s, ScopeStmt):
-            deps = tuple(self.expr(d, env) for d in getattr(s, "deps", ()))
-            core = self.expr(s.core_num, env) if hasattr(s, "core_num") else None  # pl.spmd(n)
-            pred = getattr(s, "predicate", None)
-            pred = self.expr(pred, env) if pred is not None else None  # pl.spmd(..., predicate=p)
-            # pl.at(..., dumps=[t]) / pl.dump_tag name values from before the scope: read them first
-            dumps = tuple(self.expr(d, env) for d in s.dumps) if hasattr(s, "dumps") else None
-            body = seq(self.block(s.body, env, later))
-            changes = {"body": body, "deps": deps} if hasattr(s, "deps") else {"body": body}
-            if dumps is not None:
-                changes["dumps"] = dumps
-            if core is not None:
-                changes["core_num"] = core
-            if pred is not None:
-                changes["predicate"] = pred
+            # the scope's operands name values from before it: read them before converting the body
+            changes = {f: self.operand(getattr(s, f), env) for f in _SCOPE_OPERANDS if hasattr(s, f)}
+            changes["body"] = seq(self.block(s.body, env, later))
             return [rebuild(s, **changes)]
         return [self.expr(s, env)]
+
+    def operand(self, e: Expr | tuple[Expr, ...] | None, env: Env) -> Expr | tuple[Expr, ...] | None:
+        if isinstance(e, tuple):
+            return tuple(self.expr(d, env) for d in e)
+        return None if e is None else self.expr(e, env)
 
     def _carry(self, s: ForStmt | WhileStmt, env: Env, later: frozenset[str]) -> dict[str, Expr]:
         """Names the loop carries: assigned in the body, bound before it, and read by the next

@@ -14,6 +14,7 @@ from pypto.ir.stmt import (
     AssignStmt,
     ForStmt,
     IfStmt,
+    ScopeStmt,
     SeqStmts,
     Stmt,
     WhileStmt,
@@ -92,9 +93,11 @@ class _Planner:
             self.walk(stmt.then_body)
             self.walk(stmt.else_body)
             self.results(stmt.return_vars, stmt.then_body)
-        else:
-            for child in _child_bodies(stmt):
-                self.walk(child)
+        elif isinstance(stmt, SeqStmts):
+            for s in stmt.stmts:
+                self.walk(s)
+        elif isinstance(stmt, ScopeStmt):
+            self.walk(stmt.body)
 
     def results(self, rvs: tuple[Var, ...], body: Stmt | None) -> None:
         y = trailing_yield(body)
@@ -104,13 +107,6 @@ class _Planner:
                 self.refs[rv] = self.refs[src]
             else:
                 self.define(rv)
-
-
-def _child_bodies(stmt: Stmt) -> list[Stmt]:
-    if isinstance(stmt, SeqStmts):
-        return list(stmt.stmts)
-    body = getattr(stmt, "body", None)
-    return [body] if isinstance(body, Stmt) else []
 
 
 @dataclass(frozen=True)
