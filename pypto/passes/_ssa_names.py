@@ -184,17 +184,13 @@ class _ShadowCheck:
             self.merge(then, self.scope)
             self.bind(s.return_vars)
         elif isinstance(s, ScopeStmt):
-            for d in (*getattr(s, "deps", ()), getattr(s, "predicate", None)):
-                if d is not None:
-                    self.uses(d)
+            self.uses([*getattr(s, "deps", ()), getattr(s, "predicate", None)])
             self.walk(s.body)
         else:
             self.uses(s)
 
     def loop(self, s: ForStmt | WhileStmt) -> None:
-        heads = (s.start, s.stop, s.step) if isinstance(s, ForStmt) else ()
-        for e in (*heads, *s.inits):
-            self.uses(e)
+        self.uses([*((s.start, s.stop, s.step) if isinstance(s, ForStmt) else ()), *s.inits])
         before = {k: set(v) for k, v in self.scope.items()}
         self.bind(s.iter_args)
         if isinstance(s, ForStmt):

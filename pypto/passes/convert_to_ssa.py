@@ -45,6 +45,7 @@ from pypto.passes._util import NameGen, base_name, defined_vars, iter_stmts
 from pypto.passes.base import Pass
 
 Env = dict[str, Var]
+_Loop = tuple[Env, tuple[IterArg, ...], tuple[Expr, ...], Stmt, tuple[Var, ...]]
 # Scope operands: pl.at/pl.spmd deps, pl.spmd(n) and its predicate=, pl.at(dumps=[...]) / pl.dump_tag
 _SCOPE_OPERANDS = ("deps", "core_num", "predicate", "dumps")
 
@@ -187,8 +188,12 @@ class _Converter:
                 inits[n] = init
         return inits
 
-    def _loop_body(self, s: ForStmt | WhileStmt, env: Env, body_env: Env, iters: list[IterArg],
-                   carried: dict[str, Expr]) -> tuple[tuple[IterArg, ...], tuple[Expr, ...], Stmt, tuple[Var, ...]]:
+    def _loop(self, s: ForStmt | WhileStmt, env: Env, later: frozenset[str], header: Env) -> _Loop:
+        """Convert a loop's body (``header``: the loop variable's binding); returns the carried names' iter
+        args, then all iter args, inits, body and results. ``env`` gets the loop's results."""
+        carried = self._carry(s, env, later)
+        iters = [IterArg(self.iter(base_name(n)), v.type) for n, v in carried.items()]
+        body_env = {**env, **header}
         explicit = []
         all_inits = (*(self.expr(e, env) for e in s.inits), *carried.values())
         for ia in s.iter_args:
@@ -209,34 +214,20 @@ class _Converter:
             rv = Var(self.ssa(base_name(n)), ia.var_type)
             rvs.append(rv)
             env[n] = rv
-        return all_iters, all_inits, seq(stmts), tuple(rvs)
+        self._drop_locals(s, env, body_env)
+        return dict(zip(carried, iters, strict=True)), all_iters, all_inits, seq(stmts), tuple(rvs)
 
     def for_(self, s: ForStmt, env: Env, later: frozenset[str]) -> list[Stmt]:
         start, stop, step = (self.expr(e, env) for e in (s.start, s.stop, s.step))
-        carried = self._carry(s, env, later)
-        iters = self._carried_iters(carried)
-        body_env = dict(env)
         loop_var = self.fresh(s.loop_var, self.idx)
-        body_env[s.loop_var.name] = loop_var
-        all_iters, inits, body, rvs = self._loop_body(s, env, body_env, iters, carried)
-        self._drop_locals(s, env, body_env)
+        _, all_iters, inits, body, rvs = self._loop(s, env, later, {s.loop_var.name: loop_var})
         return [rebuild(s, loop_var=loop_var, start=start, stop=stop, step=step, body=body,
                         iter_args=all_iters, inits=inits, return_vars=rvs)]
 
-    def _carried_iters(self, carried: dict[str, Expr]) -> list[IterArg]:
-        return [IterArg(self.iter(base_name(n)), v.type) for n, v in carried.items()]
-
     def while_(self, s: WhileStmt, env: Env, later: frozenset[str]) -> list[Stmt]:
-        carried = self._carry(s, env, later)
-        iters = self._carried_iters(carried)
-        body_env = dict(env)
-        all_iters, inits, body, rvs = self._loop_body(s, env, body_env, iters, carried)
-        self._drop_locals(s, env, body_env)
+        carried, all_iters, inits, body, rvs = self._loop(s, env, later, {})
         self.unbound.at = s.span
-        cond_env = dict(env)
-        cond_env.update({ia.name: ia for ia in s.iter_args})
-        cond_env.update(dict(zip(carried, iters, strict=True)))
-        cond_env.update({old.name: new for old, new in zip(s.iter_args, all_iters, strict=False)})
+        cond_env = {**env, **carried, **{old.name: new for old, new in zip(s.iter_args, all_iters, strict=False)}}
         return [rebuild(s, cond=self.expr(s.cond, cond_env), body=body, iter_args=all_iters, inits=inits,
                         return_vars=rvs)]
 
