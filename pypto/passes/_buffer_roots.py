@@ -95,14 +95,10 @@ class _Collector:
                 self.stmt(x)
         elif isinstance(s, AssignStmt):
             self.assign(s.var, s.value)
-        elif isinstance(s, ForStmt):
+        elif isinstance(s, (ForStmt, WhileStmt)):
             inits = self.loop_inits(s)
             self.stmt(s.body)
-            self.loop_results(s.body, s.return_vars, inits, runs_at_least_once(s))
-        elif isinstance(s, WhileStmt):
-            inits = self.loop_inits(s)
-            self.stmt(s.body)
-            self.loop_results(s.body, s.return_vars, inits, guaranteed=False)
+            self.loop_results(s.body, s.return_vars, inits, isinstance(s, ForStmt) and runs_at_least_once(s))
         elif isinstance(s, IfStmt):
             self.stmt(s.then_body)
             self.stmt(s.else_body)
