@@ -17,54 +17,19 @@ from pypto.ir.stmt import (
     AssignStmt,
     ForStmt,
     IfStmt,
-    InCoreScopeStmt,
     ScopeStmt,
     SeqStmts,
     Stmt,
     WhileStmt,
     flatten,
 )
-from pypto.ir.visitor import IRVisitor, substitute
+from pypto.ir.visitor import substitute
 from pypto.passes._util import base_name, defined_vars, iter_stmts, used_vars
 
 
-class _Reads(IRVisitor):
-    """Names of the Vars an expression or statement reads (definitions excluded)."""
-
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def visit_Var(self, node: Var) -> None:  # noqa: N802
-        self.names.add(node.name)
-
-    visit_IterArg = visit_Var
-
-    def visit_AssignStmt(self, s: AssignStmt) -> None:  # noqa: N802
-        self.visit(s.value)
-
-    def visit_ForStmt(self, s: ForStmt) -> None:  # noqa: N802
-        for e in (s.start, s.stop, s.step, *s.inits, s.body):
-            self.visit(e)
-
-    def visit_WhileStmt(self, s: WhileStmt) -> None:  # noqa: N802
-        for e in (s.cond, *s.inits, s.body):
-            self.visit(e)
-
-    def visit_IfStmt(self, s: IfStmt) -> None:  # noqa: N802
-        for e in (s.cond, s.then_body, s.else_body):
-            if e is not None:
-                self.visit(e)
-
-    def visit_InCoreScopeStmt(self, s: InCoreScopeStmt) -> None:  # noqa: N802
-        for e in (*s.deps, s.body):
-            self.visit(e)
-
-
 def reads(node: Any) -> set[str]:
-    r = _Reads()
-    if node is not None:
-        r.visit(node)
-    return r.names
+    """Names an expression or a statement without a body (return, yield, an evaluated call) reads."""
+    return {v.name for v in used_vars(node)}
 
 
 def _live_before(s: Stmt, live: set[str]) -> set[str]:
