@@ -32,7 +32,7 @@ from pypto.ir.stmt import (
     runs_at_least_once,
     seq,
 )
-from pypto.ir.types import PtrType, ScalarType
+from pypto.ir.types import PtrType, ScalarType, Type
 from pypto.ir.visitor import IRMutator, rebuild
 from pypto.passes._ssa_checks import Unbound, check_merge_types
 from pypto.passes._ssa_names import (
@@ -119,7 +119,6 @@ class _Converter:
         self.ssa = NameGen("ssa")
         self.idx = NameGen("idx")
         self.iter = NameGen("iter")
-        self.rv = NameGen("rv")
 
     def fresh(self, var: Var, gen: NameGen) -> Var:
         return Var(gen(base_name(var.name)), var.var_type, span=var.span)
@@ -207,15 +206,16 @@ class _Converter:
         all_iters = (*explicit, *iters)
         check_merge_types(all_iters, all_inits, _yielded(stmts),
                           ("when it enters the loop", "at the end of the loop body"), s.span)
-        rvs = [self.fresh(rv, self.ssa) for rv in s.return_vars]
-        for old, new in zip(s.return_vars, rvs, strict=True):
-            env[old.name] = new
-        for n, ia in zip(carried, iters, strict=True):
-            rv = Var(self.ssa(base_name(n)), ia.var_type)
-            rvs.append(rv)
-            env[n] = rv
+        rvs = self.results(s, env, {n: ia.var_type for n, ia in zip(carried, iters, strict=True)})
         self._drop_locals(s, env, body_env)
-        return dict(zip(carried, iters, strict=True)), all_iters, all_inits, seq(stmts), tuple(rvs)
+        return dict(zip(carried, iters, strict=True)), all_iters, all_inits, seq(stmts), rvs
+
+    def results(self, s: ForStmt | WhileStmt | IfStmt, env: Env, merged: dict[str, Type]) -> tuple[Var, ...]:
+        """Fresh results: ``s``'s own, then one per merged name (name -> type); ``env`` binds each name."""
+        rvs = [self.fresh(rv, self.ssa) for rv in s.return_vars]
+        rvs += [Var(self.ssa(base_name(n)), t) for n, t in merged.items()]
+        env.update(zip([*(rv.name for rv in s.return_vars), *merged], rvs, strict=True))
+        return tuple(rvs)
 
     def for_(self, s: ForStmt, env: Env, later: frozenset[str]) -> list[Stmt]:
         start, stop, step = (self.expr(e, env) for e in (s.start, s.stop, s.step))
@@ -248,13 +248,7 @@ class _Converter:
         phis = [n for n in dict.fromkeys(assigned)
                 if n not in explicit and n in later and n in then_env and n in else_env
                 and (then_env[n] is not env.get(n) or else_env[n] is not env.get(n))]
-        rvs = [self.fresh(rv, self.ssa) for rv in s.return_vars]
-        for old, new in zip(s.return_vars, rvs, strict=True):
-            env[old.name] = new
-        for n in phis:
-            rv = Var(self.ssa(base_name(n)), then_env[n].var_type)
-            rvs.append(rv)
-            env[n] = rv
+        rvs = self.results(s, env, {n: then_env[n].var_type for n in phis})
         self.unbound.drop((set(then_env) | set(else_env)) - set(env), "if", s.span)
         if phis:
             then = _merge_yield(then, [then_env[n] for n in phis])
@@ -263,7 +257,7 @@ class _Converter:
             check_merge_types(rvs, _yielded(then), _yielded(other),
                               ("at the end of the then-branch", "at the end of the else-branch"), s.span)
         else_body = seq(other) if (other or s.else_body is not None) else None
-        return [rebuild(s, cond=cond, then_body=seq(then), else_body=else_body, return_vars=tuple(rvs))]
+        return [rebuild(s, cond=cond, then_body=seq(then), else_body=else_body, return_vars=rvs)]
 
 
 def _rename_slot(var: Var, env: Env) -> Var:
