@@ -29,7 +29,7 @@ from pypto.ir.enums import ArgDirection, ForKind, ParamDirection
 from pypto.ir.expr import Call, Expr, GlobalVar, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt
+from pypto.ir.stmt import ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt, stmt_value
 from pypto.ir.types import ScalarType
 from pypto.ir.visitor import IRMutator
 from pypto.passes._buffer_roots import BufferRoots, collect_buffer_roots
@@ -82,12 +82,10 @@ class _PriorWriters:
             seen |= self.written(s.then_body) | self.written(s.else_body)
         elif isinstance(s, ScopeStmt):
             self.scan(s.body, seen)
-        elif isinstance(s, (AssignStmt, EvalStmt)):
-            value = s.value if isinstance(s, AssignStmt) else s.expr
-            if isinstance(value, Call) and isinstance(value.op, GlobalVar):
-                mine = self.roots_of(value)
-                self.first[id(value)] = mine - seen
-                seen |= mine
+        elif isinstance(value := stmt_value(s), Call) and isinstance(value.op, GlobalVar):
+            mine = self.roots_of(value)
+            self.first[id(value)] = mine - seen
+            seen |= mine
 
 
 class _Stamp(IRMutator):

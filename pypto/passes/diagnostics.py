@@ -138,19 +138,17 @@ def _granularity_hint(c: Call, limit: int, backend: BackendType) -> str | None:
 
 @dataclass(frozen=True)
 class CheckSpec:
-    severity: Severity
+    """When a check runs; the check gives each Diagnostic its severity."""
+
     phase: DiagnosticPhase
     run: Check
 
 
 CHECKS: dict[DiagnosticCheck, CheckSpec] = {
-    DiagnosticCheck.UnusedVariable: CheckSpec(Severity.WARNING, DiagnosticPhase.PRE_PIPELINE, _unused_variable),
-    DiagnosticCheck.UnusedControlFlowResult: CheckSpec(Severity.WARNING, DiagnosticPhase.PRE_PIPELINE,
-                                                       _unused_cf_result),
-    DiagnosticCheck.OutParamWriteDropped: CheckSpec(Severity.WARNING, DiagnosticPhase.PRE_PIPELINE,
-                                                    _out_param_write_dropped),
-    DiagnosticCheck.TileInnermostDimGranularity: CheckSpec(Severity.PERF_HINT, DiagnosticPhase.POST_PIPELINE,
-                                                           _granularity),
+    DiagnosticCheck.UnusedVariable: CheckSpec(DiagnosticPhase.PRE_PIPELINE, _unused_variable),
+    DiagnosticCheck.UnusedControlFlowResult: CheckSpec(DiagnosticPhase.PRE_PIPELINE, _unused_cf_result),
+    DiagnosticCheck.OutParamWriteDropped: CheckSpec(DiagnosticPhase.PRE_PIPELINE, _out_param_write_dropped),
+    DiagnosticCheck.TileInnermostDimGranularity: CheckSpec(DiagnosticPhase.POST_PIPELINE, _granularity),
 }
 PHASE_LABEL = {DiagnosticPhase.PRE_PIPELINE: "pipeline_input", DiagnosticPhase.POST_PASS: "post_pass",
                DiagnosticPhase.POST_PIPELINE: "pipeline_output"}
