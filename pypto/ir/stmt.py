@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pypto.ir.enums import ForKind, Level, Role, SplitMode
-from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, Var
+from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, Var, as_int
 from pypto.ir.memo import IdentityMemo
 from pypto.span import Span
 
@@ -103,6 +103,14 @@ class WhileStmt(Stmt):
 
     def __post_init__(self) -> None:
         _check_inits(self)
+
+
+def runs_at_least_once(loop: ForStmt) -> bool:
+    """Whether ``loop`` has constant bounds that give it one iteration or more."""
+    start, stop, step = (as_int(e) for e in (loop.start, loop.stop, loop.step))
+    if start is None or stop is None or not step:
+        return False
+    return start < stop if step > 0 else start > stop
 
 
 def initial_values(loop: ForStmt | WhileStmt) -> dict[IterArg, Expr]:

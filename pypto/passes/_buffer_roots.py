@@ -22,7 +22,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from pypto.ir.callgraph import written_args
-from pypto.ir.expr import Call, ConstInt, Expr, TupleGetItem, Var
+from pypto.ir.expr import Call, Expr, TupleGetItem, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import lookup
 from pypto.ir.stmt import (
@@ -33,6 +33,7 @@ from pypto.ir.stmt import (
     SeqStmts,
     Stmt,
     WhileStmt,
+    runs_at_least_once,
 )
 from pypto.ir.types import TensorType, TupleType, Type
 from pypto.passes._util import trailing_yield
@@ -94,14 +95,10 @@ class _Collector:
                 self.stmt(x)
         elif isinstance(s, AssignStmt):
             self.assign(s.var, s.value)
-        elif isinstance(s, ForStmt):
+        elif isinstance(s, (ForStmt, WhileStmt)):
             inits = self.loop_inits(s)
             self.stmt(s.body)
-            self.loop_results(s.body, s.return_vars, inits, _const_trip_count(s) > 0)
-        elif isinstance(s, WhileStmt):
-            inits = self.loop_inits(s)
-            self.stmt(s.body)
-            self.loop_results(s.body, s.return_vars, inits, guaranteed=False)
+            self.loop_results(s.body, s.return_vars, inits, isinstance(s, ForStmt) and runs_at_least_once(s))
         elif isinstance(s, IfStmt):
             self.stmt(s.then_body)
             self.stmt(s.else_body)
@@ -188,13 +185,6 @@ def _same_shape_dtype(a: Type | None, b: Type) -> bool:
         return False
     return a.dtype == b.dtype and len(a.shape) == len(b.shape) and all(
         x is y or x == y for x, y in zip(a.shape, b.shape, strict=True))
-
-
-def _const_trip_count(f: ForStmt) -> int:
-    if not all(isinstance(e, ConstInt) for e in (f.start, f.stop, f.step)) or f.step.value == 0:
-        return 0
-    start, stop, step = f.start.value, f.stop.value, f.step.value
-    return max(0, -(-(stop - start) // step)) if step > 0 else max(0, -(-(start - stop) // -step))
 
 
 def collect_buffer_roots(func: Function, program: Program) -> BufferRoots:

@@ -52,6 +52,10 @@ class Liveness:
         if isinstance(v.var_type, TileType):
             self.uses.setdefault(v, []).append(at)
 
+    def _uses_in(self, node: object, at: Point) -> None:
+        for v in used_vars(node):
+            self._use(v, at)
+
     def _def(self, v: Var, at: Point, op: str = "") -> None:
         if isinstance(v.var_type, TileType):
             self.defs[v] = at
@@ -68,8 +72,7 @@ class Liveness:
             self._loop(stmt, path)
         elif isinstance(stmt, IfStmt):
             head = self._next(path)
-            for v in used_vars(stmt.cond):
-                self._use(v, head)
+            self._uses_in(stmt.cond, head)
             k = next(self._ifs)
             self.walk(stmt.then_body, (*path, (k, 0)))
             self.walk(stmt.else_body, (*path, (k, 1)))
@@ -80,9 +83,7 @@ class Liveness:
             self.walk(stmt.body, path)
         else:
             at = self._next(path)
-            value = stmt.value if isinstance(stmt, AssignStmt) else stmt
-            for v in used_vars(value):
-                self._use(v, at)
+            self._uses_in(stmt.value if isinstance(stmt, AssignStmt) else stmt, at)
             if isinstance(stmt, AssignStmt):
                 op = stmt.value.op if isinstance(stmt.value, Call) and isinstance(stmt.value.op, str) else ""
                 self._def(stmt.var, at, op)
@@ -96,17 +97,13 @@ class Liveness:
         outer = {v for v, p in self.defs.items() if p.pos < head.pos}
         self.walk(stmt.body, path)
         if isinstance(stmt, WhileStmt):
-            self.walk_cond_uses(stmt, head)
+            self._uses_in(stmt.cond, head)
         end = self._next(path)
         for v in used_vars(stmt.body):
             if v in outer:
                 self._use(v, end)
         for v in stmt.return_vars:
             self._def(v, end)
-
-    def walk_cond_uses(self, stmt: WhileStmt, at: Point) -> None:
-        for v in used_vars(stmt.cond):
-            self._use(v, at)
 
     # ------------------------------------------------------------------ queries
     def live_after(self, v: Var, at: Point) -> bool:

@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-from pypto.ir.expr import Var
+from pypto.ir.expr import Call, Var
 from pypto.ir.function import Function
-from pypto.ir.stmt import AssignStmt, Stmt, flatten, seq
+from pypto.ir.stmt import flatten, seq
 from pypto.ir.types import MemRef, TensorType, TileType, Type
-from pypto.passes._rewrite import match
-from pypto.passes._util import defined_vars
-
-
-def offset0() -> int:
-    """Static offsets are plain ints (printed ``pl.const(0, pl.INT64)``)."""
-    return 0
+from pypto.passes._rewrite import assign_of
+from pypto.passes._util import defined_vars, retype
 
 
 def with_memref(t: Type, mr: MemRef) -> Type:
@@ -32,17 +27,25 @@ def all_vars(func: Function) -> Iterator[Var]:
     yield from defined_vars(func.body)
 
 
-def is_alloc(s: Stmt) -> bool:
-    return match(s, "tile.alloc") is not None
+def rebase(func: Function, new_ref: Callable[[MemRef], MemRef | None]) -> Function:
+    """``func`` with every Var whose MemRef lies in a ``tile.alloc`` buffer (a Var base) retyped to
+    ``new_ref(memref)``; a Var for which that is None keeps its MemRef."""
+    types = {}
+    for v in all_vars(func):
+        mr = memref_of(v)
+        if mr is not None and isinstance(mr.base, Var) and (new := new_ref(mr)) is not None:
+            types[v] = with_memref(v.var_type, new)
+    return retype(func, types)
 
 
-def allocs(func: Function) -> list[AssignStmt]:
-    return [s for s in flatten(func.body) if isinstance(s, AssignStmt) and is_alloc(s)]
+def allocs(func: Function) -> list[tuple[Var, Call]]:
+    """``(buffer, tile.alloc call)`` of every buffer binding in ``func``'s top-level statements."""
+    return [a for s in flatten(func.body) if (a := assign_of(s, "tile.alloc")) is not None]
 
 
 def drop_unused_allocs(func: Function) -> Function:
     """Remove ``tile.alloc`` statements whose buffer no MemRef refers to any more."""
     used = {id(mr.base) for v in all_vars(func) if (mr := memref_of(v)) is not None and isinstance(mr.base, Var)}
     stmts = flatten(func.body)
-    kept = [s for s in stmts if not (isinstance(s, AssignStmt) and is_alloc(s)) or id(s.var) in used]
+    kept = [s for s in stmts if (a := assign_of(s, "tile.alloc")) is None or id(a[0]) in used]
     return func if len(kept) == len(stmts) else func.with_(body=seq(kept))

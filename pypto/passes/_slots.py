@@ -13,6 +13,7 @@ its own ``alloc_tile``. So a slot index is resolved before codegen (by LowerPipe
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from math import lcm
 
 from pypto.ir.expr import BinaryExpr, BinOp, Expr, UnaryExpr, UnOp, Var, as_int
@@ -29,6 +30,14 @@ def slot_memref(var: Var) -> MemRef | None:
     """The MemRef of a tile defined with a not yet resolved slot index."""
     mr = getattr(var.var_type, "memref", None)
     return mr if mr is not None and mr.slot is not None and not isinstance(mr.slot, int) else None
+
+
+def _slot_defs(body: Stmt | None) -> Iterator[tuple[AssignStmt, MemRef, Expr]]:
+    """Each tile definition in ``body`` whose slot index is not resolved yet, its MemRef and that index."""
+    for s in iter_stmts(body):
+        mr = slot_memref(s.var) if isinstance(s, AssignStmt) else None
+        if mr is not None and isinstance(mr.slot, Expr):
+            yield s, mr, mr.slot
 
 
 def _value(e: Expr, iv: Var, rep: int) -> int | None:
@@ -65,11 +74,10 @@ def unroll_period(loop: ForStmt) -> int | None:
     if start is None or step is None or step <= 0:
         return None
     period = 1
-    for s in iter_stmts(loop.body):
-        mr = slot_memref(s.var) if isinstance(s, AssignStmt) else None
-        if mr is None or loop.loop_var not in used_vars(mr.slot):
+    for _, _, slot in _slot_defs(loop.body):
+        if loop.loop_var not in used_vars(slot):
             continue
-        m = _period(mr.slot, loop.loop_var)  # type: ignore[arg-type]
+        m = _period(slot, loop.loop_var)
         if m is None:
             return None
         period = lcm(period, m)
@@ -79,11 +87,8 @@ def unroll_period(loop: ForStmt) -> int | None:
 def resolve_slots(stmts: list[Stmt], iv: Var, rep: int) -> list[Stmt]:
     """Copies of tiles whose slot is ``f(iv) % M`` get the constant slot ``f(rep) % M``."""
     mapping: dict[Var, Expr] = {}
-    for s in iter_stmts(seq(stmts)):
-        mr = slot_memref(s.var) if isinstance(s, AssignStmt) else None
-        if mr is None or iv not in used_vars(mr.slot):
-            continue
-        k = _value(mr.slot, iv, rep)  # type: ignore[arg-type]
+    for s, mr, slot in _slot_defs(seq(stmts)):
+        k = _value(slot, iv, rep) if iv in used_vars(slot) else None
         if k is not None:
             mapping[s.var] = Var(s.var.name, _with_slot(s.var, mr, k % mr.slots), span=s.var.span)
     return [substitute(x, mapping) for x in stmts] if mapping else stmts
@@ -96,9 +101,7 @@ def _with_slot(var: Var, mr: MemRef, slot: int) -> object:
 def share_unresolved(body: Stmt, warn) -> Stmt:
     """Tiles whose slot index stayed a run-time value use slot 0 (one buffer); ``warn(var)`` reports each."""
     mapping: dict[Var, Expr] = {}
-    for s in iter_stmts(body):
-        mr = slot_memref(s.var) if isinstance(s, AssignStmt) else None
-        if mr is not None:
-            warn(s)
-            mapping[s.var] = Var(s.var.name, _with_slot(s.var, mr, 0), span=s.var.span)
+    for s, mr, _ in _slot_defs(body):
+        warn(s)
+        mapping[s.var] = Var(s.var.name, _with_slot(s.var, mr, 0), span=s.var.span)
     return substitute(body, mapping) if mapping else body

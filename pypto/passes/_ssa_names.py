@@ -9,79 +9,27 @@ Vars apart, so name-based conversion means the same as identity-based conversion
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
-from pypto.ir.expr import Call, IterArg, Var
+from pypto.ir.expr import Var
 from pypto.ir.function import Function
 from pypto.ir.stmt import (
     AssignStmt,
     ForStmt,
     IfStmt,
-    InCoreScopeStmt,
     ScopeStmt,
     SeqStmts,
     Stmt,
     WhileStmt,
     flatten,
 )
-from pypto.ir.visitor import IRVisitor, Substitute
-from pypto.passes._util import base_name, defined_vars
-
-
-class _Reads(IRVisitor):
-    """Names of the Vars an expression or statement reads (definitions excluded)."""
-
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def visit_Var(self, node: Var) -> None:  # noqa: N802
-        self.names.add(node.name)
-
-    def visit_IterArg(self, node: IterArg) -> None:  # noqa: N802
-        self.names.add(node.name)
-
-    def visit_Call(self, node: Call) -> None:  # noqa: N802
-        self.generic_visit(node)
-        for v in attr_vars(node.attrs):
-            self.names.add(v.name)
-
-    def visit_AssignStmt(self, s: AssignStmt) -> None:  # noqa: N802
-        self.visit(s.value)
-
-    def visit_ForStmt(self, s: ForStmt) -> None:  # noqa: N802
-        for e in (s.start, s.stop, s.step, *s.inits, s.body):
-            self.visit(e)
-
-    def visit_WhileStmt(self, s: WhileStmt) -> None:  # noqa: N802
-        for e in (s.cond, *s.inits, s.body):
-            self.visit(e)
-
-    def visit_IfStmt(self, s: IfStmt) -> None:  # noqa: N802
-        for e in (s.cond, s.then_body, s.else_body):
-            if e is not None:
-                self.visit(e)
-
-    def visit_InCoreScopeStmt(self, s: InCoreScopeStmt) -> None:  # noqa: N802
-        for e in (*s.deps, s.body):
-            self.visit(e)
+from pypto.ir.visitor import substitute
+from pypto.passes._util import base_name, defined_vars, iter_stmts, used_vars
 
 
 def reads(node: Any) -> set[str]:
-    r = _Reads()
-    if node is not None:
-        r.visit(node)
-    return r.names
-
-
-def attr_vars(attrs: dict[str, Any]) -> list[Var]:
-    """Vars held in call attributes (``manual_dep_edges`` task ids)."""
-    out: list[Var] = []
-    for value in attrs.values():
-        for item in value if isinstance(value, (tuple, list)) else (value,):
-            if isinstance(item, Var):
-                out.append(item)
-    return out
+    """Names an expression or a statement without a body (return, yield, an evaluated call) reads."""
+    return {v.name for v in used_vars(node)}
 
 
 def _live_before(s: Stmt, live: set[str]) -> set[str]:
@@ -160,11 +108,11 @@ class _ShadowCheck:
 
     def __init__(self, func: Function) -> None:
         self.scope: dict[str, set[Var]] = {p.name: {p} for p in func.params}
-        self.assigned: set[Var] = {s.var for s in _assigns(func.body)}
+        self.assigned: set[Var] = {s.var for s in iter_stmts(func.body) if isinstance(s, AssignStmt)}
         self.conflicts: set[str] = set()
 
     def uses(self, node: Any) -> None:
-        for v in _used(node):
+        for v in used_vars(node):
             cur = self.scope.get(v.name)
             if cur and v not in cur and v in self.assigned and cur & self.assigned:
                 self.conflicts.add(v.name)
@@ -201,17 +149,13 @@ class _ShadowCheck:
             self.merge(then, self.scope)
             self.bind(s.return_vars)
         elif isinstance(s, ScopeStmt):
-            for d in (*getattr(s, "deps", ()), getattr(s, "predicate", None)):
-                if d is not None:
-                    self.uses(d)
+            self.uses([*getattr(s, "deps", ()), getattr(s, "predicate", None)])
             self.walk(s.body)
         else:
             self.uses(s)
 
     def loop(self, s: ForStmt | WhileStmt) -> None:
-        heads = (s.start, s.stop, s.step) if isinstance(s, ForStmt) else ()
-        for e in (*heads, *s.inits):
-            self.uses(e)
+        self.uses([*((s.start, s.stop, s.step) if isinstance(s, ForStmt) else ()), *s.inits])
         before = {k: set(v) for k, v in self.scope.items()}
         self.bind(s.iter_args)
         if isinstance(s, ForStmt):
@@ -221,54 +165,6 @@ class _ShadowCheck:
         self.walk(s.body)
         self.merge(before, self.scope)
         self.bind(s.return_vars)
-
-
-def _assigns(stmt: Stmt | None) -> list[AssignStmt]:
-    from pypto.passes._util import iter_stmts
-
-    return [s for s in iter_stmts(stmt) if isinstance(s, AssignStmt)]
-
-
-class _Used(IRVisitor):
-    def __init__(self) -> None:
-        self.vars: list[Var] = []
-
-    def visit_Var(self, node: Var) -> None:  # noqa: N802
-        self.vars.append(node)
-
-    def visit_IterArg(self, node: IterArg) -> None:  # noqa: N802
-        self.vars.append(node)
-
-    def visit_Call(self, node: Call) -> None:  # noqa: N802
-        self.generic_visit(node)
-        self.vars.extend(attr_vars(node.attrs))
-
-
-def _used(node: Any) -> list[Var]:
-    u = _Used()
-    if node is not None:
-        u.visit(node)
-    return u.vars
-
-
-class _Relabel(Substitute):
-    """Replace Vars by identity (definitions, uses and call attributes)."""
-
-    def visit_Call(self, call: Call) -> Call:  # noqa: N802
-        new = self.generic_visit(call)
-        attrs = rename_attrs(new.attrs, lambda v: self.mapping.get(v, v))
-        return new if attrs is new.attrs else dataclasses.replace(new, attrs=attrs)
-
-
-def rename_attrs(attrs: dict[str, Any], fn: Any) -> dict[str, Any]:
-    """``attrs`` with every Var ``v`` (alone or in a tuple/list) replaced by ``fn(v)``; same dict if none."""
-    changed: dict[str, Any] = {}
-    for key, value in attrs.items():
-        if isinstance(value, Var) and fn(value) is not value:
-            changed[key] = fn(value)
-        elif isinstance(value, (tuple, list)) and any(isinstance(x, Var) and fn(x) is not x for x in value):
-            changed[key] = type(value)(fn(x) if isinstance(x, Var) else x for x in value)
-    return {**attrs, **changed} if changed else attrs
 
 
 def separate_shadowed_names(func: Function) -> Function:
@@ -292,4 +188,4 @@ def separate_shadowed_names(func: Function) -> Function:
             k += 1
         taken.add(name)
         mapping[v] = type(v)(name, v.var_type, span=v.span)
-    return func.with_(body=_Relabel(mapping).visit(func.body))
+    return func.with_(body=substitute(func.body, mapping))

@@ -6,13 +6,11 @@ from dataclasses import dataclass
 
 from pypto.errors import UserError
 from pypto.ir.enums import MemorySpace
-from pypto.ir.expr import Var
 from pypto.ir.function import Function, Program
 from pypto.ir.options import BackendType
 from pypto.ir.properties import IRProperty
 from pypto.ir.types import MemRef
-from pypto.passes._memref import all_vars, allocs, memref_of, with_memref
-from pypto.passes._util import retype
+from pypto.passes._memref import all_vars, allocs, memref_of, rebase
 from pypto.passes.base import Pass
 from pypto.passes.context import PassContext
 
@@ -54,20 +52,18 @@ class AllocateMemoryAddr(Pass):
             return func
         offsets: dict[int, int] = {}
         used: dict[MemorySpace, int] = {}
-        for a in allocs(func):
-            space, size = a.value.kwargs["memory_space"], a.value.kwargs["size"]  # type: ignore[attr-defined]
+        for var, call in allocs(func):
+            space, size = call.kwargs["memory_space"], call.kwargs["size"]
             off = _align(used.get(space, 0), ALIGN.get(space, 32))
-            offsets[id(a.var)] = off
+            offsets[id(var)] = off
             used[space] = off + size
         self._check(func, used)
-        types = {}
-        for v in all_vars(func):
-            mr = memref_of(v)
-            if mr is not None and isinstance(mr.base, Var) and id(mr.base) in offsets:
-                off = offsets[id(mr.base)]
-                if mr.offset != off:
-                    types[v] = with_memref(v.var_type, MemRef(mr.base, off, mr.size))
-        return retype(func, types)
+
+        def placed(mr: MemRef) -> MemRef | None:
+            off = offsets.get(id(mr.base))
+            return MemRef(mr.base, off, mr.size) if off is not None and off != mr.offset else None
+
+        return rebase(func, placed)
 
     def _check(self, func: Function, used: dict[MemorySpace, int]) -> None:
         caps = CAPACITY[self.backend]

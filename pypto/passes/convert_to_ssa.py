@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from pypto.errors import InternalError
 from pypto.ir.enums import ForKind
-from pypto.ir.expr import Call, ConstBool, ConstFloat, ConstInt, Expr, IterArg, Var, as_int
+from pypto.ir.expr import Call, ConstBool, ConstFloat, ConstInt, Expr, IterArg, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import written_index
 from pypto.ir.properties import IRProperty
@@ -29,15 +29,15 @@ from pypto.ir.stmt import (
     WhileStmt,
     YieldStmt,
     flatten,
+    runs_at_least_once,
     seq,
 )
-from pypto.ir.types import PtrType, ScalarType
+from pypto.ir.types import PtrType, ScalarType, Type
 from pypto.ir.visitor import IRMutator, rebuild
 from pypto.passes._ssa_checks import Unbound, check_merge_types
 from pypto.passes._ssa_names import (
     bound_on_every_path,
     live_in,
-    rename_attrs,
     separate_shadowed_names,
     suffix_live,
 )
@@ -45,29 +45,24 @@ from pypto.passes._util import NameGen, base_name, defined_vars, iter_stmts
 from pypto.passes.base import Pass
 
 Env = dict[str, Var]
+_Loop = tuple[Env, tuple[IterArg, ...], tuple[Expr, ...], Stmt, tuple[Var, ...]]
+# Scope operands: pl.at/pl.spmd deps, pl.spmd(n) and its predicate=, pl.at(dumps=[...]) / pl.dump_tag
+_SCOPE_OPERANDS = ("deps", "core_num", "predicate", "dumps")
 
 
 class _Rename(IRMutator):
-    """Each Var to the one its name denotes in ``env``; ``missing`` decides about a name that has none."""
+    """Each Var to the one its name denotes in ``env``; ``missing`` decides about a name that has none.
+    Task ids in call attributes (``manual_dep_edges``) are renamed too: the mutator enters attrs."""
 
     def __init__(self, env: Env, missing: Callable[[Var], Var] = lambda v: v) -> None:
         self.env = env
         self.missing = missing
 
-    def lookup(self, var: Var) -> Var:
+    def visit_Var(self, var: Var) -> Var:  # noqa: N802
         new = self.env.get(var.name)
         return self.missing(var) if new is None else new
 
-    def visit_Var(self, var: Var) -> Var:  # noqa: N802
-        return self.lookup(var)
-
-    def visit_IterArg(self, var: Var) -> Var:  # noqa: N802
-        return self.lookup(var)
-
-    def visit_Call(self, call: Call) -> Call:  # noqa: N802
-        new = self.generic_visit(call)  # task ids in attributes (manual_dep_edges) are renamed too
-        attrs = rename_attrs(new.attrs, self.lookup)
-        return new if attrs is new.attrs else rebuild(new, attrs=attrs)
+    visit_IterArg = visit_Var
 
 
 def _assigned(stmt: Stmt | None) -> list[str]:
@@ -103,10 +98,7 @@ def _first_trip_start(s: ForStmt | WhileStmt, name: str) -> Expr | None:
     sees its last iteration's value: the loop runs at least once (constant bounds), and its first
     iteration binds the name on every path before reading it, with no break/continue/return to skip
     that. The start (zero) is then never observed. None otherwise (tiles and tensors have no free start)."""
-    if not isinstance(s, ForStmt) or s.kind is ForKind.Parallel:
-        return None
-    start, stop, step = (as_int(e) for e in (s.start, s.stop, s.step))
-    if start is None or stop is None or not step or not (start < stop if step > 0 else start > stop):
+    if not isinstance(s, ForStmt) or s.kind is ForKind.Parallel or not runs_at_least_once(s):
         return None
     stmts = flatten(s.body)
     if any(isinstance(x, (BreakStmt, ContinueStmt, ReturnStmt)) for x in iter_stmts(s.body)):
@@ -127,7 +119,6 @@ class _Converter:
         self.ssa = NameGen("ssa")
         self.idx = NameGen("idx")
         self.iter = NameGen("iter")
-        self.rv = NameGen("rv")
 
     def fresh(self, var: Var, gen: NameGen) -> Var:
         return Var(gen(base_name(var.name)), var.var_type, span=var.span)
@@ -163,22 +154,16 @@ class _Converter:
         if isinstance(s, IfStmt):
             return self.if_(s, env, later)
         if isinstance(s, ScopeStmt):
-            deps = tuple(self.expr(d, env) for d in getattr(s, "deps", ()))
-            core = self.expr(s.core_num, env) if hasattr(s, "core_num") else None  # pl.spmd(n)
-            pred = getattr(s, "predicate", None)
-            pred = self.expr(pred, env) if pred is not None else None  # pl.spmd(..., predicate=p)
-            # pl.at(..., dumps=[t]) / pl.dump_tag name values from before the scope: read them first
-            dumps = tuple(self.expr(d, env) for d in s.dumps) if hasattr(s, "dumps") else None
-            body = seq(self.block(s.body, env, later))
-            changes = {"body": body, "deps": deps} if hasattr(s, "deps") else {"body": body}
-            if dumps is not None:
-                changes["dumps"] = dumps
-            if core is not None:
-                changes["core_num"] = core
-            if pred is not None:
-                changes["predicate"] = pred
+            # the scope's operands name values from before it: read them before converting the body
+            changes = {f: self.operand(getattr(s, f), env) for f in _SCOPE_OPERANDS if hasattr(s, f)}
+            changes["body"] = seq(self.block(s.body, env, later))
             return [rebuild(s, **changes)]
         return [self.expr(s, env)]
+
+    def operand(self, e: Expr | tuple[Expr, ...] | None, env: Env) -> Expr | tuple[Expr, ...] | None:
+        if isinstance(e, tuple):
+            return tuple(self.expr(d, env) for d in e)
+        return None if e is None else self.expr(e, env)
 
     def _carry(self, s: ForStmt | WhileStmt, env: Env, later: frozenset[str]) -> dict[str, Expr]:
         """Names the loop carries: assigned in the body, bound before it, and read by the next
@@ -202,8 +187,12 @@ class _Converter:
                 inits[n] = init
         return inits
 
-    def _loop_body(self, s: ForStmt | WhileStmt, env: Env, body_env: Env, iters: list[IterArg],
-                   carried: dict[str, Expr]) -> tuple[tuple[IterArg, ...], tuple[Expr, ...], Stmt, tuple[Var, ...]]:
+    def _loop(self, s: ForStmt | WhileStmt, env: Env, later: frozenset[str], header: Env) -> _Loop:
+        """Convert a loop's body (``header``: the loop variable's binding); returns the carried names' iter
+        args, then all iter args, inits, body and results. ``env`` gets the loop's results."""
+        carried = self._carry(s, env, later)
+        iters = [IterArg(self.iter(base_name(n)), v.type) for n, v in carried.items()]
+        body_env = {**env, **header}
         explicit = []
         all_inits = (*(self.expr(e, env) for e in s.inits), *carried.values())
         for ia in s.iter_args:
@@ -217,41 +206,28 @@ class _Converter:
         all_iters = (*explicit, *iters)
         check_merge_types(all_iters, all_inits, _yielded(stmts),
                           ("when it enters the loop", "at the end of the loop body"), s.span)
+        rvs = self.results(s, env, {n: ia.var_type for n, ia in zip(carried, iters, strict=True)})
+        self._drop_locals(s, env, body_env)
+        return dict(zip(carried, iters, strict=True)), all_iters, all_inits, seq(stmts), rvs
+
+    def results(self, s: ForStmt | WhileStmt | IfStmt, env: Env, merged: dict[str, Type]) -> tuple[Var, ...]:
+        """Fresh results: ``s``'s own, then one per merged name (name -> type); ``env`` binds each name."""
         rvs = [self.fresh(rv, self.ssa) for rv in s.return_vars]
-        for old, new in zip(s.return_vars, rvs, strict=True):
-            env[old.name] = new
-        for n, ia in zip(carried, iters, strict=True):
-            rv = Var(self.ssa(base_name(n)), ia.var_type)
-            rvs.append(rv)
-            env[n] = rv
-        return all_iters, all_inits, seq(stmts), tuple(rvs)
+        rvs += [Var(self.ssa(base_name(n)), t) for n, t in merged.items()]
+        env.update(zip([*(rv.name for rv in s.return_vars), *merged], rvs, strict=True))
+        return tuple(rvs)
 
     def for_(self, s: ForStmt, env: Env, later: frozenset[str]) -> list[Stmt]:
         start, stop, step = (self.expr(e, env) for e in (s.start, s.stop, s.step))
-        carried = self._carry(s, env, later)
-        iters = self._carried_iters(carried)
-        body_env = dict(env)
         loop_var = self.fresh(s.loop_var, self.idx)
-        body_env[s.loop_var.name] = loop_var
-        all_iters, inits, body, rvs = self._loop_body(s, env, body_env, iters, carried)
-        self._drop_locals(s, env, body_env)
+        _, all_iters, inits, body, rvs = self._loop(s, env, later, {s.loop_var.name: loop_var})
         return [rebuild(s, loop_var=loop_var, start=start, stop=stop, step=step, body=body,
                         iter_args=all_iters, inits=inits, return_vars=rvs)]
 
-    def _carried_iters(self, carried: dict[str, Expr]) -> list[IterArg]:
-        return [IterArg(self.iter(base_name(n)), v.type) for n, v in carried.items()]
-
     def while_(self, s: WhileStmt, env: Env, later: frozenset[str]) -> list[Stmt]:
-        carried = self._carry(s, env, later)
-        iters = self._carried_iters(carried)
-        body_env = dict(env)
-        all_iters, inits, body, rvs = self._loop_body(s, env, body_env, iters, carried)
-        self._drop_locals(s, env, body_env)
+        carried, all_iters, inits, body, rvs = self._loop(s, env, later, {})
         self.unbound.at = s.span
-        cond_env = dict(env)
-        cond_env.update({ia.name: ia for ia in s.iter_args})
-        cond_env.update(dict(zip(carried, iters, strict=True)))
-        cond_env.update({old.name: new for old, new in zip(s.iter_args, all_iters, strict=False)})
+        cond_env = {**env, **carried, **{old.name: new for old, new in zip(s.iter_args, all_iters, strict=False)}}
         return [rebuild(s, cond=self.expr(s.cond, cond_env), body=body, iter_args=all_iters, inits=inits,
                         return_vars=rvs)]
 
@@ -272,13 +248,7 @@ class _Converter:
         phis = [n for n in dict.fromkeys(assigned)
                 if n not in explicit and n in later and n in then_env and n in else_env
                 and (then_env[n] is not env.get(n) or else_env[n] is not env.get(n))]
-        rvs = [self.fresh(rv, self.ssa) for rv in s.return_vars]
-        for old, new in zip(s.return_vars, rvs, strict=True):
-            env[old.name] = new
-        for n in phis:
-            rv = Var(self.ssa(base_name(n)), then_env[n].var_type)
-            rvs.append(rv)
-            env[n] = rv
+        rvs = self.results(s, env, {n: then_env[n].var_type for n in phis})
         self.unbound.drop((set(then_env) | set(else_env)) - set(env), "if", s.span)
         if phis:
             then = _merge_yield(then, [then_env[n] for n in phis])
@@ -287,7 +257,7 @@ class _Converter:
             check_merge_types(rvs, _yielded(then), _yielded(other),
                               ("at the end of the then-branch", "at the end of the else-branch"), s.span)
         else_body = seq(other) if (other or s.else_body is not None) else None
-        return [rebuild(s, cond=cond, then_body=seq(then), else_body=else_body, return_vars=tuple(rvs))]
+        return [rebuild(s, cond=cond, then_body=seq(then), else_body=else_body, return_vars=rvs)]
 
 
 def _rename_slot(var: Var, env: Env) -> Var:

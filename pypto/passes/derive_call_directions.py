@@ -29,7 +29,7 @@ from pypto.ir.enums import ArgDirection, ForKind, ParamDirection
 from pypto.ir.expr import Call, Expr, GlobalVar, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt
+from pypto.ir.stmt import ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt, stmt_value
 from pypto.ir.types import ScalarType
 from pypto.ir.visitor import IRMutator
 from pypto.passes._buffer_roots import BufferRoots, collect_buffer_roots
@@ -58,12 +58,13 @@ class _PriorWriters:
             return frozenset()
         got = self._written.get(id(s))
         if got is None:
-            found: set[Var] = set()
-            for c in calls_in(s):
-                if isinstance(c.op, GlobalVar):
-                    found.update(r for i in written_args(c, self.program) if (r := self.roots.root(c.args[i])))
-            got = self._written[id(s)] = frozenset(found)
+            found = (self.roots_of(c) for c in calls_in(s) if isinstance(c.op, GlobalVar))
+            got = self._written[id(s)] = frozenset().union(*found)
         return got
+
+    def roots_of(self, call: Call) -> set[Var]:
+        """The buffer roots of the arguments a program call writes."""
+        return {r for i in written_args(call, self.program) if (r := self.roots.root(call.args[i]))}
 
     def scan(self, s: Stmt | None, seen: set[Var]) -> None:
         """Walk ``s`` in order; ``seen`` holds the roots written by earlier units of the scope."""
@@ -81,12 +82,10 @@ class _PriorWriters:
             seen |= self.written(s.then_body) | self.written(s.else_body)
         elif isinstance(s, ScopeStmt):
             self.scan(s.body, seen)
-        elif isinstance(s, (AssignStmt, EvalStmt)):
-            value = s.value if isinstance(s, AssignStmt) else s.expr
-            if isinstance(value, Call) and isinstance(value.op, GlobalVar):
-                mine = {r for i in written_args(value, self.program) if (r := self.roots.root(value.args[i]))}
-                self.first[id(value)] = mine - seen
-                seen |= mine
+        elif isinstance(value := stmt_value(s), Call) and isinstance(value.op, GlobalVar):
+            mine = self.roots_of(value)
+            self.first[id(value)] = mine - seen
+            seen |= mine
 
 
 class _Stamp(IRMutator):
@@ -98,20 +97,15 @@ class _Stamp(IRMutator):
                              if d is ParamDirection.InOut}
         self.sequential = 0
 
-    def visit_ForStmt(self, s: ForStmt) -> Stmt:  # noqa: N802
-        step = s.kind is not ForKind.Parallel
+    def visit_ForStmt(self, s: ForStmt | WhileStmt) -> Stmt:  # noqa: N802
+        step = not isinstance(s, ForStmt) or s.kind is not ForKind.Parallel
         self.sequential += step
         try:
             return self.generic_visit(s)
         finally:
             self.sequential -= step
 
-    def visit_WhileStmt(self, s: WhileStmt) -> Stmt:  # noqa: N802
-        self.sequential += 1
-        try:
-            return self.generic_visit(s)
-        finally:
-            self.sequential -= 1
+    visit_WhileStmt = visit_ForStmt
 
     def visit_Call(self, call: Call) -> Expr:  # noqa: N802
         new = self.generic_visit(call)

@@ -138,19 +138,17 @@ def _granularity_hint(c: Call, limit: int, backend: BackendType) -> str | None:
 
 @dataclass(frozen=True)
 class CheckSpec:
-    severity: Severity
+    """When a check runs; the check gives each Diagnostic its severity."""
+
     phase: DiagnosticPhase
     run: Check
 
 
 CHECKS: dict[DiagnosticCheck, CheckSpec] = {
-    DiagnosticCheck.UnusedVariable: CheckSpec(Severity.WARNING, DiagnosticPhase.PRE_PIPELINE, _unused_variable),
-    DiagnosticCheck.UnusedControlFlowResult: CheckSpec(Severity.WARNING, DiagnosticPhase.PRE_PIPELINE,
-                                                       _unused_cf_result),
-    DiagnosticCheck.OutParamWriteDropped: CheckSpec(Severity.WARNING, DiagnosticPhase.PRE_PIPELINE,
-                                                    _out_param_write_dropped),
-    DiagnosticCheck.TileInnermostDimGranularity: CheckSpec(Severity.PERF_HINT, DiagnosticPhase.POST_PIPELINE,
-                                                           _granularity),
+    DiagnosticCheck.UnusedVariable: CheckSpec(DiagnosticPhase.PRE_PIPELINE, _unused_variable),
+    DiagnosticCheck.UnusedControlFlowResult: CheckSpec(DiagnosticPhase.PRE_PIPELINE, _unused_cf_result),
+    DiagnosticCheck.OutParamWriteDropped: CheckSpec(DiagnosticPhase.PRE_PIPELINE, _out_param_write_dropped),
+    DiagnosticCheck.TileInnermostDimGranularity: CheckSpec(DiagnosticPhase.POST_PIPELINE, _granularity),
 }
 PHASE_LABEL = {DiagnosticPhase.PRE_PIPELINE: "pipeline_input", DiagnosticPhase.POST_PASS: "post_pass",
                DiagnosticPhase.POST_PIPELINE: "pipeline_output"}
@@ -182,27 +180,22 @@ class DiagnosticsRunner:
         self._phases = frozenset(CHECKS[c].phase for c in self.enabled)
         self._post_pass = DiagnosticPhase.POST_PASS in self._phases
 
-    def _run(self, program: Program, phase: DiagnosticPhase) -> list[Diagnostic]:
+    def _run(self, program: Program, phase: DiagnosticPhase, warn: bool = False) -> list[Diagnostic]:
         out: list[Diagnostic] = []
         for check in self.enabled:
             spec = CHECKS[check]
             if spec.phase is phase:
                 out.extend(spec.run(program, self.ctx))
         self.found.extend(out)
+        for d in out if warn else ():
+            get_logger("pypto.passes").warning(format_warning(d, phase))
         return out
 
     def pre_pipeline(self, program: Program) -> None:
-        log = get_logger("pypto.passes")
-        for d in self._run(program, DiagnosticPhase.PRE_PIPELINE):
-            log.warning(format_warning(d, DiagnosticPhase.PRE_PIPELINE))
+        self._run(program, DiagnosticPhase.PRE_PIPELINE, warn=True)
 
     def post_pass(self, program: Program) -> list[Diagnostic]:
-        if not self._post_pass:
-            return []
-        found = self._run(program, DiagnosticPhase.POST_PASS)
-        for d in found:
-            get_logger("pypto.passes").warning(format_warning(d, DiagnosticPhase.POST_PASS))
-        return found
+        return self._run(program, DiagnosticPhase.POST_PASS, warn=True) if self._post_pass else []
 
     def post_pipeline(self, program: Program) -> None:
         hints = self._run(program, DiagnosticPhase.POST_PIPELINE)

@@ -25,17 +25,12 @@ Finding = tuple[str, Span] | None
 Guard = Callable[[Program], Finding]
 
 
-def _first_stmt(program: Program, pred: Callable[[object], bool], what: str) -> Finding:
+def no_hierarchy_scopes(program: Program) -> Finding:
     for f in program.functions:
         for s in iter_stmts(f.body):
-            if pred(s):
-                return what, s.span
+            if isinstance(s, HierarchyScopeStmt):
+                return "pl.at(level=...) hierarchy scopes other than CORE_GROUP", s.span
     return None
-
-
-def no_hierarchy_scopes(program: Program) -> Finding:
-    return _first_stmt(program, lambda s: isinstance(s, HierarchyScopeStmt),
-                       "pl.at(level=...) hierarchy scopes other than CORE_GROUP")
 
 
 def no_nd_tiles(program: Program) -> Finding:

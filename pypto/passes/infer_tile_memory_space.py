@@ -40,14 +40,14 @@ def _moves(s: AssignStmt, call: Call) -> tuple[list[Stmt], Call]:
         have = _space(a)
         if have is want:
             continue
-        if have in (None, MemorySpace.Vec) and not _is_cube_result(a):
+        if have in (None, MemorySpace.Vec):
             # a vector tile as a cube operand: staged through Mat (ExpandMixedKernel turns the move into a
             # GM temp written by the vector stage and loaded into Mat by the cube stage)
             mat = make_call("tile.move", [a], {"target_memory": MemorySpace.Mat}, span=call.span)
             staged = Var(f"{base_name(getattr(a, 'name', 't'))}_mat", mat.result_type, span=call.span)
             pre.append(AssignStmt(staged, mat, span=s.span))
             a, have = staged, MemorySpace.Mat
-        if have is not MemorySpace.Mat:
+        if have is not MemorySpace.Mat:  # an Acc operand too: a matmul result (no Acc->Mat move in 0.1.1)
             raise UserError(f"{call.op} operand {i} is in {have.value if have else 'no memory space'}; the cube "
                             f"reads operands from Mat via Left/Right (and a bias via the Bias table)", call.span,
                             hint="load the operand with target_memory=pl.Mem.Mat")
@@ -56,12 +56,6 @@ def _moves(s: AssignStmt, call: Call) -> tuple[list[Stmt], Call]:
         pre.append(AssignStmt(tmp, move, span=s.span))
         args[first + i] = tmp
     return pre, dataclasses.replace(call, args=tuple(args))
-
-
-def _is_cube_result(e: Expr) -> bool:
-    """A matmul result used as another matmul's operand stays an error (no Acc->Mat move in 0.1.1)."""
-    t = e.type
-    return isinstance(t, TileType) and t.memory_space is MemorySpace.Acc
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from pypto.ir.stmt import (
     AssignStmt,
     ForStmt,
     IfStmt,
+    ScopeStmt,
     SeqStmts,
     Stmt,
     WhileStmt,
@@ -21,7 +22,7 @@ from pypto.ir.stmt import (
     seq,
 )
 from pypto.ir.types import MemRef, PtrType, ShapedType, TensorType, TileType, Type
-from pypto.passes._memref import offset0, with_memref
+from pypto.passes._memref import all_vars, memref_of, with_memref
 from pypto.passes._util import retype, trailing_yield
 from pypto.passes.base import Pass
 
@@ -34,7 +35,7 @@ class _Planner:
     allocs: list[Stmt] = field(default_factory=list)
 
     def ddr(self, t: ShapedType) -> MemRef:
-        mr = MemRef(f"mem_ddr_{self.n}", offset0(), t.nbytes() or 0)
+        mr = MemRef(f"mem_ddr_{self.n}", 0, t.nbytes() or 0)  # static offsets are plain ints
         self.n += 1
         return mr
 
@@ -44,7 +45,7 @@ class _Planner:
         ptr = Var(f"mem_{space.value.lower()}_{self.n}", PtrType())
         self.n += 1
         self.allocs.append(AssignStmt(ptr, make_call("tile.alloc", [], {"memory_space": space, "size": size})))
-        return MemRef(ptr, offset0(), size)
+        return MemRef(ptr, 0, size)
 
     def fresh(self, t: Type) -> MemRef | None:
         if isinstance(t, TileType) and t.memory_space is not MemorySpace.DDR:
@@ -92,9 +93,11 @@ class _Planner:
             self.walk(stmt.then_body)
             self.walk(stmt.else_body)
             self.results(stmt.return_vars, stmt.then_body)
-        else:
-            for child in _child_bodies(stmt):
-                self.walk(child)
+        elif isinstance(stmt, SeqStmts):
+            for s in stmt.stmts:
+                self.walk(s)
+        elif isinstance(stmt, ScopeStmt):
+            self.walk(stmt.body)
 
     def results(self, rvs: tuple[Var, ...], body: Stmt | None) -> None:
         y = trailing_yield(body)
@@ -104,13 +107,6 @@ class _Planner:
                 self.refs[rv] = self.refs[src]
             else:
                 self.define(rv)
-
-
-def _child_bodies(stmt: Stmt) -> list[Stmt]:
-    if isinstance(stmt, SeqStmts):
-        return list(stmt.stmts)
-    body = getattr(stmt, "body", None)
-    return [body] if isinstance(body, Stmt) else []
 
 
 @dataclass(frozen=True)
@@ -126,7 +122,7 @@ class InitMemRef(Pass):
             if isinstance(p.var_type, TensorType) and p.var_type.memref is None:
                 plan.refs[p] = plan.ddr(p.var_type)
         plan.walk(func.body)
-        types = {v: with_memref(v.var_type, mr) for v, mr in plan.refs.items() if memref_changed(v, mr)}
+        types = {v: with_memref(v.var_type, mr) for v, mr in plan.refs.items() if memref_of(v) is None}
         func = retype(func, types)
         if plan.allocs:
             func = func.with_(body=seq([*plan.allocs, *flatten(func.body)]))
@@ -135,8 +131,6 @@ class InitMemRef(Pass):
 
 def _next_buffer_number(func: Function) -> int:
     """The first free ``mem_<space>_<n>`` number: a program lowered before keeps its buffer names."""
-    from pypto.passes._memref import all_vars, memref_of
-
     taken = [-1]
     for v in all_vars(func):
         mr = memref_of(v)
@@ -149,7 +143,3 @@ def _next_buffer_number(func: Function) -> int:
 
 
 _BUFFER_NAME = re.compile(r"mem_[a-z0-9]+_(\d+)")
-
-
-def memref_changed(v: Var, mr: MemRef) -> bool:
-    return getattr(v.var_type, "memref", None) is None

@@ -9,11 +9,11 @@ from pypto.ir.expr import Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import lookup, op_of
 from pypto.ir.stmt import AssignStmt, ForStmt, Stmt
-from pypto.ir.types import MemRef, PtrType, TileType
+from pypto.ir.types import MemRef, TileType
 from pypto.passes._liveness import Liveness
-from pypto.passes._memref import allocs, drop_unused_allocs, memref_of, with_memref
+from pypto.passes._memref import allocs, drop_unused_allocs, memref_of, rebase
 from pypto.passes._rewrite import match
-from pypto.passes._util import iter_stmts, retype
+from pypto.passes._util import iter_stmts
 from pypto.passes.base import Pass
 
 
@@ -76,8 +76,8 @@ def _pipeline_members(func: Function) -> dict[Var, tuple[int, bool]]:
 def _buffers(func: Function, life: _Lifetimes) -> list[_Buffer]:
     by_base: dict[int, _Buffer] = {}
     members = _pipeline_members(func)
-    for a in allocs(func):
-        by_base[id(a.var)] = _Buffer(a.var, a.value.kwargs.get("size", 0), a.value.kwargs.get("memory_space"))
+    for var, call in allocs(func):
+        by_base[id(var)] = _Buffer(var, call.kwargs.get("size", 0), call.kwargs.get("memory_space"))
     for v, d in life.defined.items():
         mr = memref_of(v)
         if mr is None or not isinstance(mr.base, Var) or id(mr.base) not in by_base:
@@ -138,15 +138,9 @@ class MemoryReuse(Pass):
         merged = plan_reuse(func)
         if not merged:
             return func
-        types = {}
-        for v in _tile_vars(func):
-            mr = memref_of(v)
-            if mr is not None and isinstance(mr.base, Var) and id(mr.base) in merged:
-                types[v] = with_memref(v.var_type, MemRef(merged[id(mr.base)], mr.offset, mr.size))
-        return drop_unused_allocs(retype(func, types))
 
+        def host(mr: MemRef) -> MemRef | None:
+            base = merged.get(id(mr.base))
+            return MemRef(base, mr.offset, mr.size) if base is not None else None
 
-def _tile_vars(func: Function) -> list[Var]:
-    from pypto.passes._memref import all_vars
-
-    return [v for v in all_vars(func) if isinstance(v.var_type, TileType) and not isinstance(v.var_type, PtrType)]
+        return drop_unused_allocs(rebase(func, host))

@@ -6,6 +6,7 @@ import pytest
 from filecheck import filecheck
 
 import pypto.language as pl
+from pypto.errors import UserError
 from pypto.ir.printer import python_print
 from pypto.passes import get_pass
 from pypto.passes.context import PassContext
@@ -39,6 +40,16 @@ def test_infer_tile_memory_space_moves_matmul_operands_and_puts_the_result_in_ac
         CHECK-NEXT: tc: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(ta_l0a, tb_l0b)
         CHECK-NEXT: pl.tile.store(tc, [0, 0], c)
     """)
+
+
+def test_infer_tile_memory_space_rejects_a_matmul_result_as_a_matmul_operand():
+    """An Acc tile is neither staged through Mat (that is for vector tiles) nor moved: a located error."""
+    body = MATMUL.replace("pl.tile.store(tc,", "pl.tile.store(td,").replace(
+        "tc: pl.Tile[[16, 16], pl.FP32]", "tc: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc]").replace(
+        "        c2:", "        td: pl.Tile[[16, 16], pl.FP32] = pl.tile.matmul(tc, tb)\n        c2:")
+    with pytest.raises(UserError, match=r"tile.matmul operand 0 is in Acc; the cube reads operands from Mat") as exc:
+        run_pass("InferTileMemorySpace", body)
+    assert exc.value.span.line == 11 and "target_memory=pl.Mem.Mat" in str(exc.value)
 
 
 def test_normalize_return_order_returns_the_param_a_tensor_write_updated():
