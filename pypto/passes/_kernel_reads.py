@@ -33,16 +33,16 @@ READ = "tensor.read"
 Expand = Callable[[Call, Function], tuple[list[Stmt], Call]]
 
 
-def is_read(v: object) -> bool:
+def is_read(v: object) -> TypeGuard[Call]:
     return isinstance(v, Call) and v.op == READ
 
 
 def listed_index(s: Stmt) -> Stmt:
     """``pl.read(t, i)`` -> ``pl.read(t, [i])``: the orchestration form takes an index list."""
     v = s.value if isinstance(s, AssignStmt) else None
-    if not is_read(v) or isinstance(v.args[1], MakeTuple):  # type: ignore[union-attr]
+    if not is_read(v) or isinstance(v.args[1], MakeTuple):
         return s
-    t, *idx = v.args  # type: ignore[union-attr]
+    t, *idx = v.args
     return dataclasses.replace(s, value=dataclasses.replace(v, args=(t, MakeTuple(tuple(idx), span=v.span))))
 
 

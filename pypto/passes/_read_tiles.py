@@ -28,7 +28,7 @@ from pypto.ir.ops.registry import make_call, op_of
 from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, WhileStmt, flatten
 from pypto.ir.types import ScalarType, TensorType
 from pypto.passes._kernel_reads import is_read, written_tensors
-from pypto.passes._rewrite import elements, expand_stmts, ints
+from pypto.passes._rewrite import elements, expand_stmts, ints, shaped
 from pypto.passes._util import iter_stmts, var_use_counts
 
 
@@ -43,8 +43,10 @@ def _row_form(op: object) -> str | None:
 def _rows(e: Expr, dtype: object) -> int | None:
     """The static row count of a 2-D tensor of ``dtype`` (None for anything else)."""
     t = e.type
-    ok = isinstance(t, TensorType) and len(t.shape) == 2 and isinstance(t.shape[0], int) and t.dtype == dtype
-    return t.shape[0] if ok else None  # type: ignore[union-attr]
+    if not (isinstance(t, TensorType) and len(t.shape) == 2 and t.dtype == dtype):
+        return None
+    rows = t.shape[0]
+    return rows if isinstance(rows, int) else None
 
 
 def _row_uses(body: Stmt, var: Var, dtype: object) -> list[AssignStmt] | None:
@@ -66,18 +68,18 @@ def _loop_reads(f: Function, params: set[Var], written: set[Var]) -> list[Assign
             continue
         for s in iter_stmts(top):
             if isinstance(s, AssignStmt) and is_read(s.value) and isinstance(s.var.var_type, ScalarType):
-                t = s.value.args[0]  # type: ignore[union-attr]
+                t = s.value.args[0]
                 if isinstance(t, Var) and t in params and t not in written:
                     reads.append(s)
     return reads
 
 
-def _window(read: AssignStmt) -> list[Stmt]:
+def _window(read: AssignStmt) -> list[AssignStmt]:
     """``s = pl.read(t, idx)`` -> ``s = [1, 1]`` window of ``t`` at ``idx`` (a reshaped slice if t is not 2-D)."""
     call = read.value
     assert isinstance(call, Call)
     t, idx = call.args[0], elements(call.args[1])
-    rank = len(t.type.shape)  # type: ignore[union-attr]
+    rank = len(shaped(t).shape)
     sp = read.span
     window = make_call("tensor.slice", [t, ints([1] * rank), ints(idx)], span=sp)
     tile_t = dataclasses.replace(window.type, shape=(1, 1))
@@ -114,8 +116,9 @@ def _kernel_tile(t: Expr, params: set[Var], origins: dict[Var, Expr]) -> bool:
         if not isinstance(t, Var) or t in params:
             return False
         v = origins.get(t)
-        if isinstance(v, Call) and _gm_operand(v) is not None:
-            t = _gm_operand(v)  # type: ignore[assignment]
+        src = _gm_operand(v) if isinstance(v, Call) else None
+        if src is not None:
+            t = src
         elif isinstance(v, Var):
             t = v
         else:
@@ -127,13 +130,13 @@ def _refuse_tile_reads(f: Function) -> None:
     params, origins = set(f.params), _origins(f)
     for s in iter_stmts(f.body):
         v = s.value if isinstance(s, AssignStmt) else None
-        if is_read(v) and _kernel_tile(v.args[0], params, origins):  # type: ignore[union-attr]
-            name = getattr(v.args[0], "name", "the tensor")  # type: ignore[union-attr]
+        if is_read(v) and _kernel_tile(v.args[0], params, origins):
+            name = getattr(v.args[0], "name", "the tensor")
             raise UnsupportedFeatureError(
                 f"scalar read of '{name.split('__')[0]}', a tensor this kernel computes (a tile): ptoas 0.1.1 "
                 "parses pto.tgetval but its PlanMemory pass refuses it ('Unrecognized type of Operation touches "
                 "local buffer'), and it lowers no float scalar arithmetic or comparison in a kernel; a ptoas "
-                "that plans scalar tile access (not 0.1.1) would be needed", v.span,  # type: ignore[union-attr]
+                "that plans scalar tile access (not 0.1.1) would be needed", v.span,
                 hint="keep the work in tile ops (pl.row_max / pl.row_argmax of a row give its maximum and the "
                      "first index of it), or compute the value on the host and pass it to the kernel as a "
                      "pl.Scalar argument")
@@ -142,18 +145,19 @@ def _refuse_tile_reads(f: Function) -> None:
 def _broadcast(use: AssignStmt, tile: Var) -> list[Stmt]:
     """``x = <op>s(a, s)`` -> ``x = row_expand_<op>(a, col)``, ``col`` the ``[1, 1]`` tile broadcast to a's rows."""
     v = use.value
-    assert isinstance(v, Call)
-    rows, sp, out = _rows(v.args[0], tile.var_type.dtype), v.span, []  # type: ignore[attr-defined]
+    form = _row_form(v.op) if isinstance(v, Call) else None
+    assert isinstance(v, Call) and form is not None
+    dtype = shaped(tile).dtype
+    rows, sp, out = _rows(v.args[0], dtype), v.span, []
     col: Var = tile
     if rows != 1:
-        dtype = tile.var_type.dtype  # type: ignore[attr-defined]
         zero = ConstFloat(0.0) if dtype.is_float else ConstInt(0)
         base = make_call("tensor.full", [ints([rows, 1]), zero], {"dtype": dtype}, span=sp)
         zeros = Var(f"{tile.name}_rows0", base.type, span=sp)
         spread = make_call("tensor.col_expand", [zeros, tile], span=sp)
         col = Var(f"{tile.name}_rows", spread.type, span=sp)
         out = [AssignStmt(zeros, base, span=sp), AssignStmt(col, spread, span=sp)]
-    row = make_call(_row_form(v.op), [v.args[0], col], span=sp)  # type: ignore[arg-type]
+    row = make_call(form, [v.args[0], col], span=sp)
     return [*out, dataclasses.replace(use, value=row)]
 
 
@@ -166,13 +170,15 @@ def _rewrite(f: Function) -> Function:
     counts: Counter[Var] = var_use_counts(f.body)
     swap: dict[int, list[Stmt]] = {}
     for read in reads:
-        dtype = read.var.var_type.dtype  # type: ignore[union-attr]
+        scalar = read.var.var_type
+        assert isinstance(scalar, ScalarType)  # _loop_reads keeps scalar reads only
+        dtype = scalar.dtype
         uses = _row_uses(f.body, read.var, dtype)
         if not uses or counts[read.var] != len(uses) + 1:  # +1: its definition
             continue
         window = _window(read)
-        swap[id(read)] = window
-        tile = window[-1].var  # type: ignore[attr-defined]
+        swap[id(read)] = list(window)
+        tile = window[-1].var
         for use in uses:
             swap[id(use)] = _broadcast(use, tile)
     if not swap:
