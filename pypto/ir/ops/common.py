@@ -154,6 +154,9 @@ def _expand(name: str, kind: type, axis: int):
             return like(a)
         rows, cols = require_2d(name, a, span)
         want = (rows, 1) if axis == 1 else (1, cols)
+        if name == "tile.row_expand_add" and b.rank == 2 and 32 % b.dtype.nbytes == 0:
+            if tuple(b.shape) == (rows, 32 // b.dtype.nbytes) and b.shape[1] != 1:
+                want = tuple(b.shape)  # a row-major packed 32-byte row vector: its lanes repeat across the row
         same_shape(name, like(b, want), b, span)
         same_dtype(name, a, b, span)
         return like(a)
