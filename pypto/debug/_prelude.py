@@ -128,6 +128,8 @@ _EXPAND = {
 
 
 def _expand(kind, a, b):
+    if a.dim() == 2 and b.dim() == 2 and b.shape[-1] > 1 and b.shape[-1] != a.shape[-1]:
+        b = b.repeat(1, a.shape[-1] // b.shape[-1])  # a packed row vector: its lanes repeat across the row
     return _same(a, _EXPAND[kind](a, b.to(a.dtype)))
 
 
