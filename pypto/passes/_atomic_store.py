@@ -61,8 +61,14 @@ def _expand(s: Stmt) -> list[Stmt] | None:
 
 def accumulate(target: Expr, tile: Expr, offsets: Expr, call: Call, out: list[Stmt]) -> Expr:
     """The target window's current value plus ``tile``, as statements appended to ``out``; the window
-    is loaded with the tile's shape and valid shape."""
+    is loaded with the tile's shape and valid shape. A tile of another dtype than the target (an f32
+    accumulator added into f16/bf16) is first rounded to the target's dtype, as the fix-pipe does."""
     t = shaped(tile)
+    want = shaped(target).dtype
+    if t.dtype is not want:
+        cast = make_call("tile.cast", [tile], {"target_type": want, "mode": "rint"}, span=call.span)
+        tile = Var(f"{base_name(getattr(tile, 'name', 'v'))}__{want.value.lower()}", cast.result_type, span=call.span)
+        out.append(AssignStmt(tile, cast, span=call.span))
     shape = ints(t.shape)
     view = t.view if isinstance(t, TileType) else None
     valid = ints(view.valid_shape) if view is not None and view.valid_shape is not None else shape

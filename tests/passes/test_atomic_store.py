@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import pypto.language as pl
-from pypto.errors import UnsupportedFeatureError
+from pypto.errors import UnsupportedFeatureError, UserError
 from pypto.ir.enums import ArgDirection
 from pypto.passes._util import calls_in
 
@@ -81,3 +81,40 @@ class P:
     with pytest.raises(UnsupportedFeatureError, match="launched with 2 blocks") as info:
         lower(pl.parse(text))
     assert ":11:19:" in str(info.value) and "pl.parallel" in str(info.value)
+
+
+@pl.jit
+def _split_k_into_f16(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="zero"):
+        c = pl.assemble(c, pl.full([32, 32], dtype=pl.FP16, value=0.0), [0, 0])
+    for k in pl.parallel(0, 2):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="part"):
+            part = pl.matmul(a[:, k * 64 : k * 64 + 64], b[k * 64 : k * 64 + 64, :], out_dtype=pl.FP32)
+            c = pl.assemble(c, part, [0, 0], atomic=pl.AtomicType.Add)
+    return c
+
+
+def test_an_f32_partial_is_rounded_to_the_f16_target_then_added(torch) -> None:
+    g = torch.Generator().manual_seed(9)
+    a, b = (torch.randn(32, 128, generator=g) * 0.1).half(), (torch.randn(128, 32, generator=g) * 0.1).half()
+    c = torch.full((32, 32), 5.0, dtype=torch.float16)
+    _split_k_into_f16(a, b, c)
+    parts = [(a[:, i:i + 64].float() @ b[i:i + 64, :].float()).half().float() for i in (0, 64)]
+    want = (parts[0] + parts[1]).half()  # each partial rounded once, the sum rounded once (the zero-init first)
+    torch.testing.assert_close(c, want, rtol=1e-3, atol=1e-3)
+
+
+def test_a_plain_assemble_of_another_dtype_is_still_a_type_error() -> None:
+    text = """
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 32], pl.FP32], out: pl.Out[pl.Tensor[[16, 32], pl.FP16]]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out = pl.assemble(out, pl.add(x, 1.0), [0, 0])
+        return out
+"""
+    with pytest.raises(UserError, match="dtype mismatch FP16 vs FP32"):
+        pl.parse(text)

@@ -234,13 +234,21 @@ def _slice(name: str, kind: type):
     return infer
 
 
+def _adds_f32_into_float(kw: dict[str, Any], src: Any, tgt: Any) -> bool:
+    """An atomic-add assemble of an f32 value (a matmul accumulator) into an f16/bf16/f32 target: the value
+    is rounded to the target dtype, then added (upstream's fix-pipe conversion before the atomic add)."""
+    return (int(kw.get("atomic") or 0) == 1 and src.dtype is DataType.FP32
+            and tgt.dtype in (DataType.FP16, DataType.BF16, DataType.FP32))
+
+
 def _assemble(name: str, kind: type):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         tgt = shaped(args[0], name, "target", span, kind)
         src = shaped(args[1], name, "source", span)
         if src.rank > tgt.rank:
             raise UserError(f"{name}: source rank {src.rank} > target rank {tgt.rank}", span)
-        same_dtype(name, tgt, src, span)
+        if not _adds_f32_into_float(kw, src, tgt):
+            same_dtype(name, tgt, src, span)
         off = dims(args[2], name, "offset", span) if isinstance(args[2], MakeTuple) else ()
         window = (1,) * (tgt.rank - src.rank) + tuple(src.shape)  # a lower-rank source fills the last dims
         if len(off) == tgt.rank:
