@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import types
 from typing import TYPE_CHECKING, Any
 
 from pypto.passes.pipelines import DEFAULT
@@ -66,11 +67,28 @@ def all_pass_names() -> list[str]:
     return sorted(REGISTRY)
 
 
+class PassModule(types.ModuleType):
+    """A pass's own module, callable as upstream's factory of the same name: ``passes.convert_to_ssa()`` is
+    the pass under the current PassContext (upstream's ``pypto.passes`` is a module of factories; here the
+    name is also the module, so the module is made callable when its pass class is defined)."""
+
+    def __call__(self) -> Pass:
+        from pypto.passes.context import PassContext
+
+        return get_pass(self.__name__.rsplit(".", 1)[1]).from_context(PassContext.current() or PassContext())
+
+
 def __getattr__(name: str) -> Any:
     lazy = {"PassManager": "pypto.passes.manager", "run_pipeline": "pypto.passes.manager",
             "PipelineResult": "pypto.passes.manager", "PassContext": "pypto.passes.context"}
     if name in lazy:
         return getattr(importlib.import_module(lazy[name]), name)
+    module = REGISTRY.get(_camel(name))
+    if module is not None and module.endswith("." + name):  # a pass module not imported yet
+        return importlib.import_module(module)
+    core = importlib.import_module("pypto.pypto_core.passes")
+    if name in getattr(core, "_FACTORIES", {}):  # upstream's factory of a pass without a module here
+        return core._FACTORIES[name]
     raise AttributeError(f"module 'pypto.passes' has no attribute '{name}'")
 
 

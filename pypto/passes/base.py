@@ -21,6 +21,18 @@ class Pass:
     produces: ClassVar[frozenset[IRProperty]] = frozenset()
     invalidates: ClassVar[frozenset[IRProperty]] = frozenset()
 
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        """A pass defined in its own registered module makes that module callable (upstream's factory)."""
+        super().__init_subclass__(**kwargs)
+        import sys
+
+        from pypto.passes import REGISTRY, PassModule
+
+        module = sys.modules.get(cls.__module__)
+        named = cls.__module__.rsplit(".", 1)[-1].replace("_", "") == cls.__name__.lower()
+        if module is not None and named and REGISTRY.get(cls.__name__) == cls.__module__:
+            module.__class__ = PassModule
+
     @classmethod
     def from_context(cls, ctx: PassContext) -> Pass:
         """Build the pass with options taken from the active PassContext."""
