@@ -431,7 +431,9 @@ def _chooser_tiling(cfg: L0TileConfig) -> Tiling | None:
         return None
     if (cfg.M % r.m) % _FRACTAL or (cfg.N % r.n) % _FRACTAL:
         return None
-    return Tiling(r.m, r.n, r.k, bool(r.double_buffer_c) and (cfg.M // r.m) * (cfg.N // r.n) > 1)
+    inner = cfg.N // r.n if cfg.N // r.n > 1 else cfg.M // r.m  # the trip count of the grid's inner loop
+    # an odd count would leave LowerPipelineLoops a straight-line third copy with tiles of its own
+    return Tiling(r.m, r.n, r.k, bool(r.double_buffer_c) and inner > 1 and inner % 2 == 0)
 
 
 def _nbytes(e: Expr) -> int:
