@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib
 import re
-import types
 from typing import TYPE_CHECKING, Any
 
 from pypto.passes.pipelines import DEFAULT
@@ -65,17 +64,6 @@ def get_pass(name: str) -> type[Pass]:
 
 def all_pass_names() -> list[str]:
     return sorted(REGISTRY)
-
-
-class PassModule(types.ModuleType):
-    """A pass's own module, callable as upstream's factory of the same name: ``passes.convert_to_ssa()`` is
-    the pass under the current PassContext (upstream's ``pypto.passes`` is a module of factories; here the
-    name is also the module, so the module is made callable when its pass class is defined)."""
-
-    def __call__(self) -> Pass:
-        from pypto.passes.context import PassContext
-
-        return get_pass(self.__name__.rsplit(".", 1)[1]).from_context(PassContext.current() or PassContext())
 
 
 def __getattr__(name: str) -> Any:
