@@ -202,6 +202,18 @@ def _expand_then(expand: str, combine: str) -> Rule:
     return rule
 
 
+def _row_expand_add(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    """A ``[M, 1]`` row vector broadcasts with ``trowexpand``; a row-major packed ``[M, 32 B]`` one repeats
+    its lanes across the row (see :func:`pto_sort.packed_row_expand_add`)."""
+    from pypto.codegen.pto_sort import packed_row_expand_add
+
+    lhs, rhs = _srcs(cg, c, 2)
+    if rhs.buf.cols == 1:
+        _expand_then("trowexpand", "add")(cg, c, dst)
+    else:
+        packed_row_expand_add(cg, lhs, rhs, dst)
+
+
 def _by_dtype(float_rule: Rule, int_rule: Rule) -> Rule:
     def rule(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
         (float_rule if cg.tile_of(c.args[0]).buf.dtype.is_float else int_rule)(cg, c, dst)
@@ -464,6 +476,7 @@ def _register() -> None:
         RULES[f"tile.row_expand_{k}"] = _by_dtype(RULES[f"tile.row_expand_{k}"], _expand_then("trowexpand", k))
     for k in ("add", "max", "min"):
         RULES[f"tile.row_expand_{k}"] = _expand_then("trowexpand", k)
+    RULES["tile.row_expand_add"] = _row_expand_add
     for k in ("add", "sub", "mul", "div", "max", "min", "expdif"):
         RULES[f"tile.col_expand_{k}"] = _expand_then("tcolexpand", k)
     for op in ("array.create", "array.get_element", "array.update_element"):

@@ -7,6 +7,11 @@
   index tile: ``tci`` makes ``0, 1, 2, ...``, doubled (twice for one-in-four patterns) and offset by the
   pattern's phase, and ``pto.tgather`` reads ``src`` at those flat indices. ``output_dtype`` re-types
   the gathered bits with ``pto.treshape`` (tgather keeps the source dtype).
+* ``tile.row_expand_add(x, v)`` of a row-major packed ``[M, L]`` row vector (``L`` lanes = 32 bytes)
+  adds ``v[r, c % L]`` to ``x[r, c]`` (the lane block repeats across the row). 0.1.1 has no packed
+  ``trowexpandadd``, so ``pto.tgather`` builds the repeated tile from ``v`` at flat indices
+  ``r * L + (c & (L - 1))`` (a ``tci`` ramp doubled to ``r * L``, broadcast along the rows, plus a ``tci``
+  ramp masked to ``c & (L - 1)``, broadcast down the columns), then ``tadd``.
 * ``tile.set_validshape(x, r, c)``: 0.1.1 has no ``set_validshape``; the result is a tile whose valid
   region is ``[r, c]`` (``alloc_tile valid_row/valid_col`` when not constant) bound to ``x``'s bytes
   with ``pto.treshape``, so nothing is copied.
@@ -79,6 +84,39 @@ def _gather(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     cg.written.add(got.ssa)
     if got.buf.dtype is not want.dtype:
         cg.emit_op("treshape", f"%{got.ssa} : {got.ty}", cg.view_tile(got, want, dst))
+
+
+def packed_row_expand_add(cg: KernelCodegen, x: Tile, v: Tile, dst: Var | None) -> None:
+    """``x[r, c] + v[r, c % L]`` for a row-major packed ``[M, L]`` ``v`` (see the module docstring)."""
+    rows, cols, lanes = x.buf.rows, x.buf.cols, v.buf.cols
+    if v.buf.rows != rows or cols % lanes:
+        raise cg.error(f"tile.row_expand_add: a packed [{v.buf.rows}, {lanes}] row vector for a [{rows}, {cols}] "
+                       "tile needs the same rows and a whole number of lane blocks per row",
+                       hint=f"load the row vector as [{rows}, {lanes}]")
+    padded = -(-rows // 8) * 8  # an i32 [1, rows] ramp must fill whole 32-byte blocks
+    ramp = _vec(cg, (1, padded), DataType.INT32, "lane_row")
+    cg.emit_op("tci", f"%{cg.const(0, 'i32')} : i32", ramp)
+    step = lanes
+    while step > 1:  # r * lanes (lanes is 8, 16 or 32)
+        cg.emit_op("tadd", f"%{ramp.ssa}, %{ramp.ssa} : {ramp.ty}, {ramp.ty}", ramp)
+        step //= 2
+    column = _vec(cg, (padded, 1), DataType.INT32, "lane_rowcol")
+    cg.emit_op("treshape", f"%{ramp.ssa} : {ramp.ty}", column)
+    idx = _vec(cg, (padded, cols), DataType.INT32, "lane_idx")
+    cg.emit_op("trowexpand", f"%{column.ssa} : {column.ty}", idx)
+    lane = _vec(cg, (1, cols), DataType.INT32, "lane_col")
+    cg.emit_op("tci", f"%{cg.const(0, 'i32')} : i32", lane)
+    mask = _vec(cg, (1, cols), DataType.INT32, "lane_mask")
+    cg.emit_op("texpands", f"%{cg.const(lanes - 1, 'i32')} : i32", mask)
+    cg.emit_op("tand", f"%{lane.ssa}, %{mask.ssa} : {lane.ty}, {mask.ty}", lane)
+    spread = _vec(cg, (padded, cols), DataType.INT32, "lane_spread")
+    cg.emit_op("tcolexpand", f"%{lane.ssa} : {lane.ty}", spread)
+    cg.emit_op("tadd", f"%{idx.ssa}, %{spread.ssa} : {idx.ty}, {spread.ty}", idx)
+    wide = cg.scratch(x.buf, "lane_repeat")
+    cg.op(f"pto.tgather ins(%{v.ssa} : {v.ty}, %{idx.ssa} : {idx.ty}) outs(%{wide.ssa} : {wide.ty})")
+    cg.written.add(wide.ssa)
+    out = cg.def_tile(dst)
+    cg.emit_op("tadd", f"%{x.ssa}, %{wide.ssa} : {x.ty}, {wide.ty}", out)
 
 
 def _set_validshape(cg: KernelCodegen, c: Call, dst: Var | None) -> None:

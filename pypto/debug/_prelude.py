@@ -37,12 +37,22 @@ def _load(t, offsets, shape, valid=None):
     return _mark_valid(tile, valid)
 
 
-def _store(tile, offsets, out, valid=None):
+def _store(tile, offsets, out, valid=None, add=False):
     valid = _valid_of(tile, valid)
     region = _fit(offsets, valid if valid is not None else tile.shape, out.shape)
     region = [min(r, int(s)) for r, s in zip(region, tile.shape)]
-    out[_sl(offsets, region)] = tile[_sl([0] * len(region), region)].to(out.dtype)
+    _put(out, _sl(offsets, region), tile[_sl([0] * len(region), region)], add)
     return out
+
+
+def _put(out, window, value, add):
+    """``out[window] = value`` in ``out``'s dtype; ``add``: plus the window's value (an atomic-add store:
+    the value is converted to ``out``'s dtype first, then added in f32 for floats and rounded once)."""
+    value = value.to(out.dtype)
+    if add:
+        cur = out[window]
+        value = (cur.float() + value.float()).to(out.dtype) if out.dtype.is_floating_point else cur + value
+    out[window] = value
 
 
 def _slice(x, shape, offsets, valid=None):
@@ -56,9 +66,9 @@ def _slice(x, shape, offsets, valid=None):
     return _mark_valid(out, valid)
 
 
-def _assemble(target, source, offsets):
+def _assemble(target, source, offsets, add=False):
     region = _fit(offsets, source.shape, target.shape)
-    target[_sl(offsets, region)] = source[_sl([0] * len(region), region)].to(target.dtype)
+    _put(target, _sl(offsets, region), source[_sl([0] * len(region), region)], add)
     return target
 
 
@@ -118,6 +128,8 @@ _EXPAND = {
 
 
 def _expand(kind, a, b):
+    if a.dim() == 2 and b.dim() == 2 and b.shape[-1] > 1 and b.shape[-1] != a.shape[-1]:
+        b = b.repeat(1, a.shape[-1] // b.shape[-1])  # a packed row vector: its lanes repeat across the row
     return _same(a, _EXPAND[kind](a, b.to(a.dtype)))
 
 

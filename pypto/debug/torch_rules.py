@@ -54,6 +54,11 @@ def _out_dtype(c: Call) -> str:
     return torch_dtype(t.dtype)
 
 
+def _atomic_add(c: Any) -> bool:
+    """Does the store or assemble ``c`` add into its window (``atomic=pl.AtomicType.Add``)?"""
+    return int(c.kwargs.get("atomic") or 0) == 1
+
+
 def _valid(em: _Emitter, x: Any) -> str:
     """The operand's valid shape from its type view (None: the whole tile / tensor)."""
     view = getattr(getattr(x, "type", None), "view", None)
@@ -128,7 +133,8 @@ def _register() -> None:
             f"{ns}.matmul": _matmul,
             f"{ns}.matmul_acc": _matmul_acc,
             f"{ns}.slice": lambda em, c: f"_slice({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)}, {em.arg(c, 3)})",
-            f"{ns}.assemble": lambda em, c: f"_assemble({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)})",
+            f"{ns}.assemble": lambda em, c: (f"_assemble({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)}, "
+                                             f"{_atomic_add(c)})"),
             f"{ns}.concat": lambda em, c: f"torch.cat([{em.arg(c, 0)}, {em.arg(c, 1)}], dim=1)",
             f"{ns}.read": lambda em, c: f"_read({em.arg(c, 0)}, {em.arg(c, 1)})",
             f"{ns}.write": lambda em, c: f"_write({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)})",
@@ -146,7 +152,7 @@ def _register() -> None:
         "tile.alloc": lambda em, c: "None",
         "tile.load": lambda em, c: f"_load({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)}, {em.arg(c, 3)})",
         "tile.store": lambda em, c: (f"_store({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)}, "
-                                     f"{_valid(em, c.args[0])})"),
+                                     f"{_valid(em, c.args[0])}, {_atomic_add(c)})"),
         "tile.move": lambda em, c: f"{em.arg(c, 0)}.clone()",
         "tile.matmul_bias": lambda em, c: (f"(_matmul({em.arg(c, 0)}, {em.arg(c, 1)}, torch.float32) + "
                                            f"{em.arg(c, 2)}.float())"),

@@ -12,6 +12,7 @@ from pypto.ir.enums import INCORE_TYPES, ForKind, FunctionType, ParamDirection
 from pypto.ir.expr import ConstInt, Var
 from pypto.ir.function import Function
 from pypto.ir.stmt import (
+    LOOP_ATTRS,
     AssignStmt,
     BreakStmt,
     ClusterScopeStmt,
@@ -116,6 +117,9 @@ def _for(pr: StmtSink, s: ForStmt, indent: int, targets: tuple) -> None:
     args = _range_args(pr, s)
     if s.kind is ForKind.Pipeline and "pipeline_stages" in s.attrs:
         args.append(f"stage={s.attrs['pipeline_stages']}")
+    shown = [f'"{k}": {s.attrs[k]!r}' for k in sorted(LOOP_ATTRS) if k in s.attrs]
+    if shown:
+        args.append(f"attrs={{{', '.join(shown)}}}")
     if s.iter_args:
         group, init = _carried(pr, s)
         loop = pr.namer.define(s.loop_var)

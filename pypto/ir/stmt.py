@@ -69,6 +69,11 @@ class IfStmt(Stmt):
     return_vars: tuple[Var, ...] = ()
 
 
+# Loop attributes the printer writes as ``attrs={...}`` and the parser reads back (upstream's spelling);
+# ``pipeline_stages`` prints as ``pl.pipeline(..., stage=F)`` instead.
+LOOP_ATTRS = frozenset({"pipeline_double_buffer_c"})
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class ForStmt(Stmt):
     """``for loop_var in pl.range(start, stop, step, init_values=inits)``.

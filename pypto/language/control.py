@@ -12,6 +12,7 @@ from pypto.ir.dtypes import DataType
 from pypto.ir.enums import ForKind, Level, Role, ScopeMode
 from pypto.ir.expr import ConstInt, Expr, IterArg, Var, as_int
 from pypto.ir.stmt import (
+    LOOP_ATTRS,
     AssignStmt,
     ClusterScopeStmt,
     ForStmt,
@@ -69,6 +70,17 @@ def _bound(p: FunctionParser, value: Any, node: ast.expr, literal: bool) -> Expr
     return e
 
 
+def _loop_attrs(given: Any, span: Span) -> dict[str, Any]:
+    """``attrs={"pipeline_double_buffer_c": True}`` on a loop (printed IR): known keys, constant values."""
+    if given is None:
+        return {}
+    if not isinstance(given, dict) or any(k not in LOOP_ATTRS or not isinstance(v, bool | int)
+                                          for k, v in given.items()):
+        raise ParserTypeError(f"loop attrs= takes a dict of {', '.join(sorted(LOOP_ATTRS))} to a constant, "
+                              f"got {given!r}", span)
+    return dict(given)
+
+
 def _loop_header(p: FunctionParser, call: ast.Call, kind: ForKind) -> tuple[list[Expr], list[Any] | None, dict]:
     span = p.span(call)
     args, kwargs = p.ev.call_args(call)
@@ -80,6 +92,7 @@ def _loop_header(p: FunctionParser, call: ast.Call, kind: ForKind) -> tuple[list
         if not isinstance(stage, int) or isinstance(stage, bool) or stage <= 0:
             raise ParserTypeError("pl.pipeline() needs stage=<positive int>", span)
         attrs["pipeline_stages"] = stage
+    attrs.update(_loop_attrs(kwargs.pop("attrs", None), span))
     if kwargs:
         raise ParserTypeError(f"pl.{name}() got an unexpected keyword argument '{next(iter(kwargs))}'", span)
     if not 1 <= len(args) <= 3:

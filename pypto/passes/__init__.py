@@ -71,6 +71,12 @@ def __getattr__(name: str) -> Any:
             "PipelineResult": "pypto.passes.manager", "PassContext": "pypto.passes.context"}
     if name in lazy:
         return getattr(importlib.import_module(lazy[name]), name)
+    module = REGISTRY.get(_camel(name))
+    if module is not None and module.endswith("." + name):  # a pass module not imported yet
+        return importlib.import_module(module)
+    core = importlib.import_module("pypto.pypto_core.passes")
+    if name in getattr(core, "_FACTORIES", {}):  # upstream's factory of a pass without a module here
+        return core._FACTORIES[name]
     raise AttributeError(f"module 'pypto.passes' has no attribute '{name}'")
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
-from pypto.ir.enums import MemorySpace
+from pypto.ir.enums import ForKind, MemorySpace
 from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, IterArg, MakeTuple, Var, as_int
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
@@ -49,6 +49,9 @@ class Tiling:
     m: int
     n: int
     k: int
+    double_buffer_c: bool = False
+    """Two accumulators in flight (the chooser budgeted each at half of L0C): the grid's inner loop is a
+    two-stage ``pl.pipeline`` marked ``pipeline_double_buffer_c``, so tile i's drain overlaps tile i+1's MAD."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,11 +180,14 @@ class _Builder:
         out: list[Stmt] = []
         for rows in _spans(m_dim, self.t.m):
             for cols in _spans(n_dim, self.t.n):
-                out += self._region(store, rows, cols)
+                out += self._region(store, rows, cols, self.t.double_buffer_c and not out)
         return out
 
-    def _region(self, store: Call, rows: tuple[int, int, int], cols: tuple[int, int, int]) -> list[Stmt]:
-        """The tiles of extent ``rows[2] x cols[2]`` over ``[rows[0], rows[1]) x [cols[0], cols[1])``."""
+    def _region(self, store: Call, rows: tuple[int, int, int], cols: tuple[int, int, int],
+                double_buffer_c: bool = False) -> list[Stmt]:
+        """The tiles of extent ``rows[2] x cols[2]`` over ``[rows[0], rows[1]) x [cols[0], cols[1])``; with
+        ``double_buffer_c`` (the full tiles only: the peeled tails stay one accumulator) the inner loop is
+        ``pl.pipeline(..., stage=2)`` marked ``pipeline_double_buffer_c``."""
         sp = self.span
         axes = []
         for name, (lo, hi, step) in (("mi", rows), ("ni", cols)):
@@ -191,8 +197,11 @@ class _Builder:
         self.store_at(body, acc, store, mi, ni)
         for var, (lo, hi, step) in ((ni, cols), (mi, rows)):
             if isinstance(var, Var):
+                kind, attrs = (ForKind.Pipeline, {"pipeline_stages": 2, DOUBLE_BUFFER_C: True}) if double_buffer_c \
+                    else (ForKind.Sequential, {})
                 body = [ForStmt(var, ConstInt(lo, span=sp), ConstInt(hi, span=sp), ConstInt(step, span=sp),
-                                SeqStmts(tuple(body), span=sp), span=sp)]
+                                SeqStmts(tuple(body), span=sp), kind=kind, attrs=attrs, span=sp)]
+                double_buffer_c = False
         return body
 
     def rows(self, cast: tuple[Var, Call], second: tuple[Var, Call], store: Call) -> list[Stmt]:
@@ -214,6 +223,7 @@ class _Builder:
 
 
 _INDEX = ScalarType(DataType.INDEX)
+DOUBLE_BUFFER_C = "pipeline_double_buffer_c"  # upstream's loop attribute: two L0C accumulators in flight
 
 
 def _spans(dim: int, step: int) -> list[tuple[int, int, int]]:
@@ -280,8 +290,12 @@ class AutoTileMatmulL0(Pass):
         if (t := _chooser_tiling(cfg)) is not None:
             if (t.m, t.n, t.k) == (m_dim, n_dim, k_dim):
                 return None
-            if _regions_fit(t, cfg, caps, shared=self.memory_planner is MemoryPlanner.PYPTO):
-                return t
+            shared = self.memory_planner is MemoryPlanner.PYPTO
+            # each stage of a dbC loop loads its own operand blocks (an operand-stationary choice holds one
+            # panel upstream): when two stages do not fit, the same tiles run single-buffered
+            for tt in (t, replace(t, double_buffer_c=False)):
+                if _regions_fit(tt, cfg, caps, shared=shared):
+                    return tt
         bytes_ab, bytes_c, bias_b = (_bytes(a), _bytes(b)), dtype_c.nbytes, _bias_bytes(mm)
         if _fits(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps, bias_b):
             return None
@@ -394,14 +408,16 @@ def _regions_fit(t: Tiling, cfg: L0TileConfig, caps: dict[MemorySpace, int], sha
     overflow" for four differently sized accumulators that are never live together)."""
     full, tail = divmod(cfg.K, t.k)
     blocks = [t.k] * (1 + (full > 1)) + ([tail] if tail else [])
-    tiles: list[tuple[MemorySpace, int, int, int]] = []
+    tiles: list[tuple[MemorySpace, int, int, int, int]] = []
     for _, _, rows in _spans(cfg.M, t.m):
         for _, _, cols in _spans(cfg.N, t.n):
-            tiles += [(MemorySpace.Left, rows, k, cfg.bytes_a) for k in blocks]
-            tiles += [(MemorySpace.Right, k, cols, cfg.bytes_b) for k in blocks]
-            tiles.append((MemorySpace.Acc, _align_rows(rows, cfg), cols, cfg.bytes_c))
+            # the full tiles of a double-buffered-L0C grid run two stages at once, each with its own tiles
+            for stage in range(2 if t.double_buffer_c and not tiles else 1):
+                tiles += [(MemorySpace.Left, rows, k, cfg.bytes_a, stage) for k in blocks]
+                tiles += [(MemorySpace.Right, k, cols, cfg.bytes_b, stage) for k in blocks]
+                tiles.append((MemorySpace.Acc, _align_rows(rows, cfg), cols, cfg.bytes_c, stage))
     used: Counter[MemorySpace] = Counter()
-    for space, r, c, nbytes in (set(tiles) if shared else tiles):
+    for space, r, c, nbytes, _ in (set(tiles) if shared else tiles):
         used[space] += r * c * nbytes
     return all(used[space] <= caps[space] for space in used)
 
@@ -419,7 +435,9 @@ def _chooser_tiling(cfg: L0TileConfig) -> Tiling | None:
         return None
     if (cfg.M % r.m) % _FRACTAL or (cfg.N % r.n) % _FRACTAL:
         return None
-    return Tiling(r.m, r.n, r.k)
+    inner = cfg.N // r.n if cfg.N // r.n > 1 else cfg.M // r.m  # the trip count of the grid's inner loop
+    # an odd count would leave LowerPipelineLoops a straight-line third copy with tiles of its own
+    return Tiling(r.m, r.n, r.k, bool(r.double_buffer_c) and inner > 1 and inner % 2 == 0)
 
 
 def _nbytes(e: Expr) -> int:

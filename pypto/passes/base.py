@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -12,6 +14,18 @@ if TYPE_CHECKING:
     from pypto.passes.context import PassContext
 
 
+class PassModule(types.ModuleType):
+    """A pass's own module, callable as upstream's factory of the same name: ``passes.convert_to_ssa()`` is
+    the pass under the current PassContext (upstream's ``pypto.passes`` is a module of factories; here the
+    name is also the module's)."""
+
+    def __call__(self) -> Pass:
+        from pypto.passes.context import PassContext
+
+        cls = getattr(self, self.__dict__["_factory_of"])
+        return cls.from_context(PassContext.current() or PassContext())
+
+
 @dataclass(frozen=True)
 class Pass:
     """A program transformation. Passes never print, dump, time or read the environment."""
@@ -20,6 +34,16 @@ class Pass:
     requires: ClassVar[frozenset[IRProperty]] = frozenset()
     produces: ClassVar[frozenset[IRProperty]] = frozenset()
     invalidates: ClassVar[frozenset[IRProperty]] = frozenset()
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        """A pass defined in a module named after it (``pypto.passes.convert_to_ssa``) makes that module
+        callable as upstream's factory of the same name (see :class:`PassModule`)."""
+        super().__init_subclass__(**kwargs)
+        package, _, leaf = cls.__module__.rpartition(".")
+        module = sys.modules.get(cls.__module__)
+        if package == "pypto.passes" and leaf.replace("_", "") == cls.__name__.lower() and module is not None:
+            module.__class__ = PassModule
+            module.__dict__["_factory_of"] = cls.__name__
 
     @classmethod
     def from_context(cls, ctx: PassContext) -> Pass:

@@ -38,6 +38,7 @@ from pypto.ir.stmt import (
 )
 from pypto.ir.types import TensorType, TileType
 from pypto.ir.visitor import substitute
+from pypto.passes._atomic_store import expand_atomic_stores
 from pypto.passes._peel import peel_first_iterations
 from pypto.passes._rewrite import assigns_of, drop_defs, ints, match, shaped
 from pypto.passes._util import base_name, calls_in, iter_stmts, var_use_counts
@@ -234,31 +235,14 @@ class _Converter:
         out: list[Stmt] = []
         target, src, offsets = value.args
         tile = self.tile_of(src, MemorySpace.Vec, out)
-        if value.kwargs.get("atomic") == AtomicType.Add:
-            tile = self._accumulate(target, tile, offsets, value, out)
-        store = make_call("tile.store", [tile, offsets, target], span=value.span)
+        atomic = {"atomic": AtomicType.Add} if value.kwargs.get("atomic") == AtomicType.Add else {}
+        store = make_call("tile.store", [tile, offsets, target], atomic, span=value.span)  # see _atomic_store
         name = s.var.name if isinstance(s, AssignStmt) else getattr(target, "name", "out")
         result = Var(f"{base_name(name)}__tile", store.result_type, span=s.span)
         if isinstance(s, AssignStmt):
             self.renames[s.var] = result  # later writes into the same tensor chain on the store result
         out.append(AssignStmt(result, store, span=s.span))
         return out
-
-    def _accumulate(self, target: Expr, tile: Expr, offsets: Expr, value: Call, out: list[Stmt]) -> Expr:
-        """``atomic=pl.AtomicType.Add``: the window's current value plus ``tile`` (read-modify-write).
-
-        ptoas 0.1.1 has no atomic store. The kernel that does this owns ``target`` as an InOut
-        parameter, so the runtime orders it after every earlier writer of ``target`` (tasks that add
-        into the same tensor run one after another), which makes the read-modify-write exact.
-        """
-        shape = ints(shaped(tile).shape)
-        load = make_call("tile.load", [target, offsets, shape, shape], {"target_memory": MemorySpace.Vec},
-                         span=value.span)
-        cur = Var(f"{base_name(getattr(target, 'name', 'out'))}__cur", load.result_type, span=value.span)
-        add = make_call("tile.add", [cur, tile], span=value.span)
-        total = Var(f"{base_name(getattr(target, 'name', 'out'))}__sum", add.result_type, span=value.span)
-        out += [AssignStmt(cur, load, span=value.span), AssignStmt(total, add, span=value.span)]
-        return total
 
     def slice_(self, s: Stmt, value: Call) -> list[Stmt]:
         src, shape, offset = value.args[:3]
@@ -423,7 +407,8 @@ class ConvertTensorToTileOps(Pass):
 
     A tensor a loop or if carries from a tile is carried as that tile; a loop that chooses its
     accumulator on its first iteration (``if k == 0: acc = matmul else: acc = matmul_acc(acc)``)
-    is peeled first (see :mod:`pypto.passes._peel`)."""
+    is peeled first (see :mod:`pypto.passes._peel`). Atomic-add stores (``pl.store`` or ``pl.assemble``
+    with ``atomic=pl.AtomicType.Add``) become read-modify-writes (see :mod:`pypto.passes._atomic_store`)."""
 
     name = "ConvertTensorToTileOps"
     produces = frozenset({IRProperty.IncoreTileOps})
@@ -431,6 +416,9 @@ class ConvertTensorToTileOps(Pass):
     def run_function(self, func: Function, program: Program) -> Function:
         if not func.is_incore:
             return func
+        return expand_atomic_stores(self._convert(func), program)
+
+    def _convert(self, func: Function) -> Function:
         if not _has_tensor_ops(func):  # tile-level: only loops of matmul_acc(..., init_cond=...) are peeled
             return peel_first_iterations(func) if _has_init_cond(func) else func
         peeled = _drop_full_validshapes(peel_first_iterations(func))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pypto.ir.enums import ForKind
+from pypto.ir.enums import ForKind, MemorySpace
 from pypto.ir.expr import Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import lookup, op_of
@@ -63,13 +63,16 @@ class _Buffer:
 
 
 def _pipeline_members(func: Function) -> dict[Var, tuple[int, bool]]:
-    """Tiles defined in a lowered ``pl.pipeline`` loop body -> (loop id, defined by a tile.load)."""
+    """Tiles defined in a lowered ``pl.pipeline`` loop body -> (loop id, kept per stage): a tile.load result,
+    or an accumulator of a loop marked ``pipeline_double_buffer_c`` (two L0C accumulators in flight)."""
     out: dict[Var, tuple[int, bool]] = {}
     for loop in iter_stmts(func.body):
         if isinstance(loop, ForStmt) and loop.kind is ForKind.Pipeline:
+            dbc = bool(loop.attrs.get("pipeline_double_buffer_c"))
             for s in iter_stmts(loop.body):
-                if isinstance(s, AssignStmt) and isinstance(s.var.var_type, TileType):
-                    out[s.var] = (id(loop), match(s, "tile.load") is not None)
+                if isinstance(s, AssignStmt) and isinstance(t := s.var.var_type, TileType):
+                    acc = dbc and t.memory_space is MemorySpace.Acc
+                    out[s.var] = (id(loop), acc or match(s, "tile.load") is not None)
     return out
 
 
@@ -97,7 +100,7 @@ def _fits(host: _Buffer, buf: _Buffer) -> bool:
     if host.space != buf.space or host.size != buf.size:
         return False
     if host.stages & buf.stages and (host.loaded or buf.loaded):
-        return False  # pipeline stages keep their own load buffers, so stage k+1's load can overlap stage k
+        return False  # stages keep their own load (and dbC accumulator) buffers, so stage k+1 overlaps stage k
     op = lookup(buf.start_op)
     in_place = op is None or op.in_place
     for s1, e1 in host.spans:

@@ -84,6 +84,8 @@ class _Region:
         for i, a in enumerate(value.args):
             if i in written and isinstance(a, Var):
                 self.targets.append(a)
+                if int(value.kwargs.get("atomic") or 0):  # an atomic-add store reads the window it adds into
+                    self.reads.add(a)
                 if result is not None and len(written) == 1:
                     self.source[result] = a
             else:

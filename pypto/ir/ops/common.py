@@ -159,6 +159,9 @@ def _expand(name: str, kind: type, axis: int):
             return like(a)
         rows, cols = require_2d(name, a, span)
         want = (rows, 1) if axis == 1 else (1, cols)
+        if name == "tile.row_expand_add" and b.rank == 2 and 32 % b.dtype.nbytes == 0:
+            if tuple(b.shape) == (rows, 32 // b.dtype.nbytes) and b.shape[1] != 1:
+                want = tuple(b.shape)  # a row-major packed 32-byte row vector: its lanes repeat across the row
         same_shape(name, like(b, want), b, span)
         same_dtype(name, a, b, span)
         return like(a)
@@ -236,13 +239,21 @@ def _slice(name: str, kind: type):
     return infer
 
 
+def _adds_f32_into_float(kw: dict[str, Any], src: Any, tgt: Any) -> bool:
+    """An atomic-add assemble of an f32 value (a matmul accumulator) into an f16/bf16/f32 target: the value
+    is rounded to the target dtype, then added (upstream's fix-pipe conversion before the atomic add)."""
+    return (int(kw.get("atomic") or 0) == 1 and src.dtype is DataType.FP32
+            and tgt.dtype in (DataType.FP16, DataType.BF16, DataType.FP32))
+
+
 def _assemble(name: str, kind: type):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         tgt = shaped(args[0], name, "target", span, kind)
         src = shaped(args[1], name, "source", span)
         if src.rank > tgt.rank:
             raise UserError(f"{name}: source rank {src.rank} > target rank {tgt.rank}", span)
-        same_dtype(name, tgt, src, span)
+        if not _adds_f32_into_float(kw, src, tgt):
+            same_dtype(name, tgt, src, span)
         off = dims(args[2], name, "offset", span) if isinstance(args[2], MakeTuple) else ()
         window = (1,) * (tgt.rank - src.rank) + tuple(src.shape)  # a lower-rank source fills the last dims
         if len(off) == tgt.rank:

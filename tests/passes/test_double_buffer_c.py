@@ -1,0 +1,121 @@
+"""A double-buffered L0C (the chooser's ``double_buffer_c``): AutoTileMatmulL0 runs the grid's full tiles in a
+two-stage ``pl.pipeline`` loop marked ``pipeline_double_buffer_c``; LowerPipelineLoops gives each stage its own
+tiles and MemoryReuse keeps the two accumulators apart. Upstream's factories ``passes.<pass>()`` build them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pypto.language as pl
+from pypto import ir, passes
+from pypto.errors import ParserTypeError
+from pypto.ir import MemoryPlanner
+from pypto.ir.enums import ForKind, MemorySpace
+from pypto.ir.stmt import ForStmt, preorder
+from pypto.runtime import RunConfig
+
+
+def _program(m: int, n: int) -> str:
+    return f"""import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, a: pl.Tensor[[{m}, 64], pl.FP32], b: pl.Tensor[[64, {n}], pl.FP32],
+               out: pl.Out[pl.Tensor[[{m}, {n}], pl.FP32]]) -> pl.Tensor[[{m}, {n}], pl.FP32]:
+        lm = pl.tile.load(a, [0, 0], [{m}, 64], target_memory=pl.Mem.Mat)
+        rm = pl.tile.load(b, [0, 0], [64, {n}], target_memory=pl.Mem.Mat)
+        c = pl.tile.matmul(lm, rm)
+        out = pl.store(c, [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[{m}, 64], pl.FP32], b: pl.Tensor[[64, {n}], pl.FP32],
+             out: pl.Out[pl.Tensor[[{m}, {n}], pl.FP32]]) -> pl.Tensor[[{m}, {n}], pl.FP32]:
+        out = self.kernel(a, b, out)
+        return out
+"""
+
+
+def _auto_tiled(m: int, n: int, planner: MemoryPlanner, dbc_flag: bool = False):
+    program = pl.parse(_program(m, n))
+    with passes.PassContext([], memory_planner=planner, enable_pypto_l0c_double_buffer=dbc_flag):
+        for make in (passes.convert_to_ssa, passes.convert_tensor_to_tile_ops, passes.lower_composite_ops,
+                     passes.flatten_tile_nd_to_2d, passes.auto_tile_matmul_l0):
+            program = make()(program)
+    return program
+
+
+def _loops(program):
+    kernel = next(f for f in program.functions if f.is_incore)
+    return [s for s in preorder(kernel.body) if isinstance(s, ForStmt)]
+
+
+def test_upstream_factories_build_the_passes_under_the_current_context() -> None:
+    with passes.PassContext([], memory_planner=MemoryPlanner.DSA_RP):
+        tiler = passes.auto_tile_matmul_l0()
+    assert type(tiler).__name__ == "AutoTileMatmulL0" and tiler.memory_planner is MemoryPlanner.DSA_RP
+    assert type(passes.lower_composite_ops()).__name__ == "LowerCompositeOps"  # a guard: no module of its own
+    assert passes.convert_to_ssa.ConvertToSSA is type(passes.convert_to_ssa())  # still the module
+
+
+@pytest.mark.parametrize(("m", "n", "planner"), [(16, 256, MemoryPlanner.DSA_RP), (256, 16, MemoryPlanner.PTOAS)])
+def test_a_one_dimensional_grid_pipelines_its_two_accumulators(m, n, planner) -> None:
+    program = _auto_tiled(m, n, planner)
+    (loop,) = _loops(program)
+    assert loop.kind is ForKind.Pipeline and loop.attrs == {"pipeline_stages": 2, "pipeline_double_buffer_c": True}
+    printed = ir.python_print(program)
+    assert printed.count('attrs={"pipeline_double_buffer_c": True}') == 1
+    reparsed = pl.parse(printed)  # the attribute round-trips
+    assert _loops(reparsed)[0].attrs == loop.attrs
+
+
+def test_the_pypto_planner_double_buffers_only_when_asked() -> None:
+    assert all(not lp.attrs for lp in _loops(_auto_tiled(16, 256, MemoryPlanner.PYPTO)))
+    assert _loops(_auto_tiled(16, 256, MemoryPlanner.PYPTO, dbc_flag=True))[0].attrs["pipeline_double_buffer_c"]
+
+
+def test_the_two_stages_keep_two_accumulators_under_the_pypto_planner() -> None:
+    from pypto.driver import lower
+
+    with passes.PassContext([], memory_planner=MemoryPlanner.PYPTO, enable_pypto_l0c_double_buffer=True):
+        program = lower(pl.parse(_program(16, 256)))
+    kernel = next(f for f in program.functions if f.is_incore)
+    accs = [s.var.var_type.memref.base for s in preorder(kernel.body)
+            if getattr(getattr(s, "value", None), "op", None) == "tile.matmul"
+            and s.var.var_type.memory_space is MemorySpace.Acc]
+    assert len(accs) == 2 and accs[0] is not accs[1]
+
+
+def test_a_grid_whose_peeled_tail_would_not_fit_beside_two_stages_stays_single_buffered() -> None:
+    # 320x320: upstream's (64, 128, 64) with dbC; two stages of [64, 128] tiles plus the peeled [64, 64] column
+    # need 80 KiB of L0B here (no planner of pypto's reuses the main loop's buffers for the tail)
+    assert not any(lp.attrs.get("pipeline_double_buffer_c") for lp in _loops(_auto_tiled(320, 320, MemoryPlanner.DSA_RP)))
+
+
+def test_loop_attrs_other_than_the_known_ones_are_a_parse_error() -> None:
+    text = _program(16, 256).replace("        c = pl.tile.matmul(lm, rm)\n",
+                                     "        for i in pl.range(2, attrs={'unroll': True}):\n            pass\n"
+                                     "        c = pl.tile.matmul(lm, rm)\n")
+    with pytest.raises(ParserTypeError, match="loop attrs= takes a dict of pipeline_double_buffer_c"):
+        pl.parse(text)
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize(("m", "n", "planner"), [(16, 256, MemoryPlanner.PYPTO), (16, 256, MemoryPlanner.DSA_RP),
+                                                 (256, 16, MemoryPlanner.PTOAS)])
+def test_double_buffered_grids_match_numpy(tmp_path, monkeypatch, m, n, planner) -> None:
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(m + n)
+    a, b = rng.standard_normal((m, 64)).astype(np.float32), rng.standard_normal((64, n)).astype(np.float32)
+    out = np.zeros((m, n), np.float32)
+    compiled = ir.compile(pl.parse(_program(m, n)), platform="a2a3sim", memory_planner=planner,
+                          enable_pypto_l0c_double_buffer=True)
+    compiled(a, b, out, config=RunConfig(platform="a2a3sim"))
+    np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_an_odd_number_of_inner_tiles_stays_single_buffered() -> None:
+    # 16x384: three [16, 128] tiles; the third would be a straight-line copy with a third set of L0 tiles
+    assert not any(lp.attrs.get("pipeline_double_buffer_c") for lp in _loops(_auto_tiled(16, 384, MemoryPlanner.DSA_RP)))
