@@ -106,6 +106,25 @@ def _as_words(cg: KernelCodegen, t: Tile) -> Tile:
     return words
 
 
+def _broadcast(cg: KernelCodegen, e: Expr, value: Tile) -> None:
+    """``value`` filled with the scalar ``e``, or with element 0 of the one-element tile ``e`` (a read the
+    kernel loaded, see :mod:`pypto.passes._kernel_writes`) through an all-zero index ``tgather``."""
+    src = cg.env.get(e) if isinstance(e, Var) else None
+    if not isinstance(src, Tile):
+        ty = value.buf.dtype.mlir
+        cg.emit_op("texpands", f"%{scalar_operand(cg, e, ty)} : {ty}", value)
+        return
+    if value.buf.view.blayout is not TileLayout.row_major or src.buf.dtype is not value.buf.dtype:
+        raise cg.error(f"tile.write of a tensor element into a {value.buf.dtype.value} "
+                       f"{value.buf.view.blayout.value} tile: the element is broadcast with pto.tgather, which "
+                       "takes row-major tiles of one dtype", hint="read the element in the orchestration and "
+                                                                  "pass it as a pl.Scalar argument")
+    zero = _buffer(cg, _vec((value.buf.rows, value.buf.cols), TileView()), "write_index")
+    cg.emit_op("texpands", f"%{cg.const(0, 'i32')} : i32", zero)
+    cg.op(f"pto.tgather ins(%{src.ssa} : {src.ty}, %{zero.ssa} : {zero.ty}) outs(%{value.ssa} : {value.ty})")
+    cg.written.add(value.ssa)
+
+
 def tile_write(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     """``pl.write(tile, [r, c], v)``: the tile with element ``(r, c)`` set to ``v``, in its own buffer."""
     src = cg.tile_of(c.args[0])
@@ -113,9 +132,8 @@ def tile_write(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     out = cg.def_tile(dst) if dst is not None else src
     cg.copy(src, out)
     mask = _mask(cg, out, _position(cg, out, c.args[1]))
-    ty = out.buf.dtype.mlir
     value = _buffer(cg, _vec((out.buf.rows, out.buf.cols), out.buf.view, out.buf.dtype), "write_value")
-    cg.emit_op("texpands", f"%{scalar_operand(cg, c.args[2], ty)} : {ty}", value)
+    _broadcast(cg, c.args[2], value)
     bits, vbits = _as_words(cg, out), _as_words(cg, value)
     cg.emit_op("txor", f"%{bits.ssa}, %{vbits.ssa} : {bits.ty}, {vbits.ty}", vbits)
     cg.emit_op("tand", f"%{vbits.ssa}, %{mask.ssa} : {vbits.ty}, {mask.ty}", vbits)
