@@ -61,6 +61,10 @@ def _position(cg: KernelCodegen, t: Tile, offsets: Expr) -> str:
     r, c = idx
     col_major = t.buf.view.blayout is TileLayout.col_major
     major, minor, stride = (c, r, t.buf.rows) if col_major else (r, c, t.buf.cols)
+    for d, n, axis in ((as_int(r), t.buf.valid[0], "row"), (as_int(c), t.buf.valid[1], "column")):
+        if d is not None and isinstance(n, int) and not 0 <= d < n:
+            raise cg.error(f"tile.write at {axis} {d} of a tile with {n} valid {axis}s",
+                           hint="write inside the tile's valid region")
     ri, ci = as_int(major), as_int(minor)
     if ri is not None and ci is not None:
         return cg.const(-(ri * stride + ci), "i32")
