@@ -38,7 +38,7 @@ from pypto.ir.stmt import (
 )
 from pypto.ir.types import TensorType, TileType
 from pypto.ir.visitor import substitute
-from pypto.passes import _kernel_writes
+from pypto.passes import _expand_clone, _kernel_writes
 from pypto.passes._kernel_reads import write_values
 from pypto.passes._peel import peel_first_iterations
 from pypto.passes._rewrite import assigns_of, drop_defs, ints, match, shaped
@@ -180,6 +180,7 @@ class _Converter:
         rules = {"assemble": self.assemble, "slice": self.slice_, "ci": self.ci, "create": self.create,
                  "gather": self.gather,
                  "full": self.create, "read": self.read, "write": self.write,
+                 "expand_clone": lambda s, v: _expand_clone.expand_clone(self, s, v),
                  **dict.fromkeys(SPMD_IDS, self.spmd_id)}
         return rules.get(short) or (self.compute if short in COMPUTE or cube else None)
 
