@@ -42,8 +42,8 @@ def check_dtype(dtype: DataType, what: str, span: Span) -> str:
         raise UnsupportedFeatureError(
             f"{what}: INT16 tiles and tensors are not supported with {TOOLCHAIN}: it accepts i16 in the .pto but "
             "emits C++ that holds i16 tiles as float and i16 pointers as void* (the tiles get 4-byte elements in "
-            "2-byte slots, and GM is read through GlobalTensor<float>; tload/tstore do not convert, so no 0.1.1 "
-            "instruction reaches the int16 data; a newer ptoas emits int16_t)",
+            "2-byte slots, and GM is read through GlobalTensor<float>); tload/tstore do not widen, and pypto has no "
+            "rewrite through 32-bit tiles yet. Upstream compiles i16 kernels with its pinned ptoas v0.57",
             span, hint="keep the tensor pl.INT32 at the kernel boundary (cast to int16 on the host), or pl.INT8 "
                        "where the values fit")
     if dtype not in TILE_DTYPES:
