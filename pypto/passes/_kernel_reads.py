@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import Call, Expr, GlobalVar, MakeTuple, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.ops.registry import written_index
+from pypto.ir.ops.registry import op_of, written_index
 from pypto.ir.stmt import AssignStmt, Stmt, flatten, seq, stmt_value
 from pypto.ir.types import ScalarType
 from pypto.passes._rewrite import clone, expand_stmts, program_call, with_scalar_params
@@ -47,16 +47,14 @@ def listed_index(s: Stmt) -> Stmt:
     return dataclasses.replace(s, value=dataclasses.replace(v, args=(t, MakeTuple(tuple(idx), span=v.span))))
 
 
-WRITES = ("tensor.write", "tile.write")
-
-
 def write_values(body: Stmt) -> set[Var]:
     """The scalars ``body`` uses only as the value a ``pl.write`` stores (each use is ``args[2]`` of a
     ``tensor.write`` / ``tile.write``): the kernel copies them through a one-element tile load instead."""
     as_value: dict[Var, int] = {}
     for s in iter_stmts(body):
         v = stmt_value(s)
-        if isinstance(v, Call) and v.op in WRITES and isinstance(v.args[2], Var):
+        op = op_of(v) if isinstance(v, Call) else None
+        if op is not None and op.short == "write" and isinstance(v.args[2], Var):
             as_value[v.args[2]] = as_value.get(v.args[2], 0) + 1
     uses = var_use_counts(body)
     return {v for v, n in as_value.items() if uses[v] == n + 1}  # + its definition
