@@ -45,7 +45,7 @@ def _refuse(cg: KernelCodegen, t: Tile) -> None:
         raise UnsupportedFeatureError(
             f"tile.write into a {t.buf.dtype.value} tile is not supported with {TOOLCHAIN}: it has no usable "
             "pto.tsetval (its PlanMemory refuses it; a newer ptoas lowers it), and pypto's bit-exact rewrite "
-            "needs FP32 or INT32 elements (the 16- and 8-bit integer views it would need are not lowered faithfully)",
+            "needs FP32 or INT32 elements (16- and 8-bit ones are not implemented)",
             cg.span, hint="write into an FP32/INT32 tile and pl.cast it afterwards, or write the value into "
                           "the GM tensor from the orchestration")
 
