@@ -134,7 +134,7 @@ def run_batch(ptoas: Path, out_dir: Path, units: list[KernelUnit], *, timeout: f
     names = ", ".join(u.name for u in units)
     results = []
     for u, g, cpp, (src, standin) in zip(units, groups, parts, inputs, strict=True):
-        (out_dir / "ptoas" / f"{u.name}.cpp").write_text(ptoas_stage.finish_cpp(cpp, standin))
+        (out_dir / "ptoas" / f"{u.name}.cpp").write_text(ptoas_stage.finish_cpp(cpp, standin, (out_dir / src).read_text()))
         own = ptoas_stage.ptoas_argv(ptoas, src, Path("ptoas") / f"{u.name}.cpp", insert_sync=insert_sync)
         log = (f"$ {shlex.join(['ptoas', *own[1:]])}\n{bf16_standin.NOTE if standin else ''}"
                f"# assembled in one ptoas run with {len(units)} unit(s) ({names}): their modules merged, "

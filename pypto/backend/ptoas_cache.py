@@ -209,7 +209,7 @@ def lookup(cache: PtoasCache, ptoas: Path, out_dir: Path, unit: str,
     if found is None:
         return key, None
     cpp = Path(ptoas_file(unit, "cpp"))
-    (out_dir / cpp).write_text(ptoas_stage.finish_cpp(found.cpp, standin))
+    (out_dir / cpp).write_text(ptoas_stage.finish_cpp(found.cpp, standin, (out_dir / src).read_text()))
     argv = ptoas_stage.ptoas_argv(ptoas, src, cpp, insert_sync=insert_sync)
     # the log of the run that made the entry, byte for byte: an artifact is the same whether its units were
     # assembled here or reused (a cache hit is reported in the compile's log, not in the artifact)

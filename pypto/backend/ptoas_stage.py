@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pypto.artifact import ptoas_file
-from pypto.backend import bf16_standin
+from pypto.backend import bf16_standin, i16_retype
 from pypto.toolchain.procs import run_tool
 
 _ERROR_LINE = re.compile(r"error:|Error:|Assertion|Aborted|terminate called")
@@ -84,9 +84,10 @@ def ptoas_input(out_dir: Path, unit: str) -> tuple[Path, bool]:
     return standin, True
 
 
-def finish_cpp(text: str, standin: bool) -> str:
-    """ptoas' C++ made reproducible (alias names renumbered) and, for a bf16 stand-in, retyped to bf16."""
-    text = normalize_ptoas_cpp(text)
+def finish_cpp(text: str, standin: bool, pto: str = "") -> str:
+    """ptoas' C++ made reproducible (alias names renumbered) and, for a bf16 stand-in, retyped to bf16; with
+    the ``.pto`` it was fed, its i16 data retyped to ``int16_t`` (:mod:`pypto.backend.i16_retype`)."""
+    text = i16_retype.retype_cpp(normalize_ptoas_cpp(text), pto)
     return bf16_standin.retype_cpp(text) if standin else text
 
 
@@ -110,7 +111,7 @@ def run_ptoas(ptoas: Path, out_dir: Path, unit: str, *, timeout: float, insert_s
     ok = proc.returncode == 0 and (out_dir / cpp).is_file()
     raw = (out_dir / cpp).read_text() if ok else ""
     if ok:
-        (out_dir / cpp).write_text(finish_cpp(raw, standin))
+        (out_dir / cpp).write_text(finish_cpp(raw, standin, (out_dir / pto).read_text()))
     err = "" if ok else _summary(proc.stdout, proc.stderr, proc.returncode)
     return PtoasResult(unit, ok, log, err, repro, time.perf_counter() - start, raw)
 

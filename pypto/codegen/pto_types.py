@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pypto.errors import UnsupportedFeatureError, UserError
+from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import as_int
@@ -25,7 +25,7 @@ LOC: dict[MemorySpace, str] = {
 # element types of tiles and GM views (BF16 reaches ptoas 0.1.1 spelled f16: pypto.backend.bf16_standin;
 # ptoas 0.1.1 holds ui32 tiles, e.g. pl.arange(..., dtype=pl.UINT32) sort indices, as int32_t: same bits)
 TILE_DTYPES = frozenset({DataType.FP32, DataType.FP16, DataType.BF16, DataType.INT32, DataType.UINT32,
-                         DataType.INT8})
+                         DataType.INT16, DataType.INT8})
 SCALAR_ARG_TYPES: dict[DataType, str] = {
     DataType.FP32: "f32", DataType.FP16: "f16", DataType.INT32: "i32", DataType.INT16: "i16",
     DataType.INT8: "i8", DataType.BOOL: "i1", DataType.INDEX: "index", DataType.INT64: "i64",
@@ -38,15 +38,10 @@ DEVICE_SPEC = {"Ascend910B": "Ascend910B1", "Ascend950": "Ascend910_9599"}
 
 def check_dtype(dtype: DataType, what: str, span: Span) -> str:
     """The MLIR spelling of a tile/view element type, or a UserError naming the alternative."""
-    if dtype is DataType.INT16:
-        raise UnsupportedFeatureError(
-            f"{what}: INT16 tiles and tensors are not supported with {TOOLCHAIN}: it accepts i16 in the .pto but "
-            "emits C++ that holds i16 tiles as float and i16 pointers as void* (a newer ptoas emits int16_t)",
-            span, hint="use pl.INT32 in the kernel and convert to int16 on the host (or pl.INT8 where it fits)")
     if dtype not in TILE_DTYPES:
         raise UserError(
             f"{what}: element type {dtype.value} cannot be lowered by {TOOLCHAIN} "
-            f"(the pinned assembler supports FP32, FP16, BF16, INT32, UINT32, INT8 tiles)",
+            f"(the pinned assembler supports FP32, FP16, BF16, INT32, UINT32, INT16, INT8 tiles)",
             span,
             hint="compute in pl.FP16 or pl.FP32 instead (pl.cast at the kernel boundary)",
         )

@@ -148,6 +148,7 @@ def _register() -> None:
     RULES.update({
         "tensor.create": _create,
         "tensor.dim": lambda em, c: f"{em.arg(c, 0)}.shape[{em.arg(c, 1)}]",
+        "tensor.expand_clone": lambda em, c: f"{em.arg(c, 1)}.copy_({em.arg(c, 0)}.expand_as({em.arg(c, 1)}))",
         "tile.create": lambda em, c: f"torch.zeros({em.arg(c, 0)}, dtype={torch_dtype(c.kwargs['dtype'])})",
         "tile.alloc": lambda em, c: "None",
         "tile.load": lambda em, c: f"_load({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)}, {em.arg(c, 3)})",

@@ -37,7 +37,6 @@ _REASONS: dict[str, tuple[str, str]] = {
               "write pl.maximum(x, pl.muls(x, alpha)) for 0 < alpha < 1"),
     "create_l1": ("pypto's ptoas 0.1.1 codegen places L1 (Mat) tiles itself",
                   "load into pl.Mem.Mat with pl.load(..., target_memory=pl.Mem.Mat)"),
-    "expand_clone": (_NO_INSN + " (a materialising broadcast)", "use pl.row_expand / pl.col_expand"),
     "cmp": ("ptoas 0.1.1 accepts pto.tcmp but lowers it to 'TCMP(pto::CmpMode::EQ)' without operands or mode "
             "(a miscompile), so no predicate mask can be produced", "compute the comparison on the host, or "
             "build it from pl.maximum / pl.minimum / pl.relu arithmetic"),
@@ -79,7 +78,7 @@ _OPS_TILE_AND_PL = {
     "tpush_to_aiv": "pipes", "tpush_to_aic": "pipes", "tpop_from_aic": "pipes", "tpop_from_aiv": "pipes",
     "aiv_shard": "split_aiv", "aic_gather": "split_aiv",
 }
-_OPS_TENSOR_AND_PL = {"expand_clone": "expand_clone", "paged_gather": "gather_x", "create_l1": "create_l1",
+_OPS_TENSOR_AND_PL = {"paged_gather": "gather_x", "create_l1": "create_l1",
                       "no_dep": "no_dep", "dump_tag": "dump_tag"}
 _SYSTEM = {
     **{n: "sync" for n in ("sync_src", "sync_dst", "sync_set", "sync_wait", "set_ffts", "bar_v", "bar_m",

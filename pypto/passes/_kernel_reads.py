@@ -4,6 +4,8 @@ ptoas 0.1.1 has no scalar load from GM. ``x = pl.read(t, idx)`` at the top level
 tensor the kernel does not write, at indices computed from its parameters, reads the same value
 wherever the kernel would do it; the orchestration that calls the kernel reads it instead (with the
 scalar arithmetic that feeds or follows the read) and passes it as a new ``pl.Scalar`` parameter.
+A read whose value is only written (``pl.write(t, idx, x)``) stays: ConvertTensorToTileOps loads it
+as a one-element tile (a task takes at most 16 scalars, and the copy needs no scalar).
 Kernels called from another kernel keep their reads (and their located error).
 
 :func:`expand_calls` is the call-site rewrite shared with :mod:`._read_gather`.
@@ -19,11 +21,11 @@ from typing import TypeGuard
 from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, MakeTuple, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.ops.registry import written_index
+from pypto.ir.ops.registry import op_of, written_index
 from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, flatten, stmt_value
 from pypto.ir.types import ScalarType, TensorType
 from pypto.passes._rewrite import clone, expand_stmts, program_call, with_scalar_params
-from pypto.passes._util import iter_stmts, used_vars
+from pypto.passes._util import iter_stmts, used_vars, var_use_counts
 from pypto.passes.base import Pass
 from pypto.passes.simplify import Simplify
 
@@ -49,6 +51,19 @@ def listed_index(s: Stmt) -> Stmt:
 def carried_values(loop: ForStmt) -> list[IterArg]:
     """The iter args of ``loop`` that carry something other than a tensor (a tile, a scalar)."""
     return [ia for ia in loop.iter_args if not isinstance(ia.var_type, TensorType)]
+
+
+def write_values(body: Stmt) -> set[Var]:
+    """The scalars ``body`` uses only as the value a ``pl.write`` stores (each use is ``args[2]`` of a
+    ``tensor.write`` / ``tile.write``): the kernel copies them through a one-element tile load instead."""
+    as_value: dict[Var, int] = {}
+    for s in iter_stmts(body):
+        v = stmt_value(s)
+        op = op_of(v) if isinstance(v, Call) else None
+        if op is not None and op.short == "write" and isinstance(v.args[2], Var):
+            as_value[v.args[2]] = as_value.get(v.args[2], 0) + 1
+    uses = var_use_counts(body)
+    return {v for v, n in as_value.items() if uses[v] == n + 1}  # + its definition
 
 
 def written_tensors(f: Function) -> set[Var]:
@@ -146,6 +161,9 @@ def users_closure(stmts: dict[Var, AssignStmt], seeds: set[Var]) -> set[Var]:
 def _hoistable(f: Function) -> tuple[list[AssignStmt], set[Var]]:
     """The top-level statements that move out (reads, their index arithmetic, arithmetic on them)."""
     ready = address_statements(flatten(f.body), set(f.params), written_tensors(f))
+    for v in write_values(f.body):  # read in the kernel (ConvertTensorToTileOps)
+        if v in ready and is_read(ready[v].value):
+            del ready[v]
     reads = {v for v, s in ready.items() if is_read(s.value)}
     # what a read's index needs, then scalar arithmetic on those
     needed = users_closure(ready, inputs_closure(ready, reads))

@@ -38,7 +38,9 @@ from pypto.ir.stmt import (
 )
 from pypto.ir.types import TensorType, TileType
 from pypto.ir.visitor import substitute
+from pypto.passes import _expand_clone, _kernel_writes
 from pypto.passes._atomic_store import expand_atomic_stores
+from pypto.passes._kernel_reads import write_values
 from pypto.passes._peel import peel_first_iterations
 from pypto.passes._rewrite import assigns_of, drop_defs, ints, match, shaped
 from pypto.passes._util import base_name, calls_in, iter_stmts, var_use_counts
@@ -57,6 +59,7 @@ class _Converter:
     renames: dict[Var, Var] = field(default_factory=dict)
     cube_operands: set[Var] = field(default_factory=set)  # tensors only ever read by a matmul
     gm_views: set[Var] = field(default_factory=set)  # slices/reshapes of the kernel's tensor parameters
+    write_values: set[Var] = field(default_factory=set)  # read scalars only ever written (_kernel_writes)
 
     def tile_of(self, e: Expr, space: MemorySpace, out: list[Stmt]) -> Expr:
         """The tile for operand ``e``: already a tile, a converted temp, or a fresh tile.load."""
@@ -177,7 +180,9 @@ class _Converter:
         """The conversion of ``tensor.<short>``: a rule of its own, else elementwise or cube compute."""
         rules = {"assemble": self.assemble, "slice": self.slice_, "ci": self.ci, "create": self.create,
                  "gather": self.gather,
-                 "full": self.create, "read": _no_scalar_read, **dict.fromkeys(SPMD_IDS, self.spmd_id)}
+                 "full": self.create, "read": self.read, "write": self.write,
+                 "expand_clone": lambda s, v: _expand_clone.expand_clone(self, s, v),
+                 **dict.fromkeys(SPMD_IDS, self.spmd_id)}
         return rules.get(short) or (self.compute if short in COMPUTE or cube else None)
 
     def compute(self, s: Stmt, value: Call) -> list[Stmt]:
@@ -222,6 +227,14 @@ class _Converter:
         tile = Var(f"{base_name(s.var.name)}__tile", call.result_type, span=s.var.span)
         self.tiles[s.var] = tile
         return AssignStmt(tile, call, span=s.span)
+
+    def read(self, s: Stmt, value: Call) -> list[Stmt]:
+        if isinstance(s, AssignStmt) and s.var in self.write_values:
+            return _kernel_writes.read_into_tile(self, s, value)
+        return _no_scalar_read(s, value)
+
+    def write(self, s: Stmt, value: Call) -> list[Stmt]:
+        return _kernel_writes.write(self, s, value)
 
     def spmd_id(self, s: Stmt, value: Call) -> list[Stmt]:
         call = make_call(f"tile.{_op(value).short}", [], span=value.span)
@@ -422,7 +435,8 @@ class ConvertTensorToTileOps(Pass):
         if not _has_tensor_ops(func):  # tile-level: only loops of matmul_acc(..., init_cond=...) are peeled
             return peel_first_iterations(func) if _has_init_cond(func) else func
         peeled = _drop_full_validshapes(peel_first_iterations(func))
-        conv = _Converter(cube_operands=_cube_only_operands(peeled), gm_views=_gm_views(peeled))
+        conv = _Converter(cube_operands=_cube_only_operands(peeled), gm_views=_gm_views(peeled),
+                          write_values=write_values(peeled.body))
         body = conv.block(peeled.body)
         if peeled is not func:  # the accumulator's uninitialised create is dead now
             uses = var_use_counts(body)

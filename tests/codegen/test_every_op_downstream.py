@@ -146,10 +146,9 @@ def source(op: str, dt: str, to: str | None = None) -> str:
 
 
 # what still fails downstream, and why (strict: a fix must remove the entry)
-_INT16 = "INT16: ptoas 0.1.1 emits i16 tiles as float and i16 pointers as void* (a located refusal)"
 _NO_SIN = "no tsin/tcos instruction in ptoas 0.1.1 (refused with a hint)"
 _NO_SCALAR_BITS = "no tands/tors/tshls/tshrs lowering in ptoas 0.1.1 (refused: broadcast with pl.tile.full)"
-_INTS = ("INT32", "INT8")
+_INTS = ("INT32", "INT16", "INT8")
 _F_ONLY = "ptoas 0.1.1 takes f16/f32 tiles only for this instruction ({insn})"
 _SCALAR_TYPE = ("pypto's codegen passes the scalar of {insn} on an integer tile in a type ptoas 0.1.1 rejects "
                 "('{err}')")
@@ -163,13 +162,13 @@ KNOWN: dict[tuple[str, str], str] = {
     ("cast", "BF16->FP16"): "a kernel unit with both bf16 and f16 cannot use the f16 stand-in for bf16 (a located error)",
 }
 _ARG_INT = "integer argmax/argmin is refused (the exact rewrite needs a floating-point operand; cast first)"
-_NO_LOWERING = {"read": "no scalar read of a tile in ptoas 0.1.1 (tile.read has no lowering)",
-                "write": "no scalar write into a tile in ptoas 0.1.1 (tile.write has no lowering)"}
+_NO_LOWERING = {"read": "no scalar read of a tile in ptoas 0.1.1 (tile.read has no lowering)"}
+_WRITE = "tile.write of a {dt} tile is refused (pypto's bit-exact rewrite needs FP32 or INT32 elements)"
 
 
 def _known(op: str, dt: str, to: str | None) -> str | None:
-    if "INT16" in (dt, to):
-        return _INT16
+    if op == "write" and dt not in ("FP32", "INT32"):
+        return _WRITE.format(dt=dt)
     if op in _NO_LOWERING:
         return _NO_LOWERING[op]
     if "arg" in op and dt in _INTS:

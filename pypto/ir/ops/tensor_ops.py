@@ -37,6 +37,28 @@ def _write(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
     return shaped(args[0], "tensor.write", "dst", span, TensorType)
 
 
+def expand_axis(src: TensorType, target: TensorType, span: Span) -> int | None:
+    """The axis ``tensor.expand_clone`` broadcasts (None: the shapes are equal); a UserError when ``src``
+    does not broadcast to ``target`` along at most one axis."""
+    if src.rank != target.rank or src.dtype is not target.dtype:
+        raise UserError(f"tensor.expand_clone: input {src.dtype.value}{list(src.shape)} and target "
+                        f"{target.dtype.value}{list(target.shape)} must have the same rank and dtype", span)
+    axes = [i for i, (a, b) in enumerate(zip(src.shape, target.shape, strict=True)) if a is not b and a != b]
+    if any(src.shape[i] != 1 for i in axes) or len(axes) > 1:
+        raise UserError(f"tensor.expand_clone: input {list(src.shape)} does not broadcast to {list(target.shape)} "
+                        "along at most one axis (the input's broadcast axis must have size 1)", span,
+                        hint="broadcast one axis per expand_clone")
+    return axes[0] if axes else None
+
+
+def _expand_clone(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+    src = shaped(args[0], "tensor.expand_clone", "input", span, TensorType)
+    target = shaped(args[1], "tensor.expand_clone", "target", span, TensorType)
+    assert isinstance(src, TensorType) and isinstance(target, TensorType)
+    expand_axis(src, target, span)
+    return target
+
+
 def _dim(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
     shaped(args[0], "tensor.dim", "tensor", span, TensorType)
     return ScalarType(DataType.INDEX)
@@ -48,4 +70,6 @@ register(OpDef("tensor.create", ("shape",), _create,
                category="create", fresh=True))
 register(OpDef("tensor.full", ("shape", "value"), _full, {"dtype": None}, category="create"))
 register(OpDef("tensor.write", ("dst", "offset", "value"), _write, category="access", writes="dst"))
+register(OpDef("tensor.expand_clone", ("input", "target"), _expand_clone, category="memory", writes="target",
+               doc="the input broadcast along its one size-1 axis into the target, which is the result"))
 register(OpDef("tensor.dim", ("tensor", "axis"), _dim, category="access"))

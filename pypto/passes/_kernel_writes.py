@@ -1,0 +1,60 @@
+"""``pl.write`` inside a kernel, for ConvertTensorToTileOps.
+
+ptoas 0.1.1 has no scalar load from or store to GM. A kernel's ``x = pl.read(t, idx)`` whose value is
+only written (:func:`pypto.passes._kernel_reads.write_values`) becomes a one-element ``tile.load``;
+``pl.write(tile, pos, x)`` then takes that tile as its value (the codegen broadcasts its element).
+``pl.write(dst, pos, v)`` of a GM tensor is a ``tile.store`` of a one-element tile holding ``v`` (the
+loaded tile, or ``tile.full`` of a scalar); of a tensor the kernel computed, a ``tile.write``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pypto.ir.enums import MemorySpace
+from pypto.ir.expr import Call, Expr, MakeTuple, Var
+from pypto.ir.ops.registry import make_call
+from pypto.ir.stmt import AssignStmt, EvalStmt, Stmt
+from pypto.ir.types import TensorType
+from pypto.passes._rewrite import ints
+from pypto.passes._util import base_name
+
+if TYPE_CHECKING:
+    from pypto.passes.convert_tensor_to_tile_ops import _Converter
+
+
+def _listed(e: Expr) -> MakeTuple:
+    return e if isinstance(e, MakeTuple) else MakeTuple((e,), span=e.span)
+
+
+def read_into_tile(conv: _Converter, s: AssignStmt, value: Call) -> list[Stmt]:
+    """``x = pl.read(t, idx)``, written only: ``x`` becomes a one-element Vec tile loaded from ``t``."""
+    t = value.args[0].type
+    assert isinstance(t, TensorType)
+    ones = ints([1] * t.rank)
+    load = make_call("tile.load", [value.args[0], _listed(value.args[1]), ones, ones],
+                     {"target_memory": MemorySpace.Vec}, span=value.span)
+    tile = Var(f"{base_name(s.var.name)}__tile", load.result_type, span=s.var.span)
+    conv.renames[s.var] = tile
+    return [AssignStmt(tile, load, span=s.span)]
+
+
+def write(conv: _Converter, s: Stmt, value: Call) -> list[Stmt]:
+    """``pl.write(dst, pos, v)`` in a kernel: a tile.write of a computed tensor, else a one-element store."""
+    dst, pos, v = value.args
+    v = conv.renames.get(v, v) if isinstance(v, Var) else v
+    if isinstance(dst, Var) and dst in conv.tiles:
+        call = make_call("tile.write", [conv.tiles[dst], pos, v], span=value.span)
+        if isinstance(s, AssignStmt):
+            return [conv.bind(s, call)]
+        return [EvalStmt(call, span=s.span)]
+    t = dst.type
+    assert isinstance(t, TensorType)
+    out: list[Stmt] = []
+    if not isinstance(getattr(v, "type", None), TensorType) and v not in conv.renames.values():
+        fill = make_call("tile.full", [ints([1] * t.rank), v], {"dtype": t.dtype}, span=value.span)
+        v = Var(f"{base_name(getattr(dst, 'name', 'write'))}__value", fill.result_type, span=value.span)
+        out.append(AssignStmt(v, fill, span=value.span))
+    store = make_call("tile.store", [v, _listed(pos), dst], span=value.span)
+    out.append(AssignStmt(s.var, store, span=s.span) if isinstance(s, AssignStmt) else EvalStmt(store, span=s.span))
+    return out
