@@ -6,9 +6,10 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pypto.errors import UnsupportedFeatureError
+from pypto.errors import InternalError, UnsupportedFeatureError
+from pypto.ir.dtypes import DataType
 from pypto.ir.enums import AtomicType, MemorySpace
-from pypto.ir.expr import Call, Expr, IterArg, MakeTuple, Var
+from pypto.ir.expr import BinaryExpr, BinOp, Call, Expr, IterArg, MakeTuple, Var, as_int
 from pypto.ir.function import Function, Program
 from pypto.ir.op_conversion import lookup_conversion
 from pypto.ir.ops.common import (
@@ -56,13 +57,17 @@ class _Converter:
     renames: dict[Var, Var] = field(default_factory=dict)
     cube_operands: set[Var] = field(default_factory=set)  # tensors only ever read by a matmul
     gm_views: set[Var] = field(default_factory=set)  # slices/reshapes of the kernel's tensor parameters
+    gm_windows: dict[Var, tuple[Expr, Expr]] = field(default_factory=dict)  # slice -> (tensor, its offsets)
 
     def tile_of(self, e: Expr, space: MemorySpace, out: list[Stmt]) -> Expr:
         """The tile for operand ``e``: already a tile, a converted temp, or a fresh tile.load."""
         if not isinstance(e, Var) or not isinstance(e.var_type, TensorType):
             return e
-        if e in self.windows:
-            raise _window_error(self.windows[e][1])
+        if e in self.windows and e not in self.tiles:  # first use of a window of a computed tile: copy it
+            tile, window = self.windows[e]
+            cut = make_call("tile.slice", [tile, *window.args[1:]], span=window.span)
+            self.tiles[e] = Var(f"{base_name(e.name)}__tile", cut.result_type, span=window.span)
+            out.append(AssignStmt(self.tiles[e], cut, span=window.span))
         if e in self.tiles:
             return self.tiles[e]
         t = e.var_type
@@ -261,14 +266,23 @@ class _Converter:
         return total
 
     def slice_(self, s: Stmt, value: Call) -> list[Stmt]:
+        """A window of a tensor parameter (or of a window of one) is a load from the parameter; a window
+        of a computed tile (also of a reshaped load) is kept as a window: a mask-pattern gather reads it
+        in place, any other use copies it out with ``tile.slice`` (``pto.textract``)."""
         src, shape, offset = value.args[:3]
-        if isinstance(src, Var) and src in self.tiles and src not in self.gm_views:
-            if isinstance(s, AssignStmt):  # a window of a computed tile: only a gather reads it
-                self.windows[s.var] = (self.tiles[src], value)
+        if isinstance(src, Var) and src in self.gm_windows:
+            src, offset = _compose(self.gm_windows[src], offset)
+        elif isinstance(src, Var) and (src in self.tiles or src in self.windows) and src not in self.gm_views:
+            if isinstance(s, AssignStmt):
+                tile = self.tile_of(src, MemorySpace.Vec, out := [])
+                self.windows[s.var] = (tile, value)
+                return out
             return []
         valid = value.args[3] if len(value.args) > 3 else shape
         space = MemorySpace.Mat if isinstance(s, AssignStmt) and s.var in self.cube_operands else MemorySpace.Vec
         load = make_call("tile.load", [src, offset, shape, valid], {"target_memory": space}, span=value.span)
+        if isinstance(s, AssignStmt):
+            self.gm_windows[s.var] = (src, offset)
         return [self.bind(s, load)] if isinstance(s, AssignStmt) else []
 
     def gather(self, s: Stmt, value: Call) -> list[Stmt]:
@@ -376,14 +390,28 @@ def _cube_only_operands(func: Function) -> set[Var]:
 
 
 def _gm_views(func: Function) -> set[Var]:
-    """Tensors that name GM bytes: the parameters and their slices and reshapes (a window of one of them
-    is a load, not a window of a computed tile)."""
+    """Tensors that name GM bytes as they are: the parameters and their windows (a window of one of them
+    is a load, not a window of a computed tile). A reshape is computed on the loaded tile."""
     views: set[Var] = set(func.params)
     for s in iter_stmts(func.body):
-        m = match(s, ("tensor.slice", "tensor.reshape"))
+        m = match(s, ("tensor.slice",))
         if m is not None and isinstance(s, AssignStmt) and m.args and m.args[0] in views:
             views.add(s.var)
     return views
+
+
+def _compose(window: tuple[Expr, Expr], offset: Expr) -> tuple[Expr, Expr]:
+    """A window at ``offset`` of the window ``(tensor, base)``: the same bytes as a window of ``tensor``."""
+    tensor, base = window
+    return tensor, _add_tuples(base, offset)
+
+
+def _add_tuples(a: Expr, b: Expr) -> Expr:
+    if not (isinstance(a, MakeTuple) and isinstance(b, MakeTuple) and len(a.elements) == len(b.elements)):
+        raise InternalError(f"cannot compose window offsets {a!r} and {b!r}")
+    return MakeTuple(tuple(y if as_int(x) == 0 else x if as_int(y) == 0 else
+                           BinaryExpr(BinOp.Add, x, y, DataType.INDEX, span=y.span)
+                           for x, y in zip(a.elements, b.elements, strict=True)), span=b.span)
 
 
 def _has_init_cond(func: Function) -> bool:
