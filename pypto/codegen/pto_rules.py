@@ -248,13 +248,16 @@ def _gm(cg: KernelCodegen, e: Expr) -> GmView:
 def _load(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     view = _gm(cg, c.args[0])
     sizes = _dims(cg, c.args[2])
-    if len(c.args) > 3 and c.args[3] is not None:
-        valid = _dims(cg, c.args[3])
-        sizes = list(valid)  # the GM window is the valid region; the tile keeps its full shape
-    out = cg.def_tile(dst)
+    has_valid = len(c.args) > 3 and c.args[3] is not None
+    if has_valid:
+        sizes = list(_dims(cg, c.args[3]))  # the GM window is the valid region; the tile keeps its full shape
     offsets = _dims(cg, c.args[1])
     if view.nd:
         offsets, sizes = flat_window(cg, view, offsets, sizes)
+    # an N-D window's valid region, flattened like the window, is the 2-D tile's valid region
+    shape = list(getattr(getattr(dst, "type", None), "shape", ()))
+    flat_valid = has_valid and view.nd and len(shape) == 2 and [as_int(d) for d in shape] != sizes
+    out = cg.def_tile(dst, valid=tuple(sizes) if flat_valid else "inherited")
     sv = _window(cg, view, offsets, sizes)
     cg.emit_op("tload", f"%{sv} : {tile_view_type(sizes if len(sizes) > 1 else [1, *sizes], view.tensor.dtype)}",
                out)
