@@ -78,7 +78,7 @@ def _scalar(pto: str, typing: str, int_form: tuple[str, str] | None = None) -> R
         (a,) = _srcs(cg, c, 1)
         if int_form is not None and not a.buf.dtype.is_float:
             s = scalar_operand(cg, c.args[1], a.buf.dtype.mlir)
-            tmp = cg.scratch(a.buf, "scalar_tmp")
+            tmp = cg.scratch(a.buf, "scalar_tmp", shared=True)
             cg.emit_op("texpands", f"%{s} : {a.buf.dtype.mlir}", tmp)
             op, form = int_form
             cg.emit_op(op, _list(a, tmp) if form == "list" else _pair(a, tmp), cg.def_tile(dst))
@@ -95,7 +95,7 @@ def _maximums(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     # tmaxs aborts ptoas 0.1.1 (FloatAttr assertion): broadcast the scalar, then tmax
     (a,) = _srcs(cg, c, 1)
     s = scalar_operand(cg, c.args[1], a.buf.dtype.mlir)
-    tmp = cg.scratch(a.buf, "maxs_tmp")
+    tmp = cg.scratch(a.buf, "maxs_tmp", shared=True)
     cg.emit_op("texpands", f"%{s} : {a.buf.dtype.mlir}", tmp)
     cg.emit_op("tmax", _pair(a, tmp), cg.def_tile(dst))
 
@@ -167,7 +167,7 @@ def _reduce(pto: str, needs_tmp: bool) -> Rule:
         (a,) = _srcs(cg, c, 1)
         ins = [a]
         if needs_tmp:
-            tmp = cg.tile_of(c.args[1]) if len(c.args) > 1 else cg.scratch(a.buf, "red_tmp")
+            tmp = cg.tile_of(c.args[1]) if len(c.args) > 1 else cg.scratch(a.buf, "red_tmp", shared=True)
             if tmp.ssa not in cg.written:
                 cg.zero_fill(tmp)
             ins.append(tmp)
@@ -190,7 +190,7 @@ def _expand_then(expand: str, combine: str) -> Rule:
     """Broadcast ``rhs`` into a scratch tile, then combine ``lhs`` with it (``expdif`` = exp(lhs - rhs))."""
     def rule(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
         lhs, rhs = _srcs(cg, c, 2)
-        tmp = cg.scratch(lhs.buf, "expand_tmp")
+        tmp = cg.scratch(lhs.buf, "expand_tmp", shared=True)
         cg.emit_op(expand, _list(rhs), tmp)
         out = cg.def_tile(dst)
         op, form = _COMBINE["sub" if combine == "expdif" else combine]
