@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -58,16 +59,14 @@ class _Converter:
     cube_operands: set[Var] = field(default_factory=set)  # tensors only ever read by a matmul
     gm_views: set[Var] = field(default_factory=set)  # slices/reshapes of the kernel's tensor parameters
     gm_windows: dict[Var, tuple[Expr, Expr]] = field(default_factory=dict)  # slice -> (tensor, its offsets)
+    gather_only: set[Var] = field(default_factory=set)  # tensors only ever gathered from
 
     def tile_of(self, e: Expr, space: MemorySpace, out: list[Stmt]) -> Expr:
         """The tile for operand ``e``: already a tile, a converted temp, or a fresh tile.load."""
         if not isinstance(e, Var) or not isinstance(e.var_type, TensorType):
             return e
-        if e in self.windows and e not in self.tiles:  # first use of a window of a computed tile: copy it
-            tile, window = self.windows[e]
-            cut = make_call("tile.slice", [tile, *window.args[1:]], span=window.span)
-            self.tiles[e] = Var(f"{base_name(e.name)}__tile", cut.result_type, span=window.span)
-            out.append(AssignStmt(self.tiles[e], cut, span=window.span))
+        if e in self.windows:
+            raise _window_error(self.windows[e][1])
         if e in self.tiles:
             return self.tiles[e]
         t = e.var_type
@@ -267,17 +266,20 @@ class _Converter:
 
     def slice_(self, s: Stmt, value: Call) -> list[Stmt]:
         """A window of a tensor parameter (or of a window of one) is a load from the parameter; a window
-        of a computed tile (also of a reshaped load) is kept as a window: a mask-pattern gather reads it
-        in place, any other use copies it out with ``tile.slice`` (``pto.textract``)."""
+        of a computed tile (also of a reshaped load) that only mask-pattern gathers read is kept as a
+        window (they read it in place); otherwise it is copied out with ``tile.slice`` (``pto.textract``)."""
         src, shape, offset = value.args[:3]
         if isinstance(src, Var) and src in self.gm_windows:
             src, offset = _compose(self.gm_windows[src], offset)
         elif isinstance(src, Var) and (src in self.tiles or src in self.windows) and src not in self.gm_views:
-            if isinstance(s, AssignStmt):
-                tile = self.tile_of(src, MemorySpace.Vec, out := [])
+            if not isinstance(s, AssignStmt):
+                return []
+            out: list[Stmt] = []
+            tile = self.tile_of(src, MemorySpace.Vec, out)
+            if s.var in self.gather_only:
                 self.windows[s.var] = (tile, value)
                 return out
-            return []
+            return [*out, self.bind(s, make_call("tile.slice", [tile, *value.args[1:]], span=value.span))]
         valid = value.args[3] if len(value.args) > 3 else shape
         space = MemorySpace.Mat if isinstance(s, AssignStmt) and s.var in self.cube_operands else MemorySpace.Vec
         load = make_call("tile.load", [src, offset, shape, valid], {"target_memory": space}, span=value.span)
@@ -389,6 +391,13 @@ def _cube_only_operands(func: Function) -> set[Var]:
     return cube - other
 
 
+def _gather_only(func: Function) -> set[Var]:
+    """Vars whose every use is as the source of a ``tensor.gather``."""
+    gathered = Counter(c.args[0] for c in calls_in(func.body) if c.op == "tensor.gather" and c.args)
+    uses = var_use_counts(func.body)
+    return {v for v, n in gathered.items() if isinstance(v, Var) and uses[v] == n + 1}  # + its definition
+
+
 def _gm_views(func: Function) -> set[Var]:
     """Tensors that name GM bytes as they are: the parameters and their windows (a window of one of them
     is a load, not a window of a computed tile). A reshape is computed on the loaded tile."""
@@ -439,7 +448,8 @@ class ConvertTensorToTileOps(Pass):
         if not _has_tensor_ops(func):  # tile-level: only loops of matmul_acc(..., init_cond=...) are peeled
             return peel_first_iterations(func) if _has_init_cond(func) else func
         peeled = _drop_full_validshapes(peel_first_iterations(func))
-        conv = _Converter(cube_operands=_cube_only_operands(peeled), gm_views=_gm_views(peeled))
+        conv = _Converter(cube_operands=_cube_only_operands(peeled), gm_views=_gm_views(peeled),
+                          gather_only=_gather_only(peeled))
         body = conv.block(peeled.body)
         if peeled is not func:  # the accumulator's uninitialised create is dead now
             uses = var_use_counts(body)

@@ -42,6 +42,23 @@ class Nested:
 """
 
 
+SCOPED = """import pypto.language as pl
+
+@pl.program
+class Scoped:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.exp(x)
+            w = t[:, 16:48]
+            for i in pl.range(2):
+                if i == 1:
+                    out = pl.assemble(out, pl.add(w, 1.0), [0, 0])
+            out = pl.assemble(out, pl.mul(w, 2.0), [0, 32])
+        return out
+"""
+
+
 def _want_reshaped(q: np.ndarray) -> np.ndarray:
     want = np.zeros((64, 64), np.float32)
     for b in range(4):
@@ -86,3 +103,14 @@ def test_windows_match_numpy(platform: str, tmp_path: Path) -> None:
     want = np.zeros((16, 32), np.float32)
     want[:12] = q2[20:32, 32:64] + np.exp(q2[16:28, 0:32])
     np.testing.assert_allclose(out2, want, rtol=1e-5, atol=1e-5)
+    x3 = rng.standard_normal((16, 64)).astype(np.float32)
+    out3 = np.zeros((16, 64), np.float32)
+    ir.compile(pl.parse(SCOPED), output_dir=str(tmp_path / "s"), platform=platform)(x3, out3)
+    w = np.exp(x3[:, 16:48])
+    np.testing.assert_allclose(out3, np.concatenate([w + 1, w * 2], axis=1), rtol=1e-5, atol=1e-5)
+
+
+def test_a_window_used_first_inside_a_branch_is_copied_where_it_is_taken(tmp_path: Path) -> None:
+    text = _converted(SCOPED, tmp_path)
+    body = text[text.index("pl.tile.slice("):]
+    assert body.index("pl.tile.slice(") < body.index("for i")
