@@ -241,7 +241,11 @@ def _window(cg: KernelCodegen, view: GmView, offsets: list, sizes: list, op: str
 def _gm(cg: KernelCodegen, e: Expr) -> GmView:
     v = cg.env.get(e) if isinstance(e, Var) else None
     if not isinstance(v, GmView):
-        raise cg.error(f"expected a tensor argument of the kernel, got {e!r}")
+        what = f"'{base_name(e.name)}'" if isinstance(e, Var) else repr(e)
+        raise cg.error(f"this reads GM through {what}, which is not a tensor parameter of the kernel (nor a view of "
+                       "one the codegen can derive)",
+                       hint="slice the kernel's tensor directly, or compute on the loaded tile "
+                            "(a window of a tile is a tile.slice copy)")
     return v
 
 
