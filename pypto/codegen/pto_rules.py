@@ -349,8 +349,9 @@ def _reshape(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     if dst is None:
         raise cg.error("tile.reshape needs a result")
     want = cg.buf_type(dst.type)  # type: ignore[arg-type]
-    if want.text == a.ty:
-        cg.env[dst] = a
+    if want.text == a.ty or ((want.rows, want.cols) == (a.buf.rows, a.buf.cols)
+                             and cg.buf_type(dst.type, tuple(a.buf.valid)).text == a.ty):  # type: ignore[arg-type]
+        cg.env[dst] = a  # the same 2-D tile (an N-D load flattened already), its valid region kept
         return
     same = want.loc == a.buf.loc and want.dtype is a.buf.dtype and want.rows * want.cols == a.buf.rows * a.buf.cols
     if not (same and _flat_order(a.buf) and _flat_order(want)):

@@ -26,7 +26,7 @@ class Valid:
                 s0 = sb * 256
                 valid = pl.{fn}(256, n - s0)
                 w = pl.slice(s, {window}, {offset}, valid_shape={valid_shape})
-                p = pl.fillpad(w, pad_value=pl.PadValue.min)
+                p = pl.fillpad({pre}w{post}, pad_value=pl.PadValue.min)
                 m = pl.row_max(pl.reshape(p, [8, 256]))
                 out = pl.assemble(out, pl.reshape(m, [1, 8]), [sb, 0])
         return out
@@ -36,8 +36,10 @@ ND = {"shape": "3, 1, 8, 256", "window": "[1, 1, 8, 256]", "offset": "[sb, 0, 0,
 FLAT = {"shape": "8, 768", "window": "[8, 256]", "offset": "[0, s0]", "valid_shape": "[8, valid]"}
 
 
-def _src(layout: dict[str, str], fn: str = "min") -> str:
-    return SRC.format(fn=fn, **layout)
+def _src(layout: dict[str, str], fn: str = "min", reshaped: bool = False) -> str:
+    """``reshaped``: the partly valid N-D window is reshaped to its 2-D shape before the fillpad."""
+    pre, post = ("pl.reshape(", ", [8, 256])") if reshaped else ("", "")
+    return SRC.format(fn=fn, pre=pre, post=post, **layout)
 
 
 def _want(blocks: np.ndarray, n: int) -> np.ndarray:
@@ -60,19 +62,22 @@ def test_max_lowers_too(tmp_path: Path) -> None:
     assert "arith.maxsi" not in pto.read_text() and "arith.cmpi sgt" in pto.read_text()
 
 
-def test_an_nd_window_keeps_its_runtime_valid_width(tmp_path: Path) -> None:
-    ir.compile(pl.parse(_src(ND)), output_dir=str(tmp_path), skip_ptoas=True)
+@pytest.mark.parametrize("reshaped", [False, True])
+def test_an_nd_window_keeps_its_runtime_valid_width(tmp_path: Path, reshaped: bool) -> None:
+    ir.compile(pl.parse(_src(ND, reshaped=reshaped)), output_dir=str(tmp_path), skip_ptoas=True)
     (pto,) = tmp_path.glob("kernels/*/*.pto")
     assert "rows=8, cols=256, v_row=8, v_col=?" in pto.read_text()
 
 
 @pytest.mark.sim
 @pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
-@pytest.mark.parametrize("layout", ["flat", "nd"])
+@pytest.mark.parametrize("layout", ["flat", "nd", "nd_reshaped"])
 def test_windows_match_numpy(platform: str, layout: str, tmp_path: Path) -> None:
     blocks = np.random.default_rng(7).standard_normal((3, 8, 256)).astype(np.float32)
-    s = blocks.reshape(3, 1, 8, 256) if layout == "nd" else np.ascontiguousarray(blocks.transpose(1, 0, 2).reshape(8, 768))
-    compiled = ir.compile(pl.parse(_src(ND if layout == "nd" else FLAT)), output_dir=str(tmp_path), platform=platform)
+    nd = layout.startswith("nd")
+    s = blocks.reshape(3, 1, 8, 256) if nd else np.ascontiguousarray(blocks.transpose(1, 0, 2).reshape(8, 768))
+    src = _src(ND if nd else FLAT, reshaped=layout == "nd_reshaped")
+    compiled = ir.compile(pl.parse(src), output_dir=str(tmp_path), platform=platform)
     for n in (700, 512, 3):
         out = np.zeros((3, 8), np.float32)
         compiled(s, np.array([n], np.int32), out)
