@@ -320,11 +320,17 @@ class KernelCodegen(ScalarLowering):
         self.op(f"%{tile.ssa} = pto.alloc_tile{ops} : {buf.text}")
         return tile
 
-    def scratch(self, buf: TileBuf, hint: str = "tmp", key: tuple | None = None) -> Tile:
+    def scratch(self, buf: TileBuf, hint: str = "tmp", key: tuple | None = None, shared: bool = False) -> Tile:
         """A fresh hoisted ``alloc_tile``; a buffer with a partial valid region is allocated where it is
-        needed instead (its valid extents are operands)."""
+        needed instead (its valid extents are operands). ``shared``: a temporary that lives within one op,
+        so every op of the kernel uses the same one per buffer type (ptoas 0.1.1 gives each alloc_tile
+        bytes of its own)."""
         if buf.dynamic and key is None:
             return self._alloc_here(buf, hint)
+        if shared and key is None:
+            key = ("op_scratch", 0, buf.text)
+            if key in self.bufs:
+                return self.bufs[key]
         tile = Tile(self.names.unique(hint), buf)
         self.allocs.append(f"%{tile.ssa} = pto.alloc_tile : {buf.text}{self.loc()}")
         if key is not None:

@@ -78,7 +78,7 @@ def _scalar(pto: str, typing: str, int_form: tuple[str, str] | None = None) -> R
         (a,) = _srcs(cg, c, 1)
         if int_form is not None and not a.buf.dtype.is_float:
             s = scalar_operand(cg, c.args[1], a.buf.dtype.mlir)
-            tmp = cg.scratch(a.buf, "scalar_tmp")
+            tmp = cg.scratch(a.buf, "scalar_tmp", shared=True)
             cg.emit_op("texpands", f"%{s} : {a.buf.dtype.mlir}", tmp)
             op, form = int_form
             cg.emit_op(op, _list(a, tmp) if form == "list" else _pair(a, tmp), cg.def_tile(dst))
@@ -95,7 +95,7 @@ def _maximums(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     # tmaxs aborts ptoas 0.1.1 (FloatAttr assertion): broadcast the scalar, then tmax
     (a,) = _srcs(cg, c, 1)
     s = scalar_operand(cg, c.args[1], a.buf.dtype.mlir)
-    tmp = cg.scratch(a.buf, "maxs_tmp")
+    tmp = cg.scratch(a.buf, "maxs_tmp", shared=True)
     cg.emit_op("texpands", f"%{s} : {a.buf.dtype.mlir}", tmp)
     cg.emit_op("tmax", _pair(a, tmp), cg.def_tile(dst))
 
@@ -167,7 +167,7 @@ def _reduce(pto: str, needs_tmp: bool) -> Rule:
         (a,) = _srcs(cg, c, 1)
         ins = [a]
         if needs_tmp:
-            tmp = cg.tile_of(c.args[1]) if len(c.args) > 1 else cg.scratch(a.buf, "red_tmp")
+            tmp = cg.tile_of(c.args[1]) if len(c.args) > 1 else cg.scratch(a.buf, "red_tmp", shared=True)
             if tmp.ssa not in cg.written:
                 cg.zero_fill(tmp)
             ins.append(tmp)
@@ -192,7 +192,7 @@ def _expand_then(expand: str, combine: str) -> Rule:
     """Broadcast ``rhs`` into a scratch tile, then combine ``lhs`` with it (``expdif`` = exp(lhs - rhs))."""
     def rule(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
         lhs, rhs = _srcs(cg, c, 2)
-        tmp = cg.scratch(lhs.buf, "expand_tmp")
+        tmp = cg.scratch(lhs.buf, "expand_tmp", shared=True)
         cg.emit_op(expand, _list(rhs), tmp)
         out = cg.def_tile(dst)
         op, form = _COMBINE["sub" if combine == "expdif" else combine]
@@ -255,20 +255,27 @@ def _window(cg: KernelCodegen, view: GmView, offsets: list, sizes: list, op: str
 def _gm(cg: KernelCodegen, e: Expr) -> GmView:
     v = cg.env.get(e) if isinstance(e, Var) else None
     if not isinstance(v, GmView):
-        raise cg.error(f"expected a tensor argument of the kernel, got {e!r}")
+        what = f"'{base_name(e.name)}'" if isinstance(e, Var) else repr(e)
+        raise cg.error(f"this reads GM through {what}, which is not a tensor parameter of the kernel (nor a view of "
+                       "one the codegen can derive)",
+                       hint="slice the kernel's tensor directly, or compute on the loaded tile "
+                            "(a window of a tile is a tile.slice copy)")
     return v
 
 
 def _load(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     view = _gm(cg, c.args[0])
     sizes = _dims(cg, c.args[2])
-    if len(c.args) > 3 and c.args[3] is not None:
-        valid = _dims(cg, c.args[3])
-        sizes = list(valid)  # the GM window is the valid region; the tile keeps its full shape
-    out = cg.def_tile(dst)
+    has_valid = len(c.args) > 3 and c.args[3] is not None
+    if has_valid:
+        sizes = list(_dims(cg, c.args[3]))  # the GM window is the valid region; the tile keeps its full shape
     offsets = _dims(cg, c.args[1])
     if view.nd:
         offsets, sizes = flat_window(cg, view, offsets, sizes)
+    # an N-D window's valid region, flattened like the window, is the 2-D tile's valid region
+    shape = list(getattr(getattr(dst, "type", None), "shape", ()))
+    flat_valid = has_valid and view.nd and len(shape) == 2 and [as_int(d) for d in shape] != sizes
+    out = cg.def_tile(dst, valid=tuple(sizes) if flat_valid else "inherited")
     sv = _window(cg, view, offsets, sizes)
     cg.emit_op("tload", f"%{sv} : {tile_view_type(sizes if len(sizes) > 1 else [1, *sizes], view.tensor.dtype)}",
                out)
@@ -356,8 +363,9 @@ def _reshape(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     if dst is None:
         raise cg.error("tile.reshape needs a result")
     want = cg.buf_type(dst.type)  # type: ignore[arg-type]
-    if want.text == a.ty:
-        cg.env[dst] = a
+    if want.text == a.ty or ((want.rows, want.cols) == (a.buf.rows, a.buf.cols)
+                             and cg.buf_type(dst.type, tuple(a.buf.valid)).text == a.ty):  # type: ignore[arg-type]
+        cg.env[dst] = a  # the same 2-D tile (an N-D load flattened already), its valid region kept
         return
     same = want.loc == a.buf.loc and want.dtype is a.buf.dtype and want.rows * want.cols == a.buf.rows * a.buf.cols
     if not (same and _flat_order(a.buf) and _flat_order(want)):

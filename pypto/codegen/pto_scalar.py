@@ -146,6 +146,8 @@ class ScalarLowering:
             out = self.names.unique("cond")
             self._emit(f"%{out} = arith.cmpi {_CMP[e.op]}, %{a}, %{b} : {operand_ty}", into)
             return out
+        if ty in _INT_TYPES and e.op in (BinOp.Min, BinOp.Max):
+            return self._min_max(e, ty, into)
         if ty not in _INT_TYPES or e.op not in (BinOp.Add, BinOp.Sub, BinOp.Mul):
             name = _ARITH_NAME.get(e.op, f"arith.{e.op.name.lower()}")
             if ty not in _INT_TYPES:
@@ -164,6 +166,23 @@ class ScalarLowering:
         out = self.names.unique("v")
         self._emit(f"%{out} = arith.{kind} %{a}, %{b} : {ty}", into)
         return out
+
+    def _min_max(self, e: BinaryExpr, ty: str, into: list[str] | None) -> str:
+        """Integer ``min`` / ``max`` without arith.minsi/maxsi/select (0.1.1 lowers none of them):
+        ``b + (a - b) * index_cast(a < b)`` (``a > b`` for max), computed in ``index``."""
+        a, b = self.value(e.lhs, "index", into), self.value(e.rhs, "index", into)
+        cond, flag, diff, scaled = (self.names.unique(n) for n in ("cond", "flag", "diff", "scaled"))
+        self._emit(f"%{cond} = arith.cmpi {'slt' if e.op is BinOp.Min else 'sgt'}, %{a}, %{b} : index", into)
+        self._emit(f"%{flag} = arith.index_cast %{cond} : i1 to index", into)
+        self._emit(f"%{diff} = arith.addi %{a}, %{self._neg(b, 'index', into)} : index", into)
+        self._emit(f"%{scaled} = arith.muli %{diff}, %{flag} : index", into)
+        out = self.names.unique("min" if e.op is BinOp.Min else "max")
+        self._emit(f"%{out} = arith.addi %{b}, %{scaled} : index", into)
+        if ty == "index":
+            return out
+        cast = self.names.unique("v")
+        self._emit(f"%{cast} = arith.index_cast %{out} : index to {ty}", into)
+        return cast
 
     def _neg(self, ssa: str, ty: str, into: list[str] | None) -> str:
         out = self.names.unique("neg")

@@ -148,6 +148,6 @@ def transpose(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     out = cg.def_tile(dst, valid=valid if valid != (src.buf.cols, src.buf.rows) else None)
     if out.ssa not in cg.written:  # 0.1.1 reads the ins() tiles: PlanMemory needs them written first
         cg.zero_fill(out)
-    tmp = cg.scratch(out.buf, "trans_tmp")
+    tmp = cg.scratch(out.buf, "trans_tmp", shared=True)
     cg.emit_op("ttrans", f"%{src.ssa}, %{out.ssa} : {src.ty}, {out.ty}", tmp)
     cg.written.add(out.ssa)

@@ -259,12 +259,17 @@ class Optimization:
 
 @dataclass(frozen=True, slots=True)
 class Split(Optimization):
-    """``pl.split(mode)``: cross-core split mode of the outlined kernel."""
+    """``pl.split(mode)``: cross-core split mode of the outlined kernel.
+
+    ``slot_num`` is the deprecated ``pl.split(mode, slot_num=N)`` spelling of ``pl.cross_core_slot``.
+    """
 
     mode: SplitMode
+    slot_num: int | None = None
 
     def dsl_text(self, prefix: str = "pl") -> str:
-        return f"{prefix}.split({prefix}.SplitMode.{self.mode.name})"
+        slots = "" if self.slot_num is None else f", slot_num={self.slot_num}"
+        return f"{prefix}.split({prefix}.SplitMode.{self.mode.name}{slots})"
 
     def __repr__(self) -> str:
         return self.dsl_text()

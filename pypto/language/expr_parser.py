@@ -8,7 +8,9 @@ a list); ``expr`` converts the result to an ``Expr``.
 from __future__ import annotations
 
 import ast
+import contextlib
 import operator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,9 +54,10 @@ _PYOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, 
           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
           ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
           ast.LShift: operator.lshift, ast.RShift: operator.rshift}
+_MISSING = object()
 _TENSOR_OPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
 _UNSUPPORTED = {"Lambda": "lambda expressions", "IfExp": "conditional expressions (x if c else y)",
-                "ListComp": "list comprehensions", "DictComp": "dict comprehensions",
+                "DictComp": "dict comprehensions",
                 "SetComp": "set comprehensions", "GeneratorExp": "generator expressions",
                 "Await": "await", "Yield": "yield (use pl.yield_)", "YieldFrom": "yield from",
                 "NamedExpr": "assignment expressions (:=)", "Starred": "starred arguments",
@@ -87,6 +90,7 @@ class ExprParser:
         self.program = program
         self.text_mode = text_mode
         self.defs: dict[Var, Expr] = {}  # the value each assigned name was bound to (pl.batch_matmul reads it)
+        self.constants: dict[str, Any] = {}  # loop names of a list comprehension being unrolled
 
     def span(self, node: ast.AST) -> Span:
         return self.source.span(node)
@@ -132,6 +136,8 @@ class ExprParser:
         return node.value
 
     def visit_Name(self, node: ast.Name, dyn_ok: bool = False) -> Any:  # noqa: N802
+        if node.id in self.constants:
+            return self.constants[node.id]
         var = self.scope.lookup(node.id)
         if var is not None:
             return var
@@ -173,6 +179,24 @@ class ExprParser:
 
     def visit_List(self, node: ast.List) -> list[Any]:  # noqa: N802
         return [self.eval(e) for e in node.elts]
+
+    def visit_ListComp(self, node: ast.ListComp) -> list[Any]:  # noqa: N802
+        from pypto.language.comprehension import unroll_list_comp
+
+        return unroll_list_comp(self, node)
+
+    @contextlib.contextmanager
+    def bound_constant(self, name: str, value: Any) -> Iterator[None]:
+        """Parse with ``name`` bound to the Python value ``value`` (shadowing any variable)."""
+        saved = self.constants.get(name, _MISSING)
+        self.constants[name] = value
+        try:
+            yield
+        finally:
+            if saved is _MISSING:
+                del self.constants[name]
+            else:
+                self.constants[name] = saved
 
     def visit_Tuple(self, node: ast.Tuple) -> list[Any]:  # noqa: N802
         return [self.eval(e) for e in node.elts]

@@ -5,8 +5,12 @@ ptoas 0.1.1 lowers only integer ``+``, ``*`` and comparisons on indices (``arith
 kernel. A loop ``for i in range(s, e, st)`` with constant bounds, ``s`` and ``e - s`` multiples of ``c``
 and ``c`` a multiple of ``st``, becomes two nested loops ``for q in range((e - s) // c): for r in
 range(c // st)`` with ``i = s + q * c + r * st``; then ``i % c`` is ``r * st`` and ``i // c`` is
-``s // c + q``. Each inner iteration is one iteration of the original loop, so ``continue`` keeps its
-meaning; a loop that ``break``s is left alone (the break would only leave the inner loop).
+``s // c + q``. When ``s`` or ``e`` is not a multiple of ``c`` (``st`` must still divide ``s``), the
+iterations before the first and after the last multiple are peeled into loops of their own, where
+``i // c`` is a constant ``q0`` and ``i % c`` is ``i + (-q0 * c)``. A ``pl.pipeline`` loop keeps its stages
+on the inner loop (and on the peels). Each inner iteration is one iteration of the original loop, so
+``continue`` keeps its meaning; a loop that ``break``s is left alone (the break would only leave the
+inner loop).
 A helper of UnrollLoops (it runs before SSA, on kernels and on the ``pl.at`` regions of orchestrations).
 """
 
@@ -21,6 +25,7 @@ from pypto.ir.function import Function
 from pypto.ir.stmt import BreakStmt, ForStmt, InCoreScopeStmt, Stmt
 from pypto.ir.types import ScalarType
 from pypto.ir.visitor import IRMutator, IRVisitor, substitute
+from pypto.passes._div_affine import split_affine_divisions
 from pypto.passes._util import jumps, map_blocks, scalar_dtype
 
 _OPS = (BinOp.FloorMod, BinOp.FloorDiv)
@@ -63,38 +68,76 @@ class _Replace(IRMutator):
         return self.generic_visit(e)
 
 
-def strip_mine(loop: ForStmt) -> ForStmt | None:
-    """The nested loops replacing ``loop``, or None when it has no such use or cannot be split."""
-    divs = _divisors(loop)
-    start, stop, step = as_int(loop.start), as_int(loop.stop), as_int(loop.step)
-    if len(divs) != 1 or start is None or stop is None or step is None or step <= 0 or loop.iter_args \
-            or loop.kind is not ForKind.Sequential:
-        return None
-    (c,) = divs
-    if start < 0 or start % c or (stop - start) % c or c % step or stop <= start or jumps(loop.body, (BreakStmt,)):
-        return None
+def _fresh(v: Var, tag: str) -> Var:
+    return Var(f"{v.name}_{tag}", v.var_type, span=v.span)
+
+
+def _peel(loop: ForStmt, lo: int, hi: int, c: int, tag: str) -> ForStmt:
+    """``for i in range(lo, hi, st)`` inside one block of ``c`` (``lo // c == (hi - 1) // c``): ``i // c`` is
+    the constant ``q0`` and ``i % c`` is ``i - q0 * c`` (an ``addi`` of a constant)."""
+    dt = scalar_dtype(loop.loop_var)
+    i = _fresh(loop.loop_var, tag)
+    q0 = lo // c
+    mod = _add(i, ConstInt(-q0 * c, dt), dt)
+    body = substitute(_Replace(loop.loop_var, c, mod, ConstInt(q0, dt)).visit(loop.body), {loop.loop_var: i})
+    return dataclasses.replace(loop, loop_var=i, start=ConstInt(lo, dt), stop=ConstInt(hi, dt), body=body)
+
+
+def _mine(loop: ForStmt, lo: int, hi: int, c: int, step: int) -> ForStmt:
+    """``range(lo, hi, step)`` with ``lo`` and ``hi`` multiples of ``c``: ``for q: for r:``. A pipeline loop's
+    stages go to the inner loop; the outer one is sequential."""
     dt = scalar_dtype(loop.loop_var)
     name = loop.loop_var.name
     q = Var(f"{name}_q", ScalarType(dt), span=loop.loop_var.span)
     r = Var(f"{name}_r", ScalarType(dt), span=loop.loop_var.span)
-    index = _add(_add(ConstInt(start, dt), _mul(q, c, dt), dt), _mul(r, step, dt), dt)
-    body = _Replace(loop.loop_var, c, _mul(r, step, dt), _add(ConstInt(start // c, dt), q, dt)).visit(loop.body)
+    index = _add(_add(ConstInt(lo, dt), _mul(q, c, dt), dt), _mul(r, step, dt), dt)
+    body = _Replace(loop.loop_var, c, _mul(r, step, dt), _add(ConstInt(lo // c, dt), q, dt)).visit(loop.body)
     body = substitute(body, {loop.loop_var: index})
-    inner = ForStmt(r, ConstInt(0, dt), ConstInt(c // step, dt), ConstInt(1, dt), body, kind=loop.kind,
-                    span=loop.span)
-    return dataclasses.replace(loop, loop_var=q, start=ConstInt(0, dt), stop=ConstInt((stop - start) // c, dt),
-                               step=ConstInt(1, dt), body=inner)
+    inner = dataclasses.replace(loop, loop_var=r, start=ConstInt(0, dt), stop=ConstInt(c // step, dt),
+                                step=ConstInt(1, dt), body=body)
+    return dataclasses.replace(loop, loop_var=q, start=ConstInt(0, dt), stop=ConstInt((hi - lo) // c, dt),
+                               step=ConstInt(1, dt), body=inner, kind=ForKind.Sequential,
+                               attrs={k: v for k, v in loop.attrs.items() if k != "pipeline_stages"})
+
+
+def strip_mine(loop: ForStmt) -> list[Stmt] | None:
+    """The loops replacing ``loop``, or None when it has no such use or cannot be split.
+
+    Iterations before the first multiple of ``c`` and after the last one are peeled into loops of
+    their own, in which ``i // c`` is a constant."""
+    divs = _divisors(loop)
+    start, stop, step = as_int(loop.start), as_int(loop.stop), as_int(loop.step)
+    if len(divs) != 1 or start is None or stop is None or step is None or step <= 0 or loop.iter_args \
+            or loop.kind not in (ForKind.Sequential, ForKind.Pipeline):
+        return None
+    (c,) = divs
+    if start < 0 or c % step or start % step or stop <= start or jumps(loop.body, (BreakStmt,)):
+        return None
+    stop = start + -(-(stop - start) // step) * step  # the first index past the last iteration
+    lo, hi = min(-(-start // c) * c, stop), max(stop // c * c, start)
+    out: list[Stmt] = []
+    if lo > start:
+        out.append(_peel(loop, start, lo, c, "head"))
+    if hi > lo:
+        out.append(_mine(loop, lo, hi, c, step))
+    if stop > max(hi, lo):
+        out.append(_peel(loop, max(hi, lo), stop, c, "tail"))
+    return out
 
 
 def strip_mine_kernel_loops(func: Function) -> Function:
     """Every such loop of a kernel, or of a ``pl.at`` region of an orchestration, strip-mined."""
     def block(stmts: list[Stmt]) -> list[Stmt]:
-        return [(strip_mine(s) or s) if isinstance(s, ForStmt) else s for s in stmts]
+        out: list[Stmt] = []
+        for s in stmts:
+            mined = strip_mine(s) if isinstance(s, ForStmt) else None
+            out.extend([s] if mined is None else mined)
+        return out
 
     class _Regions(IRMutator):
         def visit_InCoreScopeStmt(self, s: InCoreScopeStmt) -> Stmt:  # noqa: N802
-            body = map_blocks(s.body, block)
+            body = map_blocks(split_affine_divisions(s.body), block)
             return s if body is s.body else dataclasses.replace(s, body=body)
 
-    body = map_blocks(func.body, block) if func.is_incore else _Regions().visit(func.body)
+    body = map_blocks(split_affine_divisions(func.body), block) if func.is_incore else _Regions().visit(func.body)
     return func if body is func.body else func.with_(body=body)

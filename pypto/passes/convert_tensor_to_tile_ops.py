@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pypto.errors import UnsupportedFeatureError
+from pypto.errors import InternalError, UnsupportedFeatureError
+from pypto.ir.dtypes import DataType
 from pypto.ir.enums import AtomicType, MemorySpace
-from pypto.ir.expr import Call, Expr, IterArg, MakeTuple, Var, as_int
+from pypto.ir.expr import BinaryExpr, BinOp, Call, Expr, IterArg, MakeTuple, Var, as_int
 from pypto.ir.function import Function, Program
 from pypto.ir.op_conversion import lookup_conversion
 from pypto.ir.ops.common import (
@@ -60,6 +62,8 @@ class _Converter:
     cube_operands: set[Var] = field(default_factory=set)  # tensors only ever read by a matmul
     gm_views: set[Var] = field(default_factory=set)  # slices/reshapes of the kernel's tensor parameters
     write_values: set[Var] = field(default_factory=set)  # read scalars only ever written (_kernel_writes)
+    gm_windows: dict[Var, tuple[Expr, Expr]] = field(default_factory=dict)  # slice -> (tensor, its offsets)
+    gather_only: set[Var] = field(default_factory=set)  # tensors only ever gathered from
 
     def tile_of(self, e: Expr, space: MemorySpace, out: list[Stmt]) -> Expr:
         """The tile for operand ``e``: already a tile, a converted temp, or a fresh tile.load."""
@@ -258,16 +262,28 @@ class _Converter:
         return out
 
     def slice_(self, s: Stmt, value: Call) -> list[Stmt]:
+        """A window of a tensor parameter (or of a window of one) is a load from the parameter; a window
+        of a computed tile (also of a reshaped load) that only mask-pattern gathers read is kept as a
+        window (they read it in place); otherwise it is copied out with ``tile.slice`` (``pto.textract``)."""
         src, shape, offset = value.args[:3]
-        if isinstance(src, Var) and src in self.tiles and src not in self.gm_views:
-            if isinstance(s, AssignStmt) and _whole(value, self.tiles[src]):
+        if isinstance(src, Var) and src in self.gm_windows:
+            src, offset = _compose(self.gm_windows[src], offset)
+        elif isinstance(src, Var) and (src in self.tiles or src in self.windows) and src not in self.gm_views:
+            if not isinstance(s, AssignStmt):
+                return []
+            if src in self.tiles and _whole(value, self.tiles[src]):
                 return self._narrowed(s, self.tiles[src], value)
-            if isinstance(s, AssignStmt):  # a window of a computed tile: only a gather reads it
-                self.windows[s.var] = (self.tiles[src], value)
-            return []
+            out: list[Stmt] = []
+            tile = self.tile_of(src, MemorySpace.Vec, out)
+            if s.var in self.gather_only:
+                self.windows[s.var] = (tile, value)
+                return out
+            return [*out, self.bind(s, make_call("tile.slice", [tile, *value.args[1:]], span=value.span))]
         valid = value.args[3] if len(value.args) > 3 else shape
         space = MemorySpace.Mat if isinstance(s, AssignStmt) and s.var in self.cube_operands else MemorySpace.Vec
         load = make_call("tile.load", [src, offset, shape, valid], {"target_memory": space}, span=value.span)
+        if isinstance(s, AssignStmt):
+            self.gm_windows[s.var] = (src, offset)
         return [self.bind(s, load)] if isinstance(s, AssignStmt) else []
 
     def _narrowed(self, s: AssignStmt, tile: Var, value: Call) -> list[Stmt]:
@@ -395,15 +411,36 @@ def _cube_only_operands(func: Function) -> set[Var]:
     return cube - other
 
 
+def _gather_only(func: Function) -> set[Var]:
+    """Vars whose every use is as the source of a ``tensor.gather``."""
+    gathered = Counter(c.args[0] for c in calls_in(func.body) if c.op == "tensor.gather" and c.args)
+    uses = var_use_counts(func.body)
+    return {v for v, n in gathered.items() if isinstance(v, Var) and uses[v] == n + 1}  # + its definition
+
+
 def _gm_views(func: Function) -> set[Var]:
-    """Tensors that name GM bytes: the parameters and their slices and reshapes (a window of one of them
-    is a load, not a window of a computed tile)."""
+    """Tensors that name GM bytes as they are: the parameters and their windows (a window of one of them
+    is a load, not a window of a computed tile). A reshape is computed on the loaded tile."""
     views: set[Var] = set(func.params)
     for s in iter_stmts(func.body):
-        m = match(s, ("tensor.slice", "tensor.reshape"))
+        m = match(s, ("tensor.slice",))
         if m is not None and isinstance(s, AssignStmt) and m.args and m.args[0] in views:
             views.add(s.var)
     return views
+
+
+def _compose(window: tuple[Expr, Expr], offset: Expr) -> tuple[Expr, Expr]:
+    """A window at ``offset`` of the window ``(tensor, base)``: the same bytes as a window of ``tensor``."""
+    tensor, base = window
+    return tensor, _add_tuples(base, offset)
+
+
+def _add_tuples(a: Expr, b: Expr) -> Expr:
+    if not (isinstance(a, MakeTuple) and isinstance(b, MakeTuple) and len(a.elements) == len(b.elements)):
+        raise InternalError(f"cannot compose window offsets {a!r} and {b!r}")
+    return MakeTuple(tuple(y if as_int(x) == 0 else x if as_int(y) == 0 else
+                           BinaryExpr(BinOp.Add, x, y, DataType.INDEX, span=y.span)
+                           for x, y in zip(a.elements, b.elements, strict=True)), span=b.span)
 
 
 def _has_init_cond(func: Function) -> bool:
@@ -436,7 +473,7 @@ class ConvertTensorToTileOps(Pass):
             return peel_first_iterations(func) if _has_init_cond(func) else func
         peeled = _drop_full_validshapes(peel_first_iterations(func))
         conv = _Converter(cube_operands=_cube_only_operands(peeled), gm_views=_gm_views(peeled),
-                          write_values=write_values(peeled.body))
+                          write_values=write_values(peeled.body), gather_only=_gather_only(peeled))
         body = conv.block(peeled.body)
         if peeled is not func:  # the accumulator's uninitialised create is dead now
             uses = var_use_counts(body)

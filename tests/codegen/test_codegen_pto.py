@@ -337,3 +337,18 @@ def test_file_prefix_map_rewrites_loc_paths():
     text = _pto(B.add_program(), file_prefix_map=(("k.py", "/home/me/k.py"),))
     assert 'loc("/home/me/k.py":4:9)' in text and 'loc("k.py"' not in text
     assert _pto(B.add_program(), file_prefix_map=(("k", "/x"),)) == _pto(B.add_program())
+
+
+def test_a_load_from_a_tensor_that_is_not_a_kernel_parameter_is_a_located_error():
+    """A tensor-typed local the codegen has no GM view of (here one whose definition a pass dropped)."""
+    x = B.tensor("x__ssa_v0", (16, 64))
+    b = B.Body()
+    m = b.alloc(MemorySpace.Vec, 16 * 64 * 4)
+    local = Var("blk__ssa_v0", TensorType((8, 128), DataType.FP32))
+    b.assign("lo__tile", make_call("tile.load", [local, B.ints(0, 0), B.ints(8, 64), B.ints(8, 64)], B.VEC), m,
+             line=7)
+    with pytest.raises(UserError) as ei:
+        _kernel_text(b.ret(x), [x], [B.IN])
+    assert "reads GM through 'blk', which is not a tensor parameter of the kernel" in ei.value.message
+    assert ei.value.span.line == 7
+    assert "tile.slice" in (ei.value.hint or "")

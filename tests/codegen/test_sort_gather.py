@@ -132,8 +132,6 @@ class P:
     ("            s = pl.mrgsort(pl.sort32(x, ramp), block_len=256)", UserError, "multiple of 1024"),
     ("            s = pl.sort32(x, ramp)\n            s = pl.mrgsort(s[:, 0:256], s[:, 256:512])", UserError,
      "one list of sorted blocks"),
-    ("            s = pl.sort32(x, ramp)\n            o = pl.assemble(o, pl.exp(s[:, 0:256]), [0, 0])",
-     UnsupportedFeatureError, "no tile sub-window op"),
     ("            s = pl.sort32(x, ramp)\n            g = pl.gather(s[:, 64:128], mask_pattern=pl.tile.MaskPattern.P0101)",
      UnsupportedFeatureError, "leading columns"),
     ("            g = pl.gather(x, mask_pattern=pl.tile.MaskPattern.P0101, output_dtype=pl.FP16)", UserError,

@@ -102,3 +102,97 @@ def test_a_loop_that_breaks_keeps_the_located_error(tmp_path: Path) -> None:
         ir.compile(pl.parse(src), output_dir=str(tmp_path), skip_ptoas=True)
     assert "not supported in kernels by the ptoas 0.1.1 codegen" in ei.value.message  # break's flag
     assert ei.value.span.line == 8
+
+
+UNALIGNED = """import pypto.language as pl
+
+@pl.program
+class Unaligned:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[64, 64], pl.FP32], c: pl.InOut[pl.Tensor[[160, 64], pl.FP32]],
+          d: pl.InOut[pl.Tensor[[128, 64], pl.FP32]]) -> pl.Tensor[[160, 64], pl.FP32]:
+        for i in pl.pipeline(1, 10, stage=2):
+            blk = i // 4
+            c = pl.store(pl.adds(pl.load(a, [blk * 16, 0], [16, 64]), 1.0), [(i % 4) * 40 + blk * 8, 0], c)
+        for ki in pl.range(4):
+            col = ki * 32
+            for qi in pl.range(2):
+                row = (ki * 2 + qi) * 16
+                half = row // 32
+                d = pl.store(pl.muls(pl.load(a, [half * 16, 0], [16, 64]), 2.0), [col // 64 * 64 + qi * 16 + ki % 2 * 32, 0], d)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[64, 64], pl.FP32], c: pl.InOut[pl.Tensor[[160, 64], pl.FP32]],
+             d: pl.InOut[pl.Tensor[[128, 64], pl.FP32]]) -> pl.Tensor[[160, 64], pl.FP32]:
+        c = self.k(a, c, d)
+        return c
+"""
+
+
+def _unaligned_want(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    c, d = np.full((160, 64), 5.0, np.float32), np.full((128, 64), 5.0, np.float32)
+    for i in range(1, 10):
+        row = (i % 4) * 40 + (i // 4) * 8
+        c[row:row + 16] = a[(i // 4) * 16:(i // 4) * 16 + 16] + 1
+    for ki in range(4):
+        for qi in range(2):
+            half = (ki * 2 + qi) * 16 // 32
+            row = ki * 32 // 64 * 64 + qi * 16 + ki % 2 * 32
+            d[row:row + 16] = a[half * 16:half * 16 + 16] * 2
+    return c, d
+
+
+def test_unaligned_bounds_are_peeled_and_affine_divisions_split() -> None:
+    prog = UnrollLoops()(pl.parse(UNALIGNED))
+    text = prog.as_python()
+    assert " % " not in text and " // " not in text
+    loops = _loops(prog, "k")
+    kinds = [(lp.loop_var.name, lp.kind.name, int(lp.start.value), int(lp.stop.value)) for lp in loops]
+    assert kinds[:4] == [("i_head", "Pipeline", 1, 4), ("i_q", "Sequential", 0, 1), ("i_r", "Pipeline", 0, 4),
+                         ("i_tail", "Pipeline", 8, 10)]
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_unaligned_results_match_numpy(platform: str, tmp_path: Path) -> None:
+    compiled = ir.compile(pl.parse(UNALIGNED), output_dir=str(tmp_path), platform=platform)
+    a = np.random.default_rng(52).standard_normal((64, 64)).astype(np.float32)
+    c, d = np.full((160, 64), 5.0, np.float32), np.full((128, 64), 5.0, np.float32)
+    compiled(a, c, d)
+    want_c, want_d = _unaligned_want(a)
+    np.testing.assert_allclose(c, want_c, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(d, want_d, rtol=1e-6, atol=1e-6)
+
+
+def _ix(op, a, b):
+    from pypto.ir.expr import BinaryExpr, ConstInt
+
+    b = ConstInt(b, pl.INDEX) if isinstance(b, int) else b
+    return BinaryExpr(op, a, b, pl.INDEX)
+
+
+@pytest.mark.parametrize("case", ["coeff_not_dividing", "const_not_multiple", "two_left", "negative"])
+def test_divisions_that_do_not_split_are_left_alone(case: str) -> None:
+    from pypto.ir.expr import BinOp, Var
+    from pypto.ir.types import ScalarType
+    from pypto.passes._div_affine import split_div
+
+    i, j = Var("i", ScalarType(pl.INDEX)), Var("j", ScalarType(pl.INDEX))
+    lhs, c = {"coeff_not_dividing": (_ix(BinOp.Mul, i, 3), 4),                        # (i * 3) // 4
+              "const_not_multiple": (_ix(BinOp.Add, _ix(BinOp.Mul, i, 4), 2), 8),     # (i * 4 + 2) // 8
+              "two_left": (_ix(BinOp.Add, i, j), 2),                                  # (i + j) // 2
+              "negative": (_ix(BinOp.Mul, i, -2), 4)}[case]                           # (i * -2) // 4
+    assert split_div(_ix(BinOp.FloorDiv, lhs, c), {}, set()) is None
+    assert split_div(_ix(BinOp.FloorDiv, i, 4), {}, set()) is None  # already a plain index
+
+
+def test_a_name_reassigned_after_it_was_used_is_not_seen_through() -> None:
+    from pypto.ir.expr import BinOp, Var
+    from pypto.ir.types import ScalarType
+    from pypto.passes._div_affine import split_div
+
+    n, x = Var("n", ScalarType(pl.INDEX)), Var("x", ScalarType(pl.INDEX))
+    e = _ix(BinOp.FloorDiv, x, 4)
+    assert split_div(e, {x: _ix(BinOp.Mul, n, 8)}, {n}) is None   # n changes: x's definition is stale
+    assert str(split_div(e, {x: _ix(BinOp.Mul, n, 8)}, set())) == str(_ix(BinOp.Mul, n, 2))
