@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "pto/sim/ops_elem.hpp"
@@ -55,15 +56,22 @@ inline void row_reduce(const char* op, TD& dst, const TS& src) {
     }
 }
 
-// Column reductions accumulate in the destination type, top to bottom.
-template <class Op, class TD, class TS>
-inline void col_reduce(const char* op, TD& dst, const TS& src) {
+// The valid rows and columns a column reduction of ``src`` into ``dst`` reads (checked).
+template <class TD, class TS>
+inline std::pair<int, int> col_reduce_extent(const char* op, const TD& dst, const TS& src) {
     require_assigned(op, dst);
     require_assigned(op, src);
-    using D = typename TD::DType;
     const int vr = src.GetValidRow(), vc = src.GetValidCol();
     if (vc > TD::Cols || vr == 0) failf("pto sim: %s of %d rows x %d cols into a %dx%d destination", op, vr, vc,
                                         TD::Rows, TD::Cols);
+    return {vr, vc};
+}
+
+// Column reductions accumulate in the destination type, top to bottom.
+template <class Op, class TD, class TS>
+inline void col_reduce(const char* op, TD& dst, const TS& src) {
+    using D = typename TD::DType;
+    const auto [vr, vc] = col_reduce_extent(op, dst, src);
     if constexpr (TS::kDenseRowMajor && TD::kDenseRowMajor) {
         D* out = dst.data();
         const typename TS::DType* s = src.data();
@@ -85,12 +93,8 @@ inline void col_reduce(const char* op, TD& dst, const TS& src) {
 // level in the destination type; an odd row left over at a level is folded into row 0.
 template <class Op, class TD, class TS>
 inline void col_reduce_tree(const char* op, TD& dst, const TS& src) {
-    require_assigned(op, dst);
-    require_assigned(op, src);
     using D = typename TD::DType;
-    const int vr = src.GetValidRow(), vc = src.GetValidCol();
-    if (vc > TD::Cols || vr == 0) failf("pto sim: %s of %d rows x %d cols into a %dx%d destination", op, vr, vc,
-                                        TD::Rows, TD::Cols);
+    const auto [vr, vc] = col_reduce_extent(op, dst, src);
     std::vector<D> buf(static_cast<size_t>(vr) * vc);
     for (int r = 0; r < vr; ++r)
         for (int c = 0; c < vc; ++c) buf[static_cast<size_t>(r) * vc + c] = static_cast<D>(src.at(r, c));
