@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 import pypto.language as pl
 from pypto import ir
@@ -54,7 +53,7 @@ def test_expand_clone_matches_numpy_broadcast(xs: list[int], ys: list[int], plat
     np.testing.assert_array_equal(y, np.broadcast_to(x, ys))
 
 
-def test_torch_rule_broadcasts_into_the_target() -> None:
+def test_torch_rule_broadcasts_into_the_target(torch) -> None:
     ns: dict = {}
     exec(torch_codegen(_program([4, 1, 16], [4, 8, 16]), check_shapes=True), ns)  # noqa: S102
     x, y = torch.randn(4, 1, 16), torch.zeros(4, 8, 16)
