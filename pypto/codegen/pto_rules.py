@@ -21,7 +21,7 @@ from pypto.codegen.pto_types import TOOLCHAIN, tile_view_type
 from pypto.codegen.pto_values import GmView, Tile
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import MemorySpace, TileLayout
-from pypto.ir.expr import Call, ConstBool, ConstFloat, ConstInt, Expr, MakeTuple, Var, as_int
+from pypto.ir.expr import Call, ConstBool, Expr, MakeTuple, Var, as_int
 from pypto.ir.ops.bounds import check_window
 from pypto.ir.ops.common import round_mode
 from pypto.ir.ops.registry import make_call
@@ -63,13 +63,6 @@ def _unary(pto: str) -> Rule:
     return rule
 
 
-def scalar_operand(cg: KernelCodegen, e: Expr, ty: str) -> str:
-    """SSA of a scalar operand converted to MLIR type ``ty`` (constants are re-typed freely)."""
-    if isinstance(e, ConstFloat | ConstInt):
-        return cg.const(e.value, ty)
-    return cg.value(e, ty)
-
-
 def _scalar(pto: str, typing: str, int_form: tuple[str, str] | None = None) -> Rule:
     """``typing``: ``tile`` (scalar has the tile dtype), ``f32`` (always f32), ``untyped`` (f32, no type).
     ``int_form``: the binary op (and its ins form) an integer tile uses instead, on the broadcast scalar
@@ -77,14 +70,14 @@ def _scalar(pto: str, typing: str, int_form: tuple[str, str] | None = None) -> R
     def rule(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
         (a,) = _srcs(cg, c, 1)
         if int_form is not None and not a.buf.dtype.is_float:
-            s = scalar_operand(cg, c.args[1], a.buf.dtype.mlir)
+            s = cg.scalar_operand(c.args[1], a.buf.dtype.mlir)
             tmp = cg.scratch(a.buf, "scalar_tmp", shared=True)
             cg.emit_op("texpands", f"%{s} : {a.buf.dtype.mlir}", tmp)
             op, form = int_form
             cg.emit_op(op, _list(a, tmp) if form == "list" else _pair(a, tmp), cg.def_tile(dst))
             return
         ty = a.buf.dtype.mlir if typing == "tile" or not a.buf.dtype.is_float else "f32"
-        s = scalar_operand(cg, c.args[1], ty)
+        s = cg.scalar_operand(c.args[1], ty)
         out = cg.def_tile(dst)
         ins = f"%{a.ssa} : {a.ty}, %{s}" if typing == "untyped" else f"%{a.ssa}, %{s} : {a.ty}, {ty}"
         cg.emit_op(pto, ins, out)
@@ -94,7 +87,7 @@ def _scalar(pto: str, typing: str, int_form: tuple[str, str] | None = None) -> R
 def _maximums(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     # tmaxs aborts ptoas 0.1.1 (FloatAttr assertion): broadcast the scalar, then tmax
     (a,) = _srcs(cg, c, 1)
-    s = scalar_operand(cg, c.args[1], a.buf.dtype.mlir)
+    s = cg.scalar_operand(c.args[1], a.buf.dtype.mlir)
     tmp = cg.scratch(a.buf, "maxs_tmp", shared=True)
     cg.emit_op("texpands", f"%{s} : {a.buf.dtype.mlir}", tmp)
     cg.emit_op("tmax", _pair(a, tmp), cg.def_tile(dst))
@@ -107,7 +100,7 @@ def _addc(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
 def _addsc(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     a, b = cg.tile_of(c.args[0]), cg.tile_of(c.args[2])
     ty = a.buf.dtype.mlir
-    s = scalar_operand(cg, c.args[1], ty)
+    s = cg.scalar_operand(c.args[1], ty)
     cg.emit_op("taddsc", f"%{a.ssa}, %{s}, %{b.ssa} : {a.ty}, {ty}, {b.ty}", cg.def_tile(dst))
 
 
@@ -119,7 +112,7 @@ def _sub_then_sub(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     if c.op == "tile.subc":
         cg.emit_op("tsub", _list(a, cg.tile_of(c.args[1])), out)
     else:
-        cg.emit_op("tsubs", f"%{a.ssa}, %{scalar_operand(cg, c.args[1], 'f32')} : {a.ty}, f32", out)
+        cg.emit_op("tsubs", f"%{a.ssa}, %{cg.scalar_operand(c.args[1], 'f32')} : {a.ty}, f32", out)
     cg.emit_op("tsub", _list(out, last), out)
 
 
@@ -127,7 +120,7 @@ def _ci(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     out = cg.def_tile(dst)
     ty = "i32" if out.buf.dtype is DataType.UINT32 else out.buf.dtype.mlir  # arith constants are signless
     desc = " {descending = true}" if c.kwargs.get("descending") else ""
-    cg.emit_op("tci", f"%{scalar_operand(cg, c.args[0], ty)} : {ty}", out, desc)
+    cg.emit_op("tci", f"%{cg.scalar_operand(c.args[0], ty)} : {ty}", out, desc)
 
 
 def _extract(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
@@ -154,7 +147,7 @@ def _part(pto: str) -> Rule:
 def _fill(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     out = cg.def_tile(dst)
     ty = out.buf.dtype.mlir
-    cg.emit_op("texpands", f"%{scalar_operand(cg, c.args[1], ty)} : {ty}", out)
+    cg.emit_op("texpands", f"%{cg.scalar_operand(c.args[1], ty)} : {ty}", out)
 
 
 def _create(cg: KernelCodegen, c: Call, dst: Var | None) -> None:

@@ -21,6 +21,7 @@ from pypto.ir.expr import (
     BinOp,
     ConstBool,
     ConstFloat,
+    ConstInt,
     Expr,
     UnaryExpr,
     UnOp,
@@ -98,6 +99,12 @@ class ScalarLowering:
             self.op(text)
         else:
             into.append(text)
+
+    def scalar_operand(self, e: Expr, ty: str) -> str:
+        """SSA of a scalar operand converted to MLIR type ``ty`` (constants are re-typed freely)."""
+        if isinstance(e, ConstFloat | ConstInt):
+            return self.const(e.value, ty)
+        return self.value(e, ty)
 
     def value(self, e: Any, ty: str, into: list[str] | None = None) -> str:
         """Lower a scalar expression to an SSA value of MLIR type ``ty``."""

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pypto.codegen.pto_rules import scalar_operand
 from pypto.codegen.pto_types import TOOLCHAIN
 from pypto.codegen.pto_values import Tile
 from pypto.errors import UnsupportedFeatureError
@@ -116,7 +115,7 @@ def _broadcast(cg: KernelCodegen, e: Expr, value: Tile) -> None:
     src = cg.env.get(e) if isinstance(e, Var) else None
     if not isinstance(src, Tile):
         ty = value.buf.dtype.mlir
-        cg.emit_op("texpands", f"%{scalar_operand(cg, e, ty)} : {ty}", value)
+        cg.emit_op("texpands", f"%{cg.scalar_operand(e, ty)} : {ty}", value)
         return
     if value.buf.view.blayout is not TileLayout.row_major or src.buf.dtype is not value.buf.dtype:
         raise cg.error(f"tile.write of a tensor element into a {value.buf.dtype.value} "

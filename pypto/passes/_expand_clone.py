@@ -12,7 +12,7 @@ Other ranks, and an input or target the kernel computed itself, are a located er
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Collection
 
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.dtypes import DataType
@@ -24,9 +24,6 @@ from pypto.ir.stmt import AssignStmt, EvalStmt, Stmt
 from pypto.ir.types import TensorType
 from pypto.passes._rewrite import ints
 from pypto.passes._util import base_name
-
-if TYPE_CHECKING:
-    from pypto.passes.convert_tensor_to_tile_ops import _Converter
 
 
 class _Emit:
@@ -56,11 +53,11 @@ def _refuse(value: Call, what: str) -> UnsupportedFeatureError:
                                         "broadcast tiles with pl.row_expand / pl.col_expand")
 
 
-def expand_clone(conv: _Converter, s: Stmt, value: Call) -> list[Stmt]:
+def expand_clone(tiles: Collection[Var], s: Stmt, value: Call) -> list[Stmt]:
     x, y = value.args
     src, dst = x.type, y.type
     assert isinstance(src, TensorType) and isinstance(dst, TensorType)
-    if any(isinstance(a, Var) and a in conv.tiles for a in (x, y)):
+    if any(isinstance(a, Var) and a in tiles for a in (x, y)):
         raise _refuse(value, "of a tensor the kernel computed")
     if dst.rank not in (2, 3):
         raise _refuse(value, f"of a rank-{dst.rank} tensor")

@@ -9,7 +9,7 @@ loaded tile, or ``tile.full`` of a scalar); of a tensor the kernel computed, a `
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call, Expr, MakeTuple, Var
@@ -19,8 +19,14 @@ from pypto.ir.types import TensorType
 from pypto.passes._rewrite import ints
 from pypto.passes._util import base_name
 
-if TYPE_CHECKING:
-    from pypto.passes.convert_tensor_to_tile_ops import _Converter
+
+class _Converter(Protocol):
+    """What these rewrites use of ConvertTensorToTileOps' converter (kept as a protocol: no import circle)."""
+
+    tiles: dict[Var, Var]
+    renames: dict[Var, Var]
+
+    def bind(self, s: AssignStmt, call: Call) -> AssignStmt: ...
 
 
 def _listed(e: Expr) -> MakeTuple:

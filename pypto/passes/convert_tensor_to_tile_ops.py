@@ -185,7 +185,7 @@ class _Converter:
         rules = {"assemble": self.assemble, "slice": self.slice_, "ci": self.ci, "create": self.create,
                  "gather": self.gather,
                  "full": self.create, "read": self.read, "write": self.write,
-                 "expand_clone": lambda s, v: _expand_clone.expand_clone(self, s, v),
+                 "expand_clone": lambda s, v: _expand_clone.expand_clone(self.tiles, s, v),
                  **dict.fromkeys(SPMD_IDS, self.spmd_id)}
         return rules.get(short) or (self.compute if short in COMPUTE or cube else None)
 
