@@ -75,26 +75,20 @@ _OPS_TILE_AND_PL = {
     "gemv": "gemv", "gemv_acc": "gemv", "gemv_bias": "gemv", "matmul_mx": "mx", "matmul_mx_acc": "mx",
     "matmul_mx_bias": "mx", "tri": "tri", "lrelu": "lrelu", "cmps": "cmp",
     "sel": "codegen", "sels": "codegen", "gatherb": "codegen", "mgather": "codegen", "mscatter": "codegen",
-    "tpush_to_aiv": "pipes", "tpush_to_aic": "pipes", "tpop_from_aic": "pipes", "tpop_from_aiv": "pipes",
     "aiv_shard": "split_aiv", "aic_gather": "split_aiv",
 }
 _OPS_TENSOR_AND_PL = {"paged_gather": "gather_x", "create_l1": "create_l1",
                       "no_dep": "no_dep", "dump_tag": "dump_tag"}
 _SYSTEM = {
     **{n: "sync" for n in ("sync_src", "sync_dst", "sync_set", "sync_wait", "set_ffts", "bar_v", "bar_m",
-                           "bar_all", "fence", "cacheinvalid", "syncall", "AUTO", "task_invalid")},
-    **{n: "pipes" for n in ("tpush_to_aiv", "tpush_to_aic", "tpop_from_aic", "tpop_from_aiv", "aic_initialize_pipe",
-                            "aiv_initialize_pipe", "reserve_buffer", "import_peer_buffer", "tfree_to_aic",
-                            "tfree_to_aiv")},
+                           "bar_all", "fence", "cacheinvalid", "syncall", "task_invalid")},
     "available_cluster_count": "query", "available_aiv_count": "query",
 }
 _PREFETCH = {n: "prefetch" for n in ("async_prefetch", "make_context", "session", "wait")}
 
 PL: dict[str, str] = {
     **_OPS_BOTH, **_OPS_TILE_AND_PL, **_OPS_TENSOR_AND_PL,
-    **{n: "pipes" for n in ("aic_initialize_pipe", "aiv_initialize_pipe", "reserve_buffer", "import_peer_buffer",
-                            "tfree_to_aic", "tfree_to_aiv")},
-    "AUTO": "sync", "split_aiv": "split_aiv", "IntLike": "typing", "MemRefType": "typing",
+    "split_aiv": "split_aiv", "IntLike": "typing", "MemRefType": "typing",
     "PrefetchAsyncContext": "prefetch", "AsyncEvent": "prefetch", "AsyncSession": "prefetch",
 }
 TILE: dict[str, str] = {
@@ -138,6 +132,11 @@ class UnsupportedNamespace:
         self._name = name
 
     def __getattr__(self, attr: str) -> Any:
+        if self._name == "system":
+            from pypto.language.ops import PROMOTED, SYSTEM_PIPE_OPS, OpStub
+
+            if attr in SYSTEM_PIPE_OPS or attr.startswith(("tpush_to_", "tpop_from_")):
+                return OpStub(PROMOTED[attr], convenience=True)
         implemented = IMPLEMENTED.get(self._name, {}).get(attr)
         if implemented is not None:
             from pypto.language import dsl
