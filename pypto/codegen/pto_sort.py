@@ -20,7 +20,6 @@
 from __future__ import annotations
 
 from dataclasses import replace
-
 from typing import TYPE_CHECKING
 
 from pypto.codegen.pto_types import TOOLCHAIN
