@@ -86,7 +86,7 @@ _ALIASES = {"tile": {"create_tile": "tile.create", "arange": "tile.ci"},
 
 # cross-core pipe set-up and release (pl.X and pl.system.X); lowered through GM by LowerCrossCorePipes
 SYSTEM_PIPE_OPS = ("tfree_to_aic", "tfree_to_aiv", "aic_initialize_pipe", "aiv_initialize_pipe", "reserve_buffer",
-                   "import_peer_buffer")
+                   "import_peer_buffer", "syncall")
 
 PROMOTED: dict[str, str] = {
     "load": "tile.load", "store": "tile.store", "move": "tile.move", "create_tile": "tile.create",

@@ -81,7 +81,7 @@ _OPS_TENSOR_AND_PL = {"paged_gather": "gather_x", "create_l1": "create_l1",
                       "no_dep": "no_dep", "dump_tag": "dump_tag"}
 _SYSTEM = {
     **{n: "sync" for n in ("sync_src", "sync_dst", "sync_set", "sync_wait", "set_ffts", "bar_v", "bar_m",
-                           "bar_all", "fence", "cacheinvalid", "syncall", "task_invalid")},
+                           "bar_all", "fence", "cacheinvalid", "task_invalid")},
     "available_cluster_count": "query", "available_aiv_count": "query",
 }
 _PREFETCH = {n: "prefetch" for n in ("async_prefetch", "make_context", "session", "wait")}

@@ -39,6 +39,7 @@ from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, ReturnStmt, Stmt, seq
 from pypto.ir.types import TensorType, TileType
 from pypto.ir.visitor import substitute
+from pypto.passes._barrier_split import SEGMENT, BarrierAnalysis, has_barrier
 from pypto.passes._mixed_split import CUBE, VECTOR, Analysis, core_of, stmt_cores
 from pypto.passes._rewrite import (
     assign_of,
@@ -67,8 +68,8 @@ from pypto.span import Span
 
 __all__ = ["ExpandMixedKernel", "core_of"]
 
-CORE_TYPE = {CUBE: FunctionType.AIC, VECTOR: FunctionType.AIV}
-LOAD_SPACE = {CUBE: MemorySpace.Mat, VECTOR: MemorySpace.Vec}
+CORE_TYPE = {CUBE: FunctionType.AIC, VECTOR: FunctionType.AIV, SEGMENT: FunctionType.InCore}
+LOAD_SPACE = {CUBE: MemorySpace.Mat, VECTOR: MemorySpace.Vec, SEGMENT: MemorySpace.Vec}
 STORE_SPACES = frozenset({MemorySpace.Vec, MemorySpace.Acc})
 
 # A kernel argument: ("param", index into the mixed kernel's params) or ("temp", the crossing tile var)
@@ -98,6 +99,8 @@ class _Splitter:
 
     def kernel_name(self, k: int) -> str:
         cores = self.an.stage_cores
+        if cores[k] == SEGMENT:
+            return f"{self.func.name}_seg{k}"
         suffix = "aic" if cores[k] == CUBE else "aiv"
         return f"{self.func.name}_{suffix}" if len(cores) == len(set(cores)) else f"{self.func.name}_{k}_{suffix}"
 
@@ -430,6 +433,26 @@ class _CallRewriter:
         return out
 
 
+def _split_barriers(program: Program) -> Program:
+    """Kernels with ``pl.system.syncall`` barriers become one InCore kernel per segment (_barrier_split)."""
+    splits: dict[str, tuple[list[StageKernel], Analysis]] = {}
+    funcs: list[Function] = []
+    for f in program.functions:
+        if f.func_type is not FunctionType.InCore or not has_barrier(f):
+            funcs.append(f)
+            continue
+        an = BarrierAnalysis(f)
+        sp = _Splitter(an, spmd_blocks(program, f.name))
+        cross = sp.crossing()
+        splits[f.name] = ([sp.build(k, cross) for k in range(an.n_stages)], an)
+        funcs.extend(k.func for k in splits[f.name][0])
+    if not splits:
+        return program
+    rw = _CallRewriter(splits)
+    funcs = [f if f.is_incore else f.with_(body=map_blocks(f.body, rw.block)) for f in funcs]
+    return program.with_functions(callee_first(funcs))
+
+
 @dataclass(frozen=True)
 class ExpandMixedKernel(Pass):
     """Type each InCore kernel AIC or AIV; split mixed ones into per-stage AIC/AIV kernels (see module doc)."""
@@ -438,6 +461,7 @@ class ExpandMixedKernel(Pass):
     produces = frozenset({IRProperty.MixedKernelExpanded})
 
     def run(self, program: Program) -> Program:
+        program = _split_barriers(program)
         funcs: list[Function] = []
         splits: dict[str, tuple[list[StageKernel], Analysis]] = {}
         for f in program.functions:

@@ -68,3 +68,8 @@ register(OpDef("system.reserve_buffer", (), _buffer, {"name": "", "size": 0, "ba
                doc="reserve a local pipe slot buffer", effect=True))
 register(OpDef("system.import_peer_buffer", (), _buffer, {"name": "", "peer_func": ""}, category="pipe",
                doc="the peer kernel's reserved slot buffer", effect=True))
+
+# pl.system.syncall: a barrier across the blocks of an SPMD launch (and the AIC/AIV halves). ptoas 0.1.1
+# has no SYNCALL; ExpandMixedKernel cuts the kernel into one SPMD task before and one after it.
+register(OpDef("system.syncall", ("gm_workspace?",), _none, {"core_type": "mix", "mode": "hard", "used_cores": None},
+               category="pipe", doc="barrier across every block of the launch", effect=True))
