@@ -43,8 +43,6 @@ _REASONS: dict[str, tuple[str, str]] = {
     "codegen": (_NO_CODEGEN, "express it with the supported elementwise ops, or compute it on the host"),
     "scalar_minmax": ("ptoas 0.1.1 cannot lower scalar min/max (arith.minsi/maxsi) in kernels",
                       "compute the scalar on the host or in the orchestration (pl.min / pl.max there)"),
-    "pipes": (_PIPES, "split the work into separate cube and vector pl.at regions; pypto passes data "
-                      "between them through GM automatically"),
     "split_aiv": (_PIPES + ", so a region cannot be split across the two AIV lanes",
                   "write the vector work in one pl.at region (it runs on one AIV lane)"),
     "sync": ("pypto's ptoas 0.1.1 codegen inserts the synchronisation it needs; explicit cross-core "
@@ -84,6 +82,9 @@ _SYSTEM = {
                            "bar_all", "fence", "cacheinvalid", "task_invalid")},
     "available_cluster_count": "query", "available_aiv_count": "query",
 }
+# pl.system names pypto lowers through GM (pl.system.<name> resolves to the op, see __getattr__)
+PIPE_NAMES = ("AUTO", "syncall", "tpush_to_aiv", "tpush_to_aic", "tpop_from_aic", "tpop_from_aiv", "aic_initialize_pipe",
+              "aiv_initialize_pipe", "reserve_buffer", "import_peer_buffer", "tfree_to_aic", "tfree_to_aiv")
 _PREFETCH = {n: "prefetch" for n in ("async_prefetch", "make_context", "session", "wait")}
 
 PL: dict[str, str] = {
@@ -135,8 +136,12 @@ class UnsupportedNamespace:
         if self._name == "system":
             from pypto.language.ops import PROMOTED, SYSTEM_PIPE_OPS, OpStub
 
-            if attr in SYSTEM_PIPE_OPS or attr.startswith(("tpush_to_", "tpop_from_")):
+            if attr in SYSTEM_PIPE_OPS or attr in PROMOTED and attr.startswith(("tpush_to_", "tpop_from_")):
                 return OpStub(PROMOTED[attr], convenience=True)
+            if attr == "AUTO":
+                from pypto.ir.ops.pipe_ops import AUTO
+
+                return AUTO
         implemented = IMPLEMENTED.get(self._name, {}).get(attr)
         if implemented is not None:
             from pypto.language import dsl
@@ -148,7 +153,8 @@ class UnsupportedNamespace:
         return Unsupported(f"pl.{self._name}.{attr}", table[attr])
 
     def __dir__(self) -> list[str]:
-        return sorted({*NAMESPACES[self._name], *IMPLEMENTED.get(self._name, {})})
+        pipes = PIPE_NAMES if self._name == "system" else ()
+        return sorted({*NAMESPACES[self._name], *IMPLEMENTED.get(self._name, {}), *pipes})
 
     def __repr__(self) -> str:
         return f"<pl.{self._name}: not supported with ptoas 0.1.1>"
