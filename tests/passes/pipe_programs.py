@@ -124,3 +124,17 @@ class Barrier:
         with pl.spmd(SB):
             out = self.step(x, out)
         return out
+
+
+@pl.program
+class SpmdMixedTransposed:
+    """Per block: ((x_band + 1) @ w + 1) transposed; the transpose is of a tile the kernel computed."""
+
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, x: pl.Tensor[[B * RT, K], pl.FP32], w: pl.Tensor[[K, RT], pl.FP32],
+             out: pl.Out[pl.Tensor[[B * RT, RT], pl.FP32]]) -> pl.Tensor[[B * RT, RT], pl.FP32]:
+        for blk in pl.spmd(B, name_hint="mm_t"):
+            r0 = blk * RT
+            acc = pl.matmul(pl.add(pl.slice(x, [RT, K], [r0, 0]), 1.0), w)
+            out = pl.assemble(out, pl.transpose(pl.add(acc, 1.0), axis1=0, axis2=1), [r0, 0])
+        return out

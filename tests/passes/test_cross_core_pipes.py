@@ -19,13 +19,14 @@ from pipe_programs import (
     NarrowedPush,
     R,
     SpmdMixed,
+    SpmdMixedTransposed,
     TwoPipes,
 )
 
 import pypto.language as pl
 from pypto import ir
 from pypto.errors import UnsupportedFeatureError
-from pypto.ir import AssignStmt, Call, FunctionType, GlobalVar, ParamDirection
+from pypto.ir import FunctionType, GlobalVar, ParamDirection
 from pypto.ir.verifier import calls
 from pypto.passes.context import PassContext
 from pypto.passes.manager import run_pipeline
@@ -116,6 +117,22 @@ def test_spmd_over_a_mixed_kernel_matches_numpy(platform, tmp_path, monkeypatch)
     o = np.zeros((B * RT, 16), np.float32)
     ir.compile(SpmdMixed, platform=platform)(x, w, o)
     np.testing.assert_allclose(o, np.maximum((0.5 * x) @ w, 0) + 1, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.sim
+@pytest.mark.ptoas
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_a_computed_tile_transposed_in_an_spmd_mixed_kernel(platform, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    prog = _lower(SpmdMixedTransposed)
+    assert "tile.transpose" in _ops(prog[_kernel_calls(prog)[-1]])  # pto.ttrans of the epilogue tile
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((B * RT, K)).astype(np.float32)
+    w = rng.standard_normal((K, RT)).astype(np.float32)
+    o = np.zeros((B * RT, RT), np.float32)
+    ir.compile(SpmdMixedTransposed, platform=platform)(x, w, o)
+    want = np.concatenate([((x[i * RT:(i + 1) * RT] + 1) @ w + 1).T for i in range(B)])
+    np.testing.assert_allclose(o, want, rtol=1e-4, atol=1e-4)
 
 
 def test_a_barrier_cuts_the_kernel_into_two_tasks():
@@ -287,6 +304,3 @@ def test_spmd_over_a_mixed_kernel_with_a_run_time_block_count_is_a_located_error
         _lower(SpmdMixedRunTimeCount)
     assert exc.value.span.line > 0 and "later ptoas" in exc.value.message and exc.value.hint
 
-
-def test_unused_names_stay_importable():
-    assert (C, R, SC) and isinstance(AssignStmt, type) and isinstance(Call, type)
