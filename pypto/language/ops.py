@@ -9,18 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pypto.errors import UserError
-
-
-@dataclass(frozen=True, slots=True)
-class OpStub:
-    """``pl.tile.load`` & co: a registry op; ``convenience`` = called through a promoted name."""
-
-    op: str
-    convenience: bool = False
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise UserError(f"pl.{self.op}() can only be used inside a @pl.function body "
-                        "(function bodies are parsed, not executed)")
+from pypto.language.stubs import PIPE_OPS, OpStub
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,10 +73,6 @@ _TILE_CONVENIENT = frozenset({"load"})
 _ALIASES = {"tile": {"create_tile": "tile.create", "arange": "tile.ci"},
             "tensor": {"create_tensor": "tensor.create", "arange": "tensor.ci"}}
 
-# cross-core pipe set-up and release (pl.X and pl.system.X); lowered through GM by LowerCrossCorePipes
-SYSTEM_PIPE_OPS = ("tfree_to_aic", "tfree_to_aiv", "aic_initialize_pipe", "aiv_initialize_pipe", "reserve_buffer",
-                   "import_peer_buffer", "syncall")
-
 PROMOTED: dict[str, str] = {
     "load": "tile.load", "store": "tile.store", "move": "tile.move", "create_tile": "tile.create",
     "matmul_bias": "tile.matmul_bias", "alloc": "tile.alloc", "create_tensor": "tensor.create",
@@ -95,8 +80,7 @@ PROMOTED: dict[str, str] = {
     "get_subblock_idx": "tile.get_subblock_idx", "addc": "tile.addc", "subc": "tile.subc", "addsc": "tile.addsc",
     "subsc": "tile.subsc", "prelu": "tile.prelu", "arange": "tensor.ci", "batch_matmul": "tile.batch_matmul",
     "expand_clone": "tensor.expand_clone",
-    **{n: f"tile.{n}" for n in ("tpush_to_aic", "tpush_to_aiv", "tpop_from_aic", "tpop_from_aiv")},
-    **{n: f"system.{n}" for n in SYSTEM_PIPE_OPS},
+    **PIPE_OPS,
 }
 
 UNIFIED_EXTRA = ("xors", "part_add", "part_max", "part_min", "cast", "matmul", "matmul_acc", "slice", "assemble", "concat", "read", "write",

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pypto.errors import UnsupportedFeatureError
+from pypto.language.stubs import PIPE_OPS, OpStub
 from pypto.span import Span
 
 _NO_INSN = "ptoas 0.1.1 has no instruction for it"
@@ -82,9 +83,6 @@ _SYSTEM = {
                            "bar_all", "fence", "cacheinvalid", "task_invalid")},
     "available_cluster_count": "query", "available_aiv_count": "query",
 }
-# pl.system names pypto lowers through GM (pl.system.<name> resolves to the op, see __getattr__)
-PIPE_NAMES = ("AUTO", "syncall", "tpush_to_aiv", "tpush_to_aic", "tpop_from_aic", "tpop_from_aiv", "aic_initialize_pipe",
-              "aiv_initialize_pipe", "reserve_buffer", "import_peer_buffer", "tfree_to_aic", "tfree_to_aiv")
 _PREFETCH = {n: "prefetch" for n in ("async_prefetch", "make_context", "session", "wait")}
 
 PL: dict[str, str] = {
@@ -134,10 +132,8 @@ class UnsupportedNamespace:
 
     def __getattr__(self, attr: str) -> Any:
         if self._name == "system":
-            from pypto.language.ops import PROMOTED, SYSTEM_PIPE_OPS, OpStub
-
-            if attr in SYSTEM_PIPE_OPS or attr in PROMOTED and attr.startswith(("tpush_to_", "tpop_from_")):
-                return OpStub(PROMOTED[attr], convenience=True)
+            if attr in PIPE_OPS:
+                return OpStub(PIPE_OPS[attr], convenience=True)
             if attr == "AUTO":
                 from pypto.ir.ops.pipe_ops import AUTO
 
@@ -153,7 +149,7 @@ class UnsupportedNamespace:
         return Unsupported(f"pl.{self._name}.{attr}", table[attr])
 
     def __dir__(self) -> list[str]:
-        pipes = PIPE_NAMES if self._name == "system" else ()
+        pipes = (*PIPE_OPS, "AUTO") if self._name == "system" else ()
         return sorted({*NAMESPACES[self._name], *IMPLEMENTED.get(self._name, {}), *pipes})
 
     def __repr__(self) -> str:

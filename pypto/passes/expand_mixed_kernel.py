@@ -438,7 +438,7 @@ def _split_barriers(program: Program) -> Program:
     splits: dict[str, tuple[list[StageKernel], Analysis]] = {}
     funcs: list[Function] = []
     for f in program.functions:
-        if f.func_type is not FunctionType.InCore or not has_barrier(f):
+        if f.func_type not in (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV) or not has_barrier(f):
             funcs.append(f)
             continue
         an = BarrierAnalysis(f)
