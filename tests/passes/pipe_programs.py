@@ -138,3 +138,24 @@ class SpmdMixedTransposed:
             acc = pl.matmul(pl.add(pl.slice(x, [RT, K], [r0, 0]), 1.0), w)
             out = pl.assemble(out, pl.transpose(pl.add(acc, 1.0), axis1=0, axis2=1), [r0, 0])
         return out
+
+
+@pl.program
+class SoftBarrierAiv:
+    """An explicit AIV kernel with a soft barrier (GM workspace): each block doubles its band, then adds 1."""
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def step(self, x: pl.Tensor[[SB * SR, SC], pl.FP32], ws: pl.Tensor[[16], pl.INT32],
+             out: pl.Out[pl.Tensor[[SB * SR, SC], pl.FP32]]) -> pl.Tensor[[SB * SR, SC], pl.FP32]:
+        r0 = pl.tile.get_block_idx() * SR
+        doubled = pl.muls(pl.load(x, [r0, 0], [SR, SC]), 2.0)
+        pl.system.syncall(mode="soft", core_type="aiv_only", gm_workspace=ws, used_cores=SB)
+        out = pl.store(pl.adds(doubled, 1.0), [r0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[SB * SR, SC], pl.FP32], ws: pl.Tensor[[16], pl.INT32],
+             out: pl.Out[pl.Tensor[[SB * SR, SC], pl.FP32]]) -> pl.Tensor[[SB * SR, SC], pl.FP32]:
+        with pl.spmd(SB):
+            out = self.step(x, ws, out)
+        return out

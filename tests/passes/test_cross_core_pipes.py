@@ -18,6 +18,7 @@ from pipe_programs import (
     K,
     NarrowedPush,
     R,
+    SoftBarrierAiv,
     SpmdMixed,
     SpmdMixedTransposed,
     TwoPipes,
@@ -154,6 +155,20 @@ def test_a_barrier_keeps_the_numbers(platform, tmp_path, monkeypatch):
     o = np.zeros_like(x)
     ir.compile(Barrier, platform=platform)(x, o)
     np.testing.assert_allclose(o, 4 * x, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.sim
+@pytest.mark.ptoas
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_a_soft_barrier_in_an_explicit_aiv_kernel(platform, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    prog = _lower(SoftBarrierAiv)
+    assert [prog[n].func_type for n in _kernel_calls(prog)] == [FunctionType.AIV, FunctionType.AIV]
+    x = np.random.default_rng(8).standard_normal((SB * SR, SC)).astype(np.float32)
+    ws = np.zeros(16, np.int32)
+    o = np.zeros_like(x)
+    ir.compile(SoftBarrierAiv, platform=platform)(x, ws, o)
+    np.testing.assert_allclose(o, 2 * x + 1, rtol=1e-5, atol=1e-5)
 
 
 # ---------------------------------------------------------------------------------------- refusals

@@ -1,9 +1,10 @@
 """Upstream's explicit cross-core pipe ops (``tpush``/``tpop``/``tfree``, pipe set-up, slot buffers).
 
-ptoas 0.1.1 has no cross-core pipe instructions, so none of these reaches codegen: LowerCrossCorePipes
-(``pypto.passes.lower_cross_core_pipes``) turns each ``tpush`` into a store to a GM slot tensor, each
-matching ``tpop`` into a load of it, drops the set-up ops and ``tfree``, and submits the producer
-kernel before the consumer, ordered by the runtime through the slot tensor. A ``tpop`` has no operand
+ptoas 0.1.1 has no cross-core pipe instructions, so none of these reaches codegen: at the start of
+InlineFunctions (``pypto.passes._pipes``) each ``tpush`` becomes a store to a GM slot tensor, each
+matching ``tpop`` a load of it, the set-up ops and ``tfree`` are dropped, and the producer kernel is
+submitted before the consumer, ordered by the runtime through the slot tensor. ``system.syncall`` is
+cut into task boundaries by ExpandMixedKernel (``pypto.passes._barrier_split``). A ``tpop`` has no operand
 to infer its tile from: the assignment's annotation (``x: pl.Tile[[16, 16], pl.FP32, pl.Mem.Mat] =
 pl.tpop_from_aiv(...)``) gives its type.
 """
