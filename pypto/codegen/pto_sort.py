@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from pypto.codegen.pto_types import TOOLCHAIN
@@ -128,6 +129,8 @@ def _set_validshape(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
         return
     t = dst.type if dst is not None else c.result_type
     assert isinstance(t, TileType)
+    if t.view is not None and t.view.valid_shape:  # the operands are the valid region (an annotation's
+        t = replace(t, view=replace(t.view, valid_shape=None))  # dims may name pre-SSA vars)
     cg.emit_op("treshape", f"%{src.ssa} : {src.ty}", cg.view_tile(src, cg.buf_type(t, valid), dst))
 
 

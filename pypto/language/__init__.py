@@ -77,6 +77,7 @@ UINT4, UINT8, UINT16, UINT32, UINT64 = (DataType.UINT4, DataType.UINT8, DataType
 BOOL, INDEX, TASK_ID = DataType.BOOL, DataType.INDEX, DataType.TASK_ID
 
 _LAZY = {
+    "AUTO": ("pypto.ir.ops.pipe_ops", "AUTO"),
     "function": ("pypto.language.decorators", "function"),
     "program": ("pypto.language.decorators", "program"),
     "inline": ("pypto.language.decorators", "inline"),

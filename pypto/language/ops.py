@@ -9,18 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pypto.errors import UserError
-
-
-@dataclass(frozen=True, slots=True)
-class OpStub:
-    """``pl.tile.load`` & co: a registry op; ``convenience`` = called through a promoted name."""
-
-    op: str
-    convenience: bool = False
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise UserError(f"pl.{self.op}() can only be used inside a @pl.function body "
-                        "(function bodies are parsed, not executed)")
+from pypto.language.stubs import PIPE_OPS, OpStub
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +80,7 @@ PROMOTED: dict[str, str] = {
     "get_subblock_idx": "tile.get_subblock_idx", "addc": "tile.addc", "subc": "tile.subc", "addsc": "tile.addsc",
     "subsc": "tile.subsc", "prelu": "tile.prelu", "arange": "tensor.ci", "batch_matmul": "tile.batch_matmul",
     "expand_clone": "tensor.expand_clone",
+    **PIPE_OPS,
 }
 
 UNIFIED_EXTRA = ("xors", "part_add", "part_max", "part_min", "cast", "matmul", "matmul_acc", "slice", "assemble", "concat", "read", "write",

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pypto.errors import UnsupportedFeatureError
+from pypto.language.stubs import PIPE_OPS, OpStub
 from pypto.span import Span
 
 _NO_INSN = "ptoas 0.1.1 has no instruction for it"
@@ -43,8 +44,6 @@ _REASONS: dict[str, tuple[str, str]] = {
     "codegen": (_NO_CODEGEN, "express it with the supported elementwise ops, or compute it on the host"),
     "scalar_minmax": ("ptoas 0.1.1 cannot lower scalar min/max (arith.minsi/maxsi) in kernels",
                       "compute the scalar on the host or in the orchestration (pl.min / pl.max there)"),
-    "pipes": (_PIPES, "split the work into separate cube and vector pl.at regions; pypto passes data "
-                      "between them through GM automatically"),
     "split_aiv": (_PIPES + ", so a region cannot be split across the two AIV lanes",
                   "write the vector work in one pl.at region (it runs on one AIV lane)"),
     "sync": ("pypto's ptoas 0.1.1 codegen inserts the synchronisation it needs; explicit cross-core "
@@ -75,26 +74,20 @@ _OPS_TILE_AND_PL = {
     "gemv": "gemv", "gemv_acc": "gemv", "gemv_bias": "gemv", "matmul_mx": "mx", "matmul_mx_acc": "mx",
     "matmul_mx_bias": "mx", "tri": "tri", "lrelu": "lrelu", "cmps": "cmp",
     "sel": "codegen", "sels": "codegen", "gatherb": "codegen", "mgather": "codegen", "mscatter": "codegen",
-    "tpush_to_aiv": "pipes", "tpush_to_aic": "pipes", "tpop_from_aic": "pipes", "tpop_from_aiv": "pipes",
     "aiv_shard": "split_aiv", "aic_gather": "split_aiv",
 }
 _OPS_TENSOR_AND_PL = {"paged_gather": "gather_x", "create_l1": "create_l1",
                       "no_dep": "no_dep", "dump_tag": "dump_tag"}
 _SYSTEM = {
     **{n: "sync" for n in ("sync_src", "sync_dst", "sync_set", "sync_wait", "set_ffts", "bar_v", "bar_m",
-                           "bar_all", "fence", "cacheinvalid", "syncall", "AUTO", "task_invalid")},
-    **{n: "pipes" for n in ("tpush_to_aiv", "tpush_to_aic", "tpop_from_aic", "tpop_from_aiv", "aic_initialize_pipe",
-                            "aiv_initialize_pipe", "reserve_buffer", "import_peer_buffer", "tfree_to_aic",
-                            "tfree_to_aiv")},
+                           "bar_all", "fence", "cacheinvalid", "task_invalid")},
     "available_cluster_count": "query", "available_aiv_count": "query",
 }
 _PREFETCH = {n: "prefetch" for n in ("async_prefetch", "make_context", "session", "wait")}
 
 PL: dict[str, str] = {
     **_OPS_BOTH, **_OPS_TILE_AND_PL, **_OPS_TENSOR_AND_PL,
-    **{n: "pipes" for n in ("aic_initialize_pipe", "aiv_initialize_pipe", "reserve_buffer", "import_peer_buffer",
-                            "tfree_to_aic", "tfree_to_aiv")},
-    "AUTO": "sync", "split_aiv": "split_aiv", "IntLike": "typing", "MemRefType": "typing",
+    "split_aiv": "split_aiv", "IntLike": "typing", "MemRefType": "typing",
     "PrefetchAsyncContext": "prefetch", "AsyncEvent": "prefetch", "AsyncSession": "prefetch",
 }
 TILE: dict[str, str] = {
@@ -138,6 +131,13 @@ class UnsupportedNamespace:
         self._name = name
 
     def __getattr__(self, attr: str) -> Any:
+        if self._name == "system":
+            if attr in PIPE_OPS:
+                return OpStub(PIPE_OPS[attr], convenience=True)
+            if attr == "AUTO":
+                from pypto.ir.ops.pipe_ops import AUTO
+
+                return AUTO
         implemented = IMPLEMENTED.get(self._name, {}).get(attr)
         if implemented is not None:
             from pypto.language import dsl
@@ -149,7 +149,8 @@ class UnsupportedNamespace:
         return Unsupported(f"pl.{self._name}.{attr}", table[attr])
 
     def __dir__(self) -> list[str]:
-        return sorted({*NAMESPACES[self._name], *IMPLEMENTED.get(self._name, {})})
+        pipes = (*PIPE_OPS, "AUTO") if self._name == "system" else ()
+        return sorted({*NAMESPACES[self._name], *IMPLEMENTED.get(self._name, {}), *pipes})
 
     def __repr__(self) -> str:
         return f"<pl.{self._name}: not supported with ptoas 0.1.1>"

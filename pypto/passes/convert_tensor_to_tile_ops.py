@@ -159,6 +159,8 @@ class _Converter:
         if user is not None:
             return self.user_rule(s, value, user)
         rule = self.rule(op.short, op.core == "cube")
+        if op.short == "transpose" and value.args and value.args[0] in self.tiles:
+            rule = self.compute  # a computed tile: pto.ttrans (a GM tensor's transpose stays a view)
         if rule is None or (not isinstance(s, AssignStmt) and rule in (self.ci, self.create)):
             raise UnsupportedFeatureError(f"tensor op '{value.op}' inside an InCore kernel", value.span,
                                           hint="use the tile-level op (pl.tile.*) or move it to the orchestration")

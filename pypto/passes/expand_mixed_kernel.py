@@ -27,6 +27,8 @@ from pypto.ir.expr import (
     Call,
     ConstInt,
     Expr,
+    GlobalVar,
+    MakeTuple,
     TupleGetItem,
     Var,
     as_int,
@@ -37,6 +39,7 @@ from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, ReturnStmt, Stmt, seq
 from pypto.ir.types import TensorType, TileType
 from pypto.ir.visitor import substitute
+from pypto.passes._barrier_split import SEGMENT, BarrierAnalysis, has_barrier
 from pypto.passes._mixed_split import CUBE, VECTOR, Analysis, core_of, stmt_cores
 from pypto.passes._rewrite import (
     assign_of,
@@ -47,12 +50,12 @@ from pypto.passes._rewrite import (
     fresh_vars,
     ints,
     program_call,
-    shaped,
     splice_calls,
 )
 from pypto.passes._util import (
     NameGen,
     base_name,
+    calls_in,
     defined_vars,
     map_blocks,
     scalar_dtype,
@@ -61,11 +64,12 @@ from pypto.passes._util import (
 )
 from pypto.passes.base import Pass
 from pypto.passes.unroll_loops import unrolled
+from pypto.span import Span
 
 __all__ = ["ExpandMixedKernel", "core_of"]
 
-CORE_TYPE = {CUBE: FunctionType.AIC, VECTOR: FunctionType.AIV}
-LOAD_SPACE = {CUBE: MemorySpace.Mat, VECTOR: MemorySpace.Vec}
+CORE_TYPE = {CUBE: FunctionType.AIC, VECTOR: FunctionType.AIV, SEGMENT: FunctionType.InCore}
+LOAD_SPACE = {CUBE: MemorySpace.Mat, VECTOR: MemorySpace.Vec, SEGMENT: MemorySpace.Vec}
 STORE_SPACES = frozenset({MemorySpace.Vec, MemorySpace.Acc})
 
 # A kernel argument: ("param", index into the mixed kernel's params) or ("temp", the crossing tile var)
@@ -84,8 +88,10 @@ class _Splitter:
     """Builds the per-stage kernels of one mixed kernel."""
 
     an: Analysis
+    blocks: int | None = None  # pl.spmd block count: each block crosses through its own row band of the temps
     temps: dict[Var, Var] = field(default_factory=dict)  # crossing tile -> GM temp param (kernel side)
     _loaded: dict[Var, Expr] = field(default_factory=dict)  # incoming tile -> its load in this stage
+    _blk: AssignStmt | None = None  # this stage's ``pipe_blk = tile.get_block_idx()`` (pl.spmd)
 
     @property
     def func(self) -> Function:
@@ -93,6 +99,8 @@ class _Splitter:
 
     def kernel_name(self, k: int) -> str:
         cores = self.an.stage_cores
+        if cores[k] == SEGMENT:
+            return f"{self.func.name}_seg{k}"
         suffix = "aic" if cores[k] == CUBE else "aiv"
         return f"{self.func.name}_{suffix}" if len(cores) == len(set(cores)) else f"{self.func.name}_{k}_{suffix}"
 
@@ -105,8 +113,22 @@ class _Splitter:
                     f"kernel '{self.func.name}': tile '{base_name(v.name)}' ({t.memory_space.value if t.memory_space else '?'}, "
                     f"shape {list(t.shape)}) must pass between cube and vector, but only statically shaped Vec/Acc "
                     f"tiles can go through GM", v.span)
-            self.temps[v] = Var(f"{base_name(v.name)}_gm", TensorType(tuple(t.shape), t.dtype), span=v.span)
+            shape = (t.shape[0] * (self.blocks or 1), *t.shape[1:])
+            self.temps[v] = Var(f"{base_name(v.name)}_gm", TensorType(shape, t.dtype), span=v.span)
         return self.temps[v]
+
+    def _band(self, tile: Var, span: Span) -> MakeTuple:
+        """Offsets of this block's slot in a temp (``[block_idx * rows, 0]`` under pl.spmd, else zeros)."""
+        t = tile.var_type
+        assert isinstance(t, TileType)
+        if self.blocks is None:
+            return ints((0,) * len(t.shape))
+        if self._blk is None:
+            call = make_call("tile.get_block_idx", [], span=span)
+            self._blk = AssignStmt(Var("pipe_blk", call.result_type, span=span), call, span=span)
+        idx = self._blk.var
+        row = BinaryExpr(BinOp.Mul, idx, ConstInt(int(t.shape[0]), scalar_dtype(idx)), scalar_dtype(idx))
+        return ints((row, *(0,) * (len(t.shape) - 1)))
 
     def crossing(self) -> dict[Var, tuple[int, set[int]]]:
         """Tile vars used outside their defining stage -> (defining stage, consuming stages)."""
@@ -128,10 +150,12 @@ class _Splitter:
     def build(self, k: int, cross: dict[Var, tuple[int, set[int]]]) -> StageKernel:
         an = self.an
         mine = [i for i in range(len(an.items)) if an.stage.get(i) == k]
+        self._blk = None
         incoming = [v for v, (src, dst) in cross.items() if k in dst]
         outgoing = [v for v, (src, _) in cross.items() if src == k]
         loads = self._loads(k, incoming, mine)
         body = _interleave(loads, self._with_scalars(mine), {v: self._store(v) for v in outgoing})
+        body = [self._blk, *body] if self._blk is not None else body
         local = {v for s in body for v in defined_vars(s)}
         renames: dict[Var, Expr] = {v: an.root(v) for it in an.items for v in it.defs
                                     if isinstance(v.var_type, TensorType) and an.root(v) is not v and v not in local}
@@ -171,9 +195,11 @@ class _Splitter:
         self._loaded = {}
         for v in incoming:
             gm = self.temp(v)
-            shape = ints(shaped(gm).shape)
-            load = make_call("tile.load", [gm, ints((0,) * len(shape.elements)), shape, shape],
-                             {"target_memory": space}, span=v.span)
+            t = v.var_type
+            assert isinstance(t, TileType)
+            shape = ints(t.shape)
+            load = make_call("tile.load", [gm, self._band(v, v.span), shape, shape], {"target_memory": space},
+                             span=v.span)
             tile = Var(v.name, load.result_type, span=v.span)
             out.append(AssignStmt(tile, load, span=v.span))
             self._loaded[v] = tile
@@ -203,8 +229,7 @@ class _Splitter:
 
     def _store(self, v: Var) -> Stmt:
         gm = self.temp(v)
-        zeros = ints((0,) * len(shaped(gm).shape))
-        store = make_call("tile.store", [v, zeros, gm], span=v.span)
+        store = make_call("tile.store", [v, self._band(v, v.span), gm], span=v.span)
         return AssignStmt(Var(f"{gm.name}__store", store.result_type, span=v.span), store, span=v.span)
 
 
@@ -276,6 +301,38 @@ def _vec_assemble(stmts: list[Stmt]) -> list[Stmt]:
 
 
 MAX_UNROLL = 16
+LAUNCH_ATTRS = ("block_num", "sync_start")
+
+
+def spmd_blocks(program: Program, name: str) -> int | None:
+    """The block count every ``pl.spmd`` launch of kernel ``name`` uses (None: never launched so).
+
+    The stage kernels of an SPMD mixed kernel run as one SPMD task each; block ``b`` of the producer
+    stores its crossing tiles into row band ``b`` of the GM temps and block ``b`` of the consumer loads
+    them back, so the temps are sized for the block count, which must be a constant.
+    """
+    counts: set[int] = set()
+    for f in program.functions:
+        for c in calls_in(f.body) if not f.is_incore else ():
+            if not (isinstance(c.op, GlobalVar) and c.op.name == name and "block_num" in c.attrs):
+                continue
+            n = as_int(c.attrs["block_num"])
+            if n is None:
+                raise UnsupportedFeatureError(
+                    f"pl.spmd over the mixed cube+vector kernel '{name}' with a block count known only at run "
+                    f"time is not supported with ptoas 0.1.1: without tpush/tpop the cube and vector halves run "
+                    f"as separate SPMD tasks that pass tiles through GM temporaries with one row band per "
+                    f"block, sized at compile time (a later ptoas with pto.tpush/tpop takes it)", c.span,
+                    hint="launch it with a constant block count (the largest one, guarding the extra blocks), "
+                         "or launch the cube and vector work as two pl.spmd regions that pass a tensor")
+            counts.add(n)
+    if len(counts) > 1:
+        raise UnsupportedFeatureError(
+            f"the mixed cube+vector kernel '{name}' is launched with different pl.spmd block counts "
+            f"{sorted(counts)}; its GM temporaries hold one row band per block, sized once",
+            next(f for f in program.functions if f.name == name).span,
+            hint="launch it with one block count, or copy the kernel for each count")
+    return counts.pop() if counts else None
 
 
 def _trip_count(loop: ForStmt) -> int | None:
@@ -304,10 +361,10 @@ def _unroll_mixed(s: Stmt) -> list[Stmt] | None:
                         BinaryExpr(BinOp.Add, s.start, ConstInt(k * step, dtype), dtype) for k in range(n)))
 
 
-def split_kernel(func: Function) -> tuple[list[StageKernel], Analysis]:
-    """The stage kernels of a mixed kernel (in execution order)."""
+def split_kernel(func: Function, blocks: int | None = None) -> tuple[list[StageKernel], Analysis]:
+    """The stage kernels of a mixed kernel (in execution order); ``blocks``: its pl.spmd block count."""
     an = Analysis(func)
-    sp = _Splitter(an)
+    sp = _Splitter(an, blocks)
     cross = sp.crossing()
     return [sp.build(k, cross) for k in range(an.n_stages)], an
 
@@ -329,13 +386,7 @@ class _CallRewriter:
     def expand(self, call: Call, name: str) -> tuple[list[Stmt], list[Expr]]:
         kernels, an = self.splits[name]
         span = call.span
-        if "block_num" in call.attrs:
-            raise UnsupportedFeatureError(
-                f"pl.spmd over the mixed cube+vector kernel '{name}' is not supported with ptoas 0.1.1: "
-                "without tpush/tpop the cube and vector halves run as separate tasks that exchange tiles "
-                "through one GM temporary, which the blocks would share", span,
-                hint="launch the cube work and the vector work as two pl.spmd regions that pass a tensor "
-                     "sliced per block")
+        launch = {a: call.attrs[a] for a in LAUNCH_ATTRS if a in call.attrs}
         env: dict[Source, Expr] = {("param", i): a for i, a in enumerate(call.args)}
         stmts: list[Stmt] = []
         for k in kernels:
@@ -348,7 +399,7 @@ class _CallRewriter:
                     name = f"{base_name(tile.name)}_gm"
                     env[src], create = create_tensor(name, t, span, layout=TensorLayout.ND)
                     stmts.append(create)
-            kcall = call_function(k.func, [env[a] for a in k.args], span)
+            kcall = call_function(k.func, [env[a] for a in k.args], span, **launch)
             stmts.extend(self._bind(k, kcall, env))
         return stmts, self._results(an, env)
 
@@ -382,6 +433,26 @@ class _CallRewriter:
         return out
 
 
+def _split_barriers(program: Program) -> Program:
+    """Kernels with ``pl.system.syncall`` barriers become one InCore kernel per segment (_barrier_split)."""
+    splits: dict[str, tuple[list[StageKernel], Analysis]] = {}
+    funcs: list[Function] = []
+    for f in program.functions:
+        if f.func_type not in (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV) or not has_barrier(f):
+            funcs.append(f)
+            continue
+        an = BarrierAnalysis(f)
+        sp = _Splitter(an, spmd_blocks(program, f.name))
+        cross = sp.crossing()
+        splits[f.name] = ([sp.build(k, cross) for k in range(an.n_stages)], an)
+        funcs.extend(k.func for k in splits[f.name][0])
+    if not splits:
+        return program
+    rw = _CallRewriter(splits)
+    funcs = [f if f.is_incore else f.with_(body=map_blocks(f.body, rw.block)) for f in funcs]
+    return program.with_functions(callee_first(funcs))
+
+
 @dataclass(frozen=True)
 class ExpandMixedKernel(Pass):
     """Type each InCore kernel AIC or AIV; split mixed ones into per-stage AIC/AIV kernels (see module doc)."""
@@ -390,6 +461,7 @@ class ExpandMixedKernel(Pass):
     produces = frozenset({IRProperty.MixedKernelExpanded})
 
     def run(self, program: Program) -> Program:
+        program = _split_barriers(program)
         funcs: list[Function] = []
         splits: dict[str, tuple[list[StageKernel], Analysis]] = {}
         for f in program.functions:
@@ -402,7 +474,7 @@ class ExpandMixedKernel(Pass):
             if len(cores) < 2:
                 funcs.append(f.with_(func_type=FunctionType.AIC if cores == {CUBE} else FunctionType.AIV))
                 continue
-            splits[f.name] = split_kernel(f)
+            splits[f.name] = split_kernel(f, spmd_blocks(program, f.name))
             funcs.extend(k.func for k in splits[f.name][0])
         if not splits:
             return program if all(a is b for a, b in zip(funcs, program.functions, strict=True)) \

@@ -61,6 +61,9 @@ class InlineFunctions(Pass):
     produces = frozenset({IRProperty.InlineFunctionsEliminated})
 
     def run(self, program: Program) -> Program:
+        from pypto.passes._pipes import lower_pipe_groups
+
+        program = lower_pipe_groups(program)  # a Group talking through pipes becomes Inline (see _pipes)
         inline = {f.name: f for f in program.functions if f.func_type is FunctionType.Inline}
         if not inline:
             return program

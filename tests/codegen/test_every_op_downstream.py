@@ -83,7 +83,10 @@ def _recipes() -> dict[str, tuple[str, tuple[int, int], str | None]]:
 RECIPES = _recipes()
 MATMUL = ("matmul", "matmul_acc", "matmul_bias", "transpose_view", "batch_matmul")
 NOT_VALUE_OPS = {"load": "used by every case", "store": "used by every case",
-                 "alloc": "a raw address allocation (tile.alloc), planned by ptoas itself: no instruction"}
+                 "alloc": "a raw address allocation (tile.alloc), planned by ptoas itself: no instruction",
+                 **dict.fromkeys(("tpush_to_aic", "tpush_to_aiv", "tpop_from_aic", "tpop_from_aiv"),
+                                 "a cross-core pipe end: lowered to a GM store/load between a Group's kernels "
+                                 "(tests/passes/test_cross_core_pipes.py)")}
 
 _HEAD = """import pypto.language as pl
 

@@ -171,23 +171,24 @@ def test_typing_stand_ins_in_annotations_name_themselves():
     assert _err(src).message.startswith("pl.IntLike is not supported by pypto with ptoas 0.1.1")
 
 
-def test_spmd_over_a_mixed_cube_vector_region_is_rejected(tmp_path, monkeypatch):
+def test_spmd_over_a_mixed_cube_vector_region_with_a_run_time_block_count_is_rejected(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     src = H + """
 @pl.program
 class Mix:
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[128, 64], pl.FP16], b: pl.Tensor[[64, 64], pl.FP16],
+    def main(self, a: pl.Tensor[[128, 64], pl.FP16], b: pl.Tensor[[64, 64], pl.FP16], ns: pl.Tensor[[1], pl.INDEX],
              out: pl.Out[pl.Tensor[[128, 64], pl.FP32]]) -> pl.Tensor[[128, 64], pl.FP32]:
-        for i in pl.spmd(2):
+        n: pl.Scalar[pl.INDEX] = pl.tensor.read(ns, [0])
+        for i in pl.spmd(n):
             acc = pl.matmul(pl.load(a, [i * 64, 0], [64, 64], target_memory=pl.Mem.Mat),
                             pl.load(b, [0, 0], [64, 64], target_memory=pl.Mem.Mat))
             out = pl.store(pl.exp(acc), [i * 64, 0], out)
         return out
 """
-    with pytest.raises(UserError, match="pl.spmd over the mixed cube[+]vector kernel .* ptoas 0.1.1") as ei:
+    with pytest.raises(UserError, match="pl.spmd over the mixed cube[+]vector kernel .* run time .* ptoas 0.1.1") as ei:
         ir.compile(pl.parse(src), skip_ptoas=True)
-    assert ei.value.span.line == 8
+    assert ei.value.span.line == 9
 
 
 def test_split_and_cross_core_slot_round_trip_and_validate():

@@ -102,10 +102,12 @@ def test_unknown_names_are_still_attribute_errors():
 
 def test_implemented_names_are_not_stand_ins():
     for name in ("spmd", "submit", "spmd_submit", "array", "Array", "split", "cross_core_slot", "get_block_idx",
-                 "get_block_num", "get_subblock_idx", "optimizations"):
+                 "get_block_num", "get_subblock_idx", "optimizations", "tpush_to_aic", "tpop_from_aiv",
+                 "import_peer_buffer", "reserve_buffer", "aic_initialize_pipe", "tfree_to_aiv"):
         assert not isinstance(getattr(pl, name), Unsupported | UnsupportedNamespace), name
     for ns, name in (("tile", "get_block_idx"), ("tile", "create_tile"), ("tensor", "create_tensor"),
-                     ("tensor", "get_block_num"), ("system", "task_dummy")):
+                     ("tensor", "get_block_num"), ("system", "task_dummy"), ("system", "syncall"),
+                     ("system", "tpush_to_aiv"), ("system", "tfree_to_aic"), ("tile", "tpop_from_aic")):
         assert not isinstance(getattr(getattr(pl, ns), name), Unsupported), (ns, name)
 
 
