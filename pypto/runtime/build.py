@@ -439,11 +439,13 @@ def _cached_build(argv: list[str], source: Path, sidecar: Path | None, kind: str
         key = _key(kind, text, *argv[1:-1], header_hash(), compiler_id())
         out = cache_root() / kind / f"{source.stem}-{key}.so"
         if _reuse(out, what):
+            cachefs.mark_used(out)
             break
         # built from the source's own directory by its bare name: __FILE__ (PTO2_SCOPE's location) and the
         # object are then the same wherever the artifact lives, as the cache key (no path in it) assumes
         _once(out, functools.partial(compile_so, [*argv[:-1], source.name], out, what, source.parent), what)
         if source.read_bytes() == text:
+            prune(out.parent, keep=out)
             break
         cachefs.discard(out, what, "was built from a source that changed during the build")  # never a wrong key
     else:
@@ -452,6 +454,17 @@ def _cached_build(argv: list[str], source: Path, sidecar: Path | None, kind: str
     if sidecar is not None:
         _write_sidecar(out, sidecar, key)
     return out
+
+
+def prune(folder: Path, keep: Path | None = None, max_bytes: int | None = None) -> int:
+    """Bound a kernel or orchestration cache folder (:func:`pypto.toolchain.cachefs.prune_lru` of its
+    ``.so`` objects) to ``max_bytes``, default the ``cache_max_mb`` setting (PYPTO_CACHE_MAX_MB); ``keep``
+    (the object just built) stays. Run after each build; returns how many objects went."""
+    if max_bytes is None:
+        from pypto.toolchain.settings import cache_max_mb
+
+        max_bytes = cache_max_mb() * 1024 * 1024
+    return cachefs.prune_lru(folder, ".so", max_bytes, keep)
 
 
 def _write_sidecar(built: Path, sidecar: Path, key: str) -> None:
