@@ -117,8 +117,9 @@ def compiler_id() -> str:
     st = real.stat()
     stamp = cache_root() / "compiler" / _key(str(real), str(st.st_size), str(st.st_mtime_ns))
     with contextlib.suppress(OSError, UnicodeDecodeError):
-        if cachefs.verified(stamp):
-            return stamp.read_text()
+        for known in (stamp, _prebuilt(stamp)):
+            if known is not None and cachefs.verified(known):
+                return known.read_text()
     from pypto.toolchain.procs import run_tool
     from pypto.toolchain.settings import tool_timeout
 
@@ -296,10 +297,41 @@ def wait_background() -> None:
 _inflight_lock = threading.Lock()
 
 
+PREBUILT_DIR = SIM_DIR / "prebuilt"  # the install's own runtime objects: python -m pypto.runtime.prebuild
+
+
+def prebuilt_dir() -> Path | None:
+    """Where the install keeps prebuilt runtime objects (read only here): ``PYPTO_PREBUILT_DIR`` if set
+    (empty: none), else ``pypto/runtime/sim/prebuilt``; None while a :func:`use_cache_dir` override is
+    active (tests that build into a private cache see only it)."""
+    if _cache_override:
+        return None
+    env = os.environ.get("PYPTO_PREBUILT_DIR")
+    if env is not None:
+        return Path(env) if env else None
+    return PREBUILT_DIR
+
+
+def _prebuilt(out: Path) -> Path | None:
+    """The install's verified copy of cache object ``out`` (same key, so the same bytes), else None."""
+    root = prebuilt_dir()
+    if root is None:
+        return None
+    try:
+        cand = root / out.relative_to(cache_root())
+    except ValueError:
+        return None
+    return cand if cachefs.verified(cand) else None
+
+
 def _once(out: Path, build: Callable[[], Path], what: str = "build output") -> Path:
-    """``out`` if a verified copy exists, else ``build()``, run once however many threads ask at once."""
+    """``out`` if a verified copy exists (in the cache, else the install's prebuilt one), else ``build()``,
+    run once however many threads ask at once."""
     if cachefs.verified(out):  # memoized by (inode, size, mtime): cheap on every later call
         return out
+    found = _prebuilt(out)
+    if found is not None:
+        return found
     with _inflight_lock:
         fut = _inflight.get(out)
         owner = fut is None
