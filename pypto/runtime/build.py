@@ -249,7 +249,9 @@ def prebuild_core() -> None:
     """
     units = dict(runtime_units())
     if "core" in units:
-        _submit_background(_runtime_object, "core", units["core"], ())
+        out = _object_target("core", units["core"], ())
+        if not (cachefs.verified(out) or _prebuilt(out)):  # a warm cache starts no thread
+            _submit_background(_runtime_object, "core", units["core"], ())
 
 
 def prebuild_artifact(root: Path, platform: str) -> None:
@@ -412,11 +414,15 @@ def _build_library(units: list[tuple[str, tuple[Path, ...], tuple[str, ...]]], o
 def _runtime_object(unit: str, srcs: tuple[Path, ...], extra: tuple[str, ...]) -> Path:
     """One object from ``srcs`` (several: a unity source that includes them, written next to it)."""
     flags = [f for f in RUNTIME_FLAGS if f != "-shared"]
-    names = [s.name for s in srcs]
-    key = _key(unit, *names, _src_hash(), header_hash(), *flags, *extra, compiler_id())
-    out = cache_root() / "runtime" / "obj" / f"{unit}-{key}.o"
-    what = f"runtime object {', '.join(names)}"
+    out = _object_target(unit, srcs, extra)
+    what = f"runtime object {', '.join(s.name for s in srcs)}"
     return _once(out, lambda: _compile_object(out, srcs, flags, extra), what)  # one g++ per object in flight
+
+
+def _object_target(unit: str, srcs: tuple[Path, ...], extra: tuple[str, ...]) -> Path:
+    flags = [f for f in RUNTIME_FLAGS if f != "-shared"]
+    key = _key(unit, *(s.name for s in srcs), _src_hash(), header_hash(), *flags, *extra, compiler_id())
+    return cache_root() / "runtime" / "obj" / f"{unit}-{key}.o"
 
 
 def _compile_object(out: Path, srcs: tuple[Path, ...], flags: list[str], extra: tuple[str, ...]) -> Path:

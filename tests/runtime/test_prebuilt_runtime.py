@@ -32,8 +32,9 @@ def prebuilt(tmp_path: Path, sim_cache: Path) -> Path:
     """A prebuilt dir holding this session's a2a3sim runtime library (and the compiler stamp)."""
     lib = prebuild.prebuild(sim_cache, (PLATFORM,), (RUNTIME,), extras=False)[0]
     dest = tmp_path / "prebuilt"
-    shutil.copytree(sim_cache / "compiler", dest / "compiler")
-    (dest / "runtime").mkdir()
+    if (sim_cache / "compiler").is_dir():  # the stamp lives where this process first asked g++ for its version
+        shutil.copytree(sim_cache / "compiler", dest / "compiler")
+    (dest / "runtime").mkdir(parents=True)
     for p in (lib, Path(f"{lib}.sha256")):
         shutil.copy2(p, dest / "runtime" / p.name)
     return dest
@@ -89,3 +90,20 @@ def test_prebuild_command_prints_the_libraries(sim_cache: Path, capsys: pytest.C
     assert prebuild.main(["--dir", str(sim_cache), "--platform", PLATFORM, "--runtime", RUNTIME, "--no-extras"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert Path(out[0]).is_file() and out[-1].startswith(f"prebuilt 1 runtime libraries into {sim_cache}")
+
+
+def test_prebuild_core_starts_nothing_when_the_core_object_is_there(sim_cache: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    build.runtime_library(PLATFORM, RUNTIME)  # the session cache holds the core object now
+    started: list[object] = []
+    monkeypatch.setattr(build, "_submit_background", lambda fn, *args: started.append(args))
+    build.prebuild_core()
+    assert started == []  # a warm run pays no thread for it
+    core = next((sim_cache / "runtime" / "obj").glob("core-*.o"))
+    moved = core.with_name(core.name + ".away")
+    core.rename(moved)
+    try:
+        build.prebuild_core()
+        assert len(started) == 1 and started[0][0] == "core"  # missing: built in the background
+    finally:
+        moved.rename(core)
