@@ -7,7 +7,10 @@ hello_world.py``, one ``@pl.jit`` kernel) and a paged-attention decode (``benchm
 paged_attention.py``, four kernels, ``pypto.runtime.run(program, ...)``). Per repeat, a copy of the
 script runs in a fresh interpreter three times against a fresh pypto cache dir:
 
-- **cold**: nothing cached (the sim runtime library, ptoas' output, kernels: all built);
+- **cold**: nothing cached and no prebuilt runtime (the sim runtime library, ptoas' output, kernels: all
+  built);
+- **cold, prebuilt runtime**: the same with the install's prebuilt sim runtime (``python -m
+  pypto.runtime.prebuild``, run once per benchmark into a temp dir, untimed, ``PYPTO_PREBUILT_DIR``);
 - **warm**: the same script again, nothing changed;
 - **edit**: one kernel's body edited (same result, different code), then run.
 
@@ -53,11 +56,21 @@ WORKLOADS = (
 TARGETS = {"cold": 5.0, "warm": 1.0, "edit": 1.5}  # cold in total; warm and edit beyond torch's import
 
 
-def child_env(cache: Path, build: Path) -> dict[str, str]:
+def child_env(cache: Path, build: Path, prebuilt: Path | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYPTO_") and k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
     env["PYPTO_CACHE_DIR"], env["PYPTO_PROG_BUILD_DIR"] = str(cache), str(build)
+    env["PYPTO_PREBUILT_DIR"] = "" if prebuilt is None else str(prebuilt)
     return env
+
+
+def make_prebuilt(dest: Path, platform: str) -> Path:
+    """The install's prebuilt sim runtime for ``platform``, built once (untimed) into ``dest``."""
+    env = child_env(dest / "unused-cache", dest / "unused-build")
+    subprocess.run([sys.executable, "-m", "pypto.runtime.prebuild", "--dir", str(dest), "--platform", platform,
+                    "--runtime", "tensormap_and_ringbuffer", "--no-extras"], env=env, check=True,
+                   capture_output=True, text=True)
+    return dest
 
 
 def _cpu() -> float:
@@ -76,13 +89,14 @@ def timed_run(script: Path, env: dict[str, str], platform: str) -> tuple[float, 
     return seconds, _cpu() - cpu
 
 
-def one_round(w: Workload, platform: str) -> dict[str, tuple[float, float]]:
+def one_round(w: Workload, platform: str, prebuilt: Path) -> dict[str, tuple[float, float]]:
     with tempfile.TemporaryDirectory(prefix="pypto-edit-run-") as td:
         work = Path(td)
         script = work / w.script.name
         shutil.copy(w.script, script)
+        pre = timed_run(script, child_env(work / "cache-pre", work / "build-pre", prebuilt), platform)
         env = child_env(work / "cache", work / "build")
-        out = {"cold": timed_run(script, env, platform), "warm": timed_run(script, env, platform)}
+        out = {"cold": timed_run(script, env, platform), "pre": pre, "warm": timed_run(script, env, platform)}
         text = script.read_text()
         if w.edit[0] not in text:
             raise SystemExit(f"{w.script}: the edit's text {w.edit[0]!r} is gone; update benchmarks/edit_run.py")
@@ -115,12 +129,12 @@ def spread(values: list[float]) -> str:
 
 def table(title: str, rows: list, which: int, torch_s: float, torch_label: str) -> None:
     print(f"\n{title}\n")
-    print(f"| workload | cold first result | warm re-run | one-kernel edit | {torch_label} "
+    print(f"| workload | cold first result | cold, prebuilt runtime | warm re-run | one-kernel edit | {torch_label} "
           "| warm - torch | edit - torch |")
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for w, r in rows:
-        cold, warm, edit = ([x[which] for x in r[k]] for k in ("cold", "warm", "edit"))
-        print(f"| {w.label} | {spread(cold)} | {spread(warm)} | {spread(edit)} | {torch_s:.2f} "
+        cold, pre, warm, edit = ([x[which] for x in r[k]] for k in ("cold", "pre", "warm", "edit"))
+        print(f"| {w.label} | {spread(cold)} | {spread(pre)} | {spread(warm)} | {spread(edit)} | {torch_s:.2f} "
               f"| {statistics.median(warm) - torch_s:.2f} | {statistics.median(edit) - torch_s:.2f} |")
 
 
@@ -132,10 +146,12 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     chosen = [w for w in WORKLOADS if args.only in (None, w.key)]
     rows = []
-    for w in chosen:
-        one_round(w, args.platform)  # discarded: bytecode caches and the page cache
-        rounds = [one_round(w, args.platform) for _ in range(args.repeat)]
-        rows.append((w, {k: [r[k] for r in rounds] for k in ("cold", "warm", "edit")}))
+    with tempfile.TemporaryDirectory(prefix="pypto-prebuilt-") as pre:
+        prebuilt = make_prebuilt(Path(pre), args.platform)
+        for w in chosen:
+            one_round(w, args.platform, prebuilt)  # discarded: bytecode caches and the page cache
+            rounds = [one_round(w, args.platform, prebuilt) for _ in range(args.repeat)]
+            rows.append((w, {k: [r[k] for r in rounds] for k in ("cold", "pre", "warm", "edit")}))
     torch = torch_cost(max(3, args.repeat))
     print(f"platform {args.platform}, {args.repeat} repeats, load average {os.getloadavg()[0]:.1f}; "
           f"seconds, median (min-max)")

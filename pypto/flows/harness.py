@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import statistics
@@ -111,10 +112,13 @@ def _compile_program(program: Any, config: RunConfig) -> Any:
     hit = _BUILDS.get(key) if memo else None
     if hit is not None and hit[0] is program and _meta_stamp(hit[1]) == hit[2]:
         return hit[1]
-    compiled = _from_disk(program, options, config) if memo else None
+    builds = _Builds(config)
+    builds.core()  # a fresh cache: the runtime's g++ runs while Python parses, compiles and ptoas assembles
+    compiled = _from_disk(program, options, config, builds) if memo else None
     if compiled is None:
         compiled = ir_compile(program, platform=config.platform, output_dir=config.save_kernels_dir,
                               strategy=config.strategy, dump_passes=dump, memory_planner=config.memory_planner)
+        builds.artifact(compiled)
     if memo:
         while len(_BUILDS) >= _MAX_BUILDS:
             _BUILDS.pop(next(iter(_BUILDS)))
@@ -122,7 +126,33 @@ def _compile_program(program: Any, config: RunConfig) -> Any:
     return compiled
 
 
-def _from_disk(program: Any, options: tuple[Any, ...], config: RunConfig) -> Any:
+class _Builds:
+    """The g++ builds a run of a just-compiled program needs, started in the background as early as each can
+    be (:mod:`pypto.runtime.build` joins them, so nothing is built twice): the runtime's core before the
+    compile, the runtime library and every kernel as soon as ptoas is done (while the artifact is copied into
+    the compile cache and the worker starts). Nothing for ``codegen_only`` or a non-simulated platform."""
+
+    def __init__(self, config: RunConfig) -> None:
+        from pypto.runtime import build
+
+        self.config = config
+        self.build = build if config.platform in build.PLATFORM_FLAGS and not config.codegen_only else None
+
+    def core(self) -> None:
+        if self.build is not None:
+            self.build.prebuild_core()
+
+    def artifact(self, compiled: Any) -> None:
+        if self.build is None:
+            return
+        with contextlib.suppress(Exception):  # the foreground load reports a broken artifact with its context
+            self.build.prebuild_runtime(self.config.platform, artifact_of(compiled).runtime)
+        if self.config.dfx_enabled:
+            self.build.prebuild_extras()
+        self.build.prebuild_artifact(compiled.output_dir, self.config.platform)
+
+
+def _from_disk(program: Any, options: tuple[Any, ...], config: RunConfig, builds: _Builds) -> Any:
     """The artifact of an earlier process's identical compile (copied where this one would write), else None."""
     from pypto.flows import program_cache
     from pypto.jit import disk_cache
@@ -140,6 +170,7 @@ def _from_disk(program: Any, options: tuple[Any, ...], config: RunConfig) -> Any
     platform, strategy, dump, planner = options
     compiled = ir_compile(program, platform=platform, output_dir=config.save_kernels_dir, strategy=strategy,
                           dump_passes=dump, memory_planner=planner)
+    builds.artifact(compiled)  # g++ starts before the artifact is copied into the cache
     program_cache.store(program, key, compiled)
     return compiled
 

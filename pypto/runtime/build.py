@@ -117,8 +117,9 @@ def compiler_id() -> str:
     st = real.stat()
     stamp = cache_root() / "compiler" / _key(str(real), str(st.st_size), str(st.st_mtime_ns))
     with contextlib.suppress(OSError, UnicodeDecodeError):
-        if cachefs.verified(stamp):
-            return stamp.read_text()
+        for known in (stamp, _prebuilt(stamp)):
+            if known is not None and cachefs.verified(known):
+                return known.read_text()
     from pypto.toolchain.procs import run_tool
     from pypto.toolchain.settings import tool_timeout
 
@@ -248,7 +249,9 @@ def prebuild_core() -> None:
     """
     units = dict(runtime_units())
     if "core" in units:
-        _submit_background(_runtime_object, "core", units["core"], ())
+        out = _object_target("core", units["core"], ())
+        if not (cachefs.verified(out) or _prebuilt(out)):  # a warm cache starts no thread
+            _submit_background(_runtime_object, "core", units["core"], ())
 
 
 def prebuild_artifact(root: Path, platform: str) -> None:
@@ -296,10 +299,41 @@ def wait_background() -> None:
 _inflight_lock = threading.Lock()
 
 
+PREBUILT_DIR = SIM_DIR / "prebuilt"  # the install's own runtime objects: python -m pypto.runtime.prebuild
+
+
+def prebuilt_dir() -> Path | None:
+    """Where the install keeps prebuilt runtime objects (read only here): ``PYPTO_PREBUILT_DIR`` if set
+    (empty: none), else ``pypto/runtime/sim/prebuilt``; None while a :func:`use_cache_dir` override is
+    active (tests that build into a private cache see only it)."""
+    if _cache_override:
+        return None
+    env = os.environ.get("PYPTO_PREBUILT_DIR")
+    if env is not None:
+        return Path(env) if env else None
+    return PREBUILT_DIR
+
+
+def _prebuilt(out: Path) -> Path | None:
+    """The install's verified copy of cache object ``out`` (same key, so the same bytes), else None."""
+    root = prebuilt_dir()
+    if root is None:
+        return None
+    try:
+        cand = root / out.relative_to(cache_root())
+    except ValueError:
+        return None
+    return cand if cachefs.verified(cand) else None
+
+
 def _once(out: Path, build: Callable[[], Path], what: str = "build output") -> Path:
-    """``out`` if a verified copy exists, else ``build()``, run once however many threads ask at once."""
+    """``out`` if a verified copy exists (in the cache, else the install's prebuilt one), else ``build()``,
+    run once however many threads ask at once."""
     if cachefs.verified(out):  # memoized by (inode, size, mtime): cheap on every later call
         return out
+    found = _prebuilt(out)
+    if found is not None:
+        return found
     with _inflight_lock:
         fut = _inflight.get(out)
         owner = fut is None
@@ -380,11 +414,15 @@ def _build_library(units: list[tuple[str, tuple[Path, ...], tuple[str, ...]]], o
 def _runtime_object(unit: str, srcs: tuple[Path, ...], extra: tuple[str, ...]) -> Path:
     """One object from ``srcs`` (several: a unity source that includes them, written next to it)."""
     flags = [f for f in RUNTIME_FLAGS if f != "-shared"]
-    names = [s.name for s in srcs]
-    key = _key(unit, *names, _src_hash(), header_hash(), *flags, *extra, compiler_id())
-    out = cache_root() / "runtime" / "obj" / f"{unit}-{key}.o"
-    what = f"runtime object {', '.join(names)}"
+    out = _object_target(unit, srcs, extra)
+    what = f"runtime object {', '.join(s.name for s in srcs)}"
     return _once(out, lambda: _compile_object(out, srcs, flags, extra), what)  # one g++ per object in flight
+
+
+def _object_target(unit: str, srcs: tuple[Path, ...], extra: tuple[str, ...]) -> Path:
+    flags = [f for f in RUNTIME_FLAGS if f != "-shared"]
+    key = _key(unit, *(s.name for s in srcs), _src_hash(), header_hash(), *flags, *extra, compiler_id())
+    return cache_root() / "runtime" / "obj" / f"{unit}-{key}.o"
 
 
 def _compile_object(out: Path, srcs: tuple[Path, ...], flags: list[str], extra: tuple[str, ...]) -> Path:
@@ -439,11 +477,13 @@ def _cached_build(argv: list[str], source: Path, sidecar: Path | None, kind: str
         key = _key(kind, text, *argv[1:-1], header_hash(), compiler_id())
         out = cache_root() / kind / f"{source.stem}-{key}.so"
         if _reuse(out, what):
+            cachefs.mark_used(out)
             break
         # built from the source's own directory by its bare name: __FILE__ (PTO2_SCOPE's location) and the
         # object are then the same wherever the artifact lives, as the cache key (no path in it) assumes
         _once(out, functools.partial(compile_so, [*argv[:-1], source.name], out, what, source.parent), what)
         if source.read_bytes() == text:
+            prune(out.parent, keep=out)
             break
         cachefs.discard(out, what, "was built from a source that changed during the build")  # never a wrong key
     else:
@@ -452,6 +492,17 @@ def _cached_build(argv: list[str], source: Path, sidecar: Path | None, kind: str
     if sidecar is not None:
         _write_sidecar(out, sidecar, key)
     return out
+
+
+def prune(folder: Path, keep: Path | None = None, max_bytes: int | None = None) -> int:
+    """Bound a kernel or orchestration cache folder (:func:`pypto.toolchain.cachefs.prune_lru` of its
+    ``.so`` objects) to ``max_bytes``, default the ``cache_max_mb`` setting (PYPTO_CACHE_MAX_MB); ``keep``
+    (the object just built) stays. Run after each build; returns how many objects went."""
+    if max_bytes is None:
+        from pypto.toolchain.settings import cache_max_mb
+
+        max_bytes = cache_max_mb() * 1024 * 1024
+    return cachefs.prune_lru(folder, ".so", max_bytes, keep)
 
 
 def _write_sidecar(built: Path, sidecar: Path, key: str) -> None:

@@ -479,7 +479,12 @@ def call_compiled(compiled: Any, args: tuple[Any, ...], config: Any = None) -> A
     platform = config.platform if config is not None else platform_of(compiled, info)
     if platform in HARDWARE_PLATFORMS:
         build.check_platform(platform, info)  # names CANN, the tools and the commands it would run
-    worker = ChipWorker.current(platform=platform, runtime=info.runtime) or implicit_worker(platform, info.runtime)
+    worker = ChipWorker.current(platform=platform, runtime=info.runtime)
+    if worker is None:
+        implicit = _IMPLICIT.get((platform, info.runtime))
+        if implicit is None or not implicit.initialized:  # the process's first call: the runtime loads (or
+            build.prebuild_artifact(info.root, platform)  # builds) while the kernels build, not before them
+        worker = implicit_worker(platform, info.runtime)
     return worker.execute(info, args, config)
 
 

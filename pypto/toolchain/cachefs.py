@@ -267,3 +267,43 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
+
+
+PRUNE_GRACE_S = 600.0  # objects used this recently are never evicted
+
+
+def mark_used(path: Path) -> None:
+    """Mark a cached object as used (its access time only: a hit rewrites nothing), so it is evicted last."""
+    with contextlib.suppress(OSError):
+        st = path.stat()
+        os.utime(path, ns=(time.time_ns(), st.st_mtime_ns))
+
+
+def prune_lru(folder: Path, suffix: str, max_bytes: int, keep: Path | None = None) -> int:
+    """Remove the least recently used ``*suffix`` objects of ``folder`` (with their digests) until it fits
+    ``max_bytes``; how many went.
+
+    ``keep`` and every object used in the last ``PRUNE_GRACE_S`` seconds stay: the sibling objects of one
+    program, built in parallel, and objects another process is about to load are never evicted. Temp
+    files (dot names) are left to :func:`clean_orphans`.
+    """
+    entries = []
+    with contextlib.suppress(OSError), os.scandir(folder) as it:
+        for e in it:
+            if e.name.endswith(suffix) and not e.name.startswith(".") and (keep is None or e.path != os.fspath(keep)):
+                with contextlib.suppress(OSError):
+                    st = e.stat()
+                    entries.append((max(st.st_atime_ns, st.st_mtime_ns), st.st_size, Path(e.path)))
+    total = sum(size for _, size, _ in entries)
+    if keep is not None:
+        with contextlib.suppress(OSError):
+            total += keep.stat().st_size
+    removed, recent = 0, time.time_ns() - int(PRUNE_GRACE_S * 1e9)
+    for used, size, path in sorted(entries):
+        if total <= max_bytes or used >= recent:
+            break
+        for p in (path, digest_path(path)):
+            with contextlib.suppress(OSError):
+                p.unlink()
+        total, removed = total - size, removed + 1
+    return removed

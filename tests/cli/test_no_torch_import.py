@@ -82,3 +82,34 @@ def test_cli_run_does_not_import_torch(tmp_path):
         pytest.skip("needs g++ and the pinned ptoas")
     (tmp_path / "plain.py").write_text(PROGRAM.format(imports="import numpy as np"))
     assert not _torch_loaded(["run", "plain.py"], tmp_path)
+
+
+@pytest.mark.sim
+@pytest.mark.ptoas
+def test_library_compile_and_run_do_not_import_torch(tmp_path):
+    """``import pypto.language``, ``ir.compile`` (ptoas included) and ``pypto.runtime.run`` of a program
+    whose own code does not import torch leave torch out of ``sys.modules``."""
+    import shutil
+
+    from pypto.toolchain.ptoas import find_ptoas
+
+    if shutil.which("g++") is None or find_ptoas() is None:
+        pytest.skip("needs g++ and the pinned ptoas")
+    tail = textwrap.dedent('''
+        import sys
+        import pypto
+        from pypto.runtime import RunConfig, run
+        x = np.ones((32, 32), np.float32)
+        y = np.zeros_like(x)
+        compiled = pypto.ir.compile(Twice, platform="a2a3sim", dump_passes=False)
+        assert "torch" not in sys.modules, "ir.compile imported torch"
+        run(Twice, x, y, golden=golden, config=RunConfig(platform="a2a3sim"))
+        print("TORCH", "torch" in sys.modules)
+    ''')
+    (tmp_path / "plain.py").write_text(PROGRAM.format(imports="import numpy as np") + tail)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYPTO_")}
+    env.update(PYPTO_PROG_BUILD_DIR=str(tmp_path / "build"), PYPTO_CACHE_DIR=str(tmp_path / "cache"))
+    proc = subprocess.run([sys.executable, "plain.py"], capture_output=True, text=True, cwd=tmp_path, env=env,
+                          timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "TORCH False"

@@ -202,3 +202,44 @@ def test_jit_warm_call_starts_no_tool_and_an_edit_rebuilds_its_kernel(workspace,
     tools = _tools(edited["spawned"])
     assert len(tools["ptoas"]) == 1 and len(tools["g++"]) == 1  # the kernel: the orchestration is unchanged
     assert _sources(tools["g++"]) == ["add_incore_0"]
+
+
+def _gxx_shim(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """An environment whose PATH starts with a ``g++`` that logs its argv, then runs the real one."""
+    import shutil
+
+    real = shutil.which("g++")
+    assert real is not None
+    bin_dir, log = tmp_path / "shim-bin", tmp_path / "gxx.log"
+    bin_dir.mkdir()
+    shim = bin_dir / "g++"
+    shim.write_text(f'#!/bin/sh\necho "$*" >> "{log}"\nexec "{real}" "$@"\n')
+    shim.chmod(0o755)
+    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}, log
+
+
+def test_warm_run_of_a_program_starts_no_gxx_even_outside_python(tmp_path):
+    """Counted by a ``g++`` first on PATH (not by watching ``subprocess``): a cold ``run(program)`` builds the
+    runtime library, the kernels and the orchestration; a warm re-run in a fresh interpreter starts none."""
+    env_extra, log = _gxx_shim(tmp_path)
+    script = tmp_path / "two_step.py"
+    script.write_text(PROGRAM)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYPTO_")}
+    env.update(env_extra, PYPTO_CACHE_DIR=str(tmp_path / "cache"), PYPTO_PROG_BUILD_DIR=str(tmp_path / "build"),
+               PYPTO_PREBUILT_DIR="")  # no install-provided runtime: the cold run builds it
+
+    def run_once() -> tuple[dict, list[str]]:
+        before = log.read_text().splitlines() if log.exists() else []
+        proc = subprocess.run([sys.executable, str(script), "run"], capture_output=True, text=True, cwd=tmp_path,
+                              env=env, timeout=600, check=False)
+        assert proc.returncode == 0, proc.stderr
+        after = log.read_text().splitlines() if log.exists() else []
+        return json.loads(proc.stdout.strip().splitlines()[-1]), after[len(before):]
+
+    cold, started = run_once()
+    assert cold["z"] == 3.0
+    sources = {Path(arg).name for line in started for arg in line.split() if arg.endswith(".cpp")}
+    assert {"scale.cpp", "shift.cpp", "main.cpp"} <= sources, started  # the kernels, the orchestration
+    assert any("-c" in line.split() for line in started), started  # and the runtime library's objects
+    warm, started = run_once()
+    assert warm["z"] == 3.0 and started == [] and warm["spawned"] == []
