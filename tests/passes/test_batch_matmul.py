@@ -230,3 +230,39 @@ def test_a_transposed_view_of_several_matrices_is_a_located_error() -> None:
 
     with pytest.raises(UserError, match="viewed transposed only as one matrix of a packed tensor"):
         run_pipeline(Stack, ctx=PassContext())
+
+
+@pl.program
+class LargeBTrans:
+    """c[i] = a[i] @ b[i].T where one b[i].T ([64, 512] f32, 128 KiB) exceeds L0B: AutoTileMatmulL0 tiles each
+    per-matrix matmul, loading the transposed operand's windows through the transposed view."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[2, 32, 64], pl.FP32], b: pl.Tensor[[2, 512, 64], pl.FP32],
+          c: pl.Out[pl.Tensor[[2, 32, 512], pl.FP32]]) -> pl.Tensor[[2, 32, 512], pl.FP32]:
+        c = pl.assemble(c, pl.matmul(a, b, b_trans=True), [0, 0, 0])
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[2, 32, 64], pl.FP32], b: pl.Tensor[[2, 512, 64], pl.FP32],
+             c: pl.Out[pl.Tensor[[2, 32, 512], pl.FP32]]) -> pl.Tensor[[2, 32, 512], pl.FP32]:
+        c = self.k(a, b, c)
+        return c
+
+
+def test_a_transposed_matrix_larger_than_l0_is_tiled(tmp_path: Path) -> None:
+    c = ir.compile(LargeBTrans, output_dir=tmp_path / "o", skip_ptoas=True)
+    after = next((Path(c.output_dir) / "passes_dump").glob("*_after_AutoTileMatmulL0.py")).read_text()
+    assert "pl.range(" in after or "pl.pipeline(" in after
+    assert "pl.tile.load(b__ssa_v0, [1, " in after and "pl.tile.transpose_view(b_" in after
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_a_transposed_matrix_larger_than_l0_runs(platform: str, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((2, 32, 64)).astype(np.float32)
+    b = rng.standard_normal((2, 512, 64)).astype(np.float32)
+    c = np.zeros((2, 32, 512), np.float32)
+    ir.compile(LargeBTrans, platform=platform)(a, b, c)
+    np.testing.assert_allclose(c, a @ b.transpose(0, 2, 1), rtol=1e-4, atol=1e-4)
