@@ -142,6 +142,19 @@ def test_chained_matmul_through_an_f16_intermediate_matches_torch(tmp_path, monk
     assert ((out - golden).norm() / golden.norm()).item() < 1e-3
 
 
+@pytest.mark.sim
+def test_an_oversized_chain_fits_l0_under_dsa_rp(tmp_path, monkeypatch, torch):
+    """Each row block of the chain has L0 tiles of its own (the mixed loop is unrolled); DSA_RP reuses them by
+    lifetime, or four [64, 256] f16 blocks of B would need 128 KiB of L0B."""
+    monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path))
+    torch.manual_seed(3)
+    a, b = torch.randn(256, 256, dtype=torch.float16) / 4, torch.randn(256, 256, dtype=torch.float16) / 16
+    e, out = torch.randn(256, 64, dtype=torch.float16) / 16, torch.zeros((256, 64), dtype=torch.float32)
+    chained(a, b, e, out, config=RunConfig(platform="a2a3sim", memory_planner=MemoryPlanner.DSA_RP))
+    golden = (a.float() @ b.float()).to(torch.float16).float() @ e.float()
+    assert ((out - golden).norm() / golden.norm()).item() < 1e-3
+
+
 def _windows():
     """Operand windows and the output window start off the origin."""
 
