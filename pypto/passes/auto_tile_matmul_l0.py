@@ -241,7 +241,8 @@ class AutoTileMatmulL0(Pass):
             # each stage of a dbC loop loads its own operand blocks (an operand-stationary choice holds one
             # panel upstream): when two stages do not fit, the same tiles run single-buffered
             for tt in (t, replace(t, double_buffer_c=False)):
-                if _regions_fit(tt, cfg, caps, shared=shared):
+                if _regions_fit(tt, cfg, caps, shared=shared,
+                                one_region_at_a_time=self.memory_planner is MemoryPlanner.PTOAS):
                     return tt
         bytes_ab, bytes_c, bias_b = (_bytes(a), _bytes(b)), dtype_c.nbytes, _bias_bytes(mm)
         if _fits(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps, bias_b):
@@ -349,25 +350,33 @@ def _bias_limits(mm: Call, loads: dict[Var, Call], caps: dict[MemorySpace, int],
     return {"max_n": max_n, "max_n_pipelined": max_n // 2, "max_n_nested_pipelined": max_n // 4}
 
 
-def _regions_fit(t: Tiling, cfg: L0TileConfig, caps: dict[MemorySpace, int], shared: bool) -> bool:
+def _regions_fit(t: Tiling, cfg: L0TileConfig, caps: dict[MemorySpace, int], shared: bool,
+                 one_region_at_a_time: bool = False) -> bool:
     """Whether the L0 tiles of every region of the grid (full tiles, peeled last row / column, peeled last K
     block) fit L0 side by side. ``shared``: the PYPTO planner gives equal-sized tiles one buffer, so each
-    distinct shape counts once; DSA_RP shares nothing, and ptoas 0.1.1's planner (PTOAS) neither ("acc
-    overflow" for four differently sized accumulators that are never live together)."""
+    distinct shape counts once; DSA_RP shares nothing. ``one_region_at_a_time`` (PTOAS): ptoas 0.1.1 plans
+    the buffers by lifetime once each ``alloc_tile`` sits at its first use, so only the largest region counts."""
     full, tail = divmod(cfg.K, t.k)
     blocks = [t.k] * (1 + (full > 1)) + ([tail] if tail else [])
-    tiles: list[tuple[MemorySpace, int, int, int, int]] = []
+    regions: list[list[tuple[MemorySpace, int, int, int, int]]] = []
     for _, _, rows in _spans(cfg.M, t.m):
         for _, _, cols in _spans(cfg.N, t.n):
+            tiles: list[tuple[MemorySpace, int, int, int, int]] = []
             # the full tiles of a double-buffered-L0C grid run two stages at once, each with its own tiles
-            for stage in range(2 if t.double_buffer_c and not tiles else 1):
+            for stage in range(2 if t.double_buffer_c and not regions else 1):
                 tiles += [(MemorySpace.Left, rows, k, cfg.bytes_a, stage) for k in blocks]
                 tiles += [(MemorySpace.Right, k, cols, cfg.bytes_b, stage) for k in blocks]
                 tiles.append((MemorySpace.Acc, _align_rows(rows, cfg), cols, cfg.bytes_c, stage))
-    used: Counter[MemorySpace] = Counter()
-    for space, r, c, nbytes, _ in (set(tiles) if shared else tiles):
-        used[space] += r * c * nbytes
-    return all(used[space] <= caps[space] for space in used)
+            regions.append(tiles)
+    if not one_region_at_a_time:
+        regions = [[x for r in regions for x in r]]
+    for tiles in regions:
+        used: Counter[MemorySpace] = Counter()
+        for space, r, c, nbytes, _ in (set(tiles) if shared else tiles):
+            used[space] += r * c * nbytes
+        if any(used[space] > caps[space] for space in used):
+            return False
+    return True
 
 
 def _align_rows(rows: int, cfg: L0TileConfig) -> int:
