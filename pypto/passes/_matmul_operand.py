@@ -11,25 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pypto.ir.dtypes import DataType
 from pypto.ir.enums import MemorySpace
-from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, MakeTuple, Var, as_int
+from pypto.ir.expr import Call, ConstInt, Expr, MakeTuple, Var, as_int
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, Stmt
 from pypto.ir.types import TensorType, TileType
+from pypto.passes._index import iadd
 from pypto.span import Span
-
-
-def add_index(a: Expr, b: Expr | int, span: Span) -> Expr:
-    """``a + b`` on indices, folded when either side is the constant 0 or both are constants."""
-    bv = b if isinstance(b, Expr) else ConstInt(b, span=span)
-    if as_int(a) == 0:
-        return bv
-    if as_int(bv) == 0:
-        return a
-    if (x := as_int(a)) is not None and (y := as_int(bv)) is not None:
-        return ConstInt(x + y, span=span)
-    return BinaryExpr(BinOp.Add, a, bv, DataType.INDEX, span=span)
 
 
 def int_tuple(values: list[int | Expr], span: Span) -> MakeTuple:
@@ -64,7 +52,7 @@ class MatmulOperand:
         """The ``shape`` window at ``(row, col)`` of the operand (as the matmul reads it)."""
         if self.trans:
             row, col, shape = col, row, (shape[1], shape[0])
-        offs = [*self.lead, add_index(self.origin[0], row, span), add_index(self.origin[1], col, span)]
+        offs = [*self.lead, iadd(self.origin[0], row, span), iadd(self.origin[1], col, span)]
         ext = [*(1 for _ in self.lead), *shape]
         call = make_call("tile.load", [self.tensor, int_tuple(offs, span), int_tuple(ext, span),
                                        int_tuple(ext, span)], dict(self.load.kwargs), span=span)
@@ -105,4 +93,4 @@ def matmul_operand(e: Expr, defs: dict[Var, Call]) -> MatmulOperand | None:
     return MatmulOperand(e, load.args[0], tuple(lead), (row, col), load, trans, defs_)
 
 
-__all__ = ["MatmulOperand", "add_index", "int_tuple", "matmul_operand"]
+__all__ = ["MatmulOperand", "int_tuple", "matmul_operand"]

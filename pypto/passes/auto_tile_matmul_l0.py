@@ -32,7 +32,8 @@ from pypto.ir.ops.registry import make_call
 from pypto.ir.options import BackendType, MemoryPlanner
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, SeqStmts, Stmt, YieldStmt
 from pypto.ir.types import ScalarType, TileType
-from pypto.passes._matmul_operand import MatmulOperand, add_index, int_tuple, matmul_operand
+from pypto.passes._index import iadd
+from pypto.passes._matmul_operand import MatmulOperand, int_tuple, matmul_operand
 from pypto.passes._rewrite import assign_of, assigns_of, drop_defs, elements, match, shaped
 from pypto.passes._util import base_name, iter_stmts, map_blocks, substitute_typed, var_use_counts
 from pypto.passes.allocate_memory_addr import CAPACITY
@@ -80,7 +81,7 @@ def _fits(m: int, n: int, k: int, bytes_ab: tuple[int, int], bytes_c: int, caps:
             and m * n * bytes_c <= caps[MemorySpace.Acc] and n * bias_bytes <= caps.get(MemorySpace.Bias, 0))
 
 
-_add, _ints = add_index, int_tuple
+_add, _ints = iadd, int_tuple
 
 
 class _Builder:
