@@ -344,7 +344,8 @@ def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions
         try:
             artifact = generate(lowered, backend_type=opts.backend_type, platform=opts.platform,
                                 runtime=opts.runtime, emit_source_loc=opts.emit_source_loc,
-                                file_prefix_map=opts.file_prefix_map)
+                                file_prefix_map=opts.file_prefix_map,
+                                ptoas_plans_memory=opts.memory_planner is MemoryPlanner.PTOAS)
         except PartialCodegenError as exc:  # keep what was generated, for reading (no completeness marker)
             for rel, text in exc.files.items():
                 path = contained(out, rel)

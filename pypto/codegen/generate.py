@@ -63,20 +63,24 @@ def _check_outputs_written(f: Function) -> None:
 
 def generate(program: Program, *, backend_type: BackendType | str = BackendType.Ascend910B,
              platform: str | None = None, runtime: RuntimeKind | str = RuntimeKind.TENSORMAP_AND_RINGBUFFER,
-             emit_source_loc: bool = True, skip_ptoas: bool = False, file_prefix_map: PrefixMap = ()) -> Artifact:
+             emit_source_loc: bool = True, skip_ptoas: bool = False, file_prefix_map: PrefixMap = (),
+             ptoas_plans_memory: bool = False) -> Artifact:
     """Generate every text artifact of ``program`` (a post-pipeline Program); ``platform`` is unused.
 
     ``files`` gets ``orchestration/<orch>.cpp``; with ``skip_ptoas`` also
     ``kernels/<aiv|aic>/<func>.pto`` (``kernels/<group>.pto`` for groups). The assembler stage
     (:func:`pypto.backend.assemble`) adds ``ptoas/``, kernel wrappers and ``kernel_config.py``.
     ``file_prefix_map`` rewrites the source paths of ``loc(...)`` (see :mod:`pypto.toolchain.prefix_map`).
+    ``ptoas_plans_memory`` (the PTOAS planner): tile buffers are allocated where first used (see
+    :func:`pypto.codegen.pto_module.emit_module`).
     """
     backend = backend_type.value if isinstance(backend_type, BackendType) else str(backend_type)
     rt = RuntimeKind.from_name(runtime).value
     files: dict[str, str] = {}
     units = []
     for name, funcs in kernel_units(program):
-        text, models = emit_module(funcs, backend_type=backend, emit_loc=emit_source_loc, file_map=file_prefix_map)
+        text, models = emit_module(funcs, backend_type=backend, emit_loc=emit_source_loc, file_map=file_prefix_map,
+                                   allocs_at_first_use=ptoas_plans_memory)
         units.append(KernelUnit(name, text, tuple(models)))
     orchs = program.orchestrations()
     ids = FuncIds()

@@ -14,6 +14,7 @@ planner computed. Tiles with a dynamic valid shape get their own ``alloc_tile`` 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -94,8 +95,11 @@ class KernelCodegen(ScalarLowering):
     """Emits one ``func.func`` for an InCore function."""
 
     def __init__(self, func: Function, *, emit_loc: bool,
-                 rules: Mapping[str, Callable[[Any, Call, Var | None], None]], file_map: PrefixMap = ()) -> None:
+                 rules: Mapping[str, Callable[[Any, Call, Var | None], None]], file_map: PrefixMap = (),
+                 allocs_at_first_use: bool = False) -> None:
         self.func = func
+        self.allocs_at_first_use = allocs_at_first_use
+        """ptoas plans memory (the PTOAS planner): see :func:`_allocs_at_first_use`."""
         self.rules = rules
         self.emit_loc = emit_loc
         self.file_map = file_map
@@ -510,11 +514,44 @@ class KernelCodegen(ScalarLowering):
         self.make_views()
         self.stmt(self.func.body)
         lines = [f"  func.func @{self.func.name}({sig}) {{"]
-        lines += [f"    {x}" for x in self.head + self.views + self.allocs]
-        lines += self.out.lines
+        if self.allocs_at_first_use:
+            lines += [f"    {x}" for x in self.head + self.views]
+            lines += _allocs_at_first_use([f"    {x}" for x in self.allocs], self.out.lines)
+        else:
+            lines += [f"    {x}" for x in self.head + self.views + self.allocs]
+            lines += self.out.lines
         lines += ["    return", "  }"]
         kf = KernelFunc(self.func.name, core_of(self.func), tuple(self.params))  # type: ignore[arg-type]
         return "\n".join(lines), kf
+
+
+_SSA_NAME = re.compile(r"%([\w.$-]+)")
+
+
+def _allocs_at_first_use(allocs: list[str], body: list[str]) -> list[str]:
+    """``body`` with each ``alloc_tile`` line placed right before the top-level statement that first names its
+    handle (a top-level op dominates every later one, so all uses stay dominated). ptoas 0.1.1's PlanMemory
+    counts a buffer live from its ``alloc_tile`` on: hoisted to the function's head, no two buffers could
+    share bytes, and tiles whose lifetimes never meet (the row blocks of an unrolled loop) overflow L0."""
+    pending: dict[str, str] = {}
+    for line in allocs:
+        m = _SSA_NAME.search(line)
+        pending[m.group(1) if m else line] = line
+    out: list[str] = []
+    group: list[str] = []
+
+    def flush() -> None:
+        names = {n for line in group for n in _SSA_NAME.findall(line)}
+        out.extend(pending.pop(n) for n in list(pending) if n in names)
+        out.extend(group)
+        group.clear()
+
+    for line in body:
+        if line.startswith("    ") and not line.startswith("     ") and not line.startswith("    }"):
+            flush()  # a new top-level statement starts
+        group.append(line)
+    flush()
+    return [*pending.values(), *out] if pending else out
 
 
 _STMTS = {

@@ -19,11 +19,14 @@ from pypto.toolchain.prefix_map import PrefixMap
 
 
 def emit_module(funcs: list[Function], *, backend_type: str, emit_loc: bool,
-                file_map: PrefixMap = ()) -> tuple[str, list[KernelFunc]]:
-    """One ``.pto`` module for the given kernel functions (a single kernel or a Group's members)."""
+                file_map: PrefixMap = (), allocs_at_first_use: bool = False) -> tuple[str, list[KernelFunc]]:
+    """One ``.pto`` module for the given kernel functions (a single kernel or a Group's members);
+    ``allocs_at_first_use``: ptoas plans the memory (the PTOAS planner), so each ``alloc_tile`` comes where
+    its tile is first used rather than at the function's head."""
     bodies, models = [], []
     for f in funcs:
-        text, model = KernelCodegen(f, emit_loc=emit_loc, rules=RULES, file_map=file_map).emit()
+        text, model = KernelCodegen(f, emit_loc=emit_loc, rules=RULES, file_map=file_map,
+                                    allocs_at_first_use=allocs_at_first_use).emit()
         bodies.append(text)
         models.append(model)
     _check_one_half_type(funcs, bodies)

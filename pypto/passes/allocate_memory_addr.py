@@ -1,4 +1,10 @@
-"""AllocateMemoryAddr: byte offsets for every on-chip buffer within the per-space capacities."""
+"""AllocateMemoryAddr: byte offsets for every on-chip buffer within the per-space capacities.
+
+Under the DSA_RP planner (which drops MemoryReuse from the pipeline and places buffers itself) the
+buffers are first coalesced by lifetime as MemoryReuse does: ptoas 0.1.1 gives every ``alloc_tile`` bytes
+of its own, so tiles that share no buffer here would overflow L0 where upstream's DSA_RP reuses them
+(e.g. the row blocks of a matmul chain, each with its own L0 tiles).
+"""
 
 from __future__ import annotations
 
@@ -7,12 +13,13 @@ from dataclasses import dataclass
 from pypto.errors import UserError
 from pypto.ir.enums import MemorySpace
 from pypto.ir.function import Function, Program
-from pypto.ir.options import BackendType
+from pypto.ir.options import BackendType, MemoryPlanner
 from pypto.ir.properties import IRProperty
 from pypto.ir.types import MemRef
 from pypto.passes._memref import all_vars, allocs, memref_of, rebase
 from pypto.passes.base import Pass
 from pypto.passes.context import PassContext
+from pypto.passes.memory_reuse import MemoryReuse
 
 KIB = 1024
 CAPACITY: dict[BackendType, dict[MemorySpace, int]] = {
@@ -42,14 +49,17 @@ class AllocateMemoryAddr(Pass):
     name = "AllocateMemoryAddr"
     produces = frozenset({IRProperty.AllocatedMemoryAddr})
     backend: BackendType = BackendType.Ascend910B
+    planner: MemoryPlanner = MemoryPlanner.PYPTO
 
     @classmethod
     def from_context(cls, ctx: PassContext) -> AllocateMemoryAddr:
-        return cls(backend=ctx.backend_type)
+        return cls(backend=ctx.backend_type, planner=ctx.memory_planner)
 
     def run_function(self, func: Function, program: Program) -> Function:
         if not func.is_incore:
             return func
+        if self.planner is MemoryPlanner.DSA_RP:
+            func = MemoryReuse().run_function(func, program)
         offsets: dict[int, int] = {}
         used: dict[MemorySpace, int] = {}
         for var, call in allocs(func):

@@ -26,12 +26,14 @@ from dataclasses import dataclass, replace
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import ForKind, MemorySpace
-from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, IterArg, MakeTuple, Var, as_int
+from pypto.ir.expr import Call, ConstInt, Expr, IterArg, MakeTuple, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.options import BackendType, MemoryPlanner
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, SeqStmts, Stmt, YieldStmt
-from pypto.ir.types import ScalarType, TensorType, TileType
+from pypto.ir.types import ScalarType, TileType
+from pypto.passes._index import iadd
+from pypto.passes._matmul_operand import MatmulOperand, int_tuple, matmul_operand
 from pypto.passes._rewrite import assign_of, assigns_of, drop_defs, elements, match, shaped
 from pypto.passes._util import base_name, iter_stmts, map_blocks, substitute_typed, var_use_counts
 from pypto.passes.allocate_memory_addr import CAPACITY
@@ -52,16 +54,6 @@ class Tiling:
     double_buffer_c: bool = False
     """Two accumulators in flight (the chooser budgeted each at half of L0C): the grid's inner loop is a
     two-stage ``pl.pipeline`` marked ``pipeline_double_buffer_c``, so tile i's drain overlaps tile i+1's MAD."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Operand:
-    """A Mat load feeding the matmul: the tensor, the window origin and its extent."""
-
-    var: Var
-    tensor: Expr
-    origin: tuple[Expr, Expr]
-    load: Call
 
 
 def _extents(dim: int) -> list[int]:
@@ -89,26 +81,14 @@ def _fits(m: int, n: int, k: int, bytes_ab: tuple[int, int], bytes_c: int, caps:
             and m * n * bytes_c <= caps[MemorySpace.Acc] and n * bias_bytes <= caps.get(MemorySpace.Bias, 0))
 
 
-def _add(a: Expr, b: Expr | int, span: Span) -> Expr:
-    bv = b if isinstance(b, Expr) else ConstInt(b, span=span)
-    if as_int(a) == 0:
-        return bv
-    if as_int(bv) == 0:
-        return a
-    if (x := as_int(a)) is not None and (y := as_int(bv)) is not None:
-        return ConstInt(x + y, span=span)
-    return BinaryExpr(BinOp.Add, a, bv, DataType.INDEX, span=span)
-
-
-def _ints(values: list[int | Expr], span: Span) -> MakeTuple:
-    return MakeTuple(tuple(v if isinstance(v, Expr) else ConstInt(v, span=span) for v in values), span=span)
+_add, _ints = iadd, int_tuple
 
 
 class _Builder:
     """Emits the loop nest for one matmul."""
 
-    def __init__(self, a: _Operand, b: _Operand, mm: Call, t: Tiling, span: Span,
-                 bias: _Operand | None = None) -> None:
+    def __init__(self, a: MatmulOperand, b: MatmulOperand, mm: Call, t: Tiling, span: Span,
+                 bias: MatmulOperand | None = None) -> None:
         self.a, self.b, self.mm, self.t, self.span, self.bias = a, b, mm, t, span, bias
 
     def _first(self, va: Var, vb: Var, ni: Expr, n: int, stmts: list[Stmt]) -> Call:
@@ -118,23 +98,16 @@ class _Builder:
             return make_call("tile.matmul", [va, vb], dict(self.mm.kwargs), span=self.span)
         bias: Expr = self.mm.args[2]
         if self.bias is not None:
-            load, bias = self._load(self.bias, ConstInt(0, span=self.span), ni, (1, n), f"{_stem(self.bias)}_sub")
-            stmts.append(load)
+            load, bias = self.bias.window(ConstInt(0, span=self.span), ni, (1, n), f"{_stem(self.bias)}_sub",
+                                          self.span)
+            stmts += load
         return make_call("tile.matmul_bias", [va, vb, bias], {}, span=self.span)
-
-    def _load(self, op: _Operand, row: Expr, col: Expr, shape: tuple[int, int], name: str) -> tuple[Stmt, Var]:
-        sp = self.span
-        offs = _ints([_add(op.origin[0], row, sp), _add(op.origin[1], col, sp)], sp)
-        call = make_call("tile.load", [op.tensor, offs, _ints(list(shape), sp), _ints(list(shape), sp)],
-                         dict(op.load.kwargs), span=sp)
-        v = Var(name, call.result_type, span=sp)
-        return AssignStmt(v, call, span=sp), v
 
     def _block(self, mi: Expr, ni: Expr, ko: Expr, suffix: str, mnk: tuple[int, int, int]) -> tuple[list[Stmt], Var, Var]:
         m, n, k = mnk
-        sa, va = self._load(self.a, mi, ko, (m, k), f"{_stem(self.a)}_{suffix}")
-        sb, vb = self._load(self.b, ko, ni, (k, n), f"{_stem(self.b)}_{suffix}")
-        return [sa, sb], va, vb
+        sa, va = self.a.window(mi, ko, (m, k), f"{_stem(self.a)}_{suffix}", self.span)
+        sb, vb = self.b.window(ko, ni, (k, n), f"{_stem(self.b)}_{suffix}", self.span)
+        return [*sa, *sb], va, vb
 
     def _acc_step(self, acc: Var, mi: Expr, ni: Expr, ko: Expr, mnk: tuple[int, int, int],
                   suffix: str) -> tuple[list[Stmt], Var]:
@@ -147,7 +120,7 @@ class _Builder:
         """The ``[m, n]`` output block at ``(mi, ni)``: a first K block, a K loop of matmul_acc over the other
         full blocks, then a peeled narrower last block when ``k`` does not divide K."""
         sp, k = self.span, self.t.k
-        k_dim = _dim(self.a.load, 1)
+        k_dim = self.a.shape[1]
         full, tail = divmod(k_dim, k)
         stmts, va, vb = self._block(mi, ni, ConstInt(0, span=sp), "k0", (m, n, k))
         first = self._first(va, vb, ni, n, stmts)
@@ -168,15 +141,15 @@ class _Builder:
 
     def store_at(self, body: list[Stmt], acc: Var, store: Call, mi: Expr, ni: Expr) -> None:
         sp = self.span
-        row0, col0 = elements(store.args[1])
-        offs = _ints([_add(row0, mi, sp), _add(col0, ni, sp)], sp)
+        *lead, row0, col0 = elements(store.args[1])
+        offs = _ints([*lead, _add(row0, mi, sp), _add(col0, ni, sp)], sp)
         body.append(EvalStmt(make_call("tile.store", [acc, offs, store.args[2]], dict(store.kwargs), span=sp),
                              span=sp))
 
     def grid(self, store: Call) -> list[Stmt]:
         """Every ``[m, n]`` sub-tile stored to its window of the store's tensor: loops over the full tiles of M
         and N, and the partial last row / column of tiles peeled after them."""
-        m_dim, n_dim = _dim(self.a.load, 0), _dim(self.b.load, 1)
+        m_dim, n_dim = self.a.shape[0], self.b.shape[1]
         out: list[Stmt] = []
         for rows in _spans(m_dim, self.t.m):
             for cols in _spans(n_dim, self.t.n):
@@ -207,7 +180,7 @@ class _Builder:
     def rows(self, cast: tuple[Var, Call], second: tuple[Var, Call], store: Call) -> list[Stmt]:
         """Per row block: its rows of ``c`` (full-K or split-K), their cast, times ``E``, stored."""
         sp, t = self.span, self.t
-        m_dim = _dim(self.a.load, 0)
+        m_dim = self.a.shape[0]
         mi = Var("mi", _INDEX, span=sp) if t.m < m_dim else ConstInt(0, span=sp)
         body, acc = self.sub_tile(mi, ConstInt(0, span=sp), f"{base_name(cast[0].name)}_acc", t.m, t.n)
         cc = make_call("tile.cast", [acc, *cast[1].args[1:]], dict(cast[1].kwargs), span=sp)
@@ -232,33 +205,8 @@ def _spans(dim: int, step: int) -> list[tuple[int, int, int]]:
     return [(0, full, step)] * (full > 0) + [(full, dim, dim - full)] * (full < dim)
 
 
-def _stem(op: _Operand) -> str:
+def _stem(op: MatmulOperand) -> str:
     return base_name(getattr(op.tensor, "name", "x"))
-
-
-def _dim(load: Call, axis: int) -> int:
-    d = shaped(load).shape[axis]
-    assert isinstance(d, int)
-    return d
-
-
-def _operand(e: Expr, loads: dict[Var, Call]) -> _Operand | None:
-    load = loads.get(e) if isinstance(e, Var) else None
-    if load is None or load.kwargs.get("target_memory") is not MemorySpace.Mat:
-        return None
-    t, tt = load.args[0].type, load.type
-    valid = load.args[3] if len(load.args) > 3 else None
-    if not (isinstance(t, TensorType) and t.rank == 2 and isinstance(tt, TileType) and tt.static_shape()):
-        return None
-    if valid is not None and (not isinstance(valid, MakeTuple) or
-                              tuple(as_int(d) for d in valid.elements) != tt.static_shape()):
-        return None  # a partly valid window: left alone
-    offs = load.args[1]
-    if not isinstance(offs, MakeTuple) or len(offs.elements) != 2 or not isinstance(e, Var):
-        return None
-    return _Operand(e, load.args[0], (offs.elements[0], offs.elements[1]), load)
-
-
 
 
 @dataclass(frozen=True)
@@ -276,11 +224,11 @@ class AutoTileMatmulL0(Pass):
         return cls(backend=ctx.backend_type, memory_planner=ctx.memory_planner,
                    l0c_double_buffer=ctx.enable_pypto_l0c_double_buffer)
 
-    def tiling(self, a: _Operand, b: _Operand, c: Var, mm: Call, loads: dict[Var, Call]) -> Tiling | None:
+    def tiling(self, a: MatmulOperand, b: MatmulOperand, c: Var, mm: Call, loads: dict[Var, Call]) -> Tiling | None:
         """The L0 tile of ``c = A @ B`` (None: it fits L0 whole, or cannot be tiled). Upstream's roofline chooser
         decides, configured as upstream's pass does; where it has no answer this pass's own rule does."""
         caps = CAPACITY[self.backend]
-        m_dim, k_dim, n_dim = _dim(a.load, 0), _dim(a.load, 1), _dim(b.load, 1)
+        m_dim, k_dim, n_dim = a.shape[0], a.shape[1], b.shape[1]
         dtype_c = shaped(c).dtype
         cfg = replace(backend_config(self.backend, m_dim, n_dim, k_dim, dtype_a=shaped(a.load).dtype,
                                      dtype_b=shaped(b.load).dtype, dtype_c=dtype_c),
@@ -294,7 +242,8 @@ class AutoTileMatmulL0(Pass):
             # each stage of a dbC loop loads its own operand blocks (an operand-stationary choice holds one
             # panel upstream): when two stages do not fit, the same tiles run single-buffered
             for tt in (t, replace(t, double_buffer_c=False)):
-                if _regions_fit(tt, cfg, caps, shared=shared):
+                if _regions_fit(tt, cfg, caps, shared=shared,
+                                one_region_at_a_time=self.memory_planner is MemoryPlanner.PTOAS):
                     return tt
         bytes_ab, bytes_c, bias_b = (_bytes(a), _bytes(b)), dtype_c.nbytes, _bias_bytes(mm)
         if _fits(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps, bias_b):
@@ -304,7 +253,7 @@ class AutoTileMatmulL0(Pass):
     def run_function(self, func: Function, program: Program) -> Function:
         if not func.is_incore or not any(_matmul_value(s) for s in iter_stmts(func.body)):
             return func  # both rewrites start at a ``c = tile.matmul(...)`` statement
-        loads = assigns_of(func.body, "tile.load")
+        loads = {**assigns_of(func.body, "tile.load"), **assigns_of(func.body, "tile.transpose_view")}
         uses = var_use_counts(func.body)
         caps = CAPACITY[self.backend]
         replaced: dict[Var, Expr] = {}
@@ -321,7 +270,8 @@ class AutoTileMatmulL0(Pass):
                 for x in rw.removed:
                     out.remove(x)
                 if (st := assign_of(rw.at, "tile.store")) is not None:
-                    replaced[st[0]] = st[1].args[2]
+                    dst = st[1].args[2]  # a chain of stores (one per matrix of a batch) resolves to the first's
+                    replaced[st[0]] = replaced.get(dst, dst) if isinstance(dst, Var) else dst
                 dead.update(v for v in rw.inputs if uses[v] <= 2)
             return out
 
@@ -343,22 +293,22 @@ class _Rewrite:
 
 
 # ``c = tile.matmul(A, B)`` of two Mat loads: c, the call, A, B
-_MatmulOfLoads = tuple[Var, Call, _Operand, _Operand]
+_MatmulOfLoads = tuple[Var, Call, MatmulOperand, MatmulOperand]
 # the statement and the ``var = call`` of each link after ``c``: its cast, the second matmul, E, the store
 _Link = tuple[Stmt, tuple[Var, Call]]
-_Chain = tuple[_Link, _Link, _Operand, tuple[Stmt, Call]]
+_Chain = tuple[_Link, _Link, MatmulOperand, tuple[Stmt, Call]]
 
 
 def _matmul_value(s: Stmt) -> bool:
     return assign_of(s, "tile.matmul") is not None or assign_of(s, "tile.matmul_bias") is not None
 
 
-def _bias(mm: Call, loads: dict[Var, Call], t: Tiling, n_dim: int) -> tuple[bool, _Operand | None]:
+def _bias(mm: Call, loads: dict[Var, Call], t: Tiling, n_dim: int) -> tuple[bool, MatmulOperand | None]:
     """Can a matmul_bias be tiled as ``t``, and the bias's Mat load (windowed per sub-tile) if it is one?
     Another bias tile (e.g. one already moved to Bias) is reused whole, so only when N is not tiled."""
     if mm.op != "tile.matmul_bias":
         return True, None
-    op = _operand(mm.args[2], loads)
+    op = matmul_operand(mm.args[2], loads)
     return op is not None or t.n == n_dim, op
 
 
@@ -367,7 +317,7 @@ def _matmul_of_loads(s: Stmt, loads: dict[Var, Call], uses: Counter[Var]) -> _Ma
     if mm is None:
         return None
     c, call = mm
-    a, b = _operand(call.args[0], loads), _operand(call.args[1], loads)
+    a, b = matmul_operand(call.args[0], loads), matmul_operand(call.args[1], loads)
     if a is None or b is None or not isinstance(c.var_type, TileType) or uses[c] != 2:
         return None
     return c, call, a, b
@@ -382,11 +332,11 @@ def _plan_store(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter
         return None
     c, mm, a, b = found
     t = target.tiling(a, b, c, mm, loads)
-    ok, bias = _bias(mm, loads, t, _dim(b.load, 1)) if t is not None else (False, None)
+    ok, bias = _bias(mm, loads, t, b.shape[1]) if t is not None else (False, None)
     if t is None or not ok:
         return None
     stmts = _Builder(a, b, mm, t, s.span, bias).grid(store_call)
-    return _Rewrite(store, stmts, (s,), (a.var, b.var, *((bias.var,) if bias else ())))
+    return _Rewrite(store, stmts, (s,), (*a.defs, *b.defs, *(bias.defs if bias else ())))
 
 
 def _bias_limits(mm: Call, loads: dict[Var, Call], caps: dict[MemorySpace, int], n_dim: int) -> dict[str, int]:
@@ -396,30 +346,38 @@ def _bias_limits(mm: Call, loads: dict[Var, Call], caps: dict[MemorySpace, int],
     if mm.op != "tile.matmul_bias":
         return {}
     max_n = caps.get(MemorySpace.Bias, 0) // _bias_bytes(mm)
-    if _operand(mm.args[2], loads) is None:
+    if matmul_operand(mm.args[2], loads) is None:
         return {"max_n": max_n, "min_n": n_dim}
     return {"max_n": max_n, "max_n_pipelined": max_n // 2, "max_n_nested_pipelined": max_n // 4}
 
 
-def _regions_fit(t: Tiling, cfg: L0TileConfig, caps: dict[MemorySpace, int], shared: bool) -> bool:
+def _regions_fit(t: Tiling, cfg: L0TileConfig, caps: dict[MemorySpace, int], shared: bool,
+                 one_region_at_a_time: bool = False) -> bool:
     """Whether the L0 tiles of every region of the grid (full tiles, peeled last row / column, peeled last K
     block) fit L0 side by side. ``shared``: the PYPTO planner gives equal-sized tiles one buffer, so each
-    distinct shape counts once; DSA_RP shares nothing, and ptoas 0.1.1's planner (PTOAS) neither ("acc
-    overflow" for four differently sized accumulators that are never live together)."""
+    distinct shape counts once; DSA_RP shares nothing. ``one_region_at_a_time`` (PTOAS): ptoas 0.1.1 plans
+    the buffers by lifetime once each ``alloc_tile`` sits at its first use, so only the largest region counts."""
     full, tail = divmod(cfg.K, t.k)
     blocks = [t.k] * (1 + (full > 1)) + ([tail] if tail else [])
-    tiles: list[tuple[MemorySpace, int, int, int, int]] = []
+    regions: list[list[tuple[MemorySpace, int, int, int, int]]] = []
     for _, _, rows in _spans(cfg.M, t.m):
         for _, _, cols in _spans(cfg.N, t.n):
+            tiles: list[tuple[MemorySpace, int, int, int, int]] = []
             # the full tiles of a double-buffered-L0C grid run two stages at once, each with its own tiles
-            for stage in range(2 if t.double_buffer_c and not tiles else 1):
+            for stage in range(2 if t.double_buffer_c and not regions else 1):
                 tiles += [(MemorySpace.Left, rows, k, cfg.bytes_a, stage) for k in blocks]
                 tiles += [(MemorySpace.Right, k, cols, cfg.bytes_b, stage) for k in blocks]
                 tiles.append((MemorySpace.Acc, _align_rows(rows, cfg), cols, cfg.bytes_c, stage))
-    used: Counter[MemorySpace] = Counter()
-    for space, r, c, nbytes, _ in (set(tiles) if shared else tiles):
-        used[space] += r * c * nbytes
-    return all(used[space] <= caps[space] for space in used)
+            regions.append(tiles)
+    if not one_region_at_a_time:
+        regions = [[x for r in regions for x in r]]
+    for tiles in regions:
+        used: Counter[MemorySpace] = Counter()
+        for space, r, c, nbytes, _ in (set(tiles) if shared else tiles):
+            used[space] += r * c * nbytes
+        if any(used[space] > caps[space] for space in used):
+            return False
+    return True
 
 
 def _align_rows(rows: int, cfg: L0TileConfig) -> int:
@@ -448,14 +406,14 @@ def _bias_bytes(mm: Call) -> int:
     return _nbytes(mm.args[2]) if mm.op == "tile.matmul_bias" else 0
 
 
-def _bytes(op: _Operand) -> int:
+def _bytes(op: MatmulOperand) -> int:
     return _nbytes(op.load)
 
 
 def _stores(s: Stmt, c: Var) -> bool:
     call = match(s, "tile.store")
     return (call is not None and call.args[0] is c
-            and isinstance(call.args[1], MakeTuple) and len(call.args[1].elements) == 2)
+            and isinstance(call.args[1], MakeTuple) and len(call.args[1].elements) >= 2)
 
 
 def _plan_chain(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var],
@@ -470,7 +428,7 @@ def _plan_chain(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter
     if found is None or chain is None:
         return None
     (c, mm, a, b), (cast, second, e, store) = found, chain
-    m_dim, k_dim, n_dim, p_dim = _dim(a.load, 0), _dim(a.load, 1), _dim(b.load, 1), _dim(e.load, 1)
+    m_dim, k_dim, n_dim, p_dim = a.shape[0], a.shape[1], b.shape[1], e.shape[1]
     bc, bcb, bd = _nbytes(c), _nbytes(cast[1][0]), _nbytes(second[1][0])
     if _fits(m_dim, n_dim, k_dim, (_bytes(a), _bytes(b)), bc, caps) and \
             _fits(m_dim, p_dim, n_dim, (bcb, _bytes(e)), bd, caps):
@@ -489,7 +447,7 @@ def _plan_chain(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter
     if not ok or n_dim * _bias_bytes(mm) > caps.get(MemorySpace.Bias, 0):
         return None  # the whole [1, N] bias would not fit the Bias table: AllocateMemoryAddr reports it
     stmts = _Builder(a, b, mm, t, s.span, bias).rows(cast[1], second[1], store[1])
-    return _Rewrite(store[0], stmts, (s, cast[0], second[0]), (a.var, b.var, *((bias.var,) if bias else ())))
+    return _Rewrite(store[0], stmts, (s, cast[0], second[0]), (*a.defs, *b.defs, *(bias.defs if bias else ())))
 
 
 def _next_use(rest: list[Stmt], op: str, first: Var) -> tuple[Stmt, tuple[Var, Call]] | None:
@@ -504,7 +462,7 @@ def _chain(c: Var, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var])
     second = _next_use(rest, "tile.matmul", cast[1][0])
     if second is None or uses[second[1][0]] != 2:
         return None
-    e = _operand(second[1][1].args[1], loads)
+    e = matmul_operand(second[1][1].args[1], loads)
     store = next((x for x in rest if _stores(x, second[1][0])), None)
     if e is None or store is None or (store_call := match(store)) is None:
         return None

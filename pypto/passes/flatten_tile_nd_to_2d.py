@@ -5,7 +5,9 @@ to lower: ``tile.batch_matmul``. ptoas 0.1.1 has no batched matmul, so each oper
 re-issued as one load per matrix (a transposed operand as ``tile.transpose_view`` of it, which
 ResolveBackendOpLayouts turns into a load through the transposed GM view), the matrices are multiplied
 one by one, and each store of the batch becomes one store per matrix at its batch offset. An operand
-holding one matrix is reused by every product (broadcast). Every other N-D tile is still refused.
+computed in the kernel (a vector op's 2-D stack of matrices) is cut into its matrices by ``tile.slice``
+(a transposed one then goes through ``tile.transpose_view`` as well). An operand holding one matrix is
+reused by every product (broadcast). Every other N-D tile is still refused.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, Stmt
+from pypto.ir.types import TileType
 from pypto.passes._index import iadd
-from pypto.passes._rewrite import assign_of, assigns_of, drop_defs, rewrite_blocks
+from pypto.passes._rewrite import assign_of, assigns_of, drop_defs, rewrite_blocks, shaped
 from pypto.passes._util import base_name, iter_stmts, map_blocks, var_use_counts
 from pypto.passes.base import Pass
 from pypto.passes.guards import no_nd_tiles
@@ -52,6 +55,19 @@ def _batch_dims(load: Call) -> tuple[int, ...] | None:
     assert isinstance(shapes, MakeTuple)
     dims = [as_int(d) for d in shapes.elements[:-2]]
     return tuple(d for d in dims if d is not None) if None not in dims else None
+
+
+def _stacked_rows(v: Expr, count: int) -> int | None:
+    """The rows of one matrix of a computed 2-D tile stacking ``count`` of them; None if it is none."""
+    t = v.type if isinstance(v, Var) else None
+    if not isinstance(t, TileType) or t.rank != 2 or not t.static_shape():
+        return None
+    rows = t.shape[0]
+    return rows // count if isinstance(rows, int) and rows % count == 0 else None
+
+
+def _ints(values: list[int], span: Span) -> MakeTuple:
+    return MakeTuple(tuple(ConstInt(x, span=span) for x in values), span=span)
 
 
 def _matrix_load(load: Call, index: tuple[int, ...], span: Span) -> Call:
@@ -86,11 +102,14 @@ class _Lowering:
             stmts, views, _ = self._view(v, span)
             return [stmts], views, ()
         load = self.loads.get(v) if isinstance(v, Var) else None
+        if load is None and (rows := _stacked_rows(v, count)) is not None:
+            return self._slices(v, count, rows, trans, span)
         if load is None or load.kwargs.get("target_memory") is not MemorySpace.Mat \
                 or not isinstance(load.args[2], MakeTuple) or (dims := _batch_dims(load)) is None:
             raise _error("each batched operand must be a pl.load of an N-D tensor window into Mat with static "
-                         "batch dims", span, hint="load the operand with pl.load(x, offsets, [B, M, K], "
-                                                  "target_memory=pl.Mem.Mat), or loop over the batch with pl.matmul")
+                         "batch dims, or a tile computed in the kernel", span,
+                         hint="load the operand with pl.load(x, offsets, [B, M, K], target_memory=pl.Mem.Mat), "
+                              "or loop over the batch with pl.matmul")
         assert isinstance(v, Var)
         self.fed.add(v)
         chunks: list[list[Stmt]] = []
@@ -107,6 +126,25 @@ class _Lowering:
             chunks.append(stmts)
             mats.append(var)
         return chunks, mats, dims
+
+    def _slices(self, v: Var, count: int, rows: int, trans: bool, span: Span) -> tuple[list[list[Stmt]], list[Expr],
+                                                                                   tuple[int, ...]]:
+        """A batched operand computed in the kernel (its N-D tile is the 2-D stack of its ``count``
+        matrices): matrix ``i`` is the window ``[i * rows, 0]`` of it (a copy, ``pto.textract``)."""
+        cols = shaped(v).shape[1]
+        chunks: list[list[Stmt]] = []
+        mats: list[Expr] = []
+        for i in range(count):
+            win = make_call("tile.slice", [v, _ints([rows, cols], span), _ints([i * rows, 0], span)], span=span)
+            var = Var(f"{base_name(v.name)}_{i}", win.result_type, span=span)
+            stmts: list[Stmt] = [AssignStmt(var, win, span=span)]
+            if trans:
+                more, views, _ = self._view(var, span)
+                stmts += more
+                var = views[0]
+            chunks.append(stmts)
+            mats.append(var)
+        return chunks, mats, (count,)
 
     @staticmethod
     def _view(v: Expr, span: Span) -> tuple[list[Stmt], list[Expr], tuple[int, ...]]:
@@ -128,7 +166,9 @@ class _Lowering:
             own = [*(sa[i] if len(lhs) > 1 else []), *(sb[i] if len(rhs) > 1 else [])]
             chunks.append([*own, AssignStmt(p, call, span=mm.span)])
             prods.append(p)
-        self.plans[var] = _Batch(shared, chunks, prods, da if len(lhs) >= len(rhs) else db)
+        # equal counts: the batch dims of a load (a computed operand knows only its count)
+        dims = da if len(lhs) > len(rhs) or (len(lhs) == len(rhs) and len(da) >= len(db)) else db
+        self.plans[var] = _Batch(shared, chunks, prods, dims)
 
     def at_matmul(self, s: Stmt) -> list[Stmt] | None:
         plan = self.plans.get(s.var) if isinstance(s, AssignStmt) else None

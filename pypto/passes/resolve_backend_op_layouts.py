@@ -4,7 +4,9 @@ Upstream's ``tile.transpose_view`` reinterprets a tile's bytes in place (an NZ `
 a ZN ``[N, M]`` one). 0.1.1 has no tile reinterpretation, but its loads take any strided GM view, so
 ``transpose_view(load(x, [r, c], [m, n], target_memory=Mat))`` becomes
 ``load(tensor.transpose(x, 0, 1), [c, r], [n, m], target_memory=Mat)``: the same window read through
-the transposed (DN) view of ``x``. The natural load goes away when nothing else reads it.
+the transposed (DN) view of ``x``. The natural load goes away when nothing else reads it. A view of a
+2-D tile computed on the vector core (``pl.matmul(a, pl.add(b0, b1), b_trans=True)``) has no GM view to
+read through: it becomes ``tile.transpose`` (``pto.ttrans``, a copy) before the tile moves to the cube.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.infer import fmt_shape
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, Stmt
-from pypto.ir.types import TensorType
+from pypto.ir.types import TensorType, TileType
 from pypto.passes._index import iadd, imul
 from pypto.passes._rewrite import assign_of, assigns_of, call_in, drop_defs, rewrite_blocks
 from pypto.passes._util import base_name, iter_stmts, substitute_typed, var_use_counts
@@ -37,6 +39,13 @@ def _error(why: str, span: Span) -> UserError:
 def _swap(e: Expr) -> MakeTuple:
     assert isinstance(e, MakeTuple) and len(e.elements) == 2
     return MakeTuple((e.elements[1], e.elements[0]), span=e.span)
+
+
+def _vector_tile(view: Call, loads: dict[Var, Call]) -> bool:
+    """Is the view's operand a 2-D Vec tile computed in the kernel (not a load)? It is copied transposed."""
+    src = view.args[0]
+    t = src.type if isinstance(src, Var) and src not in loads else None
+    return isinstance(t, TileType) and t.memory_space is MemorySpace.Vec and t.rank == 2
 
 
 def _source_load(view: Call, loads: dict[Var, Call]) -> Call:
@@ -119,12 +128,15 @@ class ResolveBackendOpLayouts(Pass):
         if not views:
             return func
         loads = assigns_of(func.body, "tile.load")
-        sources = [_source_load(call_in(s), loads) for s in views]  # every view checked before any rewrite
+        # every view checked before any rewrite
+        sources = [_source_load(call_in(s), loads) for s in views if not _vector_tile(call_in(s), loads)]
         renamed: dict[Var, Expr] = {}
 
         def transpose_view(s: Stmt, view: Call) -> list[Stmt] | None:
             if not isinstance(s, AssignStmt):
                 return None
+            if _vector_tile(view, loads):
+                return [AssignStmt(s.var, _vector_transpose(view), span=s.span)]
             new = _transposed_load(s, _source_load(view, loads))
             if new[-1].var is not s.var:
                 renamed[s.var] = new[-1].var
@@ -134,6 +146,11 @@ class ResolveBackendOpLayouts(Pass):
         if renamed:
             func = func.with_(body=substitute_typed(func.body, renamed))
         return _drop_unused_loads(func, {v for v, c in loads.items() if any(c is src for src in sources)})
+
+
+def _vector_transpose(view: Call) -> Call:
+    zero, one = (ConstInt(i, span=view.span) for i in (0, 1))
+    return make_call("tile.transpose", [view.args[0], zero, one], {}, span=view.span)
 
 
 def _drop_unused_loads(func: Function, candidates: set[Var]) -> Function:

@@ -128,9 +128,32 @@ def test_mat_slices_feed_a_split_k_matmul(platform: str, tmp_path: Path) -> None
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
 
 
-def test_an_assembled_tile_carried_by_a_loop_is_a_located_error(tmp_path: Path) -> None:
+def _carried(init: str, after: str) -> str:
+    return CARRIED.replace("        acc = pl.tile.create([8, 64], dtype=pl.FP32)\n", f"        acc = {init}\n") \
+        .replace("        o = pl.store(acc, [0, 0], o)\n", after)
+
+
+def test_an_assembled_tile_carried_by_a_loop_and_used_twice_is_a_located_error(tmp_path: Path) -> None:
+    twice = "        o = pl.store(acc, [0, 0], o)\n        o = pl.store(pl.add(acc, acc), [0, 0], o)\n"
     with pytest.raises(UserError) as ei:
-        ir.compile(pl.parse(CARRIED), output_dir=str(tmp_path), skip_ptoas=True)
+        ir.compile(pl.parse(_carried("pl.tile.create([8, 64], dtype=pl.FP32)", twice)), output_dir=str(tmp_path),
+                   skip_ptoas=True)
     assert "the result of tile.assemble ('acc') is carried by a loop or an if" in ei.value.message
     assert "store each block inside the loop" in (ei.value.hint or "")
     assert ei.value.span.line == 9
+
+
+@pytest.mark.parametrize("init", ["create", "load"])
+def test_an_assembled_tile_carried_by_a_loop_and_stored_once_becomes_block_stores(tmp_path: Path,
+                                                                                  init: str) -> None:
+    """LowerCompositeOps: the loop carries the output tensor and stores each block at its offset; an initial
+    value with bytes (here a load of x, overwritten by the rows) is stored before the loop."""
+    src = CARRIED if init == "create" else _carried("pl.load(x, [0, 0], [8, 64])", "        o = pl.store(acc, [0, 0], o)\n")
+    c = ir.compile(pl.parse(src), output_dir=str(tmp_path / "o"), platform="a2a3sim", dump_passes=True)
+    after = next((Path(c.output_dir) / "passes_dump").glob("*_after_LowerCompositeOps.py")).read_text()
+    assert "tile.assemble" not in after and after.count("pl.tile.store(") == (1 if init == "create" else 2)
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((8, 64)).astype(np.float32)
+    o = np.zeros((8, 64), np.float32)
+    c(x, o)
+    np.testing.assert_array_equal(o, x)

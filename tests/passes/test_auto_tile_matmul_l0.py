@@ -142,6 +142,19 @@ def test_chained_matmul_through_an_f16_intermediate_matches_torch(tmp_path, monk
     assert ((out - golden).norm() / golden.norm()).item() < 1e-3
 
 
+@pytest.mark.sim
+def test_an_oversized_chain_fits_l0_under_dsa_rp(tmp_path, monkeypatch, torch):
+    """Each row block of the chain has L0 tiles of its own (the mixed loop is unrolled); DSA_RP reuses them by
+    lifetime, or four [64, 256] f16 blocks of B would need 128 KiB of L0B."""
+    monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path))
+    torch.manual_seed(3)
+    a, b = torch.randn(256, 256, dtype=torch.float16) / 4, torch.randn(256, 256, dtype=torch.float16) / 16
+    e, out = torch.randn(256, 64, dtype=torch.float16) / 16, torch.zeros((256, 64), dtype=torch.float32)
+    chained(a, b, e, out, config=RunConfig(platform="a2a3sim", memory_planner=MemoryPlanner.DSA_RP))
+    golden = (a.float() @ b.float()).to(torch.float16).float() @ e.float()
+    assert ((out - golden).norm() / golden.norm()).item() < 1e-3
+
+
 def _windows():
     """Operand windows and the output window start off the origin."""
 
@@ -220,12 +233,19 @@ def test_upstream_choice_with_a_peeled_column_of_tiles(tmp_path, monkeypatch):
         assert _tiling((32, 32, 80), planner) == ([(32, 64), (32, 16)], [])
 
 
-@pytest.mark.parametrize("planner", [MemoryPlanner.PYPTO, MemoryPlanner.DSA_RP, MemoryPlanner.PTOAS])
+@pytest.mark.parametrize("planner", [MemoryPlanner.PYPTO, MemoryPlanner.DSA_RP])
 def test_peeled_regions_that_cannot_share_l0_fall_back_to_the_pass_rule(tmp_path, monkeypatch, planner):
     monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path))
-    # upstream's (96, 256, 32) / (48, 256, 32) need four accumulators of different sizes side by side (no
-    # planner here shares unequal buffers; ptoas 0.1.1 reports "acc overflow"); the pass's own rule tiles N
+    # upstream's (96, 256, 32) / (48, 256, 32) need four accumulators of different sizes side by side (pypto
+    # shares a buffer only between equal-sized tiles); the pass's own rule tiles N
     assert _tiling((272, 32, 416), planner) == ([(272, 32)], [("ni", 0, 416, 32)])
+
+
+def test_under_ptoas_peeled_regions_count_one_at_a_time(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path))
+    # each alloc_tile at its first use: ptoas 0.1.1 reuses the regions' bytes by lifetime, so upstream's tiles stay
+    tiles, _ = _tiling((272, 32, 416), MemoryPlanner.PTOAS)
+    assert (272, 32) not in tiles and len(set(tiles)) > 1
 
 
 def test_the_chooser_sees_the_planner(tmp_path, monkeypatch):
@@ -240,6 +260,7 @@ def test_the_chooser_sees_the_planner(tmp_path, monkeypatch):
 @pytest.mark.sim
 @pytest.mark.parametrize(("shape", "planner"), [((128, 688, 192), MemoryPlanner.PYPTO),
                                                 ((32, 32, 80), MemoryPlanner.PTOAS),
+                                                ((272, 32, 416), MemoryPlanner.PTOAS),
                                                 ((64, 80, 256), MemoryPlanner.DSA_RP)])
 def test_peeled_tilings_match_numpy(tmp_path, monkeypatch, shape, planner):
     monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path))

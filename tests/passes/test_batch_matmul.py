@@ -141,25 +141,51 @@ def test_matmul_types_broadcast_the_batch() -> None:
         make_call("tensor.matmul", [a3, b3], {"b_trans": True})
 
 
-def test_a_batched_operand_that_is_not_a_load_is_a_located_error() -> None:
+def _computed_operand_program(b_trans: bool):
+    r, s = (16, 48) if b_trans else (48, 16)
+
     @pl.program
-    class NotALoad:
+    class Computed:
+        """c = a @ (b0 + b1) per matrix: the batched right operand is computed on the vector core."""
+
         @pl.function(type=pl.FunctionType.InCore)
-        def k(self, a: pl.Tensor[[2, 16, 16], pl.FP32], b: pl.Tensor[[2, 16, 16], pl.FP32],
-              c: pl.Out[pl.Tensor[[2, 16, 16], pl.FP32]]) -> pl.Tensor[[2, 16, 16], pl.FP32]:
-            bb = pl.add(b, b)
-            c = pl.assemble(c, pl.matmul(a, bb), [0, 0, 0])
+        def k(self, a: pl.Tensor[[2, 32, 48], pl.FP32], b0: pl.Tensor[[2, r, s], pl.FP32],
+              b1: pl.Tensor[[2, r, s], pl.FP32], c: pl.Out[pl.Tensor[[2, 32, 16], pl.FP32]]
+              ) -> pl.Tensor[[2, 32, 16], pl.FP32]:
+            bb = pl.add(b0, b1)
+            c = pl.assemble(c, pl.matmul(a, bb, b_trans=b_trans), [0, 0, 0])
             return c
 
         @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, a: pl.Tensor[[2, 16, 16], pl.FP32], b: pl.Tensor[[2, 16, 16], pl.FP32],
-                 c: pl.Out[pl.Tensor[[2, 16, 16], pl.FP32]]) -> pl.Tensor[[2, 16, 16], pl.FP32]:
-            c = self.k(a, b, c)
+        def main(self, a: pl.Tensor[[2, 32, 48], pl.FP32], b0: pl.Tensor[[2, r, s], pl.FP32],
+                 b1: pl.Tensor[[2, r, s], pl.FP32], c: pl.Out[pl.Tensor[[2, 32, 16], pl.FP32]]
+                 ) -> pl.Tensor[[2, 32, 16], pl.FP32]:
+            c = self.k(a, b0, b1, c)
             return c
 
-    with pytest.raises(UnsupportedFeatureError, match="each batched operand must be a pl.load") as e:
-        run_pipeline(NotALoad, ctx=PassContext())
-    assert e.value.span.line > 0 and "ptoas 0.1.1 has no batched matmul" in str(e.value)
+    return Computed
+
+
+@pytest.mark.parametrize("b_trans", [False, True])
+def test_a_computed_batched_operand_is_cut_into_its_matrices(b_trans: bool, tmp_path: Path) -> None:
+    c = ir.compile(_computed_operand_program(b_trans), output_dir=tmp_path / "o", skip_ptoas=True)
+    after = next((Path(c.output_dir) / "passes_dump").glob("*_after_FlattenTileNdTo2D.py")).read_text()
+    assert after.count("pl.tile.slice(bb__tile") == 2 and after.count("pl.tile.matmul(") == 2
+    assert after.count("pl.tile.transpose_view(") == (2 if b_trans else 0)
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+@pytest.mark.parametrize("b_trans", [False, True])
+def test_a_computed_batched_operand_runs(platform: str, b_trans: bool, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(8)
+    shape = (2, 16, 48) if b_trans else (2, 48, 16)
+    a = rng.standard_normal((2, 32, 48)).astype(np.float32)
+    b0, b1 = (rng.standard_normal(shape).astype(np.float32) for _ in range(2))
+    c = np.zeros((2, 32, 16), np.float32)
+    ir.compile(_computed_operand_program(b_trans), platform=platform)(a, b0, b1, c)
+    bb = b0 + b1
+    np.testing.assert_allclose(c, a @ (bb.transpose(0, 2, 1) if b_trans else bb), rtol=1e-4, atol=1e-4)
 
 
 def test_a_batched_result_used_other_than_by_a_store_is_a_located_error() -> None:
@@ -204,3 +230,39 @@ def test_a_transposed_view_of_several_matrices_is_a_located_error() -> None:
 
     with pytest.raises(UserError, match="viewed transposed only as one matrix of a packed tensor"):
         run_pipeline(Stack, ctx=PassContext())
+
+
+@pl.program
+class LargeBTrans:
+    """c[i] = a[i] @ b[i].T where one b[i].T ([64, 512] f32, 128 KiB) exceeds L0B: AutoTileMatmulL0 tiles each
+    per-matrix matmul, loading the transposed operand's windows through the transposed view."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[2, 32, 64], pl.FP32], b: pl.Tensor[[2, 512, 64], pl.FP32],
+          c: pl.Out[pl.Tensor[[2, 32, 512], pl.FP32]]) -> pl.Tensor[[2, 32, 512], pl.FP32]:
+        c = pl.assemble(c, pl.matmul(a, b, b_trans=True), [0, 0, 0])
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[2, 32, 64], pl.FP32], b: pl.Tensor[[2, 512, 64], pl.FP32],
+             c: pl.Out[pl.Tensor[[2, 32, 512], pl.FP32]]) -> pl.Tensor[[2, 32, 512], pl.FP32]:
+        c = self.k(a, b, c)
+        return c
+
+
+def test_a_transposed_matrix_larger_than_l0_is_tiled(tmp_path: Path) -> None:
+    c = ir.compile(LargeBTrans, output_dir=tmp_path / "o", skip_ptoas=True)
+    after = next((Path(c.output_dir) / "passes_dump").glob("*_after_AutoTileMatmulL0.py")).read_text()
+    assert "pl.range(" in after or "pl.pipeline(" in after
+    assert "pl.tile.load(b__ssa_v0, [1, " in after and "pl.tile.transpose_view(b_" in after
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_a_transposed_matrix_larger_than_l0_runs(platform: str, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((2, 32, 64)).astype(np.float32)
+    b = rng.standard_normal((2, 512, 64)).astype(np.float32)
+    c = np.zeros((2, 32, 512), np.float32)
+    ir.compile(LargeBTrans, platform=platform)(a, b, c)
+    np.testing.assert_allclose(c, a @ b.transpose(0, 2, 1), rtol=1e-4, atol=1e-4)

@@ -90,8 +90,29 @@ def test_the_two_stages_keep_two_accumulators_under_the_pypto_planner() -> None:
 
 def test_a_grid_whose_peeled_tail_would_not_fit_beside_two_stages_stays_single_buffered() -> None:
     # 320x320: upstream's (64, 128, 64) with dbC; two stages of [64, 128] tiles plus the peeled [64, 64] column
-    # need 80 KiB of L0B here (no planner of pypto's reuses the main loop's buffers for the tail)
-    assert not any(lp.attrs.get("pipeline_double_buffer_c") for lp in _loops(_auto_tiled(320, 320, MemoryPlanner.DSA_RP)))
+    # need 80 KiB of L0B when every buffer is kept (DSA_RP) or only equal-sized ones are shared (PYPTO)
+    for planner in (MemoryPlanner.DSA_RP, MemoryPlanner.PYPTO):
+        tiled = _auto_tiled(320, 320, planner, dbc_flag=True)
+        assert not any(lp.attrs.get("pipeline_double_buffer_c") for lp in _loops(tiled))
+
+
+def test_under_ptoas_the_peeled_tail_follows_the_two_stages() -> None:
+    # PTOAS: ptoas 0.1.1 plans the tiles by lifetime (each alloc_tile at its first use), so the tail reuses
+    # the main loop's L0B and the grid keeps its double-buffered L0C
+    loops = _loops(_auto_tiled(320, 320, MemoryPlanner.PTOAS))
+    assert sum(bool(lp.attrs.get("pipeline_double_buffer_c")) for lp in loops) == 1
+
+
+@pytest.mark.sim
+def test_the_ptoas_grid_with_a_peeled_tail_matches_numpy(tmp_path) -> None:
+    rng = np.random.default_rng(320)
+    a = rng.standard_normal((320, 64)).astype(np.float32)
+    b = rng.standard_normal((64, 320)).astype(np.float32)
+    out = np.zeros((320, 320), np.float32)
+    c = ir.compile(pl.parse(_program(320, 320)), output_dir=tmp_path / "o", platform="a2a3sim",
+                   memory_planner=MemoryPlanner.PTOAS)
+    c(a, b, out)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-3, atol=1e-3)
 
 
 def test_loop_attrs_other_than_the_known_ones_are_a_parse_error() -> None:
@@ -119,3 +140,22 @@ def test_double_buffered_grids_match_numpy(tmp_path, monkeypatch, m, n, planner)
 def test_an_odd_number_of_inner_tiles_stays_single_buffered() -> None:
     # 16x384: three [16, 128] tiles; the third would be a straight-line copy with a third set of L0 tiles
     assert not any(lp.attrs.get("pipeline_double_buffer_c") for lp in _loops(_auto_tiled(16, 384, MemoryPlanner.DSA_RP)))
+
+
+def test_under_ptoas_each_alloc_tile_comes_at_its_first_use(tmp_path) -> None:
+    from pathlib import Path
+
+    def lines(planner: MemoryPlanner) -> list[str]:
+        c = ir.compile(pl.parse(_program(320, 320)), output_dir=tmp_path / planner.name, skip_ptoas=True,
+                       memory_planner=planner)
+        return next(Path(c.output_dir, "kernels").rglob("*.pto")).read_text().splitlines()
+
+    for planner, sunk in ((MemoryPlanner.PTOAS, True), (MemoryPlanner.PYPTO, False)):
+        text = lines(planner)
+        allocs = [i for i, x in enumerate(text) if "pto.alloc_tile" in x]
+        first_loop = next(i for i, x in enumerate(text) if "scf.for" in x)
+        assert (max(allocs) > first_loop) is sunk, planner
+        if sunk:  # and every handle is allocated before it is named
+            for i in allocs:
+                name = text[i].split("=")[0].strip()
+                assert not any(f"{name} " in x or f"{name}," in x or f"{name})" in x for x in text[:i]), name

@@ -128,3 +128,38 @@ class P:
         ir.compile(pl.parse(src), output_dir=tmp_path / "o", skip_ptoas=True)
     assert ei.value.span is not None and ei.value.span.line == 8
     assert "ptoas 0.1.1" in ei.value.message and ei.value.hint
+
+
+@pl.program
+class SumTransposed:
+    """c = a @ (b0 + b1).T: the transposed operand is computed on the vector core, so it has no GM view."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16, 64], pl.FP32], b0: pl.Tensor[[32, 64], pl.FP32], b1: pl.Tensor[[32, 64], pl.FP32],
+          c: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        bt = pl.add(b0, b1)
+        c = pl.assemble(c, pl.matmul(a, bt, b_trans=True), [0, 0])
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 64], pl.FP32], b0: pl.Tensor[[32, 64], pl.FP32], b1: pl.Tensor[[32, 64], pl.FP32],
+             c: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+        c = self.k(a, b0, b1, c)
+        return c
+
+
+def test_a_view_of_a_computed_vector_tile_is_a_vector_transpose(tmp_path: Path) -> None:
+    c = ir.compile(SumTransposed, output_dir=tmp_path / "o", skip_ptoas=True)
+    after = next((Path(c.output_dir) / "passes_dump").glob("*_after_ResolveBackendOpLayouts.py")).read_text()
+    assert "transpose_view" not in after and "pl.tile.transpose(bt__tile, 0, 1)" in after
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_a_computed_transposed_operand_matches_numpy(tmp_path: Path, platform: str) -> None:
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((16, 64)).astype(np.float32)
+    b0, b1 = (rng.standard_normal((32, 64)).astype(np.float32) for _ in range(2))
+    c = np.zeros((16, 32), np.float32)
+    ir.compile(SumTransposed, output_dir=tmp_path / "o", platform=platform, dump_passes=False)(a, b0, b1, c)
+    np.testing.assert_allclose(c, a @ (b0 + b1).T, rtol=1e-4, atol=1e-4)
