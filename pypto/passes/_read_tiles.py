@@ -138,8 +138,9 @@ def _refuse_tile_reads(f: Function) -> None:
                 "local buffer'), and it lowers no float scalar arithmetic or comparison in a kernel; a ptoas "
                 "that plans scalar tile access (not 0.1.1) would be needed", v.span,
                 hint="keep the work in tile ops (pl.row_max / pl.row_argmax of a row give its maximum and the "
-                     "first index of it), or compute the value on the host and pass it to the kernel as a "
-                     "pl.Scalar argument")
+                     "first index of it; a loop with constant bounds that only reads elements t[0, i], "
+                     "computes with + - * / min max and writes elements becomes row ops), or compute the value "
+                     "on the host and pass it to the kernel as a pl.Scalar argument")
 
 
 def _broadcast(use: AssignStmt, tile: Var) -> list[Stmt]:

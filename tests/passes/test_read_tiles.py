@@ -140,12 +140,13 @@ class TileRead:
             y = pl.exp(x)
             for i in pl.range(4):
                 v = pl.read(y, [0, i])
-                out = pl.assemble(out, pl.mul(x, v), [0, 0])
+                out = pl.assemble(out, pl.mul(x, v + v), [0, 0])
         return out
 '''
 
 
 def test_a_read_of_a_tile_the_kernel_computes_is_a_located_error_naming_tgetval() -> None:
+    # (v + v) is scalar arithmetic outside an element loop (see test_vector_loops for the loops that lower)
     with pytest.raises(UnsupportedFeatureError, match=r"'y', a tensor this kernel computes.*pto\.tgetval.*PlanMemory") as exc:
         run(pl.parse_program(TILE_READ), np.zeros((1, 64), np.float32), np.zeros((1, 64), np.float32))
     assert ":11:" in str(exc.value) and "pl.row_argmax" in (exc.value.hint or "")
