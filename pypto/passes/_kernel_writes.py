@@ -34,10 +34,17 @@ def _listed(e: Expr) -> MakeTuple:
 
 
 def read_into_tile(conv: _Converter, s: AssignStmt, value: Call) -> list[Stmt]:
-    """``x = pl.read(t, idx)``, written only: ``x`` becomes a one-element Vec tile loaded from ``t``."""
+    """``x = pl.read(t, idx)``, written only: ``x`` becomes a one-element Vec tile loaded from ``t`` (the
+    ``[1, 1]`` window of ``t`` when the kernel computes ``t``: a ``tile.slice`` copy)."""
     t = value.args[0].type
     assert isinstance(t, TensorType)
     ones = ints([1] * t.rank)
+    src = conv.tiles.get(value.args[0]) if isinstance(value.args[0], Var) else None
+    if src is not None and t.rank == 2:
+        window = make_call("tile.slice", [src, ones, _listed(value.args[1])], span=value.span)
+        tile = Var(f"{base_name(s.var.name)}__tile", window.result_type, span=s.var.span)
+        conv.renames[s.var] = tile
+        return [AssignStmt(tile, window, span=s.span)]
     load = make_call("tile.load", [value.args[0], _listed(value.args[1]), ones, ones],
                      {"target_memory": MemorySpace.Vec}, span=value.span)
     tile = Var(f"{base_name(s.var.name)}__tile", load.result_type, span=s.var.span)

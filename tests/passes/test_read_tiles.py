@@ -150,3 +150,31 @@ def test_a_read_of_a_tile_the_kernel_computes_is_a_located_error_naming_tgetval(
     with pytest.raises(UnsupportedFeatureError, match=r"'y', a tensor this kernel computes.*pto\.tgetval.*PlanMemory") as exc:
         run(pl.parse_program(TILE_READ), np.zeros((1, 64), np.float32), np.zeros((1, 64), np.float32))
     assert ":11:" in str(exc.value) and "pl.row_argmax" in (exc.value.hint or "")
+
+
+COPIED = '''
+import pypto.language as pl
+
+@pl.program
+class Copied:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[1, 128], pl.FP32], out: pl.Out[pl.Tensor[[1, 16], pl.FP32]]) -> pl.Tensor[[1, 16], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            vals = pl.full([1, 16], dtype=pl.FP32, value=-1.0)
+            for c in pl.range(4):
+                t = pl.exp(x[:, c * 32 : c * 32 + 32])
+                pl.write(vals, [0, c], pl.read(t, [0, {IDX}]))
+            out[:, :] = vals
+        return out
+'''
+
+
+@pytest.mark.parametrize(("platform", "idx"), [("a2a3sim", "0"), ("a2a3sim", "5"), ("a2a3sim", "c"), ("a5sim", "c")])
+def test_a_read_of_a_computed_tile_only_written_is_a_one_element_window(platform: str, idx: str) -> None:
+    x = np.random.default_rng(7).standard_normal((1, 128)).astype(np.float32)
+    out = np.zeros((1, 16), np.float32)
+    run(pl.parse_program(COPIED.replace("{IDX}", idx)), x, out, config=RunConfig(platform=platform))
+    cols = [c * 32 + (c if idx == "c" else int(idx)) for c in range(4)]
+    want = np.full((1, 16), -1.0, np.float32)
+    want[0, :4] = np.exp(x[0, cols])
+    np.testing.assert_allclose(out, want, rtol=1e-6)
