@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from pypto.ir.enums import MemorySpace
-from pypto.ir.expr import Call, Expr, MakeTuple, Var
+from pypto.ir.expr import Call, Expr, MakeTuple, Var, as_int
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, EvalStmt, Stmt
 from pypto.ir.types import TensorType
@@ -25,8 +25,12 @@ class _Converter(Protocol):
 
     tiles: dict[Var, Var]
     renames: dict[Var, Var]
+    gm_views: set[Var]
+    gm_windows: dict[Var, tuple[Expr, Expr]]
 
     def bind(self, s: AssignStmt, call: Call) -> AssignStmt: ...
+
+    def tile_of(self, e: Expr, space: MemorySpace, out: list[Stmt]) -> Expr: ...
 
 
 def _listed(e: Expr) -> MakeTuple:
@@ -50,6 +54,23 @@ def read_into_tile(conv: _Converter, s: AssignStmt, value: Call) -> list[Stmt]:
     tile = Var(f"{base_name(s.var.name)}__tile", load.result_type, span=s.var.span)
     conv.renames[s.var] = tile
     return [AssignStmt(tile, load, span=s.span)]
+
+
+def whole_tile_assemble(conv: _Converter, s: Stmt, value: Call) -> list[Stmt] | None:
+    """``t[:, :] = v`` (``t = pl.assemble(t, v, [0, 0])`` of all of ``t``) of a tile the kernel created: ``t``
+    becomes a copy of ``v`` (a whole-window ``tile.slice``); None for any other assemble."""
+    target, src, offsets = value.args
+    if not (isinstance(s, AssignStmt) and isinstance(target, Var) and target in conv.tiles) or \
+            target in conv.gm_views or target in conv.gm_windows:
+        return None  # a window of a GM tensor is stored to
+    shape, src_t = conv.tiles[target].type, src.type
+    if not isinstance(src_t, TensorType) or tuple(getattr(shape, "shape", ())) != tuple(src_t.shape) or \
+            any(as_int(o) != 0 for o in _listed(offsets).elements):
+        return None
+    out: list[Stmt] = []
+    tile = conv.tile_of(src, MemorySpace.Vec, out)
+    copy = make_call("tile.slice", [tile, ints(src_t.shape), offsets], span=value.span)
+    return [*out, conv.bind(s, copy)]
 
 
 def write(conv: _Converter, s: Stmt, value: Call) -> list[Stmt]:

@@ -249,6 +249,9 @@ class _Converter:
         return [self.bind(s, make_call("tile.ci", list(value.args), value.kwargs, span=value.span))]
 
     def assemble(self, s: Stmt, value: Call) -> list[Stmt]:
+        copied = _kernel_writes.whole_tile_assemble(self, s, value)  # t[:, :] = v of a created tile
+        if copied is not None:
+            return copied
         out: list[Stmt] = []
         target, src, offsets = value.args
         tile = self.tile_of(src, MemorySpace.Vec, out)

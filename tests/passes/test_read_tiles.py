@@ -160,7 +160,7 @@ class Copied:
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, x: pl.Tensor[[1, 128], pl.FP32], out: pl.Out[pl.Tensor[[1, 16], pl.FP32]]) -> pl.Tensor[[1, 16], pl.FP32]:
         with pl.at(level=pl.Level.CORE_GROUP):
-            vals = pl.full([1, 16], dtype=pl.FP32, value=-1.0)
+            {VALS}
             for c in pl.range(4):
                 t = pl.exp(x[:, c * 32 : c * 32 + 32])
                 pl.write(vals, [0, c], pl.read(t, [0, {IDX}]))
@@ -169,11 +169,20 @@ class Copied:
 '''
 
 
-@pytest.mark.parametrize(("platform", "idx"), [("a2a3sim", "0"), ("a2a3sim", "5"), ("a2a3sim", "c"), ("a5sim", "c")])
-def test_a_read_of_a_computed_tile_only_written_is_a_one_element_window(platform: str, idx: str) -> None:
+FULL = "vals = pl.full([1, 16], dtype=pl.FP32, value=-1.0)"
+# t[:, :] = v of a tile the kernel created is a copy of v (a whole-window tile.slice), not a GM store
+CREATED = ("vals = pl.create_tensor([1, 16], dtype=pl.FP32)\n"
+           "            vals[:, :] = pl.full([1, 16], dtype=pl.FP32, value=-1.0)")
+
+
+@pytest.mark.parametrize(("platform", "idx", "vals"), [("a2a3sim", "0", FULL), ("a2a3sim", "5", FULL),
+                                                       ("a2a3sim", "c", FULL), ("a5sim", "c", FULL),
+                                                       ("a2a3sim", "c", CREATED), ("a5sim", "3", CREATED)])
+def test_a_read_of_a_computed_tile_only_written_is_a_one_element_window(platform: str, idx: str, vals: str) -> None:
     x = np.random.default_rng(7).standard_normal((1, 128)).astype(np.float32)
     out = np.zeros((1, 16), np.float32)
-    run(pl.parse_program(COPIED.replace("{IDX}", idx)), x, out, config=RunConfig(platform=platform))
+    text = COPIED.replace("{IDX}", idx).replace("{VALS}", vals)
+    run(pl.parse_program(text), x, out, config=RunConfig(platform=platform))
     cols = [c * 32 + (c if idx == "c" else int(idx)) for c in range(4)]
     want = np.full((1, 16), -1.0, np.float32)
     want[0, :4] = np.exp(x[0, cols])
