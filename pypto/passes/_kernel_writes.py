@@ -25,8 +25,7 @@ class _Converter(Protocol):
 
     tiles: dict[Var, Var]
     renames: dict[Var, Var]
-    gm_views: set[Var]
-    gm_windows: dict[Var, tuple[Expr, Expr]]
+    created: set[Var]
 
     def bind(self, s: AssignStmt, call: Call) -> AssignStmt: ...
 
@@ -57,12 +56,12 @@ def read_into_tile(conv: _Converter, s: AssignStmt, value: Call) -> list[Stmt]:
 
 
 def whole_tile_assemble(conv: _Converter, s: Stmt, value: Call) -> list[Stmt] | None:
-    """``t[:, :] = v`` (``t = pl.assemble(t, v, [0, 0])`` of all of ``t``) of a tile the kernel created: ``t``
-    becomes a copy of ``v`` (a whole-window ``tile.slice``); None for any other assemble."""
+    """``t[:, :] = v`` (``t = pl.assemble(t, v, [0, 0])`` of all of ``t``) of a ``pl.create_tensor`` or
+    ``pl.full`` of the kernel: ``t`` becomes a copy of ``v`` (a whole-window ``tile.slice``); None for any
+    other assemble."""
     target, src, offsets = value.args
-    if not (isinstance(s, AssignStmt) and isinstance(target, Var) and target in conv.tiles) or \
-            target in conv.gm_views or target in conv.gm_windows:
-        return None  # a window of a GM tensor is stored to
+    if not (isinstance(s, AssignStmt) and isinstance(target, Var) and target in conv.created):
+        return None  # a GM tensor (or a view of one) is stored to
     shape, src_t = conv.tiles[target].type, src.type
     if not isinstance(src_t, TensorType) or tuple(getattr(shape, "shape", ())) != tuple(src_t.shape) or \
             any(as_int(o) != 0 for o in _listed(offsets).elements):
