@@ -22,6 +22,7 @@ UnrollLoops: it runs before the loop would be unrolled into scalar reads. Any ot
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 
 from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, Var, as_int
 from pypto.ir.function import Function
@@ -31,7 +32,7 @@ from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, InCoreScopeStmt, Stmt, 
 from pypto.ir.types import ScalarType, TensorType
 from pypto.ir.visitor import IRMutator
 from pypto.passes._rewrite import elements, ints
-from pypto.passes._util import defined_vars, iter_stmts, map_blocks, used_vars, var_use_counts
+from pypto.passes._util import iter_stmts, jumps, map_blocks, used_vars, var_use_counts
 
 _TILE_OP = {BinOp.Add: "add", BinOp.Sub: "sub", BinOp.Mul: "mul", BinOp.FloatDiv: "div",
             BinOp.Max: "maximum", BinOp.Min: "minimum"}
@@ -195,19 +196,27 @@ def _as_rows(loop: ForStmt, stmts: list[Stmt], local: frozenset[Var]) -> tuple[_
     return rw, read | written
 
 
-def rows_of(loop: ForStmt, local: frozenset[Var]) -> list[Stmt] | None:
-    """The tile statements replacing ``loop`` (see the module doc), or None.
+def rows_of(loop: ForStmt, local: frozenset[Var], uses: Counter[Var] | None = None) -> list[Stmt] | None:
+    """The tile statements replacing ``loop`` (see the module doc), or None; with ``uses`` (the use counts of
+    the enclosing body), also None when a scalar of the element statements is used after the loop.
 
     A loop whose body starts with such statements and goes on with others (tile work that takes the
     scalars only as ``pl.mul(row, s)`` and the like, on one-row tensors, and touches none of their
     tensors) is split: the element statements become row ops before the loop, and in the loop each such
-    scalar is the ``[1, 1]`` window of its row at ``i`` (a ``row_expand_*`` operand)."""
+    scalar is the ``[1, 1]`` window of its row at ``i`` (a ``row_expand_*`` operand). A loop that may
+    ``break`` or ``continue`` is left alone (its element statements would run for every iteration)."""
+    if jumps(loop.body):
+        return None
     body = flatten(loop.body)
     cut = next((k for k, s in enumerate(body) if not _element_stmt(s)), len(body))
     done = _as_rows(loop, body[:cut], local) if cut else None
     if done is None:
         return None
     rw, touched = done
+    if uses is not None:
+        inner = var_use_counts(loop)
+        if any(uses[v] != inner[v] for v in rw.rows):
+            return None  # a scalar of the loop is used after it
     if cut == len(body):
         return rw.out
     rest = body[cut:]
@@ -275,11 +284,7 @@ def _rewrite_region(body: Stmt, local: frozenset[Var]) -> Stmt:
     def block(stmts: list[Stmt]) -> list[Stmt]:
         out: list[Stmt] = []
         for s in stmts:
-            new = rows_of(s, local) if isinstance(s, ForStmt) else None
-            if new is not None:
-                inner = var_use_counts(s)
-                if any(counts[v] != inner[v] for v in defined_vars(s.body) if v is not s.loop_var):
-                    new = None  # a scalar of the loop is used after it
+            new = rows_of(s, local, counts) if isinstance(s, ForStmt) else None
             out.extend([s] if new is None else new)
         return out
 

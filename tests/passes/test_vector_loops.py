@@ -113,3 +113,12 @@ def test_a_window_of_a_computed_tile_written_in_part_keeps_the_located_error() -
     with pytest.raises(UnsupportedFeatureError, match=r"scalar read of 'amax'.*pto\.tgetval") as exc:
         run(pl.parse_program(text), *(np.zeros(s, np.float32) for s in ((8, 64), (8, 1), 8, 8, (8, 64))))
     assert ":14:" in str(exc.value)
+
+
+def test_a_loop_that_may_break_is_left_alone() -> None:
+    text = ROWS.replace("{START}", "0").replace(
+        "                for k in pl.range(2):", "                if r > 4:\n                    break\n                for k in pl.range(2):")
+    prog = get_pass("UnrollLoops")().run(pl.parse_program(text))
+    ops = [s.value.op for s in preorder(prog.functions[0].body)
+           if isinstance(s, AssignStmt) and isinstance(s.value, Call)]
+    assert "tensor.read" in ops and "tensor.div" not in ops  # its element statements would run past the break
