@@ -14,7 +14,8 @@ computes every element independently, so it is the same computation on whole row
 ``[1, n]`` row of its ``n`` elements (a window of ``t``, reshaped when it is a column or 1-D), each scalar
 op the tile op of those rows (``tensor.divs``; a constant on the left of ``-`` or ``/`` becomes a
 ``tensor.full`` row), and each write an ``assemble`` of the row (reshaped to the window) into ``d``; a write
-covering a whole tensor of the region replaces it (a computed tile takes no ``assemble``). A helper of
+covering a whole tensor of the region replaces it (a computed tile takes no ``assemble``). A body that
+goes on with other work after such statements is split (:func:`rows_of`). A helper of
 UnrollLoops: it runs before the loop would be unrolled into scalar reads. Any other loop is left as it is
 (a scalar read of a computed tile is then the located error of :mod:`._read_tiles`).
 """
