@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from pypto.ir.enums import MemorySpace
-from pypto.ir.expr import Call, Expr, MakeTuple, Var
+from pypto.ir.expr import Call, Expr, MakeTuple, Var, as_int
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, EvalStmt, Stmt
 from pypto.ir.types import TensorType
@@ -25,8 +25,11 @@ class _Converter(Protocol):
 
     tiles: dict[Var, Var]
     renames: dict[Var, Var]
+    created: set[Var]
 
     def bind(self, s: AssignStmt, call: Call) -> AssignStmt: ...
+
+    def tile_of(self, e: Expr, space: MemorySpace, out: list[Stmt]) -> Expr: ...
 
 
 def _listed(e: Expr) -> MakeTuple:
@@ -34,15 +37,39 @@ def _listed(e: Expr) -> MakeTuple:
 
 
 def read_into_tile(conv: _Converter, s: AssignStmt, value: Call) -> list[Stmt]:
-    """``x = pl.read(t, idx)``, written only: ``x`` becomes a one-element Vec tile loaded from ``t``."""
+    """``x = pl.read(t, idx)``, written only: ``x`` becomes a one-element Vec tile loaded from ``t`` (the
+    ``[1, 1]`` window of ``t`` when the kernel computes ``t``: a ``tile.slice`` copy)."""
     t = value.args[0].type
     assert isinstance(t, TensorType)
     ones = ints([1] * t.rank)
+    src = conv.tiles.get(value.args[0]) if isinstance(value.args[0], Var) else None
+    if src is not None and t.rank == 2:
+        window = make_call("tile.slice", [src, ones, _listed(value.args[1])], span=value.span)
+        tile = Var(f"{base_name(s.var.name)}__tile", window.result_type, span=s.var.span)
+        conv.renames[s.var] = tile
+        return [AssignStmt(tile, window, span=s.span)]
     load = make_call("tile.load", [value.args[0], _listed(value.args[1]), ones, ones],
                      {"target_memory": MemorySpace.Vec}, span=value.span)
     tile = Var(f"{base_name(s.var.name)}__tile", load.result_type, span=s.var.span)
     conv.renames[s.var] = tile
     return [AssignStmt(tile, load, span=s.span)]
+
+
+def whole_tile_assemble(conv: _Converter, s: Stmt, value: Call) -> list[Stmt] | None:
+    """``t[:, :] = v`` (``t = pl.assemble(t, v, [0, 0])`` of all of ``t``) of a ``pl.create_tensor`` or
+    ``pl.full`` of the kernel: ``t`` becomes a copy of ``v`` (a whole-window ``tile.slice``); None for any
+    other assemble."""
+    target, src, offsets = value.args
+    if not (isinstance(s, AssignStmt) and isinstance(target, Var) and target in conv.created):
+        return None  # a GM tensor (or a view of one) is stored to
+    shape, src_t = conv.tiles[target].type, src.type
+    if not isinstance(src_t, TensorType) or tuple(getattr(shape, "shape", ())) != tuple(src_t.shape) or \
+            any(as_int(o) != 0 for o in _listed(offsets).elements):
+        return None
+    out: list[Stmt] = []
+    tile = conv.tile_of(src, MemorySpace.Vec, out)
+    copy = make_call("tile.slice", [tile, ints(src_t.shape), offsets], span=value.span)
+    return [*out, conv.bind(s, copy)]
 
 
 def write(conv: _Converter, s: Stmt, value: Call) -> list[Stmt]:

@@ -12,7 +12,10 @@ the top level of the kernel are left to :mod:`._kernel_reads` (they become scala
 A read of a tensor the kernel itself creates or computes (``pl.create_tensor``, ``pl.full``, a
 ``pl.fillpad``, ...) is a read of a tile: ``pto.tgetval``, which ptoas 0.1.1 parses but its PlanMemory
 pass refuses ("Unrecognized type of Operation touches local buffer"). Such a read is a located error
-here, before the passes that move GM reads to the orchestration (which cannot take a tile either).
+here, before the passes that move GM reads to the orchestration (which cannot take a tile either), unless
+its value is only written (``pl.write(u, pos, pl.read(t, idx))``: ConvertTensorToTileOps copies the
+``[1, 1]`` window of ``t``) or it sits in a loop of element reads and writes that UnrollLoops already made
+row ops (:mod:`._vector_loops`).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from pypto.ir.ops.common import ROW_EXPAND_FORM
 from pypto.ir.ops.registry import make_call, op_of
 from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, WhileStmt, flatten
 from pypto.ir.types import ScalarType, TensorType
-from pypto.passes._kernel_reads import is_read, written_tensors
+from pypto.passes._kernel_reads import is_read, write_values, written_tensors
 from pypto.passes._rewrite import elements, expand_stmts, ints, shaped
 from pypto.passes._util import iter_stmts, var_use_counts
 
@@ -127,10 +130,10 @@ def _kernel_tile(t: Expr, params: set[Var], origins: dict[Var, Expr]) -> bool:
 
 
 def _refuse_tile_reads(f: Function) -> None:
-    params, origins = set(f.params), _origins(f)
+    params, origins, copied = set(f.params), _origins(f), write_values(f.body)
     for s in iter_stmts(f.body):
         v = s.value if isinstance(s, AssignStmt) else None
-        if is_read(v) and _kernel_tile(v.args[0], params, origins):
+        if is_read(v) and s.var not in copied and _kernel_tile(v.args[0], params, origins):
             name = getattr(v.args[0], "name", "the tensor")
             raise UnsupportedFeatureError(
                 f"scalar read of '{name.split('__')[0]}', a tensor this kernel computes (a tile): ptoas 0.1.1 "
@@ -138,8 +141,9 @@ def _refuse_tile_reads(f: Function) -> None:
                 "local buffer'), and it lowers no float scalar arithmetic or comparison in a kernel; a ptoas "
                 "that plans scalar tile access (not 0.1.1) would be needed", v.span,
                 hint="keep the work in tile ops (pl.row_max / pl.row_argmax of a row give its maximum and the "
-                     "first index of it), or compute the value on the host and pass it to the kernel as a "
-                     "pl.Scalar argument")
+                     "first index of it; a loop with constant bounds that only reads elements t[0, i], "
+                     "computes with + - * / min max and writes elements becomes row ops), or compute the value "
+                     "on the host and pass it to the kernel as a pl.Scalar argument")
 
 
 def _broadcast(use: AssignStmt, tile: Var) -> list[Stmt]:

@@ -64,6 +64,7 @@ class _Converter:
     write_values: set[Var] = field(default_factory=set)  # read scalars only ever written (_kernel_writes)
     gm_windows: dict[Var, tuple[Expr, Expr]] = field(default_factory=dict)  # slice -> (tensor, its offsets)
     gather_only: set[Var] = field(default_factory=set)  # tensors only ever gathered from
+    created: set[Var] = field(default_factory=set)  # pl.create_tensor / pl.full of the kernel
 
     def tile_of(self, e: Expr, space: MemorySpace, out: list[Stmt]) -> Expr:
         """The tile for operand ``e``: already a tile, a converted temp, or a fresh tile.load."""
@@ -251,6 +252,9 @@ class _Converter:
         return [self.bind(s, make_call("tile.ci", list(value.args), value.kwargs, span=value.span))]
 
     def assemble(self, s: Stmt, value: Call) -> list[Stmt]:
+        copied = _kernel_writes.whole_tile_assemble(self, s, value)  # t[:, :] = v of a created tile
+        if copied is not None:
+            return copied
         out: list[Stmt] = []
         target, src, offsets = value.args
         tile = self.tile_of(src, MemorySpace.Vec, out)
@@ -318,6 +322,7 @@ class _Converter:
         kw = {"dtype": value.kwargs.get("dtype")}
         if short == "create":
             kw["target_memory"] = MemorySpace.Vec
+        self.created.add(s.var)
         return [self.bind(s, make_call(f"tile.{short}", list(value.args), kw, span=value.span))]
 
 

@@ -14,6 +14,7 @@ from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, YieldStmt, flatten
 from pypto.passes._rewrite import clone, expand_stmts
 from pypto.passes._strip_mine import strip_mine_kernel_loops
 from pypto.passes._util import iter_stmts, scalar_dtype
+from pypto.passes._vector_loops import vectorize_element_loops
 from pypto.passes.base import Pass
 
 
@@ -43,12 +44,15 @@ def _unroll(loop: ForStmt) -> list[Stmt]:
 @dataclass(frozen=True)
 class UnrollLoops(Pass):
     """Each Unroll loop becomes its body repeated with the loop variable bound to constants; a kernel
-    loop whose index is taken modulo a constant is strip-mined first (:mod:`pypto.passes._strip_mine`)."""
+    loop whose index is taken modulo a constant is strip-mined first (:mod:`pypto.passes._strip_mine`), and a
+    loop of element reads of a computed tile and element writes becomes row tile ops
+    (:mod:`pypto.passes._vector_loops`)."""
 
     name = "UnrollLoops"
     produces = frozenset({IRProperty.UnrollResolved})
 
     def run_function(self, func: Function, program: Program) -> Function:
+        func = vectorize_element_loops(func)  # t[0, i] of a computed tile t, one element per iteration
         func = strip_mine_kernel_loops(func)  # i % c, i // c on a kernel loop index (see _strip_mine)
         if not any(isinstance(s, ForStmt) and s.kind is ForKind.Unroll for s in iter_stmts(func.body)):
             return func

@@ -140,12 +140,50 @@ class TileRead:
             y = pl.exp(x)
             for i in pl.range(4):
                 v = pl.read(y, [0, i])
-                out = pl.assemble(out, pl.mul(x, v), [0, 0])
+                out = pl.assemble(out, pl.mul(x, v + v), [0, 0])
         return out
 '''
 
 
 def test_a_read_of_a_tile_the_kernel_computes_is_a_located_error_naming_tgetval() -> None:
+    # (v + v) is scalar arithmetic outside an element loop (see test_vector_loops for the loops that lower)
     with pytest.raises(UnsupportedFeatureError, match=r"'y', a tensor this kernel computes.*pto\.tgetval.*PlanMemory") as exc:
         run(pl.parse_program(TILE_READ), np.zeros((1, 64), np.float32), np.zeros((1, 64), np.float32))
     assert ":11:" in str(exc.value) and "pl.row_argmax" in (exc.value.hint or "")
+
+
+COPIED = '''
+import pypto.language as pl
+
+@pl.program
+class Copied:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[1, 128], pl.FP32], out: pl.Out[pl.Tensor[[1, 16], pl.FP32]]) -> pl.Tensor[[1, 16], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            {VALS}
+            for c in pl.range(4):
+                t = pl.exp(x[:, c * 32 : c * 32 + 32])
+                pl.write(vals, [0, c], pl.read(t, [0, {IDX}]))
+            out[:, :] = vals
+        return out
+'''
+
+
+FULL = "vals = pl.full([1, 16], dtype=pl.FP32, value=-1.0)"
+# t[:, :] = v of a tile the kernel created is a copy of v (a whole-window tile.slice), not a GM store
+CREATED = ("vals = pl.create_tensor([1, 16], dtype=pl.FP32)\n"
+           "            vals[:, :] = pl.full([1, 16], dtype=pl.FP32, value=-1.0)")
+
+
+@pytest.mark.parametrize(("platform", "idx", "vals"), [("a2a3sim", "0", FULL), ("a2a3sim", "5", FULL),
+                                                       ("a2a3sim", "c", FULL), ("a5sim", "c", FULL),
+                                                       ("a2a3sim", "c", CREATED), ("a5sim", "3", CREATED)])
+def test_a_read_of_a_computed_tile_only_written_is_a_one_element_window(platform: str, idx: str, vals: str) -> None:
+    x = np.random.default_rng(7).standard_normal((1, 128)).astype(np.float32)
+    out = np.zeros((1, 16), np.float32)
+    text = COPIED.replace("{IDX}", idx).replace("{VALS}", vals)
+    run(pl.parse_program(text), x, out, config=RunConfig(platform=platform))
+    cols = [c * 32 + (c if idx == "c" else int(idx)) for c in range(4)]
+    want = np.full((1, 16), -1.0, np.float32)
+    want[0, :4] = np.exp(x[0, cols])
+    np.testing.assert_allclose(out, want, rtol=1e-6)
