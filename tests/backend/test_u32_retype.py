@@ -62,3 +62,18 @@ def test_uint32_ci_and_add_match_numpy(tmp_path: Path) -> None:
     ir.compile(pl.parse(SRC), output_dir=str(tmp_path), platform="a2a3sim")(x, seq, o)
     np.testing.assert_array_equal(seq, np.arange(7, 7 + 32, dtype=np.uint32)[None])
     np.testing.assert_array_equal(o, x + seq)
+
+
+@pytest.mark.sim
+def test_a_torch_int32_tensor_carries_uint32_bits(tmp_path: Path, torch) -> None:
+    x = torch.tensor([[-1] * 32], dtype=torch.int32)  # 0xFFFFFFFF; PyTorch's uint32 has few ops
+    seq, o = torch.zeros((1, 32), dtype=torch.int32), torch.zeros((1, 32), dtype=torch.int32)
+    ir.compile(pl.parse(SRC), output_dir=str(tmp_path), platform="a2a3sim")(x, seq, o)
+    assert seq[0].tolist() == list(range(7, 39)) and o[0].tolist() == list(range(6, 38))  # wraps past 2**32
+
+
+def test_a_torch_int16_tensor_is_no_uint32(tmp_path: Path, torch) -> None:
+    compiled = ir.compile(pl.parse(SRC), output_dir=str(tmp_path), platform="a2a3sim")
+    x = torch.zeros((1, 32), dtype=torch.int16)
+    with pytest.raises(TypeError, match="dtype int16 does not match the compiled dtype uint32"):
+        compiled(x, torch.zeros((1, 32), dtype=torch.int32), torch.zeros((1, 32), dtype=torch.int32))
