@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 
-_FUNC = re.compile(r"func\.func\s+@([\w$.]+)\s*\((.*?)\)\s*(?:->|\{|attributes)", re.S)
-_CPP_FUNC = re.compile(r"(AICORE\s+void\s+)([\w$]+)\s*\(([^)]*)\)")
-_PTR_OFFSET = re.compile(r"__gm__\s+[\w:]+\s*\*\s*(v\d+)\s*=\s*(v\d+)\s*\+")
+FUNC_SIG = re.compile(r"func\.func\s+@([\w$.]+)\s*\((.*?)\)\s*(?:->|\{|attributes)", re.S)
+CPP_FUNC = re.compile(r"(AICORE\s+void\s+)([\w$]+)\s*\(([^)]*)\)")
+PTR_OFFSET = re.compile(r"__gm__\s+[\w:]+\s*\*\s*(v\d+)\s*=\s*(v\d+)\s*\+")
 _GT_USE = re.compile(r"\b(GT_\w+)\s+v\d+\s*=\s*\1\((v\d+)\s*,")
 _T_ALIAS = re.compile(r"^(\s*)using T = float;", re.M)
 
@@ -26,7 +26,7 @@ def uses(pto: str) -> bool:
 def _i16_params(pto: str) -> dict[str, list[int]]:
     """Function name -> positions of its ``!pto.ptr<i16>`` parameters."""
     out = {}
-    for name, params in _FUNC.findall(pto):
+    for name, params in FUNC_SIG.findall(pto):
         parts = [p for p in params.split(",") if ":" in p]
         out[name] = [i for i, p in enumerate(parts) if re.search(r"!pto\.ptr<\s*i16\s*>", p)]
     return out
@@ -47,11 +47,11 @@ def retype_cpp(cpp: str, pto: str) -> str:
     if not uses(pto):
         return cpp
     ptrs: set[str] = set()
-    cpp = _CPP_FUNC.sub(lambda m: _retype_signature(m, _i16_params(pto), ptrs), cpp)
+    cpp = CPP_FUNC.sub(lambda m: _retype_signature(m, _i16_params(pto), ptrs), cpp)
     cpp = _T_ALIAS.sub(r"\1using T = int16_t;", cpp)
     lines = cpp.splitlines()
     for i, ln in enumerate(lines):  # offset pointers, in order
-        m = _PTR_OFFSET.search(ln)
+        m = PTR_OFFSET.search(ln)
         if m and m.group(2) in ptrs:
             ptrs.add(m.group(1))
             lines[i] = re.sub(r"__gm__\s+[\w:]+\s*\*", "__gm__ int16_t*", ln, count=1)

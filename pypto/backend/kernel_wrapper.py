@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pypto.artifact.directory import PTOAS_BODY_BEGIN, PTOAS_BODY_END
+from pypto.toolchain.platforms import TASK_MAX_SCALARS as MAX_SCALARS
+from pypto.toolchain.platforms import TASK_MAX_TENSORS as MAX_TENSORS
 
 ParamKind = Literal["tensor", "scalar", "dyn_dim", "block_idx", "block_num", "sub_block_idx"]
-MAX_TENSORS = 32
-MAX_SCALARS = 16
 
 
 @dataclass(frozen=True, slots=True)

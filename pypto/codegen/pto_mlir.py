@@ -48,6 +48,7 @@ from pypto.ir.stmt import (
 )
 from pypto.ir.types import MemRef, PtrType, ScalarType, TensorType, TileType
 from pypto.span import Span
+from pypto.toolchain.platforms import TASK_MAX_SCALARS, TASK_MAX_TENSORS
 from pypto.toolchain.prefix_map import PrefixMap, apply_prefix_map
 
 _ID_PARAM = {"tile.get_block_idx": "block_idx", "tile.get_block_num": "block_num",
@@ -139,6 +140,7 @@ class KernelCodegen(ScalarLowering):
         if others:
             raise UserError(f"kernel '{self.func.name}': parameter '{others[0].name}' of type "
                             f"{others[0].type} cannot be passed to a {TOOLCHAIN} kernel", self.func.span)
+        self._check_task_limits(len(tensors), len(scalars))
         args: list[str] = []
         for i, p in enumerate(tensors):
             t = p.type
@@ -170,6 +172,13 @@ class KernelCodegen(ScalarLowering):
             self.id_args[op] = ssa
             self.params.append(KernelParam(kind, kind, "INDEX", "int32_t", -1))  # type: ignore[arg-type]
         return ", ".join(args)
+
+    def _check_task_limits(self, n_tensors: int, n_scalars: int) -> None:
+        for n, most, what in ((n_tensors, TASK_MAX_TENSORS, "tensors"), (n_scalars, TASK_MAX_SCALARS, "scalars")):
+            if n > most:
+                raise UserError(f"kernel '{self.func.name}' takes {n} {what}; a task takes at most {most} {what}",
+                                self.func.span, hint=f"split the kernel into kernels of at most {most} {what} each, "
+                                                     f"or pass the {what} packed into fewer ones")
 
     def _dim_arg(self, d: object, tensor_idx: int, axis: int, pos: int) -> list[str]:
         """The index argument that binds a dynamic dim's variable (``M``, or ``M`` of ``M * 2 + 1``)."""

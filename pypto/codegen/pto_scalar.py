@@ -135,9 +135,9 @@ class ScalarLowering:
             raise self.error(f"'{e.name}' is not a scalar available in this kernel")
         if v.ty == ty:
             return v.ssa
-        if ty == "index" and v.ty in _INT_TYPES:
+        if ty == "index" and v.ty in _INT_TYPES or v.ty == "index" and ty in _INT_TYPES:
             out = self.names.unique("idx")
-            self._emit(f"%{out} = arith.index_cast %{v.ssa} : {v.ty} to index", into)
+            self._emit(f"%{out} = arith.index_cast %{v.ssa} : {v.ty} to {ty}", into)
             return out
         raise self.error(f"scalar '{e.name}' has type {v.ty} but {ty} is needed here; {TOOLCHAIN} cannot lower "
                          "scalar conversions (arith.extf/truncf/sitofp)",

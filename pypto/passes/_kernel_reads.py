@@ -18,6 +18,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import TypeGuard
 
+from pypto.errors import UserError
 from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import Call, Expr, GlobalVar, IterArg, MakeTuple, Var
 from pypto.ir.function import Function, Program
@@ -28,6 +29,7 @@ from pypto.passes._rewrite import clone, expand_stmts, program_call, with_scalar
 from pypto.passes._util import iter_stmts, used_vars, var_use_counts
 from pypto.passes.base import Pass
 from pypto.passes.simplify import Simplify
+from pypto.toolchain.platforms import TASK_MAX_SCALARS
 
 READ = "tensor.read"
 
@@ -170,6 +172,20 @@ def _hoistable(f: Function) -> tuple[list[AssignStmt], set[Var]]:
     return [s for v, s in ready.items() if v in needed], reads
 
 
+def _check_scalar_room(f: Function, extra: tuple[Var, ...], defs: dict[Var, AssignStmt]) -> None:
+    """A located error when the moved values would give ``f`` more scalars than a task takes."""
+    have = sum(isinstance(p.type, ScalarType) for p in f.params)
+    if have + len(extra) <= TASK_MAX_SCALARS:
+        return
+    first = defs[extra[max(TASK_MAX_SCALARS - have, 0)]]
+    raise UserError(
+        f"kernel '{f.name}' would take {have + len(extra)} scalars: its {len(extra)} values read at its top level "
+        f"(pl.read) arrive from the orchestration as scalar parameters, and a task takes at most "
+        f"{TASK_MAX_SCALARS} scalars ({have} are its own); this is the first value that does not fit",
+        first.span, hint=f"split the kernel so that each part reads at most {TASK_MAX_SCALARS - have} values, or "
+                         "read fewer values (e.g. one base index with constant offsets added in the kernel)")
+
+
 def hoist_kernel_reads(program: Program) -> Program:
     """Move the top-level tensor reads of every orchestrated InCore function to its call sites."""
     plans: dict[str, tuple[Function, list[AssignStmt], tuple[Var, ...]]] = {}
@@ -180,6 +196,7 @@ def hoist_kernel_reads(program: Program) -> Program:
         moved = {s.var for s in hoisted}
         kept = [s for s in flatten(f.body) if not (isinstance(s, AssignStmt) and s.var in moved)]
         extra = tuple(v for v in used_vars(kept) if v in moved)
+        _check_scalar_room(f, extra, {s.var: s for s in hoisted})
         plans[f.name] = (with_scalar_params(f, extra, kept), hoisted, extra)
     if not plans:
         return program

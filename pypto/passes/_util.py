@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from pypto.ir.dtypes import DataType
-from pypto.ir.expr import Call, Expr, GlobalVar, Var
+from pypto.ir.expr import BinaryExpr, Call, ConstInt, Expr, GlobalVar, Var
+from pypto.ir.fold import fold
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import get_op, has_op
 from pypto.ir.stmt import (
@@ -185,9 +186,13 @@ def retype(func: Function, new_types: dict[Var, Any]) -> Function:
     return dataclasses.replace(func, params=params, body=_RetypeCalls(mapping).visit(func.body))
 
 
-def substitute_typed(node: Any, mapping: dict[Var, Expr]) -> Any:
-    """``substitute`` that also re-derives the result type of op calls whose arguments changed."""
-    return _RetypeCalls(mapping).visit(node) if mapping else node
+def substitute_typed(node: Any, mapping: dict[Var, Expr], *, keep_defs: bool = False) -> Any:
+    """``substitute`` that also re-derives the result type of op calls whose arguments changed; with
+    ``keep_defs`` the assignments that define a mapped Var stay as they are and integer arithmetic on
+    constants is folded before the types are derived (a constant substituted into ``M - 8``)."""
+    if not mapping:
+        return node
+    return (_RetypeUses if keep_defs else _RetypeCalls)(mapping).visit(node)
 
 
 class _RetypeCalls(Substitute):
@@ -203,3 +208,15 @@ class _RetypeCalls(Substitute):
         op = get_op(new.op)
         result = op.infer(list(new.args), {**op.kwargs, **new.kwargs}, new.span)
         return new if result == new.result_type else dataclasses.replace(new, result_type=result)
+
+
+class _RetypeUses(_RetypeCalls):
+    """_RetypeCalls that leaves the definitions of mapped Vars alone and folds constant integer arithmetic."""
+
+    def visit_AssignStmt(self, s: AssignStmt) -> Stmt:  # noqa: N802
+        return s if s.var in self.mapping else self.generic_visit(s)
+
+    def visit_BinaryExpr(self, e: BinaryExpr) -> Expr:  # noqa: N802
+        new = self.generic_visit(e)
+        value = fold(new) if new is not e else None
+        return ConstInt(value, new.dtype, span=new.span) if value is not None else new

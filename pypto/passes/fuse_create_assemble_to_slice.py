@@ -7,7 +7,9 @@ assemble becomes ``out = out``, so the kernels store straight into ``out`` (the 
 copy instruction; an assemble there would be a located error). Applied when the tensor (by buffer
 root) is assembled exactly once, without ``atomic=``, with the same dtype, at offsets and into a
 target that are already defined where the tensor is created, and when the window is one contiguous
-run of a dense target (kernels address their tensor parameters as packed).
+run of a dense target (kernels address their tensor parameters as packed). A created tensor of lower rank than the
+target is padded with leading 1s (``[4, 16]`` into ``[2, 4, 16]`` at ``[b, 0, 0]`` is the window
+``[1, 4, 16]``) and viewed at its own shape with ``tensor.reshape``.
 """
 
 from __future__ import annotations
@@ -89,29 +91,47 @@ class FuseCreateAssembleToSlice(Pass):
             if root in creates:
                 assembles.setdefault(root, []).append(s)  # type: ignore[arg-type]
         visible = _visible_before(func.body, list(func.params))
-        fused: dict[Stmt, Stmt] = {}
+        fused: dict[Stmt, list[Stmt]] = {}
         for var, found in assembles.items():
             if len(found) == 1 and not roots.is_ambiguous(found[0].value.args[1]):
                 fused.update(_fuse(creates[var], found[0], visible[creates[var]]))
         if not fused:
             return func
-        body = map_blocks(func.body, lambda stmts: [fused.get(s, s) for s in stmts])
+        body = map_blocks(func.body, lambda stmts: [n for s in stmts for n in fused.get(s, [s])])
         return func.with_(body=body)
 
 
-def _fuse(create: AssignStmt, assemble: AssignStmt, visible: set[Var]) -> dict[Stmt, Stmt]:
+def _padded(w: TensorType, t: TensorType) -> TensorType | None:
+    """``w`` at ``t``'s rank, leading 1s added (None when ``w`` has the higher rank)."""
+    pad = len(t.shape) - len(w.shape)
+    return None if pad < 0 else w if pad == 0 else dataclasses.replace(w, shape=(1,) * pad + tuple(w.shape))
+
+
+def _fuse(create: AssignStmt, assemble: AssignStmt, visible: set[Var]) -> dict[Stmt, list[Stmt]]:
     call = assemble.value
     assert isinstance(call, Call)
     target, _src, offsets = call.args
     t, w = getattr(target, "type", None), create.var.type
     if call.kwargs.get("atomic") not in (None, 0) or not isinstance(offsets, MakeTuple) \
             or not isinstance(target, Var) or not isinstance(t, TensorType) or not isinstance(w, TensorType) \
-            or t.dtype != w.dtype or not _contiguous(w, t):
+            or t.dtype != w.dtype:
+        return {}
+    wide = _padded(w, t)
+    if wide is None or len(offsets.elements) != len(t.shape) or not _contiguous(wide, t):
         return {}
     if any(v not in visible for v in used_vars(offsets) + [target]):
         return {}
-    shape = MakeTuple(tuple(ConstInt(d, DataType.INDEX, span=create.span) if isinstance(d, int) else d
-                            for d in w.shape), span=create.span)
-    view = make_call("tensor.slice", [target, shape, offsets], span=create.span)
+    sp = create.span
+    view = make_call("tensor.slice", [target, _dims(wide.shape, sp), offsets], span=sp)
     alias: Expr = target
-    return {create: dataclasses.replace(create, value=view), assemble: dataclasses.replace(assemble, value=alias)}
+    done = [dataclasses.replace(assemble, value=alias)]
+    if wide is w:
+        return {create: [dataclasses.replace(create, value=view)], assemble: done}
+    window = Var(f"{create.var.name}_window", view.type, span=sp)
+    flat = make_call("tensor.reshape", [window, _dims(w.shape, sp)], span=sp)
+    return {create: [AssignStmt(window, view, span=sp), dataclasses.replace(create, value=flat)], assemble: done}
+
+
+def _dims(shape: tuple, span: object) -> MakeTuple:
+    return MakeTuple(tuple(ConstInt(d, DataType.INDEX, span=span) if isinstance(d, int) else d for d in shape),
+                     span=span)

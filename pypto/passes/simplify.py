@@ -1,4 +1,6 @@
-"""Simplify: fold constant integer arithmetic and algebraic identities (x+0, x*1, x*0, x//1)."""
+"""Simplify: fold constant integer arithmetic and algebraic identities (x+0, x*1, x*0, x//1), after
+substituting integer scalars bound once to a constant at a function's top level
+(:mod:`pypto.passes._const_scalars`)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from pypto.ir.expr import BinaryExpr, BinOp, ConstInt, Expr, as_int
 from pypto.ir.fold import DIVISIONS, INT_FOLD
 from pypto.ir.function import Function, Program
 from pypto.ir.visitor import IRMutator, IRVisitor
+from pypto.passes._const_scalars import propagate_constants
 from pypto.passes.base import Pass
 
 FOLD: dict[BinOp, Callable[[int, int], int]] = {
@@ -60,11 +63,13 @@ def _has_foldable(func: Function) -> bool:
 
 @dataclass(frozen=True)
 class Simplify(Pass):
-    """Arithmetic folding on index expressions; functions with nothing to fold are returned as is."""
+    """Top-level integer constants propagated, then arithmetic folding on index expressions; functions with
+    nothing to change are returned as is."""
 
     name = "Simplify"
 
     def run_function(self, func: Function, program: Program) -> Function:
+        func = propagate_constants(func)
         if not _has_foldable(func):
             return func
         body = _Fold().visit(func.body)

@@ -113,7 +113,19 @@ def _tensor_facts(i: int, x: Any, param: ParamInfo | None) -> tuple[int, tuple[i
         raise ValueError(f"Tensor at position {i} is on {x.device}, expected CPU. Move it with .cpu() first.")
     if not x.is_contiguous():
         raise ValueError(f"Tensor at position {i} is not contiguous. Call .contiguous() before packing into orch_args.")
-    return x.data_ptr(), tuple(x.shape), dtypes.from_torch(x.dtype), x
+    return x.data_ptr(), tuple(x.shape), _torch_dtype(x.dtype, param), x
+
+
+_SIGNED_CARRIER = {"uint16": "int16", "uint32": "int32", "uint64": "int64"}
+
+
+def _torch_dtype(dt: Any, param: ParamInfo | None) -> dtypes.RtDType:
+    """A torch dtype as a runtime dtype; a signed tensor of the width of an unsigned parameter carries its
+    bits (PyTorch's unsigned 16/32/64-bit types have few ops, and upstream's harness passes ``torch.int32``
+    for ``UINT32``)."""
+    rt = dtypes.from_torch(dt)
+    want = param.dtype.meta if param is not None and param.dtype else None
+    return dtypes.BY_META[want] if want is not None and _SIGNED_CARRIER.get(want) == rt.meta else rt
 
 
 @lru_cache(maxsize=4096)

@@ -41,6 +41,10 @@ RUNTIMES: tuple[str, ...] = ("tensormap_and_ringbuffer", "host_build_graph")
 DEFAULT_PLATFORM = "a2a3sim"
 DEFAULT_RUNTIME = "tensormap_and_ringbuffer"
 GRAPH_RUNTIME = "host_build_graph"
+TASK_MAX_TENSORS = 32
+"""Tensor arguments one kernel task takes (the runtime's ``CORE_MAX_TENSOR_ARGS``)."""
+TASK_MAX_SCALARS = 16
+"""Scalar arguments one kernel task takes (the runtime's ``CORE_MAX_SCALAR_ARGS``)."""
 # the preprocessor macro a kernel of each core type is compiled with (g++ on sim, ccec on hardware)
 CORE_MACROS: dict[str, str] = {"aiv": "-D__DAV_VEC__", "aic": "-D__DAV_CUBE__"}
 

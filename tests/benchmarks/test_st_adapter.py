@@ -208,3 +208,28 @@ def test_an_onboard_platform_runs_on_its_simulator(st_harness) -> None:
     assert harness.platform_to_backend("a5sim").name == "Ascend950"
     with pytest.raises(ValueError, match="Unknown platform 'a9'"):
         harness.platform_to_backend("a9")
+
+
+def test_large_inputs_are_shared_with_the_golden_and_outputs_copied(st_harness, torch, monkeypatch) -> None:
+    harness, runner = st_harness
+    monkeypatch.setattr(runner, "SHARED_INPUT_ELEMENTS", 4)
+    case = _case(harness, harness.DataType.FP32)
+    case.tensor_specs.extend([harness.TensorSpec("big", [2, 2], harness.DataType.FP32),
+                              harness.TensorSpec("small", [3], harness.DataType.FP32)])
+    tensors = {"out": torch.zeros(2, 2), "big": torch.ones(2, 2), "small": torch.ones(3)}
+    golden, shared = runner.golden_tensors(case, tensors)
+    assert golden["big"] is tensors["big"] and shared == {"big": tensors["big"]._version}
+    assert golden["out"] is not tensors["out"] and golden["small"] is not tensors["small"]
+
+
+def test_a_golden_writing_a_shared_input_fails(st_harness, torch, monkeypatch) -> None:
+    harness, runner = st_harness
+    monkeypatch.setattr(runner, "SHARED_INPUT_ELEMENTS", 4)
+    monkeypatch.setattr(runner, "compile_program", lambda *a, **k: None)
+    monkeypatch.setattr(runner, "execute_compiled", lambda *a, **k: pytest.fail("ran after a bad golden"))
+    case = _case(harness, harness.DataType.FP32)
+    case.tensor_specs.append(harness.TensorSpec("big", [2, 2], harness.DataType.FP32))
+    case.get_program = lambda: object()
+    case.compute_expected = lambda t, params=None: t["big"].add_(1.0)
+    result = runner.TestRunner(runner.RunConfig(platform="a2a3sim")).run(case)
+    assert not result.passed and "modified the input tensor(s) ['big'] in place" in result.error
