@@ -26,13 +26,14 @@ from dataclasses import dataclass, replace
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import ForKind, MemorySpace
-from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, IterArg, MakeTuple, Var, as_int
+from pypto.ir.expr import Call, ConstInt, Expr, IterArg, MakeTuple, Var, as_int
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.options import BackendType, MemoryPlanner
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, SeqStmts, Stmt, YieldStmt
 from pypto.ir.types import ScalarType, TensorType, TileType
-from pypto.passes._rewrite import assign_of, assigns_of, drop_defs, elements, match, shaped
+from pypto.passes._index import iadd
+from pypto.passes._rewrite import assign_of, assigns_of, drop_defs, elements, ints, match, shaped
 from pypto.passes._util import base_name, iter_stmts, map_blocks, substitute_typed, var_use_counts
 from pypto.passes.allocate_memory_addr import CAPACITY
 from pypto.passes.base import Pass
@@ -89,21 +90,6 @@ def _fits(m: int, n: int, k: int, bytes_ab: tuple[int, int], bytes_c: int, caps:
             and m * n * bytes_c <= caps[MemorySpace.Acc] and n * bias_bytes <= caps.get(MemorySpace.Bias, 0))
 
 
-def _add(a: Expr, b: Expr | int, span: Span) -> Expr:
-    bv = b if isinstance(b, Expr) else ConstInt(b, span=span)
-    if as_int(a) == 0:
-        return bv
-    if as_int(bv) == 0:
-        return a
-    if (x := as_int(a)) is not None and (y := as_int(bv)) is not None:
-        return ConstInt(x + y, span=span)
-    return BinaryExpr(BinOp.Add, a, bv, DataType.INDEX, span=span)
-
-
-def _ints(values: list[int | Expr], span: Span) -> MakeTuple:
-    return MakeTuple(tuple(v if isinstance(v, Expr) else ConstInt(v, span=span) for v in values), span=span)
-
-
 class _Builder:
     """Emits the loop nest for one matmul."""
 
@@ -124,8 +110,8 @@ class _Builder:
 
     def _load(self, op: _Operand, row: Expr, col: Expr, shape: tuple[int, int], name: str) -> tuple[Stmt, Var]:
         sp = self.span
-        offs = _ints([_add(op.origin[0], row, sp), _add(op.origin[1], col, sp)], sp)
-        call = make_call("tile.load", [op.tensor, offs, _ints(list(shape), sp), _ints(list(shape), sp)],
+        offs = ints([iadd(op.origin[0], row, sp), iadd(op.origin[1], col, sp)], sp)
+        call = make_call("tile.load", [op.tensor, offs, ints(shape, sp), ints(shape, sp)],
                          dict(op.load.kwargs), span=sp)
         v = Var(name, call.result_type, span=sp)
         return AssignStmt(v, call, span=sp), v
@@ -147,8 +133,7 @@ class _Builder:
         """The ``[m, n]`` output block at ``(mi, ni)``: a first K block, a K loop of matmul_acc over the other
         full blocks, then a peeled narrower last block when ``k`` does not divide K."""
         sp, k = self.span, self.t.k
-        k_dim = _dim(self.a.load, 1)
-        full, tail = divmod(k_dim, k)
+        full, tail = divmod(_dim(self.a.load, 1), k)
         stmts, va, vb = self._block(mi, ni, ConstInt(0, span=sp), "k0", (m, n, k))
         first = self._first(va, vb, ni, n, stmts)
         acc = Var(name, first.result_type, span=sp)
@@ -169,7 +154,7 @@ class _Builder:
     def store_at(self, body: list[Stmt], acc: Var, store: Call, mi: Expr, ni: Expr) -> None:
         sp = self.span
         row0, col0 = elements(store.args[1])
-        offs = _ints([_add(row0, mi, sp), _add(col0, ni, sp)], sp)
+        offs = ints([iadd(row0, mi, sp), iadd(col0, ni, sp)], sp)
         body.append(EvalStmt(make_call("tile.store", [acc, offs, store.args[2]], dict(store.kwargs), span=sp),
                              span=sp))
 
@@ -189,10 +174,8 @@ class _Builder:
         ``double_buffer_c`` (the full tiles only: the peeled tails stay one accumulator) the inner loop is
         ``pl.pipeline(..., stage=2)`` marked ``pipeline_double_buffer_c``."""
         sp = self.span
-        axes = []
-        for name, (lo, hi, step) in (("mi", rows), ("ni", cols)):
-            axes.append(Var(name, _INDEX, span=sp) if hi - lo > step else ConstInt(lo, span=sp))
-        mi, ni = axes
+        mi, ni = (Var(name, _INDEX, span=sp) if hi - lo > step else ConstInt(lo, span=sp)
+                  for name, (lo, hi, step) in (("mi", rows), ("ni", cols)))
         body, acc = self.sub_tile(mi, ni, f"{base_name(getattr(store.args[0], 'name', 'c'))}_sub", rows[2], cols[2])
         self.store_at(body, acc, store, mi, ni)
         for var, (lo, hi, step) in ((ni, cols), (mi, rows)):
@@ -259,8 +242,6 @@ def _operand(e: Expr, loads: dict[Var, Call]) -> _Operand | None:
     return _Operand(e, load.args[0], (offs.elements[0], offs.elements[1]), load)
 
 
-
-
 @dataclass(frozen=True)
 class AutoTileMatmulL0(Pass):
     """Tile matmuls that exceed L0 into ``[m, n]`` sub-tiles stored straight to DDR (see the module doc)."""
@@ -290,19 +271,18 @@ class AutoTileMatmulL0(Pass):
         if (t := _chooser_tiling(cfg)) is not None:
             if (t.m, t.n, t.k) == (m_dim, n_dim, k_dim):
                 return None
-            shared = self.memory_planner is MemoryPlanner.PYPTO
             # each stage of a dbC loop loads its own operand blocks (an operand-stationary choice holds one
             # panel upstream): when two stages do not fit, the same tiles run single-buffered
             for tt in (t, replace(t, double_buffer_c=False)):
-                if _regions_fit(tt, cfg, caps, shared=shared):
+                if _regions_fit(tt, cfg, caps, shared=self.memory_planner is MemoryPlanner.PYPTO):
                     return tt
-        bytes_ab, bytes_c, bias_b = (_bytes(a), _bytes(b)), dtype_c.nbytes, _bias_bytes(mm)
+        bytes_ab, bytes_c, bias_b = (_nbytes(a.load), _nbytes(b.load)), dtype_c.nbytes, _bias_bytes(mm)
         if _fits(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps, bias_b):
             return None
         return choose_tiling(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps, bias_b)
 
     def run_function(self, func: Function, program: Program) -> Function:
-        if not func.is_incore or not any(_matmul_value(s) for s in iter_stmts(func.body)):
+        if not func.is_incore or not any(_matmul(s) for s in iter_stmts(func.body)):
             return func  # both rewrites start at a ``c = tile.matmul(...)`` statement
         loads = assigns_of(func.body, "tile.load")
         uses = var_use_counts(func.body)
@@ -313,7 +293,9 @@ class AutoTileMatmulL0(Pass):
         def block(stmts: list[Stmt]) -> list[Stmt]:
             out = list(stmts)
             for i, s in enumerate(stmts):
-                rw = _plan_store(s, stmts[i + 1:], loads, uses, self) or _plan_chain(s, stmts[i + 1:], loads, uses, caps)
+                found = _matmul_of_loads(s, loads, uses)
+                rw = None if found is None else (_plan_store(s, found, stmts[i + 1:], loads, self)
+                                                 or _plan_chain(s, found, stmts[i + 1:], loads, uses, caps))
                 if rw is None:
                     continue
                 j = out.index(rw.at)
@@ -349,10 +331,6 @@ _Link = tuple[Stmt, tuple[Var, Call]]
 _Chain = tuple[_Link, _Link, _Operand, tuple[Stmt, Call]]
 
 
-def _matmul_value(s: Stmt) -> bool:
-    return assign_of(s, "tile.matmul") is not None or assign_of(s, "tile.matmul_bias") is not None
-
-
 def _bias(mm: Call, loads: dict[Var, Call], t: Tiling, n_dim: int) -> tuple[bool, _Operand | None]:
     """Can a matmul_bias be tiled as ``t``, and the bias's Mat load (windowed per sub-tile) if it is one?
     Another bias tile (e.g. one already moved to Bias) is reused whole, so only when N is not tiled."""
@@ -362,8 +340,12 @@ def _bias(mm: Call, loads: dict[Var, Call], t: Tiling, n_dim: int) -> tuple[bool
     return op is not None or t.n == n_dim, op
 
 
+def _matmul(s: Stmt) -> tuple[Var, Call] | None:
+    return assign_of(s, "tile.matmul") or assign_of(s, "tile.matmul_bias")
+
+
 def _matmul_of_loads(s: Stmt, loads: dict[Var, Call], uses: Counter[Var]) -> _MatmulOfLoads | None:
-    mm = assign_of(s, "tile.matmul") or assign_of(s, "tile.matmul_bias")
+    mm = _matmul(s)
     if mm is None:
         return None
     c, call = mm
@@ -373,20 +355,19 @@ def _matmul_of_loads(s: Stmt, loads: dict[Var, Call], uses: Counter[Var]) -> _Ma
     return c, call, a, b
 
 
-def _plan_store(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var],
+def _plan_store(s: Stmt, found: _MatmulOfLoads, rest: list[Stmt], loads: dict[Var, Call],
                 target: AutoTileMatmulL0) -> _Rewrite | None:
     """``c = matmul(A, B); store(c, ...)`` -> an [m, n] grid of sub-tiles stored to DDR."""
-    found = _matmul_of_loads(s, loads, uses)
-    store = next((x for x in rest if _stores(x, found[0])), None) if found is not None else None
-    if found is None or store is None or (store_call := match(store)) is None:
+    store = _store_of(found[0], rest)
+    if store is None:
         return None
     c, mm, a, b = found
     t = target.tiling(a, b, c, mm, loads)
     ok, bias = _bias(mm, loads, t, _dim(b.load, 1)) if t is not None else (False, None)
     if t is None or not ok:
         return None
-    stmts = _Builder(a, b, mm, t, s.span, bias).grid(store_call)
-    return _Rewrite(store, stmts, (s,), (a.var, b.var, *((bias.var,) if bias else ())))
+    stmts = _Builder(a, b, mm, t, s.span, bias).grid(store[1])
+    return _Rewrite(store[0], stmts, (s,), (a.var, b.var, *((bias.var,) if bias else ())))
 
 
 def _bias_limits(mm: Call, loads: dict[Var, Call], caps: dict[MemorySpace, int], n_dim: int) -> dict[str, int]:
@@ -415,15 +396,11 @@ def _regions_fit(t: Tiling, cfg: L0TileConfig, caps: dict[MemorySpace, int], sha
             for stage in range(2 if t.double_buffer_c and not tiles else 1):
                 tiles += [(MemorySpace.Left, rows, k, cfg.bytes_a, stage) for k in blocks]
                 tiles += [(MemorySpace.Right, k, cols, cfg.bytes_b, stage) for k in blocks]
-                tiles.append((MemorySpace.Acc, _align_rows(rows, cfg), cols, cfg.bytes_c, stage))
+                tiles.append((MemorySpace.Acc, acc_elements(rows, 1, cfg), cols, cfg.bytes_c, stage))
     used: Counter[MemorySpace] = Counter()
     for space, r, c, nbytes, _ in (set(tiles) if shared else tiles):
         used[space] += r * c * nbytes
     return all(used[space] <= caps[space] for space in used)
-
-
-def _align_rows(rows: int, cfg: L0TileConfig) -> int:
-    return acc_elements(rows, 1, cfg)
 
 
 def _chooser_tiling(cfg: L0TileConfig) -> Tiling | None:
@@ -448,34 +425,29 @@ def _bias_bytes(mm: Call) -> int:
     return _nbytes(mm.args[2]) if mm.op == "tile.matmul_bias" else 0
 
 
-def _bytes(op: _Operand) -> int:
-    return _nbytes(op.load)
+def _store_of(c: Var, rest: list[Stmt]) -> tuple[Stmt, Call] | None:
+    """The first ``tile.store(c, [r, s], out)`` of ``rest``: the statement and its call."""
+    return next(((x, call) for x in rest if (call := match(x, "tile.store")) is not None and call.args[0] is c
+                 and isinstance(call.args[1], MakeTuple) and len(call.args[1].elements) == 2), None)
 
 
-def _stores(s: Stmt, c: Var) -> bool:
-    call = match(s, "tile.store")
-    return (call is not None and call.args[0] is c
-            and isinstance(call.args[1], MakeTuple) and len(call.args[1].elements) == 2)
-
-
-def _plan_chain(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var],
+def _plan_chain(s: Stmt, found: _MatmulOfLoads, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var],
                 caps: dict[MemorySpace, int]) -> _Rewrite | None:
     """``c = matmul(A, B); cb = cast(c); d = matmul(cb, E); store(d, ...)`` with something too big for L0
     -> a loop over blocks of ``m`` rows, each computing its rows of ``c`` (a K loop of L0-sized blocks when
     ``A``/``B`` exceed L0), their cast and their rows of ``d``. Upstream assembles an oversized ``c`` into a
     Mat scratch (``tinsert``); 0.1.1 has no Acc->Mat move, so ``cb`` is a vector tile that ExpandMixedKernel
     passes to the cube through GM, one row block at a time (its row-block loop is unrolled, <= 16 blocks)."""
-    found = _matmul_of_loads(s, loads, uses)
-    chain = _chain(found[0], rest, loads, uses) if found is not None else None
-    if found is None or chain is None:
+    chain = _chain(found[0], rest, loads, uses)
+    if chain is None:
         return None
     (c, mm, a, b), (cast, second, e, store) = found, chain
     m_dim, k_dim, n_dim, p_dim = _dim(a.load, 0), _dim(a.load, 1), _dim(b.load, 1), _dim(e.load, 1)
+    ba, bb, be = (_nbytes(x.load) for x in (a, b, e))
     bc, bcb, bd = _nbytes(c), _nbytes(cast[1][0]), _nbytes(second[1][0])
-    if _fits(m_dim, n_dim, k_dim, (_bytes(a), _bytes(b)), bc, caps) and \
-            _fits(m_dim, p_dim, n_dim, (bcb, _bytes(e)), bd, caps):
+    if _fits(m_dim, n_dim, k_dim, (ba, bb), bc, caps) and _fits(m_dim, p_dim, n_dim, (bcb, be), bd, caps):
         return None
-    t = _chain_tiling(m_dim, n_dim, k_dim, p_dim, (_bytes(a), _bytes(b), bcb, _bytes(e)), (bc, bd), caps)
+    t = _chain_tiling(m_dim, n_dim, k_dim, p_dim, (ba, bb, bcb, be), (bc, bd), caps)
     if t is None:
         return None
     if m_dim // t.m > MAX_UNROLL:
@@ -505,10 +477,10 @@ def _chain(c: Var, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var])
     if second is None or uses[second[1][0]] != 2:
         return None
     e = _operand(second[1][1].args[1], loads)
-    store = next((x for x in rest if _stores(x, second[1][0])), None)
-    if e is None or store is None or (store_call := match(store)) is None:
+    store = _store_of(second[1][0], rest)
+    if e is None or store is None:
         return None
-    return cast, second, e, (store, store_call)
+    return cast, second, e, store
 
 
 def _chain_tiling(m_dim: int, n_dim: int, k_dim: int, p_dim: int, nbytes: tuple[int, int, int, int],
