@@ -285,11 +285,11 @@ class _Converter:
     def _narrowed(self, s: AssignStmt, tile: Var, value: Call) -> list[Stmt]:
         """``t[0:R, 0:C]`` of a whole computed ``[R, C]`` tile is the tile; with ``valid_shape=[r, c]``
         it is ``tile.set_validshape(t, r, c)`` (the same bytes with a narrower valid region)."""
-        valid = elements_of(value.args[3]) if len(value.args) > 3 else None
-        if valid is None or [as_int(e) for e in valid] == list(shaped(tile).shape):
+        valid = value.args[3] if len(value.args) > 3 else None
+        if not isinstance(valid, MakeTuple) or ints_of(valid) == list(shaped(tile).shape):
             self.tiles[s.var] = tile
             return []
-        narrowed = make_call("tile.set_validshape", [tile, *valid], span=value.span)
+        narrowed = make_call("tile.set_validshape", [tile, *valid.elements], span=value.span)
         return [self.bind(s, narrowed)]
 
     def gather(self, s: Stmt, value: Call) -> list[Stmt]:
@@ -347,10 +347,6 @@ def ints_of(e: Expr) -> list[int] | None:
     """The constant elements of a list operand (None when one is not a constant)."""
     vals = [as_int(x) for x in getattr(e, "elements", ())]
     return None if any(v is None for v in vals) else vals  # type: ignore[return-value]
-
-
-def elements_of(e: Expr) -> list[Expr] | None:
-    return list(e.elements) if isinstance(e, MakeTuple) else None
 
 
 def _whole(window: Call, tile: Var) -> bool:
