@@ -244,6 +244,28 @@ def stmt_value(s: Stmt) -> Expr | None:
     return s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
 
 
+def defined_by(stmt: Stmt) -> tuple[Var, ...]:
+    """The Vars ``stmt`` itself defines (not its nested bodies): an assignment's var; a loop's loop var,
+    iter args and results; an if's results."""
+    if isinstance(stmt, AssignStmt):
+        return (stmt.var,)
+    if isinstance(stmt, ForStmt):
+        return (stmt.loop_var, *stmt.iter_args, *stmt.return_vars)
+    if isinstance(stmt, (WhileStmt, IfStmt)):
+        return (*getattr(stmt, "iter_args", ()), *stmt.return_vars)
+    return ()
+
+
+def trailing_yield(body: Stmt | None) -> YieldStmt | None:
+    """The yield ending a loop/branch body; a trailing scope is looked into (MaterializeRuntimeScopes wraps
+    a whole orchestration loop / branch body, its yield included, in a RuntimeScopeStmt)."""
+    stmts = flatten(body)
+    last = stmts[-1] if stmts else None
+    if isinstance(last, ScopeStmt):
+        return trailing_yield(last.body)
+    return last if isinstance(last, YieldStmt) else None
+
+
 def first_program_call(stmts: list[Stmt]) -> int | None:
     """Index of the first ``x = self.f(...)`` / ``self.f(...)`` statement (a call to a program function)."""
     for i, s in enumerate(stmts):

@@ -26,8 +26,10 @@ from pypto.ir.stmt import (
     Stmt,
     WhileStmt,
     YieldStmt,
+    defined_by,
     flatten,
     preorder,
+    trailing_yield,
 )
 from pypto.ir.types import ShapedType, TensorType, TileType, UnknownType
 from pypto.ir.visitor import IRVisitor
@@ -117,36 +119,17 @@ def _per_function(check: Callable[[Function], list[Diagnostic]]) -> Checker:
     return run
 
 
-def _defs(stmt: Stmt) -> tuple[Var, ...]:
-    if isinstance(stmt, AssignStmt):
-        return (stmt.var,)
-    if isinstance(stmt, ForStmt):
-        return (stmt.loop_var, *stmt.iter_args, *stmt.return_vars)
-    if isinstance(stmt, (WhileStmt, IfStmt)):
-        return (*getattr(stmt, "iter_args", ()), *stmt.return_vars)
-    return ()
-
-
 def _check_ssa(f: Function) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     seen: set[Var] = set(f.params)
     for s in _stmts(f):
-        for v in _defs(s):
+        for v in defined_by(s):
             if v in seen:
                 out.append(_err("SSAForm", MULTIPLE_ASSIGNMENT,
                                 f"variable '{v.name}' is assigned more than once in '{f.name}'", s.span))
             seen.add(v)
         out.extend(_check_yields(s))
     return out
-
-
-def _last_yield(body: Stmt | None) -> YieldStmt | None:
-    """The yield ending ``body``; MaterializeRuntimeScopes wraps a whole orchestration loop / branch
-    body (its yield included) in a RuntimeScopeStmt, so a trailing runtime scope is looked into."""
-    stmts = flatten(body)
-    if stmts and isinstance(stmts[-1], RuntimeScopeStmt):
-        return _last_yield(stmts[-1].body)
-    return stmts[-1] if stmts and isinstance(stmts[-1], YieldStmt) else None
 
 
 def _check_yields(s: Stmt) -> list[Diagnostic]:
@@ -162,7 +145,7 @@ def _check_yields(s: Stmt) -> list[Diagnostic]:
         return out
     want = len(s.return_vars)
     for body in bodies:
-        y = _last_yield(body)
+        y = trailing_yield(body)
         if y is None:
             out.append(_err("SSAForm", MISSING_YIELD, "block with results does not end in pl.yield_", s.span))
         elif len(y.values) != want:
@@ -202,7 +185,7 @@ def _uad_block(stmt: Stmt | None, defined: set[Var], f: Function, out: list[Diag
         heads = [stmt.start, stmt.stop, stmt.step] if isinstance(stmt, ForStmt) else []
         heads += stmt.inits
         _uad_expr(heads, defined, f, stmt.span, out)
-        defined.update(_defs(stmt))
+        defined.update(defined_by(stmt))
         if isinstance(stmt, WhileStmt):
             _uad_expr(stmt.cond, defined, f, stmt.span, out)
         _uad_block(stmt.body, defined, f, out)
@@ -330,7 +313,7 @@ def _check_mixed_expanded(f: Function) -> list[Diagnostic]:
 
 def _tile_vars(f: Function) -> Iterator[tuple[Var, Stmt]]:
     for s in _stmts(f):
-        for v in _defs(s):
+        for v in defined_by(s):
             if isinstance(v.var_type, TileType):
                 yield v, s
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pypto.ir.callgraph import written_args
 from pypto.ir.expr import Call, Expr, TupleGetItem, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.ops.registry import lookup
+from pypto.ir.ops.registry import lookup, source_operand
 from pypto.ir.stmt import (
     AssignStmt,
     ForStmt,
@@ -118,9 +118,8 @@ class _Collector:
             op = lookup(value.op)
             if op is not None and op.fresh:
                 self.record(var, (var,))
-            elif op is not None and (at := op.arg_index(op.view_of or op.writes)) is not None \
-                    and at < len(value.args):
-                i = self.info(value.args[at])
+            elif (src := source_operand(value)) is not None:
+                i = self.info(src)
                 self.record(var, i.roots, i.ambiguous)
         elif isinstance(value, Call):
             outs = [dataclasses.replace(self.info(value.args[i]), type=value.args[i].type)

@@ -40,6 +40,7 @@ from pypto.passes._util import base_name, bound_vars, iter_stmts, map_blocks, us
 from pypto.passes.base import Pass
 
 _LAUNCH_ATTRS = ("block_num", "sync_start")  # one single-block task per iteration
+_BLOCK_IDS = tuple(f"{ns}.{op}" for ns in ("tile", "tensor") for op in ("get_block_idx", "get_block_num"))
 
 
 @dataclass(frozen=True)
@@ -168,8 +169,7 @@ def _escaped_store(v: Expr, f: Function, loop: ForStmt, kept: list[Stmt]) -> Exp
 
 
 def _uses_block_ids(s: Stmt) -> bool:
-    return any(isinstance(x, AssignStmt) and isinstance(x.value, Call) and isinstance(x.value.op, str)
-               and x.value.op.endswith(("get_block_idx", "get_block_num")) for x in iter_stmts(s))
+    return any(assign_of(x, _BLOCK_IDS) for x in iter_stmts(s))
 
 
 def _kernel(f: Function, plan: _Plan) -> Function:

@@ -27,7 +27,7 @@ from pypto.errors import UnsupportedFeatureError
 from pypto.ir.expr import Call, ConstFloat, ConstInt, Expr, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.common import ROW_EXPAND_FORM
-from pypto.ir.ops.registry import make_call, op_of
+from pypto.ir.ops.registry import make_call, source_operand
 from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, WhileStmt, flatten
 from pypto.ir.types import ScalarType, TensorType
 from pypto.passes._kernel_reads import is_read, write_values, written_tensors
@@ -94,13 +94,6 @@ def _window(read: AssignStmt) -> list[AssignStmt]:
             AssignStmt(var, make_call("tensor.reshape", [flat, ints([1, 1])], span=sp), span=sp)]
 
 
-def _gm_operand(call: Call) -> Expr | None:
-    """The operand whose buffer the result views or updates (``tensor.slice``, ``tensor.assemble``), or None."""
-    op = op_of(call)
-    index = op.arg_index(op.view_of or op.writes) if op is not None else None
-    return call.args[index] if index is not None and index < len(call.args) else None
-
-
 def _origins(f: Function) -> dict[Var, Expr]:
     """Each local tensor Var -> the value it comes from (a definition, a loop init or a branch's yield)."""
     out: dict[Var, Expr] = {}
@@ -119,7 +112,7 @@ def _kernel_tile(t: Expr, params: set[Var], origins: dict[Var, Expr]) -> bool:
         if not isinstance(t, Var) or t in params:
             return False
         v = origins.get(t)
-        src = _gm_operand(v) if isinstance(v, Call) else None
+        src = source_operand(v) if isinstance(v, Call) else None
         if src is not None:
             t = src
         elif isinstance(v, Var):

@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from pypto.errors import InternalError
-from pypto.ir.enums import ParamDirection
+from pypto.ir.enums import MemorySpace, ParamDirection
 from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, MakeTuple, TupleGetItem, Var
 from pypto.ir.function import Function
 from pypto.ir.ops.registry import make_call
@@ -118,9 +118,17 @@ def elements(e: Expr) -> tuple[Expr, ...]:
     return e.elements
 
 
-def ints(values: Collection[int | Expr]) -> MakeTuple:
-    """An index tuple of constants (ints) and expressions."""
-    return MakeTuple(tuple(v if isinstance(v, Expr) else ConstInt(int(v)) for v in values))
+def ints(values: Collection[int | Expr], span: Span | None = None) -> MakeTuple:
+    """An index tuple of constants (ints) and expressions; ``span`` locates the tuple and its constants."""
+    sp = span or Span.unknown()
+    return MakeTuple(tuple(v if isinstance(v, Expr) else ConstInt(int(v), span=sp) for v in values), span=sp)
+
+
+def load_whole(tensor: Expr, space: MemorySpace, span: Span) -> Call:
+    """``tile.load`` of all of ``tensor`` (offsets 0, its static shape) into ``space``."""
+    shape = ints(shaped(tensor).shape)
+    return make_call("tile.load", [tensor, ints((0,) * len(shape.elements)), shape, shape], {"target_memory": space},
+                     span=span)
 
 
 def shaped(e: Expr) -> TensorType | TileType:

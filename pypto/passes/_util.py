@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from pypto.ir.dtypes import DataType
+from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import BinaryExpr, Call, ConstInt, Expr, GlobalVar, Var
 from pypto.ir.fold import fold
 from pypto.ir.function import Function, Program
@@ -23,12 +24,13 @@ from pypto.ir.stmt import (
     SeqStmts,
     Stmt,
     WhileStmt,
-    YieldStmt,
+    defined_by,
     flatten,
     preorder,
     seq,
+    trailing_yield,  # noqa: F401 - re-exported: the yield ending a loop/branch body
 )
-from pypto.ir.types import ScalarType
+from pypto.ir.types import ScalarType, TileType
 from pypto.ir.verifier import calls as calls_in  # noqa: F401 - re-exported: every Call in a tree, pre-order
 from pypto.ir.verifier import refs
 from pypto.ir.visitor import Substitute
@@ -66,6 +68,11 @@ def scalar_dtype(e: Expr) -> DataType:
     return e.type.dtype if isinstance(e.type, ScalarType) else DataType.INDEX
 
 
+def tile_space(e: Expr) -> MemorySpace | None:
+    """The memory space of a tile-typed expression; None for anything else (or a tile without one yet)."""
+    return e.type.memory_space if isinstance(e.type, TileType) else None
+
+
 def iter_stmts(stmt: Stmt | None) -> Iterator[Stmt]:
     """Pre-order walk over every statement (nested bodies included); the list is remembered per body
     (:func:`pypto.ir.stmt.preorder`), so scanning an unchanged body again costs a tuple iteration."""
@@ -74,17 +81,7 @@ def iter_stmts(stmt: Stmt | None) -> Iterator[Stmt]:
 
 def defined_vars(stmt: Stmt) -> list[Var]:
     """Vars defined anywhere inside ``stmt`` (assignments, loop vars, iter args, return vars)."""
-    out: list[Var] = []
-    for s in iter_stmts(stmt):
-        if isinstance(s, AssignStmt):
-            out.append(s.var)
-        elif isinstance(s, ForStmt):
-            out.extend((s.loop_var, *s.iter_args, *s.return_vars))
-        elif isinstance(s, WhileStmt):
-            out.extend((*s.iter_args, *s.return_vars))
-        elif isinstance(s, IfStmt):
-            out.extend(s.return_vars)
-    return out
+    return [v for s in iter_stmts(stmt) for v in defined_by(s)]
 
 
 def bound_vars(stmt: Stmt) -> list[Var]:
@@ -109,15 +106,6 @@ def jumps(stmt: Stmt | None, kinds: tuple[type, ...] = (BreakStmt, ContinueStmt)
     if isinstance(stmt, ScopeStmt):
         return jumps(stmt.body, kinds)
     return []
-
-
-def trailing_yield(body: Stmt | None) -> YieldStmt | None:
-    """The yield that ends a loop/branch body (possibly inside the runtime scope wrapping it)."""
-    stmts = flatten(body) if body is not None else []
-    last = stmts[-1] if stmts else None
-    if isinstance(last, ScopeStmt):
-        return trailing_yield(last.body)
-    return last if isinstance(last, YieldStmt) else None
 
 
 def callee(call: Call, program: Program) -> Function | None:
@@ -160,7 +148,7 @@ def map_blocks(body: Stmt, fn: Any) -> Stmt:
     new = fn(kids)
     if len(new) == len(old) and all(a is b for a, b in zip(new, old, strict=True)):
         return body
-    return seq(new, span=body.span) if new else SeqStmts((), span=body.span)
+    return seq(new, span=body.span)
 
 
 def _map_child_blocks(stmt: Stmt, fn: Any) -> Stmt:

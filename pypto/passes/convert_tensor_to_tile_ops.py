@@ -31,7 +31,6 @@ from pypto.ir.stmt import (
     ForStmt,
     IfStmt,
     ScopeStmt,
-    SeqStmts,
     Stmt,
     WhileStmt,
     YieldStmt,
@@ -44,8 +43,8 @@ from pypto.passes import _expand_clone, _kernel_writes
 from pypto.passes._atomic_store import expand_atomic_stores
 from pypto.passes._kernel_reads import write_values
 from pypto.passes._peel import peel_first_iterations
-from pypto.passes._rewrite import assigns_of, drop_defs, ints, match, shaped
-from pypto.passes._util import base_name, calls_in, iter_stmts, var_use_counts
+from pypto.passes._rewrite import assigns_of, drop_defs, load_whole, match, shaped
+from pypto.passes._util import base_name, calls_in, iter_stmts, trailing_yield, var_use_counts
 from pypto.passes.base import Pass
 
 # tensor ops computed elementwise on tiles: tensor.<op> -> tile.<op>, operands loaded into Vec
@@ -74,10 +73,7 @@ class _Converter:
             raise _window_error(self.windows[e][1])
         if e in self.tiles:
             return self.tiles[e]
-        t = e.var_type
-        zeros = ints([0] * len(t.shape))
-        load = make_call("tile.load", [e, zeros, ints(t.shape), ints(t.shape)],
-                         {"target_memory": space}, span=e.span)
+        load = load_whole(e, space, e.span)
         tile = Var(f"{base_name(e.name)}__tile", load.result_type, span=e.span)
         out.append(AssignStmt(tile, load, span=e.span))
         self.tiles[e] = tile
@@ -89,7 +85,7 @@ class _Converter:
         out: list[Stmt] = []
         for s in flatten(body):
             out.extend(self.structured(s))
-        return seq(out, span=body.span) if out else SeqStmts((), span=body.span)
+        return seq(out, span=body.span)
 
     def structured(self, s: Stmt) -> list[Stmt]:
         if isinstance(s, (ForStmt, WhileStmt)):
@@ -131,7 +127,7 @@ class _Converter:
         """An if whose branches yield tiles for a tensor result yields a tile result."""
         then = self.block(s.then_body)
         other = self.block(s.else_body) if s.else_body is not None else None
-        yielded = [_last_yield(then), _last_yield(other)]
+        yielded = [trailing_yield(then), trailing_yield(other)]
         return_vars = []
         for i, rv in enumerate(s.return_vars):
             vals = [y.values[i] for y in yielded if y is not None and i < len(y.values)]
@@ -295,11 +291,11 @@ class _Converter:
     def _narrowed(self, s: AssignStmt, tile: Var, value: Call) -> list[Stmt]:
         """``t[0:R, 0:C]`` of a whole computed ``[R, C]`` tile is the tile; with ``valid_shape=[r, c]``
         it is ``tile.set_validshape(t, r, c)`` (the same bytes with a narrower valid region)."""
-        valid = elements_of(value.args[3]) if len(value.args) > 3 else None
-        if valid is None or [as_int(e) for e in valid] == list(shaped(tile).shape):
+        valid = value.args[3] if len(value.args) > 3 else None
+        if not isinstance(valid, MakeTuple) or ints_of(valid) == list(shaped(tile).shape):
             self.tiles[s.var] = tile
             return []
-        narrowed = make_call("tile.set_validshape", [tile, *valid], span=value.span)
+        narrowed = make_call("tile.set_validshape", [tile, *valid.elements], span=value.span)
         return [self.bind(s, narrowed)]
 
     def gather(self, s: Stmt, value: Call) -> list[Stmt]:
@@ -348,11 +344,6 @@ def _batch_counts(value: Call) -> tuple[int, int] | None:
     return na, nb
 
 
-def _last_yield(body: Stmt | None) -> YieldStmt | None:
-    stmts = flatten(body)
-    return stmts[-1] if stmts and isinstance(stmts[-1], YieldStmt) else None
-
-
 def _op(call: Call) -> OpDef:
     op = op_of(call)
     assert op is not None
@@ -361,14 +352,8 @@ def _op(call: Call) -> OpDef:
 
 def ints_of(e: Expr) -> list[int] | None:
     """The constant elements of a list operand (None when one is not a constant)."""
-    from pypto.ir.expr import as_int
-
     vals = [as_int(x) for x in getattr(e, "elements", ())]
     return None if any(v is None for v in vals) else vals  # type: ignore[return-value]
-
-
-def elements_of(e: Expr) -> list[Expr] | None:
-    return list(e.elements) if isinstance(e, MakeTuple) else None
 
 
 def _whole(window: Call, tile: Var) -> bool:
@@ -438,16 +423,12 @@ def _gm_views(func: Function) -> set[Var]:
 
 def _compose(window: tuple[Expr, Expr], offset: Expr) -> tuple[Expr, Expr]:
     """A window at ``offset`` of the window ``(tensor, base)``: the same bytes as a window of ``tensor``."""
-    tensor, base = window
-    return tensor, _add_tuples(base, offset)
-
-
-def _add_tuples(a: Expr, b: Expr) -> Expr:
-    if not (isinstance(a, MakeTuple) and isinstance(b, MakeTuple) and len(a.elements) == len(b.elements)):
-        raise InternalError(f"cannot compose window offsets {a!r} and {b!r}")
-    return MakeTuple(tuple(y if as_int(x) == 0 else x if as_int(y) == 0 else
-                           BinaryExpr(BinOp.Add, x, y, DataType.INDEX, span=y.span)
-                           for x, y in zip(a.elements, b.elements, strict=True)), span=b.span)
+    tensor, a = window
+    if not (isinstance(a, MakeTuple) and isinstance(offset, MakeTuple) and len(a.elements) == len(offset.elements)):
+        raise InternalError(f"cannot compose window offsets {a!r} and {offset!r}")
+    return tensor, MakeTuple(tuple(y if as_int(x) == 0 else x if as_int(y) == 0 else
+                                   BinaryExpr(BinOp.Add, x, y, DataType.INDEX, span=y.span)
+                                   for x, y in zip(a.elements, offset.elements, strict=True)), span=offset.span)
 
 
 def _has_init_cond(func: Function) -> bool:

@@ -31,7 +31,6 @@ from pypto.ir.stmt import (
     ForStmt,
     IfStmt,
     ScopeStmt,
-    SeqStmts,
     Stmt,
     WhileStmt,
     YieldStmt,
@@ -75,7 +74,7 @@ class _Rewriter:
                                           jumps(s)[0].span, hint="assign the values by name instead of yielding them")
         then = self.block(flatten(s.then_body) + rest)
         other = self.block(flatten(s.else_body) + rest)
-        return dataclasses.replace(s, then_body=seq(then, span=s.span) if then else SeqStmts((), span=s.span),
+        return dataclasses.replace(s, then_body=seq(then, span=s.span),
                                    else_body=seq(other, span=s.span) if other else None)
 
 
@@ -105,7 +104,7 @@ def _transform_loop(loop: ForStmt | WhileStmt, flag: str) -> list[Stmt]:
     if isinstance(loop, WhileStmt):
         cond = BinaryExpr(BinOp.And, loop.cond, not_broke, DataType.BOOL, span=sp)
         return [init, dataclasses.replace(loop, cond=cond, body=seq([*body, *final], span=sp))]
-    guarded = IfStmt(not_broke, seq(body, span=sp) if body else SeqStmts((), span=sp), None, span=sp)
+    guarded = IfStmt(not_broke, seq(body, span=sp), None, span=sp)
     return [init, dataclasses.replace(loop, body=seq([guarded, *final], span=sp))]
 
 

@@ -60,6 +60,7 @@ from pypto.passes._util import (
     map_blocks,
     scalar_dtype,
     substitute_typed,
+    tile_space,
     used_vars,
 )
 from pypto.passes.base import Pass
@@ -258,11 +259,6 @@ def _noop_move(s: Stmt) -> tuple[Var, Call] | None:
     return move if isinstance(src, TileType) and src.memory_space is move[1].kwargs.get("target_memory") else None
 
 
-def _space_of(e: Expr) -> MemorySpace | None:
-    t = e.type
-    return t.memory_space if isinstance(t, TileType) else None
-
-
 def _vec_assemble(stmts: list[Stmt]) -> list[Stmt]:
     """``m = move(assemble(load(x, Mat), acc, off), Vec)`` -> ``m = assemble(load(x, Vec), move(acc, Vec), off)``.
 
@@ -278,7 +274,7 @@ def _vec_assemble(stmts: list[Stmt]) -> list[Stmt]:
         asm = assign_of(defs.get(to_vec[1].args[0]), "tile.assemble") if to_vec is not None else None
         tgt = assign_of(defs.get(asm[1].args[0]), "tile.load") if asm is not None else None
         if (to_vec is None or asm is None or tgt is None or to_vec[1].kwargs.get("target_memory") is not MemorySpace.Vec
-                or _space_of(asm[0]) is not MemorySpace.Mat):
+                or tile_space(asm[0]) is not MemorySpace.Mat):
             out.append(s)
             continue
         span, window_load = s.span, tgt[1]
@@ -287,7 +283,7 @@ def _vec_assemble(stmts: list[Stmt]) -> list[Stmt]:
         window = Var(f"{base_name(tgt[0].name)}_vec", load.result_type, span=window_load.span)
         block = asm[1].args[1]
         out.append(AssignStmt(window, load, span=window_load.span))
-        if _space_of(block) is not MemorySpace.Vec:
+        if tile_space(block) is not MemorySpace.Vec:
             move = make_call("tile.move", [block], {"target_memory": MemorySpace.Vec}, span=span)
             moved = Var(f"{base_name(block.name) if isinstance(block, Var) else 'block'}_vec", move.result_type,
                         span=span)
@@ -297,7 +293,7 @@ def _vec_assemble(stmts: list[Stmt]) -> list[Stmt]:
         out.append(AssignStmt(to_vec[0], ins, span=span))
     if len(out) == len(stmts):
         return out
-    return drop_unused(out, lambda s: _space_of(s.var) is MemorySpace.Mat)  # Mat tiles nothing reads any more
+    return drop_unused(out, lambda s: tile_space(s.var) is MemorySpace.Mat)  # Mat tiles nothing reads any more
 
 
 MAX_UNROLL = 16

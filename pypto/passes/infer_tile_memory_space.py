@@ -15,7 +15,7 @@ from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, WhileStmt
 from pypto.ir.types import TileType
 from pypto.passes._rewrite import expand_stmts
-from pypto.passes._util import base_name, iter_stmts, retype, trailing_yield
+from pypto.passes._util import base_name, iter_stmts, retype, tile_space, trailing_yield
 from pypto.passes.base import Pass
 
 # matmul operand index -> the space the cube reads it from
@@ -25,11 +25,6 @@ BIAS_SPACE: dict[int, MemorySpace] = {**OPERAND_SPACE, 2: MemorySpace.Bias}
 MOVE_SUFFIX = {MemorySpace.Left: "l0a", MemorySpace.Right: "l0b", MemorySpace.Bias: "bt"}
 
 
-def _space(e: Expr) -> MemorySpace | None:
-    t = e.type
-    return t.memory_space if isinstance(t, TileType) else None
-
-
 def _moves(s: AssignStmt, call: Call) -> tuple[list[Stmt], Call]:
     """Insert tile.move for matmul operands that still sit in Mat."""
     pre: list[Stmt] = []
@@ -37,7 +32,7 @@ def _moves(s: AssignStmt, call: Call) -> tuple[list[Stmt], Call]:
     first = 1 if get_op(call.op).reuses else 0  # operands after the accumulator
     for i, want in (BIAS_SPACE if call.op == "tile.matmul_bias" else OPERAND_SPACE).items():
         a = args[first + i]
-        have = _space(a)
+        have = tile_space(a)
         if have is want:
             continue
         if have in (None, MemorySpace.Vec):
@@ -91,9 +86,8 @@ def _open_tiles(func: Function) -> dict[Var, TileType]:
     return new
 
 
-def _known_space(e: Expr | None, new: dict[Var, TileType]) -> MemorySpace | None:
-    t = new.get(e, e.type) if isinstance(e, Var) else getattr(e, "type", None)
-    return t.memory_space if isinstance(t, TileType) else None
+def _known_space(e: Expr, new: dict[Var, TileType]) -> MemorySpace | None:
+    return new[e].memory_space if isinstance(e, Var) and e in new else tile_space(e)
 
 
 def _open(v: Var, new: dict[Var, TileType]) -> bool:
@@ -105,7 +99,7 @@ def _carried_tiles(func: Function, new: dict[Var, TileType]) -> None:
     for _ in range(4):  # nested loops/ifs settle in a few rounds
         changed = False
         for s in iter_stmts(func.body):
-            pairs: list[tuple[Var, Expr | None]] = []
+            pairs: list[tuple[Var, Expr]] = []
             if isinstance(s, (ForStmt, WhileStmt)):
                 pairs += list(zip(s.iter_args, s.inits, strict=True))
                 pairs += list(zip(s.return_vars, s.iter_args, strict=False))

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.callgraph import callee_first
 from pypto.ir.enums import FunctionType
-from pypto.ir.expr import Call, Expr, GlobalVar, Var
+from pypto.ir.expr import Call, Expr, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import (
@@ -22,7 +22,7 @@ from pypto.ir.stmt import (
     stmt_value,
 )
 from pypto.ir.visitor import IRMutator
-from pypto.passes._rewrite import clone, expand_stmts
+from pypto.passes._rewrite import clone, expand_stmts, program_call
 from pypto.passes._util import calls_in
 from pypto.passes.base import Pass
 
@@ -76,18 +76,15 @@ class InlineFunctions(Pass):
         return program.with_functions(callee_first(funcs))
 
     def _stmt(self, s: Stmt, inline: dict[str, Function]) -> list[Stmt] | None:
-        value = stmt_value(s)
-        if isinstance(value, Call) and isinstance(value.op, GlobalVar) and value.op.name in inline:
+        if (found := program_call(s, inline)) is not None:
             result = s.var if isinstance(s, AssignStmt) else None
-            return _expand(value, inline[value.op.name], result, s.span)
-        if isinstance(s, ReturnStmt) and len(s.values) == 1 and isinstance(s.values[0], Call) \
-                and isinstance(s.values[0].op, GlobalVar) and s.values[0].op.name in inline:
+            return _expand(found[0], inline[found[1]], result, s.span)
+        if isinstance(s, ReturnStmt) and len(s.values) == 1 and (found := program_call(s.values[0], inline)):
             # ``return f(...)``: expand as ``tmp = f(...); return tmp``
-            call = s.values[0]
-            tmp = Var(f"{call.op.name}_result", call.result_type, span=s.span)
-            return [*_expand(call, inline[call.op.name], tmp, s.span), ReturnStmt((tmp,), span=s.span)]
-        nested = [c for c in calls_in(s) if isinstance(c.op, GlobalVar) and c.op.name in inline]
-        if nested and not isinstance(s, (AssignStmt, EvalStmt)) or nested and value is not nested[0]:
+            tmp = Var(f"{found[1]}_result", found[0].result_type, span=s.span)
+            return [*_expand(found[0], inline[found[1]], tmp, s.span), ReturnStmt((tmp,), span=s.span)]
+        nested = [c for c in calls_in(s) if program_call(c, inline)]
+        if nested and not isinstance(s, (AssignStmt, EvalStmt)) or nested and stmt_value(s) is not nested[0]:
             raise UnsupportedFeatureError(
                 f"call to inline function '{nested[0].op.name}' nested inside an expression", s.span,
                 hint="assign the call's result to a variable first")

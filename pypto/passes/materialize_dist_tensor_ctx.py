@@ -15,13 +15,14 @@ import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar
 
-from pypto.ir.enums import ArgDirection, ParamDirection
+from pypto.ir.enums import ArgDirection
 from pypto.ir.expr import Call, GlobalVar, UnaryExpr, UnOp, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import AssignStmt, SeqStmts
+from pypto.ir.stmt import AssignStmt, flatten
 from pypto.ir.types import ScalarType
 from pypto.ir.visitor import IRMutator
+from pypto.passes._rewrite import with_scalar_params
 from pypto.passes.base import Pass
 
 
@@ -35,16 +36,12 @@ def _hoistable(stmt: object, params: tuple[Var, ...]) -> bool:
 
 def _hoist(func: Function) -> tuple[Function, list[tuple[int, UnaryExpr]]]:
     """The kernel with its top-level parameter casts turned into parameters, and (param index, cast) each."""
-    body = func.body.stmts if isinstance(func.body, SeqStmts) else (func.body,)
+    body = flatten(func.body)
     moved = [s for s in body if _hoistable(s, func.params)]
     if not moved:
         return func, []
-    kept = tuple(s for s in body if s not in moved)
-    new_params = func.params + tuple(s.var for s in moved)
-    dirs = func.param_directions + (ParamDirection.In,) * len(moved)
     casts = [(func.params.index(s.value.operand), s.value) for s in moved]
-    new_body = dataclasses.replace(func.body, stmts=kept) if isinstance(func.body, SeqStmts) else func.body
-    return func.with_(params=new_params, param_directions=dirs, body=new_body), casts
+    return with_scalar_params(func, [s.var for s in moved], [s for s in body if s not in moved]), casts
 
 
 class _CallSites(IRMutator):

@@ -28,10 +28,10 @@ from pypto.ir.stmt import (
     SpmdScopeStmt,
     Stmt,
     WhileStmt,
-    YieldStmt,
     first_program_call,
     flatten,
     seq,
+    trailing_yield,
 )
 from pypto.ir.types import ScalarType, TensorType, TupleType, UnknownType
 from pypto.ir.visitor import substitute
@@ -62,9 +62,8 @@ class _Region:
             self.source.update((ia, e) for ia, e in zip(s.iter_args, s.inits, strict=True) if isinstance(e, Var))
             self.source.update(zip(s.return_vars, s.iter_args, strict=False))
             self.merged.update(s.return_vars)
-        elif isinstance(s, IfStmt) and s.return_vars:
-            yields = [y for y in flatten(s.then_body) if isinstance(y, YieldStmt)]
-            for rv, val in zip(s.return_vars, yields[-1].values if yields else (), strict=False):
+        elif isinstance(s, IfStmt) and (y := trailing_yield(s.then_body)) is not None:
+            for rv, val in zip(s.return_vars, y.values, strict=False):
                 if isinstance(val, Var):
                     self.source[rv] = val
                     self.merged.add(rv)

@@ -27,20 +27,24 @@ IDENTITY: frozenset[tuple[BinOp, str, int]] = frozenset({
 })
 
 
+def _folded(e: BinaryExpr) -> Expr:
+    """``e`` with its own constant arithmetic or identity folded (``e`` itself when none applies)."""
+    a, b = as_int(e.lhs), as_int(e.rhs)
+    fn = FOLD.get(e.op)
+    if a is not None and b is not None and fn is not None:
+        if e.op in DIVISIONS and b == 0:
+            return e
+        return ConstInt(fn(a, b), e.dtype, span=e.span)
+    if b is not None and (e.op, "rhs", b) in IDENTITY:
+        return e.lhs
+    if a is not None and (e.op, "lhs", a) in IDENTITY:
+        return e.rhs
+    return e
+
+
 class _Fold(IRMutator):
     def visit_BinaryExpr(self, e: BinaryExpr) -> Expr:  # noqa: N802
-        e = self.generic_visit(e)
-        a, b = as_int(e.lhs), as_int(e.rhs)
-        fn = FOLD.get(e.op)
-        if a is not None and b is not None and fn is not None:
-            if e.op in DIVISIONS and b == 0:
-                return e
-            return ConstInt(fn(a, b), e.dtype, span=e.span)
-        if b is not None and (e.op, "rhs", b) in IDENTITY:
-            return e.lhs
-        if a is not None and (e.op, "lhs", a) in IDENTITY:
-            return e.rhs
-        return e
+        return _folded(self.generic_visit(e))
 
 
 class _Find(IRVisitor):
@@ -48,10 +52,7 @@ class _Find(IRVisitor):
         self.found = False
 
     def visit_BinaryExpr(self, e: BinaryExpr) -> None:  # noqa: N802
-        a, b = as_int(e.lhs), as_int(e.rhs)
-        if (a is not None and b is not None) or (b is not None and (e.op, "rhs", b) in IDENTITY) or \
-                (a is not None and (e.op, "lhs", a) in IDENTITY):
-            self.found = True
+        self.found = self.found or _folded(e) is not e
         self.generic_visit(e)
 
 

@@ -138,13 +138,13 @@ def test_unchanged_functions_are_checked_once_and_new_ones_always(monkeypatch: p
     x = Var("x", a.var_type)
     good = orch("f", [a], [IN], [AssignStmt(x, a)], x)
     seen: list[object] = []
-    real = verifier._defs  # read by the SSA checker for every statement it checks
+    real = verifier.defined_by  # read by the SSA checker for every statement it checks
 
     def counting(stmt):
         seen.append(stmt)
         return real(stmt)
 
-    monkeypatch.setattr(verifier, "_defs", counting)
+    monkeypatch.setattr(verifier, "defined_by", counting)
     prog = Program("p", (good,))
     assert verify(prog, {IRProperty.SSAForm, IRProperty.ReturnParamsExplicit}) == []
     checked = len(seen)

@@ -132,6 +132,13 @@ def written_index(call: Call) -> int | None:
     return index if index is not None and index < len(call.args) else None
 
 
+def source_operand(call: Call) -> Expr | None:
+    """The operand whose buffer an op call's result views or updates (``tensor.slice``, ``tensor.assemble``)."""
+    op = lookup(call.op)
+    index = op.arg_index(op.view_of or op.writes) if op is not None else None
+    return call.args[index] if index is not None and index < len(call.args) else None
+
+
 def ops_where(pred: Callable[[OpDef], object]) -> frozenset[str]:
     """Names of the registered ops whose definition satisfies ``pred``."""
     _ensure_loaded()
