@@ -199,6 +199,30 @@ def _spmd(n, launch):
     return result
 
 
+_PIPES = {}  # (direction, pipe id) -> tiles pushed and not yet popped, oldest first
+
+
+def _pipe_push(direction, pipe_id, tile):
+    _PIPES.setdefault((direction, pipe_id), []).append(tile.clone())
+
+
+def _pipe_pop(direction, pipe_id):
+    queue = _PIPES.get((direction, pipe_id))
+    if not queue:
+        raise RuntimeError(f"cross-core pipe {direction} id={pipe_id}: pop before any push; the torch rendering "
+                           "runs a Group's kernels in the order it calls them (compiling submits the producer "
+                           "first and turns pipes into GM slots): call the producer first, or render the "
+                           "compiled program")
+    return queue.pop(0)
+
+
+def _syncall():
+    if _BLOCK["num"] > 1:
+        raise NotImplementedError(
+            "pl.system.syncall across the blocks of an SPMD launch: the torch rendering runs the blocks one after "
+            "another, so a barrier between them cannot be honoured; run the program on a2a3sim or a5sim")
+
+
 def _array_set(arr, index, value):
     """In place, like the one C++ array the orchestration codegen makes of an update chain."""
     arr[int(index)] = value

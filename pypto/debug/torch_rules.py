@@ -16,6 +16,7 @@ from pypto.ir.ops.common import (
     SCALAR,
     UNARY,
 )
+from pypto.ir.ops.pipe_ops import FREE, POP, PUSH, SETUP
 from pypto.ir.types import ShapedType
 
 _BINARY = {"add": "torch.add({a}, {b})", "sub": "torch.sub({a}, {b})", "mul": "torch.mul({a}, {b})",
@@ -219,6 +220,12 @@ def _register_extra() -> None:
         "array.get_element": lambda em, c: f"{em.arg(c, 0)}[int({em.arg(c, 1)})]",
         "array.update_element": lambda em, c: f"_array_set({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)})",
         "system.task_dummy": lambda em, c: "None",  # a dependency join: no data
+        # upstream's cross-core pipes: a FIFO per (direction, id); set-up and slot release carry no data
+        **{op: (lambda em, c, d=d: f"_pipe_push({d!r}, {em.kw(c, 'id')!r}, {em.arg(c, 0)})") for op, d in PUSH.items()},
+        **{op: (lambda em, c, d=d: f"_pipe_pop({d!r}, {em.kw(c, 'id')!r})") for op, d in POP.items()},
+        **{op: (lambda em, c: "None") for op in (*FREE, *SETUP[:2])},
+        **{op: (lambda em, c: "0") for op in SETUP[2:]},  # a slot buffer's address: unused without pipes
+        "system.syncall": lambda em, c: "_syncall()",
         "tile.transpose_view": lambda em, c: f"{em.arg(c, 0)}.mT",
         **{f"{ns}.{op}": rule for ns in ("tile", "tensor") for op, rule in _SORTING.items()},
         # distributed chip programs: one rank (the prelude's _COMM); several ranks run on the sims

@@ -128,3 +128,23 @@ def test_validate_ir_without_dumps(tmp_path: Path) -> None:
 
     with pytest.raises(FileNotFoundError, match="passes_dump"):
         validate_ir(tmp_path, {}, {})
+
+
+def test_cross_core_pipes_render_as_fifos_and_syncall_refuses_several_blocks() -> None:
+    from tests.passes.pipe_programs import TwoPipes
+
+    src = torch_codegen(TwoPipes)
+    assert "_pipe_push('v2c', 1," in src and "_pipe_pop('v2c', 0)" in src
+    ns: dict = {}
+    exec(src, ns)  # noqa: S102
+    first, second = torch.ones(2, 2), torch.zeros(2, 2)
+    ns["_pipe_push"]("c2v", 0, first)
+    ns["_pipe_push"]("c2v", 0, second)
+    first.add_(5)  # a push copies the tile
+    torch.testing.assert_close(ns["_pipe_pop"]("c2v", 0), torch.ones(2, 2))
+    torch.testing.assert_close(ns["_pipe_pop"]("c2v", 0), second)
+    with pytest.raises(RuntimeError, match="pop before any push"):
+        ns["_pipe_pop"]("c2v", 0)
+    assert ns["_syncall"]() is None  # one block: nothing to wait for
+    with pytest.raises(NotImplementedError, match="syncall across the blocks"):
+        ns["_spmd"](2, ns["_syncall"])
