@@ -60,7 +60,7 @@ def child_env(cache: Path, build: Path, prebuilt: Path | None = None) -> dict[st
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYPTO_") and k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
     env["PYPTO_CACHE_DIR"], env["PYPTO_PROG_BUILD_DIR"] = str(cache), str(build)
-    env["PYPTO_PREBUILT_DIR"] = "" if prebuilt is None else str(prebuilt)
+    env["PYPTO_PREBUILT_DIR"] = "none" if prebuilt is None else str(prebuilt)
     return env
 
 

@@ -196,8 +196,9 @@ class _Converter:
         counts = _batch_counts(value) if _op(value).short == "matmul" else None
         if counts is not None:  # a batch of matrices: FlattenTileNdTo2D issues one matmul each
             kwargs = {k: v for k, v in value.kwargs.items() if k != "c_matrix_nz"}
-            call = make_call("tile.batch_matmul", args, {**kwargs, "lhs_batch": counts[0], "rhs_batch": counts[1]},
-                             span=value.span)
+            kwargs.update(a_trans=bool(kwargs.get("a_trans")), b_trans=bool(kwargs.get("b_trans")),
+                          lhs_batch=counts[0], rhs_batch=counts[1])  # every kwarg the parser fills in
+            call = make_call("tile.batch_matmul", args, kwargs, span=value.span)
             if isinstance(s, AssignStmt):
                 out.append(self.bind(s, call))
             return out

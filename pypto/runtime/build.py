@@ -303,15 +303,17 @@ PREBUILT_DIR = SIM_DIR / "prebuilt"  # the install's own runtime objects: python
 
 
 def prebuilt_dir() -> Path | None:
-    """Where the install keeps prebuilt runtime objects (read only here): ``PYPTO_PREBUILT_DIR`` if set
-    (empty: none), else ``pypto/runtime/sim/prebuilt``; None while a :func:`use_cache_dir` override is
+    """Where the install keeps prebuilt runtime objects (read only here): the ``prebuilt_dir`` setting
+    (``PYPTO_PREBUILT_DIR``; ``none``: no prebuilt objects), else ``pypto/runtime/sim/prebuilt``; None while a :func:`use_cache_dir` override is
     active (tests that build into a private cache see only it)."""
     if _cache_override:
         return None
-    env = os.environ.get("PYPTO_PREBUILT_DIR")
-    if env is not None:
-        return Path(env) if env else None
-    return PREBUILT_DIR
+    from pypto.toolchain.settings import resolve_field
+
+    where: str | None = resolve_field("prebuilt_dir")
+    if where is None:
+        return PREBUILT_DIR
+    return None if where.strip().lower() == "none" else Path(where)
 
 
 def _prebuilt(out: Path) -> Path | None:

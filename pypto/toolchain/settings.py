@@ -114,8 +114,7 @@ def __getattr__(name: str) -> Any:
 # PYPTO_* variables read outside Settings: opt-in test switches, the CI workflow's ref (docker/README.md)
 # and upstream's runtime switches (UPSTREAM_ENV)
 UPSTREAM_ENV = frozenset({"PYPTO_RUNTIME_LOG", "PYPTO_RUNTIME_LOG_SYNC", "PYPTO_REBUILD_FROM_PTO", "PTO_ISA_ROOT"})
-OTHER_ENV = frozenset({"PYPTO_EXP_SWEEP", "PYPTO_UPSTREAM_REFERENCE", "PYPTO_SIMPLER_ROOT", "PYPTO_REF",
-                       "PYPTO_PREBUILT_DIR"}) | UPSTREAM_ENV
+OTHER_ENV = frozenset({"PYPTO_EXP_SWEEP", "PYPTO_UPSTREAM_REFERENCE", "PYPTO_SIMPLER_ROOT", "PYPTO_REF"}) | UPSTREAM_ENV
 
 
 def upstream_env(name: str) -> str | None:

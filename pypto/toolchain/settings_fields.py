@@ -128,6 +128,9 @@ FIELDS: dict[str, Spec] = {
                       True, compile_input=False),
     "cache_max_mb": Spec("int", "MB the ptoas output cache (<cache_dir>/ptoas-cpp) may hold; least recently "
                          "used entries go first (0: no ptoas cache).", 512, ge=0, compile_input=False),
+    "prebuilt_dir": Spec("str", "Prebuilt sim runtime objects (python -m pypto.runtime.prebuild; unset: "
+                         "pypto/runtime/sim/prebuilt of the install; 'none': use none).", optional=True,
+                         example="/opt/pypto-prebuilt", compile_input=False),
     "run_hw_on_sim": Spec("bool", "Run RunConfig(platform='a2a3'|'a5') on a2a3sim|a5sim, warning.", False),
     "run_platform": Spec("str", "Platform of a RunConfig() given none (unset: a2a3sim).", optional=True,
                          check=_platform),

@@ -72,6 +72,7 @@ class Settings(BaseModel):
     cache_dir: Path = _field("cache_dir")
     jit_cache: bool = _field("jit_cache")
     cache_max_mb: int = _field("cache_max_mb")
+    prebuilt_dir: str | None = _field("prebuilt_dir")
     run_hw_on_sim: bool = _field("run_hw_on_sim")
     run_platform: str | None = _field("run_platform")
     ptoas_timeout_s: float = _field("ptoas_timeout_s")

@@ -226,7 +226,7 @@ def test_warm_run_of_a_program_starts_no_gxx_even_outside_python(tmp_path):
     script.write_text(PROGRAM)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYPTO_")}
     env.update(env_extra, PYPTO_CACHE_DIR=str(tmp_path / "cache"), PYPTO_PROG_BUILD_DIR=str(tmp_path / "build"),
-               PYPTO_PREBUILT_DIR="")  # no install-provided runtime: the cold run builds it
+               PYPTO_PREBUILT_DIR="none")  # no install-provided runtime: the cold run builds it
 
     def run_once() -> tuple[dict, list[str]]:
         before = log.read_text().splitlines() if log.exists() else []

@@ -78,8 +78,8 @@ def test_a_cache_override_ignores_the_prebuilt_dir(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(build, "_cache_override", [])  # this folder's session cache is an override
     monkeypatch.setenv("PYPTO_PREBUILT_DIR", str(tmp_path))
     assert build.prebuilt_dir() == tmp_path
-    monkeypatch.setenv("PYPTO_PREBUILT_DIR", "")
-    assert build.prebuilt_dir() is None  # empty: turned off
+    monkeypatch.setenv("PYPTO_PREBUILT_DIR", "none")
+    assert build.prebuilt_dir() is None  # turned off
     monkeypatch.delenv("PYPTO_PREBUILT_DIR")
     assert build.prebuilt_dir() == build.PREBUILT_DIR
     with build.use_cache_dir(tmp_path):
