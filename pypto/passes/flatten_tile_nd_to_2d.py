@@ -115,14 +115,8 @@ class _Lowering:
         chunks: list[list[Stmt]] = []
         mats: list[Expr] = []
         for index in product(*(range(d) for d in dims)):
-            one = _matrix_load(load, index, span)
-            name = f"{base_name(v.name)}_{'_'.join(map(str, index))}"
-            var = Var(name, one.result_type, span=span)
-            stmts: list[Stmt] = [AssignStmt(var, one, span=span)]
-            if trans:
-                more, views, _ = self._view(var, span)
-                stmts += more
-                var = views[0]
+            stmts, var = self._matrix(f"{base_name(v.name)}_{'_'.join(map(str, index))}",
+                                      _matrix_load(load, index, span), trans, span)
             chunks.append(stmts)
             mats.append(var)
         return chunks, mats, dims
@@ -136,15 +130,19 @@ class _Lowering:
         mats: list[Expr] = []
         for i in range(count):
             win = make_call("tile.slice", [v, _ints([rows, cols], span), _ints([i * rows, 0], span)], span=span)
-            var = Var(f"{base_name(v.name)}_{i}", win.result_type, span=span)
-            stmts: list[Stmt] = [AssignStmt(var, win, span=span)]
-            if trans:
-                more, views, _ = self._view(var, span)
-                stmts += more
-                var = views[0]
+            stmts, var = self._matrix(f"{base_name(v.name)}_{i}", win, trans, span)
             chunks.append(stmts)
             mats.append(var)
         return chunks, mats, (count,)
+
+    def _matrix(self, name: str, value: Call, trans: bool, span: Span) -> tuple[list[Stmt], Expr]:
+        """``name = value`` (one matrix of a batch), then its transposed view when ``trans``."""
+        var = Var(name, value.result_type, span=span)
+        stmts: list[Stmt] = [AssignStmt(var, value, span=span)]
+        if not trans:
+            return stmts, var
+        more, views, _ = self._view(var, span)
+        return stmts + more, views[0]
 
     @staticmethod
     def _view(v: Expr, span: Span) -> tuple[list[Stmt], list[Expr], tuple[int, ...]]:
