@@ -153,7 +153,7 @@ class OrchCodegen(CppExpr):
             assert isinstance(t, TensorType)
             name = self.em.unique(base_name(a.var.name))
             shape = a.value.args[0] if isinstance(a.value, Call) and a.value.args else None
-            # the call's shape operands: a type's dims can still name the pre-SSA variable
+            # the call's shape operands: substitution and cloning rename operands, not the Vars in types
             dims = ", ".join(self.expr(d) for d in (shape.elements if isinstance(shape, MakeTuple) else t.shape))
             self.em.line(f"uint32_t {name}_ci_shapes[{len(t.shape)}] = {{{dims}}};")
             self.em.line(f"TensorCreateInfo {name}_ci({name}_ci_shapes, {len(t.shape)}, "

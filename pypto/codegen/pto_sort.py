@@ -129,8 +129,8 @@ def _set_validshape(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
         return
     t = dst.type if dst is not None else c.result_type
     assert isinstance(t, TileType)
-    if t.view is not None and t.view.valid_shape:  # the operands are the valid region (an annotation's
-        t = replace(t, view=replace(t.view, valid_shape=None))  # dims may name pre-SSA vars)
+    if t.view is not None and t.view.valid_shape:  # the operands are the valid region (the type's dims
+        t = replace(t, view=replace(t.view, valid_shape=None))  # may name the caller's Vars of an outlined region)
     cg.emit_op("treshape", f"%{src.ssa} : {src.ty}", cg.view_tile(src, cg.buf_type(t, valid), dst))
 
 

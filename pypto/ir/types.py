@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Union
+from collections.abc import Callable
+from dataclasses import dataclass, fields, replace
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Union
 
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import CompactMode, MemorySpace, PadValue, TensorLayout, TileLayout
@@ -144,3 +146,28 @@ def default_tile_view(shape: tuple[Dim, ...], space: MemorySpace | None) -> Tile
     if len(shape) == 2 and shape[1] == 1 and shape[0] != 1:
         return TileView(blayout=TileLayout.col_major)
     return TileView()
+
+
+def _map_dims(value: Any, fn: Callable[[Expr], Expr]) -> Any:
+    """``value`` (a dim, a tuple of dims, a MemRef/view/type, or anything else) with ``fn`` applied to
+    each expression dim; the same object when nothing changed."""
+    if isinstance(value, tuple):
+        new = tuple(_map_dims(v, fn) for v in value)
+        return value if all(a is b for a, b in zip(new, value, strict=True)) else new
+    if isinstance(value, (Type, MemRef, TensorView, TileView)):
+        changes = {}
+        for f in fields(value):
+            old = getattr(value, f.name)
+            if f.name != "base" and (new := _map_dims(old, fn)) is not old:
+                changes[f.name] = new
+        return replace(value, **changes) if changes else value
+    if value is None or isinstance(value, (int, float, str, Enum)):
+        return value
+    return fn(value)
+
+
+def map_type_exprs(t: Type, fn: Callable[[Expr], Expr]) -> Type:
+    """``t`` with ``fn`` applied to every expression it holds (dynamic dims, valid shapes, strides,
+    offsets, a MemRef's offset and slot; not a MemRef's base buffer); ``t`` itself when ``fn``
+    changed none."""
+    return _map_dims(t, fn)

@@ -28,7 +28,6 @@ from pypto.ir.ops.pipe_ops import FREE, POP, PUSH, SETUP
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, Stmt, flatten, seq, stmt_value
 from pypto.ir.types import TensorType, TileType
-from pypto.ir.visitor import substitute
 from pypto.passes._rewrite import create_tensor, ints
 from pypto.passes._util import calls_in
 
@@ -137,12 +136,11 @@ def _kernel(g: _Group, f: Function) -> tuple[Function, list[Var]]:
     body: list[Stmt] = []
     new: list[Var] = []
     dirs: list[ParamDirection] = []
-    renames: dict[Var, Expr] = {}  # popped var -> the load's var (types see the kernel's own scalars)
     for s in flatten(f.body):
         c = _pipe_call(s)
         slot = g.slots.get(id(s)) if c is not None else None
         if c is None:
-            body.append(substitute(s, renames) if renames else s)
+            body.append(s)
         elif c.op in PUSH and slot is not None:
             zeros = ints((0,) * len(slot.var_type.shape))
             store = make_call("tile.store", [c.args[0], zeros, slot], span=s.span)
@@ -151,9 +149,7 @@ def _kernel(g: _Group, f: Function) -> tuple[Function, list[Var]]:
             dirs.append(ParamDirection.Out)
         elif c.op in POP and slot is not None:
             assert isinstance(s, AssignStmt)
-            load = _load(s.var, slot)
-            renames[s.var] = load.var
-            body.append(load)
+            body.append(_load(s.var, slot))
             new.append(slot)
             dirs.append(ParamDirection.In)
     fn = f.with_(params=(*f.params, *new), param_directions=(*f.param_directions, *dirs),
@@ -169,7 +165,7 @@ def _load(var: Var, slot: Var) -> AssignStmt:
     valid = ints(view.valid_shape) if view is not None and getattr(view, "valid_shape", None) else shape
     kw = {"target_memory": t.memory_space} if t.memory_space is not None else {}
     load = make_call("tile.load", [slot, ints((0,) * len(t.shape)), shape, valid], kw, span=var.span)
-    return AssignStmt(Var(var.name, load.result_type, span=var.span), load, span=var.span)
+    return AssignStmt(var, load, span=var.span)
 
 
 def _group_body(g: _Group, order: list[str], new_params: dict[str, list[Var]]) -> Stmt:

@@ -32,7 +32,7 @@ from pypto.ir.stmt import (
     runs_at_least_once,
     seq,
 )
-from pypto.ir.types import PtrType, ScalarType, Type
+from pypto.ir.types import PtrType, ScalarType, Type, map_type_exprs
 from pypto.ir.visitor import IRMutator, rebuild
 from pypto.passes._ssa_checks import Unbound, check_merge_types
 from pypto.passes._ssa_names import (
@@ -52,14 +52,16 @@ _SCOPE_OPERANDS = ("deps", "core_num", "predicate", "dumps")
 
 class _Rename(IRMutator):
     """Each Var to the one its name denotes in ``env``; ``missing`` decides about a name that has none.
-    Task ids in call attributes (``manual_dep_edges``) are renamed too: the mutator enters attrs."""
+    Task ids in call attributes (``manual_dep_edges``) are renamed too: the mutator enters attrs.
+    With ``only``, a Var not in it is kept as it is."""
 
-    def __init__(self, env: Env, missing: Callable[[Var], Var] = lambda v: v) -> None:
+    def __init__(self, env: Env, missing: Callable[[Var], Var] = lambda v: v, only: set[Var] | None = None) -> None:
         self.env = env
         self.missing = missing
+        self.only = only
 
     def visit_Var(self, var: Var) -> Var:  # noqa: N802
-        new = self.env.get(var.name)
+        new = self.env.get(var.name) if self.only is None or var in self.only else var
         return self.missing(var) if new is None else new
 
     visit_IterArg = visit_Var
@@ -114,14 +116,22 @@ def _first_trip_start(s: ForStmt | WhileStmt, name: str) -> Expr | None:
 
 
 class _Converter:
-    def __init__(self, unbound: Unbound) -> None:
-        self.unbound = unbound
+    def __init__(self, func: Function) -> None:
+        self.unbound = Unbound(func)
+        self.own = {*func.params, *defined_vars(func.body)}  # the Vars this function binds
         self.ssa = NameGen("ssa")
         self.idx = NameGen("idx")
         self.iter = NameGen("iter")
 
-    def fresh(self, var: Var, gen: NameGen) -> Var:
-        return Var(gen(base_name(var.name)), var.var_type, span=var.span)
+    def fresh(self, var: Var, gen: NameGen, env: Env, cls: type[Var] = Var) -> Var:
+        """A fresh ``cls`` for ``var``, its type read in ``env`` (:meth:`type_in`)."""
+        return cls(gen(base_name(var.name)), self.type_in(var.var_type, env), span=var.span)
+
+    def type_in(self, t: Type, env: Env) -> Type:
+        """``t`` with the Vars of this function it reads (a valid shape ``[vr, vc]``, a dynamic dim, a
+        MemRef slot) renamed through ``env``. A dynamic dim that the function does not bind keeps its
+        Var, even when a parameter has its name (an outlined kernel's ``M`` for ``pl.dynamic("M")``)."""
+        return map_type_exprs(t, _Rename(env, only=self.own).visit)
 
     def expr(self, e, env: Env):
         return _Rename(env, self.unbound).visit(e)
@@ -144,7 +154,7 @@ class _Converter:
                 # name this Var as their base, so it keeps its identity (it is defined once anyway)
                 env[s.var.name] = s.var
                 return [s if value is s.value else rebuild(s, value=value)]
-            new = _rename_slot(self.fresh(s.var, self.ssa), env)
+            new = self.fresh(s.var, self.ssa, env)
             env[s.var.name] = new
             return [rebuild(s, var=new, value=value)]
         if isinstance(s, ForStmt):
@@ -196,7 +206,7 @@ class _Converter:
         explicit = []
         all_inits = (*(self.expr(e, env) for e in s.inits), *carried.values())
         for ia in s.iter_args:
-            new = IterArg(self.iter(base_name(ia.name)), ia.var_type, span=ia.span)
+            new = self.fresh(ia, self.iter, env, IterArg)
             body_env[ia.name] = new
             explicit.append(new)
         for n, ia in zip(carried, iters, strict=True):
@@ -212,14 +222,14 @@ class _Converter:
 
     def results(self, s: ForStmt | WhileStmt | IfStmt, env: Env, merged: dict[str, Type]) -> tuple[Var, ...]:
         """Fresh results: ``s``'s own, then one per merged name (name -> type); ``env`` binds each name."""
-        rvs = [self.fresh(rv, self.ssa) for rv in s.return_vars]
+        rvs = [self.fresh(rv, self.ssa, env) for rv in s.return_vars]
         rvs += [Var(self.ssa(base_name(n)), t) for n, t in merged.items()]
         env.update(zip([*(rv.name for rv in s.return_vars), *merged], rvs, strict=True))
         return tuple(rvs)
 
     def for_(self, s: ForStmt, env: Env, later: frozenset[str]) -> list[Stmt]:
         start, stop, step = (self.expr(e, env) for e in (s.start, s.stop, s.step))
-        loop_var = self.fresh(s.loop_var, self.idx)
+        loop_var = self.fresh(s.loop_var, self.idx, env)
         _, all_iters, inits, body, rvs = self._loop(s, env, later, {s.loop_var.name: loop_var})
         return [rebuild(s, loop_var=loop_var, start=start, stop=stop, step=step, body=body,
                         iter_args=all_iters, inits=inits, return_vars=rvs)]
@@ -260,16 +270,6 @@ class _Converter:
         return [rebuild(s, cond=cond, then_body=seq(then), else_body=else_body, return_vars=rvs)]
 
 
-def _rename_slot(var: Var, env: Env) -> Var:
-    """A ``pl.MemRef(..., slots=N)[i % N]`` annotation names the loop variable: rename it too."""
-    mr = getattr(var.var_type, "memref", None)
-    if mr is None or mr.slot is None or isinstance(mr.slot, int):
-        return var
-    slot = _Rename(env).visit(mr.slot)
-    new_type = rebuild(var.var_type, memref=rebuild(mr, slot=slot))
-    return Var(var.name, new_type, span=var.span)
-
-
 def _yielded(stmts: list[Stmt]) -> tuple:
     """The values a converted block's final yield gives (none without one)."""
     return stmts[-1].values if stmts and isinstance(stmts[-1], YieldStmt) else ()
@@ -293,13 +293,13 @@ class ConvertToSSA(Pass):
 
     def run_function(self, func: Function, program: Program) -> Function:
         func = separate_shadowed_names(func)  # a program that went through the pipeline before
-        conv = _Converter(Unbound(func))
-        env: Env = {}
-        params = []
-        for p in func.params:
-            new = conv.fresh(p, conv.ssa)
-            env[p.name] = new
-            params.append(new)
+        conv = _Converter(func)
+        env: Env = {p.name: Var(conv.ssa(base_name(p.name)), p.var_type, span=p.span) for p in func.params}
+        for p in func.params:  # a param's type may name other (scalar) params: read once all are bound
+            new = env[p.name]
+            if (t := conv.type_in(new.var_type, env)) is not new.var_type:
+                env[p.name] = Var(new.name, t, span=new.span)
+        params = [env[p.name] for p in func.params]
         try:
             body = seq(conv.block(func.body, env, frozenset()))
         except KeyError as exc:

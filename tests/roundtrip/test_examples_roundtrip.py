@@ -118,21 +118,12 @@ LOOP_LOCAL_AFTER_LOOP = {"passes/test_read_loops.py::_TwoOutputs", "passes/test_
 BRANCH_REBIND_IN_LOOP = {"passes/test_kernel_carry.py::k_split", "passes/test_kernel_carry.py::k_split_pipelined"}
 
 
-# Known gap: ConvertToSSA renames definitions but not the names a type reads, so a TileView valid shape
-# naming kernel scalars (``pl.TileView(valid_shape=[vr, vc])``) prints the pre-SSA names the dump does not
-# define. Renaming them there changes the code of dynamic valid shapes (06_dyn_valid_shape): not done yet.
-NAMES_IN_TYPES = {"passes/pipe_programs.py::NarrowedPush", "passes/test_cross_core_pipes.py::NarrowedPush"}
-
-
 def _pass_param(obj: Any, case_id: str) -> Any:
     marks = [pytest.mark.xfail(strict=True, reason="an orchestration loop's tensor results lose their "
                                "MemRef in the printed form")] if case_id in LOOP_LOCAL_AFTER_LOOP else []
     if case_id in BRANCH_REBIND_IN_LOOP:
         marks = [pytest.mark.xfail(strict=True, reason="a name rebound in both branches of an if in a loop "
                                    "prints as two names in the pipeline input")]
-    if case_id in NAMES_IN_TYPES:
-        marks = [pytest.mark.xfail(strict=True, reason="ConvertToSSA leaves the names in a TileView's valid "
-                                   "shape unrenamed, so the dump after it reads undefined names")]
     return pytest.param(obj, id=case_id, marks=marks)
 
 
