@@ -25,7 +25,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import op_of, written_index
 from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, flatten, stmt_value
 from pypto.ir.types import ScalarType, TensorType
-from pypto.passes._rewrite import clone, expand_stmts, program_call, with_scalar_params
+from pypto.passes._rewrite import clone, expand_stmts, program_call, replace_functions, with_scalar_params
 from pypto.passes._util import iter_stmts, used_vars, var_use_counts
 from pypto.passes.base import Pass
 from pypto.passes.simplify import Simplify
@@ -208,8 +208,7 @@ def hoist_kernel_reads(program: Program) -> Program:
         return pre, dataclasses.replace(call, args=(*call.args, *(mapping[v] for v in extra)))
 
     olds = {f.name: f for f in program.functions if f.name in plans}
-    funcs = [plans[f.name][0] if f.name in plans else expand_calls(f, olds, expand) for f in program.functions]
-    return program.with_functions(funcs)
+    return replace_functions(program, {n: [p[0]] for n, p in plans.items()}, lambda f: expand_calls(f, olds, expand))
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ from pypto.passes._rewrite import (
     fresh_vars,
     ints,
     match,
+    replace_functions,
     with_scalar_params,
 )
 from pypto.passes._util import base_name, scalar_dtype, unique_name, used_vars
@@ -255,14 +256,10 @@ def gather_carried_reads(program: Program) -> Program:
     if not plans:
         return program
     olds = {f.name: f for f in program.functions if f.name in plans}
-    funcs: list[Function] = []
-    for f in program.functions:
-        if f.name in plans:
-            funcs.append(plans[f.name][0])  # then its gathers (the order a printed dump reads back in)
-            funcs += [g.kernel for g in plans[f.name][1]]
-        else:
-            funcs.append(f if f.is_incore else expand_calls(f, olds, lambda c, old: _expand(c, old, plans[old.name][1])))
-    return program.with_functions(funcs)
+    # each kernel, then its gathers (the order a printed dump reads back in)
+    return replace_functions(program, {n: [k, *(g.kernel for g in gs)] for n, (k, gs) in plans.items()},
+                             lambda f: f if f.is_incore else expand_calls(
+                                 f, olds, lambda c, old: _expand(c, old, plans[old.name][1])))
 
 
 @dataclass(frozen=True)

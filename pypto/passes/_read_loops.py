@@ -35,7 +35,14 @@ from pypto.ir.stmt import (
 from pypto.ir.types import ScalarType
 from pypto.ir.visitor import substitute
 from pypto.passes._kernel_reads import carried_values, listed_index, movable, reads_in
-from pypto.passes._rewrite import assign_of, clone, program_call, splice_calls, with_scalar_params
+from pypto.passes._rewrite import (
+    assign_of,
+    clone,
+    program_call,
+    replace_functions,
+    splice_calls,
+    with_scalar_params,
+)
 from pypto.passes._util import base_name, bound_vars, iter_stmts, map_blocks, used_vars
 from pypto.passes.base import Pass
 
@@ -260,15 +267,8 @@ def lift_read_loops(program: Program) -> Program:
     if not plans:
         return program
     sites = _CallSites(plans)
-    funcs = []
-    for f in program.functions:
-        if f.name in plans:
-            funcs.append(_kernel(f, plans[f.name][1]))
-        elif not f.is_incore:
-            funcs.append(sites.function(f))
-        else:
-            funcs.append(f)
-    return program.with_functions(funcs)
+    return replace_functions(program, {n: [_kernel(f, plan)] for n, (f, plan) in plans.items()},
+                             lambda f: f if f.is_incore else sites.function(f))
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import Any
 from pypto.errors import InternalError
 from pypto.ir.enums import MemorySpace, ParamDirection
 from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, MakeTuple, TupleGetItem, Var
-from pypto.ir.function import Function
+from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, Stmt, seq, stmt_value
 from pypto.ir.types import TensorType, TileType, TupleType
@@ -197,6 +197,13 @@ def clone(stmts: list[Stmt], mapping: dict[Var, Expr]) -> list[Stmt]:
     for v in (v for s in stmts for v in defined_vars(s)):
         mapping[v] = type(v)(v.name, v.var_type, span=v.span)
     return [substitute(s, mapping) for s in stmts]
+
+
+def replace_functions(program: Program, new: Mapping[str, Sequence[Function]],
+                      other: Callable[[Function], Function]) -> Program:
+    """``program`` with each function named in ``new`` replaced by those functions (in place, in that
+    order) and every other function by ``other(f)``."""
+    return program.with_functions([g for f in program.functions for g in new.get(f.name) or [other(f)]])
 
 
 def fresh_vars(func: Function) -> Function:

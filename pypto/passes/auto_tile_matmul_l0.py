@@ -69,19 +69,21 @@ def choose_tiling(m_dim: int, n_dim: int, k_dim: int, bytes_ab: tuple[int, int],
     grid = [(m, n) for m in _extents(m_dim) for n in _extents(n_dim)
             if m * n * bytes_c <= acc and n * bias_bytes <= caps.get(MemorySpace.Bias, 0)]
     for m, n in sorted(grid, key=lambda mn: (mn[0] * mn[1], mn[1]), reverse=True):
-        ks = [k for k in _extents(k_dim) if m * k * ba <= left and k * n * bb <= right]
-        if ks:
-            return Tiling(m, n, ks[0])
+        if (t := _widest_k(m, n, k_dim, (ba, bb), (left, right))) is not None:
+            return t
     return None
+
+
+def _widest_k(m: int, n: int, k_dim: int, nbytes: tuple[int, int], caps: tuple[int, int]) -> Tiling | None:
+    """``[m, n]`` tiles with the largest ``k`` whose ``[m, k]`` / ``[k, n]`` blocks fit ``caps`` (L0A, L0B)."""
+    k = next((k for k in _extents(k_dim) if m * k * nbytes[0] <= caps[0] and k * n * nbytes[1] <= caps[1]), None)
+    return None if k is None else Tiling(m, n, k)
 
 
 def _fits(m: int, n: int, k: int, bytes_ab: tuple[int, int], bytes_c: int, caps: dict[MemorySpace, int],
           bias_bytes: int = 0) -> bool:
     return (m * k * bytes_ab[0] <= caps[MemorySpace.Left] and k * n * bytes_ab[1] <= caps[MemorySpace.Right]
             and m * n * bytes_c <= caps[MemorySpace.Acc] and n * bias_bytes <= caps.get(MemorySpace.Bias, 0))
-
-
-_add, _ints = iadd, int_tuple
 
 
 class _Builder:
@@ -142,7 +144,7 @@ class _Builder:
     def store_at(self, body: list[Stmt], acc: Var, store: Call, mi: Expr, ni: Expr) -> None:
         sp = self.span
         *lead, row0, col0 = elements(store.args[1])
-        offs = _ints([*lead, _add(row0, mi, sp), _add(col0, ni, sp)], sp)
+        offs = int_tuple([*lead, iadd(row0, mi, sp), iadd(col0, ni, sp)], sp)
         body.append(EvalStmt(make_call("tile.store", [acc, offs, store.args[2]], dict(store.kwargs), span=sp),
                              span=sp))
 
@@ -367,7 +369,7 @@ def _regions_fit(t: Tiling, cfg: L0TileConfig, caps: dict[MemorySpace, int], sha
             for stage in range(2 if t.double_buffer_c and not regions else 1):
                 tiles += [(MemorySpace.Left, rows, k, cfg.bytes_a, stage) for k in blocks]
                 tiles += [(MemorySpace.Right, k, cols, cfg.bytes_b, stage) for k in blocks]
-                tiles.append((MemorySpace.Acc, _align_rows(rows, cfg), cols, cfg.bytes_c, stage))
+                tiles.append((MemorySpace.Acc, acc_elements(rows, 1, cfg), cols, cfg.bytes_c, stage))
             regions.append(tiles)
     if not one_region_at_a_time:
         regions = [[x for r in regions for x in r]]
@@ -378,10 +380,6 @@ def _regions_fit(t: Tiling, cfg: L0TileConfig, caps: dict[MemorySpace, int], sha
         if any(used[space] > caps[space] for space in used):
             return False
     return True
-
-
-def _align_rows(rows: int, cfg: L0TileConfig) -> int:
-    return acc_elements(rows, 1, cfg)
 
 
 def _chooser_tiling(cfg: L0TileConfig) -> Tiling | None:
@@ -479,9 +477,8 @@ def _chain_tiling(m_dim: int, n_dim: int, k_dim: int, p_dim: int, nbytes: tuple[
     for m in _extents(m_dim):
         if m * n_dim * acc_bytes[0] > acc or m * n_dim * bcb > left or m * p_dim * acc_bytes[1] > acc:
             continue
-        ks = [k for k in _extents(k_dim) if m * k * ba <= left and k * n_dim * bb <= right]
-        if ks:
-            return Tiling(m, n_dim, ks[0])
+        if (t := _widest_k(m, n_dim, k_dim, (ba, bb), (left, right))) is not None:
+            return t
     return None
 
 

@@ -174,9 +174,7 @@ class _Converter:
             stmts, result = got if isinstance(got, tuple) else ([], got)
             out.extend(stmts)
         if isinstance(s, AssignStmt):
-            var = Var(f"{base_name(s.var.name)}__tile", result.type, span=s.var.span)
-            self.tiles[s.var] = var
-            out.append(AssignStmt(var, result, span=s.span))
+            out.append(self.bind(s, result))
         return out
 
     def rule(self, short: str, cube: bool) -> Callable[[Stmt, Call], list[Stmt]] | None:
@@ -227,10 +225,11 @@ class _Converter:
             kwargs[flag] = False
         return kwargs
 
-    def bind(self, s: AssignStmt, call: Call) -> AssignStmt:
-        tile = Var(f"{base_name(s.var.name)}__tile", call.result_type, span=s.var.span)
+    def bind(self, s: AssignStmt, value: Expr) -> AssignStmt:
+        """``<s.var>__tile = value``, the tile that stands for ``s.var`` from now on."""
+        tile = Var(f"{base_name(s.var.name)}__tile", value.type, span=s.var.span)
         self.tiles[s.var] = tile
-        return AssignStmt(tile, call, span=s.span)
+        return AssignStmt(tile, value, span=s.span)
 
     def read(self, s: Stmt, value: Call) -> list[Stmt]:
         if isinstance(s, AssignStmt) and s.var in self.write_values:

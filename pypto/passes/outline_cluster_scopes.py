@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pypto.ir.function import Program
+from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import ClusterScopeStmt, flatten
 from pypto.passes._rewrite import expand_stmts
-from pypto.passes._util import iter_stmts
 from pypto.passes.base import Pass
 
 
@@ -26,12 +25,6 @@ class OutlineClusterScopes(Pass):
     name = "OutlineClusterScopes"
     produces = frozenset({IRProperty.ClusterOutlined})
 
-    def run(self, program: Program) -> Program:
-        funcs = []
-        changed = False
-        for f in program.functions:
-            if any(isinstance(s, ClusterScopeStmt) for s in iter_stmts(f.body)):
-                f = f.with_(body=expand_stmts(f.body, lambda s: flatten(s.body) if isinstance(s, ClusterScopeStmt) else None))
-                changed = True
-            funcs.append(f)
-        return program.with_functions(funcs) if changed else program
+    def run_function(self, func: Function, program: Program) -> Function:
+        body = expand_stmts(func.body, lambda s: flatten(s.body) if isinstance(s, ClusterScopeStmt) else None)
+        return func if body is func.body else func.with_(body=body)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pypto.ir.expr import BinaryExpr, BinOp, ConstInt, Expr, as_int
 from pypto.ir.fold import DIVISIONS, INT_FOLD
 from pypto.ir.function import Function, Program
-from pypto.ir.visitor import IRMutator, IRVisitor
+from pypto.ir.visitor import IRMutator
 from pypto.passes._const_scalars import propagate_constants
 from pypto.passes.base import Pass
 
@@ -47,21 +47,6 @@ class _Fold(IRMutator):
         return _folded(self.generic_visit(e))
 
 
-class _Find(IRVisitor):
-    def __init__(self) -> None:
-        self.found = False
-
-    def visit_BinaryExpr(self, e: BinaryExpr) -> None:  # noqa: N802
-        self.found = self.found or _folded(e) is not e
-        self.generic_visit(e)
-
-
-def _has_foldable(func: Function) -> bool:
-    f = _Find()
-    f.visit(func.body)
-    return f.found
-
-
 @dataclass(frozen=True)
 class Simplify(Pass):
     """Top-level integer constants propagated, then arithmetic folding on index expressions; functions with
@@ -71,9 +56,7 @@ class Simplify(Pass):
 
     def run_function(self, func: Function, program: Program) -> Function:
         func = propagate_constants(func)
-        if not _has_foldable(func):
-            return func
-        body = _Fold().visit(func.body)
+        body = _Fold().visit(func.body)  # the body itself when nothing folds
         return func if body is func.body else func.with_(body=body)
 
 
