@@ -20,7 +20,7 @@ from pypto.ir.function import Function
 from pypto.ir.ops.registry import op_of
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ReturnStmt, Stmt, WhileStmt, flatten
 from pypto.ir.types import TensorType, TileType, Type
-from pypto.passes._util import bound_vars, calls_in, free_vars, iter_stmts
+from pypto.passes._util import bound_vars, calls_in, follow, free_vars, iter_stmts
 
 CUBE, VECTOR = "cube", "vector"
 OTHER = {CUBE: VECTOR, VECTOR: CUBE}
@@ -91,9 +91,7 @@ class Analysis:
         self._assign_stages()
 
     def root(self, v: Var) -> Var:
-        while v in self.roots:
-            v = self.roots[v]
-        return v
+        return follow(self.roots, v)
 
     def _item(self, s: Stmt) -> Item:
         cores = stmt_cores(s)

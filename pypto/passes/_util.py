@@ -138,6 +138,16 @@ def unique_name(stem: str, taken: set[str]) -> str:
     return name
 
 
+def follow(links: Any, v: Var) -> Var:
+    """The end of the chain ``v -> links[v] -> ...`` (a root of a union-find, the buffer a version came
+    from); a cycle stops where it closes."""
+    seen: set[Var] = set()
+    while v in links and v not in seen:
+        seen.add(v)
+        v = links[v]
+    return v
+
+
 def map_blocks(body: Stmt, fn: Any) -> Stmt:
     """Apply ``fn(list[Stmt]) -> list[Stmt]`` to every statement list, innermost first.
 

@@ -20,7 +20,7 @@ from pypto.ir.types import MemRef, TileType
 from pypto.passes._liveness import Liveness
 from pypto.passes._memref import drop_unused_allocs, memref_of, with_memref
 from pypto.passes._rewrite import expand_stmts
-from pypto.passes._util import iter_stmts, retype, trailing_yield
+from pypto.passes._util import follow, iter_stmts, retype, trailing_yield
 from pypto.passes.base import Pass
 
 
@@ -35,9 +35,7 @@ class _Groups:
     init_copies: dict[IterArg, Var] = field(default_factory=dict)
 
     def find(self, v: Var) -> Var:
-        while self.parent.get(v, v) is not v:
-            v = self.parent[v]
-        return v
+        return follow(self.parent, v)
 
     def clashes(self, a: Var, b: Var) -> bool:
         ra, rb = self.find(a), self.find(b)

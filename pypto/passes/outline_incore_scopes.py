@@ -36,7 +36,7 @@ from pypto.ir.stmt import (
 from pypto.ir.types import ScalarType, TensorType, TupleType, UnknownType
 from pypto.ir.visitor import substitute
 from pypto.passes._rewrite import call_function, create_tensor, expand_stmts, ints, match
-from pypto.passes._util import base_name, defined_vars, free_vars, iter_stmts, map_blocks, used_vars
+from pypto.passes._util import base_name, defined_vars, follow, free_vars, iter_stmts, map_blocks, used_vars
 from pypto.passes.base import Pass
 
 _LAUNCH = "__spmd_launch"  # InCore region attr (inside this pass only): the pl.spmd launch of its call
@@ -92,11 +92,7 @@ class _Region:
 
 
     def root(self, v: Var) -> Var:
-        seen: set[Var] = set()
-        while v in self.source and v not in seen:
-            seen.add(v)
-            v = self.source[v]
-        return v
+        return follow(self.source, v)
 
 
 @dataclass
