@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pypto.artifact.model import KernelFunc, KernelParam
+from pypto.codegen import pto_unsigned
 from pypto.codegen.cores import core_of
 from pypto.codegen.emitter import Emitter, base_name
 from pypto.codegen.pto_ndview import flat_shape
@@ -26,6 +27,7 @@ from pypto.codegen.pto_scalar import ScalarLowering, only_yields
 from pypto.codegen.pto_types import (
     TOOLCHAIN,
     TileBuf,
+    carrier,
     check_dtype,
     scalar_type,
     tile_buf,
@@ -148,7 +150,7 @@ class KernelCodegen(ScalarLowering):
             dt = check_dtype(t.dtype, f"kernel '{self.func.name}' parameter '{p.name}'", self.func.span)
             ssa = self.names.unique(f"arg{len(args)}")
             args.append(f"%{ssa}: !pto.ptr<{dt}>")
-            self.params.append(KernelParam(base_name(p.name), "tensor", t.dtype.value, t.dtype.ctype, i))
+            self.params.append(KernelParam(base_name(p.name), "tensor", t.dtype.value, carrier(t.dtype).ctype, i))
             self.env[p] = Scalar(ssa, "ptr")
         bounds = params_in_loop_bounds(self.func.body)
         for j, p in enumerate(scalars):
@@ -404,6 +406,7 @@ class KernelCodegen(ScalarLowering):
         if rule is None:
             raise self.error(f"op '{c.op_name}' has no lowering to the PTO dialect of {TOOLCHAIN}",
                              hint="see docs for the list of supported tile ops")
+        pto_unsigned.check(self, c, dst)
         self.dst, self.valid = dst, self.inherited_valid(c, dst)
         try:
             rule(self, c, dst)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from pypto.codegen import pto_unsigned
 from pypto.codegen.emitter import base_name
 from pypto.codegen.pto_ndview import flat_window
 from pypto.codegen.pto_types import TOOLCHAIN, tile_view_type
@@ -374,7 +375,11 @@ def _cast(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     mode = round_mode(c.kwargs.get("mode", "round"))
     if mode is None:  # the op's type inference rejects these
         raise cg.error(f"tile.cast: unknown rounding mode {c.kwargs.get('mode')!r}")
-    cg.emit_op("tcvt", _list(a), cg.def_tile(dst), f" {{rmode = #pto<round_mode {mode.upper()}>}}")
+    suffix = f" {{rmode = #pto<round_mode {mode.upper()}>}}"
+    if pto_unsigned.is_carried_cast(c, dst):
+        pto_unsigned.cast(cg, c, dst, suffix)
+        return
+    cg.emit_op("tcvt", _list(a), cg.def_tile(dst), suffix)
 
 
 def _spmd_id(pto: str) -> Rule:

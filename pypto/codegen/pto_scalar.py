@@ -72,6 +72,8 @@ class ScalarLowering:
             lit = "true" if value else "false"
         else:
             value = int(value)
+            if ty == "i16" and 2**15 <= value < 2**16:  # a UINT16 constant on its INT16 carrier: same bits
+                value -= 2**16
             lit = str(value)
         key = (ty, repr(value))
         if key not in self.consts:

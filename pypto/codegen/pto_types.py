@@ -26,6 +26,9 @@ LOC: dict[MemorySpace, str] = {
 # ptoas 0.1.1 holds ui32 tiles, e.g. pl.arange(..., dtype=pl.UINT32) sort indices, as int32_t: same bits)
 TILE_DTYPES = frozenset({DataType.FP32, DataType.FP16, DataType.BF16, DataType.INT32, DataType.UINT32,
                          DataType.INT16, DataType.INT8})
+# element types 0.1.1 has no tiles of, carried in the signed type of their width (same bits): only through
+# ops whose results do not depend on the signedness (OpDef.signless; pto_mlir refuses the others)
+CARRIERS = {DataType.UINT16: DataType.INT16}
 SCALAR_ARG_TYPES: dict[DataType, str] = {
     DataType.FP32: "f32", DataType.FP16: "f16", DataType.INT32: "i32", DataType.INT16: "i16",
     DataType.INT8: "i8", DataType.BOOL: "i1", DataType.INDEX: "index", DataType.INT64: "i64",
@@ -36,12 +39,19 @@ FRACTALS = frozenset({16, 32, 512, 1024})
 DEVICE_SPEC = {"Ascend910B": "Ascend910B1", "Ascend950": "Ascend910_9599"}
 
 
+def carrier(dtype: DataType) -> DataType:
+    """The element type ptoas 0.1.1 is given for ``dtype`` (UINT16 data travels as INT16)."""
+    return CARRIERS.get(dtype, dtype)
+
+
 def check_dtype(dtype: DataType, what: str, span: Span) -> str:
     """The MLIR spelling of a tile/view element type, or a UserError naming the alternative."""
+    if dtype in CARRIERS:
+        return CARRIERS[dtype].mlir
     if dtype not in TILE_DTYPES:
         raise UserError(
             f"{what}: element type {dtype.value} cannot be lowered by {TOOLCHAIN} "
-            f"(the pinned assembler supports FP32, FP16, BF16, INT32, UINT32, INT16, INT8 tiles)",
+            f"(the pinned assembler supports FP32, FP16, BF16, INT32, UINT32, INT16, INT8 tiles; UINT16 is carried as INT16)",
             span,
             hint="compute in pl.FP16 or pl.FP32 instead (pl.cast at the kernel boundary)",
         )
@@ -117,16 +127,16 @@ def tile_buf(t: TileType, what: str, span: Span, valid: tuple[Dim, Dim] | None =
     text = (f"!pto.tile_buf<loc={loc}, dtype={dtype}, rows={rows}, cols={cols}, v_row={vr}, v_col={vc}, "
             f"blayout={view.blayout.value}, slayout={view.slayout.value}, fractal={view.fractal}, "
             f"pad={int(view.pad)}>")
-    return TileBuf(text, rows, cols, t.dtype, valid, loc, view)
+    return TileBuf(text, rows, cols, carrier(t.dtype), valid, loc, view)
 
 
 def tensor_view_type(rank: int, dtype: DataType) -> str:
-    return f"!pto.tensor_view<{rank}x{dtype.mlir}>"
+    return f"!pto.tensor_view<{rank}x{carrier(dtype).mlir}>"
 
 
 def tile_view_type(sizes: tuple[Dim, ...] | list[Dim], dtype: DataType) -> str:
     dims = "x".join(str(d) if isinstance(d, int) else "?" for d in sizes)
-    return f"!pto.tile_view<{dims}x{dtype.mlir}>"
+    return f"!pto.tile_view<{dims}x{carrier(dtype).mlir}>"
 
 
 _NONFINITE = {("f32", "inf"): "0x7F800000", ("f32", "-inf"): "0xFF800000", ("f32", "nan"): "0x7FC00000",

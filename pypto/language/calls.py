@@ -46,6 +46,9 @@ def _kw_first(kwargs: dict[str, Any], key: str, default: Any) -> dict[str, Any]:
 
 
 def _load(args: list[Any], kwargs: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    for i, name in enumerate(("tensor", "offsets", "shapes")):  # pl.load(t, offsets=..., shapes=..., valid_shape=...)
+        if len(args) == i and name in kwargs:
+            args.append(kwargs.pop(name))
     if len(args) == 3:
         valid = kwargs.pop("valid_shape", None)
         args.append(valid if valid is not None else list(args[2]) if isinstance(args[2], list) else args[2])

@@ -23,6 +23,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, ForStmt, ReturnStmt, Stmt, YieldStmt, flatten, seq
 from pypto.ir.types import TensorType
+from pypto.passes._kernel_arrays import scalarize_kernel_arrays
 from pypto.passes._kernel_reads import (
     address_statements,
     carried_values,
@@ -265,9 +266,10 @@ def gather_carried_reads(program: Program) -> Program:
 @dataclass(frozen=True)
 class GatherCarriedReads(Pass):
     """A tile-carrying kernel loop whose reads only address loads gets gather kernels (see the module doc);
-    first, reads in kernel loops that only scale one-row tiles become one-element loads (:mod:`._read_tiles`)."""
+    first, a kernel's ``pl.array`` becomes scalars (:mod:`._kernel_arrays`), and reads of loaded tiles become
+    tensor reads and reads in kernel loops that only scale one-row tiles one-element loads (:mod:`._read_tiles`)."""
 
     name = "GatherCarriedReads"
 
     def run(self, program: Program) -> Program:
-        return gather_carried_reads(reads_as_tiles(program))
+        return gather_carried_reads(reads_as_tiles(scalarize_kernel_arrays(program)))

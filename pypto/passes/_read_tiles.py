@@ -16,6 +16,10 @@ here, before the passes that move GM reads to the orchestration (which cannot ta
 its value is only written (``pl.write(u, pos, pl.read(t, idx))``: ConvertTensorToTileOps copies the
 ``[1, 1]`` window of ``t``) or it sits in a loop of element reads and writes that UnrollLoops already made
 row ops (:mod:`._vector_loops`).
+
+First, a scalar read of a loaded tile, ``pl.tile.read(t, idx)`` with ``t = pl.load(p, offsets, ...)`` and
+``p`` a tensor parameter the kernel does not write, is the element of ``p`` it was loaded from:
+``pl.read(p, offsets + idx)``, which the later steps move to the orchestration like any tensor read.
 """
 
 from __future__ import annotations
@@ -30,8 +34,9 @@ from pypto.ir.ops.common import ROW_EXPAND_FORM
 from pypto.ir.ops.registry import make_call, source_operand
 from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, WhileStmt, flatten
 from pypto.ir.types import ScalarType, TensorType
+from pypto.passes._index import iadd
 from pypto.passes._kernel_reads import is_read, write_values, written_tensors
-from pypto.passes._rewrite import elements, expand_stmts, ints, shaped
+from pypto.passes._rewrite import elements, expand_stmts, ints, match, shaped
 from pypto.passes._util import iter_stmts, var_use_counts
 
 
@@ -158,7 +163,27 @@ def _broadcast(use: AssignStmt, tile: Var) -> list[Stmt]:
     return [*out, dataclasses.replace(use, value=row)]
 
 
+def _reads_of_loads(f: Function) -> Function:
+    """``pl.tile.read(t, idx)`` of ``t = pl.load(p, offsets, ...)`` -> ``pl.read(p, offsets + idx)`` (the
+    module doc); ``p`` a tensor parameter the kernel does not write."""
+    params, written = set(f.params), written_tensors(f)
+    loads = {s.var: s.value for s in iter_stmts(f.body) if isinstance(s, AssignStmt) and match(s.value, "tile.load")}
+    swap: dict[int, list[Stmt]] = {}
+    for s in iter_stmts(f.body):
+        v = s.value if isinstance(s, AssignStmt) else None
+        load = loads.get(v.args[0]) if isinstance(v, Call) and v.op == "tile.read" else None
+        if load is None or not (isinstance(p := load.args[0], Var) and p in params and p not in written):
+            continue
+        offsets, idx = elements(load.args[1]), elements(v.args[1])
+        if len(offsets) != len(idx):
+            continue
+        at = ints([iadd(o, i, v.span) for o, i in zip(offsets, idx, strict=True)], v.span)
+        swap[id(s)] = [dataclasses.replace(s, value=make_call("tensor.read", [p, at], span=v.span))]
+    return dataclasses.replace(f, body=expand_stmts(f.body, lambda s: swap.get(id(s)))) if swap else f
+
+
 def _rewrite(f: Function) -> Function:
+    f = _reads_of_loads(f)
     _refuse_tile_reads(f)
     params = set(f.params)
     reads = _loop_reads(f, params, written_tensors(f))

@@ -15,12 +15,12 @@ import pytest
 import pypto.language as pl
 from pypto import ir
 from pypto.errors import UserError
-from pypto.ir.ops.registry import all_ops
+from pypto.ir.ops.registry import all_ops, get_op
 from pypto.runtime.build import kernel_argv
 
 pytestmark = [pytest.mark.ptoas, pytest.mark.sim, pytest.mark.slow]
 
-DTYPES = ("FP32", "FP16", "BF16", "INT32", "INT16", "INT8")
+DTYPES = ("FP32", "FP16", "BF16", "INT32", "INT16", "INT8", "UINT16")
 R, C = 16, 64
 FLOATS = ("FP32", "FP16", "BF16")
 
@@ -169,7 +169,24 @@ _NO_LOWERING = {"read": "no scalar read of a tile in ptoas 0.1.1 (tile.read has 
 _WRITE = "tile.write of a {dt} tile is refused (pypto's bit-exact rewrite needs FP32 or INT32 elements)"
 
 
+_U16 = ("UINT16 is carried as INT16 (ptoas 0.1.1 has no ui16 tiles): an op whose result depends on the sign "
+        "is refused (pypto.codegen.pto_unsigned)")
+_U16_WIDE = ("INT32", "UINT32", "FP32", "INT16", "INT8")
+
+
+def _u16_refused(op: str, dt: str, to: str | None) -> bool:
+    if op == "cast":
+        return to == "UINT16" and dt in FLOATS or dt == "UINT16" and to not in _U16_WIDE
+    if op in MATMUL:  # every recipe is a tile.matmul
+        return True
+    if op in ("fillpad", "fillpad_inplace"):  # their recipes pad with zero, the same bits signed or not
+        return False
+    return not get_op(f"tile.{op}").signless
+
+
 def _known(op: str, dt: str, to: str | None) -> str | None:
+    if "UINT16" in (dt, to) and _u16_refused(op, dt, to):
+        return _U16
     if op == "write" and dt not in ("FP32", "INT32"):
         return _WRITE.format(dt=dt)
     if op in _NO_LOWERING:

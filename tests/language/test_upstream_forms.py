@@ -315,3 +315,14 @@ def test_if_choosing_a_scalar_in_a_kernel_loop_runs(platform: str, torch) -> Non
     want = src.clone()
     want[32:, 20:] = 0.0
     torch.testing.assert_close(out, want)
+
+
+def test_load_takes_offsets_shapes_and_valid_shape_as_keywords() -> None:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(a: pl.Tensor[[40, 64], pl.FP32], out: pl.Out[pl.Tensor[[48, 64], pl.FP32]]) -> pl.Tensor[[48, 64], pl.FP32]:
+        t: pl.Tile[[48, 64], pl.FP32] = pl.load(a, shapes=[48, 64], offsets=[0, 0], valid_shape=[40, 64])
+        return pl.store(pl.fillpad(t, pad_value=pl.PadValue.zero), offsets=[0, 0], output_tensor=out)
+
+    load = k.body.stmts[0].value  # type: ignore[attr-defined]
+    assert load.op == "tile.load"
+    assert [[getattr(x, "value", x) for x in e.elements] for e in load.args[1:]] == [[0, 0], [48, 64], [40, 64]]

@@ -49,6 +49,12 @@ ROW_EXPAND_FORM = {"adds": "row_expand_add", "subs": "row_expand_sub", "muls": "
 
 _BOOL_RESULT: frozenset[str] = frozenset()
 
+# ops whose integer results have the same bits whether the operands are read signed or unsigned
+# (OpDef.signless) among the families above: wrapping add/sub/mul, bitwise ops, left shifts, broadcasts
+SIGNLESS = frozenset({"add", "sub", "mul", "and_", "or_", "xor", "shl", "adds", "subs", "muls", "ands", "ors",
+                      "shls", "neg", "not_", "row_expand", "col_expand", "row_expand_add", "row_expand_sub",
+                      "row_expand_mul", "col_expand_add", "col_expand_sub", "col_expand_mul"})
+
 # Upstream's ``high_precision=`` selects a more precise device algorithm for these ops. ptoas 0.1.1 has
 # one mode per instruction, and the simulators compute them in IEEE arithmetic, at least as precise as
 # either mode: the flag is kept in the IR (printed, parsed back) and the code is the same.
@@ -355,12 +361,14 @@ def register_common(ns: str) -> None:
     acc = MemorySpace.Acc if tile else None
     for op in BINARY:
         register(OpDef(f"{ns}.{op}", ("lhs", "rhs"), _binary(f"{ns}.{op}", kind), category="binary",
-                       kwargs=dict(_PRECISION) if op in PRECISION_OPS else {}))
+                       kwargs=dict(_PRECISION) if op in PRECISION_OPS else {}, signless=op in SIGNLESS))
     for op in SCALAR:
-        register(OpDef(f"{ns}.{op}", ("lhs", "rhs"), _scalar(f"{ns}.{op}", kind), category="scalar"))
+        register(OpDef(f"{ns}.{op}", ("lhs", "rhs"), _scalar(f"{ns}.{op}", kind), category="scalar",
+                       signless=op in SIGNLESS))
     for op in UNARY:
         register(OpDef(f"{ns}.{op}", _args(ns, op, ("x",)), _unary(f"{ns}.{op}", kind), category="unary",
-                       in_place=not (tile and op == "recip"), kwargs=dict(_PRECISION) if op in PRECISION_OPS else {}))
+                       in_place=not (tile and op == "recip"), kwargs=dict(_PRECISION) if op in PRECISION_OPS else {},
+                       signless=op in SIGNLESS))
     for op in ROW_REDUCE:
         register(OpDef(f"{ns}.{op}", ("x", "tmp_tile?"), _reduce(f"{ns}.{op}", kind, 1), category="reduce",
                        in_place=not tile))
@@ -372,9 +380,10 @@ def register_common(ns: str) -> None:
                        category="reduce", in_place=False))
     for op in ROW_EXPAND:
         register(OpDef(f"{ns}.{op}", _args(ns, op, ("lhs", "rhs")), _expand(f"{ns}.{op}", kind, 1),
-                       category="expand"))
+                       category="expand", signless=op in SIGNLESS))
     for op in COL_EXPAND:
-        register(OpDef(f"{ns}.{op}", ("lhs", "rhs"), _expand(f"{ns}.{op}", kind, 0), category="expand"))
+        register(OpDef(f"{ns}.{op}", ("lhs", "rhs"), _expand(f"{ns}.{op}", kind, 0), category="expand",
+                       signless=op in SIGNLESS))
     register(OpDef(f"{ns}.cast", ("x",), _cast(f"{ns}.cast", kind),
                    {"target_type": None, "mode": "round"}, category="cast"))
     register(OpDef(f"{ns}.matmul", ("lhs", "rhs"), _matmul(f"{ns}.matmul", kind),
@@ -387,19 +396,20 @@ def register_common(ns: str) -> None:
                    {"a_trans": False, "b_trans": False} if tile else {"a_trans": False, "b_trans": False, "init_cond": None},
                    category="matmul", core="cube", result_space=acc, reuses="acc" if tile else None, in_place=not tile))
     register(OpDef(f"{ns}.slice", ("x", "shape", "offset", "valid_shape?"), _slice(f"{ns}.slice", kind),
-                   {"pad_value": None}, category="view", view_of=None if tile else "x"))
+                   {"pad_value": None}, category="view", view_of=None if tile else "x", signless=True))
     register(OpDef(f"{ns}.assemble", ("target", "source", "offset"), _assemble(f"{ns}.assemble", kind),
-                   {"atomic": None}, category="view", writes=None if tile else "target", keeps_operands=tile))
+                   {"atomic": None}, category="view", writes=None if tile else "target", keeps_operands=tile,
+                   signless=True))
     register(OpDef(f"{ns}.concat", ("src0", "src1"), _concat(f"{ns}.concat", kind), category="view",
-                   keeps_operands=tile))
+                   keeps_operands=tile, signless=True))
     register(OpDef(f"{ns}.read", ("src", "offset"), _read(f"{ns}.read", kind), category="access"))
     register(OpDef(f"{ns}.reshape", ("x", "shape"), _reshape(f"{ns}.reshape", kind), category="view",
-                   view_of=None if tile else "x", keeps_operands=tile))
+                   view_of=None if tile else "x", keeps_operands=tile, signless=True))
     register(OpDef(f"{ns}.transpose", ("x", "axis1", "axis2"), _transpose(f"{ns}.transpose", kind),
-                   category="view", view_of=None if tile else "x", in_place=not tile))
+                   category="view", view_of=None if tile else "x", in_place=not tile, signless=True))
     register(OpDef(f"{ns}.fillpad", ("x",), _same_as_first(f"{ns}.fillpad", kind),
                    {"pad_value": None}, category="view"))
     register(OpDef(f"{ns}.expands", ("target", "scalar"), _same_as_first(f"{ns}.expands", kind, "target"),
-                   category="create"))
+                   category="create", signless=True))
     for op in SPMD_IDS:  # this block's index / the launch's block count / the AIV lane (INDEX scalars)
-        register(OpDef(f"{ns}.{op}", (), _spmd_id, category="spmd"))
+        register(OpDef(f"{ns}.{op}", (), _spmd_id, category="spmd", signless=True))

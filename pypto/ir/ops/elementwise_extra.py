@@ -61,8 +61,8 @@ register(OpDef("tile.addsc", ("lhs", "rhs", "rhs2"), _tiles("tile.addsc", (0, 2)
 register(OpDef("tile.subsc", ("lhs", "rhs", "rhs2"), _tiles("tile.subsc", (0, 2)), category="ternary",
                   in_place=False))
 register(OpDef("tile.prelu", ("tile", "slope", "tmp?"), _tiles("tile.prelu", (0, 1)), category="binary"))
-register(OpDef("tile.xors", ("lhs", "rhs", "tmp?"), _xors("tile.xors", TileType), category="scalar"))
-register(OpDef("tensor.xors", ("lhs", "rhs"), _xors("tensor.xors", TensorType), category="scalar"))
+register(OpDef("tile.xors", ("lhs", "rhs", "tmp?"), _xors("tile.xors", TileType), category="scalar", signless=True))
+register(OpDef("tensor.xors", ("lhs", "rhs"), _xors("tensor.xors", TensorType), category="scalar", signless=True))
 
 
 def _ci(name: str, kind: type):
@@ -106,11 +106,11 @@ def _extract(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
 
 
 register(OpDef("tile.ci", ("start", "shape"), _ci("tile.ci", TileType),
-               {"dtype": DataType.INT32, "descending": False}, category="create"))
+               {"dtype": DataType.INT32, "descending": False}, category="create", signless=True))
 register(OpDef("tensor.ci", ("start", "shape"), _ci("tensor.ci", TensorType),
-               {"dtype": DataType.INT32, "descending": False}, category="create"))
+               {"dtype": DataType.INT32, "descending": False}, category="create", signless=True))
 register(OpDef("tile.extract", ("src", "index_row", "index_col", "shape"), _extract, {"target_memory": None},
-               category="memory"))
+               category="memory", signless=True))
 register(OpDef("tile.fillpad_inplace", ("tile",), lambda a, kw, sp: like(shaped(a[0], "tile.fillpad_inplace", "tile",
                                                                                  sp, TileType)),
                {"pad_value": None}, category="view"))

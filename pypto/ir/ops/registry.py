@@ -41,6 +41,10 @@ class OpDef:
       call (the instruction writes the result before it has read every operand).
     * ``keeps_operands``: the result reads its operands' buffers lazily (deferred or byte views),
       so they must stay live as long as the result.
+    * ``signless``: on integer data the result's bits do not depend on whether the operands are read
+      signed or unsigned (loads, stores, moves, views, broadcasts, wrapping add/sub/mul, bitwise ops,
+      left shifts, ``ci``). An unsigned type ptoas 0.1.1 has no tiles of (UINT16) is carried in its signed
+      twin through these ops only; any other op on it is a located refusal.
     """
 
     name: str
@@ -59,6 +63,7 @@ class OpDef:
     fresh: bool = False
     in_place: bool = True
     keeps_operands: bool = False
+    signless: bool = False
 
     @property
     def namespace(self) -> str:

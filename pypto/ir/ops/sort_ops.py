@@ -135,4 +135,4 @@ for _ns, _kind in (("tile", TileType), ("tensor", TensorType)):
                    {"mask_pattern": None, "output_dtype": None, "src_cols": None}, category="sort", in_place=False))
     register(OpDef(f"{_ns}.set_validshape", ("x", "valid_rows", "valid_cols"),
                    _set_validshape(f"{_ns}.set_validshape", _kind), category="view",
-                   view_of=None if _ns == "tile" else "x", keeps_operands=_ns == "tile"))
+                   view_of=None if _ns == "tile" else "x", keeps_operands=_ns == "tile", signless=True))

@@ -119,17 +119,17 @@ def _matmul_bias(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
 
 register_common("tile")
 register(OpDef("tile.load", ("tensor", "offsets", "shapes", "valid_shapes?"), _load,
-               {"target_memory": MemorySpace.Vec, "clamp": False}, category="memory"))
+               {"target_memory": MemorySpace.Vec, "clamp": False}, category="memory", signless=True))
 register(OpDef("tile.store", ("tile", "offsets", "output_tensor"), _store,
-               {"shapes": None, "atomic": None}, category="memory", writes="output_tensor"))
+               {"shapes": None, "atomic": None}, category="memory", writes="output_tensor", signless=True))
 register(OpDef("tile.move", ("tile",), _move,
                {"target_memory": None, "blayout": None, "slayout": None}, category="memory", in_place=False,
-               positional_kwargs=("target_memory",)))
+               positional_kwargs=("target_memory",), signless=True))
 register(OpDef("tile.transpose_view", ("tile",), _transpose_view, category="memory",
-               doc="the transposed view of a tile (zero-copy upstream; a transposed load here)"))
+               doc="the transposed view of a tile (zero-copy upstream; a transposed load here)", signless=True))
 register(OpDef("tile.create", ("shape",), _create, {"dtype": None, "target_memory": MemorySpace.Vec},
-               category="create"))
-register(OpDef("tile.full", ("shape", "value"), _full, {"dtype": None}, category="create"))
+               category="create", signless=True))
+register(OpDef("tile.full", ("shape", "value"), _full, {"dtype": None}, category="create", signless=True))
 register(OpDef("tile.alloc", (), _alloc, {"memory_space": None, "size": 0, "pinned": False},
                category="memory", positional_kwargs=("memory_space", "size")))
 register(OpDef("tile.write", ("dst", "offset", "value"), _write, category="access", writes="dst"))
