@@ -183,7 +183,6 @@ class JITFunction:
 
     def _compile(self, metas: dict[str, TensorMeta], scalars: dict[str, Any], cfg: Any) -> Any:
         from pypto.driver import compile as ir_compile
-        from pypto.runtime import build
 
         program = self.specialize(metas, scalars)
         kwargs = _compile_kwargs(cfg)
@@ -194,6 +193,8 @@ class JITFunction:
         if kwargs["skip_ptoas"]:
             return ir_compile(program, **kwargs)
         _prebuild_runtime(cfg.platform, kwargs.get("runtime"), getattr(cfg, "dfx_enabled", False))
+        from pypto.runtime import build
+
         build.prebuild_pch(cfg.platform)  # the kernels' precompiled header: verified (or built) while this compiles
         compiled = ir_compile(program, **kwargs)
         build.prebuild_artifact(compiled.output_dir, cfg.platform)  # g++ starts while Python moves on
