@@ -479,21 +479,25 @@ def orchestration_argv(source: Path) -> list[str]:
     return [GXX, *ORCH_FLAGS, "-I", os.fspath(INCLUDE_DIR), os.fspath(source)]
 
 
-def kernel_pch(platform: str) -> Path | None:
+def kernel_pch(platform: str, build: bool = True) -> Path | None:
     """The header to ``-include`` in a kernel build for ``platform`` (its ``.gch`` verified, built once per key
-    when missing), or None (:mod:`pypto.runtime.kernel_pch`)."""
+    when missing and ``build``), or None (:mod:`pypto.runtime.kernel_pch`)."""
     flags = (*(f for f in KERNEL_FLAGS if f != "-shared"), *PLATFORM_FLAGS[platform])
     key = _key("pch", *flags, os.fspath(INCLUDE_DIR), pch.PRELUDE, header_hash(), compiler_id())
     hpp = cache_root() / f"pch-{platform}" / f"prelude-{key}.hpp"
     argv = [GXX, *flags, "-I", os.fspath(INCLUDE_DIR), "-x", "c++-header", os.fspath(hpp)]
-    return pch.header(hpp, lambda gch: compile_so(argv, gch, f"the kernel precompiled header for {platform}"),
-                      lambda: _prebuilt_path(hpp))
+    make = (lambda gch: compile_so(argv, gch, f"the kernel precompiled header for {platform}")) if build else None
+    return pch.header(hpp, make, lambda: _prebuilt_path(hpp))
 
 
 def prebuild_pch(platform: str) -> None:
-    """Verify (or build) the kernel precompiled header in the background while a program compiles; never raises."""
+    """Verify the kernel precompiled header in the background while a program compiles, and on a fresh cache
+    (no kernel built yet: this run builds them all) build it; never raises. Elsewhere a missing one is built
+    by the first kernel build that wants it, so a compile whose kernels are all cached starts no g++."""
     if platform in PLATFORM_FLAGS:
-        _submit_background(kernel_pch, platform)
+        folder = cache_root() / f"kernels-{platform}"
+        fresh = not (folder.is_dir() and any(e.name.endswith(".so") for e in os.scandir(folder)))
+        _submit_background(kernel_pch, platform, fresh)
 
 
 def _compile_kernel(argv: list[str], source: Path, out: Path, what: str, header: Callable[[], Path | None]) -> Path:

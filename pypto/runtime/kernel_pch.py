@@ -84,11 +84,12 @@ def gch_of(hpp: Path) -> Path:
     return hpp.with_name(hpp.name + GCH_SUFFIX)
 
 
-def header(hpp: Path, build: Callable[[Path], object],
+def header(hpp: Path, build: Callable[[Path], object] | None,
            prebuilt: Callable[[], Path | None] = lambda: None) -> Path | None:
     """The header to ``-include`` (``hpp``, or the install's copy ``prebuilt()`` names) once its ``.gch`` is verified,
     building ``hpp``'s with ``build(gch)`` when there is none; None when it cannot be had (a build that
-    failed, a full disk). Once per process and path: concurrent callers wait for the first; never raises."""
+    failed, a full disk) or there is none and ``build`` is None (then a later caller may still build it).
+    Once per process and path: concurrent callers wait for the first; never raises."""
     key = os.fspath(hpp)
     with _lock:
         fut = _ready.get(key)
@@ -102,6 +103,9 @@ def header(hpp: Path, build: Callable[[Path], object],
         result = _obtain(hpp, build, prebuilt)
     except Exception as exc:  # noqa: BLE001 - a kernel then builds without it; the cause is logged
         cachefs.warn("kernel pch: not used", reason=str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    if result is None and build is None:
+        with _lock:
+            _ready.pop(key, None)  # only looked for: a caller that may build tries again
     fut.set_result(result)
     return result
 
@@ -114,7 +118,7 @@ def _whole(hpp: Path) -> bool:
         return False
 
 
-def _obtain(hpp: Path, build: Callable[[Path], object], prebuilt: Callable[[], Path | None]) -> Path | None:
+def _obtain(hpp: Path, build: Callable[[Path], object] | None, prebuilt: Callable[[], Path | None]) -> Path | None:
     gch = gch_of(hpp)
     if _whole(hpp):
         cachefs.mark_used(gch)
@@ -123,7 +127,7 @@ def _obtain(hpp: Path, build: Callable[[Path], object], prebuilt: Callable[[], P
     if installed is not None and _whole(installed):
         return installed
     failed = hpp.with_name(hpp.name + FAILED_SUFFIX)
-    if failed.exists():
+    if build is None or failed.exists():
         return None
     if gch.exists() or cachefs.digest_path(gch).exists():
         cachefs.discard(gch, "kernel precompiled header")

@@ -144,3 +144,19 @@ def test_a_kernel_failing_with_it_is_built_without_it(cache: Path, tmp_path: Pat
     plain = build.compile_so([*argv[:-1], src.name], tmp_path / "plain.so", "plain", src.parent)
     assert built.read_bytes() == plain.read_bytes()
     assert not pch.gch_of(hpp).exists() and hpp.with_name(hpp.name + pch.FAILED_SUFFIX).exists()
+
+
+def test_a_compile_on_a_used_cache_builds_no_header_in_the_background(cache: Path, monkeypatch: pytest.MonkeyPatch):
+    """Before a compile the header is only looked for where kernels were built already (a compile whose kernels
+    are all cached must start no g++); on a fresh cache it is built while the program compiles."""
+    built: list[str] = []
+    monkeypatch.setattr(build, "_submit_background", lambda fn, *args: fn(*args))
+    monkeypatch.setattr(build, "compile_so", lambda argv, out, what, cwd=None: built.append(what) or _fake_gch(out))
+    monkeypatch.setattr(build, "compiler_id", lambda: "g++ (test)")
+    (cache / "kernels-a2a3sim").mkdir(parents=True)
+    (cache / "kernels-a2a3sim" / "k-0123.so").write_bytes(b"\0")
+    build.prebuild_pch("a2a3sim")
+    assert built == [] and not list((cache / "pch-a2a3sim").glob("*.gch"))
+    assert build.kernel_pch("a2a3sim") is not None and len(built) == 1  # the first kernel build that wants it
+    build.prebuild_pch("a5sim")  # no a5sim kernel yet: a fresh cache for that platform
+    assert len(built) == 2 and list((cache / "pch-a5sim").glob("*.gch"))
