@@ -116,6 +116,7 @@ def _compile_program(program: Any, config: RunConfig) -> Any:
     builds.core()  # a fresh cache: the runtime's g++ runs while Python parses, compiles and ptoas assembles
     compiled = _from_disk(program, options, config, builds) if memo else None
     if compiled is None:
+        builds.kernel_header()
         compiled = ir_compile(program, platform=config.platform, output_dir=config.save_kernels_dir,
                               strategy=config.strategy, dump_passes=dump, memory_planner=config.memory_planner)
         builds.artifact(compiled)
@@ -141,6 +142,11 @@ class _Builds:
     def core(self) -> None:
         if self.build is not None:
             self.build.prebuild_core()
+
+    def kernel_header(self) -> None:
+        """Before a compile: the kernels' precompiled header is verified (or built) while Python compiles."""
+        if self.build is not None:
+            self.build.prebuild_pch(self.config.platform)
 
     def artifact(self, compiled: Any) -> None:
         if self.build is None:
@@ -168,6 +174,7 @@ def _from_disk(program: Any, options: tuple[Any, ...], config: RunConfig, builds
     from pypto.driver import compile as ir_compile
 
     platform, strategy, dump, planner = options
+    builds.kernel_header()
     compiled = ir_compile(program, platform=platform, output_dir=config.save_kernels_dir, strategy=strategy,
                           dump_passes=dump, memory_planner=planner)
     builds.artifact(compiled)  # g++ starts before the artifact is copied into the cache

@@ -193,9 +193,10 @@ class JITFunction:
         if kwargs["skip_ptoas"]:
             return ir_compile(program, **kwargs)
         _prebuild_runtime(cfg.platform, kwargs.get("runtime"), getattr(cfg, "dfx_enabled", False))
-        compiled = ir_compile(program, **kwargs)
         from pypto.runtime import build
 
+        build.prebuild_pch(cfg.platform)  # the kernels' precompiled header: verified (or built) while this compiles
+        compiled = ir_compile(program, **kwargs)
         build.prebuild_artifact(compiled.output_dir, cfg.platform)  # g++ starts while Python moves on
         return compiled
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from pypto.artifact.directory import ArtifactInfo, KernelSpec
 from pypto.errors import StorageError, ToolchainError
+from pypto.runtime import kernel_pch as pch
 from pypto.toolchain import cachefs
 from pypto.toolchain.platforms import CORE_MACROS, HARDWARE_PLATFORMS
 
@@ -318,14 +319,19 @@ def prebuilt_dir() -> Path | None:
 
 def _prebuilt(out: Path) -> Path | None:
     """The install's verified copy of cache object ``out`` (same key, so the same bytes), else None."""
+    cand = _prebuilt_path(out)
+    return cand if cand is not None and cachefs.verified(cand) else None
+
+
+def _prebuilt_path(out: Path) -> Path | None:
+    """Where the install's copy of cache object ``out`` would be (unchecked), or None without a prebuilt dir."""
     root = prebuilt_dir()
     if root is None:
         return None
     try:
-        cand = root / out.relative_to(cache_root())
+        return root / out.relative_to(cache_root())
     except ValueError:
         return None
-    return cand if cachefs.verified(cand) else None
 
 
 def _once(out: Path, build: Callable[[], Path], what: str = "build output") -> Path:
@@ -473,7 +479,44 @@ def orchestration_argv(source: Path) -> list[str]:
     return [GXX, *ORCH_FLAGS, "-I", os.fspath(INCLUDE_DIR), os.fspath(source)]
 
 
-def _cached_build(argv: list[str], source: Path, sidecar: Path | None, kind: str, what: str) -> Path:
+def kernel_pch(platform: str, build: bool = True) -> Path | None:
+    """The header to ``-include`` in a kernel build for ``platform`` (its ``.gch`` verified, built once per key
+    when missing and ``build``), or None (:mod:`pypto.runtime.kernel_pch`)."""
+    flags = (*(f for f in KERNEL_FLAGS if f != "-shared"), *PLATFORM_FLAGS[platform])
+    key = _key("pch", *flags, os.fspath(INCLUDE_DIR), pch.PRELUDE, header_hash(), compiler_id())
+    hpp = cache_root() / f"pch-{platform}" / f"prelude-{key}.hpp"
+    argv = [GXX, *flags, "-I", os.fspath(INCLUDE_DIR), "-x", "c++-header", os.fspath(hpp)]
+    make = (lambda gch: compile_so(argv, gch, f"the kernel precompiled header for {platform}")) if build else None
+    return pch.header(hpp, make, lambda: _prebuilt_path(hpp))
+
+
+def prebuild_pch(platform: str) -> None:
+    """Verify the kernel precompiled header in the background while a program compiles, and on a fresh cache
+    (no kernel built yet: this run builds them all) build it; never raises. Elsewhere a missing one is built
+    by the first kernel build that wants it, so a compile whose kernels are all cached starts no g++."""
+    if platform in PLATFORM_FLAGS:
+        folder = cache_root() / f"kernels-{platform}"
+        fresh = not (folder.is_dir() and any(e.name.endswith(".so") for e in os.scandir(folder)))
+        _submit_background(kernel_pch, platform, fresh)
+
+
+def _compile_kernel(argv: list[str], source: Path, out: Path, what: str, header: Callable[[], Path | None]) -> Path:
+    """g++ of a cached build from the source's directory, with the precompiled prelude when ``header`` gives one;
+    a build that fails with it is redone without it."""
+    plain = [*argv[:-1], source.name]
+    hpp = header()
+    if hpp is None:
+        return compile_so(plain, out, what, source.parent)
+    try:
+        return compile_so([*argv[:-1], "-include", os.fspath(hpp), source.name], out, what, source.parent)
+    except ToolchainError:
+        built = compile_so(plain, out, what, source.parent)
+        pch.reject(hpp)
+        return built
+
+
+def _cached_build(argv: list[str], source: Path, sidecar: Path | None, kind: str, what: str,
+                  header: Callable[[bytes], Path | None] = lambda text: None) -> Path:
     for _ in range(3):
         text = source.read_bytes()
         key = _key(kind, text, *argv[1:-1], header_hash(), compiler_id())
@@ -483,7 +526,7 @@ def _cached_build(argv: list[str], source: Path, sidecar: Path | None, kind: str
             break
         # built from the source's own directory by its bare name: __FILE__ (PTO2_SCOPE's location) and the
         # object are then the same wherever the artifact lives, as the cache key (no path in it) assumes
-        _once(out, functools.partial(compile_so, [*argv[:-1], source.name], out, what, source.parent), what)
+        _once(out, functools.partial(_compile_kernel, argv, source, out, what, functools.partial(header, text)), what)
         if source.read_bytes() == text:
             prune(out.parent, keep=out)
             break
@@ -531,8 +574,12 @@ def build_kernel(spec: KernelSpec, platform: str, sidecars: bool = True) -> Path
     if not spec.source.is_file():
         raise FileNotFoundError(f"kernel '{spec.name}': source {spec.source} does not exist")
     argv = kernel_argv(spec.source, platform, spec.core_type, spec.include_dirs)
+
+    def header(text: bytes) -> Path | None:
+        return kernel_pch(platform) if pch.eligible(text, spec.source, spec.include_dirs) else None
+
     return _cached_build(argv, spec.source, spec.source.with_suffix(".so") if sidecars else None, f"kernels-{platform}",
-                         f"kernel '{spec.name}' ({spec.source})")
+                         f"kernel '{spec.name}' ({spec.source})", header)
 
 
 def build_orchestration(source: Path, sidecars: bool = True) -> Path:

@@ -89,7 +89,30 @@ def test_a_cache_override_ignores_the_prebuilt_dir(tmp_path: Path, monkeypatch: 
 def test_prebuild_command_prints_the_libraries(sim_cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert prebuild.main(["--dir", str(sim_cache), "--platform", PLATFORM, "--runtime", RUNTIME, "--no-extras"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert Path(out[0]).is_file() and out[-1].startswith(f"prebuilt 1 runtime libraries into {sim_cache}")
+    assert Path(out[0]).is_file()
+    assert out[-1].startswith(f"prebuilt 1 runtime libraries and 1 kernel precompiled headers into {sim_cache}")
+    header = Path(out[1])  # the kernels' precompiled prelude, its .gch beside it
+    assert header.parent.name == f"pch-{PLATFORM}" and header.with_name(header.name + ".gch").is_file()
+
+
+def test_a_kernel_header_in_the_prebuilt_dir_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The install's .gch serves a cache that has none; a damaged one is skipped and the cache builds its own."""
+    from pypto.runtime import kernel_pch
+
+    installed = prebuild.prebuild_pch(tmp_path / "prebuilt", (PLATFORM,))[0]
+    monkeypatch.setenv("PYPTO_PREBUILT_DIR", str(tmp_path / "prebuilt"))
+    monkeypatch.setattr(build, "_cache_override", [])
+    monkeypatch.setattr(build, "_settings_cache_dir", lambda: tmp_path / "cache")
+    kernel_pch.forget()
+    assert build.kernel_pch(PLATFORM) == installed
+    gch = installed.with_name(installed.name + ".gch")
+    data = bytearray(gch.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    gch.write_bytes(bytes(data))
+    kernel_pch.forget()
+    own = build.kernel_pch(PLATFORM)
+    assert own is not None and own != installed and own.is_relative_to(tmp_path / "cache")
+    kernel_pch.forget()
 
 
 def test_prebuild_core_starts_nothing_when_the_core_object_is_there(sim_cache: Path,

@@ -64,6 +64,37 @@ def test_pinned_wheel_shim_runs_and_is_stable(tmp_path):
     assert links and all((first.parent / "lib" / n).is_symlink() for n in links)
 
 
+def test_the_shim_starts_no_probe_per_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether ptoas may run with randomization off is asked once per process (no process started) and
+    baked into the wrapper, whose shim dir is keyed by the answer: a call starts setarch (when allowed) and
+    ptoas, never ``uname`` or a trial ``setarch ... true``."""
+    install = ptoas.PtoasInstall(binary=Path("/opt/ptoas/bin/ptoas"), libs=Path("/opt/ptoas.libs"), version="0.1.1",
+                                 record_hash="abc")
+    off = ptoas._shim_script(install, tmp_path / "shim", no_aslr=True)
+    plain = ptoas._shim_script(install, tmp_path / "shim", no_aslr=False)
+    assert f"setarch {os.uname().machine} -R" in off and "setarch" not in plain
+    assert not any(word in text for text in (off, plain) for word in ("uname", "true", "if "))
+    assert ptoas._shim_key(install, True) != ptoas._shim_key(install, False)
+    started: list[object] = []
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: started.append(a))
+    ptoas.no_aslr_allowed.cache_clear()
+    try:
+        assert isinstance(ptoas.no_aslr_allowed(), bool) and started == []
+        assert ptoas.no_aslr_allowed.cache_info().currsize == 1  # once per process
+    finally:
+        ptoas.no_aslr_allowed.cache_clear()
+
+
+def test_the_shim_really_turns_randomization_off(tmp_path: Path) -> None:
+    """Where allowed, the wrapper's command line runs its child with ADDR_NO_RANDOMIZE set."""
+    if not ptoas.no_aslr_allowed():
+        pytest.skip("this kernel (or its seccomp profile) does not let setarch -R turn randomization off")
+    install = ptoas.PtoasInstall(binary=Path("/bin/cat"), libs=tmp_path, version="0", record_hash="x")
+    wrapper = _script(tmp_path / "w", ptoas._shim_script(install, tmp_path, no_aslr=True).split("\n", 1)[1])
+    proc = subprocess.run([str(wrapper), "/proc/self/personality"], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0 and int(proc.stdout, 16) & ptoas.ADDR_NO_RANDOMIZE
+
+
 def test_the_shims_default_dir_is_the_cache_dir_setting(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from pypto.toolchain.ptoas import default_cache_dir
     from pypto.toolchain.settings import resolve_settings
