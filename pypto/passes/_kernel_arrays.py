@@ -24,6 +24,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, WhileStmt, YieldStmt, flatten, seq
 from pypto.ir.types import ArrayType, ScalarType
 from pypto.ir.visitor import IRMutator
+from pypto.passes._rewrite import assign_of
 from pypto.passes._util import NameGen, base_name, iter_stmts
 
 _HINT = ("index the array with constants (a Python int or a loop of pl.unroll), or keep the values in "
@@ -90,8 +91,8 @@ class _Scalarize:
     def stmt(self, s: Stmt) -> list[Stmt]:
         if isinstance(s, AssignStmt) and isinstance(s.var.var_type, ArrayType):
             return self.array(s)
-        if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "array.get_element":
-            self.exprs.alias[s.var] = self.exprs.element(s.value)  # t = arr[k]: uses of t read the element
+        if (got := assign_of(s, "array.get_element")) is not None:
+            self.exprs.alias[got[0]] = self.exprs.element(got[1])  # t = arr[k]: uses of t read the element
             return []
         if isinstance(s, IfStmt):
             return [self.branch(s)]
