@@ -29,6 +29,15 @@ MASK_STEP = {MaskPattern.P0101: (2, 0), MaskPattern.P1010: (2, 1), MaskPattern.P
              MaskPattern.P0010: (4, 1), MaskPattern.P0100: (4, 2), MaskPattern.P1000: (4, 3),
              MaskPattern.P1111: (1, 0)}
 _INDEX_DTYPES = (DataType.UINT32, DataType.INT32)
+# ptoas 0.1.1 cannot put tiles side by side on chip (no tinsert or tconcat), so the lists meet in GM
+_MULTI_LIST = ("{name}: merging {k} separate sorted lists (the multi-list, 'format2' tmrgsort) is not supported "
+               "with ptoas 0.1.1, whose pto.tmrgsort takes one row of sorted runs and which cannot place "
+               "tiles side by side on chip; the ptoas upstream pypto pins (v0.57) merges 2 to 4 lists")
+_MULTI_LIST_HINT = ("lay the lists side by side in GM and merge that row in a second scope: create "
+                    "row = pl.create_tensor([1, 4 * L], dtype=pl.FP32) before the pl.at, in it write "
+                    "row[:, i * L:(i + 1) * L] = list_i and fill the unused runs with a value below every "
+                    "score (pl.full(..., value=-3.402823e38)); in a following pl.at, pl.mrgsort(row, "
+                    "block_len=L)[:, 0:k * L] is the merge (each list L slots, a multiple of 64)")
 
 
 def _const_cols(name: str, t: Any, span: Span) -> int:
@@ -64,10 +73,7 @@ def _mrgsort(name: str, kind: type):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         src = shaped(args[0], name, "src", span, kind)
         if len(args) > 1:
-            raise UserError(f"{name}: merging separate sorted lists (the multi-list tmrgsort) is not supported "
-                            "with ptoas 0.1.1, whose pto.tmrgsort takes one list of sorted blocks", span,
-                            hint="put the lists side by side in one row (pl.assemble into a [1, 4 * L] tensor) "
-                                 "and merge them with pl.mrgsort(row, block_len=L)")
+            raise UserError(_MULTI_LIST.format(name=name, k=len(args)), span, hint=_MULTI_LIST_HINT)
         cols = _const_cols(name, src, span)
         rows = as_int(src.shape[0])
         if rows != 1:
