@@ -29,16 +29,34 @@ MASK_STEP = {MaskPattern.P0101: (2, 0), MaskPattern.P1010: (2, 1), MaskPattern.P
              MaskPattern.P0010: (4, 1), MaskPattern.P0100: (4, 2), MaskPattern.P1000: (4, 3),
              MaskPattern.P1111: (1, 0)}
 _INDEX_DTYPES = (DataType.UINT32, DataType.INT32)
-# ptoas 0.1.1 cannot put tiles side by side on chip (no tinsert or tconcat), so the lists meet in GM
-_MULTI_LIST = ("{name}: merging {k} separate sorted lists (the multi-list, 'format2' tmrgsort) is not supported "
-               "with ptoas 0.1.1, whose pto.tmrgsort takes one row of sorted runs and which cannot place "
-               "tiles side by side on chip; the ptoas upstream pypto pins (v0.57) merges 2 to 4 lists")
-_MULTI_LIST_HINT = ("lay the lists side by side in GM and merge that row in a second scope: create "
-                    "row = pl.create_tensor([1, 4 * L], dtype=pl.FP32) before the pl.at, in it write "
-                    "row[:, i * L:(i + 1) * L] = list_i and fill the unused runs with a value below every "
-                    "score (pl.full(..., value=-3.402823e38)); in a following pl.at, pl.mrgsort(row, "
-                    "block_len=L)[:, 0:k * L] is the merge (each list L slots, a multiple of 64)")
+# ptoas 0.1.1 cannot put tiles side by side on chip (no tinsert or tconcat), so separate lists meet in GM:
+# pypto.passes._merge_lists rewrites a tensor-level merge at the top of a kernel; anything else is refused
+MULTI_LIST = ("{name}: merging {k} separate sorted lists (the multi-list, 'format2' tmrgsort) {where}; "
+              "ptoas 0.1.1's pto.tmrgsort takes one row of sorted runs and cannot place tiles side by side on "
+              "chip (the ptoas upstream pypto pins, v0.57, merges 2 to 4 lists)")
+MULTI_LIST_HINT = ("lay the lists side by side in GM and merge that row in a second scope: create "
+                   "row = pl.create_tensor([1, 4 * L], dtype=pl.FP32) before the pl.at, in it write "
+                   "row[:, i * L:(i + 1) * L] = list_i and fill the unused runs with a value below every "
+                   "score (pl.full(..., value=-3.402823e38)); in a following pl.at, pl.mrgsort(row, "
+                   "block_len=L)[:, 0:k * L] is the merge (each list L slots, a multiple of 64)")
 
+
+def _lists(name: str, args: list[Expr], kw: dict[str, Any], span: Span, kind: type) -> Type:
+    """``mrgsort(a, b[, c[, d]])``: each list one row of ``L`` (value, index) slots, the same ``L`` for all,
+    a multiple of 64; the result is the ``[1, k * L]`` merge (pypto.passes._merge_lists lowers it)."""
+    def refuse(why: str) -> UserError:
+        return UserError(MULTI_LIST.format(name=name, k=len(args), where=why), span, hint=MULTI_LIST_HINT)
+    if kind is not TensorType:
+        raise refuse("is not supported on tiles with ptoas 0.1.1")
+    if kw.get("exhausted") or kw.get("block_len") is not None:
+        raise refuse("with exhausted=True or a block_len is not supported with ptoas 0.1.1")
+    lists = [shaped(a, name, f"src{i}", span, kind) for i, a in enumerate(args)]
+    shapes = {tuple(as_int(d) for d in t.shape) for t in lists}
+    (shape,) = shapes if len(shapes) == 1 else (None,)
+    if shape is None or len(shape) != 2 or shape[0] != 1 or not isinstance(shape[1], int) or shape[1] % 64 \
+            or any(t.dtype is not DataType.FP32 for t in lists):
+        raise refuse("of other than equal [1, L] FP32 rows (L a multiple of 64) is not supported with ptoas 0.1.1")
+    return like(lists[0], (1, len(args) * shape[1]))
 
 def _const_cols(name: str, t: Any, span: Span) -> int:
     _, cols = require_2d(name, t, span)
@@ -73,7 +91,7 @@ def _mrgsort(name: str, kind: type):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         src = shaped(args[0], name, "src", span, kind)
         if len(args) > 1:
-            raise UserError(_MULTI_LIST.format(name=name, k=len(args)), span, hint=_MULTI_LIST_HINT)
+            return _lists(name, args, kw, span, kind)
         cols = _const_cols(name, src, span)
         rows = as_int(src.shape[0])
         if rows != 1:
