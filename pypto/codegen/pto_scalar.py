@@ -69,7 +69,7 @@ class ScalarLowering:
             lit = float_literal(value, ty)
         elif ty == "i1":
             value = bool(value)
-            lit = "true" if value else "false"
+            lit = str(int(value))  # 0.1.1's parser takes `1 : i1`, not `true : i1`
         else:
             value = int(value)
             lit = str(value)

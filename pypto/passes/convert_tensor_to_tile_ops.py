@@ -408,8 +408,8 @@ def _cube_only_operands(func: Function) -> set[Var]:
 
 
 def _gather_only(func: Function) -> set[Var]:
-    """Vars whose every use is as the source of a ``tensor.gather``."""
-    gathered = Counter(c.args[0] for c in calls_in(func.body) if c.op == "tensor.gather" and c.args)
+    """Vars whose every use is as the source of a mask-pattern ``tensor.gather`` (one by index copies)."""
+    gathered = Counter(c.args[0] for c in calls_in(func.body) if c.op == "tensor.gather" and len(c.args) == 1)
     uses = var_use_counts(func.body)
     return {v for v, n in gathered.items() if isinstance(v, Var) and uses[v] == n + 1}  # + its definition
 

@@ -109,10 +109,27 @@ def _mrgsort(name: str, kind: type):
     return infer
 
 
+def _gather_index(name: str, src: Any, index: Any, kw: dict[str, Any], span: Span) -> Type:
+    """``gather(src, index)``: ``out[0, j] = src[0, index[0, j]]`` of one 32-bit row (``pto.tgather``)."""
+    rows, _ = require_2d(name, src, span)
+    if as_int(rows) != 1 or src.dtype.bits != 32:
+        raise UserError(f"{name}: gathers by index from one row of 32-bit elements, got {src}", span,
+                        hint="gather from a [1, N] window of the tensor")
+    n = _const_cols(name, index, span)
+    if as_int(index.shape[0]) != 1 or index.dtype is not DataType.INT32:
+        raise UserError(f"{name}: the index operand must be one INT32 row, got {index}", span,
+                        hint="cast the positions with pl.cast(pos, pl.INT32)")
+    if kw.get("output_dtype") is not None or kw.get("src_cols") is not None:
+        raise UserError(f"{name}: output_dtype and src_cols belong to the mask-pattern form", span)
+    return like(src, (1, n))
+
+
 def _gather(name: str, kind: type):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         src = shaped(args[0], name, "src", span, kind)
         pattern = kw.get("mask_pattern")
+        if len(args) > 1 and pattern is None:
+            return _gather_index(name, src, shaped(args[1], name, "index", span, kind), kw, span)
         if len(args) > 1 or pattern is None:
             raise UserError(f"{name}: only the mask-pattern form (mask_pattern=pl.tile.MaskPattern.P0101) is "
                             "supported with ptoas 0.1.1", span,
