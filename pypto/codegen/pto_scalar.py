@@ -69,7 +69,7 @@ class ScalarLowering:
             lit = float_literal(value, ty)
         elif ty == "i1":
             value = bool(value)
-            lit = "true" if value else "false"
+            lit = str(int(value))  # 0.1.1's parser takes `1 : i1`, not `true : i1`
         else:
             value = int(value)
             if ty == "i16" and 2**15 <= value < 2**16:  # a UINT16 constant on its INT16 carrier: same bits

@@ -69,6 +69,11 @@ def _gather_indices(cg: KernelCodegen, n: int, stride: int, phase: int) -> Tile:
 
 def _gather(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     src = cg.tile_of(c.args[0])
+    if len(c.args) > 1:  # by an INT32 index row: pto.tgather's index form
+        idx, out = cg.tile_of(c.args[1]), cg.def_tile(dst, valid=None)
+        cg.op(f"pto.tgather ins(%{src.ssa} : {src.ty}, %{idx.ssa} : {idx.ty}) outs(%{out.ssa} : {out.ty})")
+        cg.written.add(out.ssa)
+        return
     if src.buf.rows != 1 or src.buf.loc != "ub":
         raise cg.error(f"tile.gather with a mask pattern reads one Vec row with {TOOLCHAIN}, got a "
                        f"{src.buf.rows}-row {src.buf.loc} tile", hint="loop over the rows (pl.range)")

@@ -336,6 +336,13 @@ def _mrgsort(src, block_len):
     return torch.gather(pairs, 2, order.unsqueeze(-1).expand(-1, -1, -1, 2)).reshape(rows, cols)
 
 
+def _mrgsort_lists(*lists):
+    """Sorted (value, index) rows of L slots merged into one of k * L, descending (earlier list first on ties)."""
+    width, k = lists[0].shape[1], len(lists)
+    filler = torch.full((1, (4 - k) * width), -3.4028234663852886e38)  # the runs no list fills
+    return _mrgsort(torch.cat([*lists, filler], dim=1), width)[:, :k * width]
+
+
 def _gather_mask(src, stride, phase, cols, dtype):
     """Column c of the first ``cols`` columns is kept when c % stride == phase; the bits read as ``dtype``."""
     out = src[:, int(phase):int(cols):int(stride)].contiguous()

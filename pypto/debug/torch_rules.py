@@ -188,6 +188,8 @@ def _array_create(em: _Emitter, c: Call) -> str:
 def _gather(em: _Emitter, c: Call) -> str:
     from pypto.ir.ops.sort_ops import MASK_STEP
 
+    if len(c.args) > 1:  # by an index row
+        return f"torch.gather({em.arg(c, 0)}, 1, {em.arg(c, 1)}.long())"
     stride, phase = MASK_STEP[c.kwargs["mask_pattern"]]
     cols = em.kw(c, "src_cols") or f"{em.arg(c, 0)}.shape[1]"
     out = c.kwargs.get("output_dtype")
@@ -196,7 +198,8 @@ def _gather(em: _Emitter, c: Call) -> str:
 
 _SORTING = {
     "sort32": lambda em, c: f"_sort32({em.arg(c, 0)}, {em.arg(c, 1)})",
-    "mrgsort": lambda em, c: f"_mrgsort({em.arg(c, 0)}, {em.kw(c, 'block_len')})",
+    "mrgsort": lambda em, c: (f"_mrgsort({em.arg(c, 0)}, {em.kw(c, 'block_len')})" if len(c.args) == 1 else
+                              f"_mrgsort_lists({', '.join(em.arg(c, i) for i in range(len(c.args)))})"),
     "gather": _gather,
     "set_validshape": lambda em, c: f"_mark_valid({em.arg(c, 0)}.clone(), ({em.arg(c, 1)}, {em.arg(c, 2)}))",
 }

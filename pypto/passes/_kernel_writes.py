@@ -69,7 +69,22 @@ def whole_tile_assemble(conv: _Converter, s: Stmt, value: Call) -> list[Stmt] | 
     out: list[Stmt] = []
     tile = conv.tile_of(src, MemorySpace.Vec, out)
     copy = make_call("tile.slice", [tile, ints(src_t.shape), offsets], span=value.span)
+    conv.created.add(s.var)  # a later window write into the copy assembles into it too
     return [*out, conv.bind(s, copy)]
+
+
+def window_tile_assemble(conv: _Converter, s: Stmt, value: Call) -> list[Stmt] | None:
+    """``t[:, a:b] = v`` (``t = pl.assemble(t, v, offs)``) of a ``pl.create_tensor`` or ``pl.full`` of the
+    kernel, a window of it: ``tile.assemble`` of the tiles (the blocks a store of ``t`` writes in order);
+    None for an assemble into a GM tensor (or a view of one), which is stored to."""
+    target, src, offsets = value.args
+    if not (isinstance(s, AssignStmt) and isinstance(target, Var) and target in conv.created):
+        return None
+    out: list[Stmt] = []
+    block = conv.tile_of(src, MemorySpace.Vec, out)
+    call = make_call("tile.assemble", [conv.tiles[target], block, _listed(offsets)], span=value.span)
+    conv.created.add(s.var)
+    return [*out, conv.bind(s, call)]
 
 
 def write(conv: _Converter, s: Stmt, value: Call) -> list[Stmt]:

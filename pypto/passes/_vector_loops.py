@@ -6,6 +6,7 @@ scalar arithmetic in a kernel. A loop with constant bounds and step 1 over ``i``
 
 * reads elements ``s = pl.read(t, [..., i, ...])`` (one index is ``i``, or ``i`` plus a loop-invariant
   offset; the others are loop-invariant), at least one of them of a tensor the region computes itself,
+  or ``pl.read(t, [r, p])`` at a position ``p`` read so (a gather: ``pl.gather(t[r:r+1, :], row of p)``),
 * computes scalars from them with ``+ - * /``, ``min``/``max`` and loop-invariant operands, and
 * writes elements ``pl.write(d, [..., i, ...], v)`` the same way, each tensor once and none that the loop
   reads,
@@ -25,7 +26,8 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 
-from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, Var, as_int
+from pypto.ir.dtypes import DataType
+from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, UnaryExpr, UnOp, Var, as_int
 from pypto.ir.function import Function
 from pypto.ir.ops.common import ROW_EXPAND_FORM, SCALAR_FORM
 from pypto.ir.ops.registry import make_call, op_of
@@ -109,12 +111,32 @@ class _Rows:
         self.row_set.add(row)
         return row
 
+    def _positions(self, read: Call) -> Var | None:
+        """The row of positions when ``read`` is ``t[r, p]`` with ``p`` (or its cast) a scalar of the loop."""
+        idx = elements(read.args[1])
+        p = idx[-1].operand if isinstance(idx[-1], UnaryExpr) and idx[-1].op is UnOp.Cast else idx[-1]
+        return self.rows.get(p) if isinstance(p, Var) else None
+
+    def gathered(self, read: Call, name: str) -> Var:
+        """``t[r, p]`` over the loop, ``p`` the elements of an INT32 row: ``gather(t[r:r+1, :], row)``."""
+        t, idx, pos = read.args[0], elements(read.args[1]), self._positions(read)
+        shape = t.type
+        if not isinstance(shape, TensorType) or len(shape.shape) != 2 or len(idx) != 2 or pos is None or \
+                pos.type.dtype is not DataType.INT32 or shape.dtype.bits != 32 or not self.invariant(idx[0]):
+            raise _NotRows
+        self.reads_local |= t in self.local
+        src = t
+        if as_int(shape.shape[0]) != 1:
+            src = self.bind(f"{name}_src", make_call("tensor.slice", [t, ints([1, shape.shape[1]]),
+                                                                      ints([idx[0], 0])], span=read.span))
+        return self.bind(name, make_call("tensor.gather", [src, pos], span=read.span))
+
     def value(self, e: Expr, name: str) -> Expr:
         """``e`` as a ``[1, n]`` row (a Var), or ``e`` itself when it does not change over the loop."""
         if isinstance(e, Var) and e in self.rows:
             return self.rows[e]
         if isinstance(e, Call) and e.op == "tensor.read":
-            return self.read(e, name)
+            return self.gathered(e, name) if self._positions(e) is not None else self.read(e, name)
         if isinstance(e, BinaryExpr) and e.op in _TILE_OP and not self.invariant(e):
             return self.binary(e, name)
         if self.invariant(e) and isinstance(e.type, ScalarType):

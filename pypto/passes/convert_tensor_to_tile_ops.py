@@ -42,6 +42,7 @@ from pypto.ir.visitor import substitute
 from pypto.passes import _expand_clone, _kernel_writes
 from pypto.passes._atomic_store import expand_atomic_stores
 from pypto.passes._kernel_reads import write_values
+from pypto.passes._merge_lists import merge_lists
 from pypto.passes._peel import peel_first_iterations
 from pypto.passes._rewrite import assigns_of, drop_defs, load_whole, match, shaped
 from pypto.passes._util import base_name, calls_in, iter_stmts, trailing_yield, var_use_counts
@@ -249,6 +250,8 @@ class _Converter:
 
     def assemble(self, s: Stmt, value: Call) -> list[Stmt]:
         copied = _kernel_writes.whole_tile_assemble(self, s, value)  # t[:, :] = v of a created tile
+        if copied is None:
+            copied = _kernel_writes.window_tile_assemble(self, s, value)  # t[:, a:b] = v of one
         if copied is not None:
             return copied
         out: list[Stmt] = []
@@ -404,8 +407,8 @@ def _cube_only_operands(func: Function) -> set[Var]:
 
 
 def _gather_only(func: Function) -> set[Var]:
-    """Vars whose every use is as the source of a ``tensor.gather``."""
-    gathered = Counter(c.args[0] for c in calls_in(func.body) if c.op == "tensor.gather" and c.args)
+    """Vars whose every use is as the source of a mask-pattern ``tensor.gather`` (one by index copies)."""
+    gathered = Counter(c.args[0] for c in calls_in(func.body) if c.op == "tensor.gather" and len(c.args) == 1)
     uses = var_use_counts(func.body)
     return {v for v, n in gathered.items() if isinstance(v, Var) and uses[v] == n + 1}  # + its definition
 
@@ -454,7 +457,7 @@ class ConvertTensorToTileOps(Pass):
     def run_function(self, func: Function, program: Program) -> Function:
         if not func.is_incore:
             return func
-        return expand_atomic_stores(self._convert(func), program)
+        return expand_atomic_stores(self._convert(merge_lists(func)), program)
 
     def _convert(self, func: Function) -> Function:
         if not _has_tensor_ops(func):  # tile-level: only loops of matmul_acc(..., init_cond=...) are peeled

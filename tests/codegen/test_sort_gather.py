@@ -130,8 +130,12 @@ class P:
     ("            s = pl.sort32(x[:, 0:48], ramp[:, 0:48])", UserError, "multiple of 32"),
     ("            s = pl.mrgsort(pl.sort32(x, ramp), block_len=96)", UserError, "multiple of 64"),
     ("            s = pl.mrgsort(pl.sort32(x, ramp), block_len=256)", UserError, "multiple of 1024"),
-    ("            s = pl.sort32(x, ramp)\n            s = pl.mrgsort(s[:, 0:256], s[:, 256:512])", UserError,
-     "one list of sorted blocks"),
+    ("            s = pl.sort32(x, ramp)\n            for i in pl.range(2):\n                s = pl.mrgsort(s[:, 0:256], "
+     "s[:, 256:512])", UserError, "inside a loop or an if of a kernel"),
+    ("            s = pl.sort32(x, ramp)\n            s = pl.mrgsort(s[:, 0:128], s[:, 128:256], s[:, 256:320])",
+     UserError, "v0.57"),
+    ("            s = pl.sort32(x, ramp)\n            s = pl.mrgsort(s[:, 0:256], s[:, 256:512], exhausted=True)",
+     UserError, "exhausted=True"),
     ("            s = pl.sort32(x, ramp)\n            g = pl.gather(s[:, 64:128], mask_pattern=pl.tile.MaskPattern.P0101)",
      UnsupportedFeatureError, "leading columns"),
     ("            g = pl.gather(x, mask_pattern=pl.tile.MaskPattern.P0101, output_dtype=pl.FP16)", UserError,
@@ -143,6 +147,49 @@ def test_sort_and_gather_misuse_is_a_located_error(stmts, err, needle, tmp_path,
         ir.compile(pl.parse(_body(stmts)), platform="a2a3sim")
     assert needle in str(info.value)
     assert ":" in str(info.value).split("error")[0]  # file:line:col before the message
+    if "separate sorted lists" in str(info.value):  # the hint is the GM rewrite MERGE_IN_GM runs
+        assert "pl.create_tensor([1, 4 * L]" in str(info.value) and "block_len=L)[:, 0:k * L]" in str(info.value)
+
+
+# The rewrite the multi-list error suggests: two sorted lists side by side in a GM row the orchestration
+# creates (the unused runs below every score), merged with block_len = L in a second scope.
+L2 = 256  # slots per list (128 pairs)
+MERGE_IN_GM = f"""import pypto.language as pl
+
+@pl.program
+class MergeInGm:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[1, {L2}], pl.FP32], vals: pl.Out[pl.Tensor[[1, {L2}], pl.FP32]],
+             idx: pl.Out[pl.Tensor[[1, {L2}], pl.INT32]]) -> pl.Tensor[[1, {L2}], pl.FP32]:
+        row = pl.create_tensor([1, {4 * L2}], dtype=pl.FP32)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            first = pl.mrgsort(pl.sort32(x[:, 0:{L2 // 2}], pl.arange(0, [1, {L2 // 2}], dtype=pl.UINT32)),
+                               block_len=64)
+            second = pl.mrgsort(pl.sort32(x[:, {L2 // 2}:{L2}], pl.arange({L2 // 2}, [1, {L2 // 2}],
+                                                                           dtype=pl.UINT32)), block_len=64)
+            row[:, {2 * L2}:{4 * L2}] = pl.full([1, {2 * L2}], dtype=pl.FP32, value=-3.402823e38)
+            row[:, 0:{L2}] = first
+            row[:, {L2}:{2 * L2}] = second
+        with pl.at(level=pl.Level.CORE_GROUP):
+            merged = pl.mrgsort(row, block_len={L2})[:, 0:{2 * L2}]
+            vals[:, :] = pl.gather(merged, mask_pattern=pl.tile.MaskPattern.P0101)
+            idx[:, :] = pl.gather(merged, mask_pattern=pl.tile.MaskPattern.P1010, output_dtype=pl.INT32)
+        return vals
+"""
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_the_multi_list_hint_merges_two_sorted_lists_in_gm(platform, tmp_path, monkeypatch):
+    compiled, text = _compile(MERGE_IN_GM, platform, tmp_path, monkeypatch)
+    assert f"blockLen = {L2}" in text
+    x = np.random.default_rng(3).standard_normal((1, L2)).astype(np.float32)
+    x[0, 5] = x[0, L2 // 2 + 9] = 7.0  # a tie across the lists: the first list's entry comes first
+    vals, idx = np.zeros((1, L2), np.float32), np.zeros((1, L2), np.int32)
+    compiled(x, vals, idx)
+    order = np.argsort(-x, axis=1, kind="stable")
+    np.testing.assert_array_equal(idx, order)
+    np.testing.assert_array_equal(vals, np.take_along_axis(x, order, axis=1))
+    assert list(idx[0, :2]) == [5, L2 // 2 + 9]
 
 
 BCAST = """import pypto.language as pl

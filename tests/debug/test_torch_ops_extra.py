@@ -278,3 +278,53 @@ def test_sort32_mrgsort_and_gather_give_the_top_of_each_row() -> None:
             want = [i for i in order[r] if i < 128][:8]
             np.testing.assert_array_equal(idx[r].numpy(), want, err_msg=stage)
             np.testing.assert_array_equal(vals[r].numpy(), x[r, want], err_msg=stage)
+
+
+MERGE = """
+@pl.program
+class Merge:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[1, 256], pl.FP32], vals: pl.Out[pl.Tensor[[1, 256], pl.FP32]],
+             idx: pl.Out[pl.Tensor[[1, 256], pl.INT32]]) -> pl.Tensor[[1, 256], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            a = pl.mrgsort(pl.sort32(x[:, 0:128], pl.arange(0, [1, 128], dtype=pl.UINT32)), block_len=64)
+            b = pl.mrgsort(pl.sort32(x[:, 128:256], pl.arange(128, [1, 128], dtype=pl.UINT32)), block_len=64)
+            m = pl.mrgsort(a, b)
+            vals[:, :] = pl.gather(m, mask_pattern=pl.tile.MaskPattern.P0101)
+            idx[:, :] = pl.gather(m, mask_pattern=pl.tile.MaskPattern.P1010, output_dtype=pl.INT32)
+        return vals
+"""
+
+
+def test_a_merge_of_two_sorted_lists_is_one_descending_row() -> None:
+    x = _rand(1, 256, seed=5)
+    x[0, 7] = x[0, 170] = 9.0  # a tie across the lists: the first list's entry first
+    order = np.argsort(-x, axis=1, kind="stable")
+    for stage, (_, vals, idx) in _run_both(MERGE, torch.from_numpy(x), torch.zeros(1, 256),
+                                           torch.zeros(1, 256, dtype=torch.int32)):
+        np.testing.assert_array_equal(idx.numpy(), order, err_msg=stage)
+        np.testing.assert_array_equal(vals.numpy(), np.take_along_axis(x, order, axis=1), err_msg=stage)
+
+
+PICK = """
+@pl.program
+class Pick:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[1, 64], pl.FP32], pos: pl.Tensor[[1, 16], pl.INT32],
+             out: pl.Out[pl.Tensor[[1, 16], pl.FP32]]) -> pl.Tensor[[1, 16], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            where = pl.adds(pos, 1)
+            picked = pl.create_tensor([1, 16], dtype=pl.FP32)
+            for k in pl.range(16):
+                p = pl.read(where, [0, k])
+                pl.write(picked, [0, k], pl.read(x, [0, pl.cast(p, target_type=pl.INDEX)]))
+            out[:, :] = picked
+        return out
+"""
+
+
+def test_writes_at_positions_read_from_a_tile_gather_by_index() -> None:
+    x = _rand(1, 64, seed=6)
+    pos = np.random.default_rng(6).integers(0, 63, (1, 16)).astype(np.int32)
+    for stage, (_, _, out) in _run_both(PICK, torch.from_numpy(x), torch.from_numpy(pos), torch.zeros(1, 16)):
+        np.testing.assert_array_equal(out.numpy(), x[:, pos[0] + 1], err_msg=stage)

@@ -29,7 +29,34 @@ MASK_STEP = {MaskPattern.P0101: (2, 0), MaskPattern.P1010: (2, 1), MaskPattern.P
              MaskPattern.P0010: (4, 1), MaskPattern.P0100: (4, 2), MaskPattern.P1000: (4, 3),
              MaskPattern.P1111: (1, 0)}
 _INDEX_DTYPES = (DataType.UINT32, DataType.INT32)
+# ptoas 0.1.1 cannot put tiles side by side on chip (no tinsert or tconcat), so separate lists meet in GM:
+# pypto.passes._merge_lists rewrites a tensor-level merge at the top of a kernel; anything else is refused
+MULTI_LIST = ("{name}: merging {k} separate sorted lists (the multi-list, 'format2' tmrgsort) {where}; "
+              "ptoas 0.1.1's pto.tmrgsort takes one row of sorted runs and cannot place tiles side by side on "
+              "chip (the ptoas upstream pypto pins, v0.57, merges 2 to 4 lists)")
+MULTI_LIST_HINT = ("lay the lists side by side in GM and merge that row in a second scope: create "
+                   "row = pl.create_tensor([1, 4 * L], dtype=pl.FP32) before the pl.at, in it write "
+                   "row[:, i * L:(i + 1) * L] = list_i and fill the unused runs with a value below every "
+                   "score (pl.full(..., value=-3.402823e38)); in a following pl.at, pl.mrgsort(row, "
+                   "block_len=L)[:, 0:k * L] is the merge (each list L slots, a multiple of 64)")
 
+
+def _lists(name: str, args: list[Expr], kw: dict[str, Any], span: Span, kind: type) -> Type:
+    """``mrgsort(a, b[, c[, d]])``: each list one row of ``L`` (value, index) slots, the same ``L`` for all,
+    a multiple of 64; the result is the ``[1, k * L]`` merge (pypto.passes._merge_lists lowers it)."""
+    def refuse(why: str) -> UserError:
+        return UserError(MULTI_LIST.format(name=name, k=len(args), where=why), span, hint=MULTI_LIST_HINT)
+    if kind is not TensorType:
+        raise refuse("is not supported on tiles with ptoas 0.1.1")
+    if kw.get("exhausted") or kw.get("block_len") is not None:
+        raise refuse("with exhausted=True or a block_len is not supported with ptoas 0.1.1")
+    lists = [shaped(a, name, f"src{i}", span, kind) for i, a in enumerate(args)]
+    shapes = {tuple(as_int(d) for d in t.shape) for t in lists}
+    (shape,) = shapes if len(shapes) == 1 else (None,)
+    if shape is None or len(shape) != 2 or shape[0] != 1 or not isinstance(shape[1], int) or shape[1] % 64 \
+            or any(t.dtype is not DataType.FP32 for t in lists):
+        raise refuse("of other than equal [1, L] FP32 rows (L a multiple of 64) is not supported with ptoas 0.1.1")
+    return like(lists[0], (1, len(args) * shape[1]))
 
 def _const_cols(name: str, t: Any, span: Span) -> int:
     _, cols = require_2d(name, t, span)
@@ -64,10 +91,7 @@ def _mrgsort(name: str, kind: type):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         src = shaped(args[0], name, "src", span, kind)
         if len(args) > 1:
-            raise UserError(f"{name}: merging separate sorted lists (the multi-list tmrgsort) is not supported "
-                            "with ptoas 0.1.1, whose pto.tmrgsort takes one list of sorted blocks", span,
-                            hint="put the lists side by side in one row (pl.assemble into a [1, 4 * L] tensor) "
-                                 "and merge them with pl.mrgsort(row, block_len=L)")
+            return _lists(name, args, kw, span, kind)
         cols = _const_cols(name, src, span)
         rows = as_int(src.shape[0])
         if rows != 1:
@@ -85,10 +109,27 @@ def _mrgsort(name: str, kind: type):
     return infer
 
 
+def _gather_index(name: str, src: Any, index: Any, kw: dict[str, Any], span: Span) -> Type:
+    """``gather(src, index)``: ``out[0, j] = src[0, index[0, j]]`` of one 32-bit row (``pto.tgather``)."""
+    rows, _ = require_2d(name, src, span)
+    if as_int(rows) != 1 or src.dtype.bits != 32:
+        raise UserError(f"{name}: gathers by index from one row of 32-bit elements, got {src}", span,
+                        hint="gather from a [1, N] window of the tensor")
+    n = _const_cols(name, index, span)
+    if as_int(index.shape[0]) != 1 or index.dtype is not DataType.INT32:
+        raise UserError(f"{name}: the index operand must be one INT32 row, got {index}", span,
+                        hint="cast the positions with pl.cast(pos, pl.INT32)")
+    if kw.get("output_dtype") is not None or kw.get("src_cols") is not None:
+        raise UserError(f"{name}: output_dtype and src_cols belong to the mask-pattern form", span)
+    return like(src, (1, n))
+
+
 def _gather(name: str, kind: type):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         src = shaped(args[0], name, "src", span, kind)
         pattern = kw.get("mask_pattern")
+        if len(args) > 1 and pattern is None:
+            return _gather_index(name, src, shaped(args[1], name, "index", span, kind), kw, span)
         if len(args) > 1 or pattern is None:
             raise UserError(f"{name}: only the mask-pattern form (mask_pattern=pl.tile.MaskPattern.P0101) is "
                             "supported with ptoas 0.1.1", span,
