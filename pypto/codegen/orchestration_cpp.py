@@ -238,12 +238,12 @@ class OrchCodegen(CppExpr):
     def _if(self, s: IfStmt) -> None:
         targets = []
         for rv in s.return_vars:
-            if isinstance(rv.type, ArrayType):
-                raise UserError(f"pl.Array '{base_name(rv.name)}' updated inside an if/else is not supported in "
-                                "orchestration code", s.span, hint="update the array unconditionally (store "
-                                "PTO2TaskId-invalid entries are skipped as dependencies)")
             local = self.em.unique(base_name(rv.name))
-            self.em.line(f"{self.decl_type(rv)} {local}{{}};")
+            if isinstance(rv.type, ArrayType):  # each branch's yield copies its array's elements in
+                elem = "PTO2TaskId" if rv.type.dtype is DataType.TASK_ID else rv.type.dtype.ctype
+                self.em.line(f"{elem} {local}[{rv.type.extent}];")
+            else:
+                self.em.line(f"{self.decl_type(rv)} {local}{{}};")
             targets.append(local)
             self.env[rv] = local
         self.yields.append(targets)
