@@ -28,6 +28,7 @@ import pypto.language as pl
 from pypto import ir
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir import FunctionType, GlobalVar, ParamDirection
+from pypto.ir.expr import BinOp
 from pypto.ir.verifier import calls
 from pypto.passes.context import PassContext
 from pypto.passes.manager import run_pipeline
@@ -314,8 +315,29 @@ def test_what_gm_cannot_carry_is_a_located_error(prog, match):
         assert exc.value.hint
 
 
-def test_spmd_over_a_mixed_kernel_with_a_run_time_block_count_is_a_located_error():
-    with pytest.raises(UnsupportedFeatureError, match="block count known only at run time") as exc:
-        _lower(SpmdMixedRunTimeCount)
-    assert exc.value.span.line > 0 and "later ptoas" in exc.value.message and exc.value.hint
+def test_a_run_time_block_count_sizes_the_gm_bands_per_launch():
+    prog = _lower(SpmdMixedRunTimeCount)
+    names = _kernel_calls(prog)
+    temps = [p for n in names for p in prog[n].params if p.name.endswith("_gm")]  # crossing tiles' GM bands
+    assert temps and all(not isinstance(t.var_type.shape[0], int) for t in temps)  # rows known per launch
+    assert {tuple(t.var_type.shape[1:]) for t in temps} == {(K,), (16,)}
+    orch = prog.orchestrations()[0]
+    creates = [c for c in calls(orch.body) if c.op == "tensor.create"]
+    rows = [c.args[0].elements[0] for c in creates]
+    assert rows and all(r.op is BinOp.Mul and r.rhs.value in (RT, K) and r.lhs.name.startswith("n") for r in rows)
+
+
+@pytest.mark.sim
+@pytest.mark.ptoas
+@pytest.mark.parametrize("blocks", [2, 3])
+def test_a_run_time_block_count_over_a_mixed_kernel_matches_numpy(blocks, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(blocks)
+    x = rng.standard_normal((B * RT, K)).astype(np.float32)
+    w = rng.standard_normal((K, 16)).astype(np.float32)
+    o = np.zeros((B * RT, 16), np.float32)
+    ir.compile(SpmdMixedRunTimeCount, platform="a2a3sim")(x, w, np.array([blocks], np.int64), o)
+    want = np.zeros_like(o)
+    want[:blocks * RT] = (0.5 * x[:blocks * RT]) @ w + 1
+    np.testing.assert_allclose(o, want, rtol=1e-4, atol=1e-4)
 
