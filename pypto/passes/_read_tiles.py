@@ -24,12 +24,12 @@ import dataclasses
 from collections import Counter
 
 from pypto.errors import UnsupportedFeatureError
+from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call, ConstFloat, ConstInt, Expr, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.common import ROW_EXPAND_FORM
 from pypto.ir.ops.registry import make_call, source_operand
 from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, WhileStmt, flatten
-from pypto.ir.enums import MemorySpace
 from pypto.ir.types import ScalarType, TensorType, TileType
 from pypto.passes._kernel_reads import is_read, write_values, written_tensors
 from pypto.passes._rewrite import elements, expand_stmts, ints, shaped
