@@ -117,7 +117,8 @@ class _Splitter:
                     f"tiles can go through GM", v.span)
             rows: Dim = t.shape[0] * (self.blocks if isinstance(self.blocks, int) else 1)
             if isinstance(self.blocks, Expr):  # each launch sizes it: rows * its block count (_CallRewriter)
-                rows = Var(f"{base_name(v.name)}_gm_rows", ScalarType(DataType.INDEX), span=v.span)
+                name = f"{self.func.name}_{base_name(v.name)}_rows{len(self.temps)}"  # one dynamic dim each
+                rows = Var(name, ScalarType(DataType.INDEX), span=v.span)
             shape = (rows, *t.shape[1:])
             self.temps[v] = Var(f"{base_name(v.name)}_gm", TensorType(shape, t.dtype), span=v.span)
         return self.temps[v]
