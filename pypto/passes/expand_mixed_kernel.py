@@ -372,6 +372,7 @@ class _CallRewriter:
     """Rewrites the calls of split kernels in orchestration functions."""
 
     splits: dict[str, tuple[list[StageKernel], Analysis]]
+    launch_attrs: tuple[str, ...] = LAUNCH_ATTRS  # the launch attrs each stage call keeps
     names: NameGen = field(default_factory=lambda: NameGen("rv"))
 
     def block(self, stmts: list[Stmt]) -> list[Stmt]:
@@ -384,7 +385,7 @@ class _CallRewriter:
     def expand(self, call: Call, name: str) -> tuple[list[Stmt], list[Expr]]:
         kernels, an = self.splits[name]
         span = call.span
-        launch = {a: call.attrs[a] for a in LAUNCH_ATTRS if a in call.attrs}
+        launch = {a: call.attrs[a] for a in self.launch_attrs if a in call.attrs}
         env: dict[Source, Expr] = {("param", i): a for i, a in enumerate(call.args)}
         stmts: list[Stmt] = []
         for k in kernels:
@@ -457,7 +458,9 @@ def _split_barriers(program: Program) -> Program:
         funcs.extend(k.func for k in splits[f.name][0])
     if not splits:
         return program
-    rw = _CallRewriter(splits)
+    # the barriers are now the order between the segment tasks: their blocks need not start together
+    # (sync_start asked co-residency for the barrier only), so a launch larger than the cores runs in waves
+    rw = _CallRewriter(splits, launch_attrs=("block_num",))
     funcs = [f if f.is_incore else f.with_(body=map_blocks(f.body, rw.block)) for f in funcs]
     return program.with_functions(callee_first(funcs))
 

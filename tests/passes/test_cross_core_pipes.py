@@ -137,6 +137,49 @@ def test_a_computed_tile_transposed_in_an_spmd_mixed_kernel(platform, tmp_path, 
     np.testing.assert_allclose(o, want, rtol=1e-4, atol=1e-4)
 
 
+WIDE = 24  # more blocks than the simulator's 16 AIV cores can start together
+
+
+@pl.program
+class WideHardBarrier:
+    """A hard barrier over WIDE blocks launched with sync_start=True."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def step(self, x: pl.Tensor[[WIDE * SR, SC], pl.FP32],
+             out: pl.Out[pl.Tensor[[WIDE * SR, SC], pl.FP32]]) -> pl.Tensor[[WIDE * SR, SC], pl.FP32]:
+        r0 = pl.tile.get_block_idx() * SR
+        xt = pl.load(x, [r0, 0], [SR, SC])
+        doubled = pl.muls(xt, 2.0)
+        pl.system.syncall(core_type="aiv_only")
+        out = pl.store(pl.sub(doubled, xt), [r0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[WIDE * SR, SC], pl.FP32],
+             out: pl.Out[pl.Tensor[[WIDE * SR, SC], pl.FP32]]) -> pl.Tensor[[WIDE * SR, SC], pl.FP32]:
+        with pl.spmd(WIDE, sync_start=True):
+            out = self.step(x, out)
+        return out
+
+
+def test_the_segments_of_a_barrier_need_not_start_together():
+    prog = _lower(WideHardBarrier)
+    launches = [c for c in calls(prog.orchestrations()[0].body) if isinstance(c.op, GlobalVar)]
+    assert [c.op.name for c in launches] == ["step_seg0", "step_seg1"]
+    assert all("sync_start" not in c.attrs and int(getattr(c.attrs["block_num"], "value", c.attrs["block_num"]))
+               == WIDE for c in launches)
+
+
+@pytest.mark.sim
+@pytest.mark.ptoas
+def test_a_hard_barrier_over_more_blocks_than_the_cores_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    x = np.random.default_rng(8).standard_normal((WIDE * SR, SC)).astype(np.float32)
+    o = np.zeros_like(x)
+    ir.compile(WideHardBarrier, platform="a2a3sim")(x, o)
+    np.testing.assert_allclose(o, x, rtol=1e-6, atol=1e-6)
+
+
 def test_a_barrier_cuts_the_kernel_into_two_tasks():
     prog = _lower(Barrier)
     assert _kernel_calls(prog) == ["step_seg0", "step_seg1"]
