@@ -35,6 +35,7 @@ from pypto.ir.stmt import (
     preorder,
 )
 from pypto.ir.types import ArrayType, ScalarType, TensorType, TupleType
+from pypto.ir.verifier import refs
 
 _PARAM_TO_ARG = {ParamDirection.In: ArgDirection.Input, ParamDirection.Out: ArgDirection.OutputExisting,
                  ParamDirection.InOut: ArgDirection.InOut}
@@ -79,6 +80,7 @@ class OrchCodegen(CppExpr):
         self.em = Emitter(indent="    ", level=1)
         self.task = 0
         self.allocs = 0
+        self.deferred: set[int] = set()  # creates allocated where they stand (_allocs)
         self.needs_id: set[Var] = set()
 
     def _windows(self) -> dict[Var, tuple[tuple, tuple]]:
@@ -142,9 +144,15 @@ class OrchCodegen(CppExpr):
         self.em.line("}")
 
     def _allocs(self, body: Stmt) -> None:
-        """Batch this scope's ``tensor.create``s into one ``alloc_tensors``."""
+        """Batch this scope's ``tensor.create``s into one ``alloc_tensors`` at its top; a create whose shape
+        reads a scalar the scope computes first (``m = pl.tensor.dim(a, 0)``) is allocated where it stands."""
         creates = [x for x in flatten(body) if isinstance(x, AssignStmt) and isinstance(x.value, Call)
                    and x.value.op == "tensor.create"]
+        ready = [a for a in creates if all(v in self.env for v in refs(a.value.args[:1]))]
+        self.deferred.update(id(a) for a in creates if a not in ready)
+        self._alloc(ready)
+
+    def _alloc(self, creates: list[AssignStmt]) -> None:
         if not creates:
             return
         infos = []
@@ -171,7 +179,10 @@ class OrchCodegen(CppExpr):
 
     def _assign(self, s: AssignStmt) -> None:
         v = s.value
-        if isinstance(v, Call) and isinstance(v.op, GlobalVar):
+        if id(s) in self.deferred:
+            self.deferred.discard(id(s))
+            self._alloc([s])
+        elif isinstance(v, Call) and isinstance(v.op, GlobalVar):
             self.submit(v, s.var)
         elif isinstance(v, Call) and v.op == "system.task_dummy":
             self.submit_dummy(v, s.var)
@@ -238,12 +249,12 @@ class OrchCodegen(CppExpr):
     def _if(self, s: IfStmt) -> None:
         targets = []
         for rv in s.return_vars:
-            if isinstance(rv.type, ArrayType):
-                raise UserError(f"pl.Array '{base_name(rv.name)}' updated inside an if/else is not supported in "
-                                "orchestration code", s.span, hint="update the array unconditionally (store "
-                                "PTO2TaskId-invalid entries are skipped as dependencies)")
             local = self.em.unique(base_name(rv.name))
-            self.em.line(f"{self.decl_type(rv)} {local}{{}};")
+            if isinstance(rv.type, ArrayType):  # each branch's yield copies its array's elements in
+                elem = "PTO2TaskId" if rv.type.dtype is DataType.TASK_ID else rv.type.dtype.ctype
+                self.em.line(f"{elem} {local}[{rv.type.extent}];")
+            else:
+                self.em.line(f"{self.decl_type(rv)} {local}{{}};")
             targets.append(local)
             self.env[rv] = local
         self.yields.append(targets)

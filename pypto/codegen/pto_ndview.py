@@ -21,19 +21,26 @@ if TYPE_CHECKING:
 
 
 def flat_shape(cg: KernelCodegen, name: str, t: TensorType) -> list:
-    """``[rows, cols]`` of a rank > 2 tensor viewed flat; the leading dims must be constants and the
-    strides packed."""
+    """``[rows, cols]`` of a rank > 2 tensor viewed flat; the dims between the first and the last must be
+    constants (the first may be a run-time one) and the strides packed."""
     dims = [as_int(d) if not isinstance(d, int) else d for d in t.shape[:-1]]
     stride = t.view.stride if t.view is not None else None
     packed = stride is None or [as_int(s) if not isinstance(s, int) else s for s in stride] == \
         [math.prod(t.shape[i + 1:]) if all(isinstance(d, int) for d in t.shape[i + 1:]) else None
          for i in range(len(t.shape))]
-    if any(d is None for d in dims) or not packed:
+    if any(d is None for d in dims[1:]) or not packed:
         raise cg.error(f"kernel '{cg.func.name}': tensor '{name}' has rank {len(t.shape)} with "
-                       f"{'dynamic leading dims' if packed else 'non-packed strides'}; the {TOOLCHAIN} codegen "
-                       "views an N-D tensor as 2-D, which needs constant leading dims and row-major strides",
-                       hint="reshape the tensor to 2-D in the orchestration")
-    return [math.prod(dims), t.shape[-1]]  # type: ignore[arg-type]
+                       f"{'dynamic dims after the first' if packed else 'non-packed strides'}; the {TOOLCHAIN} "
+                       "codegen views an N-D tensor as 2-D, which needs constant dims between the first and the "
+                       "last and row-major strides", hint="reshape the tensor to 2-D in the orchestration")
+    return [flat_rows(t.shape), t.shape[-1]]
+
+
+def flat_rows(nd: tuple | list) -> object:
+    """Rows of the 2-D view of an N-D shape: the product of its dims before the last (an expression
+    when the first is a run-time dim)."""
+    rest = math.prod(nd[1:-1])
+    return nd[0] * rest if isinstance(nd[0], int) else _mul(nd[0], rest)
 
 
 def _expr(v: object) -> Expr:

@@ -10,14 +10,13 @@ alternative.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from pypto.codegen import pto_unsigned
 from pypto.codegen.emitter import base_name
-from pypto.codegen.pto_ndview import flat_window
+from pypto.codegen.pto_ndview import flat_rows, flat_window
 from pypto.codegen.pto_types import TOOLCHAIN, tile_view_type
 from pypto.codegen.pto_values import GmView, Tile
 from pypto.ir.dtypes import DataType
@@ -236,7 +235,7 @@ def _window(cg: KernelCodegen, view: GmView, offsets: list, sizes: list, op: str
         raise cg.error(f"window rank {len(offsets)} does not match tensor rank {view.tensor.rank}")
     shape = view.tensor.shape if len(view.tensor.shape) == view.rank else (1, *view.tensor.shape)
     if view.nd:
-        shape = (math.prod(view.nd[:-1]), view.nd[-1])
+        shape = (flat_rows(view.nd), view.nd[-1])
     check_window(op, shape, offsets, sizes, cg.span, what="output tensor" if op == "tile.store" else "tensor")
     offs = ", ".join("%" + cg.index(o) for o in offsets)
     szs = ", ".join("%" + cg.index(s) for s in sizes)

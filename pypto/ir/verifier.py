@@ -283,6 +283,8 @@ def _check_inout_use(program: Program) -> list[Diagnostic]:
                                     f"value returned by that call instead", s.span))
                     consumed.pop(v)
             if isinstance(s, AssignStmt):
+                # a name rebound (in a branch, before ConvertToSSA merges it by name) is valid again
+                consumed = {v: d for v, d in consumed.items() if v.name != s.var.name}
                 consumed.update(_written_args(s.value, program))
     return out
 

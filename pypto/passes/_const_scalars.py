@@ -1,6 +1,6 @@
 """Integer scalars bound once to a constant at a function's top level are that constant everywhere.
 
-``M, N = a.shape`` (or ``M = 16``) gives scalar Vars, and ``pl.load(a, [0, 0], [M, N])`` a tile typed
+``M, N = a.shape`` (or ``M = 16``, or ``M = pl.tensor.dim(a, 0)`` of a static extent) gives scalar Vars, and ``pl.load(a, [0, 0], [M, N])`` a tile typed
 ``[M, N]``: a kernel needs the static ``[16, 32]``. As upstream's Simplify binds a constant scalar
 assigned at function-body top level (not inside a loop or branch) and substitutes it into later
 expressions and types, every use of such a Var becomes the constant, the op calls that used it are
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from pypto.ir.expr import Call, ConstInt, Expr, Var
+from pypto.ir.expr import Call, ConstInt, Expr, Var, as_int
 from pypto.ir.function import Function
 from pypto.ir.stmt import AssignStmt, ScopeStmt, Stmt, flatten
 from pypto.ir.types import ScalarType, ShapedType
@@ -27,7 +27,20 @@ def _top_level_constants(body: Stmt) -> dict[Var, Expr]:
         elif isinstance(s, AssignStmt) and isinstance(s.value, ConstInt) and type(s.var) is Var \
                 and isinstance(t := s.var.var_type, ScalarType) and t.dtype.is_int:
             out[s.var] = ConstInt(s.value.value, t.dtype, span=s.value.span)
+        elif isinstance(s, AssignStmt) and (n := _static_dim(s.value)) is not None:
+            out[s.var] = ConstInt(n, s.var.var_type.dtype, span=s.value.span)  # type: ignore[union-attr]
     return out
+
+
+def _static_dim(e: Expr) -> int | None:
+    """The extent ``tensor.dim(t, k)`` reads when ``t``'s type gives it as a constant."""
+    if not (isinstance(e, Call) and e.op == "tensor.dim" and len(e.args) == 2):
+        return None
+    shape, axis = getattr(e.args[0].type, "shape", None), as_int(e.args[1])
+    if shape is None or axis is None or not -len(shape) <= axis < len(shape):
+        return None
+    n = shape[axis]
+    return n if isinstance(n, int) else None
 
 
 def _planned(func: Function) -> bool:

@@ -2,9 +2,9 @@
 
 ptoas 0.1.1 has no scalar load from GM. ``s = pl.read(t, idx)`` inside a loop of a kernel, where ``t``
 is a tensor the kernel takes and does not write, and every use of ``s`` is the scalar operand of an
-elementwise op on a 2-D tensor with a static row count (``pl.mul(x, s)`` with ``x`` of shape ``[M, N]``
-and ``t``'s dtype), needs no scalar at all: ``s`` becomes the ``[1, 1]`` window of ``t`` at ``idx`` (a
-load), and each use becomes the row broadcast of that window (``tensor.muls`` -> ``tensor.row_expand_mul``;
+elementwise op on a 2-D tensor (or Vec tile) with a static row count (``pl.mul(x, s)`` with ``x`` of shape
+``[M, N]`` and ``t``'s dtype), needs no scalar at all: ``s`` becomes the ``[1, 1]`` window of ``t`` at ``idx`` (a
+load; a ``[1, 1]`` Vec tile when the uses scale tiles), and each use becomes the row broadcast of that window (``tensor.muls`` -> ``tensor.row_expand_mul``;
 adds, subs, divs, maximums and minimums likewise), after a column broadcast to ``[M, 1]`` when ``M > 1``. The read may sit anywhere in the loop nest, also in a
 loop that carries a tile, where :mod:`._read_gather` and :mod:`._read_loops` cannot take it. Reads at
 the top level of the kernel are left to :mod:`._kernel_reads` (they become scalar parameters).
@@ -28,12 +28,13 @@ import dataclasses
 from collections import Counter
 
 from pypto.errors import UnsupportedFeatureError
+from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call, ConstFloat, ConstInt, Expr, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.common import ROW_EXPAND_FORM
 from pypto.ir.ops.registry import make_call, source_operand
 from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, WhileStmt, flatten
-from pypto.ir.types import ScalarType, TensorType
+from pypto.ir.types import ScalarType, TensorType, TileType
 from pypto.passes._index import iadd
 from pypto.passes._kernel_reads import is_read, write_values, written_tensors
 from pypto.passes._rewrite import elements, expand_stmts, ints, match, shaped
@@ -41,17 +42,19 @@ from pypto.passes._util import iter_stmts, var_use_counts
 
 
 def _row_form(op: object) -> str | None:
-    """``tensor.muls`` -> ``tensor.row_expand_mul`` (the registry's row-broadcast form), else None."""
-    if not isinstance(op, str) or not op.startswith("tensor."):
-        return None
-    short = ROW_EXPAND_FORM.get(op.split(".", 1)[1])
-    return f"tensor.{short}" if short is not None else None
+    """``tensor.muls`` -> ``tensor.row_expand_mul`` (the registry's row-broadcast form; ``tile.muls`` ->
+    ``tile.row_expand_mul``), else None."""
+    ns, _, short = op.partition(".") if isinstance(op, str) else ("", "", "")
+    form = ROW_EXPAND_FORM.get(short) if ns in ("tensor", "tile") else None
+    return f"{ns}.{form}" if form is not None else None
 
 
 def _rows(e: Expr, dtype: object) -> int | None:
-    """The static row count of a 2-D tensor of ``dtype`` (None for anything else)."""
+    """The static row count of a 2-D tensor (or Vec tile) of ``dtype`` (None for anything else)."""
     t = e.type
-    if not (isinstance(t, TensorType) and len(t.shape) == 2 and t.dtype == dtype):
+    if not (isinstance(t, TensorType | TileType) and len(t.shape) == 2 and t.dtype == dtype):
+        return None
+    if isinstance(t, TileType) and t.memory_space not in (None, MemorySpace.Vec):
         return None
     rows = t.shape[0]
     return rows if isinstance(rows, int) else None
@@ -82,13 +85,18 @@ def _loop_reads(f: Function, params: set[Var], written: set[Var]) -> list[Assign
     return reads
 
 
-def _window(read: AssignStmt) -> list[AssignStmt]:
-    """``s = pl.read(t, idx)`` -> ``s = [1, 1]`` window of ``t`` at ``idx`` (a reshaped slice if t is not 2-D)."""
+def _window(read: AssignStmt, tile: bool) -> list[AssignStmt]:
+    """``s = pl.read(t, idx)`` -> ``s = [1, 1]`` window of ``t`` at ``idx`` (a reshaped slice if t is not 2-D;
+    with ``tile``, a ``[1, 1]`` Vec tile loaded from it)."""
     call = read.value
     assert isinstance(call, Call)
     t, idx = call.args[0], elements(call.args[1])
     rank = len(shaped(t).shape)
     sp = read.span
+    if tile:
+        one = ints([1] * rank)
+        load = make_call("tile.load", [t, ints(idx), one, one], {"target_memory": MemorySpace.Vec}, span=sp)
+        return [AssignStmt(Var(read.var.name, load.type, span=read.var.span), load, span=sp)]
     window = make_call("tensor.slice", [t, ints([1] * rank), ints(idx)], span=sp)
     tile_t = dataclasses.replace(window.type, shape=(1, 1))
     var = Var(read.var.name, tile_t, span=read.var.span)
@@ -151,12 +159,13 @@ def _broadcast(use: AssignStmt, tile: Var) -> list[Stmt]:
     assert isinstance(v, Call) and form is not None
     dtype = shaped(tile).dtype
     rows, sp, out = _rows(v.args[0], dtype), v.span, []
+    ns = form.split(".", 1)[0]
     col: Var = tile
     if rows != 1:
         zero = ConstFloat(0.0) if dtype.is_float else ConstInt(0)
-        base = make_call("tensor.full", [ints([rows, 1]), zero], {"dtype": dtype}, span=sp)
+        base = make_call(f"{ns}.full", [ints([rows, 1]), zero], {"dtype": dtype}, span=sp)
         zeros = Var(f"{tile.name}_rows0", base.type, span=sp)
-        spread = make_call("tensor.col_expand", [zeros, tile], span=sp)
+        spread = make_call(f"{ns}.col_expand", [zeros, tile], span=sp)
         col = Var(f"{tile.name}_rows", spread.type, span=sp)
         out = [AssignStmt(zeros, base, span=sp), AssignStmt(col, spread, span=sp)]
     row = make_call(form, [v.args[0], col], span=sp)
@@ -198,7 +207,10 @@ def _rewrite(f: Function) -> Function:
         uses = _row_uses(f.body, read.var, dtype)
         if not uses or counts[read.var] != len(uses) + 1:  # +1: its definition
             continue
-        window = _window(read)
+        tiles = {isinstance(u.value.args[0].type, TileType) for u in uses}  # type: ignore[union-attr]
+        if len(tiles) > 1:  # scales both tensors and tiles: left to the other read passes
+            continue
+        window = _window(read, tiles.pop())
         swap[id(read)] = list(window)
         tile = window[-1].var
         for use in uses:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pypto.errors import InternalError, UnsupportedFeatureError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import AtomicType, MemorySpace
-from pypto.ir.expr import BinaryExpr, BinOp, Call, Expr, IterArg, MakeTuple, Var, as_int
+from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, IterArg, MakeTuple, Var, as_int
 from pypto.ir.function import Function, Program
 from pypto.ir.op_conversion import lookup_conversion
 from pypto.ir.ops.common import (
@@ -181,7 +181,7 @@ class _Converter:
     def rule(self, short: str, cube: bool) -> Callable[[Stmt, Call], list[Stmt]] | None:
         """The conversion of ``tensor.<short>``: a rule of its own, else elementwise or cube compute."""
         rules = {"assemble": self.assemble, "slice": self.slice_, "ci": self.ci, "create": self.create,
-                 "gather": self.gather,
+                 "gather": self.gather, "dim": self.dim,
                  "full": self.create, "read": self.read, "write": self.write,
                  "expand_clone": lambda s, v: _expand_clone.expand_clone(self.tiles, s, v),
                  **dict.fromkeys(SPMD_IDS, self.spmd_id)}
@@ -243,6 +243,19 @@ class _Converter:
     def spmd_id(self, s: Stmt, value: Call) -> list[Stmt]:
         call = make_call(f"tile.{_op(value).short}", [], span=value.span)
         return [dataclasses.replace(s, value=call) if isinstance(s, AssignStmt) else s]
+
+    def dim(self, s: Stmt, value: Call) -> list[Stmt]:
+        """``n = tensor.dim(t, axis)`` of a kernel tensor: the extent its type gives (a constant, or the
+        dynamic dimension the kernel already reads from the tensor's shape)."""
+        src, axis = self.tiles.get(value.args[0], value.args[0]), as_int(value.args[1])
+        shape = getattr(src.type, "shape", None)
+        if not isinstance(s, AssignStmt) or shape is None or axis is None or not -len(shape) <= axis < len(shape):
+            raise UnsupportedFeatureError("tensor.dim inside a kernel needs a constant axis (the kernel reads "
+                                          "each extent from its tensor's type)", value.span,
+                                          hint="write the axis as an int literal, e.g. pl.tensor.dim(t, 0)")
+        extent = shape[axis]  # a static one at the top level is already a constant (Simplify)
+        expr = ConstInt(extent, DataType.INDEX, span=value.span) if isinstance(extent, int) else extent
+        return [AssignStmt(s.var, expr, span=s.span)]
 
     def ci(self, s: Stmt, value: Call) -> list[Stmt]:
         assert isinstance(s, AssignStmt)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.callgraph import callee_first
+from pypto.ir.dtypes import DataType
 from pypto.ir.enums import FunctionType, MemorySpace, ParamDirection, TensorLayout
 from pypto.ir.expr import (
     BinaryExpr,
@@ -37,7 +38,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, ReturnStmt, Stmt, seq
-from pypto.ir.types import TensorType, TileType
+from pypto.ir.types import Dim, ScalarType, TensorType, TileType
 from pypto.ir.visitor import substitute
 from pypto.passes._barrier_split import SEGMENT, BarrierAnalysis, has_barrier
 from pypto.passes._mixed_split import CUBE, VECTOR, Analysis, core_of, stmt_cores
@@ -89,7 +90,7 @@ class _Splitter:
     """Builds the per-stage kernels of one mixed kernel."""
 
     an: Analysis
-    blocks: int | None = None  # pl.spmd block count: each block crosses through its own row band of the temps
+    blocks: int | Expr | None = None  # pl.spmd block count (an Expr: known at run time); one row band per block
     temps: dict[Var, Var] = field(default_factory=dict)  # crossing tile -> GM temp param (kernel side)
     _loaded: dict[Var, Expr] = field(default_factory=dict)  # incoming tile -> its load in this stage
     _blk: AssignStmt | None = None  # this stage's ``pipe_blk = tile.get_block_idx()`` (pl.spmd)
@@ -114,7 +115,11 @@ class _Splitter:
                     f"kernel '{self.func.name}': tile '{base_name(v.name)}' ({t.memory_space.value if t.memory_space else '?'}, "
                     f"shape {list(t.shape)}) must pass between cube and vector, but only statically shaped Vec/Acc "
                     f"tiles can go through GM", v.span)
-            shape = (t.shape[0] * (self.blocks or 1), *t.shape[1:])
+            rows: Dim = t.shape[0] * (self.blocks if isinstance(self.blocks, int) else 1)
+            if isinstance(self.blocks, Expr):  # each launch sizes it: rows * its block count (_CallRewriter)
+                name = f"{self.func.name}_{base_name(v.name)}_rows{len(self.temps)}"  # one dynamic dim each
+                rows = Var(name, ScalarType(DataType.INDEX), span=v.span)
+            shape = (rows, *t.shape[1:])
             self.temps[v] = Var(f"{base_name(v.name)}_gm", TensorType(shape, t.dtype), span=v.span)
         return self.temps[v]
 
@@ -300,12 +305,15 @@ MAX_UNROLL = 16
 LAUNCH_ATTRS = ("block_num", "sync_start")
 
 
-def spmd_blocks(program: Program, name: str) -> int | None:
+def spmd_blocks(program: Program, name: str) -> int | Expr | None:
     """The block count every ``pl.spmd`` launch of kernel ``name`` uses (None: never launched so).
 
     The stage kernels of an SPMD mixed kernel run as one SPMD task each; block ``b`` of the producer
     stores its crossing tiles into row band ``b`` of the GM temps and block ``b`` of the consumer loads
-    them back, so the temps are sized for the block count, which must be a constant.
+    them back, so the temps hold one band per block. With a constant count they are sized at compile
+    time; when a launch's count is known only at run time (an Expr is returned), every launch creates
+    its temps with ``rows * <its block count>`` rows and the stage kernels take them with a run-time
+    first dim.
     """
     counts: set[int] = set()
     for f in program.functions:
@@ -314,13 +322,7 @@ def spmd_blocks(program: Program, name: str) -> int | None:
                 continue
             n = as_int(c.attrs["block_num"])
             if n is None:
-                raise UnsupportedFeatureError(
-                    f"pl.spmd over the mixed cube+vector kernel '{name}' with a block count known only at run "
-                    f"time is not supported with ptoas 0.1.1: without tpush/tpop the cube and vector halves run "
-                    f"as separate SPMD tasks that pass tiles through GM temporaries with one row band per "
-                    f"block, sized at compile time (a later ptoas with pto.tpush/tpop takes it)", c.span,
-                    hint="launch it with a constant block count (the largest one, guarding the extra blocks), "
-                         "or launch the cube and vector work as two pl.spmd regions that pass a tensor")
+                return c.attrs["block_num"]
             counts.add(n)
     if len(counts) > 1:
         raise UnsupportedFeatureError(
@@ -370,6 +372,7 @@ class _CallRewriter:
     """Rewrites the calls of split kernels in orchestration functions."""
 
     splits: dict[str, tuple[list[StageKernel], Analysis]]
+    launch_attrs: tuple[str, ...] = LAUNCH_ATTRS  # the launch attrs each stage call keeps
     names: NameGen = field(default_factory=lambda: NameGen("rv"))
 
     def block(self, stmts: list[Stmt]) -> list[Stmt]:
@@ -382,7 +385,7 @@ class _CallRewriter:
     def expand(self, call: Call, name: str) -> tuple[list[Stmt], list[Expr]]:
         kernels, an = self.splits[name]
         span = call.span
-        launch = {a: call.attrs[a] for a in LAUNCH_ATTRS if a in call.attrs}
+        launch = {a: call.attrs[a] for a in self.launch_attrs if a in call.attrs}
         env: dict[Source, Expr] = {("param", i): a for i, a in enumerate(call.args)}
         stmts: list[Stmt] = []
         for k in kernels:
@@ -392,6 +395,8 @@ class _CallRewriter:
                     assert isinstance(t, TensorType)
                     tile = src[1]
                     assert isinstance(tile, Var)
+                    if not isinstance(t.shape[0], int):  # one band of the tile's rows per block of this launch
+                        t = _per_launch(t, tile, call)
                     name = f"{base_name(tile.name)}_gm"
                     env[src], create = create_tensor(name, t, span, layout=TensorLayout.ND)
                     stmts.append(create)
@@ -429,6 +434,15 @@ class _CallRewriter:
         return out
 
 
+def _per_launch(t: TensorType, tile: Var, call: Call) -> TensorType:
+    """A GM temp of a launch with a run-time block count: ``tile rows * block_num`` rows."""
+    blocks = call.attrs["block_num"]
+    rows = tile.var_type.shape[0]  # type: ignore[union-attr]
+    dtype = scalar_dtype(blocks) if isinstance(blocks, Expr) else DataType.INDEX
+    count = blocks if isinstance(blocks, Expr) else ConstInt(int(blocks), dtype)
+    return TensorType((BinaryExpr(BinOp.Mul, count, ConstInt(int(rows), dtype), dtype), *t.shape[1:]), t.dtype)
+
+
 def _split_barriers(program: Program) -> Program:
     """Kernels with ``pl.system.syncall`` barriers become one InCore kernel per segment (_barrier_split)."""
     splits: dict[str, tuple[list[StageKernel], Analysis]] = {}
@@ -444,7 +458,9 @@ def _split_barriers(program: Program) -> Program:
         funcs.extend(k.func for k in splits[f.name][0])
     if not splits:
         return program
-    rw = _CallRewriter(splits)
+    # the barriers are now the order between the segment tasks: their blocks need not start together
+    # (sync_start asked co-residency for the barrier only), so a launch larger than the cores runs in waves
+    rw = _CallRewriter(splits, launch_attrs=("block_num",))
     funcs = [f if f.is_incore else f.with_(body=map_blocks(f.body, rw.block)) for f in funcs]
     return program.with_functions(callee_first(funcs))
 

@@ -60,3 +60,43 @@ def test_nd_windows_load_as_flat_tiles(platform: str) -> None:
     nd_rows(x, w, s, y, config=RunConfig(platform=platform))
     np.testing.assert_allclose(s, (x * x).sum(-1, keepdims=True), rtol=1e-5, atol=1e-4)
     np.testing.assert_allclose(y, x @ w[0], rtol=1e-4, atol=1e-4)
+
+
+BATCH = pl.dynamic("BATCH")
+MID = pl.dynamic("MID")
+
+
+@pl.jit
+def halve_planes(x: pl.Tensor[[BATCH, 16, 32], pl.FP32], y: pl.Out[pl.Tensor[[BATCH, 16, 32], pl.FP32]]):
+    """A run-time first dim of a 3-D tensor: its 2-D view has BATCH * 16 rows; every other plane."""
+    x.bind_dynamic(0, BATCH)
+    y.bind_dynamic(0, BATCH)
+    n = pl.tensor.dim(x, 0)
+    for g in pl.spmd(n // 2, name_hint="halve"):
+        p = g * 2
+        y[p : p + 1, :, :] = pl.mul(x[p : p + 1, :, :], 0.5)
+    return y
+
+
+@pytest.mark.parametrize("batch", [4, 6])
+def test_a_run_time_first_dim_of_a_3d_tensor(batch: int) -> None:
+    x = np.random.default_rng(batch).standard_normal((batch, 16, 32)).astype(np.float32)
+    y = np.zeros_like(x)
+    halve_planes(x, y, config=RunConfig(platform="a2a3sim"))
+    want = np.zeros_like(x)
+    want[::2] = x[::2] * 0.5
+    np.testing.assert_array_equal(y, want)
+
+
+def test_a_run_time_middle_dim_is_a_located_error() -> None:
+    @pl.jit
+    def middle(x: pl.Tensor[[2, MID, 32], pl.FP32], y: pl.Out[pl.Tensor[[2, MID, 32], pl.FP32]]):
+        x.bind_dynamic(1, MID)
+        y.bind_dynamic(1, MID)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            y[0:1, 0:8, :] = pl.add(x[0:1, 0:8, :], 1.0)
+        return y
+
+    with pytest.raises(UserError, match="rank 3 with dynamic dims after the first"):
+        middle(np.zeros((2, 8, 32), np.float32), np.zeros((2, 8, 32), np.float32),
+               config=RunConfig(platform="a2a3sim"))

@@ -28,6 +28,7 @@ import pypto.language as pl
 from pypto import ir
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir import FunctionType, GlobalVar, ParamDirection
+from pypto.ir.expr import BinOp
 from pypto.ir.verifier import calls
 from pypto.passes.context import PassContext
 from pypto.passes.manager import run_pipeline
@@ -134,6 +135,49 @@ def test_a_computed_tile_transposed_in_an_spmd_mixed_kernel(platform, tmp_path, 
     ir.compile(SpmdMixedTransposed, platform=platform)(x, w, o)
     want = np.concatenate([((x[i * RT:(i + 1) * RT] + 1) @ w + 1).T for i in range(B)])
     np.testing.assert_allclose(o, want, rtol=1e-4, atol=1e-4)
+
+
+WIDE = 24  # more blocks than the simulator's 16 AIV cores can start together
+
+
+@pl.program
+class WideHardBarrier:
+    """A hard barrier over WIDE blocks launched with sync_start=True."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def step(self, x: pl.Tensor[[WIDE * SR, SC], pl.FP32],
+             out: pl.Out[pl.Tensor[[WIDE * SR, SC], pl.FP32]]) -> pl.Tensor[[WIDE * SR, SC], pl.FP32]:
+        r0 = pl.tile.get_block_idx() * SR
+        xt = pl.load(x, [r0, 0], [SR, SC])
+        doubled = pl.muls(xt, 2.0)
+        pl.system.syncall(core_type="aiv_only")
+        out = pl.store(pl.sub(doubled, xt), [r0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[WIDE * SR, SC], pl.FP32],
+             out: pl.Out[pl.Tensor[[WIDE * SR, SC], pl.FP32]]) -> pl.Tensor[[WIDE * SR, SC], pl.FP32]:
+        with pl.spmd(WIDE, sync_start=True):
+            out = self.step(x, out)
+        return out
+
+
+def test_the_segments_of_a_barrier_need_not_start_together():
+    prog = _lower(WideHardBarrier)
+    launches = [c for c in calls(prog.orchestrations()[0].body) if isinstance(c.op, GlobalVar)]
+    assert [c.op.name for c in launches] == ["step_seg0", "step_seg1"]
+    assert all("sync_start" not in c.attrs and int(getattr(c.attrs["block_num"], "value", c.attrs["block_num"]))
+               == WIDE for c in launches)
+
+
+@pytest.mark.sim
+@pytest.mark.ptoas
+def test_a_hard_barrier_over_more_blocks_than_the_cores_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    x = np.random.default_rng(8).standard_normal((WIDE * SR, SC)).astype(np.float32)
+    o = np.zeros_like(x)
+    ir.compile(WideHardBarrier, platform="a2a3sim")(x, o)
+    np.testing.assert_allclose(o, x, rtol=1e-6, atol=1e-6)
 
 
 def test_a_barrier_cuts_the_kernel_into_two_tasks():
@@ -314,8 +358,29 @@ def test_what_gm_cannot_carry_is_a_located_error(prog, match):
         assert exc.value.hint
 
 
-def test_spmd_over_a_mixed_kernel_with_a_run_time_block_count_is_a_located_error():
-    with pytest.raises(UnsupportedFeatureError, match="block count known only at run time") as exc:
-        _lower(SpmdMixedRunTimeCount)
-    assert exc.value.span.line > 0 and "later ptoas" in exc.value.message and exc.value.hint
+def test_a_run_time_block_count_sizes_the_gm_bands_per_launch():
+    prog = _lower(SpmdMixedRunTimeCount)
+    names = _kernel_calls(prog)
+    temps = [p for n in names for p in prog[n].params if p.name.endswith("_gm")]  # crossing tiles' GM bands
+    assert temps and all(not isinstance(t.var_type.shape[0], int) for t in temps)  # rows known per launch
+    assert {tuple(t.var_type.shape[1:]) for t in temps} == {(K,), (16,)}
+    orch = prog.orchestrations()[0]
+    creates = [c for c in calls(orch.body) if c.op == "tensor.create"]
+    rows = [c.args[0].elements[0] for c in creates]
+    assert rows and all(r.op is BinOp.Mul and r.rhs.value in (RT, K) and r.lhs.name.startswith("n") for r in rows)
+
+
+@pytest.mark.sim
+@pytest.mark.ptoas
+@pytest.mark.parametrize("blocks", [2, 3])
+def test_a_run_time_block_count_over_a_mixed_kernel_matches_numpy(blocks, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(blocks)
+    x = rng.standard_normal((B * RT, K)).astype(np.float32)
+    w = rng.standard_normal((K, 16)).astype(np.float32)
+    o = np.zeros((B * RT, 16), np.float32)
+    ir.compile(SpmdMixedRunTimeCount, platform="a2a3sim")(x, w, np.array([blocks], np.int64), o)
+    want = np.zeros_like(o)
+    want[:blocks * RT] = (0.5 * x[:blocks * RT]) @ w + 1
+    np.testing.assert_allclose(o, want, rtol=1e-4, atol=1e-4)
 

@@ -187,3 +187,45 @@ def test_a_read_of_a_computed_tile_only_written_is_a_one_element_window(platform
     want = np.full((1, 16), -1.0, np.float32)
     want[0, :4] = np.exp(x[0, cols])
     np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+TILE_KERNEL = '''
+import pypto.language as pl
+
+@pl.program
+class TileWeighted:
+    @pl.function(type=pl.FunctionType.InCore)
+    def mix(self, x: pl.Tensor[[8 * {M}, 64], pl.FP32], w: pl.Tensor[[2, 4], pl.FP32],
+            out: pl.Out[pl.Tensor[[2 * {M}, 64], pl.FP32]]) -> pl.Tensor[[2 * {M}, 64], pl.FP32]:
+        for b in pl.range(2):
+            acc = pl.load(x, [b * 4 * {M}, 0], [{M}, 64])
+            for h in pl.range(1, 4):
+                s = pl.read(w, [b, h])
+                acc = pl.add(acc, pl.{OP}(pl.load(x, [(b * 4 + h) * {M}, 0], [{M}, 64]), s))
+            out = pl.store(acc, [b * {M}, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[8 * {M}, 64], pl.FP32], w: pl.Tensor[[2, 4], pl.FP32],
+             out: pl.Out[pl.Tensor[[2 * {M}, 64], pl.FP32]]) -> pl.Tensor[[2 * {M}, 64], pl.FP32]:
+        return self.mix(x, w, out)
+'''
+
+
+@pytest.mark.parametrize(("op", "rows"), [("mul", 1), ("sub", 4)])
+def test_a_read_scaling_loaded_tiles_in_a_carrying_loop_is_a_one_element_tile(op: str, rows: int) -> None:
+    """The kernel is written with tiles (``pl.load``): the window is a [1, 1] Vec tile load and each use a
+    ``tile.row_expand_*`` (after a column broadcast for several rows)."""
+    prog = pl.parse_program(TILE_KERNEL.replace("{OP}", op).replace("{M}", str(rows)))
+    rng = np.random.default_rng(rows)
+    x = rng.standard_normal((8 * rows, 64)).astype(np.float32)
+    w = (rng.random((2, 4)) + 0.5).astype(np.float32)
+    out = np.zeros((2 * rows, 64), np.float32)
+    run(prog, x, w, out, config=RunConfig(platform="a2a3sim"))
+    want = np.zeros_like(out)
+    for b in range(2):
+        acc = x[b * 4 * rows:(b * 4 + 1) * rows].copy()
+        for h in range(1, 4):
+            acc += NUMPY[op](x[(b * 4 + h) * rows:(b * 4 + h + 1) * rows], w[b, h])
+        want[b * rows:(b + 1) * rows] = acc
+    np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)

@@ -58,3 +58,54 @@ def test_the_phases_run_and_write_every_stripe(tmp_path: Path) -> None:
     y = np.zeros_like(x)
     c(x, y)
     np.testing.assert_allclose(y, x * 2.0, rtol=0, atol=0)
+
+
+@pl.program
+class GuardedStripes:
+    """The task id array and the output are rebound inside an ``if`` of a parallel loop (no else)."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def bump(self, src: pl.Tensor[[ROWS, COLS], pl.FP32], row: pl.Scalar[pl.INDEX],
+             dst: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
+        t: pl.Tile[[STRIPE, COLS], pl.FP32] = pl.load(src, [row, 0], [STRIPE, COLS])
+        ret: pl.Tensor[[ROWS, COLS], pl.FP32] = pl.store(pl.add(t, 3.0), [row, 0], dst)
+        return ret
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[ROWS, COLS], pl.FP32],
+             y: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> pl.Tensor[[ROWS, COLS], pl.FP32]:
+        with pl.manual_scope():
+            tids = pl.array.create(BRANCHES, pl.TASK_ID)
+            for phase, (prev,) in pl.range(PHASES, init_values=(tids,)):
+                now = pl.array.create(BRANCHES, pl.TASK_ID)
+                for b in pl.parallel(BRANCHES):
+                    if b % 2 == phase % 2:  # half the stripes each phase
+                        row: pl.Scalar[pl.INDEX] = (phase * BRANCHES + b) * STRIPE
+                        y, tid = pl.submit(self.bump, x, row, y, deps=[prev])
+                        now[b] = tid
+                tids = pl.yield_(now)
+        return y
+
+
+def test_an_array_rebound_in_an_if_is_copied_into_the_if_result(tmp_path: Path) -> None:
+    c = ir.compile(GuardedStripes, output_dir=tmp_path / "o", skip_ptoas=True)
+    cpp = (Path(c.output_dir) / "orchestration" / "main.cpp").read_text()
+    arr = re.search(r"PTO2TaskId (now\w*)\[4\];\n\s*if \(", cpp)
+    assert arr, cpp  # the if's array result, declared before the if
+    assert len(re.findall(rf"\b{arr.group(1)}\[\w+\] = now\w*\[\w+\];", cpp)) == 2, cpp  # both branches
+
+
+@needs_gxx
+@pytest.mark.sim
+def test_the_guarded_stripes_run(tmp_path: Path) -> None:
+    c = ir.compile(GuardedStripes, output_dir=tmp_path / "run")
+    x = np.random.default_rng(6).random((ROWS, COLS), dtype=np.float32)
+    y = np.full_like(x, -1.0)
+    c(x, y)
+    want = np.full_like(x, -1.0)
+    for phase in range(PHASES):
+        for b in range(BRANCHES):
+            if b % 2 == phase % 2:
+                r = (phase * BRANCHES + b) * STRIPE
+                want[r:r + STRIPE] = x[r:r + STRIPE] + 3.0
+    np.testing.assert_allclose(y, want, rtol=0, atol=0)

@@ -16,11 +16,13 @@ from pypto.ir.ops.infer import (
     dims,
     like,
     matrix_dims,
+    narrowed_like,
     require_2d,
     same_dtype,
     same_shape,
     shaped,
     tile_shape,
+    valid_shape,
 )
 from pypto.ir.ops.registry import OpDef, register
 from pypto.ir.types import ScalarType, ShapedType, TensorType, TensorView, TileType, Type
@@ -88,7 +90,7 @@ def _binary(name: str, kind: type):
         same_shape(name, a, b, span)
         same_dtype(name, a, b, span)
         _integer_only(name, a, span)
-        return like(a)
+        return narrowed_like(a, b)
     return infer
 
 
@@ -108,7 +110,7 @@ def _scalar(name: str, kind: type):
         if not isinstance(args[1].type, ScalarType):
             raise UserError(f"{name}: operand 'rhs' must be a scalar, got {args[1].type}", span)
         _integer_only(name, a, span)
-        return like(a)
+        return narrowed_like(a)
     return infer
 
 
@@ -120,7 +122,7 @@ def _unary(name: str, kind: type):
             raise UserError(f"{name}: needs a floating-point operand, got {a.dtype.value}", span,
                             hint="pl.cast(x, pl.FP32) first")
         _integer_only(name, a, span)
-        return like(a)
+        return narrowed_like(a)
     return infer
 
 
@@ -261,7 +263,8 @@ def _assemble(name: str, kind: type):
         if not _adds_f32_into_float(kw, src, tgt):
             same_dtype(name, tgt, src, span)
         off = dims(args[2], name, "offset", span) if isinstance(args[2], MakeTuple) else ()
-        window = (1,) * (tgt.rank - src.rank) + tuple(src.shape)  # a lower-rank source fills the last dims
+        # a lower-rank source fills the last dims; a narrowed tensor (set_validshape) writes its valid region
+        window = (1,) * (tgt.rank - src.rank) + tuple(valid_shape(src))
         if len(off) == tgt.rank:
             check_window(name, tgt.shape, off, window, span, what=f"target {kind_name(kind)}")
         return like(tgt)

@@ -8,7 +8,7 @@ from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import ConstInt, Expr, MakeTuple, as_int
-from pypto.ir.types import Dim, ShapedType, TensorType, TileType, Type
+from pypto.ir.types import Dim, ShapedType, TensorType, TensorView, TileType, Type
 from pypto.span import Span
 
 KIND_NAME = {TensorType: "Tensor", TileType: "Tile"}
@@ -74,6 +74,22 @@ def like(t: ShapedType, shape: tuple[Dim, ...] | None = None, dtype: DataType | 
         mem = t.memory_space if space == "keep" else space
         return TileType(tile_shape(new_shape), new_dtype, memory_space=mem)  # type: ignore[arg-type]
     return TensorType(new_shape, new_dtype)
+
+
+def valid_shape(t: ShapedType) -> tuple[Dim, ...]:
+    """The region of a tensor that holds data: its ``set_validshape`` region, else its shape."""
+    view = t.view if isinstance(t, TensorType) else None
+    return tuple(view.valid_shape) if view is not None and view.valid_shape is not None else tuple(t.shape)
+
+
+def narrowed_like(a: ShapedType, *others: ShapedType) -> ShapedType:
+    """``like(a)``, keeping the valid region of a narrowed tensor (``tensor.set_validshape``) that every
+    tensor operand shares (an elementwise result holds data where its operands do)."""
+    out = like(a)
+    valid = {valid_shape(t) for t in (a, *others) if isinstance(t, TensorType)}
+    if isinstance(out, TensorType) and len(valid) == 1 and (v := valid.pop()) != tuple(a.shape):
+        return TensorType(out.shape, out.dtype, view=TensorView(valid_shape=v))
+    return out
 
 
 def tile_shape(shape: tuple[Dim, ...]) -> tuple[Dim, ...]:

@@ -20,7 +20,7 @@ from pypto.ir.enums import MaskPattern
 from pypto.ir.expr import Expr, as_int
 from pypto.ir.ops.infer import like, require_2d, shaped
 from pypto.ir.ops.registry import OpDef, register
-from pypto.ir.types import ScalarType, TensorType, TileType, Type
+from pypto.ir.types import ScalarType, TensorType, TensorView, TileType, Type
 from pypto.span import Span
 
 SORT_BLOCK = 32
@@ -164,7 +164,12 @@ def _set_validshape(name: str, kind: type):
             v, n = as_int(e), as_int(full)
             if v is not None and (v < 0 or (n is not None and v > n)):
                 raise UserError(f"{name}: {what}={v} is outside the operand's extent {n}", span)
-        return like(src)
+        out = like(src)
+        rows, cols = as_int(args[1]), as_int(args[2])
+        if isinstance(out, TensorType) and rows is not None and cols is not None and (rows, cols) != tuple(src.shape):
+            # a narrowed tensor: an assemble writes only this region (a run-time one is checked at run time)
+            return TensorType(out.shape, out.dtype, view=TensorView(valid_shape=(rows, cols)))
+        return out
     return infer
 
 

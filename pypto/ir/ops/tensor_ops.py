@@ -7,7 +7,7 @@ from typing import Any
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import TensorLayout
-from pypto.ir.expr import Expr
+from pypto.ir.expr import Expr, as_int
 from pypto.ir.ops.bounds import positive_dims
 from pypto.ir.ops.common import register_common
 from pypto.ir.ops.infer import dims, shaped
@@ -60,7 +60,11 @@ def _expand_clone(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
 
 
 def _dim(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
-    shaped(args[0], "tensor.dim", "tensor", span, TensorType)
+    t = shaped(args[0], "tensor.dim", "tensor", span, TensorType)
+    axis = as_int(args[1]) if len(args) > 1 else None
+    if axis is not None and not -t.rank <= axis < t.rank:
+        raise UserError(f"tensor.dim: axis {axis} is outside a rank-{t.rank} tensor", span,
+                        hint=f"use an axis in [{-t.rank}, {t.rank - 1}]")
     return ScalarType(DataType.INDEX)
 
 
