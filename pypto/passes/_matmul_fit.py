@@ -1,0 +1,71 @@
+"""Whether the L0 tiles of an AutoTileMatmulL0 grid fit L0 under the kernel's memory planner.
+
+A grid is a sequence of regions run one after another: the full tiles (two stages at once when L0C is double
+buffered), then the peeled last column, last row and corner of tiles; each region has its operand blocks
+(every K block, the peeled narrower last one included) and its accumulator. How the buffers are shared
+depends on who plans them:
+
+- pypto's MemoryReuse (the PYPTO planner, and DSA_RP, whose placement coalesces by lifetime first): tiles of
+  equal shape share one buffer. Of a double-buffered loop's two stages only the accumulators (and the Mat
+  loads) keep a buffer each; the operand blocks moved to L0A / L0B are dead before the other stage's move, so
+  the stages share them;
+- ptoas 0.1.1's planner (PTOAS; MemoryReuse does not run): each ``alloc_tile`` sits at its first use and is
+  freed after its last, so only the largest region counts, each stage with tiles of its own.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from pypto.ir.enums import MemorySpace
+from pypto.passes.l0_tile_chooser import L0TileConfig, acc_elements
+
+if TYPE_CHECKING:
+    from pypto.passes.auto_tile_matmul_l0 import Tiling
+
+# (space, rows, cols, element bytes, pipeline stage)
+_Tile = tuple[MemorySpace, int, int, int, int]
+
+
+def spans(dim: int, step: int) -> list[tuple[int, int, int]]:
+    """``[lo, hi)`` ranges of ``dim`` with their tile extent: the full tiles, then a partial last tile."""
+    full = dim // step * step
+    return [(0, full, step)] * (full > 0) + [(full, dim, dim - full)] * (full < dim)
+
+
+def grid_regions(t: Tiling, cfg: L0TileConfig, shared: bool) -> list[list[_Tile]]:
+    """The L0 tiles of each region of the grid, in program order; ``shared``: MemoryReuse runs, so the two
+    stages of a double-buffered loop have one set of operand blocks (stage 0's)."""
+    full, tail = divmod(cfg.K, t.k)
+    blocks = [t.k] * (1 + (full > 1)) + ([tail] if tail else [])
+    regions: list[list[_Tile]] = []
+    for _, _, rows in spans(cfg.M, t.m):
+        for _, _, cols in spans(cfg.N, t.n):
+            tiles: list[_Tile] = []
+            for stage in range(2 if t.double_buffer_c and not regions else 1):
+                op = 0 if shared else stage
+                tiles += [(MemorySpace.Left, rows, k, cfg.bytes_a, op) for k in blocks]
+                tiles += [(MemorySpace.Right, k, cols, cfg.bytes_b, op) for k in blocks]
+                tiles.append((MemorySpace.Acc, acc_elements(rows, 1, cfg), cols, cfg.bytes_c, stage))
+            regions.append(tiles)
+    return regions
+
+
+def regions_fit(t: Tiling, cfg: L0TileConfig, caps: dict[MemorySpace, int], shared: bool,
+                one_region_at_a_time: bool = False) -> bool:
+    """Whether the grid's tiles fit L0 (see the module doc): all regions side by side, each distinct tile
+    once when ``shared`` (MemoryReuse runs); with ``one_region_at_a_time`` (ptoas plans) only the largest."""
+    regions = grid_regions(t, cfg, shared)
+    if not one_region_at_a_time:
+        regions = [[x for r in regions for x in r]]
+    for tiles in regions:
+        used: Counter[MemorySpace] = Counter()
+        for space, r, c, nbytes, _ in (set(tiles) if shared else tiles):
+            used[space] += r * c * nbytes
+        if any(used[space] > caps[space] for space in used):
+            return False
+    return True
+
+
+__all__ = ["grid_regions", "regions_fit", "spans"]
