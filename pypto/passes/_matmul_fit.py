@@ -16,13 +16,23 @@ depends on who plans them:
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from pypto.ir.enums import MemorySpace
 from pypto.passes.l0_tile_chooser import L0TileConfig, acc_elements
 
-if TYPE_CHECKING:
-    from pypto.passes.auto_tile_matmul_l0 import Tiling
+
+@dataclass(frozen=True, slots=True)
+class Tiling:
+    """An L0 tile ``[m, n]`` of the output with K blocks of ``k``."""
+
+    m: int
+    n: int
+    k: int
+    double_buffer_c: bool = False
+    """Two accumulators in flight (the chooser budgeted each at half of L0C): the grid's inner loop is a
+    two-stage ``pl.pipeline`` marked ``pipeline_double_buffer_c``, so tile i's drain overlaps tile i+1's MAD."""
+
 
 # (space, rows, cols, element bytes, pipeline stage)
 _Tile = tuple[MemorySpace, int, int, int, int]
@@ -68,4 +78,4 @@ def regions_fit(t: Tiling, cfg: L0TileConfig, caps: dict[MemorySpace, int], shar
     return True
 
 
-__all__ = ["grid_regions", "regions_fit", "spans"]
+__all__ = ["Tiling", "grid_regions", "regions_fit", "spans"]

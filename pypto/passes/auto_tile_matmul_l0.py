@@ -33,7 +33,7 @@ from pypto.ir.options import BackendType, MemoryPlanner
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, SeqStmts, Stmt, YieldStmt
 from pypto.ir.types import ScalarType, TileType
 from pypto.passes._index import iadd
-from pypto.passes._matmul_fit import regions_fit, spans
+from pypto.passes._matmul_fit import Tiling, regions_fit, spans
 from pypto.passes._matmul_operand import MatmulOperand, int_tuple, matmul_operand
 from pypto.passes._rewrite import assign_of, assigns_of, drop_defs, elements, match, shaped
 from pypto.passes._util import base_name, iter_stmts, map_blocks, substitute_typed, var_use_counts
@@ -45,16 +45,6 @@ from pypto.passes.l0_tile_chooser import L0TileConfig, backend_config, choose_l0
 from pypto.span import Span
 
 _FRACTAL = 16
-
-
-@dataclass(frozen=True, slots=True)
-class Tiling:
-    m: int
-    n: int
-    k: int
-    double_buffer_c: bool = False
-    """Two accumulators in flight (the chooser budgeted each at half of L0C): the grid's inner loop is a
-    two-stage ``pl.pipeline`` marked ``pipeline_double_buffer_c``, so tile i's drain overlaps tile i+1's MAD."""
 
 
 def _extents(dim: int) -> list[int]:
