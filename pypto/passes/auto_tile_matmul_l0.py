@@ -223,12 +223,12 @@ class AutoTileMatmulL0(Pass):
         if (t := _chooser_tiling(cfg)) is not None:
             if (t.m, t.n, t.k) == (m_dim, n_dim, k_dim):
                 return None
-            shared = self.memory_planner is not MemoryPlanner.PTOAS  # DSA_RP's placement coalesces like PYPTO's
+            shared = self.memory_planner is MemoryPlanner.PYPTO
             # each stage of a dbC loop loads its own operand blocks (an operand-stationary choice holds one
             # panel upstream): when two stages do not fit, the same tiles run single-buffered
             for tt in (t, replace(t, double_buffer_c=False)):
-                if regions_fit(tt, cfg, caps, shared=shared,
-                                one_region_at_a_time=self.memory_planner is MemoryPlanner.PTOAS):
+                if regions_fit(tt, cfg, caps, shared=shared, biased=mm.op == "tile.matmul_bias",
+                               one_region_at_a_time=self.memory_planner is MemoryPlanner.PTOAS):
                     return tt
         bytes_ab, bytes_c, bias_b = (_bytes(a), _bytes(b)), dtype_c.nbytes, _bias_bytes(mm)
         if _fits(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps, bias_b):
