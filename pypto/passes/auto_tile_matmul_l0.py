@@ -12,10 +12,10 @@ L0C unless the PYPTO planner runs without ``enable_pypto_l0c_double_buffer``, th
 A ``k`` that does not divide K leaves a narrower last K block, and ``m`` / ``n`` that do not divide M / N
 leave a partial last row / column of tiles; both are peeled after their loops. Where the chooser has no
 tile (K not a multiple of 16, a dim below 16), a peeled tail would not be whole fractals, or the peeled
-regions' tiles would not fit L0 together (pypto's planner shares a buffer only between equal-sized tiles,
-DSA_RP and ptoas 0.1.1's planner not at all), the pass's own rule applies: the largest ``m * n`` (then the
-widest ``n``) whose accumulator fits half of L0C, then the largest ``k`` whose blocks fit half of L0A /
-L0B; every extent divides its dim and is a multiple of 16 (or the whole dim). A chain of two matmuls keeps its own row-block rule.
+regions' tiles would not fit L0 together (:mod:`pypto.passes._matmul_fit` models each planner's sharing), the
+pass's own rule applies: the largest ``m * n`` (then the widest ``n``) whose accumulator fits half of L0C, then
+the largest ``k`` whose blocks fit half of L0A / L0B; every extent divides its dim and is a multiple of 16 (or
+the whole dim). A chain of two matmuls keeps its own row-block rule.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from pypto.ir.options import BackendType, MemoryPlanner
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, SeqStmts, Stmt, YieldStmt
 from pypto.ir.types import ScalarType, TileType
 from pypto.passes._index import iadd
+from pypto.passes._matmul_fit import Tiling, regions_fit, spans
 from pypto.passes._matmul_operand import MatmulOperand, int_tuple, matmul_operand
 from pypto.passes._rewrite import assign_of, assigns_of, drop_defs, elements, match, shaped
 from pypto.passes._util import base_name, iter_stmts, map_blocks, substitute_typed, var_use_counts
@@ -40,20 +41,10 @@ from pypto.passes.allocate_memory_addr import CAPACITY
 from pypto.passes.base import Pass
 from pypto.passes.context import PassContext
 from pypto.passes.expand_mixed_kernel import MAX_UNROLL
-from pypto.passes.l0_tile_chooser import L0TileConfig, acc_elements, backend_config, choose_l0_tile
+from pypto.passes.l0_tile_chooser import L0TileConfig, backend_config, choose_l0_tile
 from pypto.span import Span
 
 _FRACTAL = 16
-
-
-@dataclass(frozen=True, slots=True)
-class Tiling:
-    m: int
-    n: int
-    k: int
-    double_buffer_c: bool = False
-    """Two accumulators in flight (the chooser budgeted each at half of L0C): the grid's inner loop is a
-    two-stage ``pl.pipeline`` marked ``pipeline_double_buffer_c``, so tile i's drain overlaps tile i+1's MAD."""
 
 
 def _extents(dim: int) -> list[int]:
@@ -153,8 +144,8 @@ class _Builder:
         and N, and the partial last row / column of tiles peeled after them."""
         m_dim, n_dim = self.a.shape[0], self.b.shape[1]
         out: list[Stmt] = []
-        for rows in _spans(m_dim, self.t.m):
-            for cols in _spans(n_dim, self.t.n):
+        for rows in spans(m_dim, self.t.m):
+            for cols in spans(n_dim, self.t.n):
                 out += self._region(store, rows, cols, self.t.double_buffer_c and not out)
         return out
 
@@ -201,12 +192,6 @@ _INDEX = ScalarType(DataType.INDEX)
 DOUBLE_BUFFER_C = "pipeline_double_buffer_c"  # upstream's loop attribute: two L0C accumulators in flight
 
 
-def _spans(dim: int, step: int) -> list[tuple[int, int, int]]:
-    """``[lo, hi)`` ranges of ``dim`` with their tile extent: the full tiles, then a partial last tile."""
-    full = dim // step * step
-    return [(0, full, step)] * (full > 0) + [(full, dim, dim - full)] * (full < dim)
-
-
 def _stem(op: MatmulOperand) -> str:
     return base_name(getattr(op.tensor, "name", "x"))
 
@@ -244,8 +229,8 @@ class AutoTileMatmulL0(Pass):
             # each stage of a dbC loop loads its own operand blocks (an operand-stationary choice holds one
             # panel upstream): when two stages do not fit, the same tiles run single-buffered
             for tt in (t, replace(t, double_buffer_c=False)):
-                if _regions_fit(tt, cfg, caps, shared=shared,
-                                one_region_at_a_time=self.memory_planner is MemoryPlanner.PTOAS):
+                if regions_fit(tt, cfg, caps, shared=shared, biased=mm.op == "tile.matmul_bias",
+                               one_region_at_a_time=self.memory_planner is MemoryPlanner.PTOAS):
                     return tt
         bytes_ab, bytes_c, bias_b = (_bytes(a), _bytes(b)), dtype_c.nbytes, _bias_bytes(mm)
         if _fits(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps, bias_b):
@@ -351,35 +336,6 @@ def _bias_limits(mm: Call, loads: dict[Var, Call], caps: dict[MemorySpace, int],
     if matmul_operand(mm.args[2], loads) is None:
         return {"max_n": max_n, "min_n": n_dim}
     return {"max_n": max_n, "max_n_pipelined": max_n // 2, "max_n_nested_pipelined": max_n // 4}
-
-
-def _regions_fit(t: Tiling, cfg: L0TileConfig, caps: dict[MemorySpace, int], shared: bool,
-                 one_region_at_a_time: bool = False) -> bool:
-    """Whether the L0 tiles of every region of the grid (full tiles, peeled last row / column, peeled last K
-    block) fit L0 side by side. ``shared``: the PYPTO planner gives equal-sized tiles one buffer, so each
-    distinct shape counts once; DSA_RP shares nothing. ``one_region_at_a_time`` (PTOAS): ptoas 0.1.1 plans
-    the buffers by lifetime once each ``alloc_tile`` sits at its first use, so only the largest region counts."""
-    full, tail = divmod(cfg.K, t.k)
-    blocks = [t.k] * (1 + (full > 1)) + ([tail] if tail else [])
-    regions: list[list[tuple[MemorySpace, int, int, int, int]]] = []
-    for _, _, rows in _spans(cfg.M, t.m):
-        for _, _, cols in _spans(cfg.N, t.n):
-            tiles: list[tuple[MemorySpace, int, int, int, int]] = []
-            # the full tiles of a double-buffered-L0C grid run two stages at once, each with its own tiles
-            for stage in range(2 if t.double_buffer_c and not regions else 1):
-                tiles += [(MemorySpace.Left, rows, k, cfg.bytes_a, stage) for k in blocks]
-                tiles += [(MemorySpace.Right, k, cols, cfg.bytes_b, stage) for k in blocks]
-                tiles.append((MemorySpace.Acc, acc_elements(rows, 1, cfg), cols, cfg.bytes_c, stage))
-            regions.append(tiles)
-    if not one_region_at_a_time:
-        regions = [[x for r in regions for x in r]]
-    for tiles in regions:
-        used: Counter[MemorySpace] = Counter()
-        for space, r, c, nbytes, _ in (set(tiles) if shared else tiles):
-            used[space] += r * c * nbytes
-        if any(used[space] > caps[space] for space in used):
-            return False
-    return True
 
 
 def _chooser_tiling(cfg: L0TileConfig) -> Tiling | None:

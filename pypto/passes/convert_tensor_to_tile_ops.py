@@ -40,6 +40,7 @@ from pypto.ir.stmt import (
 from pypto.ir.types import TensorType, TileType
 from pypto.ir.visitor import substitute
 from pypto.passes import _expand_clone, _kernel_writes
+from pypto.passes._acc_windows import carry_acc_windows
 from pypto.passes._atomic_store import expand_atomic_stores
 from pypto.passes._kernel_reads import write_values
 from pypto.passes._merge_lists import merge_lists
@@ -461,7 +462,8 @@ class ConvertTensorToTileOps(Pass):
 
     A tensor a loop or if carries from a tile is carried as that tile; a loop that chooses its
     accumulator on its first iteration (``if k == 0: acc = matmul else: acc = matmul_acc(acc)``)
-    is peeled first (see :mod:`pypto.passes._peel`). Atomic-add stores (``pl.store`` or ``pl.assemble``
+    is peeled first (see :mod:`pypto.passes._peel`); a ``matmul_acc`` into a window of an Acc tile carries a
+    window-sized accumulator instead (see :mod:`pypto.passes._acc_windows`). Atomic-add stores (``pl.store`` or ``pl.assemble``
     with ``atomic=pl.AtomicType.Add``) become read-modify-writes (see :mod:`pypto.passes._atomic_store`)."""
 
     name = "ConvertTensorToTileOps"
@@ -473,6 +475,7 @@ class ConvertTensorToTileOps(Pass):
         return expand_atomic_stores(self._convert(merge_lists(func)), program)
 
     def _convert(self, func: Function) -> Function:
+        func = carry_acc_windows(func)
         if not _has_tensor_ops(func):  # tile-level: only loops of matmul_acc(..., init_cond=...) are peeled
             return peel_first_iterations(func) if _has_init_cond(func) else func
         peeled = _drop_full_validshapes(peel_first_iterations(func))

@@ -251,10 +251,10 @@ def test_under_ptoas_peeled_regions_count_one_at_a_time(tmp_path, monkeypatch):
 def test_the_chooser_sees_the_planner(tmp_path, monkeypatch):
     monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path))
     # 64x80x256 (upstream's B-stationary system test): PYPTO -> a K split (64, 256, 16); DSA_RP may
-    # double-buffer L0C -> B-stationary (32, 256, 80); two stages, each loading its own [80, 256] block of B,
-    # would need 80 KiB of L0B, so the tiles run single-buffered
+    # double-buffer L0C -> B-stationary (32, 256, 80), two stages of one pipelined trip (the stages share their
+    # [80, 256] block of L0B: MemoryReuse gives each stage its own accumulator only)
     assert _tiling((64, 80, 256), MemoryPlanner.PYPTO) == ([(64, 256)] * 2, [("ko", 16, 80, 16)])
-    assert _tiling((64, 80, 256), MemoryPlanner.DSA_RP) == ([(32, 256)], [("mi", 0, 64, 32)])
+    assert _tiling((64, 80, 256), MemoryPlanner.DSA_RP) == ([(32, 256)] * 2, [("mi", 0, 64, 64)])
 
 
 @pytest.mark.sim
