@@ -27,8 +27,9 @@ def _top_level_constants(body: Stmt) -> dict[Var, Expr]:
         elif isinstance(s, AssignStmt) and isinstance(s.value, ConstInt) and type(s.var) is Var \
                 and isinstance(t := s.var.var_type, ScalarType) and t.dtype.is_int:
             out[s.var] = ConstInt(s.value.value, t.dtype, span=s.value.span)
-        elif isinstance(s, AssignStmt) and (n := _static_dim(s.value)) is not None:
-            out[s.var] = ConstInt(n, s.var.var_type.dtype, span=s.value.span)  # type: ignore[union-attr]
+        elif isinstance(s, AssignStmt) and (n := _static_dim(s.value)) is not None \
+                and isinstance(t := s.var.var_type, ScalarType):
+            out[s.var] = ConstInt(n, t.dtype, span=s.value.span)
     return out
 
 

@@ -17,6 +17,7 @@ would take them.
 from __future__ import annotations
 
 import dataclasses
+from typing import cast
 
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.expr import Call, ConstFloat, ConstInt, Expr, Var, as_int
@@ -145,7 +146,7 @@ class _Scalarize:
                 for side, y in enumerate(yields):
                     picks[side].append(self.exprs.visit(y.values[i]))
                 continue
-            sides = [self.env[y.values[i]] for y in yields]  # type: ignore[index]
+            sides = [self.env[cast(Var, y.values[i])] for y in yields]  # an array is yielded by name
             elems: list[Expr] = []
             for k, (a, b) in enumerate(zip(*sides, strict=True)):
                 if a is b or (as_int(a) is not None and as_int(a) == as_int(b)):

@@ -37,7 +37,7 @@ from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, WhileStmt, flatten
 from pypto.ir.types import ScalarType, TensorType, TileType
 from pypto.passes._index import iadd
 from pypto.passes._kernel_reads import is_read, write_values, written_tensors
-from pypto.passes._rewrite import elements, expand_stmts, ints, match, shaped
+from pypto.passes._rewrite import call_in, elements, expand_stmts, ints, match, shaped
 from pypto.passes._util import iter_stmts, var_use_counts
 
 
@@ -207,7 +207,7 @@ def _rewrite(f: Function) -> Function:
         uses = _row_uses(f.body, read.var, dtype)
         if not uses or counts[read.var] != len(uses) + 1:  # +1: its definition
             continue
-        tiles = {isinstance(u.value.args[0].type, TileType) for u in uses}  # type: ignore[union-attr]
+        tiles = {isinstance(call_in(u).args[0].type, TileType) for u in uses}
         if len(tiles) > 1:  # scales both tensors and tiles: left to the other read passes
             continue
         window = _window(read, tiles.pop())

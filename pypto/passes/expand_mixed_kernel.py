@@ -437,7 +437,9 @@ class _CallRewriter:
 def _per_launch(t: TensorType, tile: Var, call: Call) -> TensorType:
     """A GM temp of a launch with a run-time block count: ``tile rows * block_num`` rows."""
     blocks = call.attrs["block_num"]
-    rows = tile.var_type.shape[0]  # type: ignore[union-attr]
+    tt = tile.var_type
+    assert isinstance(tt, (TileType, TensorType))
+    rows = tt.shape[0]
     dtype = scalar_dtype(blocks) if isinstance(blocks, Expr) else DataType.INDEX
     count = blocks if isinstance(blocks, Expr) else ConstInt(int(blocks), dtype)
     return TensorType((BinaryExpr(BinOp.Mul, count, ConstInt(int(rows), dtype), dtype), *t.shape[1:]), t.dtype)
