@@ -52,4 +52,7 @@ cd / && rm -rf "$work"
 # leaving them would make every image build differ
 rm -f "${PYPTO_CACHE_DIR:-/opt/pypto/cache}/sim/runtime/build_seconds" \
   "${PYPTO_CACHE_DIR:-/opt/pypto/cache}/sim/runtime/extras_build_seconds"
+# g++'s precompiled headers are not byte-reproducible (a .gch holds addresses of the compiler's own memory),
+# so the image carries none: a container's first kernel build makes its own in a writable cache
+rm -rf "${PYPTO_CACHE_DIR:-/opt/pypto/cache}"/sim/pch-*
 echo "smoke test passed"
