@@ -25,7 +25,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, WhileStmt, YieldStmt, flatten, seq
 from pypto.ir.types import ArrayType, ScalarType
 from pypto.ir.visitor import IRMutator
-from pypto.passes._rewrite import assign_of
+from pypto.passes._rewrite import assign_of, match
 from pypto.passes._util import NameGen, base_name, iter_stmts
 
 _HINT = ("index the array with constants (a Python int or a loop of pl.unroll), or keep the values in "
@@ -113,14 +113,15 @@ class _Scalarize:
         if isinstance(v, Var) and v in self.env:
             self.env[s.var] = self.env[v]
             return []
-        if isinstance(v, Call) and v.op == "array.create":
+        if match(v, "array.create") is not None:
             zero = ConstFloat(0.0, t.dtype, span=s.span) if t.dtype.is_float else ConstInt(0, t.dtype, span=s.span)
             self.env[s.var] = (zero,) * t.extent
             return []
-        if not (isinstance(v, Call) and v.op == "array.update_element"):
+        store = match(v, "array.update_element")
+        if store is None:
             raise _refuse("pl.array produced by an operation other than pl.array.create or an element store", s)
-        old, k = self.exprs.slot(v)
-        elems, value = list(old), self.exprs.visit(v.args[2])
+        old, k = self.exprs.slot(store)
+        elems, value = list(old), self.exprs.visit(store.args[2])
         if isinstance(value, Var | ConstInt | ConstFloat):  # a name or a constant: the element is it
             elems[k] = value
             self.env[s.var] = tuple(elems)

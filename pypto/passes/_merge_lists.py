@@ -27,17 +27,17 @@ from pypto.ir.expr import Call, ConstFloat, Var
 from pypto.ir.function import Function
 from pypto.ir.ops.registry import make_call
 from pypto.ir.ops.sort_ops import MULTI_LIST, MULTI_LIST_HINT
-from pypto.ir.stmt import AssignStmt, EvalStmt, Stmt, flatten, stmt_value
-from pypto.passes._rewrite import expand_stmts, ints, shaped
-from pypto.passes._util import iter_stmts
+from pypto.ir.stmt import AssignStmt, EvalStmt, Stmt, flatten
+from pypto.passes._rewrite import expand_stmts, ints, match, shaped
+from pypto.passes._util import base_name, iter_stmts
 
 LOWEST = -3.4028234663852886e38  # the lowest finite f32
 OP = "tensor.mrgsort"
 
 
 def _lists(s: Stmt) -> Call | None:
-    v = stmt_value(s)
-    return v if isinstance(v, Call) and v.op == OP and len(v.args) > 1 else None
+    v = match(s, OP)
+    return v if v is not None and len(v.args) > 1 else None
 
 
 def _refuse(call: Call, where: str) -> UserError:
@@ -49,7 +49,7 @@ def _expand(s: Stmt, call: Call) -> list[Stmt]:
         return []  # a merge nobody reads
     k, width, sp = len(call.args), shaped(call.args[0]).shape[1], call.span
     assert isinstance(width, int)  # the registry takes equal [1, L] rows only
-    name = s.var.name.split("__")[0]
+    name = base_name(s.var.name)
     fill = make_call("tensor.full", [ints([1, 4 * width]), ConstFloat(LOWEST)], {"dtype": DataType.FP32}, span=sp)
     row = Var(f"{name}_lists", fill.type, span=sp)
     out: list[Stmt] = [AssignStmt(row, fill, span=sp)]

@@ -179,8 +179,8 @@ def _reads_of_loads(f: Function) -> Function:
     loads = {s.var: s.value for s in iter_stmts(f.body) if isinstance(s, AssignStmt) and match(s.value, "tile.load")}
     swap: dict[int, list[Stmt]] = {}
     for s in iter_stmts(f.body):
-        v = s.value if isinstance(s, AssignStmt) else None
-        load = loads.get(v.args[0]) if isinstance(v, Call) and v.op == "tile.read" else None
+        v = match(s, "tile.read") if isinstance(s, AssignStmt) else None
+        load = loads.get(v.args[0]) if v is not None else None
         if load is None or not (isinstance(p := load.args[0], Var) and p in params and p not in written):
             continue
         offsets, idx = elements(load.args[1]), elements(v.args[1])
