@@ -216,6 +216,10 @@ def _pipe_pop(direction, pipe_id):
     return queue.pop(0)
 
 
+def _unsupported(message):
+    raise NotImplementedError(f"{message} (the program was defined, but this function cannot run)")
+
+
 def _syncall():
     if _BLOCK["num"] > 1:
         raise NotImplementedError(

@@ -229,6 +229,7 @@ def _register_extra() -> None:
         **{op: (lambda em, c: "None") for op in (*FREE, *SETUP[:2])},
         **{op: (lambda em, c: "0") for op in SETUP[2:]},  # a slot buffer's address: unused without pipes
         "system.syncall": lambda em, c: "_syncall()",
+        "system.unsupported": lambda em, c: f"_unsupported({str(em.kw(c, 'message', ''))!r})",
         "tile.transpose_view": lambda em, c: f"{em.arg(c, 0)}.mT",
         **{f"{ns}.{op}": rule for ns in ("tile", "tensor") for op, rule in _SORTING.items()},
         # distributed chip programs: one rank (the prelude's _COMM); several ranks run on the sims

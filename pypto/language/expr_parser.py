@@ -378,6 +378,11 @@ class ExprParser:
             from pypto.language.submit_call import parse_task_dummy
 
             return parse_task_dummy(self, node, span)
+        if c is dsl.unsupported:
+            _args, kwargs = self.call_args(node)
+            err = UnsupportedFeatureError(str(kwargs.get("message", "")), span, str(kwargs.get("hint", "")) or None)
+            err.construct = str(kwargs.get("construct", ""))  # type: ignore[attr-defined]
+            raise err
         where = {"yield_": "as a statement `x = pl.yield_(...)` inside a loop or if",
                  "range": "as a for-loop iterator", "parallel": "as a for-loop iterator",
                  "unroll": "as a for-loop iterator", "pipeline": "as a for-loop iterator",

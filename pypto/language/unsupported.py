@@ -99,7 +99,7 @@ TENSOR: dict[str, str] = {**_OPS_BOTH, **_OPS_TENSOR_AND_PL, "alloc": "tensor_al
                           "view": "tensor_alloc"}
 NAMESPACES: dict[str, dict[str, str]] = {"system": _SYSTEM, "prefetch": _PREFETCH, "parser": {}}
 # names of these namespaces that pypto implements: attribute of pypto.language.dsl
-IMPLEMENTED: dict[str, dict[str, str]] = {"system": {"task_dummy": "task_dummy"}}
+IMPLEMENTED: dict[str, dict[str, str]] = {"system": {"task_dummy": "task_dummy", "unsupported": "unsupported"}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +111,10 @@ class Unsupported:
 
     def error(self, span: Span | None = None) -> UnsupportedFeatureError:
         why, instead = _REASONS[self.reason]
-        return UnsupportedFeatureError(f"{self.qualname} is not supported by pypto with ptoas 0.1.1: {why}",
-                                       span, hint=instead)
+        err = UnsupportedFeatureError(f"{self.qualname} is not supported by pypto with ptoas 0.1.1: {why}",
+                                      span, hint=instead)
+        err.construct = self.qualname  # type: ignore[attr-defined]  # a @pl.program defers it to compile time
+        return err
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise self.error()
