@@ -474,6 +474,7 @@ def _register() -> None:
     RULES["tile.concat"] = pto_views.concat
     RULES["tile.assemble"] = pto_views.assemble
     RULES["tile.fillpad"] = pto_views.fillpad
+    RULES["tile.fillpad_expand"] = pto_views.fillpad_expand
     RULES["tile.slice"] = pto_views.slice_
     RULES["tile.fillpad_inplace"] = pto_views.fillpad  # same values; the result gets its own buffer
     for k in ("sub", "mul", "div"):

@@ -102,6 +102,61 @@ def fillpad(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     cg.emit_op("tfillpad", f"%{src.ssa} : {src.ty}", out)
 
 
+def _pad_scalar(pad: object, dtype: DataType) -> float | int:
+    """The element value a pad mode stands for: 0, the dtype's max/min for integers, and for floats the
+    largest finite magnitude (doubled to +-inf by the caller: 0.1.1 prints an inf constant as '+Inff')."""
+    import numpy as np
+
+    from pypto.ir.enums import PadValue
+
+    if pad is PadValue.zero:
+        return 0
+    if dtype.is_float:
+        big = {DataType.FP16: float(np.finfo(np.float16).max),
+               DataType.BF16: 3.3895313892515355e38}.get(dtype, float(np.finfo(np.float32).max))
+        return big if pad is PadValue.max else -big
+    bits, signed = dtype.bits, not dtype.value.upper().startswith("UINT")
+    lo, hi = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if signed else (0, 2 ** bits - 1)
+    return hi if pad is PadValue.max else lo
+
+
+def fillpad_expand(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    """``tile.fillpad_expand(x, shape, pad_value)``: ptoas 0.1.1 has no ``tfillpad_expand`` and its
+    ``tfillpad`` keeps the shape, so the result is two blocks painted in order (:class:`Pieces`): a
+    destination-shaped tile of the pad value (``texpands``), then ``x`` with its invalid region padded
+    (``tfillpad`` into a full-valid tile of ``x``'s shape) at the top-left. It can be stored."""
+    from dataclasses import replace
+
+    from pypto.ir.enums import PadValue
+    from pypto.ir.ops.elementwise_extra import pad_of
+    from pypto.ir.types import TileType, default_tile_view
+
+    src = cg.tile_of(c.args[0])
+    if src.buf.loc != "ub":
+        raise cg.error(f"tile.fillpad_expand of a {src.buf.loc} tile cannot be lowered by {TOOLCHAIN}",
+                       hint=ALTERNATIVE["tile.fillpad_expand"])
+    pad = pad_of(c.kwargs.get("pad_value"))
+    t = dst.type if dst is not None else c.result_type
+    if not isinstance(t, TileType) or not isinstance(c.args[0].type, TileType):
+        raise cg.error(f"tile.fillpad_expand result must be a tile, got {t}")
+    view = t.view or default_tile_view(t.shape, t.memory_space)
+    filled = cg.scratch(cg.buf_type(replace(t, memref=None, view=replace(view, valid_shape=None, pad=pad))),
+                        "expand_pad")
+    ty = filled.buf.dtype.mlir
+    cg.emit_op("texpands", f"%{cg.const(_pad_scalar(pad, filled.buf.dtype), ty)} : {ty}", filled)
+    if filled.buf.dtype.is_float and pad is not PadValue.zero:  # max * 2 overflows to +-inf exactly
+        cg.emit_op("tmuls", f"%{filled.ssa}, %{cg.const(2.0, ty)} : {filled.ty}, {ty}", filled)
+    body = src
+    if src.buf.valid != (src.buf.rows, src.buf.cols):
+        s = c.args[0].type
+        sview = s.view or default_tile_view(s.shape, s.memory_space)
+        body = cg.scratch(cg.buf_type(replace(s, memref=None, view=replace(sview, valid_shape=None, pad=pad))),
+                          "expand_body")
+        cg.emit_op("tfillpad", f"%{src.ssa} : {src.ty}", body)
+    if dst is not None:
+        cg.env[dst] = Pieces("tile.fillpad_expand", ((filled, 0, 0), (body, 0, 0)))
+
+
 def slice_(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     """``tile.slice(x, shape, offset)``: a copy of the window (``pto.textract`` at the offset).
 

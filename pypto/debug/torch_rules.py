@@ -113,6 +113,13 @@ def _fillpad(em: _Emitter, c: Call) -> str:
     return f"_fillpad({em.arg(c, 0)}, {_valid(em, c.args[0])}, {_enum_name(em.kw(c, 'pad_value'), 'zero')!r})"
 
 
+def _fillpad_expand(em: _Emitter, c: Call) -> str:
+    from pypto.ir.ops.elementwise_extra import pad_of
+
+    pad = pad_of(em.kw(c, "pad_value"))
+    return f"_fillpad_expand({em.arg(c, 0)}, {_valid(em, c.args[0])}, {em.arg(c, 1)}, {_enum_name(pad, 'zero')!r})"
+
+
 def _register() -> None:
     for ns in ("tensor", "tile"):
         for op in BINARY:
@@ -142,6 +149,7 @@ def _register() -> None:
             f"{ns}.reshape": lambda em, c: f"{em.arg(c, 0)}.reshape({em.arg(c, 1)})",
             f"{ns}.transpose": lambda em, c: f"{em.arg(c, 0)}.transpose({em.arg(c, 1)}, {em.arg(c, 2)})",
             f"{ns}.fillpad": _fillpad,
+            f"{ns}.fillpad_expand": _fillpad_expand,
             f"{ns}.expands": lambda em, c: f"torch.full_like({em.arg(c, 0)}, {em.arg(c, 1)})",
             f"{ns}.full": lambda em, c: (f"torch.full({em.arg(c, 0)}, {em.arg(c, 1)}, "
                                          f"dtype={torch_dtype(c.kwargs['dtype'])})"),

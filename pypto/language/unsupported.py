@@ -29,7 +29,6 @@ _REASONS: dict[str, tuple[str, str]] = {
     "batch": ("ptoas 0.1.1 has no batched matmul", "loop over the batch with pl.range and call pl.matmul"),
     "tri": (_NO_INSN + " (ttri)", "build the mask on the host and load it"),
     "random": (_NO_INSN + " (trandom)", "generate random data on the host"),
-    "fillpad_expand": (_NO_INSN + " (tfillpad_expand)", "use pl.fillpad on a tile of the target shape"),
     "part_mul": (_NO_INSN + " (tpartmul)", "use pl.mul on equally shaped tiles"),
     "views": ("ptoas 0.1.1 has no op that reinterprets a tile in place (reinterpret views)",
               "load the data with the shape and layout you need"),
@@ -66,7 +65,7 @@ _REASONS: dict[str, tuple[str, str]] = {
 }
 
 _OPS_BOTH = {  # names missing from pl, pl.tile and pl.tensor alike
-    "fmod": "fmod", "fmods": "fmod", "random": "random", "fillpad_expand": "fillpad_expand",
+    "fmod": "fmod", "fmods": "fmod", "random": "random",
     "part_mul": "part_mul", "reinterpret_view": "views", "scatter_update": "gather_x",
     "gather_row": "gather_x", "cmp": "cmp", "scatter": "codegen",
 }

@@ -12,6 +12,7 @@ from typing import Any
 
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
+from pypto.ir.enums import PadValue
 from pypto.ir.expr import Expr
 from pypto.ir.ops.infer import like, same_dtype, same_shape, shaped
 from pypto.ir.ops.registry import OpDef, register
@@ -119,3 +120,49 @@ register(OpDef("tile.fillpad_inplace", ("tile",), lambda a, kw, sp: like(shaped(
 for _op in ("part_add", "part_max", "part_min"):
     register(OpDef(f"tile.{_op}", ("lhs", "rhs"), _tiles(f"tile.{_op}", (0, 1)), category="binary"))
     register(OpDef(f"tensor.{_op}", ("lhs", "rhs"), _same_tensors(f"tensor.{_op}"), category="binary"))
+
+
+def pad_of(value: Any) -> Any:
+    """A fillpad pad value as a PadValue: the enum (None: zero), its name, or upstream's sugars 0, inf, -inf."""
+    import math
+
+    if value is None:
+        return PadValue.zero
+    if isinstance(value, PadValue):
+        return value
+    if isinstance(value, str):
+        return PadValue.__members__.get(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return {0: PadValue.zero, math.inf: PadValue.max, -math.inf: PadValue.min}.get(value)
+    return None
+
+
+def _fillpad_expand(name: str, kind: type):
+    """``fillpad_expand(x, shape, pad_value)``: a ``shape`` tile/tensor whose top-left is ``x``'s valid region
+    and every other element the pad value (``zero``, ``max`` or ``min``); each dim must be at least ``x``'s."""
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        from pypto.ir.expr import as_int
+        from pypto.ir.ops.infer import dims
+
+        src = shaped(args[0], name, "tile", span, kind)
+        shape = dims(args[1], name, "shape", span)
+        if len(shape) != len(src.shape):
+            raise UserError(f"{name}: shape {list(shape)} must have the source's rank {len(src.shape)}", span)
+        for axis, (d, s) in enumerate(zip(shape, src.shape, strict=True)):
+            di, si = as_int(d) if isinstance(d, Expr) else d, as_int(s) if isinstance(s, Expr) else s
+            if not isinstance(di, int):
+                raise UserError(f"{name}: the destination shape must be static, got {d} on axis {axis}", span)
+            if isinstance(si, int) and di < si:
+                raise UserError(f"{name}: destination dim {di} on axis {axis} is smaller than the source's {si}",
+                                span, hint="every destination dim must be >= the source's (use pl.slice to shrink)")
+        if pad_of(kw.get("pad_value")) in (None, PadValue.null):
+            raise UserError(f"{name}: pad_value must be pl.PadValue.zero, max or min (or 0, math.inf, -math.inf), "
+                            f"got {kw.get('pad_value')!r}", span)
+        return like(src, shape)
+    return infer
+
+
+for _ns, _kind in (("tile", TileType), ("tensor", TensorType)):
+    register(OpDef(f"{_ns}.fillpad_expand", ("tile", "shape"), _fillpad_expand(f"{_ns}.fillpad_expand", _kind),
+                   {"pad_value": PadValue.zero}, category="view", keeps_operands=_ns == "tile",
+                   doc="a larger tile: the source's valid region at the top-left, the pad value elsewhere"))
