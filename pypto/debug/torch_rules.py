@@ -239,6 +239,8 @@ def _register_extra() -> None:
         "system.syncall": lambda em, c: "_syncall()",
         "system.unsupported": lambda em, c: f"_unsupported({str(em.kw(c, 'message', ''))!r})",
         "tile.transpose_view": lambda em, c: f"{em.arg(c, 0)}.mT",
+        "tile.reinterpret_view": lambda em, c: (f"{em.arg(c, 0)}.contiguous().view({torch_dtype(c.kwargs['dtype'])})"
+                                                f".reshape({[int(d) for d in c.result_type.shape]})"),
         **{f"{ns}.{op}": rule for ns in ("tile", "tensor") for op, rule in _SORTING.items()},
         # distributed chip programs: one rank (the prelude's _COMM); several ranks run on the sims
         "comm.rank": lambda em, c: '_COMM["rank"]',

@@ -30,8 +30,9 @@ _REASONS: dict[str, tuple[str, str]] = {
     "tri": (_NO_INSN + " (ttri)", "build the mask on the host and load it"),
     "random": (_NO_INSN + " (trandom)", "generate random data on the host"),
     "part_mul": (_NO_INSN + " (tpartmul)", "use pl.mul on equally shaped tiles"),
-    "views": ("ptoas 0.1.1 has no op that reinterprets a tile in place (reinterpret views)",
-              "load the data with the shape and layout you need"),
+    "views": ("pypto reinterprets tiles only (pl.tile.reinterpret_view, a pto.treshape); a GM tensor view "
+              "of another dtype needs a typed view ptoas 0.1.1 does not have",
+              "load the tensor into a tile and call pl.reinterpret_view on the tile"),
     "gather_x": (_NO_INSN + " for this gather/scatter form", "index on the host or in the orchestration"),
     "lrelu": ("ptoas 0.1.1 accepts pto.tlrelu but aborts while lowering it",
               "write pl.maximum(x, pl.muls(x, alpha)) for 0 < alpha < 1"),
@@ -66,7 +67,7 @@ _REASONS: dict[str, tuple[str, str]] = {
 
 _OPS_BOTH = {  # names missing from pl, pl.tile and pl.tensor alike
     "fmod": "fmod", "fmods": "fmod", "random": "random",
-    "part_mul": "part_mul", "reinterpret_view": "views", "scatter_update": "gather_x",
+    "part_mul": "part_mul", "scatter_update": "gather_x",
     "gather_row": "gather_x", "cmp": "cmp", "scatter": "codegen",
 }
 _OPS_TILE_AND_PL = {
@@ -94,7 +95,7 @@ TILE: dict[str, str] = {
     "gather_compare": "gather_x", "max": "scalar_minmax", "min": "scalar_minmax",
     "MemRefType": "typing",
 }
-TENSOR: dict[str, str] = {**_OPS_BOTH, **_OPS_TENSOR_AND_PL, "alloc": "tensor_alloc",
+TENSOR: dict[str, str] = {**_OPS_BOTH, **_OPS_TENSOR_AND_PL, "reinterpret_view": "views", "alloc": "tensor_alloc",
                           "view": "tensor_alloc"}
 NAMESPACES: dict[str, dict[str, str]] = {"system": _SYSTEM, "prefetch": _PREFETCH, "parser": {}}
 # names of these namespaces that pypto implements: attribute of pypto.language.dsl

@@ -166,3 +166,47 @@ for _ns, _kind in (("tile", TileType), ("tensor", TensorType)):
     register(OpDef(f"{_ns}.fillpad_expand", ("tile", "shape"), _fillpad_expand(f"{_ns}.fillpad_expand", _kind),
                    {"pad_value": PadValue.zero}, category="view", keeps_operands=_ns == "tile",
                    doc="a larger tile: the source's valid region at the top-left, the pad value elsewhere"))
+
+
+def _reinterpret_view(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+    """``tile.reinterpret_view(x, dtype, shape=None)``: the same bytes read as ``dtype``; by default the last
+    (contiguous) dim is scaled by the element-size ratio, or ``shape`` names a shape of the same byte count."""
+    from pypto.ir.expr import MakeTuple, as_int
+
+    name = "tile.reinterpret_view"
+    src = shaped(args[0], name, "data", span, TileType)
+    dtype = kw.get("dtype")
+    if not isinstance(dtype, DataType) or dtype.bits % 8 or src.dtype.bits % 8:
+        raise UserError(f"{name}: dtype must be a whole-byte element type such as pl.INT32, got {dtype!r}", span)
+    if dtype is src.dtype:
+        raise UserError(f"{name}: the tile is already {dtype.value}", span, hint="reinterpret to another dtype")
+    sizes = [as_int(d) if isinstance(d, Expr) else d for d in src.shape]
+    if not all(isinstance(d, int) for d in sizes):
+        raise UserError(f"{name}: the source tile's shape must be static, got {list(src.shape)}", span)
+    shape = kw.get("shape")
+    if shape is None:
+        last = sizes[-1] * src.dtype.bits
+        if last % dtype.bits:
+            raise UserError(f"{name}: {sizes[-1]} {src.dtype.value} elements are not a whole number of "
+                            f"{dtype.value} elements", span, hint="pass shape=[...] with the same byte count")
+        new = (*sizes[:-1], last // dtype.bits)
+    else:
+        items = shape.elements if isinstance(shape, MakeTuple) else tuple(shape)
+        new = tuple(as_int(d) if isinstance(d, Expr) else d for d in items)
+        if not all(isinstance(d, int) and d > 0 for d in new):
+            raise UserError(f"{name}: shape must be a list of positive constants, got {shape!r}", span)
+    total = 1
+    for d in new:
+        total *= d
+    nbytes = 1
+    for d in sizes:
+        nbytes *= d
+    if total * dtype.bits != nbytes * src.dtype.bits:
+        raise UserError(f"{name}: shape {list(new)} of {dtype.value} is not the source's {nbytes * src.dtype.bits // 8} "
+                        "bytes", span, hint="give a shape with the same byte count")
+    return like(src, tuple(new), dtype)
+
+
+register(OpDef("tile.reinterpret_view", ("data",), _reinterpret_view, {"dtype": None, "shape": None},
+               category="view", keeps_operands=True, positional_kwargs=("dtype",),
+               doc="the tile's bytes read as another dtype (a view: pto.treshape)"))
