@@ -150,6 +150,8 @@ def _register() -> None:
             f"{ns}.transpose": lambda em, c: f"{em.arg(c, 0)}.transpose({em.arg(c, 1)}, {em.arg(c, 2)})",
             f"{ns}.fillpad": _fillpad,
             f"{ns}.fillpad_expand": _fillpad_expand,
+            f"{ns}.fmod": lambda em, c: f"torch.fmod({em.arg(c, 0)}, {em.arg(c, 1)})",
+            f"{ns}.fmods": lambda em, c: f"torch.fmod({em.arg(c, 0)}, {em.arg(c, 1)})",
             f"{ns}.expands": lambda em, c: f"torch.full_like({em.arg(c, 0)}, {em.arg(c, 1)})",
             f"{ns}.full": lambda em, c: (f"torch.full({em.arg(c, 0)}, {em.arg(c, 1)}, "
                                          f"dtype={torch_dtype(c.kwargs['dtype'])})"),

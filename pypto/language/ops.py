@@ -84,7 +84,7 @@ PROMOTED: dict[str, str] = {
 }
 
 UNIFIED_EXTRA = ("xors", "part_add", "part_max", "part_min", "cast", "matmul", "matmul_acc", "slice", "assemble", "concat", "read", "write",
-                 "reshape", "transpose", "fillpad", "fillpad_expand", "expands", "full", "sort32", "mrgsort", "gather", "set_validshape")
+                 "reshape", "transpose", "fillpad", "fillpad_expand", "fmod", "fmods", "expands", "full", "sort32", "mrgsort", "gather", "set_validshape")
 
 
 def unified_names() -> tuple[str, ...]:

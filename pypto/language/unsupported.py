@@ -23,7 +23,6 @@ _HOST = "compute it on the host or in the orchestration and pass the result in"
 
 # reason key -> (why, what to do instead); names below point at a key
 _REASONS: dict[str, tuple[str, str]] = {
-    "fmod": (_NO_INSN + " (tfmod/tfmods arrived after 0.1.1)", "use pl.rem / pl.rems for integer operands"),
     "gemv": (_NO_INSN + " (tgemv arrived after 0.1.1)", "use pl.matmul with a [1, K] left operand"),
     "mx": ("ptoas 0.1.1 cannot lower MX (scaled fp8/fp4) matmuls", "use pl.matmul on f16 operands"),
     "batch": ("ptoas 0.1.1 has no batched matmul", "loop over the batch with pl.range and call pl.matmul"),
@@ -66,7 +65,7 @@ _REASONS: dict[str, tuple[str, str]] = {
 }
 
 _OPS_BOTH = {  # names missing from pl, pl.tile and pl.tensor alike
-    "fmod": "fmod", "fmods": "fmod", "random": "random",
+    "random": "random",
     "part_mul": "part_mul", "scatter_update": "gather_x",
     "gather_row": "gather_x", "cmp": "cmp", "scatter": "codegen",
 }

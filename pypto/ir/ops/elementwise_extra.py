@@ -210,3 +210,29 @@ def _reinterpret_view(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
 register(OpDef("tile.reinterpret_view", ("data",), _reinterpret_view, {"dtype": None, "shape": None},
                category="view", keeps_operands=True, positional_kwargs=("dtype",),
                doc="the tile's bytes read as another dtype (a view: pto.treshape)"))
+
+
+def _fmod(name: str, kind: type, scalar: bool):
+    """``fmod(a, b)`` / ``fmods(a, s)``: C fmod, the remainder of a / b truncated (the sign of ``a``)."""
+    def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        a = shaped(args[0], name, "lhs", span, kind)
+        if not a.dtype.is_float:
+            raise UserError(f"{name}: needs a floating-point operand, got {a.dtype.value}", span,
+                            hint="use pl.rem / pl.rems for integer operands")
+        if scalar:
+            t = args[1].type
+            if not isinstance(t, ScalarType):
+                raise UserError(f"{name}: operand 'rhs' must be a scalar, got {t}", span)
+        else:
+            b = shaped(args[1], name, "rhs", span, kind)
+            same_shape(name, a, b, span)
+            same_dtype(name, a, b, span)
+        return like(a)
+    return infer
+
+
+for _ns, _kind in (("tile", TileType), ("tensor", TensorType)):
+    register(OpDef(f"{_ns}.fmod", ("lhs", "rhs"), _fmod(f"{_ns}.fmod", _kind, False), category="binary",
+                   in_place=False, doc="C fmod: a - trunc(a / b) * b, with the sign of a"))
+    register(OpDef(f"{_ns}.fmods", ("lhs", "rhs"), _fmod(f"{_ns}.fmods", _kind, True), category="scalar",
+                   in_place=False, doc="C fmod by a scalar"))
