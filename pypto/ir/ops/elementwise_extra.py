@@ -208,7 +208,7 @@ def _reinterpret_view(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
 
 
 register(OpDef("tile.reinterpret_view", ("data",), _reinterpret_view, {"dtype": None, "shape": None},
-               category="view", keeps_operands=True, positional_kwargs=("dtype",),
+               category="view", keeps_operands=True, positional_kwargs=("dtype",), signless=True,
                doc="the tile's bytes read as another dtype (a view: pto.treshape)"))
 
 
