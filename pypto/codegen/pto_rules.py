@@ -369,19 +369,6 @@ def _reshape(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     cg.emit_op("treshape", _list(a), cg.view_tile(a, want, dst))
 
 
-def _reinterpret_view(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
-    """``tile.reinterpret_view``: ``pto.treshape`` to a tile type of another dtype over the same bytes."""
-    (a,) = _srcs(cg, c, 1)
-    if dst is None:
-        raise cg.error("tile.reinterpret_view needs a result")
-    want = cg.buf_type(dst.type)  # type: ignore[arg-type]
-    if a.buf.loc != "ub" or want.loc != "ub" or not (_flat_order(a.buf) and _flat_order(want)):
-        raise cg.error(f"tile.reinterpret_view of a {a.buf.loc} tile in this layout is not supported by the "
-                       f"{TOOLCHAIN} codegen: pto.treshape reinterprets the bytes of a fully valid Vec tile "
-                       "stored densely in row order", hint="load the data into a row-major Vec tile first")
-    cg.emit_op("treshape", _list(a), cg.view_tile(a, want, dst))
-
-
 def _cast(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     (a,) = _srcs(cg, c, 1)
     mode = round_mode(c.kwargs.get("mode", "round"))
@@ -472,7 +459,7 @@ def _register() -> None:
         "tile.col_expand": _expand_direct("tcolexpand", False),
         "tile.row_expand_expdif": _row_expdif,
         "tensor.transpose": _gm_transpose, "tensor.reshape": _gm_flatten, "tile.load": _load, "tile.store": _store, "tile.move": _move, "tile.reshape": _reshape,
-        "tile.reinterpret_view": _reinterpret_view,
+
         "tile.cast": _cast, "tile.create": _create, "tile.full": _fill, "tile.expands": _fill,
         "tile.matmul": _matmul("tmatmul", 2), "tile.matmul_acc": _matmul("tmatmul.acc", 3),
         "tile.matmul_bias": _matmul("tmatmul.bias", 3),
@@ -490,6 +477,7 @@ def _register() -> None:
     RULES["tile.assemble"] = pto_views.assemble
     RULES["tile.fillpad"] = pto_views.fillpad
     RULES["tile.fillpad_expand"] = pto_views.fillpad_expand
+    RULES["tile.reinterpret_view"] = pto_views.reinterpret_view
     RULES["tile.slice"] = pto_views.slice_
     RULES["tile.fillpad_inplace"] = pto_views.fillpad  # same values; the result gets its own buffer
     for k in ("sub", "mul", "div"):

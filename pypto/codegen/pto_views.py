@@ -157,6 +157,21 @@ def fillpad_expand(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
         cg.env[dst] = Pieces("tile.fillpad_expand", ((filled, 0, 0), (body, 0, 0)))
 
 
+def reinterpret_view(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    """``tile.reinterpret_view``: ``pto.treshape`` to a tile type of another dtype over the same bytes."""
+    from pypto.codegen.pto_rules import _flat_order
+
+    a = cg.tile_of(c.args[0])
+    if dst is None:
+        raise cg.error("tile.reinterpret_view needs a result")
+    want = cg.buf_type(dst.type)  # type: ignore[arg-type]
+    if a.buf.loc != "ub" or want.loc != "ub" or not (_flat_order(a.buf) and _flat_order(want)):
+        raise cg.error(f"tile.reinterpret_view of a {a.buf.loc} tile in this layout is not supported by the "
+                       f"{TOOLCHAIN} codegen: pto.treshape reinterprets the bytes of a fully valid Vec tile "
+                       "stored densely in row order", hint="load the data into a row-major Vec tile first")
+    cg.emit_op("treshape", f"%{a.ssa} : {a.ty}", cg.view_tile(a, want, dst))
+
+
 def slice_(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     """``tile.slice(x, shape, offset)``: a copy of the window (``pto.textract`` at the offset).
 

@@ -125,6 +125,13 @@ class Unsupported:
         return f"<{self.qualname}: not supported with ptoas 0.1.1>"
 
 
+def marker_error(kwargs: dict[str, Any], span: Span) -> UnsupportedFeatureError:
+    """The error a printed ``pl.system.unsupported(construct=..., message=..., hint=...)`` stands for."""
+    err = UnsupportedFeatureError(str(kwargs.get("message", "")), span, str(kwargs.get("hint", "")) or None)
+    err.construct = str(kwargs.get("construct", ""))  # type: ignore[attr-defined]
+    return err
+
+
 class UnsupportedNamespace:
     """``pl.system`` / ``pl.prefetch`` / ``pl.parser``: every upstream name resolves to an Unsupported."""
 
