@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from pypto.codegen.pto_types import TOOLCHAIN
+from pypto.codegen.pto_types import TOOLCHAIN, flat_order
 from pypto.codegen.pto_values import ALTERNATIVE, Block, Pieces, Tile
 from pypto.ir.dtypes import DataType
 from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, MakeTuple, Var, as_int
@@ -159,13 +159,11 @@ def fillpad_expand(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
 
 def reinterpret_view(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     """``tile.reinterpret_view``: ``pto.treshape`` to a tile type of another dtype over the same bytes."""
-    from pypto.codegen.pto_rules import _flat_order
-
     a = cg.tile_of(c.args[0])
     if dst is None:
         raise cg.error("tile.reinterpret_view needs a result")
     want = cg.buf_type(dst.type)  # type: ignore[arg-type]
-    if a.buf.loc != "ub" or want.loc != "ub" or not (_flat_order(a.buf) and _flat_order(want)):
+    if a.buf.loc != "ub" or want.loc != "ub" or not (flat_order(a.buf) and flat_order(want)):
         raise cg.error(f"tile.reinterpret_view of a {a.buf.loc} tile in this layout is not supported by the "
                        f"{TOOLCHAIN} codegen: pto.treshape reinterprets the bytes of a fully valid Vec tile "
                        "stored densely in row order", hint="load the data into a row-major Vec tile first")
