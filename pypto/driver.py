@@ -277,8 +277,10 @@ def lower(program: Program, *, memory_planner: MemoryPlanner | None = None,
 
 def _compile(program: Program, opts: CompileOptions) -> CompiledProgram:
     """Compile into the output dir: a fresh default dir is claimed; an explicit one is locked while written."""
+    from pypto.passes.guards import reject_unsupported
     from pypto.toolchain.storage import storage_errors
 
+    reject_unsupported(program)  # before an output dir is claimed
     with storage_errors(opts.output_dir):  # a full or read-only disk is the user's to fix, not a pypto bug
         return _compile_locked(program, opts)
 

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 from pypto.codegen import pto_unsigned
 from pypto.codegen.emitter import base_name
 from pypto.codegen.pto_ndview import flat_rows, flat_window
-from pypto.codegen.pto_types import TOOLCHAIN, tile_view_type
+from pypto.codegen.pto_types import TOOLCHAIN, flat_order, tile_view_type
 from pypto.codegen.pto_values import GmView, Tile
 from pypto.ir.dtypes import DataType
-from pypto.ir.enums import MemorySpace, TileLayout
+from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call, ConstBool, Expr, MakeTuple, Var, as_int
 from pypto.ir.ops.bounds import check_window
 from pypto.ir.ops.common import round_mode
@@ -29,7 +29,6 @@ from pypto.ir.types import TensorType, TileType
 
 if TYPE_CHECKING:
     from pypto.codegen.pto_mlir import KernelCodegen
-    from pypto.codegen.pto_types import TileBuf
 
 Rule = Callable[["KernelCodegen", Call, "Var | None"], None]
 RULES: dict[str, Rule] = {}
@@ -342,13 +341,6 @@ def _move(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     cg.emit_op("tmov", _list(a), cg.def_tile(dst))
 
 
-def _flat_order(buf: TileBuf) -> bool:
-    """Are the buffer's elements stored densely in row-major (flat) order? (Nx1 column vectors are.)"""
-    full = buf.valid == (buf.rows, buf.cols)
-    row_major = buf.view.blayout is TileLayout.row_major or buf.cols == 1
-    return full and row_major and buf.view.slayout is TileLayout.none_box
-
-
 def _reshape(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     """Same tile type: a no-op. Otherwise ``pto.treshape`` (a view of the same bytes), allowed when both
     sides hold the same elements densely in the same order: e.g. [32, 1] col-major <-> [1, 32] row-major."""
@@ -361,7 +353,7 @@ def _reshape(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
         cg.env[dst] = a  # the same 2-D tile (an N-D load flattened already), its valid region kept
         return
     same = want.loc == a.buf.loc and want.dtype is a.buf.dtype and want.rows * want.cols == a.buf.rows * a.buf.cols
-    if not (same and _flat_order(a.buf) and _flat_order(want)):
+    if not (same and flat_order(a.buf) and flat_order(want)):
         raise cg.error(f"tile.reshape between these tile layouts is not supported by the {TOOLCHAIN} codegen: "
                        "pto.treshape only reinterprets the same bytes, so both tiles must be fully valid and "
                        "stored densely in the same element order",
@@ -459,21 +451,25 @@ def _register() -> None:
         "tile.col_expand": _expand_direct("tcolexpand", False),
         "tile.row_expand_expdif": _row_expdif,
         "tensor.transpose": _gm_transpose, "tensor.reshape": _gm_flatten, "tile.load": _load, "tile.store": _store, "tile.move": _move, "tile.reshape": _reshape,
+
         "tile.cast": _cast, "tile.create": _create, "tile.full": _fill, "tile.expands": _fill,
         "tile.matmul": _matmul("tmatmul", 2), "tile.matmul_acc": _matmul("tmatmul.acc", 3),
         "tile.matmul_bias": _matmul("tmatmul.bias", 3),
     })
     for op in ("get_block_idx", "get_block_num", "get_subblock_idx"):
         RULES[f"tile.{op}"] = _spmd_id(op)
-    from pypto.codegen import pto_reduce, pto_sort, pto_views, pto_write
+    from pypto.codegen import pto_fmod, pto_reduce, pto_sort, pto_views, pto_write
 
     pto_reduce.register(RULES)
     pto_sort.register(RULES)
     pto_write.register(RULES)
+    pto_fmod.register(RULES)
 
     RULES["tile.concat"] = pto_views.concat
     RULES["tile.assemble"] = pto_views.assemble
     RULES["tile.fillpad"] = pto_views.fillpad
+    RULES["tile.fillpad_expand"] = pto_views.fillpad_expand
+    RULES["tile.reinterpret_view"] = pto_views.reinterpret_view
     RULES["tile.slice"] = pto_views.slice_
     RULES["tile.fillpad_inplace"] = pto_views.fillpad  # same values; the result gets its own buffer
     for k in ("sub", "mul", "div"):

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
-from pypto.ir.enums import MemorySpace
+from pypto.ir.enums import MemorySpace, TileLayout
 from pypto.ir.expr import as_int
 from pypto.ir.types import Dim, TileType, TileView, default_tile_view
 from pypto.span import Span
@@ -149,3 +149,10 @@ def float_literal(value: float, mlir_type: str = "f32") -> str:
     if value != value or value in (float("inf"), float("-inf")):
         return _NONFINITE[(mlir_type, str(value))]
     return f"{value:.9e}"
+
+
+def flat_order(buf: TileBuf) -> bool:
+    """Are the buffer's elements stored densely in row-major (flat) order? (Nx1 column vectors are.)"""
+    full = buf.valid == (buf.rows, buf.cols)
+    row_major = buf.view.blayout is TileLayout.row_major or buf.cols == 1
+    return full and row_major and buf.view.slayout is TileLayout.none_box

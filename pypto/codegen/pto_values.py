@@ -61,6 +61,8 @@ ALTERNATIVE = {
     "tile.assemble": "store the assembled result directly (the target and the source are stored at their "
                      "offsets), or write the source into the GM tensor at the offset (pl.store / "
                      "out[a:b, :] = src)",
+    "tile.fillpad_expand": "store the expanded result directly (its pad and its source are stored at their "
+                           "offsets), or pl.store the source into a pl.full tensor of the destination shape",
 }
 
 Block = tuple["Tile", object, object]  # tile, row offset, column offset (int or index Expr)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from pypto.codegen.pto_types import TOOLCHAIN
+from pypto.codegen.pto_types import TOOLCHAIN, flat_order
 from pypto.codegen.pto_values import ALTERNATIVE, Block, Pieces, Tile
 from pypto.ir.dtypes import DataType
 from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, MakeTuple, Var, as_int
@@ -100,6 +100,74 @@ def fillpad(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     t = replace(t, view=replace(view, valid_shape=None, pad=pad))
     out = cg.def_tile(dst, t, valid=None)  # valid everywhere: it does not inherit x's valid region
     cg.emit_op("tfillpad", f"%{src.ssa} : {src.ty}", out)
+
+
+def _pad_scalar(pad: object, dtype: DataType) -> float | int:
+    """The element value a pad mode stands for: 0, the dtype's max/min for integers, and for floats the
+    largest finite magnitude (doubled to +-inf by the caller: 0.1.1 prints an inf constant as '+Inff')."""
+    import numpy as np
+
+    from pypto.ir.enums import PadValue
+
+    if pad is PadValue.zero:
+        return 0
+    if dtype.is_float:
+        big = {DataType.FP16: float(np.finfo(np.float16).max),
+               DataType.BF16: 3.3895313892515355e38}.get(dtype, float(np.finfo(np.float32).max))
+        return big if pad is PadValue.max else -big
+    bits, signed = dtype.bits, not dtype.value.upper().startswith("UINT")
+    lo, hi = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if signed else (0, 2 ** bits - 1)
+    return hi if pad is PadValue.max else lo
+
+
+def fillpad_expand(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    """``tile.fillpad_expand(x, shape, pad_value)``: ptoas 0.1.1 has no ``tfillpad_expand`` and its
+    ``tfillpad`` keeps the shape, so the result is two blocks painted in order (:class:`Pieces`): a
+    destination-shaped tile of the pad value (``texpands``), then ``x`` with its invalid region padded
+    (``tfillpad`` into a full-valid tile of ``x``'s shape) at the top-left. It can be stored."""
+    from dataclasses import replace
+
+    from pypto.ir.enums import PadValue
+    from pypto.ir.ops.elementwise_extra import pad_of
+    from pypto.ir.types import TileType, default_tile_view
+
+    src = cg.tile_of(c.args[0])
+    if src.buf.loc != "ub":
+        raise cg.error(f"tile.fillpad_expand of a {src.buf.loc} tile cannot be lowered by {TOOLCHAIN}",
+                       hint=ALTERNATIVE["tile.fillpad_expand"])
+    pad = pad_of(c.kwargs.get("pad_value"))
+    t = dst.type if dst is not None else c.result_type
+    if not isinstance(t, TileType) or not isinstance(c.args[0].type, TileType):
+        raise cg.error(f"tile.fillpad_expand result must be a tile, got {t}")
+    view = t.view or default_tile_view(t.shape, t.memory_space)
+    filled = cg.scratch(cg.buf_type(replace(t, memref=None, view=replace(view, valid_shape=None, pad=pad))),
+                        "expand_pad")
+    ty = filled.buf.dtype.mlir
+    cg.emit_op("texpands", f"%{cg.const(_pad_scalar(pad, filled.buf.dtype), ty)} : {ty}", filled)
+    if filled.buf.dtype.is_float and pad is not PadValue.zero:  # max * 2 overflows to +-inf exactly
+        cg.emit_op("tmuls", f"%{filled.ssa}, %{cg.const(2.0, ty)} : {filled.ty}, {ty}", filled)
+    body = src
+    if src.buf.valid != (src.buf.rows, src.buf.cols):
+        s = c.args[0].type
+        sview = s.view or default_tile_view(s.shape, s.memory_space)
+        body = cg.scratch(cg.buf_type(replace(s, memref=None, view=replace(sview, valid_shape=None, pad=pad))),
+                          "expand_body")
+        cg.emit_op("tfillpad", f"%{src.ssa} : {src.ty}", body)
+    if dst is not None:
+        cg.env[dst] = Pieces("tile.fillpad_expand", ((filled, 0, 0), (body, 0, 0)))
+
+
+def reinterpret_view(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    """``tile.reinterpret_view``: ``pto.treshape`` to a tile type of another dtype over the same bytes."""
+    a = cg.tile_of(c.args[0])
+    if dst is None:
+        raise cg.error("tile.reinterpret_view needs a result")
+    want = cg.buf_type(dst.type)  # type: ignore[arg-type]
+    if a.buf.loc != "ub" or want.loc != "ub" or not (flat_order(a.buf) and flat_order(want)):
+        raise cg.error(f"tile.reinterpret_view of a {a.buf.loc} tile in this layout is not supported by the "
+                       f"{TOOLCHAIN} codegen: pto.treshape reinterprets the bytes of a fully valid Vec tile "
+                       "stored densely in row order", hint="load the data into a row-major Vec tile first")
+    cg.emit_op("treshape", f"%{a.ssa} : {a.ty}", cg.view_tile(a, want, dst))
 
 
 def slice_(cg: KernelCodegen, c: Call, dst: Var | None) -> None:

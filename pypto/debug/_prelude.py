@@ -216,6 +216,24 @@ def _pipe_pop(direction, pipe_id):
     return queue.pop(0)
 
 
+def _fillpad_expand(x, valid, shape, pad):
+    # the source's valid region at the top-left of a `shape` tensor; +-inf (float) or the integer max/min
+    if pad == "zero":
+        value = 0
+    elif x.dtype.is_floating_point:
+        value = float("inf") if pad == "max" else float("-inf")
+    else:
+        value = torch.iinfo(x.dtype).max if pad == "max" else torch.iinfo(x.dtype).min
+    out = torch.full([int(d) for d in shape], value, dtype=x.dtype)
+    region = _sl([0] * x.dim(), _valid_of(x, valid) or list(x.shape))
+    out[region] = x[region]
+    return out
+
+
+def _unsupported(message):
+    raise NotImplementedError(f"{message} (the program was defined, but this function cannot run)")
+
+
 def _syncall():
     if _BLOCK["num"] > 1:
         raise NotImplementedError(

@@ -113,6 +113,13 @@ def _fillpad(em: _Emitter, c: Call) -> str:
     return f"_fillpad({em.arg(c, 0)}, {_valid(em, c.args[0])}, {_enum_name(em.kw(c, 'pad_value'), 'zero')!r})"
 
 
+def _fillpad_expand(em: _Emitter, c: Call) -> str:
+    from pypto.ir.ops.elementwise_extra import pad_of
+
+    pad = pad_of(em.kw(c, "pad_value"))
+    return f"_fillpad_expand({em.arg(c, 0)}, {_valid(em, c.args[0])}, {em.arg(c, 1)}, {_enum_name(pad, 'zero')!r})"
+
+
 def _register() -> None:
     for ns in ("tensor", "tile"):
         for op in BINARY:
@@ -142,6 +149,9 @@ def _register() -> None:
             f"{ns}.reshape": lambda em, c: f"{em.arg(c, 0)}.reshape({em.arg(c, 1)})",
             f"{ns}.transpose": lambda em, c: f"{em.arg(c, 0)}.transpose({em.arg(c, 1)}, {em.arg(c, 2)})",
             f"{ns}.fillpad": _fillpad,
+            f"{ns}.fillpad_expand": _fillpad_expand,
+            f"{ns}.fmod": lambda em, c: f"torch.fmod({em.arg(c, 0)}, {em.arg(c, 1)})",
+            f"{ns}.fmods": lambda em, c: f"torch.fmod({em.arg(c, 0)}, {em.arg(c, 1)})",
             f"{ns}.expands": lambda em, c: f"torch.full_like({em.arg(c, 0)}, {em.arg(c, 1)})",
             f"{ns}.full": lambda em, c: (f"torch.full({em.arg(c, 0)}, {em.arg(c, 1)}, "
                                          f"dtype={torch_dtype(c.kwargs['dtype'])})"),
@@ -229,7 +239,10 @@ def _register_extra() -> None:
         **{op: (lambda em, c: "None") for op in (*FREE, *SETUP[:2])},
         **{op: (lambda em, c: "0") for op in SETUP[2:]},  # a slot buffer's address: unused without pipes
         "system.syncall": lambda em, c: "_syncall()",
+        "system.unsupported": lambda em, c: f"_unsupported({str(em.kw(c, 'message', ''))!r})",
         "tile.transpose_view": lambda em, c: f"{em.arg(c, 0)}.mT",
+        "tile.reinterpret_view": lambda em, c: (f"{em.arg(c, 0)}.contiguous().view({torch_dtype(c.kwargs['dtype'])})"
+                                                f".reshape({[int(d) for d in c.result_type.shape]})"),
         **{f"{ns}.{op}": rule for ns in ("tile", "tensor") for op, rule in _SORTING.items()},
         # distributed chip programs: one rank (the prelude's _COMM); several ranks run on the sims
         "comm.rank": lambda em, c: '_COMM["rank"]',

@@ -47,5 +47,7 @@ spmd = DslConstruct("spmd")
 submit = DslConstruct("submit")
 spmd_submit = DslConstruct("spmd_submit")
 task_dummy = DslConstruct("system.task_dummy")  # pl.system.task_dummy(deps=[...])
+# the printed form of a @pl.program function deferred at an unsupported construct (system.unsupported)
+unsupported = DslConstruct("system.unsupported")
 
 LOOP_KINDS = {"range": "Sequential", "parallel": "Parallel", "unroll": "Unroll", "pipeline": "Pipeline"}

@@ -378,6 +378,8 @@ class ExprParser:
             from pypto.language.submit_call import parse_task_dummy
 
             return parse_task_dummy(self, node, span)
+        if c is dsl.unsupported:
+            raise marker_error(self.call_args(node)[1], span)
         where = {"yield_": "as a statement `x = pl.yield_(...)` inside a loop or if",
                  "range": "as a for-loop iterator", "parallel": "as a for-loop iterator",
                  "unroll": "as a for-loop iterator", "pipeline": "as a for-loop iterator",
@@ -497,7 +499,7 @@ def _option(ev: ExprParser, ctor: Any, node: ast.Call, span: Span) -> Any:
 
 from pypto.language import optimizations as _opt  # noqa: E402
 from pypto.language.ops import OpStub, UnifiedStub  # noqa: E402
-from pypto.language.unsupported import Unsupported  # noqa: E402
+from pypto.language.unsupported import Unsupported, marker_error  # noqa: E402
 
 _CALL_HANDLERS = {OpStub: _wrap_user_error(ExprParser._op), UnifiedStub: _wrap_user_error(ExprParser._unified),
                   dsl.DslConstruct: ExprParser._construct, Unsupported: _unsupported}

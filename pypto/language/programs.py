@@ -12,7 +12,8 @@ from typing import Any
 from pypto.errors import ParserTypeError, UnsupportedFeatureError
 from pypto.ir.enums import FunctionType, Level, Role
 from pypto.ir.function import Function, Program
-from pypto.ir.stmt import SeqStmts
+from pypto.ir.ops.registry import make_call
+from pypto.ir.stmt import EvalStmt, SeqStmts
 from pypto.language.bindings import Scope
 from pypto.language.expr_parser import ExprParser, ProgramCtx
 from pypto.language.function_parser import FuncOptions, FunctionParser
@@ -93,11 +94,32 @@ def parse_class(cdef: ast.ClassDef, source: Source, env: dict[str, Any], strict_
         work.append((node, opts, parser, sig))
     kinds = _host_callees(work)
     funcs = [_parse_host(node, opts, sig, source, env, kinds) if _is_host_code(node, opts, kinds, env)
-             else parser.parse(node, opts, sig) for node, opts, parser, sig in work]
+             else _parse_or_defer(parser, node, opts, sig, source) for node, opts, parser, sig in work]
     funcs += [f for name, f in ctx.externals.items() if all(g.name != name for g in funcs)]
     from pypto.ir.callgraph import callee_first
 
     return Program(cdef.name, tuple(callee_first(funcs)), span=source.span(cdef))
+
+
+def _parse_or_defer(parser: FunctionParser, fdef: ast.FunctionDef, opts: FuncOptions, sig: tuple,
+                    source: Source) -> Function:
+    """The function, or, when its body uses an upstream construct ptoas 0.1.1 cannot express (a stand-in
+    of ``pypto.language.unsupported``), the function with its signature and one ``system.unsupported``
+    statement at the construct: the program still defines (a module of several programs imports and the
+    others run), and compiling this one raises the construct's located UnsupportedFeatureError."""
+    try:
+        return parser.parse(fdef, opts, sig)
+    except UnsupportedFeatureError as exc:
+        construct = getattr(exc, "construct", None)
+        if construct is None:
+            raise
+        span = exc.span or source.span(fdef)
+        marker = make_call("system.unsupported", [], {"construct": construct, "message": exc.message,
+                                                       "hint": exc.hint or ""}, span)
+    params, dirs, rets = sig
+    return Function(fdef.name, tuple(params), tuple(dirs), rets, SeqStmts((EvalStmt(marker, span=span),),
+                    span=source.span(fdef)), opts.func_type, opts.level, opts.role, dict(opts.attrs),
+                    span=source.span(fdef))
 
 
 def _host_callees(work: list) -> dict[str, str]:

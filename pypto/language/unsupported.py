@@ -23,16 +23,15 @@ _HOST = "compute it on the host or in the orchestration and pass the result in"
 
 # reason key -> (why, what to do instead); names below point at a key
 _REASONS: dict[str, tuple[str, str]] = {
-    "fmod": (_NO_INSN + " (tfmod/tfmods arrived after 0.1.1)", "use pl.rem / pl.rems for integer operands"),
     "gemv": (_NO_INSN + " (tgemv arrived after 0.1.1)", "use pl.matmul with a [1, K] left operand"),
     "mx": ("ptoas 0.1.1 cannot lower MX (scaled fp8/fp4) matmuls", "use pl.matmul on f16 operands"),
     "batch": ("ptoas 0.1.1 has no batched matmul", "loop over the batch with pl.range and call pl.matmul"),
     "tri": (_NO_INSN + " (ttri)", "build the mask on the host and load it"),
     "random": (_NO_INSN + " (trandom)", "generate random data on the host"),
-    "fillpad_expand": (_NO_INSN + " (tfillpad_expand)", "use pl.fillpad on a tile of the target shape"),
     "part_mul": (_NO_INSN + " (tpartmul)", "use pl.mul on equally shaped tiles"),
-    "views": ("ptoas 0.1.1 has no op that reinterprets a tile in place (reinterpret views)",
-              "load the data with the shape and layout you need"),
+    "views": ("pypto reinterprets tiles only (pl.tile.reinterpret_view, a pto.treshape); a GM tensor view "
+              "of another dtype needs a typed view ptoas 0.1.1 does not have",
+              "load the tensor into a tile and call pl.reinterpret_view on the tile"),
     "gather_x": (_NO_INSN + " for this gather/scatter form", "index on the host or in the orchestration"),
     "lrelu": ("ptoas 0.1.1 accepts pto.tlrelu but aborts while lowering it",
               "write pl.maximum(x, pl.muls(x, alpha)) for 0 < alpha < 1"),
@@ -66,8 +65,8 @@ _REASONS: dict[str, tuple[str, str]] = {
 }
 
 _OPS_BOTH = {  # names missing from pl, pl.tile and pl.tensor alike
-    "fmod": "fmod", "fmods": "fmod", "random": "random", "fillpad_expand": "fillpad_expand",
-    "part_mul": "part_mul", "reinterpret_view": "views", "scatter_update": "gather_x",
+    "random": "random",
+    "part_mul": "part_mul", "scatter_update": "gather_x",
     "gather_row": "gather_x", "cmp": "cmp", "scatter": "codegen",
 }
 _OPS_TILE_AND_PL = {
@@ -95,11 +94,11 @@ TILE: dict[str, str] = {
     "gather_compare": "gather_x", "max": "scalar_minmax", "min": "scalar_minmax",
     "MemRefType": "typing",
 }
-TENSOR: dict[str, str] = {**_OPS_BOTH, **_OPS_TENSOR_AND_PL, "alloc": "tensor_alloc",
+TENSOR: dict[str, str] = {**_OPS_BOTH, **_OPS_TENSOR_AND_PL, "reinterpret_view": "views", "alloc": "tensor_alloc",
                           "view": "tensor_alloc"}
 NAMESPACES: dict[str, dict[str, str]] = {"system": _SYSTEM, "prefetch": _PREFETCH, "parser": {}}
 # names of these namespaces that pypto implements: attribute of pypto.language.dsl
-IMPLEMENTED: dict[str, dict[str, str]] = {"system": {"task_dummy": "task_dummy"}}
+IMPLEMENTED: dict[str, dict[str, str]] = {"system": {"task_dummy": "task_dummy", "unsupported": "unsupported"}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +110,10 @@ class Unsupported:
 
     def error(self, span: Span | None = None) -> UnsupportedFeatureError:
         why, instead = _REASONS[self.reason]
-        return UnsupportedFeatureError(f"{self.qualname} is not supported by pypto with ptoas 0.1.1: {why}",
-                                       span, hint=instead)
+        err = UnsupportedFeatureError(f"{self.qualname} is not supported by pypto with ptoas 0.1.1: {why}",
+                                      span, hint=instead)
+        err.construct = self.qualname  # type: ignore[attr-defined]  # a @pl.program defers it to compile time
+        return err
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise self.error()
@@ -122,6 +123,13 @@ class Unsupported:
 
     def __repr__(self) -> str:
         return f"<{self.qualname}: not supported with ptoas 0.1.1>"
+
+
+def marker_error(kwargs: dict[str, Any], span: Span) -> UnsupportedFeatureError:
+    """The error a printed ``pl.system.unsupported(construct=..., message=..., hint=...)`` stands for."""
+    err = UnsupportedFeatureError(str(kwargs.get("message", "")), span, str(kwargs.get("hint", "")) or None)
+    err.construct = str(kwargs.get("construct", ""))  # type: ignore[attr-defined]
+    return err
 
 
 class UnsupportedNamespace:

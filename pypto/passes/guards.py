@@ -86,3 +86,16 @@ _PRODUCES = {"OutlineHierarchyScopes": P.HierarchyOutlined,
 for _name in [n for n, module in REGISTRY.items() if module == __name__]:
     _produces = frozenset({_PRODUCES[_name]} if _name in _PRODUCES else ())
     globals()[_name] = _make(_name, _GUARDS.get(_name, nothing), _produces)
+
+
+def reject_unsupported(program: Program) -> None:
+    """Raise the located UnsupportedFeatureError of the first deferred construct (``system.unsupported``):
+    a @pl.program defines even when a function uses what ptoas 0.1.1 cannot express; compiling it fails."""
+    from pypto.ir.expr import Call
+    from pypto.ir.stmt import EvalStmt
+
+    for f in program.functions:
+        for s in iter_stmts(f.body):
+            c = s.expr if isinstance(s, EvalStmt) else None
+            if isinstance(c, Call) and c.op == "system.unsupported":
+                raise UnsupportedFeatureError(str(c.kwargs["message"]), c.span, str(c.kwargs["hint"]) or None)

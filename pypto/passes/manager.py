@@ -160,6 +160,9 @@ def run_pipeline(program: Program, *, ctx: PassContext | None = None,
                  strategy: OptimizationStrategy = OptimizationStrategy.Default,
                  analyze_auto_scopes_for_deps: bool = False) -> PipelineResult:
     """The driver's entry: build the strategy's PassManager under ``ctx`` and run it."""
+    from pypto.passes.guards import reject_unsupported
+
+    reject_unsupported(program)
     ctx = ctx or _active()
     entered = PassContext.current() is not ctx
     if entered:

@@ -63,6 +63,9 @@ def _recipes() -> dict[str, tuple[str, tuple[int, int], str | None]]:
         "gather": ("pl.tile.gather(cr, mask_pattern=pl.tile.MaskPattern.P0101)", (1, C // 2), None),
         "set_validshape": ("pl.tile.fillpad(pl.tile.set_validshape(a, 16, 40), pad_value=pl.PadValue.zero)",
                            (R, C), None),
+        "fmod": ("pl.tile.fmod(a, b)", (R, C), None), "fmods": ("pl.tile.fmods(a, {k})", (R, C), None),
+        "fillpad_expand": ("pl.tile.fillpad_expand(p, [32, 128], pad_value=pl.PadValue.zero)", (32, 128), None),
+        "reinterpret_view": ("pl.tile.reinterpret_view(pl.tile.reinterpret_view(a, pl.INT8), pl.{dt})", (R, C), None),
     })
     for op in ("row_sum", "row_max", "row_min", "row_prod"):
         rec[op] = (f"pl.tile.{op}(a)", _ROW, None)
@@ -161,6 +164,8 @@ KNOWN: dict[tuple[str, str], str] = {
         ("row_expand_expdif", "trowexpandsub"), ("col_expand_expdif", "texp"))},
     **{("divs", dt): _SCALAR_TYPE.format(insn="tdivs", err="ins/outs are not memref yet") for dt in _INTS},
     ("abs", "INT8"): "ptoas 0.1.1's tabs takes i32, i16, f16 or f32 tiles only",
+    **{(op, dt): "no tfmod in ptoas 0.1.1; pypto's exact rewrite is implemented for FP32 (a located refusal naming "
+                 "the cast)" for op in ("fmod", "fmods") for dt in ("FP16", "BF16")},
     ("read", "BF16"): "the read becomes a BF16 scalar argument, which ptoas 0.1.1 kernels do not take (a located error)",
     ("cast", "FP16->BF16"): "a kernel unit with both bf16 and f16 cannot use the f16 stand-in for bf16 (a located error)",
     ("cast", "BF16->FP16"): "a kernel unit with both bf16 and f16 cannot use the f16 stand-in for bf16 (a located error)",

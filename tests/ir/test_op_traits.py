@@ -41,7 +41,8 @@ def test_buffer_aliasing_traits():
                                                 "tensor.set_validshape"}
     assert ops_where(lambda op: op.fresh) == {"tensor.create"}
     assert ops_where(lambda op: op.keeps_operands) == {"tile.concat", "tile.assemble", "tile.reshape",
-                                                       "tile.set_validshape"}
+                                                       "tile.set_validshape", "tile.fillpad_expand",
+                                                       "tile.reinterpret_view"}
     assert not get_op("tile.row_sum").in_place and get_op("tile.add").in_place
 
 

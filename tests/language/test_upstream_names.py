@@ -134,11 +134,11 @@ def test_a_stand_in_in_a_kernel_fails_at_parse_time_with_its_location():
 @pl.function(type=pl.FunctionType.InCore)
 def k(x: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
     t = pl.load(x, [0, 0], [16, 16])
-    r = pl.fmod(t, t)
+    r = pl.part_mul(t, t)
     o = pl.store(t, [0, 0], o)
     return o
 """
-    with pytest.raises(UnsupportedFeatureError, match=r"pl[.]fmod is not supported by pypto with ptoas 0[.]1[.]1") as ei:
+    with pytest.raises(UnsupportedFeatureError, match=r"pl[.]part_mul is not supported by pypto with ptoas 0[.]1[.]1") as ei:
         pl.parse(src)
     assert (ei.value.span.line, ei.value.span.col) == (6, 9)
 

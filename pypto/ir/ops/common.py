@@ -42,7 +42,7 @@ COL_EXPAND = ("col_expand", "col_expand_add", "col_expand_sub", "col_expand_mul"
 # scalar form of each binary op, used by unified dispatch when the rhs is a number/Scalar
 SCALAR_FORM = {"add": "adds", "sub": "subs", "mul": "muls", "div": "divs", "maximum": "maximums",
                "minimum": "minimums", "and_": "ands", "or_": "ors", "rem": "rems", "shl": "shls",
-               "shr": "shrs"}
+               "shr": "shrs", "fmod": "fmods"}
 
 # the row-broadcast form of a tile-scalar op: the scalar as an [M, 1] tile (``muls(x, s)`` is
 # ``row_expand_mul(x, col)`` with every row of ``col`` holding ``s``)

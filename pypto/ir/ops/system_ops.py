@@ -36,3 +36,18 @@ def _task_dummy(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
 
 register(OpDef("system.task_dummy", ("deps",), _task_dummy, category="system",
                doc="a dependency-only task: completes when every task in deps has completed"))
+
+
+def _unsupported(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+    from pypto.ir.types import UnknownType
+
+    return UnknownType()
+
+
+# A @pl.program function whose body uses an upstream construct that ptoas 0.1.1 cannot express: the
+# parser keeps the program definable (so the rest of a module imports and its other programs run) and
+# leaves this one statement, at the construct's location, in place of the body. Compiling it raises
+# the construct's UnsupportedFeatureError (``pypto.passes.guards.reject_unsupported``).
+register(OpDef("system.unsupported", (), _unsupported, {"construct": "", "message": "", "hint": ""},
+               category="system", effect=True,
+               doc="an upstream construct ptoas 0.1.1 cannot express; compiling it is an UnsupportedFeatureError"))
