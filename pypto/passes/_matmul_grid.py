@@ -124,22 +124,29 @@ class Builder:
         return body
 
     def rows(self, cast: tuple[Var, Call], second: tuple[Var, Call], store: Call) -> list[Stmt]:
-        """Per row block: its rows of ``c`` (full-K or split-K), their cast, times ``E``, stored."""
-        sp, t = self.span, self.t
-        m_dim = self.a.shape[0]
-        mi = Var("mi", _INDEX, span=sp) if t.m < m_dim else ConstInt(0, span=sp)
-        body, acc = self.sub_tile(mi, ConstInt(0, span=sp), f"{base_name(cast[0].name)}_acc", t.m, t.n)
+        """Per row block: its rows of ``c`` (full-K or split-K), their cast, times ``E``, stored; a loop over
+        the full blocks of ``m`` rows, then a peeled last block when ``m`` does not divide M."""
+        sp, out = self.span, []
+        for lo, hi, m in spans(self.a.shape[0], self.t.m):
+            mi = Var("mi", _INDEX, span=sp) if hi - lo > m else ConstInt(lo, span=sp)
+            body = self._row_block(mi, m, cast, second, store)
+            if isinstance(mi, Var):
+                body = [ForStmt(mi, ConstInt(lo, span=sp), ConstInt(hi, span=sp), ConstInt(m, span=sp),
+                                SeqStmts(tuple(body), span=sp), span=sp)]
+            out += body
+        return out
+
+    def _row_block(self, mi: Expr, m: int, cast: tuple[Var, Call], second: tuple[Var, Call],
+                   store: Call) -> list[Stmt]:
+        sp = self.span
+        body, acc = self.sub_tile(mi, ConstInt(0, span=sp), f"{base_name(cast[0].name)}_acc", m, self.t.n)
         cc = make_call("tile.cast", [acc, *cast[1].args[1:]], dict(cast[1].kwargs), span=sp)
         cb = Var(base_name(cast[0].name), cc.result_type, span=sp)
         dc = make_call("tile.matmul", [cb, *second[1].args[1:]], dict(second[1].kwargs), span=sp)
         d = Var(base_name(second[0].name), dc.result_type, span=sp)
         body += [AssignStmt(cb, cc, span=sp), AssignStmt(d, dc, span=sp)]
         self.store_at(body, d, store, mi, ConstInt(0, span=sp))
-        if isinstance(mi, Var):
-            body = [ForStmt(mi, ConstInt(0, span=sp), ConstInt(m_dim, span=sp), ConstInt(t.m, span=sp),
-                            SeqStmts(tuple(body), span=sp), span=sp)]
         return body
-
 
 
 class CarriedBuilder(Builder):

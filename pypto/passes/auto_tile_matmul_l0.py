@@ -331,7 +331,7 @@ def _plan_chain(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter
     t = _chain_tiling(m_dim, n_dim, k_dim, p_dim, (_bytes(a), _bytes(b), bcb, _bytes(e)), (bc, bd), caps)
     if t is None:
         return None
-    if m_dim // t.m > MAX_UNROLL:
+    if -(-m_dim // t.m) > MAX_UNROLL:
         raise UserError(f"matmul chain: the [{m_dim}, {n_dim}] intermediate of these two matmuls exceeds L0C and "
                         f"needs {m_dim // t.m} row blocks of {t.m}; pypto hands it from cube to vector and back "
                         f"through GM (ptoas 0.1.1 has no Acc->Mat move), which it can do for at most {MAX_UNROLL} "
@@ -371,12 +371,15 @@ def _chain_tiling(m_dim: int, n_dim: int, k_dim: int, p_dim: int, nbytes: tuple[
     left, right, acc = (caps[sp] // 2 for sp in (MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc))
     if n_dim * p_dim * be > right:
         return None
-    for m in _extents(m_dim):
+    # row blocks that divide M first; past MAX_UNROLL blocks, wider ones with a peeled last block
+    tails = [m for m in range(m_dim // _FRACTAL * _FRACTAL, 0, -_FRACTAL) if m_dim % m and -(-m_dim // m) <= MAX_UNROLL]
+    found = []
+    for m in _extents(m_dim) + tails:
         if m * n_dim * acc_bytes[0] > acc or m * n_dim * bcb > left or m * p_dim * acc_bytes[1] > acc:
             continue
         if (t := _widest_k(m, n_dim, k_dim, (ba, bb), (left, right))) is not None:
-            return t
-    return None
+            found.append(t)
+    return next((t for t in found if -(-m_dim // t.m) <= MAX_UNROLL), found[0] if found else None)
 
 
 __all__ = ["AutoTileMatmulL0", "choose_tiling"]
