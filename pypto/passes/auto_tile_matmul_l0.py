@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from pypto.errors import UserError
+from pypto.errors import UnsupportedFeatureError, UserError
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call, Expr, MakeTuple, Var
 from pypto.ir.function import Function, Program
@@ -57,7 +57,7 @@ def choose_tiling(m_dim: int, n_dim: int, k_dim: int, bytes_ab: tuple[int, int],
     acc = caps[MemorySpace.Acc] // 2
     left, right = (caps[s] // (2 * operand_sets) for s in (MemorySpace.Left, MemorySpace.Right))
     ba, bb = bytes_ab
-    grid = [(m, n) for m in _extents(m_dim) for n in _extents(n_dim)
+    grid = [(m, n) for m in _extents(m_dim) for n in _extents(n_dim, c0(bb))
             if m * n * bytes_c <= acc and n * bias_bytes <= caps.get(MemorySpace.Bias, 0)]
     for m, n in sorted(grid, key=lambda mn: (mn[0] * mn[1], mn[1]), reverse=True):
         if (t := _widest_k(m, n, k_dim, (ba, bb), (left, right))) is not None:
@@ -65,10 +65,14 @@ def choose_tiling(m_dim: int, n_dim: int, k_dim: int, bytes_ab: tuple[int, int],
     return None
 
 
+def c0(nbytes: int) -> int:
+    """The column alignment of a Mat tile of ``nbytes`` elements: its NZ boxes are 32 bytes wide (16 at least)."""
+    return max(_FRACTAL, 32 // nbytes)
+
+
 def _widest_k(m: int, n: int, k_dim: int, nbytes: tuple[int, int], caps: tuple[int, int]) -> Tiling | None:
     """``[m, n]`` tiles with the largest ``k`` whose ``[m, k]`` / ``[k, n]`` blocks fit ``caps`` (L0A, L0B)."""
-    align = max(_FRACTAL, 32 // min(nbytes))  # a fractal row is 32 bytes: K blocks of 32 for 1-byte operands
-    k = next((k for k in _extents(k_dim, align) if m * k * nbytes[0] <= caps[0] and k * n * nbytes[1] <= caps[1]),
+    k = next((k for k in _extents(k_dim, c0(min(nbytes))) if m * k * nbytes[0] <= caps[0] and k * n * nbytes[1] <= caps[1]),
              None)
     return None if k is None else Tiling(m, n, k)
 
@@ -108,9 +112,11 @@ class AutoTileMatmulL0(Pass):
                       allow_double_buffer_c=self.memory_planner is not MemoryPlanner.PYPTO or self.l0c_double_buffer,
                       **_bias_limits(mm, loads, caps, n_dim))
         t = _chooser_tiling(cfg)
-        if t is not None and carried and self.memory_planner is MemoryPlanner.PTOAS and (m_dim % t.m or n_dim % t.n):
-            # ptoas 0.1.1's planner gave the peeled regions of a loop-carried grid bytes still in use (wrong
-            # numbers in the peeled column, depending on the text's source locations): whole tiles only
+        ba, bb = _bytes(a), _bytes(b)
+        if t is not None and carried and (t.n % c0(bb) or t.k % c0(min(ba, bb)) or (
+                self.memory_planner is MemoryPlanner.PTOAS and (m_dim % t.m or n_dim % t.n))):
+            # blocks whose Mat tiles are not whole NZ boxes take more bytes than planned; under PTOAS whole
+            # tiles only (ptoas 0.1.1 plans each peeled region's tiles by their logical bytes)
             t = None
         if t is not None:
             if (t.m, t.n, t.k) == (m_dim, n_dim, k_dim):
@@ -236,6 +242,7 @@ def _plan_carried(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Count
     acc_stmt, a, b = step
     if (a.shape, b.shape) != (a0.shape, b0.shape):
         return None
+    _check_boxes(a0, b0, target, s)
     t = target.tiling(a0, b0, c, mm, loads, carried=True)
     if t is None:
         return None
@@ -244,6 +251,21 @@ def _plan_carried(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Count
     keep = [x for x in body[:-1] if x is not acc_stmt and not (isinstance(x, AssignStmt) and x.var in dead)]
     stmts = CarriedBuilder((a0, b0), (a, b), mm, t, s.span, loop, keep).grid(store_call)
     return _Rewrite(store, stmts, (s, loop), (*a0.defs, *b0.defs))
+
+
+def _check_boxes(a: MatmulOperand, b: MatmulOperand, target: AutoTileMatmulL0, s: Stmt) -> None:
+    """Under PTOAS ptoas 0.1.1 plans a Mat tile by its logical bytes, while its NZ boxes are 32 bytes wide: a
+    1-byte operand whose N (or K) is no multiple of 32 would get too few bytes, and wrong numbers."""
+    nbytes = (_bytes(a), _bytes(b))
+    n_dim, k_dim = b.shape[1], a.shape[1]
+    if target.memory_planner is not MemoryPlanner.PTOAS or not (n_dim % c0(nbytes[1]) or k_dim % c0(min(nbytes))):
+        return
+    raise UnsupportedFeatureError(
+        f"this [{a.shape[0]}, {k_dim}] @ [{k_dim}, {n_dim}] accumulation of {min(nbytes)}-byte operands exceeds L0 "
+        f"and its N ({n_dim}) or K ({k_dim}) is no multiple of 32: under memory_planner=PTOAS, ptoas 0.1.1 would "
+        "give its Mat blocks fewer bytes than their 32-byte-wide NZ boxes take (no ptoas version is known to "
+        "size them)", s.span,
+        hint="use memory_planner=PYPTO (or DSA_RP), or pad N and K to multiples of 32")
 
 
 def _body(loop: ForStmt) -> tuple[Stmt, ...]:
@@ -339,8 +361,15 @@ def _plan_chain(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter
                         hint=f"split the rows over several pl.at regions (at most {MAX_UNROLL * t.m} rows each), "
                              "e.g. a pl.range loop in the orchestration around the region")
     ok, bias = _bias(mm, loads, t, n_dim)
-    if not ok or n_dim * _bias_bytes(mm) > caps.get(MemorySpace.Bias, 0):
-        return None  # the whole [1, N] bias would not fit the Bias table: AllocateMemoryAddr reports it
+    if not ok:
+        return None
+    if (need := n_dim * _bias_bytes(mm)) > (room := caps.get(MemorySpace.Bias, 0)):
+        raise UnsupportedFeatureError(
+            f"matmul chain: this matmul_bias's [{m_dim}, {n_dim}] result exceeds L0C, and pypto computes it in blocks "
+            f"of whole rows (ptoas 0.1.1 has no Acc->Mat move to assemble column blocks on the cube), whose [1, "
+            f"{n_dim}] bias takes {need} B of the {room} B Bias table", s.span,
+            hint="split the columns of the first matmul over several pl.at regions (or add the bias on the vector "
+                 f"core): at most {room // _bias_bytes(mm)} columns per matmul_bias")
     stmts = _Builder(a, b, mm, t, s.span, bias).rows(cast[1], second[1], store[1])
     return _Rewrite(store[0], stmts, (s, cast[0], second[0]), (*a.defs, *b.defs, *(bias.defs if bias else ())))
 
