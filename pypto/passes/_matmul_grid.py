@@ -141,7 +141,9 @@ class Builder:
         sp = self.span
         body, acc = self.sub_tile(mi, ConstInt(0, span=sp), f"{base_name(cast[0].name)}_acc", m, self.t.n)
         cc = make_call("tile.cast", [acc, *cast[1].args[1:]], dict(cast[1].kwargs), span=sp)
-        cb = Var(base_name(cast[0].name), cc.result_type, span=sp)
+        # the cast is a vector op (its result reaches the cube through GM): InferTileMemorySpace places it, not
+        # the accumulator's space a tile-level program's cast inherits
+        cb = Var(base_name(cast[0].name), dataclasses.replace(cc.result_type, memory_space=None, view=None), span=sp)
         dc = make_call("tile.matmul", [cb, *second[1].args[1:]], dict(second[1].kwargs), span=sp)
         d = Var(base_name(second[0].name), dc.result_type, span=sp)
         body += [AssignStmt(cb, cc, span=sp), AssignStmt(d, dc, span=sp)]

@@ -147,7 +147,7 @@ def test_a_chain_with_a_peeled_row_block_matches_torch(tmp_path, monkeypatch, to
 @pl.jit
 def biased_chain(a: pl.Tensor, b: pl.Tensor, bias: pl.Tensor, e: pl.Tensor, out: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP, name_hint="biased_chain"):
-        a_mat = pl.load(a, [0, 0], [272, 192], target_memory=pl.Mem.Mat)
+        a_mat = pl.load(a, [0, 0], [256, 192], target_memory=pl.Mem.Mat)
         b_mat = pl.load(b, [0, 0], [192, 352], target_memory=pl.Mem.Mat)
         bias_mat = pl.load(bias, [0, 0], [1, 352], target_memory=pl.Mem.Mat)
         e_mat = pl.load(e, [0, 0], [352, 32], target_memory=pl.Mem.Mat)
@@ -160,8 +160,8 @@ def biased_chain(a: pl.Tensor, b: pl.Tensor, bias: pl.Tensor, e: pl.Tensor, out:
 
 def test_a_chain_whose_whole_bias_overflows_the_bias_table_is_a_located_error(tmp_path, monkeypatch):
     monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path))
-    a, b, bias = np.zeros((272, 192), np.float16), np.zeros((192, 352), np.float16), np.zeros((1, 352), np.float32)
-    e, out = np.zeros((352, 32), np.float16), np.zeros((272, 32), np.float32)
+    a, b, bias = np.zeros((256, 192), np.float16), np.zeros((192, 352), np.float16), np.zeros((1, 352), np.float32)
+    e, out = np.zeros((352, 32), np.float16), np.zeros((256, 32), np.float32)
     with pytest.raises(UnsupportedFeatureError, match="1408 B of the 1024 B Bias table") as ei:
         biased_chain.lower(a, b, bias, e, out)
     line = Path(__file__).read_text().splitlines()[ei.value.span.line - 1]
