@@ -65,12 +65,15 @@ def grid_regions(t: Tiling, cfg: L0TileConfig, stages_share_operands: bool) -> l
 
 
 def regions_fit(t: Tiling, cfg: L0TileConfig, caps: dict[MemorySpace, int], shared: bool,
-                one_region_at_a_time: bool = False, biased: bool = False) -> bool:
+                one_region_at_a_time: bool = False, biased: bool = False, operand_sets: int = 1) -> bool:
     """Whether the grid's tiles fit L0 (see the module doc): all regions side by side, each distinct tile
     once when ``shared`` (PYPTO); with ``one_region_at_a_time`` (ptoas plans, PTOAS) only the largest.
-    ``biased``: a ``matmul_bias`` grid, whose stages are counted with operand blocks of their own."""
+    ``biased``: a ``matmul_bias`` grid, whose stages are counted with operand blocks of their own.
+    ``operand_sets``: each sub-tile loads its K blocks that many times (a loop-carried accumulation: the first
+    matmul's blocks, then the loop's), counted as tiles of their own."""
     share = not one_region_at_a_time and not biased and t.k == cfg.K
-    regions = grid_regions(t, cfg, share)
+    regions = [r + [(*x[:4], -i) for i in range(1, operand_sets) for x in r if x[0] is not MemorySpace.Acc]
+               for r in grid_regions(t, cfg, share)]
     if not one_region_at_a_time:
         regions = [[x for r in regions for x in r]]
     for tiles in regions:

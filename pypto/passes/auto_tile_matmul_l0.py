@@ -23,41 +23,41 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from pypto.errors import UserError
-from pypto.ir.dtypes import DataType
-from pypto.ir.enums import ForKind, MemorySpace
-from pypto.ir.expr import Call, ConstInt, Expr, IterArg, MakeTuple, Var
+from pypto.errors import UnsupportedFeatureError, UserError
+from pypto.ir.enums import MemorySpace
+from pypto.ir.expr import Call, Expr, MakeTuple, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.ops.registry import make_call
 from pypto.ir.options import BackendType, MemoryPlanner
-from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, SeqStmts, Stmt, YieldStmt
-from pypto.ir.types import ScalarType, TileType
-from pypto.passes._index import iadd
-from pypto.passes._matmul_fit import Tiling, regions_fit, spans
-from pypto.passes._matmul_operand import MatmulOperand, int_tuple, matmul_operand
-from pypto.passes._rewrite import assign_of, assigns_of, drop_defs, elements, match, shaped
-from pypto.passes._util import base_name, iter_stmts, map_blocks, substitute_typed, var_use_counts
+from pypto.ir.stmt import AssignStmt, ForStmt, SeqStmts, Stmt, YieldStmt
+from pypto.ir.types import TileType
+from pypto.passes._matmul_fit import Tiling, regions_fit
+from pypto.passes._matmul_grid import Builder as _Builder
+from pypto.passes._matmul_grid import CarriedBuilder
+from pypto.passes._matmul_operand import MatmulOperand, matmul_operand
+from pypto.passes._rewrite import assign_of, assigns_of, drop_defs, match, shaped
+from pypto.passes._util import iter_stmts, map_blocks, substitute_typed, used_vars, var_use_counts
 from pypto.passes.allocate_memory_addr import CAPACITY
 from pypto.passes.base import Pass
 from pypto.passes.context import PassContext
 from pypto.passes.expand_mixed_kernel import MAX_UNROLL
 from pypto.passes.l0_tile_chooser import L0TileConfig, backend_config, choose_l0_tile
-from pypto.span import Span
 
 _FRACTAL = 16
 
 
-def _extents(dim: int) -> list[int]:
-    return sorted({dim, *(e for e in range(_FRACTAL, dim, _FRACTAL) if dim % e == 0)}, reverse=True)
+def _extents(dim: int, align: int = _FRACTAL) -> list[int]:
+    return sorted({dim, *(e for e in range(align, dim, align) if dim % e == 0)}, reverse=True)
 
 
 def choose_tiling(m_dim: int, n_dim: int, k_dim: int, bytes_ab: tuple[int, int], bytes_c: int,
-                  caps: dict[MemorySpace, int], bias_bytes: int = 0) -> Tiling | None:
+                  caps: dict[MemorySpace, int], bias_bytes: int = 0, operand_sets: int = 1) -> Tiling | None:
     """The L0 tile for an ``[M, K] @ [K, N]`` matmul (see the module docstring); None if none fits.
-    ``bias_bytes``: the element size of a ``[1, n]`` bias block, which must fit the Bias table."""
-    left, right, acc = (caps[s] // 2 for s in (MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc))
+    ``bias_bytes``: the element size of a ``[1, n]`` bias block, which must fit the Bias table.
+    ``operand_sets``: the operand blocks are loaded that many times per sub-tile (each set gets its share)."""
+    acc = caps[MemorySpace.Acc] // 2
+    left, right = (caps[s] // (2 * operand_sets) for s in (MemorySpace.Left, MemorySpace.Right))
     ba, bb = bytes_ab
-    grid = [(m, n) for m in _extents(m_dim) for n in _extents(n_dim)
+    grid = [(m, n) for m in _extents(m_dim) for n in _extents(n_dim, c0(bb))
             if m * n * bytes_c <= acc and n * bias_bytes <= caps.get(MemorySpace.Bias, 0)]
     for m, n in sorted(grid, key=lambda mn: (mn[0] * mn[1], mn[1]), reverse=True):
         if (t := _widest_k(m, n, k_dim, (ba, bb), (left, right))) is not None:
@@ -65,9 +65,15 @@ def choose_tiling(m_dim: int, n_dim: int, k_dim: int, bytes_ab: tuple[int, int],
     return None
 
 
+def c0(nbytes: int) -> int:
+    """The column alignment of a Mat tile of ``nbytes`` elements: its NZ boxes are 32 bytes wide (16 at least)."""
+    return max(_FRACTAL, 32 // nbytes)
+
+
 def _widest_k(m: int, n: int, k_dim: int, nbytes: tuple[int, int], caps: tuple[int, int]) -> Tiling | None:
     """``[m, n]`` tiles with the largest ``k`` whose ``[m, k]`` / ``[k, n]`` blocks fit ``caps`` (L0A, L0B)."""
-    k = next((k for k in _extents(k_dim) if m * k * nbytes[0] <= caps[0] and k * n * nbytes[1] <= caps[1]), None)
+    k = next((k for k in _extents(k_dim, c0(min(nbytes))) if m * k * nbytes[0] <= caps[0] and k * n * nbytes[1] <= caps[1]),
+             None)
     return None if k is None else Tiling(m, n, k)
 
 
@@ -75,125 +81,6 @@ def _fits(m: int, n: int, k: int, bytes_ab: tuple[int, int], bytes_c: int, caps:
           bias_bytes: int = 0) -> bool:
     return (m * k * bytes_ab[0] <= caps[MemorySpace.Left] and k * n * bytes_ab[1] <= caps[MemorySpace.Right]
             and m * n * bytes_c <= caps[MemorySpace.Acc] and n * bias_bytes <= caps.get(MemorySpace.Bias, 0))
-
-
-class _Builder:
-    """Emits the loop nest for one matmul."""
-
-    def __init__(self, a: MatmulOperand, b: MatmulOperand, mm: Call, t: Tiling, span: Span,
-                 bias: MatmulOperand | None = None) -> None:
-        self.a, self.b, self.mm, self.t, self.span, self.bias = a, b, mm, t, span, bias
-
-    def _first(self, va: Var, vb: Var, ni: Expr, n: int, stmts: list[Stmt]) -> Call:
-        """The first K block's matmul; a ``matmul_bias`` adds its bias (the block's ``[1, n]`` window) here
-        only, the K loop's ``matmul_acc`` steps do not."""
-        if self.mm.op != "tile.matmul_bias":
-            return make_call("tile.matmul", [va, vb], dict(self.mm.kwargs), span=self.span)
-        bias: Expr = self.mm.args[2]
-        if self.bias is not None:
-            load, bias = self.bias.window(ConstInt(0, span=self.span), ni, (1, n), f"{_stem(self.bias)}_sub",
-                                          self.span)
-            stmts += load
-        return make_call("tile.matmul_bias", [va, vb, bias], {}, span=self.span)
-
-    def _block(self, mi: Expr, ni: Expr, ko: Expr, suffix: str, mnk: tuple[int, int, int]) -> tuple[list[Stmt], Var, Var]:
-        m, n, k = mnk
-        sa, va = self.a.window(mi, ko, (m, k), f"{_stem(self.a)}_{suffix}", self.span)
-        sb, vb = self.b.window(ko, ni, (k, n), f"{_stem(self.b)}_{suffix}", self.span)
-        return [*sa, *sb], va, vb
-
-    def _acc_step(self, acc: Var, mi: Expr, ni: Expr, ko: Expr, mnk: tuple[int, int, int],
-                  suffix: str) -> tuple[list[Stmt], Var]:
-        stmts, va, vb = self._block(mi, ni, ko, suffix, mnk)
-        step = make_call("tile.matmul_acc", [acc, va, vb], {}, span=self.span)
-        nxt = Var(acc.name, step.result_type, span=self.span)
-        return [*stmts, AssignStmt(nxt, step, span=self.span)], nxt
-
-    def sub_tile(self, mi: Expr, ni: Expr, name: str, m: int, n: int) -> tuple[list[Stmt], Var]:
-        """The ``[m, n]`` output block at ``(mi, ni)``: a first K block, a K loop of matmul_acc over the other
-        full blocks, then a peeled narrower last block when ``k`` does not divide K."""
-        sp, k = self.span, self.t.k
-        k_dim = self.a.shape[1]
-        full, tail = divmod(k_dim, k)
-        stmts, va, vb = self._block(mi, ni, ConstInt(0, span=sp), "k0", (m, n, k))
-        first = self._first(va, vb, ni, n, stmts)
-        acc = Var(name, first.result_type, span=sp)
-        stmts.append(AssignStmt(acc, first, span=sp))
-        if full > 1:
-            ko = Var("ko", _INDEX, span=sp)
-            carry = IterArg(f"{name}_iter", acc.var_type, span=sp)
-            body, nxt = self._acc_step(carry, mi, ni, ko, (m, n, k), "k")
-            out = Var(name, acc.var_type, span=sp)
-            stmts.append(ForStmt(ko, ConstInt(k, span=sp), ConstInt(full * k, span=sp), ConstInt(k, span=sp),
-                                 SeqStmts((*body, YieldStmt((nxt,), span=sp)), span=sp), (carry,), (out,), inits=(acc,), span=sp))
-            acc = out
-        if tail:
-            body, acc = self._acc_step(acc, mi, ni, ConstInt(full * k, span=sp), (m, n, tail), "kt")
-            stmts += body
-        return stmts, acc
-
-    def store_at(self, body: list[Stmt], acc: Var, store: Call, mi: Expr, ni: Expr) -> None:
-        sp = self.span
-        *lead, row0, col0 = elements(store.args[1])
-        offs = int_tuple([*lead, iadd(row0, mi, sp), iadd(col0, ni, sp)], sp)
-        body.append(EvalStmt(make_call("tile.store", [acc, offs, store.args[2]], dict(store.kwargs), span=sp),
-                             span=sp))
-
-    def grid(self, store: Call) -> list[Stmt]:
-        """Every ``[m, n]`` sub-tile stored to its window of the store's tensor: loops over the full tiles of M
-        and N, and the partial last row / column of tiles peeled after them."""
-        m_dim, n_dim = self.a.shape[0], self.b.shape[1]
-        out: list[Stmt] = []
-        for rows in spans(m_dim, self.t.m):
-            for cols in spans(n_dim, self.t.n):
-                out += self._region(store, rows, cols, self.t.double_buffer_c and not out)
-        return out
-
-    def _region(self, store: Call, rows: tuple[int, int, int], cols: tuple[int, int, int],
-                double_buffer_c: bool = False) -> list[Stmt]:
-        """The tiles of extent ``rows[2] x cols[2]`` over ``[rows[0], rows[1]) x [cols[0], cols[1])``; with
-        ``double_buffer_c`` (the full tiles only: the peeled tails stay one accumulator) the inner loop is
-        ``pl.pipeline(..., stage=2)`` marked ``pipeline_double_buffer_c``."""
-        sp = self.span
-        axes = []
-        for name, (lo, hi, step) in (("mi", rows), ("ni", cols)):
-            axes.append(Var(name, _INDEX, span=sp) if hi - lo > step else ConstInt(lo, span=sp))
-        mi, ni = axes
-        body, acc = self.sub_tile(mi, ni, f"{base_name(getattr(store.args[0], 'name', 'c'))}_sub", rows[2], cols[2])
-        self.store_at(body, acc, store, mi, ni)
-        for var, (lo, hi, step) in ((ni, cols), (mi, rows)):
-            if isinstance(var, Var):
-                kind, attrs = (ForKind.Pipeline, {"pipeline_stages": 2, DOUBLE_BUFFER_C: True}) if double_buffer_c \
-                    else (ForKind.Sequential, {})
-                body = [ForStmt(var, ConstInt(lo, span=sp), ConstInt(hi, span=sp), ConstInt(step, span=sp),
-                                SeqStmts(tuple(body), span=sp), kind=kind, attrs=attrs, span=sp)]
-                double_buffer_c = False
-        return body
-
-    def rows(self, cast: tuple[Var, Call], second: tuple[Var, Call], store: Call) -> list[Stmt]:
-        """Per row block: its rows of ``c`` (full-K or split-K), their cast, times ``E``, stored."""
-        sp, t = self.span, self.t
-        m_dim = self.a.shape[0]
-        mi = Var("mi", _INDEX, span=sp) if t.m < m_dim else ConstInt(0, span=sp)
-        body, acc = self.sub_tile(mi, ConstInt(0, span=sp), f"{base_name(cast[0].name)}_acc", t.m, t.n)
-        cc = make_call("tile.cast", [acc, *cast[1].args[1:]], dict(cast[1].kwargs), span=sp)
-        cb = Var(base_name(cast[0].name), cc.result_type, span=sp)
-        dc = make_call("tile.matmul", [cb, *second[1].args[1:]], dict(second[1].kwargs), span=sp)
-        d = Var(base_name(second[0].name), dc.result_type, span=sp)
-        body += [AssignStmt(cb, cc, span=sp), AssignStmt(d, dc, span=sp)]
-        self.store_at(body, d, store, mi, ConstInt(0, span=sp))
-        if isinstance(mi, Var):
-            body = [ForStmt(mi, ConstInt(0, span=sp), ConstInt(m_dim, span=sp), ConstInt(t.m, span=sp),
-                            SeqStmts(tuple(body), span=sp), span=sp)]
-        return body
-
-
-_INDEX = ScalarType(DataType.INDEX)
-DOUBLE_BUFFER_C = "pipeline_double_buffer_c"  # upstream's loop attribute: two L0C accumulators in flight
-
-
-def _stem(op: MatmulOperand) -> str:
-    return base_name(getattr(op.tensor, "name", "x"))
 
 
 @dataclass(frozen=True)
@@ -211,9 +98,11 @@ class AutoTileMatmulL0(Pass):
         return cls(backend=ctx.backend_type, memory_planner=ctx.memory_planner,
                    l0c_double_buffer=ctx.enable_pypto_l0c_double_buffer)
 
-    def tiling(self, a: MatmulOperand, b: MatmulOperand, c: Var, mm: Call, loads: dict[Var, Call]) -> Tiling | None:
+    def tiling(self, a: MatmulOperand, b: MatmulOperand, c: Var, mm: Call, loads: dict[Var, Call],
+               carried: bool = False) -> Tiling | None:
         """The L0 tile of ``c = A @ B`` (None: it fits L0 whole, or cannot be tiled). Upstream's roofline chooser
-        decides, configured as upstream's pass does; where it has no answer this pass's own rule does."""
+        decides, configured as upstream's pass does; where it has no answer this pass's own rule does.
+        ``carried``: the first step of a loop-carried accumulation (two sets of operand blocks, one L0C)."""
         caps = CAPACITY[self.backend]
         m_dim, k_dim, n_dim = a.shape[0], a.shape[1], b.shape[1]
         dtype_c = shaped(c).dtype
@@ -222,20 +111,28 @@ class AutoTileMatmulL0(Pass):
                       allow_a_stationary=True, allow_b_stationary=True, allow_k_boundary=True,
                       allow_double_buffer_c=self.memory_planner is not MemoryPlanner.PYPTO or self.l0c_double_buffer,
                       **_bias_limits(mm, loads, caps, n_dim))
-        if (t := _chooser_tiling(cfg)) is not None:
+        t = _chooser_tiling(cfg)
+        ba, bb = _bytes(a), _bytes(b)
+        if t is not None and carried and (t.n % c0(bb) or t.k % c0(min(ba, bb)) or (
+                self.memory_planner is MemoryPlanner.PTOAS and (m_dim % t.m or n_dim % t.n))):
+            # blocks whose Mat tiles are not whole NZ boxes take more bytes than planned; under PTOAS whole
+            # tiles only (ptoas 0.1.1 plans each peeled region's tiles by their logical bytes)
+            t = None
+        if t is not None:
             if (t.m, t.n, t.k) == (m_dim, n_dim, k_dim):
                 return None
             shared = self.memory_planner is MemoryPlanner.PYPTO
             # each stage of a dbC loop loads its own operand blocks (an operand-stationary choice holds one
             # panel upstream): when two stages do not fit, the same tiles run single-buffered
-            for tt in (t, replace(t, double_buffer_c=False)):
+            for tt in ((t,) if not carried else ()) + (replace(t, double_buffer_c=False),):
                 if regions_fit(tt, cfg, caps, shared=shared, biased=mm.op == "tile.matmul_bias",
-                               one_region_at_a_time=self.memory_planner is MemoryPlanner.PTOAS):
+                               one_region_at_a_time=self.memory_planner is MemoryPlanner.PTOAS,
+                               operand_sets=1 + carried):
                     return tt
         bytes_ab, bytes_c, bias_b = (_bytes(a), _bytes(b)), dtype_c.nbytes, _bias_bytes(mm)
         if _fits(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps, bias_b):
             return None
-        return choose_tiling(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps, bias_b)
+        return choose_tiling(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps, bias_b, 1 + carried)
 
     def run_function(self, func: Function, program: Program) -> Function:
         if not func.is_incore or not any(_matmul_value(s) for s in iter_stmts(func.body)):
@@ -249,7 +146,9 @@ class AutoTileMatmulL0(Pass):
         def block(stmts: list[Stmt]) -> list[Stmt]:
             out = list(stmts)
             for i, s in enumerate(stmts):
-                rw = _plan_store(s, stmts[i + 1:], loads, uses, self) or _plan_chain(s, stmts[i + 1:], loads, uses, caps)
+                rest = stmts[i + 1:]
+                rw = _plan_store(s, rest, loads, uses, self) or _plan_chain(s, rest, loads, uses, caps) \
+                    or _plan_carried(s, rest, loads, uses, self)
                 if rw is None:
                     continue
                 j = out.index(rw.at)
@@ -326,6 +225,70 @@ def _plan_store(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter
     return _Rewrite(store, stmts, (s,), (*a.defs, *b.defs, *(bias.defs if bias else ())))
 
 
+def _plan_carried(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var],
+                  target: AutoTileMatmulL0) -> _Rewrite | None:
+    """``c = matmul(A0, B0); for ..: c = matmul_acc(c, A, B); store(c, ...)`` (a K loop whose first iteration was
+    peeled) -> a grid of ``[m, n]`` sub-tiles, each running the first matmul and then the loop on its window."""
+    found = _matmul_of_loads(s, loads, uses)
+    loop = next((x for x in rest if isinstance(x, ForStmt) and found is not None and found[0] in x.inits), None)
+    if found is None or loop is None or found[1].op != "tile.matmul" or len(loop.iter_args) != 1:
+        return None
+    c, mm, a0, b0 = found
+    step = _carried_step(loop, loads, uses)
+    out = loop.return_vars[0]
+    store = next((x for x in rest if _stores(x, out)), None)
+    if step is None or store is None or uses[out] != 2 or (store_call := match(store)) is None:
+        return None
+    acc_stmt, a, b = step
+    if (a.shape, b.shape) != (a0.shape, b0.shape):
+        return None
+    _check_boxes(a0, b0, target, s)
+    t = target.tiling(a0, b0, c, mm, loads, carried=True)
+    if t is None:
+        return None
+    dead = {*a.defs, *b.defs}
+    body = list(_body(loop))
+    keep = [x for x in body[:-1] if x is not acc_stmt and not (isinstance(x, AssignStmt) and x.var in dead)]
+    stmts = CarriedBuilder((a0, b0), (a, b), mm, t, s.span, loop, keep).grid(store_call)
+    return _Rewrite(store, stmts, (s, loop), (*a0.defs, *b0.defs))
+
+
+def _check_boxes(a: MatmulOperand, b: MatmulOperand, target: AutoTileMatmulL0, s: Stmt) -> None:
+    """Under PTOAS ptoas 0.1.1 plans a Mat tile by its logical bytes, while its NZ boxes are 32 bytes wide: a
+    1-byte operand whose N (or K) is no multiple of 32 would get too few bytes, and wrong numbers."""
+    nbytes = (_bytes(a), _bytes(b))
+    n_dim, k_dim = b.shape[1], a.shape[1]
+    if target.memory_planner is not MemoryPlanner.PTOAS or not (n_dim % c0(nbytes[1]) or k_dim % c0(min(nbytes))):
+        return
+    raise UnsupportedFeatureError(
+        f"this [{a.shape[0]}, {k_dim}] @ [{k_dim}, {n_dim}] accumulation of {min(nbytes)}-byte operands exceeds L0 "
+        f"and its N ({n_dim}) or K ({k_dim}) is no multiple of 32: under memory_planner=PTOAS, ptoas 0.1.1 would "
+        "give its Mat blocks fewer bytes than their 32-byte-wide NZ boxes take (no ptoas version is known to "
+        "size them)", s.span,
+        hint="use memory_planner=PYPTO (or DSA_RP), or pad N and K to multiples of 32")
+
+
+def _body(loop: ForStmt) -> tuple[Stmt, ...]:
+    return loop.body.stmts if isinstance(loop.body, SeqStmts) else (loop.body,)
+
+
+def _carried_step(loop: ForStmt, loads: dict[Var, Call], uses: Counter[Var]) \
+        -> tuple[Stmt, MatmulOperand, MatmulOperand] | None:
+    """The loop's ``c = matmul_acc(carry, A, B)`` (yielded, the carry used nowhere else) and its operands."""
+    body, carry = _body(loop), loop.iter_args[0]
+    last = body[-1] if body else None
+    hit = next(((x, m) for x in body if (m := assign_of(x, "tile.matmul_acc")) is not None
+                and m[1].args[0] is carry and len(m[1].args) == 3), None)
+    if hit is None or not isinstance(last, YieldStmt) or last.values != (hit[1][0],) or uses[hit[1][0]] != 2:
+        return None
+    if sum(v is carry for x in body for v in used_vars(x)) != 1:
+        return None
+    a, b = matmul_operand(hit[1][1].args[1], loads), matmul_operand(hit[1][1].args[2], loads)
+    if a is None or b is None or any(uses[v] != 2 for v in (*a.defs, *b.defs)):
+        return None
+    return hit[0], a, b
+
+
 def _bias_limits(mm: Call, loads: dict[Var, Call], caps: dict[MemorySpace, int], n_dim: int) -> dict[str, int]:
     """The chooser's N bounds for a matmul_bias: the bias table holds ``max_n`` accumulator-typed values; a
     bias loaded per sub-tile is replicated by the grid's pipelines (upstream's halving per level); any other
@@ -387,10 +350,13 @@ def _plan_chain(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter
     if _fits(m_dim, n_dim, k_dim, (_bytes(a), _bytes(b)), bc, caps) and \
             _fits(m_dim, p_dim, n_dim, (bcb, _bytes(e)), bd, caps):
         return None
-    t = _chain_tiling(m_dim, n_dim, k_dim, p_dim, (_bytes(a), _bytes(b), bcb, _bytes(e)), (bc, bd), caps)
+    # a peeled last row block only for a plain matmul: a matmul_bias chain with one computed wrong numbers on
+    # a5sim (not yet understood)
+    t = _chain_tiling(m_dim, n_dim, k_dim, p_dim, (_bytes(a), _bytes(b), bcb, _bytes(e)), (bc, bd), caps,
+                      peel=mm.op == "tile.matmul")
     if t is None:
         return None
-    if m_dim // t.m > MAX_UNROLL:
+    if -(-m_dim // t.m) > MAX_UNROLL:
         raise UserError(f"matmul chain: the [{m_dim}, {n_dim}] intermediate of these two matmuls exceeds L0C and "
                         f"needs {m_dim // t.m} row blocks of {t.m}; pypto hands it from cube to vector and back "
                         f"through GM (ptoas 0.1.1 has no Acc->Mat move), which it can do for at most {MAX_UNROLL} "
@@ -398,8 +364,15 @@ def _plan_chain(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter
                         hint=f"split the rows over several pl.at regions (at most {MAX_UNROLL * t.m} rows each), "
                              "e.g. a pl.range loop in the orchestration around the region")
     ok, bias = _bias(mm, loads, t, n_dim)
-    if not ok or n_dim * _bias_bytes(mm) > caps.get(MemorySpace.Bias, 0):
-        return None  # the whole [1, N] bias would not fit the Bias table: AllocateMemoryAddr reports it
+    if not ok:
+        return None
+    if (need := n_dim * _bias_bytes(mm)) > (room := caps.get(MemorySpace.Bias, 0)):
+        raise UnsupportedFeatureError(
+            f"matmul chain: this matmul_bias's [{m_dim}, {n_dim}] result exceeds L0C, and pypto computes it in blocks "
+            f"of whole rows (ptoas 0.1.1 has no Acc->Mat move to assemble column blocks on the cube), whose [1, "
+            f"{n_dim}] bias takes {need} B of the {room} B Bias table", s.span,
+            hint="split the columns of the first matmul over several pl.at regions (or add the bias on the vector "
+                 f"core): at most {room // _bias_bytes(mm)} columns per matmul_bias")
     stmts = _Builder(a, b, mm, t, s.span, bias).rows(cast[1], second[1], store[1])
     return _Rewrite(store[0], stmts, (s, cast[0], second[0]), (*a.defs, *b.defs, *(bias.defs if bias else ())))
 
@@ -424,18 +397,23 @@ def _chain(c: Var, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var])
 
 
 def _chain_tiling(m_dim: int, n_dim: int, k_dim: int, p_dim: int, nbytes: tuple[int, int, int, int],
-                  acc_bytes: tuple[int, int], caps: dict[MemorySpace, int]) -> Tiling | None:
-    """Row blocks ``m`` (then the first matmul's ``k``) for a chain; the second matmul is one block."""
+                  acc_bytes: tuple[int, int], caps: dict[MemorySpace, int], peel: bool = True) -> Tiling | None:
+    """Row blocks ``m`` (then the first matmul's ``k``) for a chain; the second matmul is one block. ``peel``:
+    past MAX_UNROLL blocks, wider blocks with a peeled last one may be taken."""
     ba, bb, bcb, be = nbytes
     left, right, acc = (caps[sp] // 2 for sp in (MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc))
     if n_dim * p_dim * be > right:
         return None
-    for m in _extents(m_dim):
+    # row blocks that divide M first; past MAX_UNROLL blocks, wider ones with a peeled last block
+    tails = [m for m in range(m_dim // _FRACTAL * _FRACTAL, 0, -_FRACTAL)
+             if peel and m_dim % m and -(-m_dim // m) <= MAX_UNROLL]
+    found = []
+    for m in _extents(m_dim) + tails:
         if m * n_dim * acc_bytes[0] > acc or m * n_dim * bcb > left or m * p_dim * acc_bytes[1] > acc:
             continue
         if (t := _widest_k(m, n_dim, k_dim, (ba, bb), (left, right))) is not None:
-            return t
-    return None
+            found.append(t)
+    return next((t for t in found if -(-m_dim // t.m) <= MAX_UNROLL), found[0] if found else None)
 
 
 __all__ = ["AutoTileMatmulL0", "choose_tiling"]
