@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pypto.artifact import ptoas_file
-from pypto.backend import bf16_standin, i16_retype, u32_retype
+from pypto.backend import bf16_standin, i16_retype, nonfinite, u32_retype
 from pypto.toolchain.procs import run_tool
 
 _ERROR_LINE = re.compile(r"error:|Error:|Assertion|Aborted|terminate called")
@@ -87,8 +87,10 @@ def ptoas_input(out_dir: Path, unit: str) -> tuple[Path, bool]:
 def finish_cpp(text: str, standin: bool, pto: str = "") -> str:
     """ptoas' C++ made reproducible (alias names renumbered) and, for a bf16 stand-in, retyped to bf16; with
     the ``.pto`` it was fed, its i16 data retyped to ``int16_t`` (:mod:`pypto.backend.i16_retype`) and its ui32
-    pointers to ``uint32_t*`` (:mod:`pypto.backend.u32_retype`)."""
-    text = u32_retype.retype_cpp(i16_retype.retype_cpp(normalize_ptoas_cpp(text), pto), pto)
+    pointers to ``uint32_t*`` (:mod:`pypto.backend.u32_retype`); its inf/NaN constants spelled so g++ takes them
+    (:mod:`pypto.backend.nonfinite`)."""
+    text = nonfinite.fix_cpp(normalize_ptoas_cpp(text))
+    text = u32_retype.retype_cpp(i16_retype.retype_cpp(text, pto), pto)
     return bf16_standin.retype_cpp(text) if standin else text
 
 
