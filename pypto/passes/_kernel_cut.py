@@ -79,6 +79,12 @@ def _tile_reads(f: Function, s: Stmt) -> list[AssignStmt]:
             and r.var not in copied and kernel_tile(r.value.args[0], params, orig)]
 
 
+def _writes(stmts: list[Stmt], targets: set[Var]) -> bool:
+    """Whether a statement of ``stmts`` writes into one of ``targets`` (a store-like op's destination)."""
+    return any(isinstance(c, Call) and (i := written_index(c)) is not None and c.args[i] in targets
+               for s in stmts for t in iter_stmts(s) if isinstance(c := stmt_value(t), Call))
+
+
 def _recomputable(v: Var, defs: dict[Var, Stmt], params: set[Var], out: dict[Var, Stmt]) -> bool:
     """Whether ``v`` (bound in the head) can be computed again after the cut from parameters: scalar
     arithmetic, reads of parameters and windows of parameters; ``out`` gathers the statements."""
@@ -124,8 +130,7 @@ def _split(f: Function, names: set[str]) -> _Cut | None:
         return None
     head, rest = stmts[:k], stmts[k:]
     params = set(f.params)
-    if any(isinstance(c, Call) and (i := written_index(c)) is not None and c.args[i] in params
-           for s in head for t in iter_stmts(s) if isinstance(c := stmt_value(t), Call)):
+    if _writes(head, params):
         return None  # the head writes a parameter
     defs = {v: s for s in head for v in bound_vars(s)}
     crossing = [v for v in dict.fromkeys(u for s in rest for u in free_vars(s)) if v in defs]
@@ -134,6 +139,8 @@ def _split(f: Function, names: set[str]) -> _Cut | None:
     read = {r.value.args[0] for r in _tile_reads(f, stmts[k])}
     if not read <= set(tiles) or any(not all(isinstance(d, int) for d in t.var_type.shape) for t in tiles):
         return None  # the tile read is computed after the cut (or has a dynamic shape)
+    if _writes(rest, set(tiles)):
+        return None  # the rest writes a tile of the head: it would write the scratch it reads
     again: dict[Var, Stmt] = {}
     if not all(_recomputable(v, defs, params, again) for v in crossing if v not in tiles):
         return None
@@ -227,7 +234,8 @@ def _outward(f: Function) -> tuple[Function, list[Stmt], tuple[Var, ...]]:
     for s in flatten(f.body):
         if not all(u in known for u in free_vars(s)):
             continue
-        if _scalar_block(s, written) or (movable(s, known.__contains__, written) and s.var not in copied):
+        if _scalar_block(s, written) or (movable(s, known.__contains__, written)
+                                         and not (is_read(s.value) and s.var in copied)):
             candidates.append(s)
             known.update(bound_vars(s))
     seeds = {v for s in candidates if _scalar_block(s, written) or is_read(stmt_value(s)) for v in bound_vars(s)}
