@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import Call, Expr, TupleGetItem, Var
 from pypto.ir.function import Function, Program
+from pypto.ir.ops.common import SPMD_IDS
 from pypto.ir.ops.registry import make_call, written_index
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, Stmt, flatten, seq, stmt_value
 from pypto.ir.types import ScalarType, TensorType
@@ -56,6 +57,7 @@ from pypto.passes._rewrite import (
 from pypto.passes._util import base_name, bound_vars, free_vars, iter_stmts, unique_name, used_vars
 
 _MAX_CUTS = 8  # cuts of one kernel (each one is a further task per call)
+_BLOCK_IDS = tuple(f"{ns}.{op}" for ns in ("tensor", "tile") for op in SPMD_IDS)
 
 
 @dataclass(frozen=True)
@@ -144,7 +146,6 @@ def _split(f: Function, names: set[str]) -> _Cut | None:
     again: dict[Var, Stmt] = {}
     if not all(_recomputable(v, defs, params, again) for v in crossing if v not in tiles):
         return None
-    head_f, sources = _head(f, head, tiles, names)
     inputs = [Var(f"{base_name(t.name)}_gm", t.var_type, span=t.span) for t in tiles]
     kept = [s for s in head if any(s is a for a in again.values())]
     body = [substitute(s, dict(zip(tiles, inputs, strict=True))) for s in [*kept, *rest]]
@@ -152,6 +153,7 @@ def _split(f: Function, names: set[str]) -> _Cut | None:
     tail, moved, extra = _outward(_reads_of_windows(tail))
     if any(is_read(r.value) and r.value.args[0] in inputs for r in iter_stmts(tail.body) if isinstance(r, AssignStmt)):
         return None  # a read of a stored tile stays in the kernel: the cut would not take it
+    head_f, sources = _head(f, head, tiles, names)
     return _Cut(f, head_f, sources, tail, tuple(moved), extra)
 
 
@@ -296,7 +298,7 @@ def cut_tile_reads(program: Program) -> Program:
     names = {f.name for f in program.functions}
     plans: dict[str, list[_Cut]] = {}
     for f in reading_kernels(program):
-        if any(_tile_reads(f, s) for s in flatten(f.body)):
+        if any(_tile_reads(f, s) for s in flatten(f.body)) and not _block_ids(f):
             cuts = _cuts(f, names)
             if cuts:
                 plans[f.name] = cuts
@@ -307,6 +309,11 @@ def cut_tile_reads(program: Program) -> Program:
     return replace_functions(program, {n: [*(c.head for c in cuts), lasts[n][0]] for n, cuts in plans.items()},
                              lambda f: f if f.is_incore else expand_calls(
                                  f, olds, lambda c, old: _expand(c, plans[old.name], lasts[old.name][1])))
+
+
+def _block_ids(f: Function) -> bool:
+    """Whether ``f`` asks which block of a launch it is (its head would run as one task, not a launch)."""
+    return any(match(stmt_value(s), _BLOCK_IDS) is not None for s in iter_stmts(f.body))
 
 
 def _pruned(f: Function, own: int) -> tuple[Function, list[int]]:

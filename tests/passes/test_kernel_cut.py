@@ -141,3 +141,25 @@ def test_a_kernel_that_writes_its_output_before_the_read_keeps_the_located_error
     with pytest.raises(UnsupportedFeatureError, match=r"scalar read of 'k', a tensor this kernel computes") as exc:
         _front(text)
     assert ":13:" in str(exc.value)  # the read's line
+
+
+SPMD_PICK = '''
+import pypto.language as pl
+
+@pl.program
+class SpmdPick:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, ids: pl.Tensor[[2, 8], pl.INT32], table: pl.Tensor[[16, 64], pl.FP32],
+             out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        for c in pl.spmd(2, name_hint="pick"):
+            k = pl.add(ids[c : c + 1, :], 1)
+            i = pl.cast(pl.read(k, [0, 0]), pl.INDEX)
+            out[i : i + 1, :] = pl.mul(table[i : i + 1, :], 2.0)  # the rest does not ask for its block
+        return out
+'''
+
+
+def test_an_spmd_kernel_is_not_cut_and_keeps_the_located_error() -> None:
+    with pytest.raises(UnsupportedFeatureError, match=r"scalar read of 'k', a tensor this kernel computes") as exc:
+        _front(SPMD_PICK)
+    assert ":11:" in str(exc.value)  # its head would run as one task, not a launch of blocks
