@@ -24,6 +24,7 @@ from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, ForStmt, ReturnStmt, Stmt, YieldStmt, flatten, seq
 from pypto.ir.types import TensorType
 from pypto.passes._kernel_arrays import scalarize_kernel_arrays
+from pypto.passes._kernel_cut import cut_tile_reads
 from pypto.passes._kernel_reads import (
     address_statements,
     carried_values,
@@ -272,4 +273,4 @@ class GatherCarriedReads(Pass):
     name = "GatherCarriedReads"
 
     def run(self, program: Program) -> Program:
-        return gather_carried_reads(reads_as_tiles(scalarize_kernel_arrays(program)))
+        return gather_carried_reads(reads_as_tiles(cut_tile_reads(scalarize_kernel_arrays(program))))

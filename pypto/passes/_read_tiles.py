@@ -107,7 +107,7 @@ def _window(read: AssignStmt, tile: bool) -> list[AssignStmt]:
             AssignStmt(var, make_call("tensor.reshape", [flat, ints([1, 1])], span=sp), span=sp)]
 
 
-def _origins(f: Function) -> dict[Var, Expr]:
+def origins(f: Function) -> dict[Var, Expr]:
     """Each local tensor Var -> the value it comes from (a definition, a loop init or a branch's yield)."""
     out: dict[Var, Expr] = {}
     for s in iter_stmts(f.body):
@@ -119,12 +119,12 @@ def _origins(f: Function) -> dict[Var, Expr]:
     return out
 
 
-def _kernel_tile(t: Expr, params: set[Var], origins: dict[Var, Expr]) -> bool:
+def kernel_tile(t: Expr, params: set[Var], orig: dict[Var, Expr]) -> bool:
     """Whether tensor ``t`` is created or computed in the kernel (a tile), not a window of a GM parameter."""
-    for _ in range(len(origins) + 1):
+    for _ in range(len(orig) + 1):
         if not isinstance(t, Var) or t in params:
             return False
-        v = origins.get(t)
+        v = orig.get(t)
         src = source_operand(v) if isinstance(v, Call) else None
         if src is not None:
             t = src
@@ -136,10 +136,10 @@ def _kernel_tile(t: Expr, params: set[Var], origins: dict[Var, Expr]) -> bool:
 
 
 def _refuse_tile_reads(f: Function) -> None:
-    params, origins, copied = set(f.params), _origins(f), write_values(f.body)
+    params, orig, copied = set(f.params), origins(f), write_values(f.body)
     for s in iter_stmts(f.body):
         v = s.value if isinstance(s, AssignStmt) else None
-        if is_read(v) and s.var not in copied and _kernel_tile(v.args[0], params, origins):
+        if is_read(v) and s.var not in copied and kernel_tile(v.args[0], params, orig):
             name = getattr(v.args[0], "name", "the tensor")
             raise UnsupportedFeatureError(
                 f"scalar read of '{name.split('__')[0]}', a tensor this kernel computes (a tile): ptoas 0.1.1 "
@@ -229,4 +229,4 @@ def reads_as_tiles(program: Program) -> Program:
     return program.with_functions(funcs)
 
 
-__all__ = ["reads_as_tiles"]
+__all__ = ["kernel_tile", "origins", "reads_as_tiles"]
