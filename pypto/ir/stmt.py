@@ -266,6 +266,15 @@ def trailing_yield(body: Stmt | None) -> YieldStmt | None:
     return last if isinstance(last, YieldStmt) else None
 
 
+def merge_sources(s: Stmt) -> list[tuple[Var, Expr]]:
+    """``(merged Var, a value it takes)`` of a loop (each iter arg and its init, each result and its iter
+    arg) or an if (each result and what the then-branch yields for it); none for other statements."""
+    if isinstance(s, ForStmt | WhileStmt):
+        return [*zip(s.iter_args, s.inits, strict=True), *zip(s.return_vars, s.iter_args, strict=False)]
+    y = trailing_yield(s.then_body) if isinstance(s, IfStmt) else None
+    return list(zip(s.return_vars, y.values, strict=False)) if y is not None else []
+
+
 def first_program_call(stmts: list[Stmt]) -> int | None:
     """Index of the first ``x = self.f(...)`` / ``self.f(...)`` statement (a call to a program function)."""
     for i, s in enumerate(stmts):

@@ -12,27 +12,25 @@ scalars are recomputed, and each segment is then typed AIC/AIV or split like any
 from __future__ import annotations
 
 from pypto.errors import UnsupportedFeatureError
-from pypto.ir.expr import Call
 from pypto.ir.function import Function
-from pypto.ir.stmt import ReturnStmt, Stmt, flatten, stmt_value
+from pypto.ir.stmt import ReturnStmt, Stmt, flatten
 from pypto.passes._mixed_split import Analysis, Item, stmt_cores
+from pypto.passes._rewrite import match
 from pypto.passes._util import bound_vars, calls_in, free_vars
 
 SEGMENT = "segment"  # the core of a statement with tile work: it runs in its segment
 
 
 def is_barrier(s: Stmt) -> bool:
-    v = stmt_value(s)
-    return isinstance(v, Call) and v.op == "system.syncall"
+    return match(s, "system.syncall") is not None
 
 
 def has_barrier(f: Function) -> bool:
-    return any(c.op == "system.syncall" for c in calls_in(f.body))
+    return any(match(c, "system.syncall") for c in calls_in(f.body))
 
 
 def _is_load(s: Stmt) -> bool:
-    v = stmt_value(s)
-    return isinstance(v, Call) and v.op == "tile.load"
+    return match(s, "tile.load") is not None
 
 
 class BarrierAnalysis(Analysis):
@@ -46,7 +44,7 @@ class BarrierAnalysis(Analysis):
             if is_barrier(s):
                 seg += 1
                 continue
-            nested = [c for c in calls_in(s) if c.op == "system.syncall"]
+            nested = [c for c in calls_in(s) if match(c, "system.syncall")]
             if nested:
                 raise UnsupportedFeatureError(
                     f"kernel '{self.func.name}': pl.system.syncall inside a loop or if; ptoas 0.1.1 has no "

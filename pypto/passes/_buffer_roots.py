@@ -25,17 +25,9 @@ from pypto.ir.callgraph import written_args
 from pypto.ir.expr import Call, Expr, TupleGetItem, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import lookup, source_operand
-from pypto.ir.stmt import (
-    AssignStmt,
-    ForStmt,
-    IfStmt,
-    ScopeStmt,
-    SeqStmts,
-    Stmt,
-    WhileStmt,
-    runs_at_least_once,
-)
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, WhileStmt, runs_at_least_once
 from pypto.ir.types import TensorType, TupleType, Type
+from pypto.ir.visitor import IRVisitor
 from pypto.passes._util import trailing_yield
 
 Roots = tuple[Var, ...]
@@ -62,7 +54,7 @@ class BufferRoots:
         return isinstance(e, Var) and e in self.ambiguous
 
 
-class _Collector:
+class _Collector(IRVisitor):
     def __init__(self, program: Program) -> None:
         self.program = program
         self.out = BufferRoots()
@@ -87,24 +79,19 @@ class _Collector:
             self.out.ambiguous.discard(var)
 
     # ------------------------------------------------------------------ statements
-    def stmt(self, s: Stmt | None) -> None:
-        if s is None:
-            return
-        if isinstance(s, SeqStmts):
-            for x in s.stmts:
-                self.stmt(x)
-        elif isinstance(s, AssignStmt):
-            self.assign(s.var, s.value)
-        elif isinstance(s, (ForStmt, WhileStmt)):
-            inits = self.loop_inits(s)
-            self.stmt(s.body)
-            self.loop_results(s.body, s.return_vars, inits, isinstance(s, ForStmt) and runs_at_least_once(s))
-        elif isinstance(s, IfStmt):
-            self.stmt(s.then_body)
-            self.stmt(s.else_body)
-            self.if_results(s)
-        elif isinstance(s, ScopeStmt):
-            self.stmt(s.body)
+    def visit_AssignStmt(self, s: AssignStmt) -> None:  # noqa: N802
+        self.assign(s.var, s.value)
+
+    def visit_ForStmt(self, s: ForStmt | WhileStmt) -> None:  # noqa: N802
+        inits = self.loop_inits(s)
+        self.visit(s.body)
+        self.loop_results(s.body, s.return_vars, inits, isinstance(s, ForStmt) and runs_at_least_once(s))
+
+    visit_WhileStmt = visit_ForStmt
+
+    def visit_IfStmt(self, s: IfStmt) -> None:  # noqa: N802
+        self.generic_visit(s)
+        self.if_results(s)
 
     def assign(self, var: Var, value: Expr) -> None:
         if isinstance(value, Var):
@@ -191,5 +178,5 @@ def collect_buffer_roots(func: Function, program: Program) -> BufferRoots:
     c = _Collector(program)
     for p in func.params:
         c.record(p, (p,))
-    c.stmt(func.body)
+    c.visit(func.body)
     return c.out

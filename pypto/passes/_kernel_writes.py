@@ -55,35 +55,24 @@ def read_into_tile(conv: _Converter, s: AssignStmt, value: Call) -> list[Stmt]:
     return [AssignStmt(tile, load, span=s.span)]
 
 
-def whole_tile_assemble(conv: _Converter, s: Stmt, value: Call) -> list[Stmt] | None:
-    """``t[:, :] = v`` (``t = pl.assemble(t, v, [0, 0])`` of all of ``t``) of a ``pl.create_tensor`` or
-    ``pl.full`` of the kernel: ``t`` becomes a copy of ``v`` (a whole-window ``tile.slice``); None for any
-    other assemble."""
+def created_tile_assemble(conv: _Converter, s: Stmt, value: Call) -> list[Stmt] | None:
+    """``t[:, :] = v`` or ``t[:, a:b] = v`` (``t = pl.assemble(t, v, offs)``) of a ``pl.create_tensor`` or
+    ``pl.full`` of the kernel: for all of ``t``, ``t`` becomes a copy of ``v`` (a whole-window ``tile.slice``);
+    for a window of it, ``tile.assemble`` of the tiles (the blocks a store of ``t`` writes in order). None for
+    an assemble into a GM tensor (or a view of one), which is stored to."""
     target, src, offsets = value.args
     if not (isinstance(s, AssignStmt) and isinstance(target, Var) and target in conv.created):
-        return None  # a GM tensor (or a view of one) is stored to
-    shape, src_t = conv.tiles[target].type, src.type
-    if not isinstance(src_t, TensorType) or tuple(getattr(shape, "shape", ())) != tuple(src_t.shape) or \
-            any(as_int(o) != 0 for o in _listed(offsets).elements):
         return None
+    shape, src_t = conv.tiles[target].type, src.type
+    whole = isinstance(src_t, TensorType) and tuple(getattr(shape, "shape", ())) == tuple(src_t.shape) and \
+        all(as_int(o) == 0 for o in _listed(offsets).elements)
     out: list[Stmt] = []
     tile = conv.tile_of(src, MemorySpace.Vec, out)
-    copy = make_call("tile.slice", [tile, ints(src_t.shape), offsets], span=value.span)
-    conv.created.add(s.var)  # a later window write into the copy assembles into it too
-    return [*out, conv.bind(s, copy)]
-
-
-def window_tile_assemble(conv: _Converter, s: Stmt, value: Call) -> list[Stmt] | None:
-    """``t[:, a:b] = v`` (``t = pl.assemble(t, v, offs)``) of a ``pl.create_tensor`` or ``pl.full`` of the
-    kernel, a window of it: ``tile.assemble`` of the tiles (the blocks a store of ``t`` writes in order);
-    None for an assemble into a GM tensor (or a view of one), which is stored to."""
-    target, src, offsets = value.args
-    if not (isinstance(s, AssignStmt) and isinstance(target, Var) and target in conv.created):
-        return None
-    out: list[Stmt] = []
-    block = conv.tile_of(src, MemorySpace.Vec, out)
-    call = make_call("tile.assemble", [conv.tiles[target], block, _listed(offsets)], span=value.span)
-    conv.created.add(s.var)
+    if whole:
+        call = make_call("tile.slice", [tile, ints(src_t.shape), offsets], span=value.span)
+    else:
+        call = make_call("tile.assemble", [conv.tiles[target], tile, _listed(offsets)], span=value.span)
+    conv.created.add(s.var)  # a later window write into the result assembles into it too
     return [*out, conv.bind(s, call)]
 
 

@@ -21,7 +21,7 @@ from pypto.ir.function import Function
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, YieldStmt, flatten, initial_values, seq
 from pypto.ir.visitor import substitute
-from pypto.passes._rewrite import clone, expand_stmts
+from pypto.passes._rewrite import assign_of, clone, expand_stmts
 from pypto.passes._util import scalar_dtype
 
 
@@ -40,8 +40,8 @@ def _affine(e: Expr, loop: ForStmt, body: list[Stmt]) -> int | None:
 
 def _init_cond(s: Stmt) -> Expr | None:
     """The ``init_cond`` of ``acc = matmul_acc(acc, a, b, init_cond=c)``, else None."""
-    v = s.value if isinstance(s, AssignStmt) else None
-    return v.args[3] if isinstance(v, Call) and v.op == "tile.matmul_acc" and len(v.args) > 3 else None
+    v = assign_of(s, "tile.matmul_acc")
+    return v[1].args[3] if v is not None and len(v[1].args) > 3 else None
 
 
 def _first_iteration_test(s: Stmt, loop: ForStmt, body: list[Stmt]) -> bool:

@@ -28,7 +28,7 @@ from pypto.ir.ops.pipe_ops import FREE, POP, PUSH, SETUP
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, Stmt, flatten, seq, stmt_value
 from pypto.ir.types import TensorType, TileType
-from pypto.passes._rewrite import create_tensor, ints
+from pypto.passes._rewrite import create_tensor, ints, match
 from pypto.passes._util import calls_in
 
 PIPE_OPS = frozenset(PUSH) | frozenset(POP) | frozenset(FREE) | frozenset(SETUP)
@@ -36,8 +36,7 @@ LATER = "ptoas 0.1.1 has no cross-core pipe instructions (pto.tpush/tpop arrived
 
 
 def _pipe_call(s: Stmt) -> Call | None:
-    v = stmt_value(s)
-    return v if isinstance(v, Call) and v.op in PIPE_OPS else None
+    return match(s, PIPE_OPS)
 
 
 def has_pipes(f: Function) -> bool:

@@ -64,8 +64,8 @@ def _row_uses(body: Stmt, var: Var, dtype: object) -> list[AssignStmt] | None:
     """The statements ``x = <op>s(a, var)`` with ``a`` a 2-D tensor of static rows."""
     uses = []
     for s in iter_stmts(body):
-        v = s.value if isinstance(s, AssignStmt) else None
-        if (isinstance(v, Call) and _row_form(v.op) and len(v.args) == 2 and v.args[1] is var
+        v = match(s) if isinstance(s, AssignStmt) else None
+        if (v is not None and _row_form(v.op) and len(v.args) == 2 and v.args[1] is var
                 and not v.kwargs and _rows(v.args[0], dtype)):
             uses.append(s)
     return uses
@@ -138,8 +138,8 @@ def kernel_tile(t: Expr, params: set[Var], orig: dict[Var, Expr]) -> bool:
 def _refuse_tile_reads(f: Function) -> None:
     params, orig, copied = set(f.params), origins(f), write_values(f.body)
     for s in iter_stmts(f.body):
-        v = s.value if isinstance(s, AssignStmt) else None
-        if is_read(v) and s.var not in copied and kernel_tile(v.args[0], params, orig):
+        v = match(s, "tensor.read") if isinstance(s, AssignStmt) else None
+        if v is not None and s.var not in copied and kernel_tile(v.args[0], params, orig):
             name = getattr(v.args[0], "name", "the tensor")
             raise UnsupportedFeatureError(
                 f"scalar read of '{name.split('__')[0]}', a tensor this kernel computes (a tile): ptoas 0.1.1 "

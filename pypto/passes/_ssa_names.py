@@ -24,7 +24,7 @@ from pypto.ir.stmt import (
     flatten,
 )
 from pypto.ir.visitor import substitute
-from pypto.passes._util import base_name, defined_vars, iter_stmts, used_vars
+from pypto.passes._util import base_name, bound_vars, defined_vars, iter_stmts, used_vars
 
 
 def reads(node: Any) -> set[str]:
@@ -86,16 +86,11 @@ def bound_on_every_path(stmts: list[Stmt]) -> set[str]:
     results count). Leaving early (break/continue/return) is not looked at: callers rule it out."""
     out: set[str] = set()
     for s in stmts:
-        if isinstance(s, AssignStmt):
-            out.add(s.var.name)
-        elif isinstance(s, IfStmt):
-            out |= {rv.name for rv in s.return_vars}
-            if s.else_body is not None:
-                out |= bound_on_every_path(flatten(s.then_body)) & bound_on_every_path(flatten(s.else_body))
+        out |= {v.name for v in bound_vars(s)}  # an assignment's var; a loop's or an if's results
+        if isinstance(s, IfStmt) and s.else_body is not None:
+            out |= bound_on_every_path(flatten(s.then_body)) & bound_on_every_path(flatten(s.else_body))
         elif isinstance(s, ScopeStmt):
             out |= bound_on_every_path(flatten(s.body))
-        elif isinstance(s, (ForStmt, WhileStmt)):
-            out |= {rv.name for rv in s.return_vars}
     return out
 
 

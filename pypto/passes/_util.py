@@ -10,9 +10,9 @@ from typing import Any
 
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import MemorySpace
-from pypto.ir.expr import BinaryExpr, Call, ConstInt, Expr, GlobalVar, Var
+from pypto.ir.expr import BinaryExpr, Call, ConstInt, Expr, Var
 from pypto.ir.fold import fold
-from pypto.ir.function import Function, Program
+from pypto.ir.function import Function
 from pypto.ir.ops.registry import get_op, has_op
 from pypto.ir.stmt import (
     AssignStmt,
@@ -106,13 +106,6 @@ def jumps(stmt: Stmt | None, kinds: tuple[type, ...] = (BreakStmt, ContinueStmt)
     if isinstance(stmt, ScopeStmt):
         return jumps(stmt.body, kinds)
     return []
-
-
-def callee(call: Call, program: Program) -> Function | None:
-    """The program function a Call targets, if it is a program call."""
-    if isinstance(call.op, GlobalVar):
-        return program.get_function(call.op.name)
-    return None
 
 
 class NameGen:

@@ -34,7 +34,7 @@ from pypto.ir.ops.registry import make_call, op_of
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, InCoreScopeStmt, Stmt, flatten, seq
 from pypto.ir.types import ScalarType, TensorType
 from pypto.ir.visitor import IRMutator
-from pypto.passes._rewrite import elements, ints
+from pypto.passes._rewrite import elements, ints, match
 from pypto.passes._util import iter_stmts, jumps, map_blocks, used_vars, var_use_counts
 
 _TILE_OP = {BinOp.Add: "add", BinOp.Sub: "sub", BinOp.Mul: "mul", BinOp.FloatDiv: "div",
@@ -135,7 +135,7 @@ class _Rows:
         """``e`` as a ``[1, n]`` row (a Var), or ``e`` itself when it does not change over the loop."""
         if isinstance(e, Var) and e in self.rows:
             return self.rows[e]
-        if isinstance(e, Call) and e.op == "tensor.read":
+        if match(e, "tensor.read") is not None:
             return self.gathered(e, name) if self._positions(e) is not None else self.read(e, name)
         if isinstance(e, BinaryExpr) and e.op in _TILE_OP and not self.invariant(e):
             return self.binary(e, name)
@@ -186,7 +186,7 @@ def _whole(shape: TensorType, sizes: list[int], offsets: list[Expr]) -> bool:
 def _element_stmt(s: Stmt) -> bool:
     """A scalar assignment or an element write: a statement the row rewrite may take."""
     return (isinstance(s, AssignStmt) and isinstance(s.var.type, ScalarType)) or \
-        (isinstance(s, EvalStmt) and isinstance(s.expr, Call) and s.expr.op == "tensor.write")
+        (isinstance(s, EvalStmt) and match(s, "tensor.write") is not None)
 
 
 def _as_rows(loop: ForStmt, stmts: list[Stmt], local: frozenset[Var]) -> tuple[_Rows, set[Expr]] | None:

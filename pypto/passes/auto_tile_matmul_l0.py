@@ -135,7 +135,7 @@ class AutoTileMatmulL0(Pass):
         return choose_tiling(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps, bias_b, 1 + carried)
 
     def run_function(self, func: Function, program: Program) -> Function:
-        if not func.is_incore or not any(_matmul_value(s) for s in iter_stmts(func.body)):
+        if not func.is_incore or not any(_matmul_of(s) for s in iter_stmts(func.body)):
             return func  # both rewrites start at a ``c = tile.matmul(...)`` statement
         loads = {**assigns_of(func.body, "tile.load"), **assigns_of(func.body, "tile.transpose_view")}
         uses = var_use_counts(func.body)
@@ -185,8 +185,8 @@ _Link = tuple[Stmt, tuple[Var, Call]]
 _Chain = tuple[_Link, _Link, MatmulOperand, tuple[Stmt, Call]]
 
 
-def _matmul_value(s: Stmt) -> bool:
-    return assign_of(s, "tile.matmul") is not None or assign_of(s, "tile.matmul_bias") is not None
+def _matmul_of(s: Stmt) -> tuple[Var, Call] | None:
+    return assign_of(s, ("tile.matmul", "tile.matmul_bias"))
 
 
 def _bias(mm: Call, loads: dict[Var, Call], t: Tiling, n_dim: int) -> tuple[bool, MatmulOperand | None]:
@@ -199,7 +199,7 @@ def _bias(mm: Call, loads: dict[Var, Call], t: Tiling, n_dim: int) -> tuple[bool
 
 
 def _matmul_of_loads(s: Stmt, loads: dict[Var, Call], uses: Counter[Var]) -> _MatmulOfLoads | None:
-    mm = assign_of(s, "tile.matmul") or assign_of(s, "tile.matmul_bias")
+    mm = _matmul_of(s)
     if mm is None:
         return None
     c, call = mm

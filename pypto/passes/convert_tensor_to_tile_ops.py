@@ -182,8 +182,8 @@ class _Converter:
     def rule(self, short: str, cube: bool) -> Callable[[Stmt, Call], list[Stmt]] | None:
         """The conversion of ``tensor.<short>``: a rule of its own, else elementwise or cube compute."""
         rules = {"assemble": self.assemble, "slice": self.slice_, "ci": self.ci, "create": self.create,
-                 "gather": self.gather, "dim": self.dim,
-                 "full": self.create, "read": self.read, "write": self.write,
+                 "gather": self.gather, "dim": self.dim, "full": self.create, "read": self.read,
+                 "write": lambda s, v: _kernel_writes.write(self, s, v),
                  "expand_clone": lambda s, v: _expand_clone.expand_clone(self.tiles, s, v),
                  **dict.fromkeys(SPMD_IDS, self.spmd_id)}
         return rules.get(short) or (self.compute if short in COMPUTE or cube else None)
@@ -199,14 +199,12 @@ class _Converter:
             kwargs.update(a_trans=bool(kwargs.get("a_trans")), b_trans=bool(kwargs.get("b_trans")),
                           lhs_batch=counts[0], rhs_batch=counts[1])  # every kwarg the parser fills in
             call = make_call("tile.batch_matmul", args, kwargs, span=value.span)
-            if isinstance(s, AssignStmt):
-                out.append(self.bind(s, call))
-            return out
-        kwargs = self._transposed_operands(value, args, out) if space is MemorySpace.Mat else value.kwargs
-        if kwargs.get("init_cond") is not None:  # an operand of tile.matmul_acc
-            args.append(kwargs["init_cond"])
-        kwargs = {k: v for k, v in kwargs.items() if k != "init_cond"}
-        call = make_call(f"tile.{_op(value).short}", args, kwargs, span=value.span)
+        else:
+            kwargs = self._transposed_operands(value, args, out) if space is MemorySpace.Mat else value.kwargs
+            if kwargs.get("init_cond") is not None:  # an operand of tile.matmul_acc
+                args.append(kwargs["init_cond"])
+            kwargs = {k: v for k, v in kwargs.items() if k != "init_cond"}
+            call = make_call(f"tile.{_op(value).short}", args, kwargs, span=value.span)
         if isinstance(s, AssignStmt):
             out.append(self.bind(s, call))
         return out
@@ -238,9 +236,6 @@ class _Converter:
             return _kernel_writes.read_into_tile(self, s, value)
         return _no_scalar_read(s, value)
 
-    def write(self, s: Stmt, value: Call) -> list[Stmt]:
-        return _kernel_writes.write(self, s, value)
-
     def spmd_id(self, s: Stmt, value: Call) -> list[Stmt]:
         call = make_call(f"tile.{_op(value).short}", [], span=value.span)
         return [dataclasses.replace(s, value=call) if isinstance(s, AssignStmt) else s]
@@ -263,9 +258,7 @@ class _Converter:
         return [self.bind(s, make_call("tile.ci", list(value.args), value.kwargs, span=value.span))]
 
     def assemble(self, s: Stmt, value: Call) -> list[Stmt]:
-        copied = _kernel_writes.whole_tile_assemble(self, s, value)  # t[:, :] = v of a created tile
-        if copied is None:
-            copied = _kernel_writes.window_tile_assemble(self, s, value)  # t[:, a:b] = v of one
+        copied = _kernel_writes.created_tile_assemble(self, s, value)  # t[:, :] or t[:, a:b] = v of a created tile
         if copied is not None:
             return copied
         out: list[Stmt] = []

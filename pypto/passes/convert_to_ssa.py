@@ -41,7 +41,7 @@ from pypto.passes._ssa_names import (
     separate_shadowed_names,
     suffix_live,
 )
-from pypto.passes._util import NameGen, base_name, defined_vars, iter_stmts
+from pypto.passes._util import NameGen, base_name, bound_vars, defined_vars, iter_stmts
 from pypto.passes.base import Pass
 
 Env = dict[str, Var]
@@ -69,13 +69,7 @@ class _Rename(IRMutator):
 
 def _assigned(stmt: Stmt | None) -> list[str]:
     """Names assigned anywhere in ``stmt`` (first-assignment order)."""
-    names: dict[str, None] = {}
-    for s in iter_stmts(stmt):
-        if isinstance(s, AssignStmt):
-            names[s.var.name] = None
-        for rv in getattr(s, "return_vars", ()):
-            names[rv.name] = None
-    return list(names)
+    return list(dict.fromkeys(v.name for s in iter_stmts(stmt) for v in bound_vars(s)))
 
 
 def _store_target(body: Stmt, name: str, env: Env) -> Var | None:

@@ -29,9 +29,9 @@ from pypto.ir.enums import ArgDirection, ForKind, ParamDirection
 from pypto.ir.expr import Call, Expr, GlobalVar, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt, stmt_value
+from pypto.ir.stmt import ForStmt, IfStmt, Stmt, WhileStmt, stmt_value
 from pypto.ir.types import ScalarType
-from pypto.ir.visitor import IRMutator
+from pypto.ir.visitor import IRMutator, IRVisitor
 from pypto.passes._buffer_roots import BufferRoots, collect_buffer_roots
 from pypto.passes._util import calls_in
 from pypto.passes.base import Pass
@@ -43,7 +43,7 @@ PARAM_TO_ARG: dict[ParamDirection, ArgDirection] = {
 }
 
 
-class _PriorWriters:
+class _PriorWriters(IRVisitor):
     """For each program call: the buffer roots it is the first writer of within its scope."""
 
     def __init__(self, program: Program, roots: BufferRoots) -> None:
@@ -51,11 +51,10 @@ class _PriorWriters:
         self.roots = roots
         self.first: dict[int, set[Var]] = {}  # id(call) -> roots it writes first
         self._written: dict[int, frozenset[Var]] = {}
+        self.seen: set[Var] = set()
 
-    def written(self, s: Stmt | None) -> frozenset[Var]:
+    def written(self, s: Stmt) -> frozenset[Var]:
         """Roots written by any program call inside ``s`` (cached per statement)."""
-        if s is None:
-            return frozenset()
         got = self._written.get(id(s))
         if got is None:
             found = (self.roots_of(c) for c in calls_in(s) if isinstance(c.op, GlobalVar))
@@ -66,26 +65,26 @@ class _PriorWriters:
         """The buffer roots of the arguments a program call writes."""
         return {r for i in written_args(call, self.program) if (r := self.roots.root(call.args[i]))}
 
-    def scan(self, s: Stmt | None, seen: set[Var]) -> None:
-        """Walk ``s`` in order; ``seen`` holds the roots written by earlier units of the scope."""
-        if s is None:
-            return
-        if isinstance(s, SeqStmts):
-            for x in s.stmts:
-                self.scan(x, seen)
-        elif isinstance(s, (ForStmt, WhileStmt)):
-            self.scan(s.body, set(seen))
-            seen |= self.written(s.body)
-        elif isinstance(s, IfStmt):
-            self.scan(s.then_body, set(seen))
-            self.scan(s.else_body, set(seen))
-            seen |= self.written(s.then_body) | self.written(s.else_body)
-        elif isinstance(s, ScopeStmt):
-            self.scan(s.body, seen)
-        elif isinstance(value := stmt_value(s), Call) and isinstance(value.op, GlobalVar):
+    # In order; ``seen`` holds the roots written by earlier units of the scope. A loop or an if is one
+    # unit: a call inside it sees the writes made before it, not those of its sibling branch.
+    def visit_ForStmt(self, s: ForStmt | WhileStmt | IfStmt) -> None:  # noqa: N802
+        outer = self.seen
+        bodies = [b for b in (s.then_body, s.else_body) if b is not None] if isinstance(s, IfStmt) else [s.body]
+        for body in bodies:
+            self.seen = set(outer)
+            self.visit(body)
+        self.seen = outer
+        outer.update(*(self.written(b) for b in bodies))
+
+    visit_WhileStmt = visit_IfStmt = visit_ForStmt
+
+    def visit_AssignStmt(self, s: Stmt) -> None:  # noqa: N802
+        if isinstance(value := stmt_value(s), Call) and isinstance(value.op, GlobalVar):
             mine = self.roots_of(value)
-            self.first[id(value)] = mine - seen
-            seen |= mine
+            self.first[id(value)] = mine - self.seen
+            self.seen |= mine
+
+    visit_EvalStmt = visit_AssignStmt
 
 
 class _Stamp(IRMutator):
@@ -142,6 +141,6 @@ class DeriveCallDirections(Pass):
             return func
         roots = collect_buffer_roots(func, program)
         prior = _PriorWriters(program, roots)
-        prior.scan(func.body, set())
+        prior.visit(func.body)
         body = _Stamp(program, func, roots, prior).visit(func.body)
         return func if body is func.body else func.with_(body=body)

@@ -12,10 +12,10 @@ from pypto.ir.expr import Call, Expr, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import get_op, make_call, op_of
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, WhileStmt
+from pypto.ir.stmt import AssignStmt, Stmt, merge_sources
 from pypto.ir.types import TileType
 from pypto.passes._rewrite import expand_stmts
-from pypto.passes._util import base_name, iter_stmts, retype, tile_space, trailing_yield
+from pypto.passes._util import base_name, iter_stmts, retype, tile_space
 from pypto.passes.base import Pass
 
 # matmul operand index -> the space the cube reads it from
@@ -99,13 +99,7 @@ def _carried_tiles(func: Function, new: dict[Var, TileType]) -> None:
     for _ in range(4):  # nested loops/ifs settle in a few rounds
         changed = False
         for s in iter_stmts(func.body):
-            pairs: list[tuple[Var, Expr]] = []
-            if isinstance(s, (ForStmt, WhileStmt)):
-                pairs += list(zip(s.iter_args, s.inits, strict=True))
-                pairs += list(zip(s.return_vars, s.iter_args, strict=False))
-            elif isinstance(s, IfStmt) and (y := trailing_yield(s.then_body)) is not None:
-                pairs += list(zip(s.return_vars, y.values, strict=False))
-            for v, src in pairs:
+            for v, src in merge_sources(s):
                 space = _known_space(src, new)
                 if _open(v, new) and space is not None:
                     new[v] = dataclasses.replace(v.var_type, memory_space=space)

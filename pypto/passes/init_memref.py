@@ -10,25 +10,16 @@ from pypto.ir.expr import Call, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call, op_of
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import (
-    AssignStmt,
-    ForStmt,
-    IfStmt,
-    ScopeStmt,
-    SeqStmts,
-    Stmt,
-    WhileStmt,
-    flatten,
-    seq,
-)
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, WhileStmt, flatten, seq
 from pypto.ir.types import MemRef, PtrType, ShapedType, TensorType, TileType, Type
+from pypto.ir.visitor import IRVisitor
 from pypto.passes._memref import all_vars, memref_of, with_memref
 from pypto.passes._util import retype, trailing_yield
 from pypto.passes.base import Pass
 
 
 @dataclass
-class _Planner:
+class _Planner(IRVisitor):
     incore: bool
     n: int = 0
     refs: dict[Var, MemRef] = field(default_factory=dict)
@@ -74,30 +65,23 @@ class _Planner:
         if mr is not None:
             self.refs[v] = mr
 
-    def walk(self, stmt: Stmt | None) -> None:
-        """Definitions in order; loop/if results after their bodies, sharing the yielded buffer.
+    # Definitions in order; loop/if results after their bodies, sharing the yielded buffer. A result
+    # takes the MemRef of the value its (then-)body yields, which is also the type the parser gives an
+    # unannotated ``a, b = pl.yield_(x, y)`` target, so dumps re-parse identically.
+    def visit_AssignStmt(self, s: AssignStmt) -> None:  # noqa: N802
+        self.define(s.var, s.value)
 
-        A result takes the MemRef of the value its (then-)body yields, which is also the type the
-        parser gives an unannotated ``a, b = pl.yield_(x, y)`` target, so dumps re-parse identically.
-        """
-        if stmt is None:
-            return
-        if isinstance(stmt, AssignStmt):
-            self.define(stmt.var, stmt.value)
-        elif isinstance(stmt, (ForStmt, WhileStmt)):
-            for v, init in zip(stmt.iter_args, stmt.inits, strict=True):
-                self.define(v, init=init)
-            self.walk(stmt.body)
-            self.results(stmt.return_vars, stmt.body)
-        elif isinstance(stmt, IfStmt):
-            self.walk(stmt.then_body)
-            self.walk(stmt.else_body)
-            self.results(stmt.return_vars, stmt.then_body)
-        elif isinstance(stmt, SeqStmts):
-            for s in stmt.stmts:
-                self.walk(s)
-        elif isinstance(stmt, ScopeStmt):
-            self.walk(stmt.body)
+    def visit_ForStmt(self, s: ForStmt | WhileStmt) -> None:  # noqa: N802
+        for v, init in zip(s.iter_args, s.inits, strict=True):
+            self.define(v, init=init)
+        self.generic_visit(s)
+        self.results(s.return_vars, s.body)
+
+    visit_WhileStmt = visit_ForStmt
+
+    def visit_IfStmt(self, s: IfStmt) -> None:  # noqa: N802
+        self.generic_visit(s)
+        self.results(s.return_vars, s.then_body)
 
     def results(self, rvs: tuple[Var, ...], body: Stmt | None) -> None:
         y = trailing_yield(body)
@@ -121,7 +105,7 @@ class InitMemRef(Pass):
         for p in func.params:
             if isinstance(p.var_type, TensorType) and p.var_type.memref is None:
                 plan.refs[p] = plan.ddr(p.var_type)
-        plan.walk(func.body)
+        plan.visit(func.body)
         types = {v: with_memref(v.var_type, mr) for v, mr in plan.refs.items() if memref_of(v) is None}
         func = retype(func, types)
         if plan.allocs:

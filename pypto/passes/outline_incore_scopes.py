@@ -21,17 +21,14 @@ from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import (
     AssignStmt,
     EvalStmt,
-    ForStmt,
-    IfStmt,
     InCoreScopeStmt,
     ReturnStmt,
     SpmdScopeStmt,
     Stmt,
-    WhileStmt,
     first_program_call,
     flatten,
+    merge_sources,
     seq,
-    trailing_yield,
 )
 from pypto.ir.types import ScalarType, TensorType, TupleType, UnknownType
 from pypto.ir.visitor import substitute
@@ -58,16 +55,11 @@ class _Region:
             self._scan(s)
 
     def _scan(self, s: Stmt) -> None:
-        if isinstance(s, (ForStmt, WhileStmt)):
-            self.source.update((ia, e) for ia, e in zip(s.iter_args, s.inits, strict=True) if isinstance(e, Var))
-            self.source.update(zip(s.return_vars, s.iter_args, strict=False))
-            self.merged.update(s.return_vars)
-        elif isinstance(s, IfStmt) and (y := trailing_yield(s.then_body)) is not None:
-            for rv, val in zip(s.return_vars, y.values, strict=False):
-                if isinstance(val, Var):
-                    self.source[rv] = val
-                    self.merged.add(rv)
-        elif isinstance(s, AssignStmt):
+        for v, src in merge_sources(s):  # iter args and loop / if results
+            if isinstance(src, Var):
+                self.source[v] = src
+                self.merged.update(rv for rv in s.return_vars if rv is v)
+        if isinstance(s, AssignStmt):
             self._scan_value(s.value, s.var)
         elif isinstance(s, EvalStmt):
             self._scan_value(s.expr, None)

@@ -13,6 +13,7 @@ from pypto.ir.stmt import (
     ReturnStmt,
     SeqStmts,
     YieldStmt,
+    merge_sources,
 )
 from pypto.ir.types import ScalarType, TupleType
 from pypto.passes._rewrite import drop_unused, splice_calls
@@ -47,6 +48,19 @@ def test_free_and_bound_vars():
                    inits=(ConstInt(0),), return_vars=(rv,))
     assert free_vars(loop) == [n]
     assert bound_vars(loop) == [rv] and bound_vars(step) == [step.var] and bound_vars(ReturnStmt(())) == []
+
+
+def test_merge_sources_pair_each_merged_var_with_its_incoming_value():
+    n, i, acc = Var("n", IDX), Var("i", IDX), IterArg("acc", IDX)
+    rv, init = Var("acc_out", IDX), ConstInt(0)
+    step = _assign("t", _add(acc, i))
+    loop = ForStmt(i, ConstInt(0), n, ConstInt(1), SeqStmts((step, YieldStmt((step.var,)))), (acc,),
+                   inits=(init,), return_vars=(rv,))
+    assert merge_sources(loop) == [(acc, init), (rv, acc)]
+    a, b, phi = Var("a", IDX), Var("b", IDX), Var("phi", IDX)
+    branch = IfStmt(ConstBool(True), SeqStmts((YieldStmt((a,)),)), SeqStmts((YieldStmt((b,)),)), (phi,))
+    assert merge_sources(branch) == [(phi, a)]  # the then-branch's value
+    assert merge_sources(IfStmt(ConstBool(True), SeqStmts((step,)))) == [] and merge_sources(step) == []
 
 
 def test_jumps_stop_at_nested_loops():
