@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from pypto.codegen.pto_gather import gather_dim
 from pypto.codegen.pto_types import TOOLCHAIN
 from pypto.codegen.pto_values import Tile
 from pypto.ir.dtypes import DataType
@@ -68,6 +69,9 @@ def _gather_indices(cg: KernelCodegen, n: int, stride: int, phase: int) -> Tile:
 
 
 def _gather(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    if c.kwargs.get("dim") is not None:  # torch.gather along an axis: flat positions (pypto.codegen.pto_gather)
+        gather_dim(cg, c, dst)
+        return
     src = cg.tile_of(c.args[0])
     if len(c.args) > 1:  # by an INT32 index row: pto.tgather's index form
         idx, out = cg.tile_of(c.args[1]), cg.def_tile(dst, valid=None)

@@ -319,6 +319,8 @@ class _Converter:
         """A mask-pattern gather; from ``t[:, 0:n]`` of a computed tile ``t`` it reads the first ``n``
         columns of ``t`` (ptoas 0.1.1 has no tile sub-window; pto.tgather indexes ``t`` directly)."""
         src = value.args[0]
+        if value.kwargs.get("dim") is not None:
+            return self._gather_dim(s, value)
         if not (isinstance(src, Var) and src in self.windows):
             return self.compute(s, value)
         tile, window = self.windows[src]
@@ -328,6 +330,25 @@ class _Converter:
             raise _window_error(window)
         call = make_call("tile.gather", [tile], {**value.kwargs, "src_cols": shape[1]}, span=value.span)
         return [self.bind(s, call)] if isinstance(s, AssignStmt) else []
+
+    def _gather_dim(self, s: Stmt, value: Call) -> list[Stmt]:
+        """``gather(src, index, dim=d)``: the tile op gets the N-D shapes (FlattenTileNdTo2D makes the tiles
+        2-D; pypto.codegen.pto_gather computes flat positions from them); from a column window
+        ``t[:, a:b]`` of a computed tile it reads ``t`` from column ``a`` on."""
+        src, index = value.args[0], value.args[1]
+        kw = {**value.kwargs, "dim": value.kwargs["dim"] % shaped(src).rank,
+              "src_shape": tuple(as_int(n) for n in shaped(src).shape),
+              "index_shape": tuple(as_int(n) for n in shaped(index).shape)}
+        if isinstance(src, Var) and src in self.windows:
+            tile, window = self.windows[src]
+            offsets = ints_of(window.args[2])
+            if offsets is None or len(offsets) != 2 or offsets[0] != 0:
+                raise _window_error(window)
+            out: list[Stmt] = []
+            call = make_call("tile.gather", [tile, self.tile_of(index, MemorySpace.Vec, out)],
+                             {**kw, "src_col0": offsets[1]}, span=value.span)
+            return [*out, self.bind(s, call)] if isinstance(s, AssignStmt) else out
+        return self.compute(s, make_call("tensor.gather", list(value.args), kw, span=value.span))
 
     def create(self, s: Stmt, value: Call) -> list[Stmt]:
         assert isinstance(s, AssignStmt)

@@ -124,10 +124,42 @@ def _gather_index(name: str, src: Any, index: Any, kw: dict[str, Any], span: Spa
     return like(src, (1, n))
 
 
+def _gather_dim(name: str, src: Any, index: Any, kw: dict[str, Any], span: Span) -> Type:
+    """``gather(src, dim=d, index=i)`` as ``torch.gather``: ``out[p] = src[p with p[d] = i[p]]``; the result
+    has the index's shape and the source's dtype; along the other axes the index may be shorter."""
+    d = kw["dim"]
+    if kw.get("src_shape") is not None and len(kw["src_shape"]) != src.rank:  # the 2-D tiles FlattenTileNdTo2D
+        return like(src, tuple(index.shape))  # made of checked N-D ones (the kwargs keep their shapes)
+    if not isinstance(d, int) or isinstance(d, bool) or not -src.rank <= d < src.rank:
+        raise UserError(f"{name}: dim must be an integer axis of the rank-{src.rank} source, got {d!r}", span)
+    if index.rank != src.rank:
+        raise UserError(f"{name}: the index must have the source's rank {src.rank}, got rank {index.rank}", span,
+                        hint="reshape the index to the source's rank")
+    wide = index.dtype is DataType.INT32 or (index.dtype is DataType.INT16 and src.dtype.bits == 16)
+    if not wide:
+        raise UserError(f"{name}: the index must be INT32 (INT16 only with a 16-bit source), got "
+                        f"{index.dtype.value} for a {src.dtype.value} source", span,
+                        hint="cast the positions with pl.cast(pos, pl.INT32)")
+    d %= src.rank
+    for k, (i, s) in enumerate(zip(index.shape, src.shape)):
+        ni, ns = as_int(i), as_int(s)
+        if ni is None or ns is None:
+            raise UserError(f"{name}: needs static shapes, got {index} and {src}", span)
+        if k != d and ni > ns:
+            raise UserError(f"{name}: index extent {ni} on axis {k} exceeds the source's {ns}", span)
+    if kw.get("mask_pattern") is not None or kw.get("output_dtype") is not None:
+        raise UserError(f"{name}: dim= (the index form) takes no mask_pattern or output_dtype", span)
+    return like(src, tuple(index.shape))
+
+
 def _gather(name: str, kind: type):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         src = shaped(args[0], name, "src", span, kind)
         pattern = kw.get("mask_pattern")
+        if kw.get("dim") is not None:
+            if len(args) < 2:
+                raise UserError(f"{name}: dim= needs an index operand (index=...)", span)
+            return _gather_dim(name, src, shaped(args[1], name, "index", span, kind), kw, span)
         if len(args) > 1 and pattern is None:
             return _gather_index(name, src, shaped(args[1], name, "index", span, kind), kw, span)
         if len(args) > 1 or pattern is None:
@@ -178,7 +210,8 @@ for _ns, _kind in (("tile", TileType), ("tensor", TensorType)):
     register(OpDef(f"{_ns}.mrgsort", ("src", "src1?", "src2?", "src3?"), _mrgsort(f"{_ns}.mrgsort", _kind),
                    {"block_len": None, "exhausted": False}, category="sort", in_place=False))
     register(OpDef(f"{_ns}.gather", ("src", "index?"), _gather(f"{_ns}.gather", _kind),
-                   {"mask_pattern": None, "output_dtype": None, "src_cols": None}, category="sort", in_place=False))
+                   {"mask_pattern": None, "output_dtype": None, "src_cols": None, "dim": None,
+                    "src_shape": None, "index_shape": None, "src_col0": None}, category="sort", in_place=False))
     register(OpDef(f"{_ns}.set_validshape", ("x", "valid_rows", "valid_cols"),
                    _set_validshape(f"{_ns}.set_validshape", _kind), category="view",
                    view_of=None if _ns == "tile" else "x", keeps_operands=_ns == "tile", signless=True))

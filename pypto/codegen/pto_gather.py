@@ -1,0 +1,95 @@
+"""``tile.gather(src, index, dim=d)`` (``torch.gather`` semantics) in the ptoas 0.1.1 dialect.
+
+0.1.1's index-form ``pto.tgather`` reads ``src`` at *flat* positions of its buffer, so the gather along an
+axis becomes one tgather at the flat position of every result element: for an element at ``q`` in the
+index's shape, ``sum(q[k] * stride[k] for k != d) + index[q] * stride[d]`` (the strides of the source's
+buffer, whose row pitch may exceed the gathered extent; ``src_col0`` adds a column offset for a window
+``t[:, a:b]`` of a computed tile). The positions are computed on chip in f32 (exact below ``2**24``): a
+``tci`` ramp over the index's elements, reshaped to the index's tile, split into its coordinates with
+``trems``/``tsub``/``tdivs``, scaled with ``tmuls`` and summed with ``tadd``, then ``tcvt`` back to i32.
+"""
+
+from __future__ import annotations
+
+from math import prod
+from typing import TYPE_CHECKING
+
+from pypto.codegen.pto_values import Tile
+from pypto.ir.dtypes import DataType
+from pypto.ir.enums import MemorySpace
+from pypto.ir.expr import Call, Var
+from pypto.ir.types import TileType, default_tile_view
+
+if TYPE_CHECKING:
+    from pypto.codegen.pto_mlir import KernelCodegen
+
+_RINT = " {rmode = #pto<round_mode CAST_RINT>}"
+
+
+def _vec(cg: KernelCodegen, shape: tuple[int, int], dtype: DataType, hint: str) -> Tile:
+    t = TileType(shape, dtype, memory_space=MemorySpace.Vec, view=default_tile_view(shape, MemorySpace.Vec))
+    return cg.scratch(cg.buf_type(t), hint)
+
+
+def _strides(shape: tuple[int, ...], pitch: int) -> list[int]:
+    """Element strides of a row-major buffer of ``shape`` whose rows (the last axis) are ``pitch`` apart."""
+    strides, acc = [1] * len(shape), pitch
+    for k in range(len(shape) - 2, -1, -1):
+        strides[k] = acc
+        acc *= shape[k]
+    return strides
+
+
+def _scaled(cg: KernelCodegen, t: Tile, by: float, op: str = "tmuls") -> None:
+    if by != 1:
+        cg.emit_op(op, f"%{t.ssa}, %{cg.const(by, 'f32')} : {t.ty}, f32", t)
+
+
+def _coordinate(cg: KernelCodegen, pos: Tile, flat: Tile, inner: int, extent: int, stride: int,
+                outer: bool) -> None:
+    """``flat += ((pos // inner) % extent) * stride`` for one axis of the index (``outer``: no modulo)."""
+    part = _vec(cg, (pos.buf.rows, pos.buf.cols), DataType.FP32, "gather_axis")
+    if outer:
+        cg.copy(pos, part)
+    else:
+        cg.emit_op("trems", f"%{pos.ssa} : {pos.ty}, %{cg.const(inner * extent, 'f32')}", part)
+    if inner > 1:
+        low = _vec(cg, (pos.buf.rows, pos.buf.cols), DataType.FP32, "gather_low")
+        cg.emit_op("trems", f"%{part.ssa} : {part.ty}, %{cg.const(inner, 'f32')}", low)
+        cg.emit_op("tsub", f"%{part.ssa}, %{low.ssa} : {part.ty}, {low.ty}", part)
+        _scaled(cg, part, inner, "tdivs")
+    _scaled(cg, part, stride)
+    cg.emit_op("tadd", f"%{flat.ssa}, %{part.ssa} : {flat.ty}, {part.ty}", flat)
+
+
+def gather_dim(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    src, idx = cg.tile_of(c.args[0]), cg.tile_of(c.args[1])
+    rows, cols = idx.buf.rows, idx.buf.cols
+    src_shape = tuple(c.kwargs.get("src_shape") or (src.buf.rows, src.buf.cols))
+    index_shape = tuple(c.kwargs.get("index_shape") or (rows, cols))
+    if index_shape[-1] != cols or prod(index_shape) != rows * cols or src.buf.loc != "ub":
+        raise cg.error(f"tile.gather(dim=...) needs a dense Vec index tile, got a {rows}x{cols} {idx.buf.loc} "
+                       f"buffer for an index of shape {list(index_shape)}",
+                       hint="give the index's last axis a multiple of 32 bytes")
+    d = c.kwargs["dim"] % len(index_shape)
+    strides = _strides(src_shape, src.buf.cols)
+    ramp = _vec(cg, (1, rows * cols), DataType.INT32, "gather_ramp")
+    cg.emit_op("tci", f"%{cg.const(0, 'i32')} : i32", ramp)
+    pos_i = _vec(cg, (rows, cols), DataType.INT32, "gather_pos_i")
+    cg.emit_op("treshape", f"%{ramp.ssa} : {ramp.ty}", pos_i)
+    pos = _vec(cg, (rows, cols), DataType.FP32, "gather_pos")
+    cg.emit_op("tcvt", f"%{pos_i.ssa} : {pos_i.ty}", pos, _RINT)
+    flat = _vec(cg, (rows, cols), DataType.FP32, "gather_flat")
+    cg.emit_op("tcvt", f"%{idx.ssa} : {idx.ty}", flat, _RINT)
+    _scaled(cg, flat, strides[d])
+    for k, extent in enumerate(index_shape):
+        if k != d and extent > 1:
+            _coordinate(cg, pos, flat, prod(index_shape[k + 1:]), extent, strides[k], outer=k == 0)
+    col0 = c.kwargs.get("src_col0") or 0
+    if col0:
+        cg.emit_op("tadds", f"%{flat.ssa}, %{cg.const(col0, 'f32')} : {flat.ty}, f32", flat)
+    at = _vec(cg, (rows, cols), DataType.INT32, "gather_at")
+    cg.emit_op("tcvt", f"%{flat.ssa} : {flat.ty}", at, _RINT)
+    out = cg.def_tile(dst, valid=None)
+    cg.op(f"pto.tgather ins(%{src.ssa} : {src.ty}, %{at.ssa} : {at.ty}) outs(%{out.ssa} : {out.ty})")
+    cg.written.add(out.ssa)
