@@ -93,3 +93,27 @@ def gather_dim(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     out = cg.def_tile(dst, valid=None)
     cg.op(f"pto.tgather ins(%{src.ssa} : {src.ty}, %{at.ssa} : {at.ty}) outs(%{out.ssa} : {out.ty})")
     cg.written.add(out.ssa)
+
+
+def mask_positions(cg: KernelCodegen, rows: int, n: int, stride: int, phase: int, pitch: int) -> Tile:
+    """An i32 ``[rows, n]`` tile of the flat positions ``r * pitch + j * stride + phase`` (a mask-pattern
+    gather of several rows): from a ``tci`` ramp ``p = r * n + j``, ``j = p % n`` and
+    ``(p - j) / n * pitch + j * stride + phase`` in f32."""
+    ramp = _vec(cg, (1, rows * n), DataType.INT32, "mask_ramp")
+    cg.emit_op("tci", f"%{cg.const(0, 'i32')} : i32", ramp)
+    pos_i = _vec(cg, (rows, n), DataType.INT32, "mask_pos_i")
+    cg.emit_op("treshape", f"%{ramp.ssa} : {ramp.ty}", pos_i)
+    pos = _vec(cg, (rows, n), DataType.FP32, "mask_pos")
+    cg.emit_op("tcvt", f"%{pos_i.ssa} : {pos_i.ty}", pos, _RINT)
+    col = _vec(cg, (rows, n), DataType.FP32, "mask_col")
+    cg.emit_op("trems", f"%{pos.ssa} : {pos.ty}, %{cg.const(n, 'f32')}", col)
+    cg.emit_op("tsub", f"%{pos.ssa}, %{col.ssa} : {pos.ty}, {col.ty}", pos)
+    _scaled(cg, pos, n, "tdivs")  # r, exact
+    _scaled(cg, pos, pitch)
+    _scaled(cg, col, stride)
+    cg.emit_op("tadd", f"%{pos.ssa}, %{col.ssa} : {pos.ty}, {col.ty}", pos)
+    if phase:
+        cg.emit_op("tadds", f"%{pos.ssa}, %{cg.const(phase, 'f32')} : {pos.ty}, f32", pos)
+    at = _vec(cg, (rows, n), DataType.INT32, "mask_at")
+    cg.emit_op("tcvt", f"%{pos.ssa} : {pos.ty}", at, _RINT)
+    return at

@@ -319,6 +319,14 @@ class _Converter:
         """A mask-pattern gather; from ``t[:, 0:n]`` of a computed tile ``t`` it reads the first ``n``
         columns of ``t`` (ptoas 0.1.1 has no tile sub-window; pto.tgather indexes ``t`` directly)."""
         src = value.args[0]
+        if value.kwargs.get("cmp_mode") is not None:
+            raise UnsupportedFeatureError(
+                "pl.tensor.gather(..., kvalue=, cmp_mode=, out_cols=) (the compare form, tile.gather_compare) is "
+                "not supported with ptoas 0.1.1: its pto.tgather has no compare form and its pto.tcmp is "
+                "miscompiled, so no match mask can be built on chip (the ptoas upstream pypto pins, v0.57, "
+                "has the compare form)", value.span,
+                hint="find the matching columns on the host (torch.nonzero(src == k)) and pass them in, or "
+                     "gather by index with pl.gather(src, dim=-1, index=...)")
         if value.kwargs.get("dim") is not None:
             return self._gather_dim(s, value)
         if not (isinstance(src, Var) and src in self.windows):

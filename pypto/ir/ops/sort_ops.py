@@ -20,7 +20,7 @@ from pypto.ir.enums import MaskPattern
 from pypto.ir.expr import Expr, as_int
 from pypto.ir.ops.infer import like, require_2d, shaped
 from pypto.ir.ops.registry import OpDef, register
-from pypto.ir.types import ScalarType, TensorType, TensorView, TileType, Type
+from pypto.ir.types import ScalarType, TensorType, TensorView, TileType, TupleType, Type
 from pypto.span import Span
 
 SORT_BLOCK = 32
@@ -152,10 +152,28 @@ def _gather_dim(name: str, src: Any, index: Any, kw: dict[str, Any], span: Span)
     return like(src, tuple(index.shape))
 
 
+COMPARE_KW = ("kvalue", "cmp_mode", "out_cols", "count_dtype")
+
+
+def _gather_compare(name: str, src: Any, kw: dict[str, Any], span: Span) -> Type:
+    """``gather(src, kvalue=k, cmp_mode=m, out_cols=n)``: per row, the columns where ``src[r, c] m k`` holds
+    (the first ``n``) and their count: ``([rows, n] INT32, [1, rows] count_dtype)``. Typed here so programs
+    that define it parse; ConvertTensorToTileOps refuses it (no compare form in ptoas 0.1.1)."""
+    rows, _ = require_2d(name, src, span)
+    n, count = kw.get("out_cols"), kw.get("count_dtype") or DataType.INT32
+    if kw.get("kvalue") is None or kw.get("cmp_mode") is None or not isinstance(n, int) or n <= 0:
+        raise UserError(f"{name}: the compare form needs kvalue, cmp_mode and a positive out_cols", span)
+    if count not in _INDEX_DTYPES:
+        raise UserError(f"{name}: count_dtype must be INT32 or UINT32, got {count!r}", span)
+    return TupleType((like(src, (rows, n), dtype=DataType.INT32), like(src, (1, rows), dtype=count)))
+
+
 def _gather(name: str, kind: type):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         src = shaped(args[0], name, "src", span, kind)
         pattern = kw.get("mask_pattern")
+        if any(kw.get(k) is not None for k in COMPARE_KW):
+            return _gather_compare(name, src, kw, span)
         if kw.get("dim") is not None:
             if len(args) < 2:
                 raise UserError(f"{name}: dim= needs an index operand (index=...)", span)
@@ -211,7 +229,8 @@ for _ns, _kind in (("tile", TileType), ("tensor", TensorType)):
                    {"block_len": None, "exhausted": False}, category="sort", in_place=False))
     register(OpDef(f"{_ns}.gather", ("src", "index?"), _gather(f"{_ns}.gather", _kind),
                    {"mask_pattern": None, "output_dtype": None, "src_cols": None, "dim": None,
-                    "src_shape": None, "index_shape": None, "src_col0": None}, category="sort", in_place=False))
+                    "src_shape": None, "index_shape": None, "src_col0": None,
+                    **dict.fromkeys(COMPARE_KW), "offset": 0}, category="sort", in_place=False))
     register(OpDef(f"{_ns}.set_validshape", ("x", "valid_rows", "valid_cols"),
                    _set_validshape(f"{_ns}.set_validshape", _kind), category="view",
                    view_of=None if _ns == "tile" else "x", keeps_operands=_ns == "tile", signless=True))
