@@ -186,8 +186,17 @@ def _array_create(em: _Emitter, c: Call) -> str:
 
 
 def _gather(em: _Emitter, c: Call) -> str:
+    from pypto.ir.dtypes import DataType
     from pypto.ir.ops.sort_ops import MASK_STEP
 
+    if c.kwargs.get("cmp_mode") is not None:
+        count = torch_dtype(c.kwargs.get("count_dtype") or DataType.INT32)
+        return (f"_gather_compare({em.arg(c, 0)}, {em.expr(c.kwargs['kvalue'])}, {c.kwargs['cmp_mode']!r}, "
+                f"{em.kw(c, 'out_cols')}, {em.kw(c, 'offset') or 0}, {count})")
+    if c.kwargs.get("dim") is not None:  # torch.gather along an axis (N-D shapes kept on the 2-D tiles)
+        shapes = ", ".join(f"{k}={list(c.kwargs[k])!r}" for k in ("src_shape", "index_shape") if c.kwargs.get(k))
+        col0 = f", col0={int(c.kwargs['src_col0'])}" if c.kwargs.get("src_col0") else ""
+        return f"_gather_dim({em.arg(c, 0)}, {em.arg(c, 1)}, {int(c.kwargs['dim'])}{', ' + shapes if shapes else ''}{col0})"
     if len(c.args) > 1:  # by an index row
         return f"torch.gather({em.arg(c, 0)}, 1, {em.arg(c, 1)}.long())"
     stride, phase = MASK_STEP[c.kwargs["mask_pattern"]]
