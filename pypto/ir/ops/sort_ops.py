@@ -141,7 +141,7 @@ def _gather_dim(name: str, src: Any, index: Any, kw: dict[str, Any], span: Span)
                         f"{index.dtype.value} for a {src.dtype.value} source", span,
                         hint="cast the positions with pl.cast(pos, pl.INT32)")
     d %= src.rank
-    for k, (i, s) in enumerate(zip(index.shape, src.shape)):
+    for k, (i, s) in enumerate(zip(index.shape, src.shape, strict=True)):
         ni, ns = as_int(i), as_int(s)
         if ni is None or ns is None:
             raise UserError(f"{name}: needs static shapes, got {index} and {src}", span)
