@@ -62,17 +62,13 @@ def _coordinate(cg: KernelCodegen, pos: Tile, flat: Tile, inner: int, extent: in
     cg.emit_op("tadd", f"%{flat.ssa}, %{part.ssa} : {flat.ty}, {part.ty}", flat)
 
 
-def gather_dim(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
-    src, idx = cg.tile_of(c.args[0]), cg.tile_of(c.args[1])
+def flat_positions(cg: KernelCodegen, idx: Tile, index_shape: tuple[int, ...], src_shape: tuple[int, ...],
+                   pitch: int, d: int, col0: int = 0, dtype: DataType = DataType.INT32) -> Tile:
+    """An i32 tile (the index's) of the flat buffer positions the index selects along axis ``d`` of a
+    row-major buffer of ``src_shape`` whose rows are ``pitch`` apart (see the module docstring); ``dtype``:
+    INT16 for the 16-bit positions pto.tscatter wants with 16-bit data."""
     rows, cols = idx.buf.rows, idx.buf.cols
-    src_shape = tuple(c.kwargs.get("src_shape") or (src.buf.rows, src.buf.cols))
-    index_shape = tuple(c.kwargs.get("index_shape") or (rows, cols))
-    if index_shape[-1] != cols or prod(index_shape) != rows * cols or src.buf.loc != "ub":
-        raise cg.error(f"tile.gather(dim=...) needs a dense Vec index tile, got a {rows}x{cols} {idx.buf.loc} "
-                       f"buffer for an index of shape {list(index_shape)}",
-                       hint="give the index's last axis a multiple of 32 bytes")
-    d = c.kwargs["dim"] % len(index_shape)
-    strides = _strides(src_shape, src.buf.cols)
+    strides = _strides(src_shape, pitch)
     ramp = _vec(cg, (1, rows * cols), DataType.INT32, "gather_ramp")
     cg.emit_op("tci", f"%{cg.const(0, 'i32')} : i32", ramp)
     pos_i = _vec(cg, (rows, cols), DataType.INT32, "gather_pos_i")
@@ -85,17 +81,31 @@ def gather_dim(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     for k, extent in enumerate(index_shape):
         if k != d and extent > 1:
             _coordinate(cg, pos, flat, prod(index_shape[k + 1:]), extent, strides[k], outer=k == 0)
-    col0 = c.kwargs.get("src_col0") or 0
     if col0:
         cg.emit_op("tadds", f"%{flat.ssa}, %{cg.const(col0, 'f32')} : {flat.ty}, f32", flat)
-    at = _vec(cg, (rows, cols), DataType.INT32, "gather_at")
+    at = _vec(cg, (rows, cols), dtype, "gather_at")
     cg.emit_op("tcvt", f"%{flat.ssa} : {flat.ty}", at, _RINT)
+    return at
+
+
+def gather_dim(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    src, idx = cg.tile_of(c.args[0]), cg.tile_of(c.args[1])
+    rows, cols = idx.buf.rows, idx.buf.cols
+    src_shape = tuple(c.kwargs.get("src_shape") or (src.buf.rows, src.buf.cols))
+    index_shape = tuple(c.kwargs.get("index_shape") or (rows, cols))
+    if index_shape[-1] != cols or prod(index_shape) != rows * cols or src.buf.loc != "ub":
+        raise cg.error(f"tile.gather(dim=...) needs a dense Vec index tile, got a {rows}x{cols} {idx.buf.loc} "
+                       f"buffer for an index of shape {list(index_shape)}",
+                       hint="give the index's last axis a multiple of 32 bytes")
+    d = c.kwargs["dim"] % len(index_shape)
+    at = flat_positions(cg, idx, index_shape, src_shape, src.buf.cols, d, c.kwargs.get("src_col0") or 0)
     out = cg.def_tile(dst, valid=None)
     cg.op(f"pto.tgather ins(%{src.ssa} : {src.ty}, %{at.ssa} : {at.ty}) outs(%{out.ssa} : {out.ty})")
     cg.written.add(out.ssa)
 
 
-def mask_positions(cg: KernelCodegen, rows: int, n: int, stride: int, phase: int, pitch: int) -> Tile:
+def mask_positions(cg: KernelCodegen, rows: int, n: int, stride: int, phase: int, pitch: int,
+                   dtype: DataType = DataType.INT32) -> Tile:
     """An i32 ``[rows, n]`` tile of the flat positions ``r * pitch + j * stride + phase`` (a mask-pattern
     gather of several rows): from a ``tci`` ramp ``p = r * n + j``, ``j = p % n`` and
     ``(p - j) / n * pitch + j * stride + phase`` in f32."""
@@ -114,6 +124,6 @@ def mask_positions(cg: KernelCodegen, rows: int, n: int, stride: int, phase: int
     cg.emit_op("tadd", f"%{pos.ssa}, %{col.ssa} : {pos.ty}, {col.ty}", pos)
     if phase:
         cg.emit_op("tadds", f"%{pos.ssa}, %{cg.const(phase, 'f32')} : {pos.ty}, f32", pos)
-    at = _vec(cg, (rows, n), DataType.INT32, "mask_at")
+    at = _vec(cg, (rows, n), dtype, "mask_at")
     cg.emit_op("tcvt", f"%{pos.ssa} : {pos.ty}", at, _RINT)
     return at

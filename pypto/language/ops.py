@@ -79,12 +79,13 @@ PROMOTED: dict[str, str] = {
     "dim": "tensor.dim", "get_block_idx": "tile.get_block_idx", "get_block_num": "tile.get_block_num",
     "get_subblock_idx": "tile.get_subblock_idx", "addc": "tile.addc", "subc": "tile.subc", "addsc": "tile.addsc",
     "subsc": "tile.subsc", "prelu": "tile.prelu", "arange": "tensor.ci", "batch_matmul": "tile.batch_matmul",
-    "expand_clone": "tensor.expand_clone",
+    "expand_clone": "tensor.expand_clone", "mscatter": "tile.mscatter",
     **PIPE_OPS,
 }
 
 UNIFIED_EXTRA = ("xors", "part_add", "part_max", "part_min", "cast", "matmul", "matmul_acc", "slice", "assemble", "concat", "read", "write",
-                 "reshape", "transpose", "fillpad", "expands", "full", "sort32", "mrgsort", "gather", "set_validshape")
+                 "reshape", "transpose", "fillpad", "expands", "full", "sort32", "mrgsort", "gather", "set_validshape",
+                 "scatter", "scatter_update")
 
 
 def unified_names() -> tuple[str, ...]:

@@ -67,13 +67,13 @@ _REASONS: dict[str, tuple[str, str]] = {
 
 _OPS_BOTH = {  # names missing from pl, pl.tile and pl.tensor alike
     "fmod": "fmod", "fmods": "fmod", "random": "random", "fillpad_expand": "fillpad_expand",
-    "part_mul": "part_mul", "reinterpret_view": "views", "scatter_update": "gather_x",
-    "gather_row": "gather_x", "cmp": "cmp", "scatter": "codegen",
+    "part_mul": "part_mul", "reinterpret_view": "views",
+    "gather_row": "gather_x", "cmp": "cmp",
 }
 _OPS_TILE_AND_PL = {
     "gemv": "gemv", "gemv_acc": "gemv", "gemv_bias": "gemv", "matmul_mx": "mx", "matmul_mx_acc": "mx",
     "matmul_mx_bias": "mx", "tri": "tri", "lrelu": "lrelu", "cmps": "cmp",
-    "sel": "codegen", "sels": "codegen", "gatherb": "codegen", "mgather": "codegen", "mscatter": "codegen",
+    "sel": "codegen", "sels": "codegen", "gatherb": "codegen", "mgather": "codegen",
     "aiv_shard": "split_aiv", "aic_gather": "split_aiv",
 }
 _OPS_TENSOR_AND_PL = {"paged_gather": "gather_x", "create_l1": "create_l1",

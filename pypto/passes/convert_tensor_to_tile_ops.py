@@ -52,7 +52,7 @@ from pypto.passes.base import Pass
 # tensor ops computed elementwise on tiles: tensor.<op> -> tile.<op>, operands loaded into Vec
 COMPUTE = frozenset((*BINARY, *SCALAR, *UNARY, *ROW_REDUCE, *COL_REDUCE, *ARG_REDUCE, *ROW_EXPAND, *COL_EXPAND, "cast", "reshape",
                      "expands", "fillpad", "xors", "part_add", "part_max", "part_min", "sort32", "mrgsort",
-                     "gather", "set_validshape"))
+                     "gather", "set_validshape", "scatter", "scatter_update"))
 
 
 @dataclass
