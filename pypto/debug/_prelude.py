@@ -370,4 +370,29 @@ def _gather_compare(src, kvalue, mode, cols, offset, count_dtype):
         found = torch.nonzero(hits[r]).flatten()[:int(cols)] + int(offset)
         dst[r, :found.numel()] = found.to(torch.int32)
     return dst, hits.sum(dim=1).reshape(1, -1).to(count_dtype)
+
+
+def _scatter(base, index, src):
+    """torch.scatter along the last axis (the index may cover fewer rows than ``base``)."""
+    return base.clone().scatter_(1, index.long(), src)
+
+
+def _scatter_mask(dst, x, stride, phase):
+    """Row r of ``x`` into the columns of ``dst`` with c % stride == phase."""
+    out = dst.clone()
+    out[:, int(phase)::int(stride)] = x
+    return out
+
+
+def _scatter_update(base, index, src):
+    """Whole rows: out[index.flat[k], :] = src[k, :]."""
+    out = base.clone()
+    out[index.reshape(-1).long()] = src
+    return out
+
+
+def _mscatter(out, src, idx):
+    """out.flat[idx[r, c]] = src[r, c], in place (a store into GM)."""
+    out.view(-1)[idx.reshape(-1).long()] = src.reshape(-1).to(out.dtype)
+    return out
 '''

@@ -153,6 +153,7 @@ def _register() -> None:
         "tile.create": lambda em, c: f"torch.zeros({em.arg(c, 0)}, dtype={torch_dtype(c.kwargs['dtype'])})",
         "tile.alloc": lambda em, c: "None",
         "tile.load": lambda em, c: f"_load({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)}, {em.arg(c, 3)})",
+        "tile.mscatter": lambda em, c: f"_mscatter({em.arg(c, 2)}, {em.arg(c, 0)}, {em.arg(c, 1)})",
         "tile.store": lambda em, c: (f"_store({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)}, "
                                      f"{_valid(em, c.args[0])}, {_atomic_add(c)})"),
         "tile.move": lambda em, c: f"{em.arg(c, 0)}.clone()",
@@ -205,7 +206,18 @@ def _gather(em: _Emitter, c: Call) -> str:
     return f"_gather_mask({em.arg(c, 0)}, {stride}, {phase}, {cols}, {torch_dtype(out) if out else None})"
 
 
+def _scatter(em: _Emitter, c: Call) -> str:
+    from pypto.ir.ops.sort_ops import MASK_STEP
+
+    if c.kwargs.get("mask_pattern") is not None:
+        stride, phase = MASK_STEP[c.kwargs["mask_pattern"]]
+        return f"_scatter_mask({em.arg(c, 0)}, {em.arg(c, 1)}, {stride}, {phase})"
+    return f"_scatter({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)})"
+
+
 _SORTING = {
+    "scatter": _scatter,
+    "scatter_update": lambda em, c: f"_scatter_update({em.arg(c, 0)}, {em.arg(c, 2)}, {em.arg(c, 3)})",
     "sort32": lambda em, c: f"_sort32({em.arg(c, 0)}, {em.arg(c, 1)})",
     "mrgsort": lambda em, c: (f"_mrgsort({em.arg(c, 0)}, {em.kw(c, 'block_len')})" if len(c.args) == 1 else
                               f"_mrgsort_lists({', '.join(em.arg(c, i) for i in range(len(c.args)))})"),
