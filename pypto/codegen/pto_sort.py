@@ -53,7 +53,12 @@ def _mrgsort(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     if out.ssa == src.ssa:
         raise cg.error("tile.mrgsort cannot merge in place: its result needs a buffer of its own",
                        hint="assign the result to a new name")
-    cg.emit_op("tmrgsort", f"%{src.ssa} : {src.ty}", out, f" blockLen = {int(c.kwargs['block_len'])}")
+    block_len = as_int(c.kwargs["block_len"]) if not isinstance(c.kwargs["block_len"], int) else c.kwargs["block_len"]
+    if block_len is None:
+        raise cg.error(f"tile.mrgsort: block_len is a run-time value (of a loop variable), but {TOOLCHAIN}'s "
+                       "pto.tmrgsort takes blockLen as a constant attribute",
+                       hint="unroll the loop (pl.unroll) or write one pl.mrgsort per constant block_len")
+    cg.emit_op("tmrgsort", f"%{src.ssa} : {src.ty}", out, f" blockLen = {block_len}")
 
 
 def _gather_indices(cg: KernelCodegen, n: int, stride: int, phase: int) -> Tile:

@@ -198,8 +198,8 @@ def _gather(em: _Emitter, c: Call) -> str:
         shapes = ", ".join(f"{k}={list(c.kwargs[k])!r}" for k in ("src_shape", "index_shape") if c.kwargs.get(k))
         col0 = f", col0={int(c.kwargs['src_col0'])}" if c.kwargs.get("src_col0") else ""
         return f"_gather_dim({em.arg(c, 0)}, {em.arg(c, 1)}, {int(c.kwargs['dim'])}{', ' + shapes if shapes else ''}{col0})"
-    if len(c.args) > 1:  # by an index row
-        return f"torch.gather({em.arg(c, 0)}, 1, {em.arg(c, 1)}.long())"
+    if len(c.args) > 1:  # by flat positions in the source
+        return f"{em.arg(c, 0)}.reshape(-1)[{em.arg(c, 1)}.long()]"
     stride, phase = MASK_STEP[c.kwargs["mask_pattern"]]
     cols = em.kw(c, "src_cols") or f"{em.arg(c, 0)}.shape[1]"
     out = c.kwargs.get("output_dtype")

@@ -70,7 +70,7 @@ comm = OpNamespace("comm")  # built-in comm tasks of a split distributed kernel,
 # pl.tile.X called with the DSL's short form (e.g. 3-arg load) is normalised like pl.X
 _TILE_CONVENIENT = frozenset({"load"})
 # upstream spellings of existing ops
-_ALIASES = {"tile": {"create_tile": "tile.create", "arange": "tile.ci"},
+_ALIASES = {"tile": {"create_tile": "tile.create", "arange": "tile.ci", "gather_mask": "tile.gather"},
             "tensor": {"create_tensor": "tensor.create", "arange": "tensor.ci"}}
 
 PROMOTED: dict[str, str] = {

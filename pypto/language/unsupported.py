@@ -91,7 +91,7 @@ PL: dict[str, str] = {
     "PrefetchAsyncContext": "prefetch", "AsyncEvent": "prefetch", "AsyncSession": "prefetch",
 }
 TILE: dict[str, str] = {
-    **_OPS_BOTH, **_OPS_TILE_AND_PL, "batch_matmul_acc": "batch", "gather_mask": "gather_x", "scatter_mask": "gather_x",
+    **_OPS_BOTH, **_OPS_TILE_AND_PL, "batch_matmul_acc": "batch", "scatter_mask": "gather_x",
     "gather_compare": "gather_x", "max": "scalar_minmax", "min": "scalar_minmax",
     "MemRefType": "typing",
 }

@@ -176,3 +176,67 @@ def test_torch_rendering_of_the_gather_forms(torch) -> None:
     hits = src == 2
     assert torch.equal(cnt[0], hits.sum(1).to(torch.int32))
     assert torch.equal(dst[0, :8], torch.nonzero(hits[0]).flatten()[:8].to(torch.int32))
+
+
+FLAT = """import pypto.language as pl
+
+@pl.program
+class F:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, x: pl.Tensor[[8, 64], pl.FP32], i: pl.Tensor[[8, 32], pl.INT32],
+               vals: pl.Out[pl.Tensor[[8, 32], pl.FP32]], odd: pl.Out[pl.Tensor[[8, 32], pl.FP32]]
+               ) -> tuple[pl.Tensor[[8, 32], pl.FP32], pl.Tensor[[8, 32], pl.FP32]]:
+        xt: pl.Tile[[8, 64], pl.FP32] = pl.load(x, [0, 0], [8, 64])
+        it: pl.Tile[[8, 32], pl.INT32] = pl.load(i, [0, 0], [8, 32])
+        g: pl.Tile[[8, 32], pl.FP32] = pl.tile.gather(xt, it, it)
+        m: pl.Tile[[8, 32], pl.FP32] = pl.tile.gather_mask(xt, mask_pattern=pl.tile.MaskPattern.P1010)
+        vals = pl.store(g, [0, 0], vals)
+        odd = pl.store(m, [0, 0], odd)
+        return vals, odd
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[8, 64], pl.FP32], i: pl.Tensor[[8, 32], pl.INT32],
+             vals: pl.Out[pl.Tensor[[8, 32], pl.FP32]], odd: pl.Out[pl.Tensor[[8, 32], pl.FP32]]
+             ) -> tuple[pl.Tensor[[8, 32], pl.FP32], pl.Tensor[[8, 32], pl.FP32]]:
+        vals, odd = self.kernel(x, i, vals, odd)
+        return vals, odd
+"""
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_tile_gather_by_flat_position_and_gather_mask(platform, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    compiled = ir.compile(pl.parse(FLAT), platform=platform)
+    x = np.random.default_rng(1).standard_normal((8, 64)).astype(np.float32)
+    flat = (np.arange(8)[:, None] * 64 + np.arange(32)[None, :] * 2).astype(np.int32)  # upstream's test_sort layout
+    vals, odd = np.zeros((8, 32), np.float32), np.zeros((8, 32), np.float32)
+    compiled(x, flat, vals, odd)
+    np.testing.assert_array_equal(vals, x[:, 0::2])
+    np.testing.assert_array_equal(odd, x[:, 1::2])
+
+
+DYN_MERGE = """import pypto.language as pl
+
+@pl.program
+class D:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, src: pl.Tensor[[1, 256], pl.FP32], idx: pl.Tensor[[1, 256], pl.UINT32],
+             out: pl.Out[pl.Tensor[[1, 512], pl.FP32]]) -> pl.Tensor[[1, 512], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            s = pl.tensor.sort32(src, idx)
+            for i, (acc,) in pl.range(1, init_values=(s,)):
+                merged = pl.tensor.mrgsort(acc, block_len=1 << (6 + i * 2))
+                r = pl.yield_(merged)
+            out = pl.assemble(out, r, [0, 0])
+        return out
+"""
+
+
+def test_mrgsort_with_a_run_time_block_len_parses_and_is_refused_when_lowered(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    program = pl.parse(DYN_MERGE)  # a file defining it imports
+    with pytest.raises(UserError, match=r"block_len is a run-time value.*constant attribute") as e:
+        ir.compile(program, platform="a2a3sim")
+    assert ":11:" in str(e.value) and "pl.unroll" in str(e.value)

@@ -99,6 +99,11 @@ def _mrgsort(name: str, kind: type):
         if src.dtype is not DataType.FP32:
             raise UserError(f"{name}: merges FP32 (value, index) pairs, got {src.dtype.value}", span)
         bl = kw.get("block_len")
+        if isinstance(bl, Expr) and as_int(bl) is None:  # a run-time length (a loop's): checked when lowered
+            if not isinstance(bl.type, ScalarType) or bl.type.dtype.is_float:
+                raise UserError(f"{name}: block_len must be an integer, got {bl.type}", span)
+            return like(src)
+        bl = as_int(bl) if isinstance(bl, Expr) else bl
         if not isinstance(bl, int) or isinstance(bl, bool) or bl <= 0 or bl % 64:
             raise UserError(f"{name}: block_len must be a positive multiple of 64 (it counts values and "
                             f"indices), got {bl!r}", span)
@@ -110,18 +115,20 @@ def _mrgsort(name: str, kind: type):
 
 
 def _gather_index(name: str, src: Any, index: Any, kw: dict[str, Any], span: Span) -> Type:
-    """``gather(src, index)``: ``out[0, j] = src[0, index[0, j]]`` of one 32-bit row (``pto.tgather``)."""
-    rows, _ = require_2d(name, src, span)
-    if as_int(rows) != 1 or src.dtype.bits != 32:
-        raise UserError(f"{name}: gathers by index from one row of 32-bit elements, got {src}", span,
-                        hint="gather from a [1, N] window of the tensor")
-    n = _const_cols(name, index, span)
-    if as_int(index.shape[0]) != 1 or index.dtype is not DataType.INT32:
-        raise UserError(f"{name}: the index operand must be one INT32 row, got {index}", span,
+    """``gather(src, index[, tmp])``: ``out[i, j] = src.flat[index[i, j]]`` (row-major positions in ``src``,
+    ``pto.tgather``'s index form) of 32-bit data; the result has the index's shape. ``tmp`` (upstream's
+    workspace operand) is accepted and unused."""
+    require_2d(name, src, span)
+    if src.dtype.bits != 32:
+        raise UserError(f"{name}: gathers by flat index from 32-bit elements with ptoas 0.1.1, got {src}", span,
+                        hint="gather along an axis with pl.tensor.gather(src, dim=-1, index=...)")
+    _const_cols(name, index, span)
+    if index.dtype is not DataType.INT32:
+        raise UserError(f"{name}: the index operand must be INT32, got {index}", span,
                         hint="cast the positions with pl.cast(pos, pl.INT32)")
     if kw.get("output_dtype") is not None or kw.get("src_cols") is not None:
         raise UserError(f"{name}: output_dtype and src_cols belong to the mask-pattern form", span)
-    return like(src, (1, n))
+    return like(src, tuple(index.shape))
 
 
 def _gather_dim(name: str, src: Any, index: Any, kw: dict[str, Any], span: Span) -> Type:
@@ -227,7 +234,7 @@ for _ns, _kind in (("tile", TileType), ("tensor", TensorType)):
     register(OpDef(f"{_ns}.sort32", ("src", "idx"), _sort32(f"{_ns}.sort32", _kind), category="sort"))
     register(OpDef(f"{_ns}.mrgsort", ("src", "src1?", "src2?", "src3?"), _mrgsort(f"{_ns}.mrgsort", _kind),
                    {"block_len": None, "exhausted": False}, category="sort", in_place=False))
-    register(OpDef(f"{_ns}.gather", ("src", "index?"), _gather(f"{_ns}.gather", _kind),
+    register(OpDef(f"{_ns}.gather", ("src", "index?", "tmp?"), _gather(f"{_ns}.gather", _kind),
                    {"mask_pattern": None, "output_dtype": None, "src_cols": None, "dim": None,
                     "src_shape": None, "index_shape": None, "src_col0": None,
                     **dict.fromkeys(COMPARE_KW), "offset": 0}, category="sort", in_place=False))
