@@ -7,8 +7,9 @@ is a copy of its input (``tmov``) and one tscatter at flat positions computed on
 * ``tile.scatter_update(input, -2, index, src)``: ``index.flat[r] * pitch + c`` (the index reshaped to a
   column, ``trowexpand`` along the row, plus a ``tci`` column ramp broadcast with ``tcolexpand``).
 
-``tile.mscatter`` (``pto.tmscatter``, a scatter into GM) is refused: neither pypto's 0.1.1 codegen nor its
-simulator implements it.
+``tile.scatter(base, idx, src, flat=True)`` takes the positions as given: pypto.passes._mscatter lowers
+``tile.mscatter`` (``pto.tmscatter``, a scatter into GM, which pypto's codegen and simulators do not
+implement) to a load of the output, this scatter and a store.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from typing import TYPE_CHECKING
 
 from pypto.codegen.pto_gather import _RINT, _scaled, _vec, flat_positions, mask_positions
 from pypto.codegen.pto_values import Tile
-from pypto.errors import UnsupportedFeatureError
 from pypto.ir.dtypes import DataType
 from pypto.ir.expr import Call, Var
 from pypto.ir.ops.sort_ops import MASK_STEP
@@ -35,6 +35,18 @@ def _index_dtype(cg: KernelCodegen, target: Tile) -> DataType:
                        "pto.tscatter of ptoas 0.1.1 takes indices as wide as the data, so it scatters 32-bit "
                        "data, or 16-bit data into at most 32768 elements", hint="scatter in row blocks")
     return DataType.INT16
+
+
+def _as_positions(cg: KernelCodegen, idx: Tile, dtype: DataType) -> Tile:
+    """``idx`` as ``dtype`` positions (through f32: exact below 2**24)."""
+    if idx.buf.dtype is dtype:
+        return idx
+    shape = (idx.buf.rows, idx.buf.cols)
+    wide = _vec(cg, shape, DataType.FP32, "scatter_pos_f")
+    cg.emit_op("tcvt", f"%{idx.ssa} : {idx.ty}", wide, _RINT)
+    pos = _vec(cg, shape, dtype, "scatter_pos")
+    cg.emit_op("tcvt", f"%{wide.ssa} : {wide.ty}", pos, _RINT)
+    return pos
 
 
 def _emit(cg: KernelCodegen, target: Tile, values: Tile, pos: Tile, dst: Var | None) -> None:
@@ -66,7 +78,10 @@ def _row_positions(cg: KernelCodegen, idx: Tile, rows: int, cols: int, pitch: in
 
 
 def scatter(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
-    if c.kwargs.get("mask_pattern") is not None:
+    if c.kwargs.get("flat"):  # positions given (pl.mscatter, pypto.passes._mscatter)
+        target, idx, values = (cg.tile_of(a) for a in c.args)
+        pos = _as_positions(cg, idx, _index_dtype(cg, target))
+    elif c.kwargs.get("mask_pattern") is not None:
         target, values = cg.tile_of(c.args[0]), cg.tile_of(c.args[1])
         stride, phase = MASK_STEP[c.kwargs["mask_pattern"]]
         pos = mask_positions(cg, values.buf.rows, values.buf.cols, stride, phase, target.buf.cols,
@@ -85,14 +100,5 @@ def scatter_update(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     _emit(cg, target, values, pos, dst)
 
 
-def mscatter(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
-    raise UnsupportedFeatureError(
-        "pl.mscatter (tile.mscatter, a scatter of a tile into GM at element offsets) is not supported by pypto "
-        "with ptoas 0.1.1: 0.1.1 has pto.tmscatter, but pypto's 0.1.1 codegen and CPU simulators do not "
-        "implement it (upstream's pinned ptoas, v0.57, lowers it)", c.span,
-        hint="scatter on chip into a tile that covers the output (pl.tensor.scatter / pl.tile.scatter_update) "
-             "and store that tile, or compute the offsets on the host")
-
-
 def register(rules: dict) -> None:
-    rules.update({"tile.scatter": scatter, "tile.scatter_update": scatter_update, "tile.mscatter": mscatter})
+    rules.update({"tile.scatter": scatter, "tile.scatter_update": scatter_update})

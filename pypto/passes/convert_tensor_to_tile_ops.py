@@ -44,6 +44,7 @@ from pypto.passes._acc_windows import carry_acc_windows
 from pypto.passes._atomic_store import expand_atomic_stores
 from pypto.passes._kernel_reads import write_values
 from pypto.passes._merge_lists import merge_lists
+from pypto.passes._mscatter import expand_mscatters
 from pypto.passes._peel import peel_first_iterations
 from pypto.passes._rewrite import assigns_of, drop_defs, load_whole, match, shaped
 from pypto.passes._util import base_name, calls_in, iter_stmts, trailing_yield, var_use_counts
@@ -501,7 +502,7 @@ class ConvertTensorToTileOps(Pass):
     def run_function(self, func: Function, program: Program) -> Function:
         if not func.is_incore:
             return func
-        return expand_atomic_stores(self._convert(merge_lists(func)), program)
+        return expand_atomic_stores(expand_mscatters(self._convert(merge_lists(func))), program)
 
     def _convert(self, func: Function) -> Function:
         func = carry_acc_windows(func)

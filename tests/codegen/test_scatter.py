@@ -139,13 +139,29 @@ class P:
 """
 
 
-def test_mscatter_parses_and_is_refused_at_compile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_mscatter_stores_at_element_offsets(platform, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    program = pl.parse(MSCATTER)  # a file defining it imports
-    assert "pl.tile.mscatter(" in program.as_python()
-    with pytest.raises(UnsupportedFeatureError, match=r"pl\.mscatter.*ptoas 0\.1\.1.*v0\.57") as e:
+    compiled = ir.compile(pl.parse(MSCATTER), platform=platform)
+    text = "\n".join(p.read_text() for p in Path(compiled.output_dir).glob("ptoas/*.pto"))
+    assert "pto.tscatter " in text and "pto.tload " in text and "pto.tstore " in text
+    rng = np.random.default_rng(4)
+    s = rng.standard_normal((8, 32)).astype(np.float32)
+    i = rng.permutation(256)[:256].reshape(8, 32).astype(np.int32)
+    i[0, :4] = [250, 251, 252, 253]
+    out = np.full(256, 7.0, np.float32)
+    compiled(s, i, out)
+    want = np.full(256, 7.0, np.float32)
+    want[i.reshape(-1)] = s.reshape(-1)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_mscatter_into_a_large_output_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    program = pl.parse(MSCATTER.replace("[256]", "[32768]"))  # 128 KiB: more than the on-chip copy may take
+    with pytest.raises(UnsupportedFeatureError, match=r"pl\.mscatter.*at most 64 KiB") as e:
         ir.compile(program, platform="a2a3sim")
-    assert ":10:" in str(e.value) and "scatter_update" in str(e.value)
+    assert ":10:" in str(e.value) and "pl.slice" in str(e.value)
 
 
 @pytest.mark.parametrize(("call", "msg"), [

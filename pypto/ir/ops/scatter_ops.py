@@ -6,8 +6,9 @@ the other axis). ``scatter(x, mask_pattern=P, dst=d)`` writes row ``r`` of ``x``
 the mask pattern selects (``d`` has ``stride`` times the columns), the inverse of the mask gather.
 ``scatter_update(input, dim=-2, index=i, src=s)`` overwrites whole rows: ``out[i.flat[k], :] = s[k, :]``.
 ``mscatter(src, idx, out)`` stores ``src`` into the GM tensor ``out`` at element offsets ``idx``
-(``out.flat[idx[r, c]] = src[r, c]``). pypto.codegen.pto_scatter lowers the first three to one
-index-form ``pto.tscatter`` at flat positions; ``mscatter`` (``pto.tmscatter``) is refused there.
+(``out.flat[idx[r, c]] = src[r, c]``). pypto.codegen.pto_scatter lowers the scatters to one index-form
+``pto.tscatter`` at flat positions; pypto.passes._mscatter makes ``mscatter`` a load of the output, a
+``scatter(..., flat=True)`` and a store.
 """
 
 from __future__ import annotations
@@ -70,8 +71,21 @@ def _scatter_mask(name: str, args: list[Expr], kw: dict[str, Any], span: Span, k
     return like(d)
 
 
+def _scatter_flat(name: str, args: list[Expr], span: Span, kind: type) -> Type:
+    """``scatter(base, index, src, flat=True)``: ``base.flat[index[r, c]] = src[r, c]`` (how pl.mscatter is
+    lowered, see pypto.passes._mscatter)."""
+    base, index, src = (shaped(a, name, w, span, kind) for a, w in zip(args, ("input", "index", "src"), strict=True))
+    _index_dtype(name, index, span)
+    if _static(name, index, span) != _static(name, src, span) or src.dtype is not base.dtype:
+        raise UserError(f"{name}: flat=True takes an index and src of one shape and src of the input's dtype, "
+                        f"got {index}, {src} and {base}", span)
+    return like(base)
+
+
 def _scatter(name: str, kind: type):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        if kw.get("flat"):
+            return _scatter_flat(name, args, span, kind)
         if kw.get("mask_pattern") is not None:
             return _scatter_mask(name, args, kw, span, kind)
         if kw.get("dim") is None:
@@ -115,7 +129,7 @@ def _mscatter(name: str):
 
 for _ns, _kind in (("tile", TileType), ("tensor", TensorType)):
     register(OpDef(f"{_ns}.scatter", ("input", "index?", "src?"), _scatter(f"{_ns}.scatter", _kind),
-                   {"dim": None, "mask_pattern": None}, category="sort", in_place=False))
+                   {"dim": None, "mask_pattern": None, "flat": False}, category="sort", in_place=False))
     register(OpDef(f"{_ns}.scatter_update", ("input", "dim", "index", "src"),
                    _scatter_update(f"{_ns}.scatter_update", _kind), category="sort", in_place=False))
 register(OpDef("tile.mscatter", ("src", "idx", "output_tensor"), _mscatter("tile.mscatter"), category="sort",
