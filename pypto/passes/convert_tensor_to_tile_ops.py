@@ -324,8 +324,8 @@ class _Converter:
             raise UnsupportedFeatureError(
                 "pl.tensor.gather(..., kvalue=, cmp_mode=, out_cols=) (the compare form, tile.gather_compare) is "
                 "not supported with ptoas 0.1.1: its pto.tgather has no compare form and its pto.tcmp is "
-                "miscompiled, so no match mask can be built on chip (the ptoas upstream pypto pins, v0.57, "
-                "has the compare form)", value.span,
+                "miscompiled, so no match mask can be built on chip (nor does a later ptoas lower it reliably yet: "
+                "upstream skips its compare-form tests pending a PTOAS fix)", value.span,
                 hint="find the matching columns on the host (torch.nonzero(src == k)) and pass them in, or "
                      "gather by index with pl.gather(src, dim=-1, index=...)")
         if value.kwargs.get("dim") is not None:

@@ -122,7 +122,7 @@ def test_compare_form_parses_and_is_refused_at_compile(tmp_path: Path, monkeypat
     monkeypatch.chdir(tmp_path)
     program = pl.parse(COMPARE)  # defining it works: a file holding it imports
     assert "cmp_mode='eq'" in program.as_python() or 'cmp_mode="eq"' in program.as_python()
-    with pytest.raises(UnsupportedFeatureError, match=r"compare form.*ptoas 0\.1\.1.*v0\.57") as e:
+    with pytest.raises(UnsupportedFeatureError, match=r"compare form.*ptoas 0\.1\.1.*pending a PTOAS fix") as e:
         ir.compile(program, platform="a2a3sim")
     assert ":11:" in str(e.value) and "torch.nonzero" in str(e.value)
 
