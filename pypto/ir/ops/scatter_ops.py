@@ -82,8 +82,16 @@ def _scatter_flat(name: str, args: list[Expr], span: Span, kind: type) -> Type:
     return like(base)
 
 
+def _width(name: str, args: list[Expr], span: Span) -> None:
+    t = args[0].type
+    if isinstance(t, TensorType | TileType) and t.dtype.bits not in (16, 32):
+        raise UserError(f"{name}: scatters 16- or 32-bit data with ptoas 0.1.1 (pto.tscatter takes positions as "
+                        f"wide as the data), got {t.dtype.value}", span, hint="cast the data to a 16-bit type first")
+
+
 def _scatter(name: str, kind: type):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        _width(name, args, span)
         if kw.get("flat"):
             return _scatter_flat(name, args, span, kind)
         if kw.get("mask_pattern") is not None:
@@ -96,6 +104,7 @@ def _scatter(name: str, kind: type):
 
 def _scatter_update(name: str, kind: type):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
+        _width(name, args, span)
         base, index, src = (shaped(a, name, w, span, kind) for a, w in zip(args[::2] + args[3:], ("input", "index", "src"),
                                                                             strict=True))
         require_2d(name, base, span)
@@ -129,8 +138,10 @@ def _mscatter(name: str):
 
 for _ns, _kind in (("tile", TileType), ("tensor", TensorType)):
     register(OpDef(f"{_ns}.scatter", ("input", "index?", "src?"), _scatter(f"{_ns}.scatter", _kind),
-                   {"dim": None, "mask_pattern": None, "flat": False}, category="sort", in_place=False))
+                   {"dim": None, "mask_pattern": None, "flat": False}, category="sort", in_place=False,
+                   signless=True))
     register(OpDef(f"{_ns}.scatter_update", ("input", "dim", "index", "src"),
-                   _scatter_update(f"{_ns}.scatter_update", _kind), category="sort", in_place=False))
+                   _scatter_update(f"{_ns}.scatter_update", _kind), category="sort", in_place=False,
+                   signless=True))
 register(OpDef("tile.mscatter", ("src", "idx", "output_tensor"), _mscatter("tile.mscatter"), category="sort",
                writes="output_tensor", effect=True))
