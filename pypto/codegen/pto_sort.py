@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from pypto.codegen.pto_gather import gather_dim, mask_positions
 from pypto.codegen.pto_types import TOOLCHAIN
 from pypto.codegen.pto_values import Tile
 from pypto.ir.dtypes import DataType
@@ -52,7 +53,12 @@ def _mrgsort(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     if out.ssa == src.ssa:
         raise cg.error("tile.mrgsort cannot merge in place: its result needs a buffer of its own",
                        hint="assign the result to a new name")
-    cg.emit_op("tmrgsort", f"%{src.ssa} : {src.ty}", out, f" blockLen = {int(c.kwargs['block_len'])}")
+    block_len = as_int(c.kwargs["block_len"]) if not isinstance(c.kwargs["block_len"], int) else c.kwargs["block_len"]
+    if block_len is None:
+        raise cg.error(f"tile.mrgsort: block_len is a run-time value (of a loop variable), but {TOOLCHAIN}'s "
+                       "pto.tmrgsort takes blockLen as a constant attribute",
+                       hint="unroll the loop (pl.unroll) or write one pl.mrgsort per constant block_len")
+    cg.emit_op("tmrgsort", f"%{src.ssa} : {src.ty}", out, f" blockLen = {block_len}")
 
 
 def _gather_indices(cg: KernelCodegen, n: int, stride: int, phase: int) -> Tile:
@@ -68,23 +74,29 @@ def _gather_indices(cg: KernelCodegen, n: int, stride: int, phase: int) -> Tile:
 
 
 def _gather(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
+    if c.kwargs.get("dim") is not None:  # torch.gather along an axis: flat positions (pypto.codegen.pto_gather)
+        gather_dim(cg, c, dst)
+        return
     src = cg.tile_of(c.args[0])
     if len(c.args) > 1:  # by an INT32 index row: pto.tgather's index form
         idx, out = cg.tile_of(c.args[1]), cg.def_tile(dst, valid=None)
         cg.op(f"pto.tgather ins(%{src.ssa} : {src.ty}, %{idx.ssa} : {idx.ty}) outs(%{out.ssa} : {out.ty})")
         cg.written.add(out.ssa)
         return
-    if src.buf.rows != 1 or src.buf.loc != "ub":
-        raise cg.error(f"tile.gather with a mask pattern reads one Vec row with {TOOLCHAIN}, got a "
-                       f"{src.buf.rows}-row {src.buf.loc} tile", hint="loop over the rows (pl.range)")
+    if src.buf.loc != "ub":
+        raise cg.error(f"tile.gather with a mask pattern reads a Vec tile with {TOOLCHAIN}, got a "
+                       f"{src.buf.loc} tile", hint="load the source into Vec (pl.load)")
     t = dst.type if dst is not None else c.result_type
     assert isinstance(t, TileType)
-    n = as_int(t.shape[1])
-    assert n is not None
+    rows, n = as_int(t.shape[0]), as_int(t.shape[1])
+    assert n is not None and rows is not None
     stride, phase = MASK_STEP[c.kwargs["mask_pattern"]]
-    idx = _gather_indices(cg, n, stride, phase)
+    if rows == 1:
+        idx = _gather_indices(cg, n, stride, phase)
+    else:  # several rows: flat positions row by row (pypto.codegen.pto_gather)
+        idx = mask_positions(cg, rows, n, stride, phase, src.buf.cols)
     want = cg.buf_type(t, None)
-    got = cg.def_tile(dst, valid=None) if want.dtype is src.buf.dtype else _vec(cg, (1, n), src.buf.dtype,
+    got = cg.def_tile(dst, valid=None) if want.dtype is src.buf.dtype else _vec(cg, (rows, n), src.buf.dtype,
                                                                                "gathered")
     cg.op(f"pto.tgather ins(%{src.ssa} : {src.ty}, %{idx.ssa} : {idx.ty}) outs(%{got.ssa} : {got.ty})")
     cg.written.add(got.ssa)

@@ -365,4 +365,52 @@ def _gather_mask(src, stride, phase, cols, dtype):
     """Column c of the first ``cols`` columns is kept when c % stride == phase; the bits read as ``dtype``."""
     out = src[:, int(phase):int(cols):int(stride)].contiguous()
     return out if dtype is None or dtype == out.dtype else out.view(dtype)
+
+
+def _gather_dim(src, index, dim, src_shape=None, index_shape=None, col0=0):
+    """torch.gather along ``dim``; a 2-D tile pair made of N-D tensors is viewed at their N-D shapes."""
+    if src_shape is None:
+        return torch.gather(src, int(dim), index.long())
+    src = src[..., int(col0):int(col0) + int(src_shape[-1])].reshape(tuple(src_shape))
+    out = torch.gather(src, int(dim), index.reshape(tuple(index_shape)).long())
+    return out.reshape(index.shape)
+
+
+_CMP = {"eq": torch.eq, "ne": torch.ne, "lt": torch.lt, "le": torch.le, "gt": torch.gt, "ge": torch.ge}
+
+
+def _gather_compare(src, kvalue, mode, cols, offset, count_dtype):
+    """Per row, the first ``cols`` columns (+ offset) where ``src mode kvalue`` holds, and their count."""
+    mode = mode if isinstance(mode, str) else list(_CMP)[int(mode)]
+    hits = _CMP[mode](src, kvalue)
+    dst = torch.zeros((src.shape[0], int(cols)), dtype=torch.int32)
+    for r in range(src.shape[0]):
+        found = torch.nonzero(hits[r]).flatten()[:int(cols)] + int(offset)
+        dst[r, :found.numel()] = found.to(torch.int32)
+    return dst, hits.sum(dim=1).reshape(1, -1).to(count_dtype)
+
+
+def _scatter(base, index, src):
+    """torch.scatter along the last axis (the index may cover fewer rows than ``base``)."""
+    return base.clone().scatter_(1, index.long(), src)
+
+
+def _scatter_mask(dst, x, stride, phase):
+    """Row r of ``x`` into the columns of ``dst`` with c % stride == phase."""
+    out = dst.clone()
+    out[:, int(phase)::int(stride)] = x
+    return out
+
+
+def _scatter_update(base, index, src):
+    """Whole rows: out[index.flat[k], :] = src[k, :]."""
+    out = base.clone()
+    out[index.reshape(-1).long()] = src
+    return out
+
+
+def _mscatter(out, src, idx):
+    """out.flat[idx[r, c]] = src[r, c], in place (a store into GM)."""
+    out.view(-1)[idx.reshape(-1).long()] = src.reshape(-1).to(out.dtype)
+    return out
 '''

@@ -163,6 +163,7 @@ def _register() -> None:
         "tile.create": lambda em, c: f"torch.zeros({em.arg(c, 0)}, dtype={torch_dtype(c.kwargs['dtype'])})",
         "tile.alloc": lambda em, c: "None",
         "tile.load": lambda em, c: f"_load({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)}, {em.arg(c, 3)})",
+        "tile.mscatter": lambda em, c: f"_mscatter({em.arg(c, 2)}, {em.arg(c, 0)}, {em.arg(c, 1)})",
         "tile.store": lambda em, c: (f"_store({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)}, "
                                      f"{_valid(em, c.args[0])}, {_atomic_add(c)})"),
         "tile.move": lambda em, c: f"{em.arg(c, 0)}.clone()",
@@ -196,17 +197,37 @@ def _array_create(em: _Emitter, c: Call) -> str:
 
 
 def _gather(em: _Emitter, c: Call) -> str:
+    from pypto.ir.dtypes import DataType
     from pypto.ir.ops.sort_ops import MASK_STEP
 
-    if len(c.args) > 1:  # by an index row
-        return f"torch.gather({em.arg(c, 0)}, 1, {em.arg(c, 1)}.long())"
+    if c.kwargs.get("cmp_mode") is not None:
+        count = torch_dtype(c.kwargs.get("count_dtype") or DataType.INT32)
+        return (f"_gather_compare({em.arg(c, 0)}, {em.expr(c.kwargs['kvalue'])}, {c.kwargs['cmp_mode']!r}, "
+                f"{em.kw(c, 'out_cols')}, {em.kw(c, 'offset') or 0}, {count})")
+    if c.kwargs.get("dim") is not None:  # torch.gather along an axis (N-D shapes kept on the 2-D tiles)
+        shapes = ", ".join(f"{k}={list(c.kwargs[k])!r}" for k in ("src_shape", "index_shape") if c.kwargs.get(k))
+        col0 = f", col0={int(c.kwargs['src_col0'])}" if c.kwargs.get("src_col0") else ""
+        return f"_gather_dim({em.arg(c, 0)}, {em.arg(c, 1)}, {int(c.kwargs['dim'])}{', ' + shapes if shapes else ''}{col0})"
+    if len(c.args) > 1:  # by flat positions in the source
+        return f"{em.arg(c, 0)}.reshape(-1)[{em.arg(c, 1)}.long()]"
     stride, phase = MASK_STEP[c.kwargs["mask_pattern"]]
     cols = em.kw(c, "src_cols") or f"{em.arg(c, 0)}.shape[1]"
     out = c.kwargs.get("output_dtype")
     return f"_gather_mask({em.arg(c, 0)}, {stride}, {phase}, {cols}, {torch_dtype(out) if out else None})"
 
 
+def _scatter(em: _Emitter, c: Call) -> str:
+    from pypto.ir.ops.sort_ops import MASK_STEP
+
+    if c.kwargs.get("mask_pattern") is not None:
+        stride, phase = MASK_STEP[c.kwargs["mask_pattern"]]
+        return f"_scatter_mask({em.arg(c, 0)}, {em.arg(c, 1)}, {stride}, {phase})"
+    return f"_scatter({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)})"
+
+
 _SORTING = {
+    "scatter": _scatter,
+    "scatter_update": lambda em, c: f"_scatter_update({em.arg(c, 0)}, {em.arg(c, 2)}, {em.arg(c, 3)})",
     "sort32": lambda em, c: f"_sort32({em.arg(c, 0)}, {em.arg(c, 1)})",
     "mrgsort": lambda em, c: (f"_mrgsort({em.arg(c, 0)}, {em.kw(c, 'block_len')})" if len(c.args) == 1 else
                               f"_mrgsort_lists({', '.join(em.arg(c, i) for i in range(len(c.args)))})"),

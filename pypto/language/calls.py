@@ -82,8 +82,15 @@ def _full(args: list[Any], kwargs: dict[str, Any]) -> tuple[list[Any], dict[str,
     return args, kwargs
 
 
+def _scatter(args: list[Any], kwargs: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """``scatter(x, mask_pattern=P, dst=d)``: the tensor written is the op's first operand (``(d, x)``)."""
+    if "dst" in kwargs and len(args) == 1:
+        return [kwargs.pop("dst"), args[0]], kwargs
+    return args, kwargs
+
+
 _CONVENIENCE = {"tile.load": _load, "tile.create": _create_tile, "tensor.create": _create_tensor}
-_ALWAYS = {"tensor.full": _full, "tile.full": _full}
+_ALWAYS = {"tensor.full": _full, "tile.full": _full, "tensor.scatter": _scatter, "tile.scatter": _scatter}
 
 
 def call_op(op: str, args: list[Any], kwargs: dict[str, Any], span: Span, convenience: bool = False,

@@ -70,7 +70,7 @@ comm = OpNamespace("comm")  # built-in comm tasks of a split distributed kernel,
 # pl.tile.X called with the DSL's short form (e.g. 3-arg load) is normalised like pl.X
 _TILE_CONVENIENT = frozenset({"load"})
 # upstream spellings of existing ops
-_ALIASES = {"tile": {"create_tile": "tile.create", "arange": "tile.ci"},
+_ALIASES = {"tile": {"create_tile": "tile.create", "arange": "tile.ci", "gather_mask": "tile.gather"},
             "tensor": {"create_tensor": "tensor.create", "arange": "tensor.ci"}}
 
 PROMOTED: dict[str, str] = {
@@ -79,12 +79,13 @@ PROMOTED: dict[str, str] = {
     "dim": "tensor.dim", "get_block_idx": "tile.get_block_idx", "get_block_num": "tile.get_block_num",
     "get_subblock_idx": "tile.get_subblock_idx", "addc": "tile.addc", "subc": "tile.subc", "addsc": "tile.addsc",
     "subsc": "tile.subsc", "prelu": "tile.prelu", "arange": "tensor.ci", "batch_matmul": "tile.batch_matmul",
-    "expand_clone": "tensor.expand_clone", "reinterpret_view": "tile.reinterpret_view",
+    "expand_clone": "tensor.expand_clone", "reinterpret_view": "tile.reinterpret_view", "mscatter": "tile.mscatter",
     **PIPE_OPS,
 }
 
 UNIFIED_EXTRA = ("xors", "part_add", "part_max", "part_min", "cast", "matmul", "matmul_acc", "slice", "assemble", "concat", "read", "write",
-                 "reshape", "transpose", "fillpad", "fillpad_expand", "fmod", "fmods", "expands", "full", "sort32", "mrgsort", "gather", "set_validshape")
+                 "reshape", "transpose", "fillpad", "fillpad_expand", "fmod", "fmods", "expands", "full", "sort32", "mrgsort",
+                 "gather", "set_validshape", "scatter", "scatter_update")
 
 
 def unified_names() -> tuple[str, ...]:

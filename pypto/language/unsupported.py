@@ -66,13 +66,13 @@ _REASONS: dict[str, tuple[str, str]] = {
 
 _OPS_BOTH = {  # names missing from pl, pl.tile and pl.tensor alike
     "random": "random",
-    "part_mul": "part_mul", "scatter_update": "gather_x",
-    "gather_row": "gather_x", "cmp": "cmp", "scatter": "codegen",
+    "part_mul": "part_mul",
+    "gather_row": "gather_x", "cmp": "cmp",
 }
 _OPS_TILE_AND_PL = {
     "gemv": "gemv", "gemv_acc": "gemv", "gemv_bias": "gemv", "matmul_mx": "mx", "matmul_mx_acc": "mx",
     "matmul_mx_bias": "mx", "tri": "tri", "lrelu": "lrelu", "cmps": "cmp",
-    "sel": "codegen", "sels": "codegen", "gatherb": "codegen", "mgather": "codegen", "mscatter": "codegen",
+    "sel": "codegen", "sels": "codegen", "gatherb": "codegen", "mgather": "codegen",
     "aiv_shard": "split_aiv", "aic_gather": "split_aiv",
 }
 _OPS_TENSOR_AND_PL = {"paged_gather": "gather_x", "create_l1": "create_l1",
@@ -90,7 +90,7 @@ PL: dict[str, str] = {
     "PrefetchAsyncContext": "prefetch", "AsyncEvent": "prefetch", "AsyncSession": "prefetch",
 }
 TILE: dict[str, str] = {
-    **_OPS_BOTH, **_OPS_TILE_AND_PL, "batch_matmul_acc": "batch", "gather_mask": "gather_x", "scatter_mask": "gather_x",
+    **_OPS_BOTH, **_OPS_TILE_AND_PL, "batch_matmul_acc": "batch", "scatter_mask": "gather_x",
     "gather_compare": "gather_x", "max": "scalar_minmax", "min": "scalar_minmax",
     "MemRefType": "typing",
 }

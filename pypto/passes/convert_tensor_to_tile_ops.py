@@ -44,6 +44,7 @@ from pypto.passes._acc_windows import carry_acc_windows
 from pypto.passes._atomic_store import expand_atomic_stores
 from pypto.passes._kernel_reads import write_values
 from pypto.passes._merge_lists import merge_lists
+from pypto.passes._mscatter import expand_mscatters
 from pypto.passes._peel import peel_first_iterations
 from pypto.passes._rewrite import assigns_of, drop_defs, load_whole, match, shaped
 from pypto.passes._util import base_name, calls_in, iter_stmts, trailing_yield, var_use_counts
@@ -51,8 +52,8 @@ from pypto.passes.base import Pass
 
 # tensor ops computed elementwise on tiles: tensor.<op> -> tile.<op>, operands loaded into Vec
 COMPUTE = frozenset((*BINARY, *SCALAR, *UNARY, *ROW_REDUCE, *COL_REDUCE, *ARG_REDUCE, *ROW_EXPAND, *COL_EXPAND, "cast", "reshape",
-                     "expands", "fillpad", "fillpad_expand", "fmod", "fmods", "xors", "part_add", "part_max", "part_min", "sort32", "mrgsort",
-                     "gather", "set_validshape"))
+                     "expands", "fillpad", "fillpad_expand", "fmod", "fmods", "xors", "part_add", "part_max", "part_min", "sort32",
+                     "mrgsort", "gather", "set_validshape", "scatter", "scatter_update"))
 
 
 @dataclass
@@ -312,6 +313,16 @@ class _Converter:
         """A mask-pattern gather; from ``t[:, 0:n]`` of a computed tile ``t`` it reads the first ``n``
         columns of ``t`` (ptoas 0.1.1 has no tile sub-window; pto.tgather indexes ``t`` directly)."""
         src = value.args[0]
+        if value.kwargs.get("cmp_mode") is not None:
+            raise UnsupportedFeatureError(
+                "pl.tensor.gather(..., kvalue=, cmp_mode=, out_cols=) (the compare form, tile.gather_compare) is "
+                "not supported with ptoas 0.1.1: its pto.tgather has no compare form and its pto.tcmp is "
+                "miscompiled, so no match mask can be built on chip (nor does a later ptoas lower it reliably yet: "
+                "upstream skips its compare-form tests pending a PTOAS fix)", value.span,
+                hint="find the matching columns on the host (torch.nonzero(src == k)) and pass them in, or "
+                     "gather by index with pl.gather(src, dim=-1, index=...)")
+        if value.kwargs.get("dim") is not None:
+            return self._gather_dim(s, value)
         if not (isinstance(src, Var) and src in self.windows):
             return self.compute(s, value)
         tile, window = self.windows[src]
@@ -321,6 +332,25 @@ class _Converter:
             raise _window_error(window)
         call = make_call("tile.gather", [tile], {**value.kwargs, "src_cols": shape[1]}, span=value.span)
         return [self.bind(s, call)] if isinstance(s, AssignStmt) else []
+
+    def _gather_dim(self, s: Stmt, value: Call) -> list[Stmt]:
+        """``gather(src, index, dim=d)``: the tile op gets the N-D shapes (FlattenTileNdTo2D makes the tiles
+        2-D; pypto.codegen.pto_gather computes flat positions from them); from a column window
+        ``t[:, a:b]`` of a computed tile it reads ``t`` from column ``a`` on."""
+        src, index = value.args[0], value.args[1]
+        kw = {**value.kwargs, "dim": value.kwargs["dim"] % shaped(src).rank,
+              "src_shape": tuple(as_int(n) for n in shaped(src).shape),
+              "index_shape": tuple(as_int(n) for n in shaped(index).shape)}
+        if isinstance(src, Var) and src in self.windows:
+            tile, window = self.windows[src]
+            offsets = ints_of(window.args[2])
+            if offsets is None or len(offsets) != 2 or offsets[0] != 0:
+                raise _window_error(window)
+            out: list[Stmt] = []
+            call = make_call("tile.gather", [tile, self.tile_of(index, MemorySpace.Vec, out)],
+                             {**kw, "src_col0": offsets[1]}, span=value.span)
+            return [*out, self.bind(s, call)] if isinstance(s, AssignStmt) else out
+        return self.compute(s, make_call("tensor.gather", list(value.args), kw, span=value.span))
 
     def create(self, s: Stmt, value: Call) -> list[Stmt]:
         assert isinstance(s, AssignStmt)
@@ -465,7 +495,7 @@ class ConvertTensorToTileOps(Pass):
     def run_function(self, func: Function, program: Program) -> Function:
         if not func.is_incore:
             return func
-        return expand_atomic_stores(self._convert(merge_lists(func)), program)
+        return expand_atomic_stores(expand_mscatters(self._convert(merge_lists(func))), program)
 
     def _convert(self, func: Function) -> Function:
         func = carry_acc_windows(func)

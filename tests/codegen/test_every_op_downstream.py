@@ -61,6 +61,8 @@ def _recipes() -> dict[str, tuple[str, tuple[int, int], str | None]]:
         "mrgsort": ("pl.tile.mrgsort(pl.tile.sort32(pl.tile.reshape(a, [1, 1024]), pl.tile.ci(0, [1, 1024], "
                     "dtype=pl.INT32)), block_len=64)", (1, 2 * R * C), None),
         "gather": ("pl.tile.gather(cr, mask_pattern=pl.tile.MaskPattern.P0101)", (1, C // 2), None),
+        "scatter": ("pl.tile.scatter(a, h, mask_pattern=pl.tile.MaskPattern.P0101)", (R, C), None),
+        "scatter_update": ("pl.tile.scatter_update(a, -2, pl.tile.ci(0, [1, 16], dtype=pl.INT32), a)", (R, C), None),
         "set_validshape": ("pl.tile.fillpad(pl.tile.set_validshape(a, 16, 40), pad_value=pl.PadValue.zero)",
                            (R, C), None),
         "fmod": ("pl.tile.fmod(a, b)", (R, C), None), "fmods": ("pl.tile.fmods(a, {k})", (R, C), None),
@@ -87,6 +89,8 @@ RECIPES = _recipes()
 MATMUL = ("matmul", "matmul_acc", "matmul_bias", "transpose_view", "batch_matmul")
 NOT_VALUE_OPS = {"load": "used by every case", "store": "used by every case",
                  "alloc": "a raw address allocation (tile.alloc), planned by ptoas itself: no instruction",
+                 "mscatter": "a store into a GM tensor, lowered to load, tile.scatter and store "
+                             "(tests/codegen/test_scatter.py)",
                  **dict.fromkeys(("tpush_to_aic", "tpush_to_aiv", "tpop_from_aic", "tpop_from_aiv"),
                                  "a cross-core pipe end: lowered to a GM store/load between a Group's kernels "
                                  "(tests/passes/test_cross_core_pipes.py)")}

@@ -20,7 +20,7 @@ from pypto.ir.enums import MaskPattern
 from pypto.ir.expr import Expr, as_int
 from pypto.ir.ops.infer import like, require_2d, shaped
 from pypto.ir.ops.registry import OpDef, register
-from pypto.ir.types import ScalarType, TensorType, TensorView, TileType, Type
+from pypto.ir.types import ScalarType, TensorType, TensorView, TileType, TupleType, Type
 from pypto.span import Span
 
 SORT_BLOCK = 32
@@ -99,6 +99,11 @@ def _mrgsort(name: str, kind: type):
         if src.dtype is not DataType.FP32:
             raise UserError(f"{name}: merges FP32 (value, index) pairs, got {src.dtype.value}", span)
         bl = kw.get("block_len")
+        if isinstance(bl, Expr) and as_int(bl) is None:  # a run-time length (a loop's): checked when lowered
+            if not isinstance(bl.type, ScalarType) or bl.type.dtype.is_float:
+                raise UserError(f"{name}: block_len must be an integer, got {bl.type}", span)
+            return like(src)
+        bl = as_int(bl) if isinstance(bl, Expr) else bl
         if not isinstance(bl, int) or isinstance(bl, bool) or bl <= 0 or bl % 64:
             raise UserError(f"{name}: block_len must be a positive multiple of 64 (it counts values and "
                             f"indices), got {bl!r}", span)
@@ -110,24 +115,76 @@ def _mrgsort(name: str, kind: type):
 
 
 def _gather_index(name: str, src: Any, index: Any, kw: dict[str, Any], span: Span) -> Type:
-    """``gather(src, index)``: ``out[0, j] = src[0, index[0, j]]`` of one 32-bit row (``pto.tgather``)."""
-    rows, _ = require_2d(name, src, span)
-    if as_int(rows) != 1 or src.dtype.bits != 32:
-        raise UserError(f"{name}: gathers by index from one row of 32-bit elements, got {src}", span,
-                        hint="gather from a [1, N] window of the tensor")
-    n = _const_cols(name, index, span)
-    if as_int(index.shape[0]) != 1 or index.dtype is not DataType.INT32:
-        raise UserError(f"{name}: the index operand must be one INT32 row, got {index}", span,
+    """``gather(src, index[, tmp])``: ``out[i, j] = src.flat[index[i, j]]`` (row-major positions in ``src``,
+    ``pto.tgather``'s index form) of 32-bit data; the result has the index's shape. ``tmp`` (upstream's
+    workspace operand) is accepted and unused."""
+    require_2d(name, src, span)
+    if src.dtype.bits != 32:
+        raise UserError(f"{name}: gathers by flat index from 32-bit elements with ptoas 0.1.1, got {src}", span,
+                        hint="gather along an axis with pl.tensor.gather(src, dim=-1, index=...)")
+    _const_cols(name, index, span)
+    if index.dtype is not DataType.INT32:
+        raise UserError(f"{name}: the index operand must be INT32, got {index}", span,
                         hint="cast the positions with pl.cast(pos, pl.INT32)")
     if kw.get("output_dtype") is not None or kw.get("src_cols") is not None:
         raise UserError(f"{name}: output_dtype and src_cols belong to the mask-pattern form", span)
-    return like(src, (1, n))
+    return like(src, tuple(index.shape))
+
+
+def _gather_dim(name: str, src: Any, index: Any, kw: dict[str, Any], span: Span) -> Type:
+    """``gather(src, dim=d, index=i)`` as ``torch.gather``: ``out[p] = src[p with p[d] = i[p]]``; the result
+    has the index's shape and the source's dtype; along the other axes the index may be shorter."""
+    d = kw["dim"]
+    if kw.get("src_shape") is not None and len(kw["src_shape"]) != src.rank:  # the 2-D tiles FlattenTileNdTo2D
+        return like(src, tuple(index.shape))  # made of checked N-D ones (the kwargs keep their shapes)
+    if not isinstance(d, int) or isinstance(d, bool) or not -src.rank <= d < src.rank:
+        raise UserError(f"{name}: dim must be an integer axis of the rank-{src.rank} source, got {d!r}", span)
+    if index.rank != src.rank:
+        raise UserError(f"{name}: the index must have the source's rank {src.rank}, got rank {index.rank}", span,
+                        hint="reshape the index to the source's rank")
+    wide = index.dtype is DataType.INT32 or (index.dtype is DataType.INT16 and src.dtype.bits == 16)
+    if not wide:
+        raise UserError(f"{name}: the index must be INT32 (INT16 only with a 16-bit source), got "
+                        f"{index.dtype.value} for a {src.dtype.value} source", span,
+                        hint="cast the positions with pl.cast(pos, pl.INT32)")
+    d %= src.rank
+    for k, (i, s) in enumerate(zip(index.shape, src.shape, strict=True)):
+        ni, ns = as_int(i), as_int(s)
+        if ni is None or ns is None:
+            raise UserError(f"{name}: needs static shapes, got {index} and {src}", span)
+        if k != d and ni > ns:
+            raise UserError(f"{name}: index extent {ni} on axis {k} exceeds the source's {ns}", span)
+    if kw.get("mask_pattern") is not None or kw.get("output_dtype") is not None:
+        raise UserError(f"{name}: dim= (the index form) takes no mask_pattern or output_dtype", span)
+    return like(src, tuple(index.shape))
+
+
+COMPARE_KW = ("kvalue", "cmp_mode", "out_cols", "count_dtype")
+
+
+def _gather_compare(name: str, src: Any, kw: dict[str, Any], span: Span) -> Type:
+    """``gather(src, kvalue=k, cmp_mode=m, out_cols=n)``: per row, the columns where ``src[r, c] m k`` holds
+    (the first ``n``) and their count: ``([rows, n] INT32, [1, rows] count_dtype)``. Typed here so programs
+    that define it parse; ConvertTensorToTileOps refuses it (no compare form in ptoas 0.1.1)."""
+    rows, _ = require_2d(name, src, span)
+    n, count = kw.get("out_cols"), kw.get("count_dtype") or DataType.INT32
+    if kw.get("kvalue") is None or kw.get("cmp_mode") is None or not isinstance(n, int) or n <= 0:
+        raise UserError(f"{name}: the compare form needs kvalue, cmp_mode and a positive out_cols", span)
+    if count not in _INDEX_DTYPES:
+        raise UserError(f"{name}: count_dtype must be INT32 or UINT32, got {count!r}", span)
+    return TupleType((like(src, (rows, n), dtype=DataType.INT32), like(src, (1, rows), dtype=count)))
 
 
 def _gather(name: str, kind: type):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         src = shaped(args[0], name, "src", span, kind)
         pattern = kw.get("mask_pattern")
+        if any(kw.get(k) is not None for k in COMPARE_KW):
+            return _gather_compare(name, src, kw, span)
+        if kw.get("dim") is not None:
+            if len(args) < 2:
+                raise UserError(f"{name}: dim= needs an index operand (index=...)", span)
+            return _gather_dim(name, src, shaped(args[1], name, "index", span, kind), kw, span)
         if len(args) > 1 and pattern is None:
             return _gather_index(name, src, shaped(args[1], name, "index", span, kind), kw, span)
         if len(args) > 1 or pattern is None:
@@ -177,8 +234,10 @@ for _ns, _kind in (("tile", TileType), ("tensor", TensorType)):
     register(OpDef(f"{_ns}.sort32", ("src", "idx"), _sort32(f"{_ns}.sort32", _kind), category="sort"))
     register(OpDef(f"{_ns}.mrgsort", ("src", "src1?", "src2?", "src3?"), _mrgsort(f"{_ns}.mrgsort", _kind),
                    {"block_len": None, "exhausted": False}, category="sort", in_place=False))
-    register(OpDef(f"{_ns}.gather", ("src", "index?"), _gather(f"{_ns}.gather", _kind),
-                   {"mask_pattern": None, "output_dtype": None, "src_cols": None}, category="sort", in_place=False))
+    register(OpDef(f"{_ns}.gather", ("src", "index?", "tmp?"), _gather(f"{_ns}.gather", _kind),
+                   {"mask_pattern": None, "output_dtype": None, "src_cols": None, "dim": None,
+                    "src_shape": None, "index_shape": None, "src_col0": None,
+                    **dict.fromkeys(COMPARE_KW), "offset": 0}, category="sort", in_place=False))
     register(OpDef(f"{_ns}.set_validshape", ("x", "valid_rows", "valid_cols"),
                    _set_validshape(f"{_ns}.set_validshape", _kind), category="view",
                    view_of=None if _ns == "tile" else "x", keeps_operands=_ns == "tile", signless=True))

@@ -1,4 +1,4 @@
-// TSORT32, TMRGSORT (single list, block form) and TGATHER (index form), with the hardware's
+// TSORT32, TMRGSORT (single list, block form), TGATHER and TSCATTER (index forms), with the hardware's
 // (value, index) pair layout: an f32 pair occupies two f32 slots, the value in the even slot and the
 // 32-bit index bits in the odd slot. Sorting is descending; equal values keep ascending index order
 // within a block, and a merge takes from the earlier run on ties (stable).
@@ -135,6 +135,29 @@ inline void TGATHER(TD& dst, const TS& src, const TI& idx) {
                            static_cast<long long>(i), r, c, TS::Rows, TS::Cols);
             }
             dst.at(r, c) = src.data()[i];
+        }
+    }
+}
+
+// dst element at flat row-major index idx(r, c) = src(r, c), over src's valid region; the rest of dst is kept.
+template <class TD, class TS, class TI,
+          std::enable_if_t<is_tile<TD>::value && is_tile<TS>::value && is_tile<TI>::value, int> = 0>
+inline void TSCATTER(TD& dst, const TS& src, const TI& idx) {
+    static_assert(std::is_same<typename TD::DType, typename TS::DType>::value, "TSCATTER: dst and src share a dtype");
+    static_assert(sizeof(typename TI::DType) == 4 || sizeof(typename TI::DType) == 2,
+                  "TSCATTER: indices are 16- or 32-bit");
+    sim::require_sort_row("TSCATTER", dst);
+    sim::require_sort_row("TSCATTER", src);
+    sim::require_sort_row("TSCATTER", idx);
+    const int64_t n = static_cast<int64_t>(TD::Rows) * TD::Cols;
+    for (int r = 0; r < src.GetValidRow(); ++r) {
+        for (int c = 0; c < src.GetValidCol(); ++c) {
+            const int64_t i = static_cast<int64_t>(idx.at(r, c));
+            if (i < 0 || i >= n) {
+                sim::failf("pto sim: TSCATTER index %lld at (%d, %d) is outside the %dx%d destination tile",
+                           static_cast<long long>(i), r, c, TD::Rows, TD::Cols);
+            }
+            dst.data()[i] = src.at(r, c);
         }
     }
 }
