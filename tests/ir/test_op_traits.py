@@ -15,7 +15,8 @@ PKG = Path(__file__).resolve().parents[2] / "pypto"
 
 
 def test_written_operands_are_named_by_the_registry():
-    assert ops_where(lambda op: op.writes) == {"tile.store", "tile.write", "tensor.write", "tensor.assemble", "tensor.expand_clone"}
+    assert ops_where(lambda op: op.writes) == {"tile.store", "tile.write", "tensor.write", "tensor.assemble", "tensor.expand_clone",
+                                                  "tile.mscatter"}
     assert get_op("tile.store").writes_index == 2
     assert get_op("tensor.assemble").writes_index == 0
 
