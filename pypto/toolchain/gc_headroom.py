@@ -1,4 +1,4 @@
-"""Fewer garbage-collector passes while a compile runs.
+"""Fewer garbage-collector passes while a compile (or a DSL parse) runs.
 
 A compile allocates hundreds of thousands of short-lived, acyclic objects (immutable IR nodes, types,
 sets of names). Under CPython's default first-generation threshold (700 net allocations) the collector
@@ -7,7 +7,8 @@ into older generations, which later full collections then traverse along with ev
 holds. Raising the first-generation threshold for the duration of a compile lets those temporaries die
 by reference counting before any collection looks at them. Nothing is skipped: collections still run
 (just less often), reference counting frees everything acyclic at once, and the previous thresholds
-come back when the last overlapping compile ends.
+come back when the last overlapping compile ends. ``@pl.program`` / ``@pl.function`` parses run
+under it too (they build the same kind of IR).
 """
 
 from __future__ import annotations

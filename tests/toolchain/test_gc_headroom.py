@@ -1,4 +1,4 @@
-"""gc_headroom: the collector's first-generation threshold is raised while a compile runs and restored
+"""gc_headroom: the collector's first-generation threshold is raised while a compile (or a DSL parse) runs and restored
 after it, also when compiles nest or fail; a collector switched off (threshold 0) is left alone."""
 
 from __future__ import annotations
@@ -87,5 +87,29 @@ def test_compile_runs_under_the_raised_threshold(thresholds, monkeypatch, tmp_pa
             return a
 
     driver.compile(Tiny, output_dir=tmp_path / "out", skip_ptoas=True, dump_passes=False)
+    assert seen == [gh.COMPILE_GEN0_THRESHOLD]
+    assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_program_parse_runs_under_the_raised_threshold(thresholds, monkeypatch):
+    import pypto.language as pl
+    from pypto.language import programs
+
+    seen = []
+    real = programs.parse_class
+
+    def spy(*args, **kwargs):
+        seen.append(gc.get_threshold()[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(programs, "parse_class", spy)
+
+    @pl.program
+    class Tiny:
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32]) -> pl.Tensor[[16, 16], pl.FP32]:
+            return a
+
+    assert Tiny.name == "Tiny"
     assert seen == [gh.COMPILE_GEN0_THRESHOLD]
     assert gc.get_threshold() == (700, 10, 10)
