@@ -113,8 +113,8 @@ def _parse_function(f: Any, opts: FuncOptions, frame: Any) -> Function:
     from pypto.language.programs import parse_function
     from pypto.toolchain.gc_headroom import gc_headroom
 
-    source = Source.from_object(f)
     with gc_headroom():  # the parse, like a compile, makes many short-lived acyclic objects
+        source = Source.from_object(f)
         tree = source.parse().body[0]
         if not isinstance(tree, ast.FunctionDef):
             raise TypeError("@pl.function can only decorate a 'def'")
@@ -128,8 +128,8 @@ def program(cls: Any = None, *, strict_ssa: bool = False) -> Any:
         from pypto.language.programs import parse_class
         from pypto.toolchain.gc_headroom import gc_headroom
 
-        source = Source.from_object(c)
         with gc_headroom():  # the parse, like a compile, makes many short-lived acyclic objects
+            source = Source.from_object(c)
             tree = source.parse().body[0]
             if not isinstance(tree, ast.ClassDef):
                 raise TypeError("@pl.program can only decorate a class")
