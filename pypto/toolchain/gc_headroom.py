@@ -1,8 +1,8 @@
 """Fewer garbage-collector passes while a compile (or a DSL parse) runs.
 
 A compile allocates hundreds of thousands of short-lived, acyclic objects (immutable IR nodes, types,
-sets of names). Under CPython's default first-generation threshold (700 net allocations) the collector
-runs every few hundred of them, finds next to nothing to free, and promotes the survivors of the moment
+sets of names). Under CPython's default first-generation threshold the collector runs after every 700
+net container allocations, finds next to nothing to free, and promotes the survivors of the moment
 into older generations, which later full collections then traverse along with every object the process
 holds. Raising the first-generation threshold for the duration of a compile lets those temporaries die
 by reference counting before any collection looks at them. Nothing is skipped: collections still run
