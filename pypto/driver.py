@@ -270,7 +270,9 @@ def lower(program: Program, *, memory_planner: MemoryPlanner | None = None,
     _conflict("memory_planner", memory_planner, op="lower")
     outer = PassContext.current()
     ctx = outer or PassContext(memory_planner=memory_planner or MemoryPlanner.PYPTO, **options)
-    with nullcontext() if outer else ctx:
+    from pypto.toolchain.gc_headroom import gc_headroom
+
+    with gc_headroom(), nullcontext() if outer else ctx:
         return run_pipeline(program, ctx=ctx, dump_level=PassDumpLevel.NONE, dump_dir=None,
                             report_dir=None).program
 
@@ -278,10 +280,13 @@ def lower(program: Program, *, memory_planner: MemoryPlanner | None = None,
 def _compile(program: Program, opts: CompileOptions) -> CompiledProgram:
     """Compile into the output dir: a fresh default dir is claimed; an explicit one is locked while written."""
     from pypto.passes.guards import reject_unsupported
+    from pypto.toolchain.gc_headroom import gc_headroom
     from pypto.toolchain.storage import storage_errors
 
     reject_unsupported(program)  # before an output dir is claimed
-    with storage_errors(opts.output_dir):  # a full or read-only disk is the user's to fix, not a pypto bug
+    # fewer collector passes over the compile's short-lived IR; a full or read-only disk is the user's
+    # to fix, not a pypto bug
+    with gc_headroom(), storage_errors(opts.output_dir):
         return _compile_locked(program, opts)
 
 

@@ -27,8 +27,10 @@ NOTE = ("# bf16 stand-in: ptoas 0.1.1 cannot lower bf16, so this unit's .pto was
         f"spelled f16 (the .{SUFFIX} file the command above names); pypto then retyped the C++ "
         "half -> bfloat16_t\n")
 
-# a type token outside string literals: `dtype=bf16`, `<bf16>`, `: bf16`, `32x64xbf16`, `?xbf16`
-_TOKEN = r"(?:(?<![\w%@$.])|(?<=[\d?]x)){}\b"
+# a type token outside string literals: `dtype=bf16`, `<bf16>`, `: bf16`, `32x64xbf16`, `?xbf16`; the token
+# first, its left context checked behind it (a leading literal is searched for; a leading lookbehind is
+# tried at every position)
+_TOKEN = r"{0}(?:(?<![\w%@$.]{0})|(?<=[\d?]x{0}))\b"
 _BF16 = re.compile(_TOKEN.format("bf16"))
 _F16 = re.compile(_TOKEN.format("f16"))
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')

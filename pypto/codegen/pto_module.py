@@ -35,8 +35,10 @@ def emit_module(funcs: list[Function], *, backend_type: str, emit_loc: bool,
     return "\n".join([head, *bodies, "}"]) + "\n", models
 
 
-# an element type token outside string literals (loc paths): `dtype=bf16`, `<f16>`, `: f16`, `64xbf16`
-_HALF_TYPES = {t: re.compile(rf'(?:(?<![\w%@$.])|(?<=[\d?]x)){t}\b') for t in ("bf16", "f16")}
+# an element type token outside string literals (loc paths): `dtype=bf16`, `<f16>`, `: f16`, `64xbf16`.
+# The token comes first and its left context is checked behind it: a pattern that starts with a literal is
+# searched by scanning for that literal, where a leading lookbehind is tried at every position of the text.
+_HALF_TYPES = {t: re.compile(rf'{t}(?:(?<![\w%@$.]{t})|(?<=[\d?]x{t}))\b') for t in ("bf16", "f16")}
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
@@ -46,9 +48,13 @@ def _check_one_half_type(funcs: list[Function], bodies: list[str]) -> None:
     for f, text in zip(funcs, bodies, strict=True):
         if "f16" not in text:  # both types spell it ("bf16" too); the regexes cannot match without it
             continue
-        code = _STRING.sub('""', text)
+        code = None
         for t, pat in _HALF_TYPES.items():
-            if t in code and pat.search(code):
+            # blanking string literals only removes tokens, so a token must show in the raw text first
+            if t in seen or not pat.search(text):
+                continue
+            code = _STRING.sub('""', text) if code is None else code
+            if pat.search(code):
                 seen.setdefault(t, f)
         if len(seen) == 2:
             where = (f"kernel '{f.name}' uses" if seen["bf16"] is seen["f16"] else

@@ -148,6 +148,17 @@ def default_tile_view(shape: tuple[Dim, ...], space: MemorySpace | None) -> Tile
     return TileView()
 
 
+_DIM_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _dim_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a type/MemRef/view class that :func:`_map_dims` enters (all but a MemRef's base)."""
+    names = _DIM_FIELDS.get(cls)
+    if names is None:
+        names = _DIM_FIELDS[cls] = tuple(f.name for f in fields(cls) if f.name != "base")
+    return names
+
+
 def _map_dims(value: Any, fn: Callable[[Expr], Expr]) -> Any:
     """``value`` (a dim, a tuple of dims, a MemRef/view/type, or anything else) with ``fn`` applied to
     each expression dim; the same object when nothing changed."""
@@ -156,10 +167,10 @@ def _map_dims(value: Any, fn: Callable[[Expr], Expr]) -> Any:
         return value if all(a is b for a, b in zip(new, value, strict=True)) else new
     if isinstance(value, (Type, MemRef, TensorView, TileView)):
         changes = {}
-        for f in fields(value):
-            old = getattr(value, f.name)
-            if f.name != "base" and (new := _map_dims(old, fn)) is not old:
-                changes[f.name] = new
+        for name in _dim_fields(type(value)):
+            old = getattr(value, name)
+            if (new := _map_dims(old, fn)) is not old:
+                changes[name] = new
         return replace(value, **changes) if changes else value
     if value is None or isinstance(value, (int, float, str, Enum)):
         return value

@@ -111,12 +111,14 @@ def function(func: Any = None, *, type: FunctionType = FunctionType.Opaque, leve
 
 def _parse_function(f: Any, opts: FuncOptions, frame: Any) -> Function:
     from pypto.language.programs import parse_function
+    from pypto.toolchain.gc_headroom import gc_headroom
 
-    source = Source.from_object(f)
-    tree = source.parse().body[0]
-    if not isinstance(tree, ast.FunctionDef):
-        raise TypeError("@pl.function can only decorate a 'def'")
-    return parse_function(tree, source, _env(frame, f), opts)
+    with gc_headroom():  # the parse, like a compile, makes many short-lived acyclic objects
+        source = Source.from_object(f)
+        tree = source.parse().body[0]
+        if not isinstance(tree, ast.FunctionDef):
+            raise TypeError("@pl.function can only decorate a 'def'")
+        return parse_function(tree, source, _env(frame, f), opts)
 
 
 def program(cls: Any = None, *, strict_ssa: bool = False) -> Any:
@@ -124,14 +126,16 @@ def program(cls: Any = None, *, strict_ssa: bool = False) -> Any:
 
     def wrap(c: Any, frame: Any) -> Program:
         from pypto.language.programs import parse_class
+        from pypto.toolchain.gc_headroom import gc_headroom
 
-        source = Source.from_object(c)
-        tree = source.parse().body[0]
-        if not isinstance(tree, ast.ClassDef):
-            raise TypeError("@pl.program can only decorate a class")
-        first = next((v for v in vars(c).values() if isinstance(v, PendingFunction)), None)
-        env = _env(frame, first.func if first else None)
-        return parse_class(tree, source, env, strict_ssa=strict_ssa)
+        with gc_headroom():  # the parse, like a compile, makes many short-lived acyclic objects
+            source = Source.from_object(c)
+            tree = source.parse().body[0]
+            if not isinstance(tree, ast.ClassDef):
+                raise TypeError("@pl.program can only decorate a class")
+            first = next((v for v in vars(c).values() if isinstance(v, PendingFunction)), None)
+            env = _env(frame, first.func if first else None)
+            return parse_class(tree, source, env, strict_ssa=strict_ssa)
 
     if cls is None:
         return lambda c: wrap(c, sys._getframe(1))

@@ -13,6 +13,7 @@ from typing import Any
 
 from pypto.ir.expr import Var
 from pypto.ir.function import Function
+from pypto.ir.memo import IdentityMemo
 from pypto.ir.stmt import (
     AssignStmt,
     ForStmt,
@@ -23,13 +24,24 @@ from pypto.ir.stmt import (
     WhileStmt,
     flatten,
 )
+from pypto.ir.verifier import refs
 from pypto.ir.visitor import substitute
 from pypto.passes._util import base_name, bound_vars, defined_vars, iter_stmts, used_vars
 
+# Names read per IR node: ConvertToSSA asks again for a nested body at every enclosing level
+# (:func:`suffix_live` of each block), and the IR is immutable, so a node's answer never changes.
+_READS = IdentityMemo(8192)
 
-def reads(node: Any) -> set[str]:
+
+def reads(node: Any) -> frozenset[str]:
     """Names an expression or a statement without a body (return, yield, an evaluated call) reads."""
-    return {v.name for v in used_vars(node)}
+    if node is None:
+        return frozenset()
+    return _READS.get(None, node, _names_read)
+
+
+def _names_read(node: Any) -> frozenset[str]:
+    return frozenset(v.name for v in refs(node))
 
 
 def _live_before(s: Stmt, live: set[str]) -> set[str]:
@@ -46,10 +58,7 @@ def _live_before(s: Stmt, live: set[str]) -> set[str]:
         other = _live_through(flatten(s.else_body), after) if s.else_body is not None else after
         return then | other | reads(s.cond)
     if isinstance(s, (ForStmt, WhileStmt)):
-        header = {ia.name for ia in s.iter_args} | ({s.loop_var.name} if isinstance(s, ForStmt) else set())
-        body = _live_through(flatten(s.body), set()) | (reads(s.cond) if isinstance(s, WhileStmt) else set())
-        heads = [*s.inits, *([s.start, s.stop, s.step] if isinstance(s, ForStmt) else [])]
-        return live.union(body - header, *(reads(h) for h in heads))
+        return live | _READS.get("loop", s, _loop_reads)
     if isinstance(s, (SeqStmts, ScopeStmt)):
         for x in reversed(s.stmts if isinstance(s, SeqStmts) else flatten(s.body)):
             live = _live_before(x, live)
@@ -57,6 +66,15 @@ def _live_before(s: Stmt, live: set[str]) -> set[str]:
             live = live | reads(d)
         return live
     return live | reads(s)
+
+
+def _loop_reads(s: ForStmt | WhileStmt) -> frozenset[str]:
+    """Names live before a loop whatever is live after it (a loop kills nothing): read by its body
+    before the body binds them, other than its header's (loop variable, iter_args), or by its header."""
+    header = {ia.name for ia in s.iter_args} | ({s.loop_var.name} if isinstance(s, ForStmt) else set())
+    body = _live_through(flatten(s.body), set()) | (reads(s.cond) if isinstance(s, WhileStmt) else set())
+    heads = [*s.inits, *([s.start, s.stop, s.step] if isinstance(s, ForStmt) else [])]
+    return frozenset((body - header).union(*(reads(h) for h in heads)))
 
 
 def _live_through(stmts: list[Stmt], live: set[str]) -> set[str]:
