@@ -43,6 +43,7 @@ class CompiledProgram:
         self.num_return_types = num_return_types
         self.toolchain = toolchain
         self.orchestration_names = sorted(orchestration_names or [])
+        self._chip_callable: Any = None
 
     # -- metadata -------------------------------------------------------------------------------
     @property
@@ -98,6 +99,34 @@ class CompiledProgram:
         from pypto.runtime.worker import call_compiled
 
         return call_compiled(self, args, config)
+
+    # -- built objects (upstream's extraction surface for driving a worker by hand) ---------------
+    def load(self) -> None:
+        """Build the kernels and orchestration for :attr:`platform` now (else :attr:`chip_callable` does)."""
+        if self._chip_callable is None:
+            from pypto.runtime.device_runner import compile_and_assemble
+
+            self._chip_callable, _, _ = compile_and_assemble(self.output_dir, self.platform)
+
+    @property
+    def chip_callable(self) -> Any:
+        """The built artifact (:class:`pypto.runtime.device_runner.ChipCallable`), built once per handle;
+        :func:`pypto.runtime.device_runner.execute_on_device` runs it."""
+        self.load()
+        return self._chip_callable
+
+    def build_call_config(self, config: Any = None, *, aicpu_thread_num: int | None = None) -> Any:
+        """The :class:`~pypto.runtime.RunConfig` of a run: ``config`` (default: one for :attr:`platform`) with
+        ``aicpu_thread_num`` taken from the keyword, else ``config``, else ``RUNTIME_CONFIG``."""
+        import dataclasses
+
+        from pypto.runtime.config import RunConfig
+
+        cfg = config if config is not None else RunConfig(platform=self.platform)
+        threads = aicpu_thread_num if aicpu_thread_num is not None else cfg.aicpu_thread_num
+        if threads is None:
+            threads = self.runtime_config.get("aicpu_thread_num")
+        return dataclasses.replace(cfg, aicpu_thread_num=threads)
 
     # -- path behaviour -------------------------------------------------------------------------
     def validate_ir(self, tensors: dict[str, Any], expected: dict[str, Any] | None = None, *,
