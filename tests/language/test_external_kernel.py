@@ -103,3 +103,27 @@ def test_printed_as_a_signature_with_a_bare_ellipsis_and_reparsed(tmp_path) -> N
     assert f'external_source="{src.resolve()}")' in text and text.rstrip().endswith("...")
     again = pl.parse(text, filename="ext.py")
     assert ir.python_print(again) == text and again.functions[0].attrs == Ext.functions[0].attrs
+
+
+@pytest.mark.torch
+def test_the_torch_rendering_raises_when_the_external_kernel_is_called(tmp_path, torch) -> None:
+    from pypto.debug import torch_codegen
+
+    src = tmp_path / "k.cpp"
+    src.write_text("\n")
+
+    @pl.program
+    class Ext:
+        @pl.function(type=pl.FunctionType.AIV, external_source=src)
+        def ext(self, out: pl.InOut[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]: ...
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, out: pl.Out[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]:
+            out = self.ext(out)
+            return out
+
+    env: dict = {}
+    exec(compile(torch_codegen(Ext), "ext_torch.py", "exec"), env)
+    with pytest.raises(NotImplementedError, match=r"external kernel 'ext' is the C\+\+ file .*k\.cpp: the PyTorch "
+                                                  r"rendering has no body"):
+        env["main"](torch.zeros(16))
