@@ -115,6 +115,18 @@ class CompiledProgram:
         self.load()
         return self._chip_callable
 
+    def build_orch_args(self, *args: Any, worker: Any = None) -> tuple[list[Any], list[Any], bool]:
+        """``(orch_args, coerced, return_style)`` for a call with ``args``: ``coerced`` holds every parameter's
+        value (a return-style call, inputs only, gets its outputs allocated at :attr:`output_indices`), and
+        ``orch_args`` is what :func:`pypto.runtime.device_runner.execute_on_device` takes. ``worker`` is accepted
+        for upstream's signature; the simulator's arguments do not depend on it."""
+        from pypto.artifact.directory import load_artifact
+        from pypto.runtime.dispatch import full_call_args
+
+        del worker
+        full, return_style = full_call_args(load_artifact(self.output_dir), args)
+        return list(full), full, return_style
+
     def build_call_config(self, config: Any = None, *, aicpu_thread_num: int | None = None) -> Any:
         """The :class:`~pypto.runtime.RunConfig` of a run: ``config`` (default: one for :attr:`platform`) with
         ``aicpu_thread_num`` taken from the keyword, else ``config``, else ``RUNTIME_CONFIG``."""

@@ -290,6 +290,16 @@ def test_compiled_program_extraction_surface(artifact: Path, torch) -> None:
     with pytest.raises(FileNotFoundError):
         _ = CompiledProgram(None, artifact / "missing", platform="a2a3sim").chip_callable
 
+    orch_args, coerced, return_style = compiled.build_orch_args(a, b)  # inputs only: the output is allocated
+    assert return_style is True and len(coerced) == 3 and compiled.output_indices == [2]
+    assert isinstance(coerced[2], torch.Tensor) and coerced[2].shape == (64, 64)
+    execute_on_device(cc, orch_args, compiled.platform, compiled.runtime_name, 0)
+    np.testing.assert_allclose(coerced[2].numpy(), (a + b).numpy(), rtol=1e-6, atol=1e-6)
+    _, coerced, return_style = compiled.build_orch_args(a, b, c, worker=object())
+    assert return_style is False and coerced[2] is c
+    with pytest.raises(TypeError, match=r"takes 3 arguments \(a, b, out\) for an in-place call or 2 inputs"):
+        compiled.build_orch_args(a)
+
 
 def test_task_interface_and_tensor_arg(artifact: Path, torch) -> None:
     from pypto.runtime import ChipWorker, RunConfig
