@@ -43,6 +43,7 @@ class CompiledProgram:
         self.num_return_types = num_return_types
         self.toolchain = toolchain
         self.orchestration_names = sorted(orchestration_names or [])
+        self._chip_callable: Any = None
 
     # -- metadata -------------------------------------------------------------------------------
     @property
@@ -98,6 +99,46 @@ class CompiledProgram:
         from pypto.runtime.worker import call_compiled
 
         return call_compiled(self, args, config)
+
+    # -- built objects (upstream's extraction surface for driving a worker by hand) ---------------
+    def load(self) -> None:
+        """Build the kernels and orchestration for :attr:`platform` now (else :attr:`chip_callable` does)."""
+        if self._chip_callable is None:
+            from pypto.runtime.device_runner import compile_and_assemble
+
+            self._chip_callable, _, _ = compile_and_assemble(self.output_dir, self.platform)
+
+    @property
+    def chip_callable(self) -> Any:
+        """The built artifact (:class:`pypto.runtime.device_runner.ChipCallable`), built once per handle;
+        :func:`pypto.runtime.device_runner.execute_on_device` runs it."""
+        self.load()
+        return self._chip_callable
+
+    def build_orch_args(self, *args: Any, worker: Any = None) -> tuple[list[Any], list[Any], bool]:
+        """``(orch_args, coerced, return_style)`` for a call with ``args``: ``coerced`` holds every parameter's
+        value (a return-style call, inputs only, gets its outputs allocated at :attr:`output_indices`), and
+        ``orch_args`` is what :func:`pypto.runtime.device_runner.execute_on_device` takes. ``worker`` is accepted
+        for upstream's signature; the simulator's arguments do not depend on it."""
+        from pypto.artifact.directory import load_artifact
+        from pypto.runtime.dispatch import full_call_args
+
+        del worker
+        full, return_style = full_call_args(load_artifact(self.output_dir), args)
+        return list(full), full, return_style
+
+    def build_call_config(self, config: Any = None, *, aicpu_thread_num: int | None = None) -> Any:
+        """The :class:`~pypto.runtime.RunConfig` of a run: ``config`` (default: one for :attr:`platform`) with
+        ``aicpu_thread_num`` taken from the keyword, else ``config``, else ``RUNTIME_CONFIG``."""
+        import dataclasses
+
+        from pypto.runtime.config import RunConfig
+
+        cfg = config if config is not None else RunConfig(platform=self.platform)
+        threads = aicpu_thread_num if aicpu_thread_num is not None else cfg.aicpu_thread_num
+        if threads is None:
+            threads = self.runtime_config.get("aicpu_thread_num")
+        return dataclasses.replace(cfg, aicpu_thread_num=threads)
 
     # -- path behaviour -------------------------------------------------------------------------
     def validate_ir(self, tensors: dict[str, Any], expected: dict[str, Any] | None = None, *,

@@ -5,11 +5,16 @@
 
 from __future__ import annotations
 
-from pypto.artifact import Artifact, FuncId, KernelUnit, orchestration_source, skip_ptoas_files
+import hashlib
+import json
+import os
+import re
+
+from pypto.artifact import Artifact, FuncId, KernelUnit, kernel_source, orchestration_source, skip_ptoas_files
 from pypto.codegen.emitter import base_name
 from pypto.codegen.orchestration_cpp import FuncIds, OrchCodegen
 from pypto.codegen.pto_module import emit_module
-from pypto.errors import PartialCodegenError, UserError
+from pypto.errors import PartialCodegenError, UnsupportedFeatureError, UserError
 from pypto.ir.enums import FunctionType
 from pypto.ir.function import Function, Program
 from pypto.ir.options import BackendType, RuntimeKind
@@ -25,12 +30,63 @@ def kernel_units(program: Program) -> list[tuple[str, list[Function]]]:
     for f in program.functions:
         if f.func_type is FunctionType.Group and finder is not None:
             members = [m for m in finder.group_members(f) if m.is_incore]
+            external = [m.name for m in members if external_source_of(m) is not None]
+            if external:
+                raise UnsupportedFeatureError(
+                    f"group '{f.name}' calls the external kernel(s) {', '.join(external)}: an external kernel "
+                    "runs only as a task of its own", f.span,
+                    hint="call the external kernel from the orchestration (or a pl.spmd scope), not inside a "
+                         "cube/vector group")
             grouped |= {m.name for m in members}
             units.append((f.name, members))
     for f in program.functions:
-        if f.is_incore and f.name not in grouped:
+        if f.is_incore and f.name not in grouped and external_source_of(f) is None:
             units.append((f.name, [f]))
     return units
+
+
+def external_source_of(f: Function) -> str | None:
+    """The hand-written C++ file of an external kernel (``@pl.function(external_source=...)``), else None."""
+    value = f.attrs.get("external_source") if f.attrs else None
+    return value if isinstance(value, str) else None
+
+
+def _external_kernel_files(program: Program, ids: FuncIds) -> dict[str, str]:
+    """``kernels/<core>/<func>.cpp`` of each dispatched external kernel: its file, included at its own path
+    (so the file's relative includes resolve) instead of PTO through ptoas."""
+    out: dict[str, str] = {}
+    for f in program.functions:
+        path = external_source_of(f)
+        if path is None or f.name not in ids.cores:
+            continue
+        out[kernel_source(ids.cores[f.name], f.name)] = (
+            f"// Kernel Function: {f.name}\n// External kernel (@pl.function(external_source=...))\n"
+            f"// sources digest: {sources_digest(path)}\n#include {json.dumps(path)}\n")
+    return out
+
+
+_QUOTED_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
+
+
+def sources_digest(path: str) -> str:
+    """A digest of ``path`` and every file its quoted ``#include``s reach relative to the including file
+    (runtime headers such as ``tensor.h`` are found elsewhere and skipped): the kernel's build key follows it,
+    so an edit to the hand-written source rebuilds the kernel."""
+    digest = hashlib.sha256()
+    seen: set[str] = set()
+    todo = [path]
+    while todo:
+        cur = todo.pop()
+        if cur in seen or not os.path.isfile(cur):
+            continue
+        seen.add(cur)
+        with open(cur, "rb") as fh:
+            data = fh.read()
+        digest.update(cur.encode() + b"\0" + data)
+        base = os.path.dirname(cur)
+        todo.extend(os.path.normpath(os.path.join(base, m)) for m in
+                    _QUOTED_INCLUDE.findall(data.decode("utf-8", "replace")))
+    return digest.hexdigest()[:24]
 
 
 def _tensor_dirs(f: Function) -> tuple[str, ...]:
@@ -96,6 +152,7 @@ def generate(program: Program, *, backend_type: BackendType | str = BackendType.
                                   f"({', '.join(u.name for u in units)}):\n{exc}", files=done,
                                   user_error=exc) from None
     _check_single_orchestration(orchs)
+    files.update(_external_kernel_files(program, ids))
     func_ids = [FuncId(i, n, ids.cores[n], _tensor_dirs(program[n])) for n, i in ids.ids.items()]
     if skip_ptoas:
         files.update(skip_ptoas_files(units))

@@ -307,8 +307,17 @@ def _function(f: Function, check_shapes: bool) -> list[str]:
                 em.emit(1, f"{em.name(d)} = int({em.name(p)}.shape[{i}])")
     for p in f.params:
         em.check(1, em.name(p), p)
+    external = f.attrs.get("external_source") if f.attrs else None
+    if isinstance(external, str):  # a hand-written C++ kernel: nothing to render, calling it must not pass silently
+        em.emit(1, f"raise NotImplementedError({_external_message(f.name, external)!r})")
+        return em.lines
     em.body(f.body, 1)
     return em.lines
+
+
+def _external_message(name: str, path: str) -> str:
+    return (f"external kernel '{name}' is the C++ file {path}: the PyTorch rendering has no body for it; "
+            "run the program on a simulator, or replace the call with a pl.* version of the kernel to check it here")
 
 
 def torch_codegen(node: Program | Function, *, check_shapes: bool = False) -> str:

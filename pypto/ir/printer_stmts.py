@@ -243,4 +243,7 @@ def render_function(f: Function, pr: StmtSink, in_class: bool, indent: int) -> N
     extra = {k: v for k, v in f.attrs.items() if k not in _DECORATOR_ATTRS}
     if extra:
         pr.emit(indent + 1, f"{pr.p}.func_attr({pr.value(extra)})")
+    if "external_source" in f.attrs:
+        pr.emit(indent + 1, "...")  # signature only: the body is the C++ file
+        return
     pr.block(f.body, indent + 1)

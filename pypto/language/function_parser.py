@@ -147,10 +147,9 @@ class FunctionParser:
         if not opts.auto_scope:
             attrs["auto_scope"] = False
         if opts.external_source is not None:
-            raise UnsupportedFeatureError(
-                f"external kernel '{fdef.name}' (@pl.function(external_source={opts.external_source!r})) is not "
-                "supported by this pypto: its simulator builds kernels only from the DSL, through ptoas",
-                self.span(fdef), hint="write the kernel's body with pl.* tile ops instead of a hand-written .cpp")
+            from pypto.language.external_kernel import external_function
+
+            return external_function(fdef, opts, (params, dirs, rets), attrs, self.source)
         self.func_type_incore = opts.func_type in INCORE_TYPES
         stmts = self.body(nodes, fdef.lineno, doc, top=True)
         if self.dump_tags and not self.dump_tags_used:

@@ -227,6 +227,13 @@ def _full_args(info: ArtifactInfo, args: tuple[Any, ...]) -> tuple[list[Any], li
                     + f", got {len(args)}")
 
 
+def full_call_args(info: ArtifactInfo, args: tuple[Any, ...]) -> tuple[list[Any], bool]:
+    """Every parameter's argument of a call with ``args`` (a return-style call gets its outputs allocated,
+    like its inputs: torch when an input is torch) and whether the call was return-style; TypeError on a bad count."""
+    full, _, return_style = _full_args(info, args)
+    return full, return_style
+
+
 def bind_args(info: ArtifactInfo, args: tuple[Any, ...]) -> BoundCall:
     """Pack user arguments: tensors in parameter order, then scalars (separate index pools)."""
     full, outputs, return_style = _full_args(info, args)

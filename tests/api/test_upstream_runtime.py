@@ -265,6 +265,42 @@ def test_device_runner_kernel_compiler_and_elf_parser(artifact: Path, tmp_path: 
         elf_parser.extract_text_section(b"\0" * 80)
 
 
+def test_compiled_program_extraction_surface(artifact: Path, torch) -> None:
+    """chip_callable (built once per handle), runtime_name/runtime_config and build_call_config's precedence."""
+    from pypto.compiled import CompiledProgram
+    from pypto.runtime import RunConfig
+    from pypto.runtime.device_runner import ChipCallable, execute_on_device
+
+    compiled = CompiledProgram.from_dir(artifact, platform="a2a3sim")
+    cc = compiled.chip_callable
+    assert isinstance(cc, ChipCallable) and compiled.chip_callable is cc
+    assert compiled.runtime_name == "tensormap_and_ringbuffer" and isinstance(compiled.runtime_config, dict)
+    a, b, c = _inputs()
+    cfg = compiled.build_call_config(aicpu_thread_num=3)
+    assert cfg.aicpu_thread_num == 3 and cfg.platform == "a2a3sim"
+    execute_on_device(cc, [a, b, c], compiled.platform, compiled.runtime_name, 0,
+                      aicpu_thread_num=cfg.aicpu_thread_num)
+    np.testing.assert_allclose(c.numpy(), (a + b).numpy(), rtol=1e-6, atol=1e-6)
+    given = RunConfig(platform="a5sim", aicpu_thread_num=4)
+    assert compiled.build_call_config(given).aicpu_thread_num == 4  # the config's own, over RUNTIME_CONFIG
+    assert compiled.build_call_config(given, aicpu_thread_num=2).aicpu_thread_num == 2
+    assert given.aicpu_thread_num == 4  # a copy, not the caller's config
+    with pytest.raises(ValueError, match=r"aicpu_thread_num must be 0 \(auto\) or in range \[2, 5\], got 9"):
+        compiled.build_call_config(aicpu_thread_num=9)
+    with pytest.raises(FileNotFoundError):
+        _ = CompiledProgram(None, artifact / "missing", platform="a2a3sim").chip_callable
+
+    orch_args, coerced, return_style = compiled.build_orch_args(a, b)  # inputs only: the output is allocated
+    assert return_style is True and len(coerced) == 3 and compiled.output_indices == [2]
+    assert isinstance(coerced[2], torch.Tensor) and coerced[2].shape == (64, 64)
+    execute_on_device(cc, orch_args, compiled.platform, compiled.runtime_name, 0)
+    np.testing.assert_allclose(coerced[2].numpy(), (a + b).numpy(), rtol=1e-6, atol=1e-6)
+    _, coerced, return_style = compiled.build_orch_args(a, b, c, worker=object())
+    assert return_style is False and coerced[2] is c
+    with pytest.raises(TypeError, match=r"takes 3 arguments \(a, b, out\) for an in-place call or 2 inputs"):
+        compiled.build_orch_args(a)
+
+
 def test_task_interface_and_tensor_arg(artifact: Path, torch) -> None:
     from pypto.runtime import ChipWorker, RunConfig
     from pypto.runtime import task_interface as ti

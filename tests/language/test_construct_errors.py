@@ -229,21 +229,3 @@ def test_transpose_in_range_swaps_the_shape():
     # the transposed tensor keeps a's memory: a column-major (DN) view with a's strides swapped
     assert ("t: pl.Tensor[[64, 256], pl.FP32, pl.TensorView(stride=[1, 64], layout=pl.TensorLayout.DN)] = "
             "pl.tensor.transpose(a, 1, 0)") in ir.python_print(prog)
-
-
-def test_an_external_kernel_is_refused_at_its_def_with_a_path_or_a_str(tmp_path) -> None:
-    import pathlib
-
-    import pypto.language as pl
-
-    src = tmp_path / "k.cpp"
-    for given in (src, str(src)):
-        with pytest.raises(UnsupportedFeatureError, match=r"external kernel 'ext' \(@pl.function\(external_source="
-                           r"'[^']*k\.cpp'\)\) is not supported by this pypto") as e:
-            @pl.program
-            class _Ext:
-                @pl.function(type=pl.FunctionType.AIV, external_source=given)
-                def ext(self, out: pl.InOut[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]: ...
-
-        assert pathlib.Path(e.value.span.file).name == "test_construct_errors.py"
-        assert "pl.* tile ops" in str(e.value)

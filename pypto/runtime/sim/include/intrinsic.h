@@ -44,3 +44,17 @@ inline int32_t get_cluster_id(__gm__ int64_t* args) {
 inline uint64_t get_dma_workspace(__gm__ int64_t* args, int kind) {
     return reinterpret_cast<const GlobalContext*>(args[PTO_ARG_GLOBAL_CONTEXT_SLOT])->dma_workspace[kind];
 }
+
+// Data-cache maintenance (hand-written kernels call it after scalar GM writes). The simulator's cores
+// share host memory, so there is nothing to flush or invalidate.
+#ifndef SINGLE_CACHE_LINE
+#define SINGLE_CACHE_LINE 0
+#endif
+#ifndef ENTIRE_DATA_CACHE
+#define ENTIRE_DATA_CACHE 1
+#endif
+#ifndef CACHELINE_OUT
+#define CACHELINE_OUT 0
+#endif
+template <typename... Args>
+inline void dcci(Args...) {}
