@@ -35,13 +35,13 @@ from pypto.ir.expr import (
     as_int,
 )
 from pypto.ir.function import Function, Program
-from pypto.ir.ops.registry import make_call, written_index
+from pypto.ir.ops.registry import make_call
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, ReturnStmt, Stmt, seq
 from pypto.ir.types import Dim, ScalarType, TensorType, TileType
 from pypto.ir.visitor import substitute
 from pypto.passes._barrier_split import SEGMENT, BarrierAnalysis, has_barrier
-from pypto.passes._mixed_split import CUBE, VECTOR, Analysis, core_of, stmt_cores
+from pypto.passes._mixed_split import CUBE, VECTOR, Analysis, core_of, last_writes, stmt_cores
 from pypto.passes._rewrite import (
     assign_of,
     call_function,
@@ -243,7 +243,7 @@ def _interleave(loads: list[AssignStmt], stmts: list[Stmt], stores: dict[Var, St
     """Each incoming tile is loaded right before its first use and each outgoing one stored right after
     its definition, so tiles that cross stages one after another can share a buffer; a tile written in
     place later (``pl.write(t, idx, v)``, which binds no new value) is stored after its last such write."""
-    last = _last_writes(stmts, set(stores))
+    last = last_writes(stmts, set(stores))
     pending = list(loads)
     out: list[Stmt] = []
     for i, s in enumerate(stmts):
@@ -256,16 +256,6 @@ def _interleave(loads: list[AssignStmt], stmts: list[Stmt], stores: dict[Var, St
         stores = {v: st for v, st in stores.items() if v not in done}
     return pending + out + list(stores.values())
 
-
-def _last_writes(stmts: list[Stmt], tiles: set[Var]) -> dict[Var, int]:
-    """Each of ``tiles`` -> the position of the last statement of ``stmts`` that defines it or writes into
-    it in place (a call's written operand, in a loop or an if included)."""
-    last: dict[Var, int] = {}
-    for i, s in enumerate(stmts):
-        hit = set(defined_vars(s)) & tiles
-        hit |= {c.args[k] for c in calls_in(s) if (k := written_index(c)) is not None and c.args[k] in tiles}
-        last.update(dict.fromkeys(hit, i))
-    return last
 
 
 def _noop_move(s: Stmt) -> tuple[Var, Call] | None:
