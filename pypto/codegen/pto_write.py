@@ -10,6 +10,13 @@ binds a handle to the same bytes):
 * ``t ^ ((t ^ v) & mask)`` keeps every other element's bits and puts the scalar's bits at ``p``.
 
 FP32 and INT32 tiles are exact, NaN, infinities and signed zeros included.
+
+ptoas 0.1.1 gives every ``alloc_tile`` bytes of its own (a ``treshape`` destination included), so the
+scratch is kept small: one row-sized ``i32`` tile for the mask, one for the ``1`` operand of ``tmin`` and then
+the all-zero ``tgather`` index (their uses do not overlap), and one for the value's bits, shared by every
+write of the kernel. A one-row row-major tile needs no view of the ramp; an element read from a tile is
+broadcast as its ``i32`` bits (a one-element view), so an FP32 write takes no ``f32`` value row and no view
+of it. Only an FP32 write of a scalar broadcasts an ``f32`` row (``texpands`` takes the tile's dtype).
 """
 
 from __future__ import annotations
@@ -91,10 +98,12 @@ def _mask(cg: KernelCodegen, t: Tile, start: str) -> Tile:
     ramp = _buffer(cg, _vec((1, rows * cols), TileView()), "write_ramp")
     cg.emit_op("tci", f"%{start} : i32", ramp)
     words = cg.buf_type(_vec((rows, cols), t.buf.view))
-    mask = cg.view_tile(ramp, words, None)
-    cg.emit_op("treshape", f"%{ramp.ssa} : {ramp.ty}", mask)
+    mask = ramp
+    if words.text != ramp.buf.text:  # [1, n] viewed [rows, cols] (a one-row row-major tile needs no view)
+        mask = cg.view_tile(ramp, words, None)
+        cg.emit_op("treshape", f"%{ramp.ssa} : {ramp.ty}", mask)
     cg.emit_op("tabs", f"%{mask.ssa} : {mask.ty}", mask)
-    one = _buffer(cg, _vec((rows, cols), t.buf.view), "write_one")
+    one = _buffer(cg, _vec((rows, cols), t.buf.view), "write_aux")
     cg.emit_op("texpands", f"%{cg.const(1, 'i32')} : i32", one)
     cg.emit_op("tmin", f"%{mask.ssa} : {mask.ty}, %{one.ssa} : {one.ty}", mask)
     cg.emit_op("tadds", f"%{mask.ssa}, %{cg.const(-1, 'i32')} : {mask.ty}, i32", mask)
@@ -109,23 +118,29 @@ def _as_words(cg: KernelCodegen, t: Tile) -> Tile:
     return words
 
 
-def _broadcast(cg: KernelCodegen, e: Expr, value: Tile) -> None:
-    """``value`` filled with the scalar ``e``, or with element 0 of the one-element tile ``e`` (a read the
-    kernel loaded, see :mod:`pypto.passes._kernel_writes`) through an all-zero index ``tgather``."""
+def _value_bits(cg: KernelCodegen, e: Expr, out: Tile) -> Tile:
+    """An ``i32`` tile shaped like ``out`` holding the bits of the written value in every element: the
+    scalar ``e`` broadcast (``texpands``), or element 0 of the one-element tile ``e`` (a read the kernel
+    loaded, see :mod:`pypto.passes._kernel_writes`), viewed as ``i32``, through an all-zero index
+    ``tgather`` (whose index shares the ``1`` tile of :func:`_mask`)."""
+    shape, view = (out.buf.rows, out.buf.cols), out.buf.view
     src = cg.env.get(e) if isinstance(e, Var) else None
     if not isinstance(src, Tile):
+        value = _buffer(cg, _vec(shape, view, out.buf.dtype), "write_value")
         ty = value.buf.dtype.mlir
         cg.emit_op("texpands", f"%{cg.scalar_operand(e, ty)} : {ty}", value)
-        return
-    if value.buf.view.blayout is not TileLayout.row_major or src.buf.dtype is not value.buf.dtype:
-        raise cg.error(f"tile.write of a tensor element into a {value.buf.dtype.value} "
-                       f"{value.buf.view.blayout.value} tile: the element is broadcast with pto.tgather, which "
+        return _as_words(cg, value)
+    if view.blayout is not TileLayout.row_major or src.buf.dtype is not out.buf.dtype:
+        raise cg.error(f"tile.write of a tensor element into a {out.buf.dtype.value} "
+                       f"{view.blayout.value} tile: the element is broadcast with pto.tgather, which "
                        "takes row-major tiles of one dtype", hint="read the element in the orchestration and "
                                                                   "pass it as a pl.Scalar argument")
-    zero = _buffer(cg, _vec((value.buf.rows, value.buf.cols), TileView()), "write_index")
+    words, bits = _as_words(cg, src), _buffer(cg, _vec(shape, view), "write_value")
+    zero = _buffer(cg, _vec(shape, view), "write_aux")
     cg.emit_op("texpands", f"%{cg.const(0, 'i32')} : i32", zero)
-    cg.op(f"pto.tgather ins(%{src.ssa} : {src.ty}, %{zero.ssa} : {zero.ty}) outs(%{value.ssa} : {value.ty})")
-    cg.written.add(value.ssa)
+    cg.op(f"pto.tgather ins(%{words.ssa} : {words.ty}, %{zero.ssa} : {zero.ty}) outs(%{bits.ssa} : {bits.ty})")
+    cg.written.add(bits.ssa)
+    return bits
 
 
 def tile_write(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
@@ -135,9 +150,8 @@ def tile_write(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     out = cg.def_tile(dst) if dst is not None else src
     cg.copy(src, out)
     mask = _mask(cg, out, _position(cg, out, c.args[1]))
-    value = _buffer(cg, _vec((out.buf.rows, out.buf.cols), out.buf.view, out.buf.dtype), "write_value")
-    _broadcast(cg, c.args[2], value)
-    bits, vbits = _as_words(cg, out), _as_words(cg, value)
+    vbits = _value_bits(cg, c.args[2], out)
+    bits = _as_words(cg, out)
     cg.emit_op("txor", f"%{bits.ssa}, %{vbits.ssa} : {bits.ty}, {vbits.ty}", vbits)
     cg.emit_op("tand", f"%{vbits.ssa}, %{mask.ssa} : {vbits.ty}, {mask.ty}", vbits)
     cg.emit_op("txor", f"%{bits.ssa}, %{vbits.ssa} : {bits.ty}, {vbits.ty}", bits)

@@ -17,10 +17,10 @@ from pypto.errors import UnsupportedFeatureError
 from pypto.ir.enums import CUBE_SPACES, MemorySpace
 from pypto.ir.expr import Call, Var
 from pypto.ir.function import Function
-from pypto.ir.ops.registry import op_of
+from pypto.ir.ops.registry import op_of, written_index
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ReturnStmt, Stmt, WhileStmt, flatten
 from pypto.ir.types import TensorType, TileType, Type
-from pypto.passes._util import bound_vars, calls_in, follow, free_vars, iter_stmts
+from pypto.passes._util import bound_vars, calls_in, defined_vars, follow, free_vars, iter_stmts
 
 CUBE, VECTOR = "cube", "vector"
 OTHER = {CUBE: VECTOR, VECTOR: CUBE}
@@ -198,3 +198,14 @@ class Analysis:
     @property
     def n_stages(self) -> int:
         return len(self.stage_cores)
+
+
+def last_writes(stmts: list[Stmt], tiles: set[Var]) -> dict[Var, int]:
+    """Each of ``tiles`` -> the position of the last statement of ``stmts`` that defines it or writes into
+    it in place (a call's written operand, in a loop or an if included)."""
+    last: dict[Var, int] = {}
+    for i, s in enumerate(stmts):
+        hit = set(defined_vars(s)) & tiles
+        hit |= {c.args[k] for c in calls_in(s) if (k := written_index(c)) is not None and c.args[k] in tiles}
+        last.update(dict.fromkeys(hit, i))
+    return last

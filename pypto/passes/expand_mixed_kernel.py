@@ -41,7 +41,7 @@ from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, ReturnStmt, Stmt, seq
 from pypto.ir.types import Dim, ScalarType, TensorType, TileType
 from pypto.ir.visitor import substitute
 from pypto.passes._barrier_split import SEGMENT, BarrierAnalysis, has_barrier
-from pypto.passes._mixed_split import CUBE, VECTOR, Analysis, core_of, stmt_cores
+from pypto.passes._mixed_split import CUBE, VECTOR, Analysis, core_of, last_writes, stmt_cores
 from pypto.passes._rewrite import (
     assign_of,
     call_function,
@@ -241,18 +241,21 @@ class _Splitter:
 
 def _interleave(loads: list[AssignStmt], stmts: list[Stmt], stores: dict[Var, Stmt]) -> list[Stmt]:
     """Each incoming tile is loaded right before its first use and each outgoing one stored right after
-    its definition, so tiles that cross stages one after another can share a buffer."""
+    its definition, so tiles that cross stages one after another can share a buffer; a tile written in
+    place later (``pl.write(t, idx, v)``, which binds no new value) is stored after its last such write."""
+    last = last_writes(stmts, set(stores))
     pending = list(loads)
     out: list[Stmt] = []
-    for s in stmts:
+    for i, s in enumerate(stmts):
         uses = set(used_vars(s))
         out += [ld for ld in pending if ld.var in uses]
         pending = [ld for ld in pending if ld.var not in uses]
         out.append(s)
-        defined = set(defined_vars(s))
-        out += [st for v, st in stores.items() if v in defined]
-        stores = {v: st for v, st in stores.items() if v not in defined}
+        done = {v for v in stores if last.get(v) == i}
+        out += [st for v, st in stores.items() if v in done]
+        stores = {v: st for v, st in stores.items() if v not in done}
     return pending + out + list(stores.values())
+
 
 
 def _noop_move(s: Stmt) -> tuple[Var, Call] | None:
