@@ -47,6 +47,7 @@ from pypto.passes._rewrite import (
     call_function,
     create_tensor,
     drop_unused,
+    emit,
     expand_stmts,
     fresh_vars,
     ints,
@@ -285,15 +286,11 @@ def _vec_assemble(stmts: list[Stmt]) -> list[Stmt]:
         span, window_load = s.span, tgt[1]
         load = make_call("tile.load", list(window_load.args), {**window_load.kwargs, "target_memory": MemorySpace.Vec},
                          span=window_load.span)
-        window = Var(f"{base_name(tgt[0].name)}_vec", load.result_type, span=window_load.span)
+        window = emit(out, f"{base_name(tgt[0].name)}_vec", load, window_load.span)
         block = asm[1].args[1]
-        out.append(AssignStmt(window, load, span=window_load.span))
         if tile_space(block) is not MemorySpace.Vec:
             move = make_call("tile.move", [block], {"target_memory": MemorySpace.Vec}, span=span)
-            moved = Var(f"{base_name(block.name) if isinstance(block, Var) else 'block'}_vec", move.result_type,
-                        span=span)
-            out.append(AssignStmt(moved, move, span=span))
-            block = moved
+            block = emit(out, f"{base_name(block.name) if isinstance(block, Var) else 'block'}_vec", move, span)
         ins = make_call("tile.assemble", [window, block, asm[1].args[2]], span=asm[1].span)
         out.append(AssignStmt(to_vec[0], ins, span=span))
     if len(out) == len(stmts):
@@ -416,10 +413,7 @@ class _CallRewriter:
         tup = Var(self.names(f"{k.func.name}_out"), kcall.result_type, span=span)
         stmts: list[Stmt] = [AssignStmt(tup, kcall, span=span)]
         for i, (r, n) in enumerate(zip(k.results, names, strict=True)):
-            item = TupleGetItem(tup, i, span=span)
-            var = Var(self.names(n), item.type, span=span)
-            stmts.append(AssignStmt(var, item, span=span))
-            env[r] = var
+            env[r] = emit(stmts, self.names(n), TupleGetItem(tup, i, span=span), span)
         return stmts
 
     def _results(self, an: Analysis, env: dict[Source, Expr]) -> list[Expr]:

@@ -14,7 +14,7 @@ from pypto.ir.ops.registry import get_op, make_call, op_of
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, Stmt, merge_sources
 from pypto.ir.types import TileType
-from pypto.passes._rewrite import expand_stmts
+from pypto.passes._rewrite import emit, expand_stmts
 from pypto.passes._util import base_name, iter_stmts, retype, tile_space
 from pypto.passes.base import Pass
 
@@ -39,17 +39,14 @@ def _moves(s: AssignStmt, call: Call) -> tuple[list[Stmt], Call]:
             # a vector tile as a cube operand: staged through Mat (ExpandMixedKernel turns the move into a
             # GM temp written by the vector stage and loaded into Mat by the cube stage)
             mat = make_call("tile.move", [a], {"target_memory": MemorySpace.Mat}, span=call.span)
-            staged = Var(f"{base_name(getattr(a, 'name', 't'))}_mat", mat.result_type, span=call.span)
-            pre.append(AssignStmt(staged, mat, span=s.span))
-            a, have = staged, MemorySpace.Mat
+            a = emit(pre, f"{base_name(getattr(a, 'name', 't'))}_mat", mat, s.span, call.span)
+            have = MemorySpace.Mat
         if have is not MemorySpace.Mat:  # an Acc operand too: a matmul result (no Acc->Mat move in 0.1.1)
             raise UserError(f"{call.op} operand {i} is in {have.value if have else 'no memory space'}; the cube "
                             f"reads operands from Mat via Left/Right (and a bias via the Bias table)", call.span,
                             hint="load the operand with target_memory=pl.Mem.Mat")
         move = make_call("tile.move", [a], {"target_memory": want}, span=call.span)
-        tmp = Var(f"{base_name(getattr(a, 'name', 't'))}_{MOVE_SUFFIX[want]}", move.result_type, span=call.span)
-        pre.append(AssignStmt(tmp, move, span=s.span))
-        args[first + i] = tmp
+        args[first + i] = emit(pre, f"{base_name(getattr(a, 'name', 't'))}_{MOVE_SUFFIX[want]}", move, s.span, call.span)
     return pre, dataclasses.replace(call, args=tuple(args))
 
 
