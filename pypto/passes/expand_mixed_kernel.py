@@ -356,9 +356,8 @@ def _unroll_mixed(s: Stmt) -> list[Stmt] | None:
                         BinaryExpr(BinOp.Add, s.start, ConstInt(k * step, dtype), dtype) for k in range(n)))
 
 
-def split_kernel(func: Function, blocks: int | None = None) -> tuple[list[StageKernel], Analysis]:
-    """The stage kernels of a mixed kernel (in execution order); ``blocks``: its pl.spmd block count."""
-    an = Analysis(func)
+def split_kernel(an: Analysis, blocks: int | Expr | None = None) -> tuple[list[StageKernel], Analysis]:
+    """The stage kernels of an analysed kernel (in execution order); ``blocks``: its pl.spmd block count."""
     sp = _Splitter(an, blocks)
     cross = sp.crossing()
     return [sp.build(k, cross) for k in range(an.n_stages)], an
@@ -447,10 +446,7 @@ def _split_barriers(program: Program) -> Program:
         if f.func_type not in (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV) or not has_barrier(f):
             funcs.append(f)
             continue
-        an = BarrierAnalysis(f)
-        sp = _Splitter(an, spmd_blocks(program, f.name))
-        cross = sp.crossing()
-        splits[f.name] = ([sp.build(k, cross) for k in range(an.n_stages)], an)
+        splits[f.name] = split_kernel(BarrierAnalysis(f), spmd_blocks(program, f.name))
         funcs.extend(k.func for k in splits[f.name][0])
     if not splits:
         return program
@@ -482,7 +478,7 @@ class ExpandMixedKernel(Pass):
             if len(cores) < 2:
                 funcs.append(f.with_(func_type=FunctionType.AIC if cores == {CUBE} else FunctionType.AIV))
                 continue
-            splits[f.name] = split_kernel(f, spmd_blocks(program, f.name))
+            splits[f.name] = split_kernel(Analysis(f), spmd_blocks(program, f.name))
             funcs.extend(k.func for k in splits[f.name][0])
         if not splits:
             return program if all(a is b for a, b in zip(funcs, program.functions, strict=True)) \

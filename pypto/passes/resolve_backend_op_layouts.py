@@ -113,8 +113,6 @@ def _transposed_load(s: AssignStmt, load: Call) -> list[AssignStmt]:
     return [*pre, AssignStmt(xt, tr, span=s.span), AssignStmt(var, new, span=s.span)]
 
 
-
-
 @dataclass(frozen=True)
 class ResolveBackendOpLayouts(Pass):
     """Lower ``tile.transpose_view`` of a Mat load into a load through the transposed GM view."""
