@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from pypto.errors import UserError
 from pypto.ir.enums import MemorySpace
-from pypto.ir.expr import Call, Expr, Var
+from pypto.ir.expr import Call, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import get_op, make_call, op_of
 from pypto.ir.properties import IRProperty
@@ -83,22 +83,15 @@ def _open_tiles(func: Function) -> dict[Var, TileType]:
     return new
 
 
-def _known_space(e: Expr, new: dict[Var, TileType]) -> MemorySpace | None:
-    return new[e].memory_space if isinstance(e, Var) and e in new else tile_space(e)
-
-
-def _open(v: Var, new: dict[Var, TileType]) -> bool:
-    return isinstance(v.var_type, TileType) and v.var_type.memory_space is None and v not in new
-
-
 def _carried_tiles(func: Function, new: dict[Var, TileType]) -> None:
     """Loop-carried tiles take the space of their init; loop/if results the space of what they carry."""
     for _ in range(4):  # nested loops/ifs settle in a few rounds
         changed = False
         for s in iter_stmts(func.body):
             for v, src in merge_sources(s):
-                space = _known_space(src, new)
-                if _open(v, new) and space is not None:
+                space = new[src].memory_space if isinstance(src, Var) and src in new else tile_space(src)
+                still_open = isinstance(v.var_type, TileType) and v.var_type.memory_space is None and v not in new
+                if still_open and space is not None:
                     new[v] = dataclasses.replace(v.var_type, memory_space=space)
                     changed = True
         if not changed:
