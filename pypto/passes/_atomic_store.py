@@ -20,7 +20,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, Stmt
 from pypto.ir.types import TileType
-from pypto.passes._rewrite import expand_stmts, ints, match, shaped
+from pypto.passes._rewrite import emit, expand_stmts, ints, match, shaped
 from pypto.passes._util import base_name, calls_in
 
 
@@ -67,19 +67,15 @@ def accumulate(target: Expr, tile: Expr, offsets: Expr, call: Call, out: list[St
     want = shaped(target).dtype
     if t.dtype is not want:
         cast = make_call("tile.cast", [tile], {"target_type": want, "mode": "rint"}, span=call.span)
-        tile = Var(f"{base_name(getattr(tile, 'name', 'v'))}__{want.value.lower()}", cast.result_type, span=call.span)
-        out.append(AssignStmt(tile, cast, span=call.span))
+        tile = emit(out, f"{base_name(getattr(tile, 'name', 'v'))}__{want.value.lower()}", cast, call.span)
     shape = ints(t.shape)
     view = t.view if isinstance(t, TileType) else None
     valid = ints(view.valid_shape) if view is not None and view.valid_shape is not None else shape
     name = base_name(getattr(target, "name", "out"))
     load = make_call("tile.load", [target, offsets, shape, valid], {"target_memory": MemorySpace.Vec},
                      span=call.span)
-    cur = Var(f"{name}__cur", load.result_type, span=call.span)
-    add = make_call("tile.add", [cur, tile], span=call.span)
-    total = Var(f"{name}__sum", add.result_type, span=call.span)
-    out += [AssignStmt(cur, load, span=call.span), AssignStmt(total, add, span=call.span)]
-    return total
+    cur = emit(out, f"{name}__cur", load, call.span)
+    return emit(out, f"{name}__sum", make_call("tile.add", [cur, tile], span=call.span), call.span)
 
 
 def _launch_blocks(name: str, program: Program) -> object | None:

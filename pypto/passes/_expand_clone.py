@@ -22,7 +22,7 @@ from pypto.ir.ops.registry import make_call
 from pypto.ir.ops.tensor_ops import expand_axis
 from pypto.ir.stmt import AssignStmt, EvalStmt, Stmt
 from pypto.ir.types import TensorType
-from pypto.passes._rewrite import ints
+from pypto.passes._rewrite import emit, ints
 from pypto.passes._util import base_name
 
 
@@ -34,10 +34,7 @@ class _Emit:
         self.name, self.span = name, span
 
     def __call__(self, op: str, args: list, **kw: object) -> Var:
-        call = make_call(op, args, kw, span=self.span)
-        var = Var(f"{self.name}__expand", call.result_type, span=self.span)
-        self.stmts.append(AssignStmt(var, call, span=self.span))
-        return var
+        return emit(self.stmts, f"{self.name}__expand", make_call(op, args, kw, span=self.span), self.span)
 
     def load(self, x: Expr, at: list, shape: list) -> Var:
         return self("tile.load", [x, ints(at), ints(shape), ints(shape)], target_memory=MemorySpace.Vec)

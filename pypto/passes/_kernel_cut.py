@@ -47,6 +47,7 @@ from pypto.passes._rewrite import (
     clone,
     create_tensor,
     elements,
+    emit,
     expand_stmts,
     fresh_vars,
     ints,
@@ -283,8 +284,7 @@ def _expand(call: Call, cuts: list[_Cut], keep: list[int]) -> tuple[list[Stmt], 
             pre.append(create)
             bufs.append(buf)
         head_call = call_function(cut.head, [*(at[p] for p in cut.sources), *bufs], sp)
-        res = Var(f"{cut.head.name}_out", head_call.result_type, span=sp)
-        pre.append(AssignStmt(res, head_call, span=sp))
+        res = emit(pre, f"{cut.head.name}_out", head_call, sp)
         filled = [res] if len(bufs) == 1 else [TupleGetItem(res, i, span=sp) for i in range(len(bufs))]
         args = [*args, *filled]
         mapping: dict[Var, Expr] = dict(zip(cut.tail.params, args, strict=False))

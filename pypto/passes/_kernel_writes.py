@@ -16,7 +16,7 @@ from pypto.ir.expr import Call, Expr, MakeTuple, Var, as_int
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, EvalStmt, Stmt
 from pypto.ir.types import TensorType
-from pypto.passes._rewrite import ints
+from pypto.passes._rewrite import emit, ints
 from pypto.passes._util import base_name
 
 
@@ -90,8 +90,7 @@ def write(conv: _Converter, s: Stmt, value: Call) -> list[Stmt]:
     out: list[Stmt] = []
     if not isinstance(getattr(v, "type", None), TensorType) and v not in conv.renames.values():
         fill = make_call("tile.full", [ints([1] * t.rank), v], {"dtype": t.dtype}, span=value.span)
-        v = Var(f"{base_name(getattr(dst, 'name', 'write'))}__value", fill.result_type, span=value.span)
-        out.append(AssignStmt(v, fill, span=value.span))
+        v = emit(out, f"{base_name(getattr(dst, 'name', 'write'))}__value", fill, value.span)
     store = make_call("tile.store", [v, _listed(pos), dst], span=value.span)
     out.append(AssignStmt(s.var, store, span=s.span) if isinstance(s, AssignStmt) else EvalStmt(store, span=s.span))
     return out

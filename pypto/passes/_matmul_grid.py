@@ -15,7 +15,7 @@ from pypto.ir.types import ScalarType
 from pypto.passes._index import iadd
 from pypto.passes._matmul_fit import Tiling, spans
 from pypto.passes._matmul_operand import MatmulOperand, int_tuple
-from pypto.passes._rewrite import clone, elements
+from pypto.passes._rewrite import clone, elements, emit
 from pypto.passes._util import base_name
 from pypto.span import Span
 
@@ -70,8 +70,7 @@ class Builder:
         stmts, va, vb = self._block(mi, ni, ConstInt(0, span=sp), "k0", (m, n, k))
         first = make_call("tile.matmul_acc", [acc_in, va, vb], {}, span=sp) if acc_in is not None \
             else self._first(va, vb, ni, n, stmts)
-        acc = Var(name, first.result_type, span=sp)
-        stmts.append(AssignStmt(acc, first, span=sp))
+        acc = emit(stmts, name, first, sp)
         if full > 1:
             ko = Var("ko", _INDEX, span=sp)
             carry = IterArg(f"{name}_iter", acc.var_type, span=sp)

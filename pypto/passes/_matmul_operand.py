@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call, ConstInt, Expr, MakeTuple, Var, as_int
 from pypto.ir.ops.registry import make_call
-from pypto.ir.stmt import AssignStmt, Stmt
+from pypto.ir.stmt import Stmt
 from pypto.ir.types import TensorType, TileType
 from pypto.passes._index import iadd
+from pypto.passes._rewrite import emit
 from pypto.span import Span
 
 
@@ -56,12 +57,10 @@ class MatmulOperand:
         ext = [*(1 for _ in self.lead), *shape]
         call = make_call("tile.load", [self.tensor, int_tuple(offs, span), int_tuple(ext, span),
                                        int_tuple(ext, span)], dict(self.load.kwargs), span=span)
-        v = Var(name + ("_nat" if self.trans else ""), call.result_type, span=span)
-        stmts: list[Stmt] = [AssignStmt(v, call, span=span)]
+        stmts: list[Stmt] = []
+        v = emit(stmts, name + ("_nat" if self.trans else ""), call, span)
         if self.trans:
-            view = make_call("tile.transpose_view", [v], span=span)
-            v = Var(name, view.result_type, span=span)
-            stmts.append(AssignStmt(v, view, span=span))
+            v = emit(stmts, name, make_call("tile.transpose_view", [v], span=span), span)
         return stmts, v
 
 

@@ -28,7 +28,7 @@ from pypto.ir.function import Function
 from pypto.ir.ops.registry import make_call
 from pypto.ir.ops.sort_ops import MULTI_LIST, MULTI_LIST_HINT
 from pypto.ir.stmt import AssignStmt, EvalStmt, Stmt, flatten
-from pypto.passes._rewrite import expand_stmts, ints, match, shaped
+from pypto.passes._rewrite import emit, expand_stmts, ints, match, shaped
 from pypto.passes._util import base_name, iter_stmts
 
 LOWEST = -3.4028234663852886e38  # the lowest finite f32
@@ -51,12 +51,10 @@ def _expand(s: Stmt, call: Call) -> list[Stmt]:
     assert isinstance(width, int)  # the registry takes equal [1, L] rows only
     name = base_name(s.var.name)
     fill = make_call("tensor.full", [ints([1, 4 * width]), ConstFloat(LOWEST)], {"dtype": DataType.FP32}, span=sp)
-    row = Var(f"{name}_lists", fill.type, span=sp)
-    out: list[Stmt] = [AssignStmt(row, fill, span=sp)]
+    out: list[Stmt] = []
+    row = emit(out, f"{name}_lists", fill, sp)
     for i, part in enumerate(call.args):
-        put = make_call("tensor.assemble", [row, part, ints([0, i * width])], span=sp)
-        row = Var(f"{name}_lists", put.type, span=sp)
-        out.append(AssignStmt(row, put, span=sp))
+        row = emit(out, f"{name}_lists", make_call("tensor.assemble", [row, part, ints([0, i * width])], span=sp), sp)
     out.append(EvalStmt(make_call("system.syncall", [], {"core_type": "aiv_only"}, span=sp), span=sp))
     merge = make_call(OP, [row], {"block_len": width}, span=sp)
     merged = Var(f"{name}_merged", merge.type, span=sp)

@@ -37,7 +37,7 @@ from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, WhileStmt, flatten
 from pypto.ir.types import ScalarType, TensorType, TileType
 from pypto.passes._index import iadd
 from pypto.passes._kernel_reads import is_read, write_values, written_tensors
-from pypto.passes._rewrite import call_in, elements, expand_stmts, ints, match, shaped
+from pypto.passes._rewrite import call_in, elements, emit, expand_stmts, ints, match, shaped
 from pypto.passes._util import iter_stmts, var_use_counts
 
 
@@ -164,10 +164,8 @@ def _broadcast(use: AssignStmt, tile: Var) -> list[Stmt]:
     if rows != 1:
         zero = ConstFloat(0.0) if dtype.is_float else ConstInt(0)
         base = make_call(f"{ns}.full", [ints([rows, 1]), zero], {"dtype": dtype}, span=sp)
-        zeros = Var(f"{tile.name}_rows0", base.type, span=sp)
-        spread = make_call(f"{ns}.col_expand", [zeros, tile], span=sp)
-        col = Var(f"{tile.name}_rows", spread.type, span=sp)
-        out = [AssignStmt(zeros, base, span=sp), AssignStmt(col, spread, span=sp)]
+        zeros = emit(out, f"{tile.name}_rows0", base, sp)
+        col = emit(out, f"{tile.name}_rows", make_call(f"{ns}.col_expand", [zeros, tile], span=sp), sp)
     row = make_call(form, [v.args[0], col], span=sp)
     return [*out, dataclasses.replace(use, value=row)]
 

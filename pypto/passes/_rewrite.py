@@ -71,6 +71,14 @@ def create_tensor(name: str, t: TensorType, span: Span, **kwargs: Any) -> tuple[
     return var, AssignStmt(var, create, span=span)
 
 
+def emit(out: list[Stmt], name: str, value: Expr, span: Span, var_span: Span | None = None) -> Var:
+    """A fresh Var ``name`` (located at ``var_span``, else ``span``) for ``value``; ``name = value`` goes
+    at the end of ``out``."""
+    var = Var(name, value.type, span=span if var_span is None else var_span)
+    out.append(AssignStmt(var, value, span=span))
+    return var
+
+
 def assign_of(node: object, op: str | Collection[str] | None = None) -> tuple[Var, Call] | None:
     """``(var, call)`` for ``var = call`` where ``match(call, op)``; None for anything else."""
     if not isinstance(node, AssignStmt):

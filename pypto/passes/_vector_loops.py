@@ -34,7 +34,7 @@ from pypto.ir.ops.registry import make_call, op_of
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, InCoreScopeStmt, Stmt, flatten, seq
 from pypto.ir.types import ScalarType, TensorType
 from pypto.ir.visitor import IRMutator
-from pypto.passes._rewrite import elements, ints, match
+from pypto.passes._rewrite import elements, emit, ints, match
 from pypto.passes._util import iter_stmts, jumps, map_blocks, used_vars, var_use_counts
 
 _TILE_OP = {BinOp.Add: "add", BinOp.Sub: "sub", BinOp.Mul: "mul", BinOp.FloatDiv: "div",
@@ -60,8 +60,7 @@ class _Rows:
     reads_local: bool = False
 
     def bind(self, name: str, call: Call, row: bool = True) -> Var:
-        var = Var(name, call.type, span=call.span)
-        self.out.append(AssignStmt(var, call, span=call.span))
+        var = emit(self.out, name, call, call.span)
         if row:
             self.row_set.add(var)
         return var

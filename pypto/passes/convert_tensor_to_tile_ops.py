@@ -46,7 +46,7 @@ from pypto.passes._kernel_reads import write_values
 from pypto.passes._merge_lists import merge_lists
 from pypto.passes._mscatter import expand_mscatters
 from pypto.passes._peel import peel_first_iterations
-from pypto.passes._rewrite import assigns_of, drop_defs, load_whole, match, shaped
+from pypto.passes._rewrite import assigns_of, drop_defs, emit, load_whole, match, shaped
 from pypto.passes._util import base_name, calls_in, iter_stmts, trailing_yield, var_use_counts
 from pypto.passes.base import Pass
 
@@ -76,11 +76,8 @@ class _Converter:
             raise _window_error(self.windows[e][1])
         if e in self.tiles:
             return self.tiles[e]
-        load = load_whole(e, space, e.span)
-        tile = Var(f"{base_name(e.name)}__tile", load.result_type, span=e.span)
-        out.append(AssignStmt(tile, load, span=e.span))
-        self.tiles[e] = tile
-        return tile
+        self.tiles[e] = emit(out, f"{base_name(e.name)}__tile", load_whole(e, space, e.span), e.span)
+        return self.tiles[e]
 
     def block(self, body: Stmt) -> Stmt:
         """Convert a body in program order, outer statements first, so a carried tensor whose value
@@ -220,9 +217,7 @@ class _Converter:
             if not kwargs.get(flag) or i >= len(args) or not isinstance(args[i], Var):
                 continue
             view = make_call("tile.transpose_view", [args[i]], span=value.span)
-            tv = Var(f"{base_name(args[i].name)}__t", view.result_type, span=value.span)
-            out.append(AssignStmt(tv, view, span=value.span))
-            args[i] = tv
+            args[i] = emit(out, f"{base_name(args[i].name)}__t", view, value.span)
             kwargs[flag] = False
         return kwargs
 
@@ -268,10 +263,9 @@ class _Converter:
         atomic = {"atomic": AtomicType.Add} if value.kwargs.get("atomic") == AtomicType.Add else {}
         store = make_call("tile.store", [tile, offsets, target], atomic, span=value.span)  # see _atomic_store
         name = s.var.name if isinstance(s, AssignStmt) else getattr(target, "name", "out")
-        result = Var(f"{base_name(name)}__tile", store.result_type, span=s.span)
+        result = emit(out, f"{base_name(name)}__tile", store, s.span)
         if isinstance(s, AssignStmt):
             self.renames[s.var] = result  # later writes into the same tensor chain on the store result
-        out.append(AssignStmt(result, store, span=s.span))
         return out
 
     def slice_(self, s: Stmt, value: Call) -> list[Stmt]:

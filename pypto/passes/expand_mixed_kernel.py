@@ -47,6 +47,7 @@ from pypto.passes._rewrite import (
     call_function,
     create_tensor,
     drop_unused,
+    emit,
     expand_stmts,
     fresh_vars,
     ints,
@@ -288,15 +289,11 @@ def _vec_assemble(stmts: list[Stmt]) -> list[Stmt]:
         span, window_load = s.span, tgt[1]
         load = make_call("tile.load", list(window_load.args), {**window_load.kwargs, "target_memory": MemorySpace.Vec},
                          span=window_load.span)
-        window = Var(f"{base_name(tgt[0].name)}_vec", load.result_type, span=window_load.span)
+        window = emit(out, f"{base_name(tgt[0].name)}_vec", load, window_load.span)
         block = asm[1].args[1]
-        out.append(AssignStmt(window, load, span=window_load.span))
         if tile_space(block) is not MemorySpace.Vec:
             move = make_call("tile.move", [block], {"target_memory": MemorySpace.Vec}, span=span)
-            moved = Var(f"{base_name(block.name) if isinstance(block, Var) else 'block'}_vec", move.result_type,
-                        span=span)
-            out.append(AssignStmt(moved, move, span=span))
-            block = moved
+            block = emit(out, f"{base_name(block.name) if isinstance(block, Var) else 'block'}_vec", move, span)
         ins = make_call("tile.assemble", [window, block, asm[1].args[2]], span=asm[1].span)
         out.append(AssignStmt(to_vec[0], ins, span=span))
     if len(out) == len(stmts):
@@ -362,9 +359,8 @@ def _unroll_mixed(s: Stmt) -> list[Stmt] | None:
                         BinaryExpr(BinOp.Add, s.start, ConstInt(k * step, dtype), dtype) for k in range(n)))
 
 
-def split_kernel(func: Function, blocks: int | None = None) -> tuple[list[StageKernel], Analysis]:
-    """The stage kernels of a mixed kernel (in execution order); ``blocks``: its pl.spmd block count."""
-    an = Analysis(func)
+def split_kernel(an: Analysis, blocks: int | Expr | None = None) -> tuple[list[StageKernel], Analysis]:
+    """The stage kernels of an analysed kernel (in execution order); ``blocks``: its pl.spmd block count."""
     sp = _Splitter(an, blocks)
     cross = sp.crossing()
     return [sp.build(k, cross) for k in range(an.n_stages)], an
@@ -419,10 +415,7 @@ class _CallRewriter:
         tup = Var(self.names(f"{k.func.name}_out"), kcall.result_type, span=span)
         stmts: list[Stmt] = [AssignStmt(tup, kcall, span=span)]
         for i, (r, n) in enumerate(zip(k.results, names, strict=True)):
-            item = TupleGetItem(tup, i, span=span)
-            var = Var(self.names(n), item.type, span=span)
-            stmts.append(AssignStmt(var, item, span=span))
-            env[r] = var
+            env[r] = emit(stmts, self.names(n), TupleGetItem(tup, i, span=span), span)
         return stmts
 
     def _results(self, an: Analysis, env: dict[Source, Expr]) -> list[Expr]:
@@ -456,10 +449,7 @@ def _split_barriers(program: Program) -> Program:
         if f.func_type not in (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV) or not has_barrier(f):
             funcs.append(f)
             continue
-        an = BarrierAnalysis(f)
-        sp = _Splitter(an, spmd_blocks(program, f.name))
-        cross = sp.crossing()
-        splits[f.name] = ([sp.build(k, cross) for k in range(an.n_stages)], an)
+        splits[f.name] = split_kernel(BarrierAnalysis(f), spmd_blocks(program, f.name))
         funcs.extend(k.func for k in splits[f.name][0])
     if not splits:
         return program
@@ -491,7 +481,7 @@ class ExpandMixedKernel(Pass):
             if len(cores) < 2:
                 funcs.append(f.with_(func_type=FunctionType.AIC if cores == {CUBE} else FunctionType.AIV))
                 continue
-            splits[f.name] = split_kernel(f, spmd_blocks(program, f.name))
+            splits[f.name] = split_kernel(Analysis(f), spmd_blocks(program, f.name))
             funcs.extend(k.func for k in splits[f.name][0])
         if not splits:
             return program if all(a is b for a, b in zip(funcs, program.functions, strict=True)) \

@@ -5,12 +5,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from pypto.ir.expr import Call, Expr, Var
+from pypto.ir.expr import Call, Expr
 from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, Stmt, YieldStmt
 from pypto.ir.visitor import IRMutator
-from pypto.passes._rewrite import expand_stmts
+from pypto.passes._rewrite import emit, expand_stmts
 from pypto.passes._util import NameGen
 from pypto.passes.base import Pass
 
@@ -24,9 +24,7 @@ class _Hoist(IRMutator):
 
     def visit_Call(self, call: Call) -> Expr:  # noqa: N802
         new = self.generic_visit(call)
-        tmp = Var(self.names("t"), new.result_type, span=call.span)
-        self.pre.append(AssignStmt(tmp, new, span=call.span))
-        return tmp
+        return emit(self.pre, self.names("t"), new, call.span)
 
     def args_of(self, call: Call) -> Call:
         return self.generic_visit(call)

@@ -8,13 +8,13 @@ from dataclasses import dataclass
 
 from pypto.errors import UserError
 from pypto.ir.enums import MemorySpace
-from pypto.ir.expr import Call, Expr, Var
+from pypto.ir.expr import Call, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import get_op, make_call, op_of
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, Stmt, merge_sources
 from pypto.ir.types import TileType
-from pypto.passes._rewrite import expand_stmts
+from pypto.passes._rewrite import emit, expand_stmts
 from pypto.passes._util import base_name, iter_stmts, retype, tile_space
 from pypto.passes.base import Pass
 
@@ -39,17 +39,14 @@ def _moves(s: AssignStmt, call: Call) -> tuple[list[Stmt], Call]:
             # a vector tile as a cube operand: staged through Mat (ExpandMixedKernel turns the move into a
             # GM temp written by the vector stage and loaded into Mat by the cube stage)
             mat = make_call("tile.move", [a], {"target_memory": MemorySpace.Mat}, span=call.span)
-            staged = Var(f"{base_name(getattr(a, 'name', 't'))}_mat", mat.result_type, span=call.span)
-            pre.append(AssignStmt(staged, mat, span=s.span))
-            a, have = staged, MemorySpace.Mat
+            a = emit(pre, f"{base_name(getattr(a, 'name', 't'))}_mat", mat, s.span, call.span)
+            have = MemorySpace.Mat
         if have is not MemorySpace.Mat:  # an Acc operand too: a matmul result (no Acc->Mat move in 0.1.1)
             raise UserError(f"{call.op} operand {i} is in {have.value if have else 'no memory space'}; the cube "
                             f"reads operands from Mat via Left/Right (and a bias via the Bias table)", call.span,
                             hint="load the operand with target_memory=pl.Mem.Mat")
         move = make_call("tile.move", [a], {"target_memory": want}, span=call.span)
-        tmp = Var(f"{base_name(getattr(a, 'name', 't'))}_{MOVE_SUFFIX[want]}", move.result_type, span=call.span)
-        pre.append(AssignStmt(tmp, move, span=s.span))
-        args[first + i] = tmp
+        args[first + i] = emit(pre, f"{base_name(getattr(a, 'name', 't'))}_{MOVE_SUFFIX[want]}", move, s.span, call.span)
     return pre, dataclasses.replace(call, args=tuple(args))
 
 
@@ -86,22 +83,15 @@ def _open_tiles(func: Function) -> dict[Var, TileType]:
     return new
 
 
-def _known_space(e: Expr, new: dict[Var, TileType]) -> MemorySpace | None:
-    return new[e].memory_space if isinstance(e, Var) and e in new else tile_space(e)
-
-
-def _open(v: Var, new: dict[Var, TileType]) -> bool:
-    return isinstance(v.var_type, TileType) and v.var_type.memory_space is None and v not in new
-
-
 def _carried_tiles(func: Function, new: dict[Var, TileType]) -> None:
     """Loop-carried tiles take the space of their init; loop/if results the space of what they carry."""
     for _ in range(4):  # nested loops/ifs settle in a few rounds
         changed = False
         for s in iter_stmts(func.body):
             for v, src in merge_sources(s):
-                space = _known_space(src, new)
-                if _open(v, new) and space is not None:
+                space = new[src].memory_space if isinstance(src, Var) and src in new else tile_space(src)
+                still_open = isinstance(v.var_type, TileType) and v.var_type.memory_space is None and v not in new
+                if still_open and space is not None:
                     new[v] = dataclasses.replace(v.var_type, memory_space=space)
                     changed = True
         if not changed:

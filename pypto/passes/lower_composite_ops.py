@@ -18,7 +18,7 @@ from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, YieldStmt, flatten, seq
 from pypto.ir.types import TensorType, TileType
 from pypto.passes._index import iadd
-from pypto.passes._rewrite import drop_defs, match
+from pypto.passes._rewrite import drop_defs, emit, match
 from pypto.passes._util import iter_stmts, map_blocks, refs, substitute_typed, var_use_counts
 from pypto.passes.base import Pass
 
@@ -65,9 +65,7 @@ def _rewrite(loop: ForStmt, c: _Carry, creates: set[Var]) -> tuple[list[Stmt], F
     pre: list[Stmt] = []
     if init not in creates:  # a tile.create has no defined bytes to store
         first = make_call("tile.store", [init, offs0, tensor], dict(st.kwargs), span=sp)
-        t0 = Var(c.store.var.name, first.result_type, span=sp)
-        pre.append(AssignStmt(t0, first, span=sp))
-        tensor = t0
+        tensor = emit(pre, c.store.var.name, first, sp)
     ttype = c.store.var.var_type
     assert isinstance(ttype, TensorType)
     tia = IterArg(f"{c.store.var.name}_iter", ttype, span=sp)

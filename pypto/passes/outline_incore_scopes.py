@@ -32,7 +32,7 @@ from pypto.ir.stmt import (
 )
 from pypto.ir.types import ScalarType, TensorType, TupleType, UnknownType
 from pypto.ir.visitor import substitute
-from pypto.passes._rewrite import call_function, create_tensor, expand_stmts, ints, match
+from pypto.passes._rewrite import call_function, create_tensor, emit, expand_stmts, ints, match
 from pypto.passes._util import base_name, defined_vars, follow, free_vars, iter_stmts, map_blocks, used_vars
 from pypto.passes.base import Pass
 
@@ -173,9 +173,8 @@ class _Outliner:
             buf, create = create_tensor(self._fresh_name(f"{base_name(v.name)}_buf"), t, v.span,
                                         layout=TensorLayout.ND)
             write = make_call("tensor.assemble", [buf, v, ints((0,) * len(t.shape))], span=v.span)
-            done = Var(self._fresh_name(f"{base_name(v.name)}_out"), write.result_type, span=v.span)
             creates.append(create)
-            writes.append(AssignStmt(done, write, span=v.span))
+            done = emit(writes, self._fresh_name(f"{base_name(v.name)}_out"), write, v.span)
             pairs.append((v, done))
         return dataclasses.replace(scope, body=seq([*flatten(scope.body), *writes])), creates, pairs
 

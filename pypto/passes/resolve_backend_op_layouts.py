@@ -113,8 +113,6 @@ def _transposed_load(s: AssignStmt, load: Call) -> list[AssignStmt]:
     return [*pre, AssignStmt(xt, tr, span=s.span), AssignStmt(var, new, span=s.span)]
 
 
-
-
 @dataclass(frozen=True)
 class ResolveBackendOpLayouts(Pass):
     """Lower ``tile.transpose_view`` of a Mat load into a load through the transposed GM view."""
@@ -135,8 +133,10 @@ class ResolveBackendOpLayouts(Pass):
         def transpose_view(s: Stmt, view: Call) -> list[Stmt] | None:
             if not isinstance(s, AssignStmt):
                 return None
-            if _vector_tile(view, loads):
-                return [AssignStmt(s.var, _vector_transpose(view), span=s.span)]
+            if _vector_tile(view, loads):  # pto.ttrans: a transposed copy
+                zero, one = (ConstInt(i, span=view.span) for i in (0, 1))
+                return [AssignStmt(s.var, make_call("tile.transpose", [view.args[0], zero, one], {}, span=view.span),
+                                   span=s.span)]
             new = _transposed_load(s, _source_load(view, loads))
             if new[-1].var is not s.var:
                 renamed[s.var] = new[-1].var
@@ -146,11 +146,6 @@ class ResolveBackendOpLayouts(Pass):
         if renamed:
             func = func.with_(body=substitute_typed(func.body, renamed))
         return _drop_unused_loads(func, {v for v, c in loads.items() if any(c is src for src in sources)})
-
-
-def _vector_transpose(view: Call) -> Call:
-    zero, one = (ConstInt(i, span=view.span) for i in (0, 1))
-    return make_call("tile.transpose", [view.args[0], zero, one], {}, span=view.span)
 
 
 def _drop_unused_loads(func: Function, candidates: set[Var]) -> Function:
