@@ -24,7 +24,7 @@ def test_op_package_names_are_pl_ops_and_work_in_a_dsl_body() -> None:
     with pytest.raises(AttributeError):
         op.Tensor  # noqa: B018  (a type, not an op)
     with pytest.raises(UnsupportedFeatureError, match="ptoas 0.1.1"):
-        op.fmod()
+        op.cmp()
 
     @pl.function
     def f(x: pl.Tensor[[16, 16], pl.FP32]) -> pl.Tensor[[16, 16], pl.FP32]:
