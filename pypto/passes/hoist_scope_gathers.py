@@ -28,7 +28,18 @@ from pypto.ir.dtypes import DataType
 from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, MakeTuple, UnaryExpr, UnOp, Var, as_int
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
-from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, InCoreScopeStmt, ScopeStmt, SeqStmts, Stmt, flatten, seq
+from pypto.ir.stmt import (
+    AssignStmt,
+    ForStmt,
+    IfStmt,
+    InCoreScopeStmt,
+    ScopeStmt,
+    SeqStmts,
+    SpmdScopeStmt,
+    Stmt,
+    flatten,
+    seq,
+)
 from pypto.ir.types import ScalarType, TensorType
 from pypto.passes._util import iter_stmts, used_vars
 from pypto.passes.base import Pass
@@ -56,8 +67,7 @@ def _scalar_work(s: AssignStmt) -> bool:
     """A scalar statement whose calls are only tensor reads (it may run in the orchestration)."""
     if not isinstance(s.var.type, ScalarType):
         return False
-    calls = [c for c in _calls(s.value)]
-    return all(c.op in _SCALAR_CALLS for c in calls)
+    return all(c.op in _SCALAR_CALLS for c in _calls(s.value))
 
 
 def _calls(e: object) -> list[Call]:
@@ -199,7 +209,7 @@ def _nested(s: Stmt, in_scope: bool) -> Stmt:
         return dataclasses.replace(s, then_body=seq(_block(flatten(s.then_body), in_scope), s.span),
                                    else_body=other)
     if isinstance(s, ScopeStmt):
-        return dataclasses.replace(s, body=seq(_block(flatten(s.body), in_scope or isinstance(s, InCoreScopeStmt)),
+        return dataclasses.replace(s, body=seq(_block(flatten(s.body), in_scope or isinstance(s, (InCoreScopeStmt, SpmdScopeStmt))),
                                                s.span))
     return s
 
