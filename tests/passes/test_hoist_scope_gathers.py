@@ -187,3 +187,23 @@ def test_type_rules_name_the_bad_operand() -> None:
 def test_tile_gather_row_stays_a_refusal() -> None:
     with pytest.raises(UnsupportedFeatureError, match="pl.tile.gather_row is not supported"):
         pl.tile.gather_row()
+
+
+def test_torch_rendering_of_the_gathers_matches(torch) -> None:
+    from pypto.debug import torch_codegen
+
+    src = _pool(torch, 64, 16, torch.float32)
+    ns: dict = {}
+    exec(torch_codegen(_RowRuns), ns)  # noqa: S102
+    out = torch.zeros(32, 16)
+    ns["main"](src, torch.tensor([7, 25], dtype=torch.int32), out)
+    want = src[32:64].clone()
+    want[25:32] = src[:7]
+    torch.testing.assert_close(out, want + 1)
+    pool = _pool(torch, 64, 64, torch.float16)
+    idx, bt = torch.tensor([(5 * i + 2) % 64 for i in range(16)], dtype=torch.int32), torch.tensor([2, 3, 0, 1], dtype=torch.int32)
+    ns = {}
+    exec(torch_codegen(_PagedMat), ns)  # noqa: S102
+    out = torch.zeros(16, 64)
+    ns["main"](pool, idx, bt, torch.eye(16, dtype=torch.float16), out)
+    torch.testing.assert_close(out, _paged(torch, pool, idx, bt, 16, 64).float())
