@@ -112,7 +112,7 @@ def _split(scope: InCoreScopeStmt) -> tuple[list[Stmt], list[Stmt]]:
 def _scope(stmts: list[Stmt], like: InCoreScopeStmt | None, span: Span) -> InCoreScopeStmt:
     if like is None:
         return InCoreScopeStmt(seq(stmts, span), span=span)
-    return dataclasses.replace(like, body=seq(stmts, span), task_var=None, deps=(), span=span)
+    return dataclasses.replace(like, body=seq(stmts, span), task_var=None, dumps=(), span=span)
 
 
 def _row_copy(s: AssignStmt, call: Call, like: InCoreScopeStmt | None) -> list[Stmt]:
