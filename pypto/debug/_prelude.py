@@ -409,6 +409,26 @@ def _scatter_update(base, index, src):
     return out
 
 
+def _gather_row(acc, src, dst, off, shapes, valid=None):
+    """The ``valid`` (default ``shapes``) window of ``src`` at ``off`` written into ``acc`` at ``dst``."""
+    r, c = (int(v) for v in (valid if valid is not None else shapes))
+    out = acc.clone()
+    d0, d1, s0, s1 = (int(v) for v in (*dst, *off))
+    out[d0:d0 + r, d1:d1 + c] = src[s0:s0 + r, s1:s1 + c]
+    return out
+
+
+def _paged_gather(src, indices, table, block_size, size, rows, col_off=0):
+    """Row i = src[table[l // block_size] * block_size + l % block_size, col_off:col_off + size], l = indices[i]."""
+    out = torch.zeros(rows, size, dtype=src.dtype)
+    flat, pages = indices.reshape(-1).long(), table.reshape(-1).long()
+    for i in range(min(rows, flat.numel())):
+        logical = int(flat[i])
+        phys = int(pages[logical // block_size]) * block_size + logical % block_size
+        out[i] = src[phys, col_off:col_off + size]
+    return out
+
+
 def _mscatter(out, src, idx):
     """out.flat[idx[r, c]] = src[r, c], in place (a store into GM)."""
     out.view(-1)[idx.reshape(-1).long()] = src.reshape(-1).to(out.dtype)

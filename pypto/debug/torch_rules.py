@@ -250,6 +250,10 @@ def _register_extra() -> None:
         "tile.prelu": lambda em, c: f"_prelu({em.arg(c, 0)}, {em.arg(c, 1)})",
         "tile.extract": lambda em, c: f"_extract({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)}, {em.arg(c, 3)})",
         "tile.fillpad_inplace": _fillpad,
+        "tensor.gather_row": lambda em, c: "_gather_row(" + ", ".join(em.arg(c, i) for i in range(6)) + ")",
+        "tensor.paged_gather": lambda em, c: (f"_paged_gather({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)}, "
+                                              f"{em.kw(c, 'block_size')}, {em.kw(c, 'size')}, "
+                                              f"{em.kw(c, 'max_indices')}, {em.kw(c, 'col_off', 0)})"),
         "array.create": _array_create,
         "array.get_element": lambda em, c: f"{em.arg(c, 0)}[int({em.arg(c, 1)})]",
         "array.update_element": lambda em, c: f"_array_set({em.arg(c, 0)}, {em.arg(c, 1)}, {em.arg(c, 2)})",

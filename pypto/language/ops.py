@@ -71,7 +71,7 @@ comm = OpNamespace("comm")  # built-in comm tasks of a split distributed kernel,
 _TILE_CONVENIENT = frozenset({"load"})
 # upstream spellings of existing ops
 _ALIASES = {"tile": {"create_tile": "tile.create", "arange": "tile.ci", "gather_mask": "tile.gather"},
-            "tensor": {"create_tensor": "tensor.create", "arange": "tensor.ci"}}
+            "tensor": {"create_tensor": "tensor.create", "arange": "tensor.ci", "create_l1": "tensor.create"}}
 
 PROMOTED: dict[str, str] = {
     "load": "tile.load", "store": "tile.store", "move": "tile.move", "create_tile": "tile.create",
@@ -79,7 +79,8 @@ PROMOTED: dict[str, str] = {
     "dim": "tensor.dim", "get_block_idx": "tile.get_block_idx", "get_block_num": "tile.get_block_num",
     "get_subblock_idx": "tile.get_subblock_idx", "addc": "tile.addc", "subc": "tile.subc", "addsc": "tile.addsc",
     "subsc": "tile.subsc", "prelu": "tile.prelu", "arange": "tensor.ci", "batch_matmul": "tile.batch_matmul",
-    "expand_clone": "tensor.expand_clone", "reinterpret_view": "tile.reinterpret_view", "mscatter": "tile.mscatter",
+    "expand_clone": "tensor.expand_clone", "gather_row": "tensor.gather_row", "paged_gather": "tensor.paged_gather",
+    "create_l1": "tensor.create", "reinterpret_view": "tile.reinterpret_view", "mscatter": "tile.mscatter",
     **PIPE_OPS,
 }
 

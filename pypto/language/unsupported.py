@@ -35,8 +35,8 @@ _REASONS: dict[str, tuple[str, str]] = {
     "gather_x": (_NO_INSN + " for this gather/scatter form", "index on the host or in the orchestration"),
     "lrelu": ("ptoas 0.1.1 accepts pto.tlrelu but aborts while lowering it",
               "write pl.maximum(x, pl.muls(x, alpha)) for 0 < alpha < 1"),
-    "create_l1": ("pypto's ptoas 0.1.1 codegen places L1 (Mat) tiles itself",
-                  "load into pl.Mem.Mat with pl.load(..., target_memory=pl.Mem.Mat)"),
+    "gather_row": ("ptoas 0.1.1 has no sub-tile view to load a GM row into a slot of a tile",
+                   "use the tensor form pl.gather_row on a pl.create_l1 accumulator at the top of the pl.at region"),
     "cmp": ("ptoas 0.1.1 accepts pto.tcmp but lowers it to 'TCMP(pto::CmpMode::EQ)' without operands or mode "
             "(a miscompile), so no predicate mask can be produced", "compute the comparison on the host, or "
             "build it from pl.maximum / pl.minimum / pl.relu arithmetic"),
@@ -66,17 +66,15 @@ _REASONS: dict[str, tuple[str, str]] = {
 
 _OPS_BOTH = {  # names missing from pl, pl.tile and pl.tensor alike
     "random": "random",
-    "part_mul": "part_mul",
-    "gather_row": "gather_x", "cmp": "cmp",
+    "part_mul": "part_mul", "cmp": "cmp",
 }
 _OPS_TILE_AND_PL = {
     "gemv": "gemv", "gemv_acc": "gemv", "gemv_bias": "gemv", "matmul_mx": "mx", "matmul_mx_acc": "mx",
     "matmul_mx_bias": "mx", "tri": "tri", "lrelu": "lrelu", "cmps": "cmp",
     "sel": "codegen", "sels": "codegen", "gatherb": "codegen", "mgather": "codegen",
-    "aiv_shard": "split_aiv", "aic_gather": "split_aiv",
+    "aiv_shard": "split_aiv", "aic_gather": "split_aiv", "gather_row": "gather_row",
 }
-_OPS_TENSOR_AND_PL = {"paged_gather": "gather_x", "create_l1": "create_l1",
-                      "no_dep": "no_dep", "dump_tag": "dump_tag"}
+_OPS_TENSOR_AND_PL = {"no_dep": "no_dep", "dump_tag": "dump_tag"}
 _SYSTEM = {
     **{n: "sync" for n in ("sync_src", "sync_dst", "sync_set", "sync_wait", "set_ffts", "bar_v", "bar_m",
                            "bar_all", "fence", "cacheinvalid", "task_invalid")},

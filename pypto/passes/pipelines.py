@@ -6,7 +6,7 @@ from __future__ import annotations
 from pypto.ir.options import MemoryPlanner, OptimizationStrategy
 
 DEFAULT: tuple[str, ...] = (
-    "InlineFunctions", "UnrollLoops", "CtrlFlowTransform", "ConvertToSSA", "Simplify",
+    "InlineFunctions", "HoistScopeGathers", "UnrollLoops", "CtrlFlowTransform", "ConvertToSSA", "Simplify",
     "NormalizeStmtStructure", "FlattenCallExpr", "OutlineHierarchyScopes", "OutlineIncoreScopes",
     "GatherCarriedReads", "HoistKernelReads", "LiftReadLoops", "OutlineClusterScopes", "ConvertTensorToTileOps", "OptimizeOrchTensors", "LowerCompositeOps",
     "FlattenTileNdTo2D", "LegalizeTileCast", "AutoTileMatmulL0", "CanonicalizeTileSlice",
@@ -23,7 +23,10 @@ DEFAULT: tuple[str, ...] = (
 
 # Slots upstream does not have: ptoas 0.1.1 has no scalar load from GM, so kernel reads of tensor
 # scalars move to the orchestration right after outlining.
-OWN_SLOTS: frozenset[str] = frozenset({"GatherCarriedReads", "HoistKernelReads", "LiftReadLoops"})
+# ptoas 0.1.1 has no sub-tile view either, so row gathers into an on-chip operand become GM copies
+# in front of the kernel (HoistScopeGathers).
+OWN_SLOTS: frozenset[str] = frozenset({"HoistScopeGathers", "GatherCarriedReads", "HoistKernelReads",
+                                       "LiftReadLoops"})
 
 # Passes a memory planner removes from the pipeline (the planner does that work instead).
 PLANNER_DROPS: dict[MemoryPlanner, frozenset[str]] = {
@@ -35,7 +38,7 @@ PLANNER_DROPS: dict[MemoryPlanner, frozenset[str]] = {
 
 def pass_names(strategy: OptimizationStrategy = OptimizationStrategy.Default,
                planner: MemoryPlanner = MemoryPlanner.PYPTO) -> tuple[str, ...]:
-    """The pass names of ``strategy`` under ``planner`` (52 / 51 / 50 for PYPTO / DSA_RP / PTOAS)."""
+    """The pass names of ``strategy`` under ``planner`` (53 / 52 / 51 for PYPTO / DSA_RP / PTOAS)."""
     if not isinstance(strategy, OptimizationStrategy) or strategy is not OptimizationStrategy.Default:
         raise ValueError(f"Unsupported optimization strategy: {strategy}")
     drops = PLANNER_DROPS[planner]

@@ -14,20 +14,21 @@ from pypto.passes.pipelines import DEFAULT, OWN_SLOTS, pass_names
 
 
 def test_default_pipeline_has_49_upstream_names_in_order_and_our_slots():
-    assert len(DEFAULT) == 52 and OWN_SLOTS < set(DEFAULT)
+    assert len(DEFAULT) == 53 and OWN_SLOTS < set(DEFAULT)
     upstream = [n for n in DEFAULT if n not in OWN_SLOTS]
     assert len(upstream) == 49
     assert upstream[0] == "InlineFunctions" and upstream[3] == "ConvertToSSA"
     assert upstream[8] == "OutlineIncoreScopes" and upstream[21] == "ExpandMixedKernel"
     assert upstream[44] == "Simplify" and upstream[48] == "MaterializeValidShapeSymbols"
-    assert DEFAULT[8:12] == ("OutlineIncoreScopes", "GatherCarriedReads", "HoistKernelReads", "LiftReadLoops")
+    assert DEFAULT[1] == "HoistScopeGathers"
+    assert DEFAULT[9:13] == ("OutlineIncoreScopes", "GatherCarriedReads", "HoistKernelReads", "LiftReadLoops")
     assert all(name in REGISTRY for name in DEFAULT)
 
 
 @pytest.mark.parametrize(("planner", "count", "missing"), [
-    (MemoryPlanner.PYPTO, 52, set()),
-    (MemoryPlanner.DSA_RP, 51, {"MemoryReuse"}),
-    (MemoryPlanner.PTOAS, 50, {"MemoryReuse", "AllocateMemoryAddr"}),
+    (MemoryPlanner.PYPTO, 53, set()),
+    (MemoryPlanner.DSA_RP, 52, {"MemoryReuse"}),
+    (MemoryPlanner.PTOAS, 51, {"MemoryReuse", "AllocateMemoryAddr"}),
 ])
 def test_pass_counts_per_planner(planner, count, missing):
     with PassContext(memory_planner=planner):
