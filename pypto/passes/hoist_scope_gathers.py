@@ -27,7 +27,7 @@ from pypto.errors import UnsupportedFeatureError
 from pypto.ir.dtypes import DataType
 from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, MakeTuple, UnaryExpr, UnOp, Var, as_int
 from pypto.ir.function import Function, Program
-from pypto.ir.ops.registry import make_call
+from pypto.ir.ops.registry import make_call, op_of
 from pypto.ir.stmt import (
     AssignStmt,
     ForStmt,
@@ -41,18 +41,18 @@ from pypto.ir.stmt import (
     seq,
 )
 from pypto.ir.types import ScalarType, TensorType
+from pypto.passes._rewrite import match
 from pypto.passes._util import iter_stmts, used_vars
 from pypto.passes.base import Pass
 from pypto.span import Span
 
-GATHERS = ("tensor.gather_row", "tensor.paged_gather")
-_SCALAR_CALLS = frozenset({"tensor.read", "tensor.dim"})
 _NEWER = "the ptoas release upstream PyPTO targets (with pto.subview slots and scalar GM loads), not 0.1.1"
 
 
 def _gather(s: Stmt) -> Call | None:
-    v = s.value if isinstance(s, AssignStmt) else None
-    return v if isinstance(v, Call) and v.op in GATHERS else None
+    v = match(s) if isinstance(s, AssignStmt) else None
+    op = op_of(v)
+    return v if op is not None and op.row_gather else None
 
 
 def _refuse(call: Call, why: str, hint: str) -> UnsupportedFeatureError:
@@ -67,7 +67,13 @@ def _scalar_work(s: AssignStmt) -> bool:
     """A scalar statement whose calls are only tensor reads (it may run in the orchestration)."""
     if not isinstance(s.var.type, ScalarType):
         return False
-    return all(c.op in _SCALAR_CALLS for c in _calls(s.value))
+    return all(_tensor_query(c) for c in _calls(s.value))
+
+
+def _tensor_query(c: Call) -> bool:
+    """A read of a tensor's element or dim (``tensor.read``, ``tensor.dim``): an access op that writes nothing."""
+    op = op_of(c)
+    return op is not None and op.namespace == "tensor" and op.category == "access" and op.writes is None
 
 
 def _calls(e: object) -> list[Call]:

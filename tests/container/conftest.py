@@ -7,6 +7,7 @@ without them they are skipped (never failed), so the plain ``pytest -q`` run nee
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,40 @@ def sim_image(engine: Any, settings: Settings) -> Any:
     except ToolchainError:
         pytest.skip(f"no sim image for toolchain {settings.toolchain}; build it with: "
                     f"{build_command('sim', settings.toolchain)}")
+
+
+# sha256 over the package's Python sources (relative path + bytes), printed by the image's own interpreter
+_SOURCE_DIGEST = """
+import hashlib, pathlib, pypto
+root = pathlib.Path(pypto.__file__).parent
+h = hashlib.sha256()
+for p in sorted(root.rglob("*.py")):
+    h.update(p.relative_to(root).as_posix().encode() + b"\\0" + p.read_bytes())
+print(h.hexdigest())
+"""
+
+
+@pytest.fixture(scope="session")
+def same_source_image(engine: Any, sim_image: Any) -> Any:
+    """The sim image, when its pypto is this tree's: tests that compare its output with the host's need it.
+
+    An image built from an older checkout (a developer's engine keeps it) would differ for that reason alone;
+    such a test is skipped with the command that rebuilds the image.
+    """
+    import pypto
+
+    root = Path(pypto.__file__).parent
+    here = hashlib.sha256()
+    for p in sorted(root.rglob("*.py")):
+        here.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes())
+    ref = sim_image.tags[0] if sim_image.tags else sim_image.id
+    inside = engine.containers.run(ref, ["-c", _SOURCE_DIGEST], entrypoint="python", remove=True)
+    if inside.decode().strip() != here.hexdigest():
+        from pypto.toolchain.settings import resolve_settings
+
+        pytest.skip(f"the sim image {ref} carries another pypto than this tree; rebuild it with: "
+                    f"{build_command('sim', resolve_settings(platform='a2a3sim').toolchain)}")
+    return sim_image
 
 
 @pytest.fixture

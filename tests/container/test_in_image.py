@@ -129,13 +129,13 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize("emit_loc", ["false", "true"], ids=["no-loc", "loc"])
-def test_compile_in_image_matches_host(engine: Any, sim_image: Any, tmp_path: Path, emit_loc: str) -> None:
+def test_compile_in_image_matches_host(engine: Any, same_source_image: Any, tmp_path: Path, emit_loc: str) -> None:
     """`pypto compile --in-container` writes the same bytes as the host compile, loc paths included."""
     src = tmp_path / "src"
     kernel = _example_tree(src)
     target = f"{kernel.relative_to(src)}::add"
     cli = [sys.executable, "-c", "import sys; from pypto.cli.main import main; sys.exit(main())"]
-    env = {**os.environ, "PYPTO_CONTAINER_IMAGE": _ref(sim_image), "PYPTO_PLATFORM": "a2a3sim",
+    env = {**os.environ, "PYPTO_CONTAINER_IMAGE": _ref(same_source_image), "PYPTO_PLATFORM": "a2a3sim",
            "PYPTO_EMIT_PTO_LOC": emit_loc}
     host = subprocess.run([*cli, "compile", target, *SHAPES, "-o", str(tmp_path / "host")], cwd=src, env=env,
                           capture_output=True, text=True)

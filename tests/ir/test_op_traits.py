@@ -16,7 +16,7 @@ PKG = Path(__file__).resolve().parents[2] / "pypto"
 
 def test_written_operands_are_named_by_the_registry():
     assert ops_where(lambda op: op.writes) == {"tile.store", "tile.write", "tensor.write", "tensor.assemble", "tensor.expand_clone",
-                                                  "tile.mscatter"}
+                                                  "tile.mscatter", "tensor.gather_row"}
     assert get_op("tile.store").writes_index == 2
     assert get_op("tensor.assemble").writes_index == 0
 

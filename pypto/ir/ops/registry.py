@@ -45,6 +45,8 @@ class OpDef:
       signed or unsigned (loads, stores, moves, views, broadcasts, wrapping add/sub/mul, bitwise ops,
       left shifts, ``ci``). An unsigned type ptoas 0.1.1 has no tiles of (UINT16) is carried in its signed
       twin through these ops only; any other op on it is a located refusal.
+    * ``row_gather``: a GM row gather into a tensor (``tensor.gather_row``, ``tensor.paged_gather``) that
+      ptoas 0.1.1 cannot run inside a kernel; HoistScopeGathers runs it as copy tasks before the kernel.
     """
 
     name: str
@@ -64,6 +66,7 @@ class OpDef:
     in_place: bool = True
     keeps_operands: bool = False
     signless: bool = False
+    row_gather: bool = False
 
     @property
     def namespace(self) -> str:

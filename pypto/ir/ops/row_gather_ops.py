@@ -74,8 +74,8 @@ def _paged_gather(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
 
 register(OpDef("tensor.gather_row", ("acc", "src", "dst_offset", "src_offset", "shapes", "valid_shape?"),
                _gather_row, {"transpose": False}, category="memory", positional_kwargs=("transpose",),
-               writes="acc", effect=True))
+               writes="acc", effect=True, row_gather=True))
 register(OpDef("tensor.paged_gather", ("src", "indices", "block_table"), _paged_gather,
                {"block_size": None, "size": None, "max_indices": None, "space": MemorySpace.Mat, "col_off": 0,
                 "is_trans": False, "is_b_matrix": False}, category="memory",
-               positional_kwargs=("block_size", "size", "max_indices")))
+               positional_kwargs=("block_size", "size", "max_indices"), row_gather=True))
