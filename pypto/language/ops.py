@@ -80,6 +80,7 @@ PROMOTED: dict[str, str] = {
     "get_subblock_idx": "tile.get_subblock_idx", "addc": "tile.addc", "subc": "tile.subc", "addsc": "tile.addsc",
     "subsc": "tile.subsc", "prelu": "tile.prelu", "arange": "tensor.ci", "batch_matmul": "tile.batch_matmul",
     "expand_clone": "tensor.expand_clone", "reinterpret_view": "tile.reinterpret_view", "mscatter": "tile.mscatter",
+    "random": "tensor.random",
     **PIPE_OPS,
 }
 
