@@ -254,6 +254,29 @@ def _ci(start, shape, dtype, descending):
     return row.reshape(shape).to(dtype)
 
 
+def _random(seeds, shape, valid, dtype, rounds):
+    """Philox-4x32 words in TRANDOM's element order (see pypto.passes._random), on int64 (products wrap)."""
+    m = 0xFFFFFFFF
+    rows, cols = (int(s) for s in shape)
+    vcols = int(valid[1]) if valid else cols
+    r, c = torch.arange(rows).reshape(-1, 1), torch.arange(cols).reshape(1, -1)
+    carry = (c & 63) + (r * -(-vcols // 256) + (c >> 8)) * (cols // 4)
+    x = []
+    for w in seeds[2:]:
+        total = carry + (int(w) & m)
+        x.append(total & m)
+        carry = total >> 32
+    k0, k1 = int(seeds[0]) & m, int(seeds[1]) & m
+    for _ in range(int(rounds)):
+        p0, p1 = x[0] * 0xD2511F53, x[2] * 0xCD9E8D57
+        x = [((p1 >> 32) & m) ^ x[1] ^ k0, p1 & m, ((p0 >> 32) & m) ^ x[3] ^ k1, p0 & m]
+        k0, k1 = (k0 + 0x9E3779B9) & m, (k1 + 0xBB67AE85) & m
+    q = (c >> 6) & 3
+    out = torch.where(q == 0, x[0], torch.where(q == 1, x[1], torch.where(q == 2, x[2], x[3])))
+    out = (out - ((out >> 31) << 32)).to(torch.int32)
+    return _mark_valid(out if dtype == torch.int32 else out.view(dtype), valid)
+
+
 def _part(a, b, kind):
     """Where both operands are valid apply the op, where one is valid copy it; the result covers both."""
     va = _valid_of(a, None) or list(a.shape)

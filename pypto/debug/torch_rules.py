@@ -189,6 +189,16 @@ def _ci(em: _Emitter, c: Call) -> str:
             f"{bool(em.kw(c, 'descending'))})")
 
 
+def _random(em: _Emitter, c: Call) -> str:
+    seeds = ", ".join(em.arg(c, i) for i in range(6))
+    from pypto.ir.ops.random_ops import valid_dims
+
+    valid = valid_dims(c.kwargs.get("valid_shape"))
+    valid_text = repr(list(valid)) if valid is not None else "None"
+    return (f"_random([{seeds}], {em.arg(c, 6)}, {valid_text}, {_out_dtype(c)}, "
+            f"{int(c.kwargs.get('rounds', 10))})")
+
+
 def _array_create(em: _Emitter, c: Call) -> str:
     from pypto.ir.dtypes import DataType
 
@@ -243,6 +253,7 @@ def _register_extra() -> None:
         for kind in ("add", "max", "min"):
             RULES[f"{ns}.part_{kind}"] = lambda em, c, kind=kind: f"_part({em.arg(c, 0)}, {em.arg(c, 1)}, {kind!r})"
         RULES[f"{ns}.ci"] = _ci
+        RULES[f"{ns}.random"] = _random
         RULES[f"{ns}.xors"] = lambda em, c: f"_xors({em.arg(c, 0)}, {em.arg(c, 1)})"
     for op, text in _TERNARY.items():
         RULES[f"tile.{op}"] = _ternary(text)

@@ -81,6 +81,7 @@ PROMOTED: dict[str, str] = {
     "subsc": "tile.subsc", "prelu": "tile.prelu", "arange": "tensor.ci", "batch_matmul": "tile.batch_matmul",
     "expand_clone": "tensor.expand_clone", "gather_row": "tensor.gather_row", "paged_gather": "tensor.paged_gather",
     "create_l1": "tensor.create", "reinterpret_view": "tile.reinterpret_view", "mscatter": "tile.mscatter",
+    "random": "tensor.random",
     **PIPE_OPS,
 }
 

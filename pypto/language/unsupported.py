@@ -27,7 +27,6 @@ _REASONS: dict[str, tuple[str, str]] = {
     "mx": ("ptoas 0.1.1 cannot lower MX (scaled fp8/fp4) matmuls", "use pl.matmul on f16 operands"),
     "batch": ("ptoas 0.1.1 has no batched matmul", "loop over the batch with pl.range and call pl.matmul"),
     "tri": (_NO_INSN + " (ttri)", "build the mask on the host and load it"),
-    "random": (_NO_INSN + " (trandom)", "generate random data on the host"),
     "part_mul": (_NO_INSN + " (tpartmul)", "use pl.mul on equally shaped tiles"),
     "views": ("pypto reinterprets tiles only (pl.tile.reinterpret_view, a pto.treshape); a GM tensor view "
               "of another dtype needs a typed view ptoas 0.1.1 does not have",
@@ -65,7 +64,6 @@ _REASONS: dict[str, tuple[str, str]] = {
 }
 
 _OPS_BOTH = {  # names missing from pl, pl.tile and pl.tensor alike
-    "random": "random",
     "part_mul": "part_mul", "cmp": "cmp",
 }
 _OPS_TILE_AND_PL = {

@@ -46,6 +46,7 @@ from pypto.passes._kernel_reads import write_values
 from pypto.passes._merge_lists import merge_lists
 from pypto.passes._mscatter import expand_mscatters
 from pypto.passes._peel import peel_first_iterations
+from pypto.passes._random import expand_randoms
 from pypto.passes._rewrite import assigns_of, drop_defs, emit, load_whole, match, shaped
 from pypto.passes._util import base_name, calls_in, iter_stmts, trailing_yield, var_use_counts
 from pypto.passes.base import Pass
@@ -179,7 +180,7 @@ class _Converter:
 
     def rule(self, short: str, cube: bool) -> Callable[[Stmt, Call], list[Stmt]] | None:
         """The conversion of ``tensor.<short>``: a rule of its own, else elementwise or cube compute."""
-        rules = {"assemble": self.assemble, "slice": self.slice_, "ci": self.ci, "create": self.create,
+        rules = {"assemble": self.assemble, "slice": self.slice_, "ci": self.ci, "random": self.ci, "create": self.create,
                  "gather": self.gather, "dim": self.dim, "full": self.create, "read": self.read,
                  "write": lambda s, v: _kernel_writes.write(self, s, v),
                  "expand_clone": lambda s, v: _expand_clone.expand_clone(self.tiles, s, v),
@@ -251,7 +252,8 @@ class _Converter:
 
     def ci(self, s: Stmt, value: Call) -> list[Stmt]:
         assert isinstance(s, AssignStmt)
-        return [self.bind(s, make_call("tile.ci", list(value.args), value.kwargs, span=value.span))]
+        op = f"tile.{_op(value).short}"  # tensor.ci / tensor.random: the same op on a Vec tile
+        return [self.bind(s, make_call(op, list(value.args), value.kwargs, span=value.span))]
 
     def assemble(self, s: Stmt, value: Call) -> list[Stmt]:
         copied = _kernel_writes.created_tile_assemble(self, s, value)  # t[:, :] or t[:, a:b] = v of a created tile
@@ -489,7 +491,7 @@ class ConvertTensorToTileOps(Pass):
     def run_function(self, func: Function, program: Program) -> Function:
         if not func.is_incore:
             return func
-        return expand_atomic_stores(expand_mscatters(self._convert(merge_lists(func))), program)
+        return expand_atomic_stores(expand_randoms(expand_mscatters(self._convert(merge_lists(func)))), program)
 
     def _convert(self, func: Function) -> Function:
         func = carry_acc_windows(func)

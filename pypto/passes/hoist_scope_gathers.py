@@ -22,6 +22,7 @@ is a located UnsupportedFeatureError.
 from __future__ import annotations
 
 import dataclasses
+from typing import TypeGuard
 
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.dtypes import DataType
@@ -93,11 +94,10 @@ def _calls(e: object) -> list[Call]:
     return out
 
 
-def _movable(s: Stmt) -> bool:
+def _movable(s: Stmt) -> TypeGuard[AssignStmt]:
     if not isinstance(s, AssignStmt):
         return False
-    v = s.value
-    return _gather(s) is not None or (isinstance(v, Call) and v.op == "tensor.create") or _scalar_work(s)
+    return _gather(s) is not None or match(s, "tensor.create") is not None or _scalar_work(s)
 
 
 def _split(scope: InCoreScopeStmt) -> tuple[list[Stmt], list[Stmt]]:
@@ -109,7 +109,7 @@ def _split(scope: InCoreScopeStmt) -> tuple[list[Stmt], list[Stmt]]:
     for k, s in enumerate(body):
         if not _movable(s) or any(u in inner and u not in moved for u in used_vars(s.value)):
             break
-        moved.add(s.var)  # type: ignore[attr-defined]
+        moved.add(s.var)
         if _gather(s) is not None:
             last = k
     return body[:last + 1], body[last + 1:]

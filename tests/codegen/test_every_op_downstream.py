@@ -47,6 +47,7 @@ def _recipes() -> dict[str, tuple[str, tuple[int, int], str | None]]:
         "full": ("pl.tile.full([16, 64], {k}, dtype=pl.{dt})", (R, C), None),
         "create": ("pl.tile.create([16, 64], dtype=pl.{dt}, target_memory=pl.Mem.Vec)", (R, C), None),
         "ci": ("pl.tile.ci(3, [1, 64], dtype=pl.{dt})", _COL, None),
+        "random": ("pl.tile.random(1, 2, 3, 4, 5, 6, [16, 64], dtype=pl.{dt})", (R, C), None),
         "extract": ("pl.tile.extract(a, 4, 16, [8, 16], target_memory=pl.Mem.Vec)", (8, 16), None),
         "move": ("pl.tile.move(a, target_memory=pl.Mem.Vec)", (R, C), None),
         "reshape": ("pl.tile.reshape(cr, [64, 1])", (C, 1), None),

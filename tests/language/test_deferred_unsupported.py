@@ -20,7 +20,7 @@ SRC = """import pypto.language as pl
 class P:
     @pl.function(type=pl.FunctionType.InCore)
     def k(self, x: pl.Tensor[[16, 32], pl.UINT32], o: pl.Out[pl.Tensor[[16, 32], pl.UINT32]]) -> pl.Tensor[[16, 32], pl.UINT32]:
-        t: pl.Tile[[16, 32], pl.UINT32] = pl.tile.random(1, 2, 3, 4, 5, 6, [16, 32])
+        t: pl.Tile[[16, 32], pl.UINT32] = pl.tile.tri(1, 2, 3, 4, 5, 6, [16, 32])
         return pl.store(t, [0, 0], o)
 
     @pl.function(type=pl.FunctionType.Orchestration)
@@ -31,8 +31,8 @@ class P:
 
 
 def _check(err: UnsupportedFeatureError) -> None:
-    assert err.message.startswith("pl.tile.random is not supported by pypto with ptoas 0.1.1: ")
-    assert "trandom" in err.message and err.hint == "generate random data on the host"
+    assert err.message.startswith("pl.tile.tri is not supported by pypto with ptoas 0.1.1: ")
+    assert "ttri" in err.message and err.hint == "build the mask on the host and load it"
     assert (err.span.line, err.span.col) == (7, 43)
 
 
@@ -52,10 +52,10 @@ def test_the_program_defines_and_compiling_it_raises_the_located_error(tmp_path,
 def test_the_marker_prints_and_reparses_to_the_same_refusal(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     text = ir.python_print(pl.parse(SRC))
-    assert 'pl.system.unsupported(construct="pl.tile.random"' in text
+    assert 'pl.system.unsupported(construct="pl.tile.tri"' in text
     again = pl.parse(text)
     assert ir.python_print(again) == text
-    with pytest.raises(UnsupportedFeatureError, match="pl.tile.random is not supported"):
+    with pytest.raises(UnsupportedFeatureError, match="pl.tile.tri is not supported"):
         ir.compile(again, platform="a2a3sim")
 
 
@@ -75,12 +75,12 @@ def test_the_torch_rendering_of_the_function_raises(torch):
     from pypto.debug import torch_codegen
 
     text = torch_codegen(pl.parse(SRC))
-    assert "_unsupported(" in text and "pl.tile.random is not supported" in text
+    assert "_unsupported(" in text and "pl.tile.tri is not supported" in text
 
 
 def test_other_errors_and_standalone_functions_still_fail_at_definition():
     with pytest.raises(ParserTypeError):
-        pl.parse(SRC.replace("pl.tile.random(1, 2, 3, 4, 5, 6, [16, 32])", "pl.load(x, [0, 0])"))
-    with pytest.raises(UnsupportedFeatureError, match="pl.tile.random is not supported"):
+        pl.parse(SRC.replace("pl.tile.tri(1, 2, 3, 4, 5, 6, [16, 32])", "pl.load(x, [0, 0])"))
+    with pytest.raises(UnsupportedFeatureError, match="pl.tile.tri is not supported"):
         pl.parse(SRC.replace("@pl.program\nclass P:\n", "").replace("(self, ", "(")
                  .split("\n    @pl.function(type=pl.FunctionType.Orchestration)")[0].replace("\n    ", "\n"))

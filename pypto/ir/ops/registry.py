@@ -209,4 +209,4 @@ def _ensure_loaded() -> None:
     global _loaded
     if not _loaded:
         _loaded = True
-        from pypto.ir.ops import array_ops, comm_ops, elementwise_extra, pipe_ops, row_gather_ops, scatter_ops, sort_ops, system_ops, tensor_ops, tile_ops  # noqa: F401, I001  (registers on import)
+        from pypto.ir.ops import array_ops, comm_ops, elementwise_extra, pipe_ops, random_ops, row_gather_ops, scatter_ops, sort_ops, system_ops, tensor_ops, tile_ops  # noqa: F401, I001  (registers on import)
