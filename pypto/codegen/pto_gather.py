@@ -62,6 +62,18 @@ def _coordinate(cg: KernelCodegen, pos: Tile, flat: Tile, inner: int, extent: in
     cg.emit_op("tadd", f"%{flat.ssa}, %{part.ssa} : {flat.ty}, {part.ty}", flat)
 
 
+def _ramp(cg: KernelCodegen, rows: int, cols: int, prefix: str) -> Tile:
+    """An f32 ``[rows, cols]`` tile of the row-major positions ``0 .. rows * cols - 1`` (a ``tci`` ramp, exact
+    below 2**24); its scratch tiles are named ``<prefix>_ramp``, ``<prefix>_pos_i``, ``<prefix>_pos``."""
+    ramp = _vec(cg, (1, rows * cols), DataType.INT32, f"{prefix}_ramp")
+    cg.emit_op("tci", f"%{cg.const(0, 'i32')} : i32", ramp)
+    pos_i = _vec(cg, (rows, cols), DataType.INT32, f"{prefix}_pos_i")
+    cg.emit_op("treshape", f"%{ramp.ssa} : {ramp.ty}", pos_i)
+    pos = _vec(cg, (rows, cols), DataType.FP32, f"{prefix}_pos")
+    cg.emit_op("tcvt", f"%{pos_i.ssa} : {pos_i.ty}", pos, _RINT)
+    return pos
+
+
 def flat_positions(cg: KernelCodegen, idx: Tile, index_shape: tuple[int, ...], src_shape: tuple[int, ...],
                    pitch: int, d: int, col0: int = 0, dtype: DataType = DataType.INT32) -> Tile:
     """An i32 tile (the index's) of the flat buffer positions the index selects along axis ``d`` of a
@@ -69,12 +81,7 @@ def flat_positions(cg: KernelCodegen, idx: Tile, index_shape: tuple[int, ...], s
     INT16 for the 16-bit positions pto.tscatter wants with 16-bit data."""
     rows, cols = idx.buf.rows, idx.buf.cols
     strides = _strides(src_shape, pitch)
-    ramp = _vec(cg, (1, rows * cols), DataType.INT32, "gather_ramp")
-    cg.emit_op("tci", f"%{cg.const(0, 'i32')} : i32", ramp)
-    pos_i = _vec(cg, (rows, cols), DataType.INT32, "gather_pos_i")
-    cg.emit_op("treshape", f"%{ramp.ssa} : {ramp.ty}", pos_i)
-    pos = _vec(cg, (rows, cols), DataType.FP32, "gather_pos")
-    cg.emit_op("tcvt", f"%{pos_i.ssa} : {pos_i.ty}", pos, _RINT)
+    pos = _ramp(cg, rows, cols, "gather")
     flat = _vec(cg, (rows, cols), DataType.FP32, "gather_flat")
     cg.emit_op("tcvt", f"%{idx.ssa} : {idx.ty}", flat, _RINT)
     _scaled(cg, flat, strides[d])
@@ -109,12 +116,7 @@ def mask_positions(cg: KernelCodegen, rows: int, n: int, stride: int, phase: int
     """An i32 ``[rows, n]`` tile of the flat positions ``r * pitch + j * stride + phase`` (a mask-pattern
     gather of several rows): from a ``tci`` ramp ``p = r * n + j``, ``j = p % n`` and
     ``(p - j) / n * pitch + j * stride + phase`` in f32."""
-    ramp = _vec(cg, (1, rows * n), DataType.INT32, "mask_ramp")
-    cg.emit_op("tci", f"%{cg.const(0, 'i32')} : i32", ramp)
-    pos_i = _vec(cg, (rows, n), DataType.INT32, "mask_pos_i")
-    cg.emit_op("treshape", f"%{ramp.ssa} : {ramp.ty}", pos_i)
-    pos = _vec(cg, (rows, n), DataType.FP32, "mask_pos")
-    cg.emit_op("tcvt", f"%{pos_i.ssa} : {pos_i.ty}", pos, _RINT)
+    pos = _ramp(cg, rows, n, "mask")
     col = _vec(cg, (rows, n), DataType.FP32, "mask_col")
     cg.emit_op("trems", f"%{pos.ssa} : {pos.ty}, %{cg.const(n, 'f32')}", col)
     cg.emit_op("tsub", f"%{pos.ssa}, %{col.ssa} : {pos.ty}, {col.ty}", pos)
