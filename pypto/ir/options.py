@@ -54,7 +54,15 @@ class VerificationLevel(Enum):
 
 
 class MemoryPlanner(Enum):
-    """Who plans on-chip buffers: our passes, DSA with reuse penalties, or the assembler."""
+    """Who plans on-chip buffers: our passes, DSA with reuse penalties, or the assembler.
+
+    With ptoas 0.1.1 the assembler always places the tiles: ``pto.alloc_tile`` takes no address, and
+    each one gets bytes of its own (a bump allocation, no reuse by lifetime). PYPTO and DSA_RP decide
+    which tiles share one ``alloc_tile``; PTOAS (upstream: ptoas ``level2`` plans and reuses) emits one
+    ``alloc_tile`` per buffer where it is first used, MaterializeSemanticAliases still keeping a
+    loop-carried accumulator in one. A ``pl.MemRef(slots=N)`` buffer, upstream one ptoas multi-buffer
+    region under PTOAS, gets a tile per definition under every planner (see ``pypto.passes._slots``).
+    """
 
     __hash__ = object.__hash__  # members are singletons compared by identity: hash them in C
 
