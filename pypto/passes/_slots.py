@@ -131,8 +131,9 @@ def _own_assigns(stmt: Stmt | None) -> Iterator[AssignStmt]:
         yield from _own_assigns(stmt.body)
 
 
-def colive_slot_defs(body: Stmt | None) -> tuple[AssignStmt, AssignStmt, Stmt] | None:
-    """Two tile definitions in one loop body taking slots of the same multi-slot MemRef, and that loop.
+def colive_slot_defs(body: Stmt | None) -> tuple[AssignStmt, AssignStmt, Stmt, MemRef] | None:
+    """Two tile definitions in one loop body taking slots of the same multi-slot MemRef, that loop and the
+    second one's MemRef.
 
     Upstream's rule under the PTOAS planner: ptoas guards only the first slot of a multi-buffer region an
     iteration takes, so a second one is overwritten by the next iteration while it is still read.
@@ -146,6 +147,6 @@ def colive_slot_defs(body: Stmt | None) -> tuple[AssignStmt, AssignStmt, Stmt] |
             if mr is None or mr.slots < 2 or mr.slot is None:
                 continue
             if mr.base in seen:
-                return seen[mr.base], s, loop
+                return seen[mr.base], s, loop, mr
             seen[mr.base] = s
     return None

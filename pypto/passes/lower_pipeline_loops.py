@@ -176,8 +176,8 @@ def _refuse_colive_slots(func: Function) -> None:
     found = colive_slot_defs(func.body)
     if found is None:
         return
-    first, second, loop = found
-    base = first.var.var_type.memref.base  # type: ignore[attr-defined]
+    first, second, loop, memref = found
+    base = memref.base
     a, b = base_name(first.var.name), base_name(second.var.name)
     at = f" (line {loop.span.line})" if loop.span.is_known() else ""
     err = UnsupportedFeatureError(
