@@ -122,3 +122,10 @@ def test_one_declaration_under_two_names_is_refused():
 def test_alias_in_python_module_is_fine_when_only_one_name_is_used():
     assert ALIAS is PING  # the Python alias exists; the program above only ever names it PING
     assert {r.base for r in _memrefs(Rotating).values()} == {"RING", "PING"}
+
+
+def test_unnamed_single_buffer_declaration_is_named_after_its_variable():
+    src = _kernel("SCRATCH", "SCRATCH = pl.MemRef()")
+    refs = _memrefs(pl.parse(src))
+    assert (refs["t"].base, refs["t"].slots, refs["t"].slot) == ("SCRATCH", 1, None)
+    assert 'pl.MemRef("SCRATCH", pl.const(0, pl.INT64), 0)' in python_print(pl.parse(src))
