@@ -132,21 +132,24 @@ def _own_assigns(stmt: Stmt | None) -> Iterator[AssignStmt]:
 
 
 def colive_slot_defs(body: Stmt | None) -> tuple[AssignStmt, AssignStmt, Stmt, MemRef] | None:
-    """Two tile definitions in one loop body taking slots of the same multi-slot MemRef, that loop and the
-    second one's MemRef.
+    """Two tile definitions in one loop body taking slots of the same multi-slot MemRef, one of them by an
+    index still computed at run time; that loop and the second one's MemRef.
 
     Upstream's rule under the PTOAS planner: ptoas guards only the first slot of a multi-buffer region an
-    iteration takes, so a second one is overwritten by the next iteration while it is still read.
+    iteration takes, so a second one is overwritten by the next iteration while it is still read. Upstream
+    refuses two constant slots in one loop body too; here they pass, since a loop this pass has unrolled
+    holds exactly that (a program compiled again from its lowered form must not be refused).
     """
     for loop in iter_stmts(body):
         if not isinstance(loop, (ForStmt, WhileStmt)):
             continue
-        seen: dict[object, AssignStmt] = {}
+        seen: dict[object, list[AssignStmt]] = {}
         for s in _own_assigns(loop.body):
             mr = getattr(s.var.var_type, "memref", None)
             if mr is None or mr.slots < 2 or mr.slot is None:
                 continue
-            if mr.base in seen:
-                return seen[mr.base], s, loop, mr
-            seen[mr.base] = s
+            defs = seen.setdefault(mr.base, [])
+            defs.append(s)
+            if len(defs) > 1 and any(slot_memref(d.var) is not None for d in defs):
+                return defs[0], s, loop, mr
     return None

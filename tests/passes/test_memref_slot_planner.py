@@ -110,3 +110,16 @@ def test_dynamic_slot_leaving_the_buffer_is_a_located_error():
         lower(pl.parse(src))
     assert (ei.value.span.line, ei.value.span.col) == (10, 13)
     assert "0..1" in ei.value.hint
+
+
+def test_ptoas_compiles_its_own_lowered_form_again(tmp_path):
+    """The unrolled loop holds two constant slots of BUF; compiling the lowered program must not refuse it."""
+    lowered = lower(pl.parse(ONE_PER_ITERATION), memory_planner=MemoryPlanner.PTOAS)
+    assert len(_slots(_kernel(lowered))) == 2
+    ir.compile(lowered, memory_planner=MemoryPlanner.PTOAS, skip_ptoas=True, output_dir=tmp_path / "o")
+
+
+def test_ptoas_refuses_a_constant_and_a_rotating_slot_in_one_iteration(tmp_path):
+    src = COLIVE.replace("BUF[(i + 1) % 2]", "BUF[0]")
+    with pytest.raises(PartialCodegenError, match="'lo' and 'hi' take two slots of pl.MemRef 'BUF'"):
+        ir.compile(pl.parse(src), memory_planner=MemoryPlanner.PTOAS, skip_ptoas=True, output_dir=tmp_path / "o")
