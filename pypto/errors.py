@@ -141,7 +141,9 @@ class PartialCodegenError(ToolchainError):
     """Code generation stopped after some units were produced; ``files`` holds what was produced.
 
     Upstream raises it for any codegen failure, a mistake in the program included; ``user_error`` then
-    holds that mistake (the CLI exits 3 for it, as for any user error, not 4).
+    holds that mistake (the CLI exits 3 for it, as for any user error, not 4). A refusal upstream makes in
+    codegen but pypto makes while lowering (two co-live slots of a declared buffer under the PTOAS planner,
+    see ``pypto.passes.lower_pipeline_loops``) raises it too, with no files.
     """
 
     def __init__(self, message: str, files: dict[str, str] | None = None, *, user_error: UserError | None = None,

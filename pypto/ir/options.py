@@ -54,7 +54,17 @@ class VerificationLevel(Enum):
 
 
 class MemoryPlanner(Enum):
-    """Who plans on-chip buffers: our passes, DSA with reuse penalties, or the assembler."""
+    """Who plans on-chip buffers: our passes, DSA with reuse penalties, or the assembler.
+
+    With ptoas 0.1.1 the assembler places every tile: ``pto.alloc_tile`` takes no address, and its
+    PlanMemory assigns the bytes, sharing them between tiles whose lifetimes (from the ``alloc_tile`` on)
+    do not meet when space runs short (measured: five 64 KiB UB tiles used one after another all get
+    address 0; four 16 KiB ones get four addresses). PYPTO and DSA_RP decide which tiles share one
+    ``alloc_tile``, all hoisted to the kernel's head; PTOAS (upstream: ptoas ``level2`` plans) emits one
+    ``alloc_tile`` per buffer where it is first used, MaterializeSemanticAliases still keeping a
+    loop-carried accumulator in one. A ``pl.MemRef(slots=N)`` buffer, upstream one ptoas multi-buffer
+    region under PTOAS, gets a tile per definition under every planner (see ``pypto.passes._slots``).
+    """
 
     __hash__ = object.__hash__  # members are singletons compared by identity: hash them in C
 

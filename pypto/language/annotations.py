@@ -184,28 +184,35 @@ class AnnotationResolver:
     def _memref(self, spec: _CallSpec, node: ast.expr) -> MemRef:
         kw = dict(spec.kwargs)
         slots, slot = kw.pop("slots", 1), kw.pop(SLOT_KEY, None)
+        span = self.ev.span(node)
         if kw:
-            raise ParserTypeError(f"pl.MemRef() got an unexpected keyword '{next(iter(kw))}'", self.ev.span(node))
+            raise ParserTypeError(f"pl.MemRef() got an unexpected keyword '{next(iter(kw))}'", span)
         if isinstance(slots, bool) or not isinstance(slots, int) or slots < 1:
-            raise ParserTypeError(f"pl.MemRef(slots=...) takes a positive integer, got {slots!r}", self.ev.span(node))
+            raise ParserTypeError(f"pl.MemRef(slots=...) takes a positive integer, got {slots!r}", span,
+                                  hint="declare pl.MemRef(slots=2) for a double buffer (slots=1, the default, "
+                                       "is a single buffer)")
+        mr = self._memref_base(spec, node)
+        what = f"pl.MemRef '{mr.base}'" if isinstance(mr.base, str) else "this pl.MemRef"
         if slots > 1 and slot is None:
             raise ParserTypeError(f"pl.MemRef(..., slots={slots}) needs a slot index: pl.MemRef(..., slots={slots})[k]",
-                                  self.ev.span(node))
+                                  span, hint=f"{what} holds {slots} slots: pick one with [k], k in 0..{slots - 1}")
         if slot is not None and slots == 1:
-            raise ParserTypeError("only pl.MemRef(..., slots=N) with N > 1 can be subscripted", self.ev.span(node))
-        mr = self._memref_base(spec, node)
+            raise ParserTypeError("only pl.MemRef(..., slots=N) with N > 1 can be subscripted", span,
+                                  hint=f"declare {what} with slots=N, or use it without [k]")
         if slots == 1:
             return mr
         k = as_int(slot)
         if k is not None and not 0 <= k < slots:
-            raise ParserTypeError(f"slot {k} is out of range for pl.MemRef(..., slots={slots})", self.ev.span(node))
+            raise ParserTypeError(f"slot {k} is out of range for pl.MemRef(..., slots={slots})", span,
+                                  hint=f"{what} holds slots 0..{slots - 1}; pick one of them or declare more slots")
         if k is None and not (isinstance(slot, Expr) and isinstance(slot.type, ScalarType)
                               and not slot.type.dtype.is_float):
-            raise ParserTypeError("a pl.MemRef slot index must be an integer expression", self.ev.span(node))
+            raise ParserTypeError("a pl.MemRef slot index must be an integer expression", span,
+                                  hint="write a constant or an index expression such as i % 2")
         return MemRef(mr.base, mr.offset, mr.size, slots, k if k is not None else slot)
 
     def _memref_base(self, spec: _CallSpec, node: ast.expr) -> MemRef:
-        args = list(spec.args)
+        args = list(spec.args) or [self._declared_name(node)]
         if len(args) == 1:
             args += [0, 0]
         if len(args) != 3 or not isinstance(args[0], (str, Var)):
@@ -216,6 +223,25 @@ class AnnotationResolver:
         if size is None:
             raise ParserTypeError("pl.MemRef size must be an int", self.ev.span(node))
         return MemRef(args[0], off if off is not None else args[1], size)
+
+    def _declared_name(self, node: ast.expr) -> str:
+        """The name of an unnamed ``buf = pl.MemRef(slots=N)`` declaration used as ``buf[k]`` (or ``buf``):
+        the variable it is bound to, and one declaration keeps one name."""
+        ref = node.value if isinstance(node, ast.Subscript) else node
+        if not isinstance(ref, ast.Name):
+            raise ParserTypeError("an unnamed pl.MemRef(...) is named after the variable it is bound to, and "
+                                  f"'{ast.unparse(node)}' is not a variable", self.ev.span(node),
+                                  hint='declare it outside the function (buf = pl.MemRef(slots=2)) and write '
+                                       'buf[k], or name it inline: pl.MemRef("buf", slots=2)[k]')
+        key, names = id(self.ev.eval(ref)), self.ev.memref_names
+        other = names.get(key)
+        if other is not None and other != ref.id:
+            raise ParserTypeError(f"one pl.MemRef declaration is used as '{other}' and as '{ref.id}'; an unnamed "
+                                  "declaration is named after its variable, so it takes one name",
+                                  self.ev.span(ref), hint=f"write '{other}' here too, or declare a second "
+                                                          "pl.MemRef for a separate buffer")
+        names[key] = ref.id
+        return ref.id
 
     def _view(self, spec: _CallSpec, node: ast.expr, cls: type, kinds: dict[str, Any]) -> Any:
         kw: dict[str, Any] = {}

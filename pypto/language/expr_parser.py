@@ -72,6 +72,7 @@ class ProgramCtx:
     arity: dict[str, int] = field(default_factory=dict)
     externals: dict[str, Any] = field(default_factory=dict)
     jit_scalars: frozenset[str] = frozenset()  # a jit function's specialized scalar parameters
+    memref_names: dict[int, str] = field(default_factory=dict)  # id of an unnamed pl.MemRef(...) -> its variable
 
 
 def describe(node: ast.AST) -> str:
@@ -91,6 +92,8 @@ class ExprParser:
         self.text_mode = text_mode
         self.defs: dict[Var, Expr] = {}  # the value each assigned name was bound to (pl.batch_matmul reads it)
         self.constants: dict[str, Any] = {}  # loop names of a list comprehension being unrolled
+        # unnamed ``buf = pl.MemRef(slots=N)`` declarations seen so far: id of the declaration -> its name
+        self.memref_names: dict[int, str] = program.memref_names if program is not None else {}
 
     def span(self, node: ast.AST) -> Span:
         return self.source.span(node)
@@ -283,8 +286,8 @@ class ExprParser:
                 return base[idx]
         if isinstance(base, Expr) and isinstance(base.type, TupleType):
             return self._tuple_item(base, node, span)
-        if isinstance(base, types._CallSpec) and base.ctor == "MemRef" and "slots" in base.kwargs:
-            return base[self.eval(node.slice)]  # pl.MemRef(name, slots=N)[k]
+        if isinstance(base, types._CallSpec) and base.ctor == "MemRef":
+            return base[self.eval(node.slice)]  # pl.MemRef(name, slots=N)[k] (slots=1: refused with the type)
         if isinstance(base, Expr) and isinstance(base.type, ArrayType):
             return self.array_call("array.get_element", [base, node.slice], node, span)
         if not isinstance(base, Expr) or not isinstance(base.type, ShapedType):

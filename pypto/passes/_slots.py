@@ -8,6 +8,11 @@ its own ``alloc_tile``. So a slot index is resolved before codegen (by LowerPipe
   step: the loop is unrolled ``M`` ways (the copies keep the loop kind), so each copy's tile has
   its own buffer and its slot becomes a constant;
 * anything else: the tile uses one buffer for every slot (same values, no overlap), with a warning.
+
+Under ``memory_planner=PTOAS`` upstream lowers the declared buffer to one ptoas multi-buffer region
+(``pto.alloc_multi_tile`` + ``pto.multi_tile_get``, not in ptoas 0.1.1) and refuses two slots of it taken
+in one loop iteration (:func:`colive_slot_defs`); pypto keeps that rule, so a program it accepts under
+PTOAS is one upstream accepts too.
 """
 
 from __future__ import annotations
@@ -16,11 +21,12 @@ import dataclasses
 from collections.abc import Iterator
 from math import lcm
 
+from pypto.errors import UserError
 from pypto.ir.expr import BinaryExpr, BinOp, Expr, UnaryExpr, UnOp, Var, as_int
-from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, seq
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt, seq
 from pypto.ir.types import MemRef
 from pypto.ir.visitor import substitute
-from pypto.passes._util import iter_stmts, used_vars
+from pypto.passes._util import base_name, iter_stmts, used_vars
 
 _ARITH = {BinOp.Add: lambda a, b: a + b, BinOp.Sub: lambda a, b: a - b, BinOp.Mul: lambda a, b: a * b,
           BinOp.FloorMod: lambda a, b: a % b}
@@ -89,8 +95,12 @@ def resolve_slots(stmts: list[Stmt], iv: Var, rep: int) -> list[Stmt]:
     mapping: dict[Var, Expr] = {}
     for s, mr, slot in _slot_defs(seq(stmts)):
         k = _value(slot, iv, rep) if iv in used_vars(slot) else None
+        if k is not None and not 0 <= k < mr.slots:
+            raise UserError(f"the slot index of '{base_name(s.var.name)}' reaches {k} (at {base_name(iv.name)} = {rep}), out of "
+                            f"range for its pl.MemRef of {mr.slots} slots", s.span,
+                            hint=f"keep the index in 0..{mr.slots - 1} (e.g. i % {mr.slots}), or declare more slots")
         if k is not None:
-            mapping[s.var] = Var(s.var.name, _with_slot(s.var, mr, k % mr.slots), span=s.var.span)
+            mapping[s.var] = Var(s.var.name, _with_slot(s.var, mr, k), span=s.var.span)
     return [substitute(x, mapping) for x in stmts] if mapping else stmts
 
 
@@ -105,3 +115,41 @@ def share_unresolved(body: Stmt, warn) -> Stmt:
         warn(s)
         mapping[s.var] = Var(s.var.name, _with_slot(s.var, mr, 0), span=s.var.span)
     return substitute(body, mapping) if mapping else body
+
+
+def _own_assigns(stmt: Stmt | None) -> Iterator[AssignStmt]:
+    """The assignments of one loop body, nested loops' bodies left out (they are iterations of their own)."""
+    if isinstance(stmt, AssignStmt):
+        yield stmt
+    elif isinstance(stmt, SeqStmts):
+        for s in stmt.stmts:
+            yield from _own_assigns(s)
+    elif isinstance(stmt, IfStmt):
+        yield from _own_assigns(stmt.then_body)
+        yield from _own_assigns(stmt.else_body)
+    elif isinstance(stmt, ScopeStmt):
+        yield from _own_assigns(stmt.body)
+
+
+def colive_slot_defs(body: Stmt | None) -> tuple[AssignStmt, AssignStmt, Stmt, MemRef] | None:
+    """Two tile definitions in one loop body taking slots of the same multi-slot MemRef, one of them by an
+    index still computed at run time; that loop and the second one's MemRef.
+
+    Upstream's rule under the PTOAS planner: ptoas guards only the first slot of a multi-buffer region an
+    iteration takes, so a second one is overwritten by the next iteration while it is still read. Upstream
+    refuses two constant slots in one loop body too; here they pass, since a loop this pass has unrolled
+    holds exactly that (a program compiled again from its lowered form must not be refused).
+    """
+    for loop in iter_stmts(body):
+        if not isinstance(loop, (ForStmt, WhileStmt)):
+            continue
+        seen: dict[object, list[AssignStmt]] = {}
+        for s in _own_assigns(loop.body):
+            mr = getattr(s.var.var_type, "memref", None)
+            if mr is None or mr.slots < 2 or mr.slot is None:
+                continue
+            defs = seen.setdefault(mr.base, [])
+            defs.append(s)
+            if len(defs) > 1 and any(slot_memref(d.var) is not None for d in defs):
+                return defs[0], s, loop, mr
+    return None

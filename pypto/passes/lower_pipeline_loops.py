@@ -12,19 +12,24 @@ lets a buffer loaded in such a loop share storage with another buffer of the sam
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from pypto.errors import UserError
+from pypto.errors import PartialCodegenError, UnsupportedFeatureError, UserError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import ForKind
 from pypto.ir.expr import BinaryExpr, BinOp, ConstInt, Expr, IterArg, Var, as_int
 from pypto.ir.function import Function, Program
+from pypto.ir.options import MemoryPlanner
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, YieldStmt, flatten, seq
 from pypto.passes._rewrite import clone
-from pypto.passes._slots import resolve_slots, share_unresolved, slot_memref, unroll_period
-from pypto.passes._util import iter_stmts, map_blocks
+from pypto.passes._slots import colive_slot_defs, resolve_slots, share_unresolved, slot_memref, unroll_period
+from pypto.passes._util import base_name, iter_stmts, map_blocks
 from pypto.passes.base import Pass
 from pypto.passes.simplify import _Fold
+
+if TYPE_CHECKING:
+    from pypto.passes.context import PassContext
 
 
 def stages(loop: ForStmt) -> int:
@@ -126,8 +131,15 @@ class LowerPipelineLoops(Pass):
 
     name = "LowerPipelineLoops"
     produces = frozenset({IRProperty.PipelineResolved})
+    planner: MemoryPlanner = MemoryPlanner.PYPTO
+
+    @classmethod
+    def from_context(cls, ctx: PassContext) -> LowerPipelineLoops:
+        return cls(planner=ctx.memory_planner)
 
     def run_function(self, func: Function, program: Program) -> Function:
+        if self.planner is MemoryPlanner.PTOAS:
+            _refuse_colive_slots(func)
         if not any((isinstance(s, ForStmt) and stages(s) > 1) or (isinstance(s, AssignStmt) and slot_memref(s.var))
                    for s in iter_stmts(func.body)):
             return func
@@ -155,3 +167,25 @@ def _warn_shared(s: AssignStmt) -> None:
         f"[MemRefSlots] the slot index of '{s.var.name}' is not 'i % N' of an enclosing pl.range loop with a "
         f"constant start and step; ptoas 0.1.1 has no multi-slot buffer, so all its slots share one buffer "
         f"(same results, no overlap){where}")
+
+
+def _refuse_colive_slots(func: Function) -> None:
+    """Upstream's PTOAS rule: one slot of a declared multi-slot buffer per loop iteration (see :mod:`._slots`).
+
+    Upstream refuses it in code generation, so it is a :class:`PartialCodegenError` here too (no files yet)."""
+    found = colive_slot_defs(func.body)
+    if found is None:
+        return
+    first, second, loop, memref = found
+    base = memref.base
+    a, b = base_name(first.var.name), base_name(second.var.name)
+    at = f" (line {loop.span.line})" if loop.span.is_known() else ""
+    err = UnsupportedFeatureError(
+        f"'{a}' and '{b}' take two slots of pl.MemRef '{base if isinstance(base, str) else base.name}' in one "
+        f"iteration of a loop{at}; under memory_planner=PTOAS a declared multi-slot buffer gives one slot per "
+        "iteration. Upstream makes the buffer one ptoas multi-buffer region (pto.alloc_multi_tile, not in ptoas "
+        "0.1.1), whose per-slot sync guards only the first slot an iteration takes (wrong results measured with "
+        "ptoas 0.54, no version known to fix it); pypto refuses the same programs", second.span,
+        hint=f"compile with memory_planner=MemoryPlanner.PYPTO (or DSA_RP), which keeps the slots apart, or give "
+             f"'{b}' a pl.MemRef(slots=N) declaration of its own")
+    raise PartialCodegenError(str(err), user_error=err)
