@@ -18,6 +18,11 @@ def _forget_simpler() -> None:
         del sys.modules[name]
 
 
+def _simpler_worker():
+    """``simpler.worker``, imported by name: no extra installs it (the stand-in or a real one serves it)."""
+    return importlib.import_module("simpler.worker")
+
+
 @pytest.fixture(autouse=True)
 def clean_simpler():
     _forget_simpler()
@@ -44,7 +49,7 @@ def compiled(request, tmp_path_factory: pytest.TempPathFactory):
 
 
 def _manual(compiled, *args, cfg=None):
-    from simpler.worker import Worker
+    Worker = _simpler_worker().Worker
 
     w = Worker(level=2, device_id=0, platform=compiled.platform, runtime=compiled.runtime_name)
     w.init()
@@ -77,7 +82,7 @@ def test_manual_worker_return_style_allocates_output(compiled, torch) -> None:
 
 
 def test_worker_refuses_what_it_cannot_do(compiled, torch) -> None:
-    from simpler.worker import Worker
+    Worker = _simpler_worker().Worker
 
     with pytest.raises(NotImplementedError, match=r"level=3.*runs one chip \(level=2\)"):
         Worker(level=3)
@@ -103,7 +108,7 @@ def test_worker_refuses_what_it_cannot_do(compiled, torch) -> None:
 
 
 def test_runtime_mismatch_is_named(compiled, torch) -> None:
-    from simpler.worker import Worker
+    Worker = _simpler_worker().Worker
 
     w = Worker(level=2, platform=compiled.platform, runtime="host_build_graph")
     w.init()
@@ -121,8 +126,8 @@ def test_a_real_simpler_takes_precedence(tmp_path: Path, monkeypatch: pytest.Mon
     (pkg / "worker.py").write_text("class Worker:\n    real = True\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     importlib.invalidate_caches()
-    import simpler
-    from simpler.worker import Worker
+    simpler = importlib.import_module("simpler")
+    Worker = _simpler_worker().Worker
 
     assert simpler.REAL and Worker.real and not is_fallback(simpler)
     (pkg / "worker.py").unlink()  # a real simpler without the submodule: the stand-in does not fill it in
@@ -133,7 +138,7 @@ def test_a_real_simpler_takes_precedence(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_uninstall_removes_the_finder() -> None:
-    import simpler
+    simpler = importlib.import_module("simpler")
 
     assert is_fallback(simpler)
     uninstall_fallback()
