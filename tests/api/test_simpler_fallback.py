@@ -77,7 +77,7 @@ def test_manual_worker_matches_direct_call(compiled, torch) -> None:
 def test_manual_worker_return_style_allocates_output(compiled, torch) -> None:
     a, b = torch.full((64, 64), 3.0), torch.full((64, 64), 4.0)
     coerced, return_style = _manual(compiled, a, b)
-    assert return_style is True
+    assert return_style is True and compiled.chip_callable.platform == compiled.platform
     np.testing.assert_array_equal(coerced[compiled.output_indices[0]].numpy(), np.full((64, 64), 7.0, np.float32))
 
 
