@@ -13,6 +13,9 @@ from typing import Any
 from pypto.artifact.meta import ArtifactMeta, ParamInfo
 from pypto.ir.function import Program
 from pypto.ir.options import BackendType, backend_for_platform, default_sim_platform
+from pypto.simpler_fallback import install_fallback
+
+install_fallback()  # ``from simpler.worker import Worker`` drives chip_callable when no real simpler is installed
 
 
 class CompiledProgram:

@@ -36,6 +36,7 @@ FLOORS: dict[str, int] = {
     "backend": 9,
     "runtime": 9,
     "compile_profiling": 9,  # upstream's CompileProfiler (report formats from passes); the driver records into it
+    "simpler_fallback": 10,  # the finder of last resort for ``import simpler`` (its Worker is in runtime)
     "debug": 10,  # torch_codegen / validate_ir: run programs and pass dumps in torch
     "compiled": 11,  # the artifact handle; calling it runs the runtime
     "driver": 12,  # ir.compile

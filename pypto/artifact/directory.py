@@ -175,12 +175,16 @@ def _run_config_file(cfg: Path) -> dict[str, Any]:
             pkg = types.ModuleType("simpler")
             pkg.task_interface = _kc  # type: ignore[attr-defined]
             shim = {"simpler": pkg, "simpler.task_interface": _kc}
+    before = {name: sys.modules.get(name) for name in shim}  # e.g. pypto's stand-in simpler (no task_interface)
     sys.modules.update(shim)
     try:
         return runpy.run_path(str(cfg), run_name="kernel_config")
     finally:
-        for name in shim:
-            sys.modules.pop(name, None)
+        for name, module in before.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
 
 
 def _parse(root: Path, cfg: Path, meta_path: Path) -> ArtifactInfo:

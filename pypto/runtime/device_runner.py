@@ -21,16 +21,17 @@ from pypto.runtime.worker import call_compiled
 
 @dataclass(frozen=True)
 class ChipCallable:
-    """A built artifact: what it is (``info``) and the loadable objects (``built``)."""
+    """A built artifact: what it is (``info``), the loadable objects (``built``) and their ``platform``."""
 
     info: ArtifactInfo
     built: build.BuiltProgram
+    platform: str = ""
 
 
 def compile_and_assemble(work_dir: str | os.PathLike[str], platform: str) -> tuple[ChipCallable, str, dict[str, Any]]:
     """Build ``work_dir`` for ``platform``; FileNotFoundError naming ``kernel_config.py`` when it was not assembled."""
     info = load_artifact(Path(work_dir))
-    return ChipCallable(info, build.build_artifact(info, platform)), info.runtime, dict(info.runtime_config)
+    return ChipCallable(info, build.build_artifact(info, platform), platform), info.runtime, dict(info.runtime_config)
 
 
 def execute_on_device(chip_callable: ChipCallable, orch_args: list[Any], platform: str, runtime_name: str,

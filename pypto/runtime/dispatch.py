@@ -311,9 +311,11 @@ _NO_SCALARS = (ctypes.c_uint64 * 1)()
 
 
 def artifact_of(compiled: Any) -> ArtifactInfo:
-    """The parsed artifact of a CompiledProgram, an artifact path, or an ArtifactInfo."""
+    """The parsed artifact of a CompiledProgram, a ChipCallable, an artifact path, or an ArtifactInfo."""
     if isinstance(compiled, ArtifactInfo):
         return compiled
+    if isinstance(getattr(compiled, "info", None), ArtifactInfo):  # a built ChipCallable
+        return compiled.info
     from pypto.toolchain.cachefs import dir_lock
 
     path = Path(os.fspath(getattr(compiled, "output_dir", compiled)))

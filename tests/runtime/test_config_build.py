@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import ctypes
+import importlib
+import os
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +19,7 @@ from pypto.artifact.directory import load_artifact
 from pypto.errors import ToolchainError
 from pypto.runtime import RunConfig, build
 from pypto.runtime.dispatch import scalar_bits
+from pypto.simpler_fallback import install_fallback, is_fallback
 
 REFERENCE_ORCH = """\
     const ChipTensor& ext_x = orch_args.tensor(0).ref();
@@ -103,6 +108,14 @@ def test_load_artifact(tmp_path: Path) -> None:
         "from pypto.runtime.kernel_config import", "from simpler.task_interface import")
     (art / "kernel_config.py").write_text(upstream)
     assert load_artifact(art).runtime == "host_build_graph"  # upstream import spelling is accepted
+    install_fallback()
+    stand_in = importlib.import_module("simpler")  # pypto's stand-in: it has no task_interface
+    assert is_fallback(stand_in)
+    (art / "kernel_config.py").write_text(upstream + "\n")
+    os.utime(art / "kernel_config.py", (time.time() + 5, time.time() + 5))  # not the cached parse
+    assert load_artifact(art) is not info
+    assert sys.modules["simpler"] is stand_in and "simpler.task_interface" not in sys.modules  # put back as found
+    del sys.modules["simpler"]
 
 
 def test_scalar_bits() -> None:
