@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
+from collections import Counter
 from collections.abc import Iterable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -22,9 +23,10 @@ from typing import TYPE_CHECKING, Unpack
 
 from pypto.artifact import PASSES_DUMP_DIR, REPORT_DIR, ArtifactMeta, begin, commit
 from pypto.artifact.names import check_program, contained
+from pypto.codegen.ub_budget import UbOverflow, ub_overflows
 from pypto.compiled import CompiledProgram
 from pypto.errors import PartialCodegenError, ToolchainError, UnsupportedFeatureError, UserError
-from pypto.ir.function import Program
+from pypto.ir.function import Function, Program
 from pypto.ir.options import (
     BackendType,
     DiagnosticCheck,
@@ -37,6 +39,7 @@ from pypto.ir.options import (
     backend_for_platform,
     default_sim_platform,
 )
+from pypto.passes._ub_cut import RegionKey, region_key, ub_cut_plan
 from pypto.passes.context import DEFAULT_DISABLED
 from pypto.toolchain.prefix_map import PrefixMap, parse_prefix_map
 
@@ -320,15 +323,23 @@ def _compile_in_context(program: Program, opts: CompileOptions) -> CompiledProgr
         runtime=opts.runtime, backend_type=opts.backend_type,
         enable_pypto_l0c_double_buffer=opts.l0c_double_buffer)
     stages: list[Stage] = []
-    with nullcontext() if outer else ctx, stage("passes"):
-        t0 = time.perf_counter()
-        result = run_pipeline(program, ctx=ctx, dump_level=opts.dump_level,
-                              dump_dir=out / PASSES_DUMP_DIR if opts.dump_level else None,
-                              report_dir=out / REPORT_DIR, file_prefix_map=opts.file_prefix_map,
-                              analyze_auto_scopes_for_deps=opts.analyze_auto_scopes_for_deps)
-        stages.append({"name": "passes", "seconds": time.perf_counter() - t0,
-                       "children": [{"name": n, "seconds": s, "children": []} for n, s in result.pass_times]})
-    compiled = _codegen_and_commit(program, result.program, opts, stages)
+    plan: dict[RegionKey, int] = {}
+    before: Counter[RegionKey] = Counter()
+    while True:  # again with kernels cut, while one of them asks for more UB than the core has
+        with nullcontext() if outer else ctx, stage("passes"), ub_cut_plan(plan):
+            t0 = time.perf_counter()
+            result = run_pipeline(program, ctx=ctx, dump_level=opts.dump_level,
+                                  dump_dir=out / PASSES_DUMP_DIR if opts.dump_level else None,
+                                  report_dir=out / REPORT_DIR, file_prefix_map=opts.file_prefix_map,
+                                  analyze_auto_scopes_for_deps=opts.analyze_auto_scopes_for_deps)
+            stages.append({"name": "passes", "seconds": time.perf_counter() - t0, "children": [
+                {"name": n, "seconds": s, "children": []} for n, s in result.pass_times]})
+        try:
+            compiled = _codegen_and_commit(program, result.program, opts, stages)
+            break
+        except _NoRoom as exc:
+            plan, before = _more_tasks(plan, before, exc.over, result.program, opts.platform), \
+                _region_counts(result.program)
     if opts.profiling:
         from pypto.compile_profiling import record_compile
 
@@ -359,6 +370,9 @@ def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text)
             raise
+    over = [o for u in artifact.units for o in ub_overflows(u.pto)]
+    if over:
+        raise _NoRoom(over)
     t1 = time.perf_counter()
     exe = None if opts.skip_ptoas else _ptoas(opts)
     try:
@@ -377,6 +391,49 @@ def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions
         write_run_script(out, meta.params, platform=sim_twin(opts.platform))
     commit(out, meta)
     return CompiledProgram.from_meta(program, out, meta, backend_type=opts.backend_type)
+
+
+class _NoRoom(Exception):
+    """Generated kernels whose UB buffers exceed the core's (the driver cuts them and compiles again)."""
+
+    def __init__(self, over: list[UbOverflow]) -> None:
+        super().__init__(", ".join(o.func for o in over))
+        self.over = over
+
+
+_MAX_TASKS = 4  # tasks one kernel is cut into, at most, to fit its UB
+
+
+def _region_counts(lowered: Program) -> Counter[RegionKey]:
+    """How many kernels of ``lowered`` come from each source region."""
+    return Counter(region_key(f.span) for f in lowered.functions if f.is_incore)
+
+
+def _more_tasks(plan: dict[RegionKey, int], before: Counter[RegionKey], over: list[UbOverflow],
+                lowered: Program, platform: str) -> dict[RegionKey, int]:
+    """``plan`` with one more task for the source region of each kernel in ``over``; a located error for
+    a kernel that cannot be cut (further) and still does not fit. ``before``: the region counts of the
+    previous compile (a region whose count did not grow was not cut further)."""
+    new = dict(plan)
+    now = _region_counts(lowered)
+    for o in over:
+        f = lowered.get_function(o.func)
+        key = region_key(f.span) if f is not None else None
+        if key is None or plan.get(key, 1) >= _MAX_TASKS or (key in plan and now[key] <= before[key]):
+            raise _too_big(o, f, key in plan, platform)
+        new[key] = plan.get(key, 1) + 1
+    return new
+
+
+def _too_big(o: UbOverflow, f: Function | None, cut: bool, platform: str) -> UserError:
+    tried = " (and cutting its pl.at region into more tasks did not make it fit)" if cut else ""
+    return UserError(
+        f"kernel '{o.func}' needs {o.needed} bytes ({o.needed / 1024:.1f} KiB) of on-chip vector memory (UB), "
+        f"and the {platform} vector core has {o.available} ({o.available // 1024} KiB){tried}: ptoas 0.1.1 gives every "
+        "tile buffer of a kernel bytes of its own",
+        None if f is None else f.span,
+        hint="use smaller tiles (fewer rows or columns per pl.load / pl.create_tensor), or split the pl.at "
+             "region into two, the second loading what the first stored into a pl.create_tensor")
 
 
 def _relocated(exc: ToolchainError, out: Path) -> ToolchainError:

@@ -62,7 +62,7 @@ _BLOCK_IDS = tuple(f"{ns}.{op}" for ns in ("tensor", "tile") for op in SPMD_IDS)
 
 
 @dataclass(frozen=True)
-class _Cut:
+class Cut:
     """One cut of a kernel ``before``: ``head`` stores the tiles the rest uses into its scratch parameters;
     ``tail`` (``before``'s params, then one In scratch per tile, then ``extra``) is the rest without the scalar
     work ``moved`` out (which computes ``extra``)."""
@@ -125,11 +125,12 @@ def _head(f: Function, head: list[Stmt], tiles: list[Var], names: set[str]) -> t
     return fresh_vars(g), sources
 
 
-def _split(f: Function, names: set[str]) -> _Cut | None:
-    """``f`` cut before its first top-level statement that reads a tile of its own, or None."""
+def split_at(f: Function, names: set[str], at: int | None = None) -> Cut | None:
+    """``f`` cut before its first top-level statement that reads a tile of its own (or before statement
+    ``at``, for room: :mod:`._ub_cut`), or None."""
     stmts = flatten(f.body)
-    k = next((i for i, s in enumerate(stmts) if _tile_reads(f, s)), None)
-    if not k:
+    k = at if at is not None else next((i for i, s in enumerate(stmts) if _tile_reads(f, s)), None)
+    if not k or k >= len(stmts):
         return None
     head, rest = stmts[:k], stmts[k:]
     params = set(f.params)
@@ -139,7 +140,7 @@ def _split(f: Function, names: set[str]) -> _Cut | None:
     crossing = [v for v in dict.fromkeys(u for s in rest for u in free_vars(s)) if v in defs]
     orig = origins(f)
     tiles = [v for v in crossing if isinstance(v.var_type, TensorType) and kernel_tile(v, params, orig)]
-    read = {r.value.args[0] for r in _tile_reads(f, stmts[k])}
+    read = {r.value.args[0] for r in _tile_reads(f, stmts[k])} if at is None else set()
     if not read <= set(tiles) or any(not all(isinstance(d, int) for d in t.var_type.shape) for t in tiles):
         return None  # the tile read is computed after the cut (or has a dynamic shape)
     if _writes(rest, set(tiles)):
@@ -152,10 +153,11 @@ def _split(f: Function, names: set[str]) -> _Cut | None:
     body = [substitute(s, dict(zip(tiles, inputs, strict=True))) for s in [*kept, *rest]]
     tail = with_scalar_params(f, inputs, body)
     tail, moved, extra = _outward(_reads_of_windows(tail))
-    if any(is_read(r.value) and r.value.args[0] in inputs for r in iter_stmts(tail.body) if isinstance(r, AssignStmt)):
+    if at is None and any(is_read(r.value) and r.value.args[0] in inputs
+                          for r in iter_stmts(tail.body) if isinstance(r, AssignStmt)):
         return None  # a read of a stored tile stays in the kernel: the cut would not take it
     head_f, sources = _head(f, head, tiles, names)
-    return _Cut(f, head_f, sources, tail, tuple(moved), extra)
+    return Cut(f, head_f, sources, tail, tuple(moved), extra)
 
 
 def _scalar_block(s: Stmt, written: set[Var]) -> bool:
@@ -257,12 +259,12 @@ def _outward(f: Function) -> tuple[Function, list[Stmt], tuple[Var, ...]]:
     return with_scalar_params(f, extra, kept), moved, extra
 
 
-def _cuts(f: Function, names: set[str]) -> list[_Cut]:
+def _cuts(f: Function, names: set[str]) -> list[Cut]:
     """The cuts that take ``f``'s tile reads apart, in order (each one's tail is the next one's kernel)."""
-    cuts: list[_Cut] = []
+    cuts: list[Cut] = []
     for _ in range(_MAX_CUTS):
         f = _lift_branch_tiles(_reads_of_windows(f))
-        cut = _split(f, names)
+        cut = split_at(f, names)
         if cut is None:
             break
         cuts.append(cut)
@@ -270,7 +272,7 @@ def _cuts(f: Function, names: set[str]) -> list[_Cut]:
     return cuts
 
 
-def _expand(call: Call, cuts: list[_Cut], keep: list[int]) -> tuple[list[Stmt], Call]:
+def expand_cuts(call: Call, cuts: list[Cut], keep: list[int]) -> tuple[list[Stmt], Call]:
     """The call as its tasks: per cut, the scratch tensors, the head task, the scalar work moved out; then
     the last part's call with the arguments at ``keep``."""
     pre: list[Stmt] = []
@@ -296,27 +298,27 @@ def _expand(call: Call, cuts: list[_Cut], keep: list[int]) -> tuple[list[Stmt], 
 def cut_tile_reads(program: Program) -> Program:
     """Cut every orchestrated kernel at its top-level reads of its own tiles (see the module doc)."""
     names = {f.name for f in program.functions}
-    plans: dict[str, list[_Cut]] = {}
+    plans: dict[str, list[Cut]] = {}
     for f in reading_kernels(program):
-        if any(_tile_reads(f, s) for s in flatten(f.body)) and not _block_ids(f):
+        if any(_tile_reads(f, s) for s in flatten(f.body)) and not has_block_ids(f):
             cuts = _cuts(f, names)
             if cuts:
                 plans[f.name] = cuts
     if not plans:
         return program
     olds = {f.name: f for f in program.functions if f.name in plans}
-    lasts = {n: _pruned(cuts[-1].tail, len(olds[n].params)) for n, cuts in plans.items()}
+    lasts = {n: prune_params(cuts[-1].tail, len(olds[n].params)) for n, cuts in plans.items()}
     return replace_functions(program, {n: [*(c.head for c in cuts), lasts[n][0]] for n, cuts in plans.items()},
                              lambda f: f if f.is_incore else expand_calls(
-                                 f, olds, lambda c, old: _expand(c, plans[old.name], lasts[old.name][1])))
+                                 f, olds, lambda c, old: expand_cuts(c, plans[old.name], lasts[old.name][1])))
 
 
-def _block_ids(f: Function) -> bool:
+def has_block_ids(f: Function) -> bool:
     """Whether ``f`` asks which block of a launch it is (its head would run as one task, not a launch)."""
     return any(match(stmt_value(s), _BLOCK_IDS) is not None for s in iter_stmts(f.body))
 
 
-def _pruned(f: Function, own: int) -> tuple[Function, list[int]]:
+def prune_params(f: Function, own: int) -> tuple[Function, list[int]]:
     """``f`` without the parameters the cuts added (after its ``own`` ones) that it no longer uses; the
     positions of those it keeps."""
     used = set(used_vars(f.body))
@@ -325,4 +327,4 @@ def _pruned(f: Function, own: int) -> tuple[Function, list[int]]:
                    param_directions=tuple(f.param_directions[i] for i in keep)), keep
 
 
-__all__ = ["cut_tile_reads"]
+__all__ = ["Cut", "cut_tile_reads", "expand_cuts", "has_block_ids", "prune_params", "split_at"]

@@ -49,6 +49,7 @@ from pypto.passes._rewrite import (
     replace_functions,
     with_scalar_params,
 )
+from pypto.passes._ub_cut import cut_for_room
 from pypto.passes._util import base_name, scalar_dtype, unique_name, used_vars
 from pypto.passes.base import Pass
 
@@ -273,4 +274,5 @@ class GatherCarriedReads(Pass):
     name = "GatherCarriedReads"
 
     def run(self, program: Program) -> Program:
-        return gather_carried_reads(reads_as_tiles(cut_tile_reads(scalarize_kernel_arrays(program))))
+        program = cut_for_room(scalarize_kernel_arrays(program))
+        return gather_carried_reads(reads_as_tiles(cut_tile_reads(program)))

@@ -10,7 +10,9 @@ visits every ``b`` once over all blocks, so it becomes ``range(n)`` of single-bl
 orders the tasks through the tensors they write (DeriveCallDirections passes them as ``inout`` inside
 a sequential loop). A loop that carries a tile cannot run as separate tasks: when its reads only address
 loads, :mod:`._read_gather` has already rewritten it into a gather kernel of this kind; any other read
-there is a located error.
+there is a located error. A loop whose body computes an integer ``//`` or ``%`` that UnrollLoops could not
+rewrite (``node = (b + shift) % n``, ``shift`` a kernel parameter) moves out the same way: 0.1.1 lowers only
+integer ``+``, ``-``, ``*``, ``min``/``max`` and comparisons in a kernel.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from pypto.errors import UnsupportedFeatureError
-from pypto.ir.expr import Call, ConstInt, Expr, TupleGetItem, Var
+from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, MakeTuple, TupleGetItem, UnaryExpr, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import (
     AssignStmt,
@@ -119,6 +121,26 @@ def _split_body(f: Function, loop: ForStmt) -> tuple[list[Stmt], list[Stmt], dic
     return hoisted, kept, sp.arg_of
 
 
+_DIVISIONS = frozenset({BinOp.FloorDiv, BinOp.FloorMod})
+
+
+def _divides(e: object) -> bool:
+    if isinstance(e, BinaryExpr):
+        return (e.op in _DIVISIONS and e.dtype.is_int) or _divides(e.lhs) or _divides(e.rhs)
+    if isinstance(e, UnaryExpr):
+        return _divides(e.operand)
+    if isinstance(e, Call):
+        return any(_divides(a) for a in e.args)
+    return isinstance(e, MakeTuple) and any(_divides(x) for x in e.elements)
+
+
+def _integer_divisions(body: Stmt | list[Stmt]) -> bool:
+    """Whether ``body`` computes an integer ``//`` or ``%``: UnrollLoops has rewritten those of loop indices
+    it can, and ptoas 0.1.1 lowers no other in a kernel, so they move out with the loop, like the reads."""
+    stmts = [body] if isinstance(body, Stmt) else body
+    return any(isinstance(t, AssignStmt) and _divides(t.value) for s in stmts for t in iter_stmts(s))
+
+
 def _check_carries(f: Function) -> None:
     """A kernel loop that reads tensor scalars and carries a tile or scalar cannot be split into tasks."""
     for loop in iter_stmts(f.body):
@@ -144,7 +166,7 @@ def _plan(f: Function) -> _Plan | None:
     if len(rest) != 2 or not isinstance(rest[0], ForStmt) or not isinstance(rest[1], ReturnStmt):
         return None
     loop, ret = rest
-    if not reads_in(loop.body) or any(e not in f.params for e in loop.inits):
+    if not (reads_in(loop.body) or _integer_divisions(loop.body)) or any(e not in f.params for e in loop.inits):
         return None
     spmd = bool(ids)
     if spmd:  # for b in pl.range(block_idx, n, block_num): the blocks together run every b once
@@ -152,7 +174,7 @@ def _plan(f: Function) -> _Plan | None:
             return None
         loop = dataclasses.replace(loop, start=ConstInt(0), step=ConstInt(1))
     split = _split_body(f, loop)
-    if split is None or any(_uses_block_ids(s) for s in split[1]):
+    if split is None or any(_uses_block_ids(s) for s in split[1]) or _integer_divisions(split[1]):
         return None
     hoisted, kept, arg_of = split
     used = set(used_vars(kept))

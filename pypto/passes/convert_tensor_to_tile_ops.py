@@ -114,6 +114,8 @@ class _Converter:
                 continue
             new = IterArg(f"{base_name(ia.name)}__tile", tile.type, span=ia.span)
             self.tiles[ia] = new
+            if init in self.created:  # window writes into the carried value assemble into it, as before the loop
+                self.created.add(ia)
             iter_args.append(new)
             inits.append(tile)
         changed = any(a is not b for a, b in zip(iter_args, s.iter_args, strict=True))
@@ -121,6 +123,7 @@ class _Converter:
             s = dataclasses.replace(s, cond=substitute(s.cond, self.tiles)) if changed else s
         body = self.block(s.body)
         return_vars = tuple(self._carry_result(rv, ia) for rv, ia in zip(s.return_vars, iter_args, strict=True))
+        self.created.update(rv for rv, ia in zip(s.return_vars, s.iter_args, strict=True) if ia in self.created)
         return [dataclasses.replace(s, body=body, iter_args=tuple(iter_args), inits=tuple(inits),
                                     return_vars=return_vars)]
 

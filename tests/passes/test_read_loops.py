@@ -229,3 +229,45 @@ class P:
     assert len(kernel.params) == 4  # left alone: every block would repeat every iteration
     with pytest.raises(UnsupportedFeatureError, match=r":10:.*this read is in neither place"):
         get_pass("ConvertTensorToTileOps")().run(prog)
+
+
+# a row per batch into the node the (runtime) shift sends it to: `%` of a kernel parameter, which 0.1.1
+# cannot lower in a kernel (pypto-lib's decode_front routes its attention rows this way)
+ROTATE = '''
+import pypto.language as pl
+
+@pl.program
+class Rotate:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[4, 64], pl.FP32], shift_t: pl.Tensor[[1], pl.INT32],
+             out: pl.Out[pl.Tensor[[8, 4, 64], pl.FP32]]) -> pl.Tensor[[8, 4, 64], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            shift = pl.read(shift_t, [0])
+            for b in pl.parallel(4):
+                node = (b + shift) % 8
+                out = pl.assemble(out, x[b : b + 1, :], [node, b, 0])
+        return out
+'''
+
+
+def test_a_loop_computing_an_integer_modulo_moves_into_the_orchestration() -> None:
+    prog = _outline(pl.parse_program(ROTATE))
+    kernels = [f for f in prog.functions if f.is_incore]
+    assert len(kernels) == 1 and not any(isinstance(s, ForStmt) for s in preorder(kernels[0].body))
+    main = prog.get_function("main")
+    assert any(isinstance(s, ForStmt) for s in preorder(main.body))  # the loop runs in the orchestration
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_rows_routed_by_a_runtime_modulo_match_numpy(platform: str) -> None:
+    import numpy as np
+
+    from pypto.runtime import RunConfig
+
+    x = np.arange(256, dtype=np.float32).reshape(4, 64)
+    out = np.zeros((8, 4, 64), np.float32)
+    run(pl.parse_program(ROTATE), x, np.array([6], np.int32), out, config=RunConfig(platform=platform))
+    want = np.zeros_like(out)
+    for b in range(4):
+        want[(b + 6) % 8, b] = x[b]
+    np.testing.assert_array_equal(out, want)
