@@ -7,6 +7,7 @@ from __future__ import annotations
 from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import Call, GlobalVar
 from pypto.ir.function import Function, Program
+from pypto.ir.memo import IdentityMemo
 from pypto.ir.ops.registry import written_index
 from pypto.ir.visitor import IRVisitor
 
@@ -22,20 +23,28 @@ def written_args(call: Call, program: Program) -> tuple[int, ...]:
 
 
 class _Calls(IRVisitor):
-    def __init__(self, f: Function, names: dict[str, Function]) -> None:
-        self.f, self.names = f, names
+    def __init__(self) -> None:
         self.calls: set[str] = set()
 
     def visit_Call(self, c: Call) -> None:  # noqa: N802
-        if isinstance(c.op, GlobalVar) and c.op.name in self.names and c.op.name != self.f.name:
+        if isinstance(c.op, GlobalVar):
             self.calls.add(c.op.name)
         self.generic_visit(c)
 
 
-def _callees(f: Function, names: dict[str, Function]) -> set[str]:
-    v = _Calls(f, names)
+def _called_names(f: Function) -> frozenset[str]:
+    v = _Calls()
     v.visit(f.body)
-    return v.calls
+    return frozenset(v.calls)
+
+
+# The names a function's body calls, per Function object: the printer orders every pass dump and several
+# passes re-order their output, mostly over functions the pass left as they were.
+_CALLED = IdentityMemo(1024)
+
+
+def _callees(f: Function, names: dict[str, Function]) -> set[str]:
+    return {n for n in _CALLED.get(None, f, _called_names) if n in names and n != f.name}
 
 
 def callee_first(funcs: list[Function] | tuple[Function, ...]) -> list[Function]:
