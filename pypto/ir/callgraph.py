@@ -4,12 +4,11 @@ a call writes."""
 
 from __future__ import annotations
 
+from pypto.ir.census import census
 from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import Call, GlobalVar
 from pypto.ir.function import Function, Program
-from pypto.ir.memo import IdentityMemo
 from pypto.ir.ops.registry import written_index
-from pypto.ir.visitor import IRVisitor
 
 
 def written_args(call: Call, program: Program) -> tuple[int, ...]:
@@ -22,29 +21,8 @@ def written_args(call: Call, program: Program) -> tuple[int, ...]:
     return () if index is None else (index,)
 
 
-class _Calls(IRVisitor):
-    def __init__(self) -> None:
-        self.calls: set[str] = set()
-
-    def visit_Call(self, c: Call) -> None:  # noqa: N802
-        if isinstance(c.op, GlobalVar):
-            self.calls.add(c.op.name)
-        self.generic_visit(c)
-
-
-def _called_names(f: Function) -> frozenset[str]:
-    v = _Calls()
-    v.visit(f.body)
-    return frozenset(v.calls)
-
-
-# The names a function's body calls, per Function object: the printer orders every pass dump and several
-# passes re-order their output, mostly over functions the pass left as they were.
-_CALLED = IdentityMemo(1024)
-
-
 def _callees(f: Function, names: dict[str, Function]) -> set[str]:
-    return {n for n in _CALLED.get(None, f, _called_names) if n in names and n != f.name}
+    return {n for n in census(f).callees if n in names and n != f.name}
 
 
 def callee_first(funcs: list[Function] | tuple[Function, ...]) -> list[Function]:
