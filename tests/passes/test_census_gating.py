@@ -1,12 +1,17 @@
-"""Passes skip functions that hold nothing they rewrite, judged by the per-function census
-(:mod:`pypto.ir.census`); where the op (or operator) is present, the rewrite still runs."""
+"""Passes skip functions that hold nothing they rewrite (judged by the per-function census of
+:mod:`pypto.ir.census`, or a scan for the statements they rewrite); where it is present, the rewrite
+still runs."""
 
 from __future__ import annotations
 
 import pypto.language as pl
 from pypto.ir.census import census
 from pypto.ir.expr import BinOp
-from pypto.ir.stmt import ForStmt, IfStmt
+from pypto.ir.stmt import ForStmt, IfStmt, preorder
+from pypto.passes import get_pass
+from pypto.passes._memref import memref_of
+from pypto.passes.context import PassContext
+from pypto.passes.pipelines import DEFAULT
 from pypto.passes.unroll_loops import UnrollLoops
 
 MODULO_KERNEL = """import pypto.language as pl
@@ -80,3 +85,44 @@ def test_unroll_loops_still_vectorizes_element_reads() -> None:
     assert "tensor.read" in census(_fn(prog, "main")).ops
     text = UnrollLoops()(prog).as_python()
     assert "pl.tensor.read(" not in text and "tensor.write(" not in text
+
+
+CARRY = """import pypto.language as pl
+
+@pl.program
+class Carry:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        acc = pl.load(a, [0, 0], [16, 64])
+        for i in pl.range(4):
+            t = pl.load(a, [0, 0], [16, 64])
+            acc = pl.add(acc, t)
+        out = pl.store(acc, [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def flat(self, a: pl.Tensor[[16, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        t = pl.load(a, [0, 0], [16, 64])
+        out = pl.store(pl.add(t, t), [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 64], pl.FP32]],
+             o2: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        out = self.k(a, out)
+        o2 = self.flat(a, o2)
+        return out
+"""
+
+
+def test_semantic_aliases_group_a_carried_tile_and_skip_functions_without_one() -> None:
+    prog = pl.parse(CARRY)
+    with PassContext() as ctx:
+        for name in DEFAULT[:DEFAULT.index("MaterializeSemanticAliases")]:
+            prog = get_pass(name).from_context(ctx)(prog)
+        after = get_pass("MaterializeSemanticAliases").from_context(ctx)(prog)
+    assert _fn(after, "k") is not _fn(prog, "k")  # the carried tile's loop result joins its group
+    loop = next(s for s in preorder(_fn(after, "k").body) if isinstance(s, ForStmt))
+    assert memref_of(loop.iter_args[0]) is not None
+    assert memref_of(loop.iter_args[0]) == memref_of(loop.return_vars[0])
+    assert _fn(after, "flat") is _fn(prog, "flat") and _fn(after, "main") is _fn(prog, "main")
