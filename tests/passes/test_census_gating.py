@@ -126,3 +126,37 @@ def test_semantic_aliases_group_a_carried_tile_and_skip_functions_without_one() 
     assert memref_of(loop.iter_args[0]) is not None
     assert memref_of(loop.iter_args[0]) == memref_of(loop.return_vars[0])
     assert _fn(after, "flat") is _fn(prog, "flat") and _fn(after, "main") is _fn(prog, "main")
+
+
+NESTED = """import pypto.language as pl
+
+@pl.program
+class Nested:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        t = pl.load(a, [0, 0], [16, 64])
+        out = pl.store(pl.add(pl.mul(t, t), t), [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def flat(self, a: pl.Tensor[[16, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        t = pl.load(a, [0, 0], [16, 64])
+        u = pl.add(t, t)
+        out = pl.store(u, [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 64], pl.FP32]],
+             o2: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        out = self.k(a, out)
+        o2 = self.flat(a, o2)
+        return out
+"""
+
+
+def test_flatten_call_expr_hoists_nested_calls_and_hands_on_flat_functions() -> None:
+    prog = pl.parse(NESTED)
+    after = get_pass("FlattenCallExpr").from_context(PassContext())(prog)
+    assert _fn(after, "flat") is _fn(prog, "flat") and _fn(after, "main") is _fn(prog, "main")
+    text = after.as_python()
+    assert "__tmp_v0" in text and "pl.add(pl." not in text and "pl.store(pl." not in text
