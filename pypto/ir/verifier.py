@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterable, Iterator
 from pypto.diagnostics import Diagnostic, Severity
 from pypto.errors import VerificationError
 from pypto.ir.callgraph import written_args
-from pypto.ir.census import census
 from pypto.ir.enums import FunctionType, ParamDirection
 from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, IterArg, Var
 from pypto.ir.function import Function, Program
@@ -128,30 +127,6 @@ def _per_function(check: Callable[[Function], list[Diagnostic]]) -> Checker:
     return run
 
 
-def _with_callees(check: Callable[[Function, Program], list[Diagnostic]]) -> Checker:
-    """A checker whose findings depend on one function and the signatures (arity, parameter directions)
-    of the functions it calls: each Function object is checked again only when one of those changed."""
-    def run(program: Program) -> list[Diagnostic]:
-        out: list[Diagnostic] = []
-        for f in program.functions:
-            seen: dict[tuple, list[Diagnostic]] = _MEMO.get(check, f, lambda _: {})
-            key = _callee_signatures(f, program)
-            if key not in seen:
-                seen[key] = check(f, program)
-            out.extend(seen[key])
-        return out
-    run.__name__ = run.__qualname__ = check.__name__
-    return run
-
-
-def _callee_signatures(f: Function, program: Program) -> tuple:
-    out = []
-    for name in sorted(census(f).callees):
-        g = program.get_function(name)
-        out.append((name,) if g is None else (name, len(g.params), g.param_directions))
-    return tuple(out)
-
-
 def _check_ssa(f: Function) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     seen: set[Var] = set(f.params)
@@ -255,14 +230,15 @@ def _same_type(a: object, b: object) -> bool:
     return True
 
 
-def _check_types(f: Function, program: Program) -> list[Diagnostic]:
+def _check_types(program: Program) -> list[Diagnostic]:
     out: list[Diagnostic] = []
-    for s in _stmts(f):
-        if isinstance(s, AssignStmt) and not _same_type(s.var.var_type, s.value.type):
-            out.append(_err("TypeChecked", TYPE_MISMATCH,
-                            f"'{s.var.name}' is declared {s.var.var_type} but assigned {s.value.type}", s.span))
-        for c in calls(s) if isinstance(s, _LEAVES) else ():
-            out.extend(_check_call_arity(c, program))
+    for f in program.functions:
+        for s in _stmts(f):
+            if isinstance(s, AssignStmt) and not _same_type(s.var.var_type, s.value.type):
+                out.append(_err("TypeChecked", TYPE_MISMATCH,
+                                f"'{s.var.name}' is declared {s.var.var_type} but assigned {s.value.type}", s.span))
+            for c in calls(s) if isinstance(s, _LEAVES) else ():
+                out.extend(_check_call_arity(c, program))
     return out
 
 
@@ -300,23 +276,24 @@ def _check_redundant_blocks(f: Function) -> list[Diagnostic]:
             if isinstance(s, SeqStmts) and any(isinstance(c, SeqStmts) for c in s.stmts)]
 
 
-def _check_inout_use(f: Function, program: Program) -> list[Diagnostic]:
+def _check_inout_use(program: Program) -> list[Diagnostic]:
     out: list[Diagnostic] = []
-    consumed: dict[Var, str] = {}
-    for s in _stmts(f):
-        if not isinstance(s, _LEAVES) and not isinstance(s, (ForStmt, IfStmt, WhileStmt)):
-            continue
-        head = s if isinstance(s, _LEAVES) else [getattr(s, "cond", None)]
-        for v in refs(head):
-            if v in consumed:
-                out.append(_err("InOutUseValid", 501,
-                                f"'{v.name}' is used after it was passed as an {consumed[v]} argument; use the "
-                                f"value returned by that call instead", s.span))
-                consumed.pop(v)
-        if isinstance(s, AssignStmt):
-            # a name rebound (in a branch, before ConvertToSSA merges it by name) is valid again
-            consumed = {v: d for v, d in consumed.items() if v.name != s.var.name}
-            consumed.update(_written_args(s.value, program))
+    for f in program.functions:
+        consumed: dict[Var, str] = {}
+        for s in _stmts(f):
+            if not isinstance(s, _LEAVES) and not isinstance(s, (ForStmt, IfStmt, WhileStmt)):
+                continue
+            head = s if isinstance(s, _LEAVES) else [getattr(s, "cond", None)]
+            for v in refs(head):
+                if v in consumed:
+                    out.append(_err("InOutUseValid", 501,
+                                    f"'{v.name}' is used after it was passed as an {consumed[v]} argument; use the "
+                                    f"value returned by that call instead", s.span))
+                    consumed.pop(v)
+            if isinstance(s, AssignStmt):
+                # a name rebound (in a branch, before ConvertToSSA merges it by name) is valid again
+                consumed = {v: d for v, d in consumed.items() if v.name != s.var.name}
+                consumed.update(_written_args(s.value, program))
     return out
 
 
@@ -406,14 +383,14 @@ def _nothing_to_check(program: Program) -> list[Diagnostic]:
 
 
 P = IRProperty
-# TypeChecked and InOutUseValid also read the called functions' signatures (see _with_callees).
+# TypeChecked and InOutUseValid read the called functions' signatures: they check the whole program.
 CHECKERS: dict[IRProperty, Checker] = {
     P.SSAForm: _per_function(_check_ssa),
-    P.TypeChecked: _with_callees(_check_types),
+    P.TypeChecked: _check_types,
     P.UseAfterDef: _per_function(_check_use_after_def),
     P.BreakContinueValid: _per_function(_check_break_continue),
     P.NoRedundantBlocks: _per_function(_check_redundant_blocks),
-    P.InOutUseValid: _with_callees(_check_inout_use),
+    P.InOutUseValid: _check_inout_use,
     P.MixedKernelExpanded: _per_function(_check_mixed_expanded),
     P.TileMemoryInferred: _per_function(_check_memory_inferred),
     P.AllocatedMemoryAddr: _per_function(_check_addresses),
