@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 _BAD = re.compile(r"[^A-Za-z0-9_]")
+
+
+@functools.lru_cache(maxsize=8192)
+def _identifier(hint: str) -> str:
+    """``hint`` with every character outside ``[A-Za-z0-9_]`` as ``_``, never empty nor leading with a digit."""
+    name = _BAD.sub("_", hint) or "v"
+    return f"v{name}" if name[0].isdigit() else name
 
 
 def base_name(hint: str) -> str:
@@ -35,9 +43,7 @@ class Emitter:
 
     def unique(self, hint: str) -> str:
         """A fresh identifier derived from ``hint`` (``x``, ``x_1``, ``x_2``, ...)."""
-        name = _BAD.sub("_", hint) or "v"
-        if name[0].isdigit():
-            name = f"v{name}"
+        name = _identifier(hint)
         cand, n = name, 0
         while cand in self._used:
             n += 1

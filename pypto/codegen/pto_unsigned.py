@@ -24,7 +24,7 @@ from pypto.codegen.pto_values import Tile
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import MemorySpace, PadValue
-from pypto.ir.expr import Call, Var
+from pypto.ir.expr import Call, MakeTuple, Var
 from pypto.ir.ops.registry import lookup
 from pypto.ir.types import TileType
 
@@ -39,6 +39,8 @@ _WIDE = (DataType.INT32, DataType.UINT32, DataType.FP32)
 def _carried(c: Call, dst: Var | None) -> DataType | None:
     """The carried (tile-less) element type among the call's operands and result, if any."""
     for e in (*c.args, *((dst,) if dst is not None else ())):
+        if isinstance(e, MakeTuple):  # offsets and shapes: a tuple type, no element type to carry
+            continue
         dt = getattr(e.type, "dtype", None)
         if dt in CARRIERS:
             return dt

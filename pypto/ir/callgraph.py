@@ -4,11 +4,11 @@ a call writes."""
 
 from __future__ import annotations
 
+from pypto.ir.census import census
 from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import Call, GlobalVar
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import written_index
-from pypto.ir.visitor import IRVisitor
 
 
 def written_args(call: Call, program: Program) -> tuple[int, ...]:
@@ -21,21 +21,8 @@ def written_args(call: Call, program: Program) -> tuple[int, ...]:
     return () if index is None else (index,)
 
 
-class _Calls(IRVisitor):
-    def __init__(self, f: Function, names: dict[str, Function]) -> None:
-        self.f, self.names = f, names
-        self.calls: set[str] = set()
-
-    def visit_Call(self, c: Call) -> None:  # noqa: N802
-        if isinstance(c.op, GlobalVar) and c.op.name in self.names and c.op.name != self.f.name:
-            self.calls.add(c.op.name)
-        self.generic_visit(c)
-
-
 def _callees(f: Function, names: dict[str, Function]) -> set[str]:
-    v = _Calls(f, names)
-    v.visit(f.body)
-    return v.calls
+    return {n for n in census(f).callees if n in names and n != f.name}
 
 
 def callee_first(funcs: list[Function] | tuple[Function, ...]) -> list[Function]:

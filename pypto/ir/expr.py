@@ -223,6 +223,11 @@ NO_TASK = -1
 
 def as_int(e: Any) -> int | None:
     """The int value of an int or ConstInt, else None."""
+    cls = e.__class__
+    if cls is int:  # the common cases first, without the checks below
+        return e
+    if cls is ConstInt:
+        return e.value
     if isinstance(e, bool):
         return None
     if isinstance(e, int):

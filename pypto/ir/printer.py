@@ -2,11 +2,14 @@
 
 Names: a Var prints as its hint; when two live Vars share a hint the later one gets ``_1``, ``_2``...
 A function is printed twice: the first run records where each Var is used, the second picks names
-so that a reused name never hides a Var that is still used later in the text.
+so that a reused name never hides a Var that is still used later in the text. When the first run saw
+every Var under a hint of its own (and none named like the DSL prefix), the second would rename nothing,
+so the first run's text is the result.
 """
 
 from __future__ import annotations
 
+import functools
 import keyword
 import threading
 from collections import OrderedDict
@@ -32,6 +35,7 @@ from pypto.ir.expr import (
     Var,
 )
 from pypto.ir.function import Function, Program
+from pypto.ir.memo import IdentityMemo
 from pypto.ir.printer_stmts import STMT_PRINTERS, render_function
 from pypto.ir.stmt import Stmt, flatten
 from pypto.ir.types import (
@@ -74,6 +78,9 @@ class _Namer:
         self.defined: set[int] = set()
         self.used: dict[int, Var] = {}
         self.pos = 0
+        # planning: printed name -> the one Var seen under it; ``clash`` once two Vars share a name
+        self.seen: dict[str, int] = {}
+        self.clash = False
         for name in reserved:
             self.holders[name] = Var(name)
             self.last_use[id(self.holders[name])] = _INF
@@ -85,10 +92,12 @@ class _Namer:
 
     def use(self, var: Var) -> str:
         self.pos += 1
+        name = self.names.get(id(var)) or _sanitize(var.name)
         if self.planning:
             self.last_use[id(var)] = self.pos
             self.used[id(var)] = var
-        return self.names.get(id(var)) or _sanitize(var.name)
+            self._see(name, var)
+        return name
 
     def define(self, var: Var) -> str:
         self.pos += 1
@@ -97,6 +106,8 @@ class _Namer:
         if known is not None:
             return known
         base = _sanitize(var.name)
+        if self.planning:
+            self._see(base, var)
         name, k = base, 0
         while not self._free(name, var):
             k += 1
@@ -105,6 +116,10 @@ class _Namer:
         self.holders[name] = var
         return name
 
+    def _see(self, name: str, var: Var) -> None:
+        if self.seen.setdefault(name, id(var)) != id(var):
+            self.clash = True
+
     def _free(self, name: str, var: Var) -> bool:
         if self.planning:
             return True
@@ -112,6 +127,7 @@ class _Namer:
         return holder is None or holder is var or self.last_use.get(id(holder), -1) < self.pos
 
 
+@functools.lru_cache(maxsize=8192)
 def _sanitize(hint: str) -> str:
     name = "".join(c if c.isalnum() or c == "_" else "_" for c in hint) or "v"
     if name[0].isdigit():
@@ -360,10 +376,21 @@ def _dynamic_vars(funcs: list[Function]) -> list[Var]:
     """Free Vars in signature types (dynamic dims, also inside ``M * 2``), sorted by name."""
     found: dict[int, Var] = {}
     for f in funcs:
-        for t in [p.var_type for p in f.params] + list(f.return_types):
-            for d in _shape_dims(t):
-                _collect_vars(d, found)
+        for v in _SIGNATURE_VARS.get(None, f, _signature_vars):
+            found.setdefault(id(v), v)
     return sorted(found.values(), key=lambda v: v.name)
+
+
+# Free Vars of each function's signature types, per Function object (every pass dump asks for all of them).
+_SIGNATURE_VARS = IdentityMemo(1024)
+
+
+def _signature_vars(f: Function) -> tuple[Var, ...]:
+    found: dict[int, Var] = {}
+    for t in [p.var_type for p in f.params] + list(f.return_types):
+        for d in _shape_dims(t):
+            _collect_vars(d, found)
+    return tuple(found.values())
 
 
 def _shape_dims(t: Any) -> list[Any]:
@@ -411,6 +438,9 @@ def _print_function(f: Function, prefix: str, concise: bool, in_class: bool, ind
     plan = Printer(prefix, concise, explicit_layout)
     plan.namer = _Namer(None)
     render_function(f, plan, in_class, indent)
+    if not plan.namer.clash and prefix not in plan.namer.seen:
+        # every Var kept its own hint and none is the DSL prefix: the naming run renames nothing
+        return "\n".join(plan.lines) + "\n"
     free = {k: v for k, v in plan.namer.used.items() if k not in plan.namer.defined}
     pr = Printer(prefix, concise, explicit_layout)
     pr.namer = _Namer(plan.namer.last_use, free, frozenset({prefix}))

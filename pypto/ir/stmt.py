@@ -206,7 +206,10 @@ def flatten(stmt: Stmt | None) -> list[Stmt]:
     if isinstance(stmt, SeqStmts):
         out: list[Stmt] = []
         for s in stmt.stmts:
-            out.extend(flatten(s))
+            if isinstance(s, SeqStmts):
+                out.extend(flatten(s))
+            else:
+                out.append(s)
         return out
     return [stmt]
 

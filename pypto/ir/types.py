@@ -163,7 +163,7 @@ def _map_dims(value: Any, fn: Callable[[Expr], Expr]) -> Any:
     """``value`` (a dim, a tuple of dims, a MemRef/view/type, or anything else) with ``fn`` applied to
     each expression dim; the same object when nothing changed."""
     if isinstance(value, tuple):
-        new = tuple(_map_dims(v, fn) for v in value)
+        new = tuple(v if v.__class__ is int else _map_dims(v, fn) for v in value)  # static dims: as they are
         return value if all(a is b for a, b in zip(new, value, strict=True)) else new
     if isinstance(value, (Type, MemRef, TensorView, TileView)):
         changes = {}

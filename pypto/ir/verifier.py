@@ -93,13 +93,21 @@ class _Calls(IRVisitor):
 
 
 def calls(node: object) -> list[Call]:
-    """Every Call in a tree (pre-order)."""
+    """Every Call in a tree (pre-order); the walk is remembered per node (passes and checkers ask again
+    for the bodies a pass left as they were), each caller gets a list of its own."""
+    return list(_CALLS.get(None, node, _walk_calls))
+
+
+def _walk_calls(node: object) -> tuple[Call, ...]:
     v = _Calls()
     v.visit(node)
-    return v.found
+    return tuple(v.found)
 
 
-_MEMO = IdentityMemo(1024)  # per Function object: its checks and its calls
+_CALLS = IdentityMemo(4096)
+
+
+_MEMO = IdentityMemo(1024)  # per Function object: its checks
 
 
 def _stmts(f: Function) -> tuple[Stmt, ...]:
@@ -108,7 +116,7 @@ def _stmts(f: Function) -> tuple[Stmt, ...]:
 
 
 def _body_calls(f: Function) -> tuple[Call, ...]:
-    return _MEMO.get("calls", f, lambda fn: tuple(calls(fn.body)))
+    return _CALLS.get(None, f.body, _walk_calls)
 
 
 def _per_function(check: Callable[[Function], list[Diagnostic]]) -> Checker:

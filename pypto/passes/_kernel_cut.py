@@ -77,9 +77,11 @@ class Cut:
 
 def _tile_reads(f: Function, s: Stmt) -> list[AssignStmt]:
     """The scalar reads in ``s`` of a tensor ``f`` computes (only-written reads are copies, not reads)."""
+    reads = [r for r in iter_stmts(s) if isinstance(r, AssignStmt) and is_read(r.value)]
+    if not reads:  # most statements read nothing: skip the whole-function analyses below
+        return []
     params, orig, copied = set(f.params), origins(f), write_values(f.body)
-    return [r for r in iter_stmts(s) if isinstance(r, AssignStmt) and is_read(r.value)
-            and r.var not in copied and kernel_tile(r.value.args[0], params, orig)]
+    return [r for r in reads if r.var not in copied and kernel_tile(r.value.args[0], params, orig)]
 
 
 def _writes(stmts: list[Stmt], targets: set[Var]) -> bool:

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterator
 
 from pypto.ir.expr import Call, Var
 from pypto.ir.function import Function
 from pypto.ir.stmt import flatten, seq
 from pypto.ir.types import MemRef, TensorType, TileType, Type
+from pypto.ir.visitor import rebuild
 from pypto.passes._rewrite import assign_of
 from pypto.passes._util import defined_vars, retype
 
 
 def with_memref(t: Type, mr: MemRef) -> Type:
-    return dataclasses.replace(t, memref=mr) if isinstance(t, (TensorType, TileType)) else t
+    return rebuild(t, memref=mr) if isinstance(t, (TensorType, TileType)) else t  # replace(), fields cached
 
 
 def memref_of(v: Var) -> MemRef | None:

@@ -28,6 +28,7 @@ import dataclasses
 from collections import Counter
 
 from pypto.errors import UnsupportedFeatureError
+from pypto.ir.census import census
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call, ConstFloat, ConstInt, Expr, Var
 from pypto.ir.function import Function, Program
@@ -36,7 +37,7 @@ from pypto.ir.ops.registry import make_call, source_operand
 from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, WhileStmt, flatten
 from pypto.ir.types import ScalarType, TensorType, TileType
 from pypto.passes._index import iadd
-from pypto.passes._kernel_reads import is_read, write_values, written_tensors
+from pypto.passes._kernel_reads import READ, is_read, write_values, written_tensors
 from pypto.passes._rewrite import call_in, elements, emit, expand_stmts, ints, match, shaped
 from pypto.passes._util import iter_stmts, var_use_counts
 
@@ -173,6 +174,8 @@ def _broadcast(use: AssignStmt, tile: Var) -> list[Stmt]:
 def _reads_of_loads(f: Function) -> Function:
     """``pl.tile.read(t, idx)`` of ``t = pl.load(p, offsets, ...)`` -> ``pl.read(p, offsets + idx)`` (the
     module doc); ``p`` a tensor parameter the kernel does not write."""
+    if "tile.read" not in census(f).ops:
+        return f
     params, written = set(f.params), written_tensors(f)
     loads = {s.var: s.value for s in iter_stmts(f.body) if isinstance(s, AssignStmt) and match(s.value, "tile.load")}
     swap: dict[int, list[Stmt]] = {}
@@ -191,6 +194,8 @@ def _reads_of_loads(f: Function) -> Function:
 
 def _rewrite(f: Function) -> Function:
     f = _reads_of_loads(f)
+    if READ not in census(f).ops:  # no scalar read of a tensor: nothing to refuse or to rewrite
+        return f
     _refuse_tile_reads(f)
     params = set(f.params)
     reads = _loop_reads(f, params, written_tensors(f))

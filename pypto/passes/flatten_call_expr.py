@@ -8,10 +8,20 @@ from dataclasses import dataclass
 from pypto.ir.expr import Call, Expr
 from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, Stmt, YieldStmt
+from pypto.ir.stmt import (
+    AssignStmt,
+    EvalStmt,
+    ForStmt,
+    IfStmt,
+    ReturnStmt,
+    Stmt,
+    YieldStmt,
+    preorder,
+    stmt_value,
+)
 from pypto.ir.visitor import IRMutator
 from pypto.passes._rewrite import emit, expand_stmts
-from pypto.passes._util import NameGen
+from pypto.passes._util import NameGen, calls_in
 from pypto.passes.base import Pass
 
 
@@ -58,6 +68,16 @@ class FlattenCallExpr(Pass):
     produces = frozenset({IRProperty.NoNestedCalls})
 
     def run_function(self, func: Function, program: Program) -> Function:
+        if not _nests_calls(func):
+            return func
         h = _Hoist(NameGen("tmp"))
         body = expand_stmts(func.body, lambda s: _flatten_stmt(s, h))
         return func if body is func.body else func.with_(body=body)
+
+
+def _nests_calls(func: Function) -> bool:
+    """Some call is not itself the value of an assignment or an expression statement: it is nested in
+    another call, an expression, a condition, a bound or a return (the remembered lists of calls and
+    statements answer this without a walk when an earlier pass left the body as it was)."""
+    direct = sum(1 for s in preorder(func.body) if isinstance(stmt_value(s), Call))
+    return len(calls_in(func.body)) > direct

@@ -133,6 +133,8 @@ class MaterializeSemanticAliases(Pass):
     name = "MaterializeSemanticAliases"
 
     def run_function(self, func: Function, program: Program) -> Function:
+        if not _merges_tiles(func):  # no loop or if carries a tile: no alias group, nothing to do
+            return func
         groups = _analyze(func)
         for _ in range(_MAX_ROUNDS):  # copies are new vars: re-analyze until none are needed
             if not groups.yield_copies and not groups.init_copies:
@@ -154,6 +156,16 @@ class MaterializeSemanticAliases(Pass):
 
 
 _MAX_ROUNDS = 4
+
+
+def _merges_tiles(func: Function) -> bool:
+    """A loop with a tile iter_arg or an if with a tile result: what :func:`_collect` groups."""
+    for s in iter_stmts(func.body):
+        if isinstance(s, (ForStmt, WhileStmt)) and any(isinstance(ia.var_type, TileType) for ia in s.iter_args):
+            return True
+        if isinstance(s, IfStmt) and any(isinstance(rv.var_type, TileType) for rv in s.return_vars):
+            return True
+    return False
 
 
 def _analyze(func: Function) -> _Groups:

@@ -6,8 +6,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pypto.errors import UserError
+from pypto.ir.census import census
 from pypto.ir.enums import ForKind
-from pypto.ir.expr import ConstInt, Expr, as_int
+from pypto.ir.expr import BinOp, ConstInt, Expr, as_int
 from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, YieldStmt, flatten
@@ -41,6 +42,12 @@ def _unroll(loop: ForStmt) -> list[Stmt]:
     return unrolled(loop, (ConstInt(i, scalar_dtype(loop.loop_var)) for i in range(start, stop, step)))
 
 
+# A loop becomes row ops only when it reads an element (pl.read) of a tensor (see _vector_loops); strip
+# mining and the affine split (see _div_affine) rewrite only // and % expressions.
+_VECTORIZE_NEEDS = "tensor.read"
+_STRIP_MINE_NEEDS = frozenset({BinOp.FloorDiv, BinOp.FloorMod})
+
+
 @dataclass(frozen=True)
 class UnrollLoops(Pass):
     """Each Unroll loop becomes its body repeated with the loop variable bound to constants; a kernel
@@ -52,9 +59,13 @@ class UnrollLoops(Pass):
     produces = frozenset({IRProperty.UnrollResolved})
 
     def run_function(self, func: Function, program: Program) -> Function:
-        func = vectorize_element_loops(func)  # t[0, i] of a computed tile t, one element per iteration
-        func = strip_mine_kernel_loops(func)  # i % c, i // c on a kernel loop index (see _strip_mine)
-        if not any(isinstance(s, ForStmt) and s.kind is ForKind.Unroll for s in iter_stmts(func.body)):
+        # each helper only where the function has what it rewrites (see pypto.ir.census)
+        if _VECTORIZE_NEEDS in census(func).ops and ForStmt in census(func).stmts:
+            func = vectorize_element_loops(func)  # t[0, i] of a computed tile t, one element per iteration
+        if not census(func).binops.isdisjoint(_STRIP_MINE_NEEDS):
+            func = strip_mine_kernel_loops(func)  # i % c, i // c on a kernel loop index (see _strip_mine)
+        if ForStmt not in census(func).stmts or \
+                not any(isinstance(s, ForStmt) and s.kind is ForKind.Unroll for s in iter_stmts(func.body)):
             return func
 
         return func.with_(body=expand_stmts(

@@ -38,6 +38,29 @@ def test_dead_name_is_reused() -> None:
     assert "x: pl.Scalar[pl.INDEX] = x * 3" in python_print(p)
 
 
+def test_var_named_like_a_custom_prefix_is_renamed() -> None:
+    # no two Vars share a hint, but one is the DSL prefix: the naming run must still rename it
+    ir_, y = Var("ir", IDX), Var("y", IDX)
+    p = _prog([AssignStmt(ir_, ConstInt(1)), AssignStmt(y, BinaryExpr(BinOp.Add, ir_, ir_, DataType.INDEX)),
+               ReturnStmt((y,))])
+    text = python_print(p, prefix="ir")
+    assert "        ir_1: ir.Scalar[ir.INDEX] = 1\n        y: ir.Scalar[ir.INDEX] = ir_1 + ir_1\n" in text
+
+
+def test_hints_equal_after_sanitizing_get_unique_names() -> None:
+    a, b, y = Var("a.b", IDX), Var("a_b", IDX), Var("y", IDX)
+    p = _prog([AssignStmt(a, ConstInt(1)), AssignStmt(b, ConstInt(2)),
+               AssignStmt(y, BinaryExpr(BinOp.Add, a, b, DataType.INDEX)), ReturnStmt((y,))])
+    assert "y: pl.Scalar[pl.INDEX] = a_b + a_b_1" in python_print(p)
+
+
+def test_local_sharing_a_free_vars_hint_is_renamed() -> None:
+    n_free, n_local, y = Var("n", IDX), Var("n", IDX), Var("y", IDX)
+    p = _prog([AssignStmt(n_local, ConstInt(1)),
+               AssignStmt(y, BinaryExpr(BinOp.Add, n_free, n_local, DataType.INDEX)), ReturnStmt((y,))])
+    assert "y: pl.Scalar[pl.INDEX] = n + n_1" in python_print(p.functions[0])
+
+
 def test_precedence_and_constants() -> None:
     n = Var("n", IDX)
     e = BinaryExpr(BinOp.Mul, BinaryExpr(BinOp.Add, n, ConstInt(1), DataType.INDEX),

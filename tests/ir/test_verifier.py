@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "passes"))
-from kernels import IN, add_program, orch, tensor  # noqa: E402
+from kernels import IN, OUT, add_program, orch, tensor  # noqa: E402
 
 from pypto.errors import VerificationError  # noqa: E402
 from pypto.ir import (  # noqa: E402
@@ -154,3 +154,26 @@ def test_unchanged_functions_are_checked_once_and_new_ones_always(monkeypatch: p
     bad = orch("f", [a], [IN], [AssignStmt(x, a), AssignStmt(x, a)], x)
     [d] = verify(Program("p", (bad,)), {IRProperty.SSAForm})
     assert d.code == 1 and len(seen) > checked
+
+
+def test_a_caller_is_checked_again_when_a_callee_signature_changes():
+    """TypeChecked and InOutUseValid remember each caller's findings, keyed by its callees' arity and
+    directions: the same caller object next to a changed callee is checked again."""
+    from pypto.ir import Call, GlobalVar
+
+    a, o = tensor("a", 4, 4), tensor("o", 4, 4)
+    y, z = Var("y", a.var_type), Var("z", a.var_type)
+    call = Call(GlobalVar("g"), (a, o), result_type=a.var_type)
+    caller = orch("f", [a, o], [IN, OUT], [AssignStmt(y, call), AssignStmt(z, o)], z)
+    g_in = orch("g", [a, o], [IN, IN], [], o)
+    g_out = orch("g", [a, o], [IN, OUT], [], o)
+    g_one = orch("g", [a], [IN], [], a)
+    props = {IRProperty.TypeChecked, IRProperty.InOutUseValid}
+    assert verify(Program("p", (g_in, caller)), props) == []
+    [d] = verify(Program("p", (g_out, caller)), props)  # o read after it was passed as Out
+    assert d.rule == "InOutUseValid"
+    [d] = verify(Program("p", (g_one, caller)), props)  # g now takes one argument
+    assert d.rule == "TypeChecked" and d.code == 102
+    assert verify(Program("p", (g_in, caller)), props) == []
+    [d] = verify(Program("p", (caller,)), {IRProperty.TypeChecked})  # g gone
+    assert "unknown function 'g'" in d.message
