@@ -458,16 +458,7 @@ def _register() -> None:
     })
     for op in ("get_block_idx", "get_block_num", "get_subblock_idx"):
         RULES[f"tile.{op}"] = _spmd_id(op)
-    from pypto.codegen import (
-        pto_colsum,
-        pto_fmod,
-        pto_intdiv,
-        pto_reduce,
-        pto_scatter,
-        pto_sort,
-        pto_views,
-        pto_write,
-    )
+    from pypto.codegen import pto_fmod, pto_intdiv, pto_reduce, pto_scatter, pto_sort, pto_views, pto_write
 
     pto_reduce.register(RULES)
     pto_sort.register(RULES)
@@ -475,7 +466,6 @@ def _register() -> None:
     pto_write.register(RULES)
     pto_fmod.register(RULES)
     pto_intdiv.register(RULES)
-    RULES["tile.col_sum"] = pto_colsum.col_sum_rule(RULES["tile.col_sum"])
 
     RULES["tile.concat"] = pto_views.concat
     RULES["tile.assemble"] = pto_views.assemble
