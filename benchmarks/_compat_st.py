@@ -4,7 +4,10 @@ Each test file of ``<upstream>/tests/st/runtime`` runs in its own pytest process
 root, with our harness (``benchmarks/st_adapter``: ``-p pypto_st_plugin --noconftest``) in place of
 upstream's (which needs its C++ bindings and device runtime), ``--platform`` set, and a JUnit report
 read back for every case's outcome. A file that pytest cannot import counts as one failure of kind
-``import``; a file that passes ``--timeout`` (seconds per file) counts as one case of kind ``timeout``. Printed:
+``import``; a file that passes ``--timeout`` (seconds per file) counts as one case of kind ``timeout``. A file
+none of whose tests may run on the platform by upstream's ``@pytest.mark.platforms(...)`` (the plugin's
+``pypto-st restricted:`` lines) is listed as ``hardware-only, not run on <platform>`` (or the platforms it
+is for) and counts neither as a case nor as a failure. Printed:
 one line per file, ``st <folder> P/N`` per folder, ``st total P/N (platform)`` and a histogram of the
 first line of every failure (numbers and quoted names folded, so like failures group).
 """
@@ -34,6 +37,7 @@ class FileOutcome:
     path: str
     seconds: float
     cases: dict[str, tuple[str, str]] = field(default_factory=dict)
+    restricted: dict[str, tuple[str, ...]] = field(default_factory=dict)  # deselected test -> its platforms
 
     @property
     def folder(self) -> str:
@@ -81,6 +85,25 @@ def read_junit(xml_text: str) -> dict[str, tuple[str, str]]:
     return cases
 
 
+_RESTRICTED = re.compile(r"^pypto-st restricted: (\S+) -> (\S*)$", re.MULTILINE)
+ONBOARD = ("a2a3", "a5")
+
+
+def read_restricted(stdout: str) -> dict[str, tuple[str, ...]]:
+    """Test id -> platforms of every test the plugin deselected by its ``platforms`` marker."""
+    return {m.group(1): tuple(filter(None, m.group(2).split(","))) for m in _RESTRICTED.finditer(stdout)}
+
+
+def restriction(outcome: FileOutcome, platform: str) -> str:
+    """Why a file with no case run here was not run ("" when it ran, or nothing said why)."""
+    if outcome.cases or not outcome.restricted:
+        return ""
+    ids = sorted({p for ps in outcome.restricted.values() for p in ps})
+    if all(p in ONBOARD for p in ids):
+        return f"hardware-only ({', '.join(ids)}), not run on {platform}"
+    return f"for {', '.join(ids)} only, not run on {platform}"
+
+
 def run_file(root: Path, rel: Path, platform: str, timeout: float) -> FileOutcome:
     """Run one test file in its own pytest process; its outcome by case."""
     start = time.perf_counter()
@@ -97,11 +120,12 @@ def run_file(root: Path, rel: Path, platform: str, timeout: float) -> FileOutcom
         except subprocess.TimeoutExpired:
             proc, tail = None, f"[timed out after {timeout:.0f} s]"
         cases = read_junit(report.read_text()) if report.is_file() and report.stat().st_size else {}
+    restricted = read_restricted(proc.stdout) if proc is not None else {}
     if proc is None:  # pytest writes its report at the end: the whole file counts as one timeout
         cases = {rel.as_posix(): ("timeout", tail)}
     elif not cases and proc.returncode not in (0, 5):
         cases = {rel.as_posix(): ("import", _first_line(f"pytest exited {proc.returncode}", tail))}
-    return FileOutcome(rel.as_posix(), time.perf_counter() - start, cases)
+    return FileOutcome(rel.as_posix(), time.perf_counter() - start, cases, restricted)
 
 
 _FOLD = [(re.compile(r"'[^']*'"), "'…'"), (re.compile(r"\b\d+(\.\d+)?\b"), "N"),
@@ -119,7 +143,13 @@ def report(outcomes: list[FileOutcome], platform: str, verbose: bool) -> tuple[i
     """Print the per-file lines, the per-folder counts and the histogram; (passed, ran)."""
     folders: dict[str, list[int]] = {}
     hist: Counter[str] = Counter()
+    not_run = 0
     for o in sorted(outcomes, key=lambda o: o.path):
+        why_not = restriction(o, platform)
+        if why_not:
+            not_run += 1
+            print(f"{'-':>4}/{'-':<4} {o.seconds:7.1f}s  {o.path}  [{why_not}]")
+            continue
         ran = sum(s != "skipped" for s, _ in o.cases.values())
         print(f"{o.count('passed'):4}/{ran:<4} {o.seconds:7.1f}s  {o.path}")
         acc = folders.setdefault(o.folder, [0, 0])
@@ -136,6 +166,8 @@ def report(outcomes: list[FileOutcome], platform: str, verbose: bool) -> tuple[i
     print("failure histogram:")
     for why, n in hist.most_common(25):
         print(f"  {n:4}  {why}")
+    if not_run:
+        print(f"not run on {platform}: {not_run} file(s) restricted by upstream's platforms marker (not counted)")
     print(f"st total {passed}/{ran} ({platform})")
     return passed, ran
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pypto.codegen.pto_colsum import col_sum_rule
 from pypto.codegen.pto_types import TOOLCHAIN
 from pypto.codegen.pto_values import Tile
 from pypto.errors import UnsupportedFeatureError
@@ -181,3 +182,4 @@ def register(rules: dict) -> None:
     rules["tile.row_prod"] = _line_reduce("prod", 1)
     for kind in ("sum", "max", "min"):
         rules[f"tile.row_{kind}"] = _int_rows(kind, rules[f"tile.row_{kind}"])
+    rules["tile.col_sum"] = col_sum_rule(rules["tile.col_sum"])  # with a scratch: the binary tree

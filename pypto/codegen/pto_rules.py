@@ -458,13 +458,14 @@ def _register() -> None:
     })
     for op in ("get_block_idx", "get_block_num", "get_subblock_idx"):
         RULES[f"tile.{op}"] = _spmd_id(op)
-    from pypto.codegen import pto_fmod, pto_reduce, pto_scatter, pto_sort, pto_views, pto_write
+    from pypto.codegen import pto_fmod, pto_intdiv, pto_reduce, pto_scatter, pto_sort, pto_views, pto_write
 
     pto_reduce.register(RULES)
     pto_sort.register(RULES)
     pto_scatter.register(RULES)
     pto_write.register(RULES)
     pto_fmod.register(RULES)
+    pto_intdiv.register(RULES)
 
     RULES["tile.concat"] = pto_views.concat
     RULES["tile.assemble"] = pto_views.assemble

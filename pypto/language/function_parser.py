@@ -21,7 +21,7 @@ from pypto.ir.dtypes import DataType
 from pypto.ir.enums import INCORE_TYPES, FunctionType, Level, ParamDirection, Role
 from pypto.ir.expr import NO_TASK, Call, ConstInt, Expr, GlobalVar, TupleGetItem, Var
 from pypto.ir.function import Function
-from pypto.ir.ops.infer import dim_eq, fmt_shape
+from pypto.ir.ops.infer import dim_eq, fmt_shape, tile_shape
 from pypto.ir.stmt import AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ReturnStmt, SeqStmts, Stmt, YieldStmt
 from pypto.ir.types import (
     ArrayType,
@@ -515,14 +515,16 @@ def merge_annotation(ann: Type, inferred: Type, name: str, span: Span) -> Type:
                               f"is a {type(inferred).__name__.replace('Type', '')}", span)
     if not isinstance(ann, ShapedType) or not isinstance(inferred, ShapedType):
         return ann
-    if ann.rank != inferred.rank or not all(dim_eq(a, b) for a, b in zip(ann.shape, inferred.shape, strict=True)):
+    ann_shape = tile_shape(ann.shape) if isinstance(ann, TileType) else ann.shape  # tiles are 2-D: N-D flattened
+    if len(ann_shape) != inferred.rank or not all(dim_eq(a, b) for a, b in zip(ann_shape, inferred.shape,
+                                                                               strict=True)):
         raise ParserTypeError(f"shape mismatch for '{name}': annotation {fmt_shape(ann.shape)} vs value "
                               f"{fmt_shape(inferred.shape)}", span)
     if ann.dtype is not inferred.dtype:
         raise ParserTypeError(f"dtype mismatch for '{name}': annotation {ann.dtype.value} vs value "
                               f"{inferred.dtype.value}", span, hint="insert pl.cast(x, ...) to convert")
     if isinstance(ann, TileType) and isinstance(inferred, TileType):
-        return TileType(ann.shape, ann.dtype, ann.memref or inferred.memref, ann.view or inferred.view,
+        return TileType(ann.shape if ann.rank == inferred.rank else inferred.shape, ann.dtype, ann.memref or inferred.memref, ann.view or inferred.view,
                         ann.memory_space or inferred.memory_space)
     assert isinstance(ann, TensorType) and isinstance(inferred, TensorType)
     return TensorType(ann.shape, ann.dtype, ann.memref or inferred.memref, ann.view or inferred.view)

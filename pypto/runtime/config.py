@@ -138,6 +138,10 @@ class RunConfig:
         return bool(self.enable_chip_swimlane or self.enable_dump_args or self.enable_pmu or self.enable_dep_gen
                     or self.enable_scope_stats)
 
+    def any_dfx_enabled(self) -> bool:
+        """:attr:`dfx_enabled` under upstream's method name."""
+        return self.dfx_enabled
+
     @property
     def task_window(self) -> int:
         """The simulator's live-task limit per ring (largest non-zero ring value, 0 = default)."""

@@ -4,6 +4,8 @@
 (cached by content) and returns ``(chip_callable, runtime_name, runtime_config)``; the callable is the
 built :class:`ChipCallable` (the artifact plus its objects), which :func:`execute_on_device` runs. A
 ``with ChipWorker(...)`` block of the same platform and runtime is reused, as upstream's is.
+:func:`build_orch_args_from_inputs` turns named ``(name, value)`` pairs into the run's argument list and
+:func:`validate_golden` compares outputs with expected tensors (NaN in the expected tensor: not compared).
 """
 
 from __future__ import annotations
@@ -56,4 +58,63 @@ def execute_on_device(chip_callable: ChipCallable, orch_args: list[Any], platfor
     call_compiled(chip_callable.info, tuple(orch_args), config)
 
 
-__all__ = ["ChipCallable", "compile_and_assemble", "execute_on_device"]
+OrchArgs = tuple[list[Any], dict[str, Any], dict[str, Any], dict[str, Any]]
+
+
+def build_orch_args_from_inputs(inputs: list[tuple[str, Any]], output_names: set[str]) -> OrchArgs:
+    """``(orch_args, all_values, inputs, outputs)`` from ordered ``(name, tensor or ctypes scalar)`` pairs.
+
+    Tensors are made contiguous CPU tensors (``orch_args`` holds the same objects, so a run writes the
+    ``outputs`` entries in place); a name in ``output_names`` or starting with ``out`` is an output.
+    ``all_values`` maps every name to its tensor or its scalar's Python value. Anything else is a TypeError.
+    """
+    import ctypes
+
+    import torch
+
+    orch_args: list[Any] = []
+    values: dict[str, Any] = {}
+    ins: dict[str, Any] = {}
+    outs: dict[str, Any] = {}
+    for name, value in inputs:
+        if isinstance(value, torch.Tensor):
+            value = value.cpu().contiguous()
+            (outs if name in output_names or name.startswith("out") else ins)[name] = value
+            values[name] = value
+        elif isinstance(value, ctypes._SimpleCData):
+            values[name] = value.value
+        else:
+            raise TypeError(f"build_orch_args_from_inputs: '{name}' is a {type(value).__name__}; pass a "
+                            "torch.Tensor or a ctypes scalar (ctypes.c_int32(...), ctypes.c_float(...))")
+        orch_args.append(value)
+    return orch_args, values, ins, outs
+
+
+def validate_golden(outputs: dict[str, Any], golden: dict[str, Any], rtol: float = 1e-5, atol: float = 1e-5) -> None:
+    """AssertionError unless every output is within ``rtol``/``atol`` of ``golden`` (NaN there: don't care).
+
+    The message names the output, how many elements differ and the first ones (flat index, actual,
+    expected); an output without a golden of its name is a KeyError naming the goldens there are.
+    """
+    import torch
+
+    for name, actual in outputs.items():
+        if name not in golden:
+            raise KeyError(f"validate_golden: no golden for output '{name}' (goldens: {sorted(golden)})")
+        got, want = actual.cpu(), golden[name].cpu()
+        care = ~torch.isnan(want) if want.is_floating_point() else torch.ones_like(want, dtype=torch.bool)
+        close = torch.isclose(got, want.to(got.dtype), rtol=rtol, atol=atol) | ~care
+        if bool(close.all()):
+            continue
+        bad = torch.nonzero(~close.flatten()).flatten()
+        shown = "\n".join(f"    [{int(i)}] actual={got.flatten()[i].item()}, expected={want.flatten()[i].item()}"
+                           for i in bad[:20])
+        skipped = int((~care).sum())
+        note = f" ({skipped} don't-care skipped)" if skipped else ""
+        raise AssertionError(f"Output '{name}' does not match golden.\nMismatched elements: {bad.numel()}/"
+                             f"{got.numel()}{note}\nrtol={rtol}, atol={atol}\nFirst {min(20, bad.numel())} "
+                             f"mismatches:\n{shown}")
+
+
+__all__ = ["ChipCallable", "build_orch_args_from_inputs", "compile_and_assemble", "execute_on_device",
+           "validate_golden"]

@@ -2,7 +2,9 @@
 
 The cases are ours: a tile add that passes, the same program with a wrong golden (a located
 comparison failure), an input-in/out case (the golden sees the inputs as they were before the run),
-a platform-parametrized case filtered by ``--platform``, and a file that fails at import.
+a platform-parametrized case filtered by ``--platform``, a file that fails at import, a file upstream
+restricts to hardware (its own ``pytest_generate_tests`` refuses any other platform: listed, not counted)
+and one whose generator refuses a platform its marker allows (a failure, as before).
 """
 
 from __future__ import annotations
@@ -96,11 +98,28 @@ def compat_st():
     return _load("_compat_st")
 
 
+REFUSING = '''
+import pytest
+
+
+def pytest_generate_tests(metafunc):
+    if "platform" in metafunc.fixturenames:
+        raise pytest.UsageError("this file only supports --platform=a2a3")
+
+
+@pytest.mark.platforms({ids})
+def test_board(platform):
+    assert platform == "a2a3"
+'''
+
+
 def _tree(root: Path) -> Path:
     ops = root / "tests" / "st" / "runtime" / "ops"
     ops.mkdir(parents=True)
     (ops / "test_add.py").write_text(CASES)
     (ops / "test_broken.py").write_text("from harness.core.harness import NoSuchName\n")
+    (ops / "test_board_only.py").write_text(REFUSING.format(ids='"a2a3"'))
+    (ops / "test_refuses_a_sim.py").write_text(REFUSING.format(ids='"a2a3", "a5sim"'))
     return root
 
 
@@ -140,11 +159,27 @@ def test_a_fake_st_tree_runs_through_the_adapter(compat_st, tmp_path: Path, caps
     out = capsys.readouterr().out
     assert code == 1
     # test_passes and the a5sim variant pass; the wrong golden fails with where and by how much;
-    # the other three platform variants are deselected; the broken file is one import failure.
+    # the other three platform variants are deselected; the broken file is one import failure, and so is
+    # the file whose generator refuses a5sim while its marker allows it; the board-only file is listed only.
     assert "   2/3   " in out and "tests/st/runtime/ops/test_add.py" in out
     assert "output 'out': 256/256 elements differ beyond rtol=1e-05, atol=1e-05" in out
     assert "   0/1   " in out and "import: " in out
-    assert "st ops 2/4" in out and out.rstrip().endswith("st total 2/4 (a5sim)")
+    assert "ops/test_board_only.py  [hardware-only (a2a3), not run on a5sim]" in out
+    assert "ops/test_refuses_a_sim.py" in out and "UsageError: this file only supports --platform=a2a3" in out
+    assert "not run on a5sim: 1 file(s) restricted by upstream's platforms marker (not counted)" in out
+    assert "st ops 2/5" in out and out.rstrip().endswith("st total 2/5 (a5sim)")
+
+
+def test_restricted_files_are_read_from_the_plugin_lines(compat_st) -> None:
+    lines = "x\npypto-st restricted: t.py::T::test_a -> a2a3\npypto-st restricted: t.py::test_b -> a5,a5sim\n"
+    got = compat_st.read_restricted(lines)
+    assert got == {"t.py::T::test_a": ("a2a3",), "t.py::test_b": ("a5", "a5sim")}
+    board = compat_st.FileOutcome("tests/st/runtime/ops/t.py", 1.0, {}, {"t.py::T::test_a": ("a2a3",)})
+    assert compat_st.restriction(board, "a2a3sim") == "hardware-only (a2a3), not run on a2a3sim"
+    other = compat_st.FileOutcome("tests/st/runtime/ops/t.py", 1.0, {}, got)
+    assert compat_st.restriction(other, "a2a3sim") == "for a2a3, a5, a5sim only, not run on a2a3sim"
+    ran = compat_st.FileOutcome("tests/st/runtime/ops/t.py", 1.0, {"c": ("passed", "")}, got)
+    assert compat_st.restriction(ran, "a2a3sim") == ""
 
 
 @pytest.fixture(scope="module")

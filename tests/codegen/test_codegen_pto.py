@@ -174,9 +174,10 @@ def test_reductions(case, tmp_path):
 
 @pytest.mark.ptoas
 @pytest.mark.parametrize("given_tmp", [True, False])
-def test_col_sum_with_a_scratch_tile_asks_for_the_binary_tree(given_tmp, tmp_path):
-    """As upstream: ``col_sum(t, tmp)`` is TCOLSUM's binary-tree form (``isBinary = true``), ``col_sum(t)``
-    the sequential one (0.1.1 wants a scratch tile either way, so pypto supplies one)."""
+def test_col_sum_with_a_scratch_tile_is_the_binary_tree(given_tmp, tmp_path):
+    """As upstream: ``col_sum(t, tmp)`` is the binary-tree sum, which pypto writes out (row pairs side by side
+    by ``treshape``, halves extracted and added: 0.1.1 drops TCOLSUM's ``isBinary``); ``col_sum(t)`` is the
+    sequential TCOLSUM (0.1.1 wants a scratch tile, so pypto supplies one)."""
     x, o = B.tensor("x", (32, 64)), B.tensor("out", (1, 64), ddr=1)
     b = B.Body()
     t = b.assign("t", make_call("tile.load", [x, B.ints(0, 0), B.ints(32, 64)], B.VEC))
@@ -186,8 +187,8 @@ def test_col_sum_with_a_scratch_tile_asks_for_the_binary_tree(given_tmp, tmp_pat
     r = b.assign("r", make_call("tile.col_sum", args))
     b.eval(make_call("tile.store", [r, B.ints(0, 0), o]))
     text = _kernel_text(b.ret(o), [x, o], [B.IN, B.OUT])
-    line = next(ln for ln in text.splitlines() if "pto.tcolsum" in ln)
-    assert ("isBinary = true" in line) == given_tmp
+    assert ("pto.tcolsum" in text) != given_tmp and "isBinary" not in text
+    assert (text.count("pto.treshape") == 5) == given_tmp  # 32 rows: five levels
     verify_text(tmp_path, f"col_sum_binary_{given_tmp}", text)
 
 

@@ -164,8 +164,10 @@ _F_ONLY = "ptoas 0.1.1 takes f16/f32 tiles only for this instruction ({insn})"
 _SCALAR_TYPE = ("pypto's codegen passes the scalar of {insn} on an integer tile in a type ptoas 0.1.1 rejects "
                 "('{err}')")
 KNOWN: dict[tuple[str, str], str] = {
+    ("div", "INT8"): "pypto's exact integer division (ptoas 0.1.1's tdiv is f16/f32 only) covers INT16/INT32; "
+                     "INT8 is a located refusal naming the cast",
     **{(op, dt): _F_ONLY.format(insn=insn) for dt in _INTS for op, insn in (
-        ("div", "tdiv"), ("row_expand_div", "trowexpanddiv"), ("col_expand_div", "tdiv"),
+        ("row_expand_div", "trowexpanddiv"), ("col_expand_div", "tdiv"),
         ("row_expand_expdif", "trowexpandsub"), ("col_expand_expdif", "texp"))},
     **{("divs", dt): _SCALAR_TYPE.format(insn="tdivs", err="ins/outs are not memref yet") for dt in _INTS},
     ("abs", "INT8"): "ptoas 0.1.1's tabs takes i32, i16, f16 or f32 tiles only",

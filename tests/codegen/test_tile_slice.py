@@ -157,3 +157,56 @@ def test_an_assembled_tile_carried_by_a_loop_and_stored_once_becomes_block_store
     o = np.zeros((8, 64), np.float32)
     c(x, o)
     np.testing.assert_array_equal(o, x)
+
+
+NESTED = """import pypto.language as pl
+
+@pl.program
+class Nested:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[32, 32], pl.FP32], s: pl.Tensor[[16, 16], pl.FP32],
+          o: pl.Out[pl.Tensor[[32, 32], pl.FP32]], o2: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        t = pl.load(x, [0, 0], [32, 32])
+        src = pl.load(s, [0, 0], [16, 16])
+        twice = pl.load(s, [0, 0], [16, 16])
+        for b in pl.range(2):
+            for c in pl.range(1):
+                t = pl.tile.assemble(t, src, [b * 16, c * 16 + 16])
+            twice = pl.add(twice, src)
+        o = pl.store(t, [0, 0], o)
+        o2 = pl.store(twice, [0, 0], o2)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[32, 32], pl.FP32], s: pl.Tensor[[16, 16], pl.FP32],
+             o: pl.Out[pl.Tensor[[32, 32], pl.FP32]], o2: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        o = self.k(x, s, o, o2)
+        return o
+"""
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_a_tile_assembled_across_nested_loops_becomes_block_stores(platform: str, tmp_path: Path) -> None:
+    """Both loops carry the output tensor; the outer loop's other carried tile keeps its place."""
+    c = ir.compile(pl.parse(NESTED), output_dir=str(tmp_path / "o"), platform=platform, dump_passes=True)
+    after = next((Path(c.output_dir) / "passes_dump").glob("*_after_LowerCompositeOps.py")).read_text()
+    assert "tile.assemble" not in after
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((32, 32)).astype(np.float32)
+    s = rng.standard_normal((16, 16)).astype(np.float32)
+    o, o2 = np.zeros((32, 32), np.float32), np.zeros((16, 16), np.float32)
+    c(x, s, o, o2)
+    want = x.copy()
+    want[:16, 16:] = want[16:, 16:] = s
+    np.testing.assert_array_equal(o, want)
+    np.testing.assert_allclose(o2, s * 3, rtol=1e-6)
+
+
+def test_a_nested_carried_assemble_used_in_the_outer_loop_is_a_located_error(tmp_path: Path) -> None:
+    used = NESTED.replace("            twice = pl.add(twice, src)\n",
+                          "            twice = pl.add(twice, pl.tile.slice(t, [16, 16], [0, 16]))\n")
+    with pytest.raises(UserError) as ei:
+        ir.compile(pl.parse(used), output_dir=str(tmp_path), skip_ptoas=True)
+    assert "the result of tile.assemble ('t')" in ei.value.message, ei.value.message
+    assert "is carried by a loop" in ei.value.message and ei.value.span.line == 12  # the inner loop

@@ -313,10 +313,23 @@ def _axis(name: str, arg: Expr, what: str, rank: int, span: Span) -> int:
     return value
 
 
+def _flattened_axes(name: str, axes: list[Expr], rank: int, span: Span) -> None:
+    """A tile axis past a 2-D tile's last: the axis of an N-D tile, which pypto flattens as it is made."""
+    values = [getattr(a, "value", None) for a in axes]
+    if rank == 2 and any(isinstance(v, int) and not isinstance(v, bool) and v >= rank for v in values):
+        raise UserError(f"{name}: axes {values} of an N-D tile: pypto's tiles are 2-D (an N-D tile is flattened to "
+                        "[product of the leading dims, last dim] as it is made), so a transpose of an N-D tile's "
+                        "axes is not supported", span,
+                        hint="transpose each matrix: for b in pl.range(B): t = pl.load(x, [b, 0, 0], [1, R, C]); "
+                             "out = pl.store(pl.transpose(t, axis1=0, axis2=1), [b, 0, 0], out)")
+
+
 def _transpose(name: str, kind: type):
     def infer(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:
         a = shaped(args[0], name, "x", span, kind)
         shape = list(a.shape)
+        if kind is TileType:
+            _flattened_axes(name, args[1:3], len(shape), span)
         i, j = (_axis(name, arg, what, len(shape), span) for arg, what in zip(args[1:3], ("axis1", "axis2"), strict=True))
         shape[i], shape[j] = shape[j], shape[i]
         out = like(a, tuple(shape))

@@ -27,6 +27,9 @@ from pypto.artifact.directory import load_artifact
 from pypto.runtime.runner import RunConfig, compile_program, execute_compiled
 from pypto.runtime.tensor_spec import TensorSpec as RuntimeTensorSpec
 
+_last_device: dict[str, int | None] = {"value": None}
+"""The device id of the case run last (upstream's harness reports it; a test may set it)."""
+
 
 @dataclass
 class CaseResult:
@@ -125,6 +128,7 @@ class TestRunner:
         work = Path(keep) / name if keep else Path(tempfile.mkdtemp(prefix=f"st_{name}_"))
         try:
             error = self._compile_and_run(test_case, work)
+            _last_device["value"] = self.config.device_id
             return CaseResult(error is None, name, error, time.time() - start)
         except Exception as exc:  # noqa: BLE001 - a case's failure is its result, as upstream reports it
             return CaseResult(False, name, f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}",
