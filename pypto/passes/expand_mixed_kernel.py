@@ -388,8 +388,9 @@ class _CallRewriter:
         launch = {a: call.attrs[a] for a in self.launch_attrs if a in call.attrs}
         env: dict[Source, Expr] = {("param", i): a for i, a in enumerate(call.args)}
         stmts: list[Stmt] = []
-        tid = _task_id(call.result_type)  # ``with pl.spmd(...) as tid``: the last stage's task stands for all
-        for n, k in enumerate(kernels):
+        tid = _task_id(call.result_type)  # ``with pl.at(...) as tid``: a dummy task joins the stages' tasks
+        tids: list[Expr] = []
+        for k in kernels:
             for src in k.args:
                 if src[0] == "temp" and src not in env:
                     t = k.func.params[k.args.index(src)].var_type
@@ -402,19 +403,26 @@ class _CallRewriter:
                     env[src], create = create_tensor(name, t, span, layout=TensorLayout.ND)
                     stmts.append(create)
             kcall = call_function(k.func, [env[a] for a in k.args], span, **launch)
-            last = tid is not None and n == len(kernels) - 1
-            stmts.extend(self._bind_tid(k, kcall, env, tid) if last else self._bind(k, kcall, env))  # type: ignore[arg-type]
-        return stmts, [*self._results(an, env), *([env[("tid", None)]] if tid is not None else [])]
+            stmts.extend(self._bind(k, kcall, env) if tid is None else self._bind_tid(k, kcall, env, tid, tids))
+        return stmts, [*self._results(an, env), *self._join(tids, stmts, span)]
 
-    def _bind_tid(self, k: StageKernel, kcall: Call, env: dict[Source, Expr], tid: ScalarType) -> list[Stmt]:
-        """The stage call bound with its task id as a last result item (``env[("tid", None)]``)."""
+    def _join(self, tids: list[Expr], stmts: list[Stmt], span: Span) -> list[Expr]:
+        """The task id standing for every stage: the one stage's, else a ``system.task_dummy`` joining them."""
+        if len(tids) < 2:
+            return tids
+        join = make_call("system.task_dummy", [MakeTuple(tuple(tids), span=span)], span=span)
+        return [emit(stmts, self.names("tid"), join, span)]
+
+    def _bind_tid(self, k: StageKernel, kcall: Call, env: dict[Source, Expr], tid: ScalarType,
+                  tids: list[Expr]) -> list[Stmt]:
+        """The stage call bound with its task id as a last result item (appended to ``tids``)."""
         span, rt = kcall.span, kcall.result_type
         types = () if not k.results else rt.types if isinstance(rt, TupleType) else (rt,)
         tup = Var(self.names(f"{k.func.name}_out"), TupleType((*types, tid)), span=span)
         stmts: list[Stmt] = [AssignStmt(tup, dataclasses.replace(kcall, result_type=tup.var_type), span=span)]
         for i, r in enumerate(k.results):
             env[r] = emit(stmts, self.names("out"), TupleGetItem(tup, i, span=span), span)
-        env[("tid", None)] = emit(stmts, self.names("tid"), TupleGetItem(tup, len(k.results), span=span), span)
+        tids.append(emit(stmts, self.names("tid"), TupleGetItem(tup, len(k.results), span=span), span))
         return stmts
 
     def _bind(self, k: StageKernel, kcall: Call, env: dict[Source, Expr]) -> list[Stmt]:

@@ -93,3 +93,15 @@ def test_two_int8_accumulations_and_a_task_id_match_numpy(platform: str) -> None
     want = (xi @ wg.astype(np.int64) + 0.5 * (xi @ wu.astype(np.int64))).astype(np.float32)
     np.testing.assert_array_equal(out, want)
     np.testing.assert_array_equal(out2, want * 2)
+
+
+def test_a_mixed_launch_bound_to_a_task_id_joins_its_stage_tasks() -> None:
+    from pypto.driver import lower
+    from pypto.ir.stmt import AssignStmt, preorder
+
+    main = next(f for f in lower(pl.parse(GATE_UP)).functions if f.name == "main")
+    values = [s.value for s in preorder(main.body) if isinstance(s, AssignStmt)]
+    join = next(v for v in values if getattr(v, "op", None) == "system.task_dummy")
+    assert len(join.args[0].elements) == 2  # the cube stage's task and the vector stage's
+    after = next(v for v in values if getattr(getattr(v, "op", None), "name", None) == "after")
+    assert len(after.attrs["manual_dep_edges"]) == 1
