@@ -61,8 +61,9 @@ def _chain(c: Var, mm: Call, a: MatmulOperand, b: MatmulOperand, k: int, s: Stmt
     return out
 
 
-def split_matmuls_k(func: Function, caps: dict[MemorySpace, int]) -> Function:
-    """``func`` with every matmul of two Mat loads that only L0A / L0B are too small for chained over K."""
+def split_matmuls_k(func: Function, caps: dict[MemorySpace, int], only: set[int] | None = None) -> Function:
+    """``func`` with every matmul of two Mat loads that only L0A / L0B are too small for chained over K
+    (with ``only``: of the statements whose ids it holds)."""
     loads = {**assigns_of(func.body, "tile.load"), **assigns_of(func.body, "tile.transpose_view")}
     left, right, accum = caps[MemorySpace.Left] // 2, caps[MemorySpace.Right] // 2, caps[MemorySpace.Acc]
 
@@ -80,7 +81,7 @@ def split_matmuls_k(func: Function, caps: dict[MemorySpace, int]) -> Function:
     def block(stmts: list[Stmt]) -> list[Stmt]:
         out: list[Stmt] = []
         for s in stmts:
-            new = _split(s, loads, pick_k)
+            new = _split(s, loads, pick_k) if only is None or id(s) in only else None
             out.extend([s] if new is None else new)
             if new is not None:
                 mm = assign_of(s)

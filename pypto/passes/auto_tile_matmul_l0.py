@@ -167,7 +167,8 @@ class AutoTileMatmulL0(Pass):
         if new is not func:
             body = substitute_typed(new.body, replaced) if replaced else new.body
             new = new.with_(body=drop_defs(body, dead))
-        return split_matmuls_k(new, caps)  # the matmuls left whose operands alone exceed L0
+        # the user's matmuls neither rewrite took whose operands alone exceed L0 (not the grids' own blocks)
+        return split_matmuls_k(new, caps, only={id(s) for s in iter_stmts(func.body)})
 
 
 @dataclass(frozen=True)
