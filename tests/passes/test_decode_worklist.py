@@ -168,3 +168,24 @@ def test_a_flag_whose_value_takes_another_operand_keeps_the_located_error() -> N
         _front(pl.parse(text))
         get_pass("ConvertTensorToTileOps")().run(_front(pl.parse(text)))
     assert ":12:" in str(exc.value)
+
+
+def test_an_spmd_launch_of_scalar_work_keeps_its_kernel_and_the_located_error() -> None:
+    text = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, lens: pl.Tensor[[4], pl.INT32], table: pl.Out[pl.Tensor[[64], pl.INT32]]) -> pl.Tensor[[64], pl.INT32]:
+        with pl.spmd(2):  # each block builds its own list: not the orchestration's to do once
+            blk = pl.tile.get_block_idx()
+            cursor = pl.read(lens, [0]) * 0
+            for b in pl.range(4):
+                n = pl.read(lens, [b])
+                pl.tensor.write(table, [blk * 32 + cursor], n)
+                cursor = cursor + n
+        return table
+'''
+    with pytest.raises(UnsupportedFeatureError, match=r":12:.*carries 'cursor'"):
+        _front(pl.parse(text))
