@@ -6,7 +6,8 @@ loop body, or under an ``if`` there, and the scalar arithmetic they need move ou
 orchestration runs the loop (a guarded read under the same ``if``, 0 on the other side) and calls the
 kernel once per iteration with the loop variable and the values as scalar arguments; the kernel keeps
 the rest of the body. An SPMD kernel's stride loop ``for b in pl.range(block_idx, n, block_num)``
-visits every ``b`` once over all blocks, so it becomes ``range(n)`` of single-block tasks. The runtime
+visits every ``b`` once over all blocks, so it becomes ``range(n)`` of single-block tasks; so does
+``pl.range(block_idx, n, S)`` with a constant stride ``S`` when every call launches ``S`` blocks. The runtime
 orders the tasks through the tensors they write (DeriveCallDirections passes them as ``inout`` inside
 a sequential loop). A loop that carries a tile cannot run as separate tasks: when its reads only address
 loads, :mod:`._read_gather` has already rewritten it into a gather kernel of this kind; any other read
@@ -21,7 +22,20 @@ import dataclasses
 from dataclasses import dataclass
 
 from pypto.errors import UnsupportedFeatureError
-from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, MakeTuple, TupleGetItem, UnaryExpr, Var
+from pypto.ir.enums import ForKind
+from pypto.ir.expr import (
+    BinaryExpr,
+    BinOp,
+    Call,
+    ConstInt,
+    Expr,
+    GlobalVar,
+    MakeTuple,
+    TupleGetItem,
+    UnaryExpr,
+    Var,
+    as_int,
+)
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import (
     AssignStmt,
@@ -33,6 +47,7 @@ from pypto.ir.stmt import (
     flatten,
     initial_values,
     seq,
+    stmt_value,
 )
 from pypto.ir.types import ScalarType
 from pypto.ir.visitor import substitute
@@ -45,7 +60,8 @@ from pypto.passes._rewrite import (
     splice_calls,
     with_scalar_params,
 )
-from pypto.passes._util import base_name, bound_vars, iter_stmts, map_blocks, used_vars
+from pypto.passes._scalar_kernels import inline_scalar_kernels
+from pypto.passes._util import base_name, bound_vars, iter_stmts, map_blocks, scalar_dtype, used_vars
 from pypto.passes.base import Pass
 
 _LAUNCH_ATTRS = ("block_num", "sync_start")  # one single-block task per iteration
@@ -62,6 +78,7 @@ class _Plan:
     returns: tuple[Expr, ...]  # the original return values (loop return vars or params)
     arg_of: dict[Var, Var]  # kernel scalar parameter -> the hoisted value passed for it
     spmd: bool  # the loop strode over the blocks of an SPMD launch
+    stride: int | None = None  # its constant step: every call must launch that many blocks
 
 
 class _Splitter:
@@ -158,7 +175,8 @@ def _check_carries(f: Function) -> None:
                  "the start of the next), or do the reads in the orchestration and pass pl.Scalar arguments")
 
 
-def _plan(f: Function) -> _Plan | None:
+def _plan(f: Function, blocks: int | None) -> _Plan | None:
+    """``blocks``: the constant block count every SPMD launch of ``f`` asks for (None: not known)."""
     _check_carries(f)
     stmts = flatten(f.body)
     ids = {m[0]: m[1].op for s in stmts if (m := assign_of(s, ("tile.get_block_idx", "tile.get_block_num")))}
@@ -168,11 +186,12 @@ def _plan(f: Function) -> _Plan | None:
     loop, ret = rest
     if not (reads_in(loop.body) or _integer_divisions(loop.body)) or any(e not in f.params for e in loop.inits):
         return None
-    spmd = bool(ids)
-    if spmd:  # for b in pl.range(block_idx, n, block_num): the blocks together run every b once
-        if ids.get(loop.start) != "tile.get_block_idx" or ids.get(loop.step) != "tile.get_block_num":
+    spmd, stride = bool(ids), None
+    if spmd:
+        over = _over_blocks(loop, ids, blocks)
+        if over is None:
             return None
-        loop = dataclasses.replace(loop, start=ConstInt(0), step=ConstInt(1))
+        loop, stride = over
     split = _split_body(f, loop)
     if split is None or any(_uses_block_ids(s) for s in split[1]) or _integer_divisions(split[1]):
         return None
@@ -181,7 +200,47 @@ def _plan(f: Function) -> _Plan | None:
     extra = (loop.loop_var, *(p for p in arg_of if p in used))
     returns = tuple(_escaped_store(v, f, loop, kept) for v in ret.values)
     return _Plan(dataclasses.replace(loop, body=seq(kept, span=loop.body.span)), tuple(hoisted), extra, returns,
-                 arg_of, spmd)
+                 arg_of, spmd, stride)
+
+
+def _over_blocks(loop: ForStmt, ids: dict[Var, str], blocks: int | None) -> tuple[ForStmt, int | None] | None:
+    """An SPMD kernel's loop as one loop over every iteration of every block, and the block count the
+    launches must ask for (None: any, the loop reads it); None when the blocks do not split the work.
+
+    ``for b in pl.range(block_idx, n, block_num)`` (or a constant stride ``S``) visits every ``b`` once
+    over all blocks: ``range(n)``. ``for i in pl.range(k)`` in each of ``B`` blocks, ``block_idx`` read in
+    the body: ``range(B * k)``, with ``i = w // B`` and ``block_idx = w % B`` (a sequential loop of tasks)."""
+    start, step = ids.get(loop.start), as_int(loop.step)
+    if start == "tile.get_block_idx":
+        if ids.get(loop.step) == "tile.get_block_num":
+            return dataclasses.replace(loop, start=ConstInt(0), step=ConstInt(1)), None
+        if step is not None and step > 0:
+            return dataclasses.replace(loop, start=ConstInt(0), step=ConstInt(1)), step
+        return None
+    if blocks is None or as_int(loop.start) != 0 or step != 1 or any(
+            v in ids for v in used_vars([loop.start, loop.stop, loop.step])):
+        return None
+    return _flat_blocks(loop, ids, blocks), blocks
+
+
+def _flat_blocks(loop: ForStmt, ids: dict[Var, str], blocks: int) -> ForStmt:
+    sp, dt = loop.span, scalar_dtype(loop.loop_var)
+    w = Var(f"{base_name(loop.loop_var.name)}_w", loop.loop_var.var_type, span=loop.loop_var.span)
+    it = Var(loop.loop_var.name, loop.loop_var.var_type, span=loop.loop_var.span)
+    n = ConstInt(blocks, dt)
+    head = [AssignStmt(it, BinaryExpr(BinOp.FloorDiv, w, n, dt, span=sp), span=sp)]
+    mapping: dict[Var, Expr] = {loop.loop_var: it}
+    for v, op in ids.items():
+        if op == "tile.get_block_num":
+            mapping[v] = ConstInt(blocks, scalar_dtype(v))
+        else:
+            blk = Var(base_name(v.name), v.var_type, span=v.span)
+            head.append(AssignStmt(blk, BinaryExpr(BinOp.FloorMod, w, n, dt, span=sp), span=sp))
+            mapping[v] = blk
+    stop = BinaryExpr(BinOp.Mul, loop.stop, n, dt, span=sp)
+    body = seq([*head, *flatten(substitute(loop.body, mapping))], span=loop.body.span)
+    return dataclasses.replace(loop, loop_var=w, start=ConstInt(0, dt), stop=stop, step=ConstInt(1, dt), body=body,
+                               kind=ForKind.Sequential, attrs={})
 
 
 def _escaped_store(v: Expr, f: Function, loop: ForStmt, kept: list[Stmt]) -> Expr:
@@ -266,22 +325,40 @@ class _CallSites:
 
 
 def _mismatched_calls(program: Program, plans: dict[str, tuple[Function, _Plan]]) -> set[str]:
-    """Kernels called from a kernel, or launched as SPMD when the loop is not strided (or vice versa)."""
+    """Kernels called from a kernel, or launched as SPMD when the loop is not strided (or vice versa), or
+    on another number of blocks than the loop's constant stride."""
     bad: set[str] = set()
     for f in program.functions:
         for s in iter_stmts(f.body):
             found = program_call(s, plans)
-            spmd = found is not None and "block_num" in found[0].attrs
-            if found is not None and (f.is_incore or spmd != plans[found[1]][1].spmd):
+            if found is None:
+                continue
+            plan, blocks = plans[found[1]][1], found[0].attrs.get("block_num")
+            if f.is_incore or (blocks is not None) != plan.spmd or (
+                    plan.stride is not None and as_int(blocks) != plan.stride):
                 bad.add(found[1])
     return bad
 
 
+def _launch_blocks(program: Program) -> dict[str, int]:
+    """Kernel name -> the constant block count of its SPMD launches, when they all ask for the same."""
+    seen: dict[str, set[int | None]] = {}
+    for f in program.functions:
+        for s in iter_stmts(f.body):
+            call = stmt_value(s)
+            if isinstance(call, Call) and isinstance(call.op, GlobalVar) and "block_num" in call.attrs:
+                seen.setdefault(call.op.name, set()).add(as_int(call.attrs["block_num"]))
+    return {name: n for name, ns in seen.items() if len(ns) == 1 and (n := next(iter(ns))) is not None}
+
+
 def lift_read_loops(program: Program) -> Program:
-    """Split every InCore kernel whose loop reads tensor scalars; rewrite its call sites."""
+    """Split every InCore kernel whose loop reads tensor scalars; rewrite its call sites. A kernel of
+    scalar work only runs in the orchestration instead (:mod:`._scalar_kernels`)."""
+    program = inline_scalar_kernels(program)
+    launches = _launch_blocks(program)
     plans: dict[str, tuple[Function, _Plan]] = {}
     for f in program.functions:
-        plan = _plan(f) if f.is_incore else None
+        plan = _plan(f, launches.get(f.name)) if f.is_incore else None
         if plan is not None:
             plans[f.name] = (f, plan)
     for name in _mismatched_calls(program, plans):

@@ -3,7 +3,8 @@
 ptoas 0.1.1 has no scalar load from GM. ``s = pl.read(t, idx)`` inside a loop of a kernel, where ``t``
 is a tensor the kernel takes and does not write, and every use of ``s`` is the scalar operand of an
 elementwise op on a 2-D tensor (or Vec tile) with a static row count (``pl.mul(x, s)`` with ``x`` of shape
-``[M, N]`` and ``t``'s dtype), needs no scalar at all: ``s`` becomes the ``[1, 1]`` window of ``t`` at ``idx`` (a
+``[M, N]`` and ``t``'s dtype; the value may first be cast or go through ``+ - * /`` with constants, which
+:mod:`._scalar_chain` then does on the tile), needs no scalar at all: ``s`` becomes the ``[1, 1]`` window of ``t`` at ``idx`` (a
 load; a ``[1, 1]`` Vec tile when the uses scale tiles), and each use becomes the row broadcast of that window (``tensor.muls`` -> ``tensor.row_expand_mul``;
 adds, subs, divs, maximums and minimums likewise), after a column broadcast to ``[M, 1]`` when ``M > 1``. The read may sit anywhere in the loop nest, also in a
 loop that carries a tile, where :mod:`._read_gather` and :mod:`._read_loops` cannot take it. Reads at
@@ -25,7 +26,6 @@ First, a scalar read of a loaded tile, ``pl.tile.read(t, idx)`` with ``t = pl.lo
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
 
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.census import census
@@ -39,7 +39,8 @@ from pypto.ir.types import ScalarType, TensorType, TileType
 from pypto.passes._index import iadd
 from pypto.passes._kernel_reads import READ, is_read, write_values, written_tensors
 from pypto.passes._rewrite import call_in, elements, emit, expand_stmts, ints, match, shaped
-from pypto.passes._util import iter_stmts, var_use_counts
+from pypto.passes._scalar_chain import Chain, accounted, chain_of, lift, liftable
+from pypto.passes._util import iter_stmts
 
 
 def _row_form(op: object) -> str | None:
@@ -61,13 +62,15 @@ def _rows(e: Expr, dtype: object) -> int | None:
     return rows if isinstance(rows, int) else None
 
 
-def _row_uses(body: Stmt, var: Var, dtype: object) -> list[AssignStmt] | None:
-    """The statements ``x = <op>s(a, var)`` with ``a`` a 2-D tensor of static rows."""
+def _row_uses(body: Stmt, chain: Chain) -> list[AssignStmt]:
+    """The statements ``x = <op>s(a, e)`` with ``e`` computed from the chain's values and ``a`` a 2-D
+    tensor of ``e``'s dtype with static rows."""
     uses = []
     for s in iter_stmts(body):
         v = match(s) if isinstance(s, AssignStmt) else None
-        if (v is not None and _row_form(v.op) and len(v.args) == 2 and v.args[1] is var
-                and not v.kwargs and _rows(v.args[0], dtype)):
+        if (v is not None and _row_form(v.op) and len(v.args) == 2 and not v.kwargs
+                and liftable(e := v.args[1], chain) and isinstance(e.type, ScalarType)
+                and _rows(v.args[0], e.type.dtype)):
             uses.append(s)
     return uses
 
@@ -201,23 +204,24 @@ def _rewrite(f: Function) -> Function:
     reads = _loop_reads(f, params, written_tensors(f))
     if not reads:
         return f
-    counts: Counter[Var] = var_use_counts(f.body)
     swap: dict[int, list[Stmt]] = {}
     for read in reads:
-        scalar = read.var.var_type
-        assert isinstance(scalar, ScalarType)  # _loop_reads keeps scalar reads only
-        dtype = scalar.dtype
-        uses = _row_uses(f.body, read.var, dtype)
-        if not uses or counts[read.var] != len(uses) + 1:  # +1: its definition
+        chain, defs = chain_of(f.body, read.var)  # the read itself, then scalars computed from it alone
+        uses = _row_uses(f.body, chain)
+        if not uses or not accounted(f.body, chain, [call_in(u).args[1] for u in uses]):
             continue
         tiles = {isinstance(call_in(u).args[0].type, TileType) for u in uses}
         if len(tiles) > 1:  # scales both tensors and tiles: left to the other read passes
             continue
-        window = _window(read, tiles.pop())
+        on_tiles = tiles.pop()
+        window = _window(read, on_tiles)
         swap[id(read)] = list(window)
-        tile = window[-1].var
+        swap.update((id(d), []) for d in defs)
         for use in uses:
-            swap[id(use)] = _broadcast(use, tile)
+            out: list[Stmt] = []
+            col = lift(call_in(use).args[1], chain, {read.var: window[-1].var}, "tile" if on_tiles else "tensor",
+                       out, use.span)
+            swap[id(use)] = [*out, *_broadcast(use, col)]
     if not swap:
         return f
     body = expand_stmts(f.body, lambda s: swap.get(id(s)))

@@ -10,7 +10,8 @@ Tile choice: upstream's roofline chooser (:mod:`pypto.passes.l0_tile_chooser`), 
 pass does (the backend's calibration, operand-stationary schedules and a K peel allowed, a double-buffered
 L0C unless the PYPTO planner runs without ``enable_pypto_l0c_double_buffer``, the bias table bounding ``n``).
 A ``k`` that does not divide K leaves a narrower last K block, and ``m`` / ``n`` that do not divide M / N
-leave a partial last row / column of tiles; both are peeled after their loops. Where the chooser has no
+leave a partial last row / column of tiles; both are peeled after their loops. A matmul neither form
+takes whose operands alone exceed L0A / L0B is chained over K (:mod:`pypto.passes._matmul_ksplit`). Where the chooser has no
 tile (K not a multiple of 16, a dim below 16), a peeled tail would not be whole fractals, or the peeled
 regions' tiles would not fit L0 together (:mod:`pypto.passes._matmul_fit` models each planner's sharing), the
 pass's own rule applies: the largest ``m * n`` (then the widest ``n``) whose accumulator fits half of L0C, then
@@ -33,6 +34,7 @@ from pypto.ir.types import TileType
 from pypto.passes._matmul_fit import Tiling, regions_fit
 from pypto.passes._matmul_grid import Builder as _Builder
 from pypto.passes._matmul_grid import CarriedBuilder
+from pypto.passes._matmul_ksplit import split_matmuls_k
 from pypto.passes._matmul_operand import MatmulOperand, matmul_operand
 from pypto.passes._rewrite import assign_of, assigns_of, drop_defs, match, shaped
 from pypto.passes._util import iter_stmts, map_blocks, substitute_typed, used_vars, var_use_counts
@@ -162,10 +164,11 @@ class AutoTileMatmulL0(Pass):
             return out
 
         new = func.with_(body=map_blocks(func.body, block))
-        if new is func:
-            return func
-        body = substitute_typed(new.body, replaced) if replaced else new.body
-        return new.with_(body=drop_defs(body, dead))
+        if new is not func:
+            body = substitute_typed(new.body, replaced) if replaced else new.body
+            new = new.with_(body=drop_defs(body, dead))
+        # the user's matmuls neither rewrite took whose operands alone exceed L0 (not the grids' own blocks)
+        return split_matmuls_k(new, caps, only={id(s) for s in iter_stmts(func.body)})
 
 
 @dataclass(frozen=True)

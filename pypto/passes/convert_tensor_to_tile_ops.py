@@ -42,6 +42,7 @@ from pypto.ir.visitor import substitute
 from pypto.passes import _expand_clone, _kernel_writes
 from pypto.passes._acc_windows import carry_acc_windows
 from pypto.passes._atomic_store import expand_atomic_stores
+from pypto.passes._concat_sink import sink_concats
 from pypto.passes._kernel_reads import write_values
 from pypto.passes._merge_lists import merge_lists
 from pypto.passes._mscatter import expand_mscatters
@@ -185,6 +186,7 @@ class _Converter:
         """The conversion of ``tensor.<short>``: a rule of its own, else elementwise or cube compute."""
         rules = {"assemble": self.assemble, "slice": self.slice_, "ci": self.ci, "random": self.ci, "create": self.create,
                  "gather": self.gather, "dim": self.dim, "full": self.create, "read": self.read,
+                 "concat": self.compute,  # stored block by block (pto_views); see _concat_sink
                  "write": lambda s, v: _kernel_writes.write(self, s, v),
                  "expand_clone": lambda s, v: _expand_clone.expand_clone(self.tiles, s, v),
                  **dict.fromkeys(SPMD_IDS, self.spmd_id)}
@@ -500,7 +502,7 @@ class ConvertTensorToTileOps(Pass):
         func = carry_acc_windows(func)
         if not _has_tensor_ops(func):  # tile-level: only loops of matmul_acc(..., init_cond=...) are peeled
             return peel_first_iterations(func) if _has_init_cond(func) else func
-        peeled = _drop_full_validshapes(peel_first_iterations(func))
+        peeled = sink_concats(_drop_full_validshapes(peel_first_iterations(func)))
         conv = _Converter(cube_operands=_cube_only_operands(peeled), gm_views=_gm_views(peeled),
                           write_values=write_values(peeled.body), gather_only=_gather_only(peeled))
         body = conv.block(peeled.body)

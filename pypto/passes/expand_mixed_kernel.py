@@ -16,6 +16,7 @@ MixedKernels would need, without co-scheduling. The split is visible in the pass
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from pypto.errors import UnsupportedFeatureError
@@ -38,7 +39,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, ReturnStmt, Stmt, seq
-from pypto.ir.types import Dim, ScalarType, TensorType, TileType
+from pypto.ir.types import Dim, ScalarType, TensorType, TileType, TupleType
 from pypto.ir.visitor import substitute
 from pypto.passes._barrier_split import SEGMENT, BarrierAnalysis, has_barrier
 from pypto.passes._mixed_split import CUBE, VECTOR, Analysis, core_of, last_writes, stmt_cores
@@ -387,6 +388,8 @@ class _CallRewriter:
         launch = {a: call.attrs[a] for a in self.launch_attrs if a in call.attrs}
         env: dict[Source, Expr] = {("param", i): a for i, a in enumerate(call.args)}
         stmts: list[Stmt] = []
+        tid = _task_id(call.result_type)  # ``with pl.at(...) as tid``: a dummy task joins the stages' tasks
+        tids: list[Expr] = []
         for k in kernels:
             for src in k.args:
                 if src[0] == "temp" and src not in env:
@@ -400,8 +403,27 @@ class _CallRewriter:
                     env[src], create = create_tensor(name, t, span, layout=TensorLayout.ND)
                     stmts.append(create)
             kcall = call_function(k.func, [env[a] for a in k.args], span, **launch)
-            stmts.extend(self._bind(k, kcall, env))
-        return stmts, self._results(an, env)
+            stmts.extend(self._bind(k, kcall, env) if tid is None else self._bind_tid(k, kcall, env, tid, tids))
+        return stmts, [*self._results(an, env), *self._join(tids, stmts, span)]
+
+    def _join(self, tids: list[Expr], stmts: list[Stmt], span: Span) -> list[Expr]:
+        """The task id standing for every stage: the one stage's, else a ``system.task_dummy`` joining them."""
+        if len(tids) < 2:
+            return tids
+        join = make_call("system.task_dummy", [MakeTuple(tuple(tids), span=span)], span=span)
+        return [emit(stmts, self.names("tid"), join, span)]
+
+    def _bind_tid(self, k: StageKernel, kcall: Call, env: dict[Source, Expr], tid: ScalarType,
+                  tids: list[Expr]) -> list[Stmt]:
+        """The stage call bound with its task id as a last result item (appended to ``tids``)."""
+        span, rt = kcall.span, kcall.result_type
+        types = () if not k.results else rt.types if isinstance(rt, TupleType) else (rt,)
+        tup = Var(self.names(f"{k.func.name}_out"), TupleType((*types, tid)), span=span)
+        stmts: list[Stmt] = [AssignStmt(tup, dataclasses.replace(kcall, result_type=tup.var_type), span=span)]
+        for i, r in enumerate(k.results):
+            env[r] = emit(stmts, self.names("out"), TupleGetItem(tup, i, span=span), span)
+        tids.append(emit(stmts, self.names("tid"), TupleGetItem(tup, len(k.results), span=span), span))
+        return stmts
 
     def _bind(self, k: StageKernel, kcall: Call, env: dict[Source, Expr]) -> list[Stmt]:
         span = kcall.span
@@ -428,6 +450,12 @@ class _CallRewriter:
                                               f"tensor params; a mixed kernel can only return its outputs", v.span)
             out.append(env[("param", an.func.params.index(root))])
         return out
+
+
+def _task_id(t: object) -> ScalarType | None:
+    """The trailing TASK_ID item of a call's tuple result (a launch bound ``as tid``), else None."""
+    last = t.types[-1] if isinstance(t, TupleType) and t.types else None
+    return last if isinstance(last, ScalarType) and last.dtype is DataType.TASK_ID else None
 
 
 def _per_launch(t: TensorType, tile: Var, call: Call) -> TensorType:

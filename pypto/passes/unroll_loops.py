@@ -8,25 +8,40 @@ from dataclasses import dataclass
 from pypto.errors import UserError
 from pypto.ir.census import census
 from pypto.ir.enums import ForKind
-from pypto.ir.expr import BinOp, ConstInt, Expr, as_int
+from pypto.ir.expr import BinOp, ConstInt, Expr, Var, as_int
 from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, YieldStmt, flatten
+from pypto.ir.visitor import substitute
 from pypto.passes._rewrite import clone, expand_stmts
 from pypto.passes._strip_mine import strip_mine_kernel_loops
-from pypto.passes._util import iter_stmts, scalar_dtype
+from pypto.passes._util import defined_vars, iter_stmts, scalar_dtype, used_vars
 from pypto.passes._vector_loops import vectorize_element_loops
 from pypto.passes.base import Pass
 
 
 def unrolled(loop: ForStmt, indices: Iterable[Expr]) -> list[Stmt]:
     """``loop``'s body once per loop index, each iteration's yields carried into the next, then the
-    loop's results bound to the last values."""
+    loop's results bound to the last values.
+
+    Before ConvertToSSA a name the body reassigns (``c = c + n``) is carried by name: the body's uses
+    of the Var bound before the loop read, from the second copy on, the previous copy's last binding;
+    the last copy defines the body's own Vars, which the statements after the loop may use.
+    """
     carried = loop.inits
     out: list[Stmt] = []
     body = flatten(loop.body)
-    for idx in indices:
-        stmts = clone(body, {loop.loop_var: idx, **dict(zip(loop.iter_args, carried, strict=True))})
+    defined = {v for s in body for v in defined_vars(s)}
+    names = {v.name for v in defined}
+    outer = [v for v in dict.fromkeys(used_vars(body)) if v not in defined and v.name in names]
+    latest: dict[str, Var] = {}
+    idxs = list(indices)
+    for n, idx in enumerate(idxs):
+        threaded = {v: latest[v.name] for v in outer if v.name in latest}
+        mapping = {loop.loop_var: idx, **dict(zip(loop.iter_args, carried, strict=True)), **threaded}
+        # the last copy keeps the body's own Vars: a use after the loop names them
+        stmts = clone(body, mapping) if n < len(idxs) - 1 else [substitute(s, mapping) for s in body]
+        latest.update((v.name, v) for s in stmts for v in defined_vars(s))
         if stmts and isinstance(stmts[-1], YieldStmt):
             carried = list(stmts.pop().values)
         out.extend(stmts)

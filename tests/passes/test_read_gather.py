@@ -198,8 +198,9 @@ class P:
 
 
 @pytest.mark.parametrize(("body", "where"), [
-    # the read feeds arithmetic on the tile, not an address
-    ("nxt = pl.adds(acc_it, pl.cast(pl.read(table, k), pl.FP32))", ":11:"),
+    # the read feeds arithmetic on the tile, not an address, and not by a cast and constants alone (those
+    # run on its [1, 1] tile: test_decode_worklist)
+    ("nxt = pl.adds(acc_it, pl.cast(pl.read(table, k), pl.FP32) * pl.cast(pl.read(table, k), pl.FP32))", ":11:"),
     # no static bound on the loop variable: a dynamic stop and no read at exactly the loop variable
     ("nxt = pl.add(acc_it, pl.load(a, [pl.cast(pl.read(table, k + 1), pl.INDEX) * 16, 0], [16, 16]))", ":11:"),
 ])

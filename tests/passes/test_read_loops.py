@@ -111,7 +111,7 @@ class P:
         s = pl.load(a, [0, 0], [16, 16])
         for i, (s_iter,) in pl.range(1, 4, init_values=(s,)):
             r = pl.cast(pl.read(idx, i), pl.FP32)  # not a load address: it cannot be gathered
-            s_next = pl.adds(s_iter, r)
+            s_next = pl.adds(s_iter, r * r)  # nor a value a [1, 1] tile can carry (not a constant)
             (s_out,) = pl.yield_(s_next)
         out = pl.store(s_out, [0, 0], out)
         return out
