@@ -30,11 +30,13 @@ from pypto.ir.function import Function, Program
 from pypto.ir.options import BackendType, MemoryPlanner
 from pypto.ir.stmt import AssignStmt, ForStmt, SeqStmts, Stmt, YieldStmt
 from pypto.ir.types import TileType
+from pypto.passes._branch_ktile import block_copies, k_tile, plan
 from pypto.passes._matmul_fit import Tiling, regions_fit
 from pypto.passes._matmul_grid import Builder as _Builder
 from pypto.passes._matmul_grid import CarriedBuilder
 from pypto.passes._matmul_operand import MatmulOperand, matmul_operand
-from pypto.passes._rewrite import assign_of, assigns_of, drop_defs, match, shaped
+from pypto.passes._peel import drop_dead_creates, peel
+from pypto.passes._rewrite import assign_of, assigns_of, drop_defs, expand_stmts, match, shaped
 from pypto.passes._util import iter_stmts, map_blocks, substitute_typed, used_vars, var_use_counts
 from pypto.passes.allocate_memory_addr import CAPACITY
 from pypto.passes.base import Pass
@@ -137,6 +139,7 @@ class AutoTileMatmulL0(Pass):
     def run_function(self, func: Function, program: Program) -> Function:
         if not func.is_incore or not any(_matmul_of(s) for s in iter_stmts(func.body)):
             return func  # both rewrites start at a ``c = tile.matmul(...)`` statement
+        func = self._first_iterations(func)
         loads = {**assigns_of(func.body, "tile.load"), **assigns_of(func.body, "tile.transpose_view")}
         uses = var_use_counts(func.body)
         caps = CAPACITY[self.backend]
@@ -166,6 +169,43 @@ class AutoTileMatmulL0(Pass):
             return func
         body = substitute_typed(new.body, replaced) if replaced else new.body
         return new.with_(body=drop_defs(body, dead))
+
+
+    def _k_loop_fits(self, a: MatmulOperand, b: MatmulOperand, mm: Call, t: Tiling) -> bool:
+        """Under PTOAS ptoas 0.1.1 gives each copy of a K loop's blocks bytes of its own (the peeled first block,
+        the two stages, a narrower last one): they must fit L0A / L0B side by side. The other planners share."""
+        if self.memory_planner is not MemoryPlanner.PTOAS:
+            return True
+        caps, n = CAPACITY[self.backend], block_copies(mm, a.shape[1], t.k)
+        return (n * t.m * t.k * _bytes(a) <= caps[MemorySpace.Left]
+                and n * t.k * t.n * _bytes(b) <= caps[MemorySpace.Right])
+
+    def _first_iterations(self, func: Function) -> Function:
+        """Loops choosing their accumulator on their first iteration (``if kb == 0: matmul else matmul_acc``):
+        branch matmuls exceeding L0 get K loops where they stand, or the loop is peeled at once when one needs
+        an ``[m, n]`` grid (the loop-carried grid below takes it); see :mod:`pypto.passes._branch_ktile`."""
+        loads = {**assigns_of(func.body, "tile.load"), **assigns_of(func.body, "tile.transpose_view")}
+        renames: dict[Var, Expr] = {}
+        dead: set[Var] = set()
+
+        def one(s: Stmt) -> list[Stmt] | None:
+            found = plan(s, loads, lambda a, b, c, mm: self.tiling(a, b, c, mm, loads), self._k_loop_fits)
+            if found is None:
+                return None
+            if found is True:
+                stmts, more = peel(s)  # type: ignore[arg-type]
+                renames.update(more)
+                return stmts
+            loop, operands = k_tile(s, found)  # type: ignore[arg-type]
+            dead.update(operands)
+            return [loop]
+
+        body = expand_stmts(func.body, one)
+        if body is func.body:
+            return func
+        body = substitute_typed(body, renames) if renames else body
+        uses = var_use_counts(body)
+        return func.with_(body=drop_dead_creates(drop_defs(body, {v for v in dead if uses[v] <= 1})))
 
 
 @dataclass(frozen=True)
