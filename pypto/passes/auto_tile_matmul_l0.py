@@ -390,10 +390,9 @@ def _plan_chain(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter
     if _fits(m_dim, n_dim, k_dim, (_bytes(a), _bytes(b)), bc, caps) and \
             _fits(m_dim, p_dim, n_dim, (bcb, _bytes(e)), bd, caps):
         return None
-    # a peeled last row block only for a plain matmul: a matmul_bias chain with one computed wrong numbers on
-    # a5sim (not yet understood)
-    t = _chain_tiling(m_dim, n_dim, k_dim, p_dim, (_bytes(a), _bytes(b), bcb, _bytes(e)), (bc, bd), caps,
-                      peel=mm.op == "tile.matmul")
+    # a matmul_bias chain takes a peeled last row block too (its wrong numbers on a5sim were the NZ-boxed bias
+    # Mat tile ptoas 0.1.1 placed short; InferTileMemorySpace lays a bias stage out as one ND row now)
+    t = _chain_tiling(m_dim, n_dim, k_dim, p_dim, (_bytes(a), _bytes(b), bcb, _bytes(e)), (bc, bd), caps)
     if t is None:
         return None
     if -(-m_dim // t.m) > MAX_UNROLL:
@@ -437,16 +436,16 @@ def _chain(c: Var, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var])
 
 
 def _chain_tiling(m_dim: int, n_dim: int, k_dim: int, p_dim: int, nbytes: tuple[int, int, int, int],
-                  acc_bytes: tuple[int, int], caps: dict[MemorySpace, int], peel: bool = True) -> Tiling | None:
-    """Row blocks ``m`` (then the first matmul's ``k``) for a chain; the second matmul is one block. ``peel``:
-    past MAX_UNROLL blocks, wider blocks with a peeled last one may be taken."""
+                  acc_bytes: tuple[int, int], caps: dict[MemorySpace, int]) -> Tiling | None:
+    """Row blocks ``m`` (then the first matmul's ``k``) for a chain; the second matmul is one block. Past
+    MAX_UNROLL blocks, wider blocks with a peeled last one may be taken."""
     ba, bb, bcb, be = nbytes
     left, right, acc = (caps[sp] // 2 for sp in (MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc))
     if n_dim * p_dim * be > right:
         return None
     # row blocks that divide M first; past MAX_UNROLL blocks, wider ones with a peeled last block
     tails = [m for m in range(m_dim // _FRACTAL * _FRACTAL, 0, -_FRACTAL)
-             if peel and m_dim % m and -(-m_dim // m) <= MAX_UNROLL]
+             if m_dim % m and -(-m_dim // m) <= MAX_UNROLL]
     found = []
     for m in _extents(m_dim) + tails:
         if m * n_dim * acc_bytes[0] > acc or m * n_dim * bcb > left or m * p_dim * acc_bytes[1] > acc:
