@@ -22,7 +22,8 @@ from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, YieldStmt, flatten, initial_values, seq
 from pypto.ir.visitor import substitute
 from pypto.passes._rewrite import assign_of, assigns_of, clone, drop_defs, expand_stmts
-from pypto.passes._util import scalar_dtype, var_use_counts
+from pypto.passes._util import calls_in, scalar_dtype, var_use_counts
+from pypto.passes.simplify import _Fold
 
 
 def _affine(e: Expr, loop: ForStmt, body: list[Stmt]) -> int | None:
@@ -62,7 +63,14 @@ def first_iteration_choice(s: Stmt, loop: ForStmt, body: list[Stmt]) -> bool:
     return False
 
 
-def peelable(loop: Stmt) -> bool:
+def _on_cube(s: Stmt) -> bool:
+    """Does the choice ``s`` compute on the cube (a matmul in a branch, or ``matmul_acc(..., init_cond=...)``)?"""
+    return any(isinstance(c.op, str) and c.op.split(".")[-1].startswith("matmul") for c in calls_in(s))
+
+
+def peelable(loop: Stmt, cube: bool | None = None) -> bool:
+    """Does ``loop`` choose on its first iteration? ``cube``: only a choice that computes on the cube (True), or
+    only one that does not (False)."""
     if not isinstance(loop, ForStmt) or loop.kind not in (ForKind.Sequential, ForKind.Pipeline) \
             or not loop.iter_args:
         return False
@@ -70,7 +78,8 @@ def peelable(loop: Stmt) -> bool:
     if any(b is None for b in bounds) or bounds[2] <= 0 or bounds[1] <= bounds[0]:  # type: ignore[operator]
         return False
     body = flatten(loop.body)
-    return any(first_iteration_choice(s, loop, body) for s in body)
+    choices = [s for s in body if first_iteration_choice(s, loop, body)]
+    return bool(choices) and (cube is None or any(_on_cube(s) for s in choices) == cube)
 
 
 def _take_branch(body: list[Stmt], choices: set[int], then: bool, renames: dict[Var, Expr]) -> list[Stmt]:
@@ -112,7 +121,9 @@ def peel(loop: ForStmt) -> tuple[list[Stmt], dict[Var, Expr]]:
     first = ConstInt(start, scalar_dtype(loop.loop_var))
     body = flatten(loop.body)
     choices = {i for i, s in enumerate(body) if first_iteration_choice(s, loop, body)}
-    peeled = _take_branch(clone(body, {loop.loop_var: first, **initial_values(loop)}), choices, True, {})
+    # the loop variable is a constant here: fold ``0 * 64`` as the parser would read it back
+    cloned = [_Fold().visit(x) for x in clone(body, {loop.loop_var: first, **initial_values(loop)})]
+    peeled = _take_branch(cloned, choices, True, {})
     yielded = peeled.pop() if peeled and isinstance(peeled[-1], YieldStmt) else None
     carried = yielded.values if yielded is not None else loop.inits
     if start + step >= stop:
@@ -130,12 +141,13 @@ def drop_dead_creates(body: Stmt) -> Stmt:
     return drop_defs(body, dead) if dead else body
 
 
-def peel_first_iterations(func: Function) -> Function:
-    """Every peelable loop of ``func`` split into its first iteration and the rest."""
+def peel_first_iterations(func: Function, cube: bool | None = None) -> Function:
+    """Every peelable loop of ``func`` (``cube``: see :func:`peelable`) split into its first iteration and the
+    rest."""
     renames: dict[Var, Expr] = {}
 
     def one(s: Stmt) -> list[Stmt] | None:
-        if not peelable(s):
+        if not peelable(s, cube):
             return None
         stmts, more = peel(s)  # type: ignore[arg-type]
         renames.update(more)

@@ -45,7 +45,7 @@ from pypto.passes._atomic_store import expand_atomic_stores
 from pypto.passes._kernel_reads import write_values
 from pypto.passes._merge_lists import merge_lists
 from pypto.passes._mscatter import expand_mscatters
-from pypto.passes._peel import peelable
+from pypto.passes._peel import drop_dead_creates, peel_first_iterations, peelable
 from pypto.passes._random import expand_randoms
 from pypto.passes._rewrite import assigns_of, drop_defs, emit, load_whole, match, shaped
 from pypto.passes._util import base_name, calls_in, iter_stmts, trailing_yield, var_use_counts
@@ -446,7 +446,7 @@ def _first_iteration_accumulators(func: Function) -> set[Var]:
     branches' (the loop is peeled after AutoTileMatmulL0)."""
     found: set[Var] = set()
     for s in iter_stmts(func.body):
-        if isinstance(s, ForStmt) and peelable(s):
+        if isinstance(s, ForStmt) and peelable(s, cube=True):
             acc_args = {c.args[0] for c in calls_in(s.body) if c.op in ("tensor.matmul_acc", "tile.matmul_acc")}
             found.update(v for ia, v in zip(s.iter_args, s.inits, strict=True) if ia in acc_args and isinstance(v, Var))
     return found
@@ -488,9 +488,10 @@ def _has_tensor_ops(func: Function) -> bool:
 class ConvertTensorToTileOps(Pass):
     """Tensor-level compute in kernels becomes explicit loads, tile compute and stores.
 
-    A tensor a loop or if carries from a tile is carried as that tile (a loop that chooses its
-    accumulator on its first iteration, ``if k == 0: acc = matmul else: acc = matmul_acc(acc)``, keeps the
-    choice: PeelFirstIterations peels it after AutoTileMatmulL0); a ``matmul_acc`` into a window of an Acc tile carries a
+    A tensor a loop or if carries from a tile is carried as that tile; a loop that chooses on its first
+    iteration is peeled first (see :mod:`pypto.passes._peel`), unless the choice computes on the cube
+    (``if k == 0: acc = matmul else: acc = matmul_acc(acc)``): that one PeelFirstIterations peels after
+    AutoTileMatmulL0; a ``matmul_acc`` into a window of an Acc tile carries a
     window-sized accumulator instead (see :mod:`pypto.passes._acc_windows`). Atomic-add stores (``pl.store`` or ``pl.assemble``
     with ``atomic=pl.AtomicType.Add``) become read-modify-writes (see :mod:`pypto.passes._atomic_store`)."""
 
@@ -504,11 +505,15 @@ class ConvertTensorToTileOps(Pass):
 
     def _convert(self, func: Function) -> Function:
         func = carry_acc_windows(func)
+        func_body = func.body
         if not _has_tensor_ops(func):
             return func
-        func = _drop_full_validshapes(func)
+        peeled = peel_first_iterations(func, cube=False)
+        func = _drop_full_validshapes(peeled)
         conv = _Converter(cube_operands=_cube_only_operands(func), gm_views=_gm_views(func),
                           write_values=write_values(func.body), gather_only=_gather_only(func),
                           accumulators=_first_iteration_accumulators(func))
         body = conv.block(func.body)
+        if peeled.body is not func_body:  # a peeled choice's uninitialised create is dead now
+            body = drop_dead_creates(body)
         return dataclasses.replace(func, body=substitute(body, conv.renames) if conv.renames else body)

@@ -7,7 +7,8 @@ cannot merge; peeled, the accumulator starts with ``matmul`` and the loop only a
 in the IR up to here so that AutoTileMatmulL0 K-tiles each branch's matmul where it stands, as upstream's pass
 does (its K loops from 0 choose on ``ko == 0`` in turn, and are peeled here too, innermost first). The
 placeholder ``tile.create`` a peeled accumulator started from is dropped. Our own slot, right after
-AutoTileMatmulL0: upstream keeps the choice and lowers it to an ``scf.if`` its ptoas merges.
+AutoTileMatmulL0: upstream keeps the choice and lowers it to an ``scf.if`` its ptoas merges. Only choices that
+compute on the cube wait for this pass; ConvertTensorToTileOps peels a tensor-level kernel's vector-only ones.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ class PeelFirstIterations(Pass):
     def run_function(self, func: Function, program: Program) -> Function:
         if not func.is_incore:
             return func
-        return peel_first_iterations(func)
+        return peel_first_iterations(func, cube=True)
 
 
 __all__ = ["PeelFirstIterations"]
