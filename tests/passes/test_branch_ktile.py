@@ -136,3 +136,30 @@ def test_k_tiled_branches_match_numpy(tmp_path, platform, planner):
     c = np.zeros((M, N), np.float32)
     ir.compile(program, output_dir=str(tmp_path), platform=platform, memory_planner=planner)(a, b, c)
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
+
+
+_NESTED = """import pypto.language as pl
+
+@pl.program
+class N:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        for i in pl.pipeline(4, stage=2):
+            for j in pl.pipeline(2, stage=2):
+                t = pl.load(x, [i * 16, j * 32], [16, 32])
+                out = pl.store(t, [i * 16, j * 32], out)
+        return out
+"""
+
+
+@pytest.mark.parametrize(("planner", "outer_copies"), [(MemoryPlanner.PTOAS, 1), (MemoryPlanner.PYPTO, 2)])
+def test_under_ptoas_an_outer_pipeline_around_a_pipeline_keeps_one_stage(planner, outer_copies):
+    from pypto.passes.lower_pipeline_loops import LowerPipelineLoops
+
+    program = _run(pl.parse(_NESTED), ("convert_to_ssa", "convert_tensor_to_tile_ops"))
+    with passes.PassContext([], memory_planner=planner):
+        lowered = LowerPipelineLoops.from_context(passes.PassContext.current())(program)
+    outer = next(s for s in preorder(_kernel(lowered).body) if isinstance(s, ForStmt))
+    assert outer.attrs["pipeline_stages"] == 1 and outer.step.value == outer_copies
+    inner = [s for s in preorder(outer.body) if isinstance(s, ForStmt)]
+    assert len(inner) == outer_copies and all(s.step.value == 2 for s in inner)  # the inner loop keeps its stages
