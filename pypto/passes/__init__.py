@@ -24,7 +24,7 @@ _OWN = ("InlineFunctions", "UnrollLoops", "CtrlFlowTransform", "ConvertToSSA", "
         "AllocateMemoryAddr", "DeriveCallDirections", "MaterializeRuntimeScopes", "LowerPipelineLoops",
         "ResolveBackendOpLayouts", "AutoTileMatmulL0", "MaterializeDistTensorCtx", "GatherCarriedReads",
         "HoistKernelReads", "LiftReadLoops", "FlattenTileNdTo2D", "FuseCreateAssembleToSlice",
-        "LowerCompositeOps", "HoistScopeGathers")
+        "LowerCompositeOps", "HoistScopeGathers", "PeelFirstIterations")
 # Modules not named after their pass
 _MODULES = {"InitMemRef": "init_memref", "GatherCarriedReads": "_read_gather", "HoistKernelReads": "_kernel_reads",
             "LiftReadLoops": "_read_loops", "FlattenTileNdTo2D": "flatten_tile_nd_to_2d"}

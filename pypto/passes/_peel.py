@@ -1,5 +1,5 @@
 """Peel the first iteration of a kernel loop that branches on it (``if k == start: acc = matmul(...)
-else: acc = matmul_acc(acc, ...)``), a helper of ConvertTensorToTileOps.
+else: acc = matmul_acc(acc, ...)``), a helper of PeelFirstIterations and AutoTileMatmulL0.
 
 The accumulator of such a loop starts as an uninitialised ``pl.create_tensor`` and is only defined
 by the first iteration's branch. On tiles, the two branches produce different buffers (a fresh Acc
@@ -21,8 +21,9 @@ from pypto.ir.function import Function
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, YieldStmt, flatten, initial_values, seq
 from pypto.ir.visitor import substitute
-from pypto.passes._rewrite import assign_of, clone, expand_stmts
-from pypto.passes._util import scalar_dtype
+from pypto.passes._rewrite import assign_of, assigns_of, clone, drop_defs, expand_stmts
+from pypto.passes._util import calls_in, scalar_dtype, var_use_counts
+from pypto.passes.simplify import _Fold
 
 
 def _affine(e: Expr, loop: ForStmt, body: list[Stmt]) -> int | None:
@@ -44,7 +45,7 @@ def _init_cond(s: Stmt) -> Expr | None:
     return v[1].args[3] if v is not None and len(v[1].args) > 3 else None
 
 
-def _first_iteration_test(s: Stmt, loop: ForStmt, body: list[Stmt]) -> bool:
+def first_iteration_choice(s: Stmt, loop: ForStmt, body: list[Stmt]) -> bool:
     """``if x == c`` with an else and results, or a ``matmul_acc`` whose ``init_cond`` is ``x == c``, where
     ``x`` is the loop variable times ``k`` and ``c`` its value on the first iteration (only there): a
     choice on iteration one."""
@@ -62,7 +63,14 @@ def _first_iteration_test(s: Stmt, loop: ForStmt, body: list[Stmt]) -> bool:
     return False
 
 
-def peelable(loop: Stmt) -> bool:
+def _on_cube(s: Stmt) -> bool:
+    """Does the choice ``s`` compute on the cube (a matmul in a branch, or ``matmul_acc(..., init_cond=...)``)?"""
+    return any(isinstance(c.op, str) and c.op.split(".")[-1].startswith("matmul") for c in calls_in(s))
+
+
+def peelable(loop: Stmt, cube: bool | None = None) -> bool:
+    """Does ``loop`` choose on its first iteration? ``cube``: only a choice that computes on the cube (True), or
+    only one that does not (False)."""
     if not isinstance(loop, ForStmt) or loop.kind not in (ForKind.Sequential, ForKind.Pipeline) \
             or not loop.iter_args:
         return False
@@ -70,7 +78,8 @@ def peelable(loop: Stmt) -> bool:
     if any(b is None for b in bounds) or bounds[2] <= 0 or bounds[1] <= bounds[0]:  # type: ignore[operator]
         return False
     body = flatten(loop.body)
-    return any(_first_iteration_test(s, loop, body) for s in body)
+    choices = [s for s in body if first_iteration_choice(s, loop, body)]
+    return bool(choices) and (cube is None or any(_on_cube(s) for s in choices) == cube)
 
 
 def _take_branch(body: list[Stmt], choices: set[int], then: bool, renames: dict[Var, Expr]) -> list[Stmt]:
@@ -111,8 +120,10 @@ def peel(loop: ForStmt) -> tuple[list[Stmt], dict[Var, Expr]]:
     assert start is not None and stop is not None and step is not None
     first = ConstInt(start, scalar_dtype(loop.loop_var))
     body = flatten(loop.body)
-    choices = {i for i, s in enumerate(body) if _first_iteration_test(s, loop, body)}
-    peeled = _take_branch(clone(body, {loop.loop_var: first, **initial_values(loop)}), choices, True, {})
+    choices = {i for i, s in enumerate(body) if first_iteration_choice(s, loop, body)}
+    # the loop variable is a constant here: fold ``0 * 64`` as the parser would read it back
+    cloned = [_Fold().visit(x) for x in clone(body, {loop.loop_var: first, **initial_values(loop)})]
+    peeled = _take_branch(cloned, choices, True, {})
     yielded = peeled.pop() if peeled and isinstance(peeled[-1], YieldStmt) else None
     carried = yielded.values if yielded is not None else loop.inits
     if start + step >= stop:
@@ -123,12 +134,20 @@ def peel(loop: ForStmt) -> tuple[list[Stmt], dict[Var, Expr]]:
     return [*peeled, rest_loop], {}
 
 
-def peel_first_iterations(func: Function) -> Function:
-    """Every peelable loop of ``func`` split into its first iteration and the rest."""
+def drop_dead_creates(body: Stmt) -> Stmt:
+    """``body`` without the ``tile.create`` placeholders a peeled accumulator started from (read nowhere now)."""
+    uses = var_use_counts(body)
+    dead = [v for v in assigns_of(body, "tile.create") if uses[v] <= 1]
+    return drop_defs(body, dead) if dead else body
+
+
+def peel_first_iterations(func: Function, cube: bool | None = None) -> Function:
+    """Every peelable loop of ``func`` (``cube``: see :func:`peelable`) split into its first iteration and the
+    rest."""
     renames: dict[Var, Expr] = {}
 
     def one(s: Stmt) -> list[Stmt] | None:
-        if not peelable(s):
+        if not peelable(s, cube):
             return None
         stmts, more = peel(s)  # type: ignore[arg-type]
         renames.update(more)
@@ -139,5 +158,5 @@ def peel_first_iterations(func: Function) -> Function:
         return func
     if renames:
         body = substitute(body, renames)
-    return dataclasses.replace(func, body=body)
+    return dataclasses.replace(func, body=drop_dead_creates(body))
 

@@ -31,12 +31,14 @@ from pypto.ir.function import Function, Program
 from pypto.ir.options import BackendType, MemoryPlanner
 from pypto.ir.stmt import AssignStmt, ForStmt, SeqStmts, Stmt, YieldStmt
 from pypto.ir.types import TileType
+from pypto.passes._branch_ktile import block_copies, k_tile, plan
 from pypto.passes._matmul_fit import Tiling, regions_fit
 from pypto.passes._matmul_grid import Builder as _Builder
 from pypto.passes._matmul_grid import CarriedBuilder
 from pypto.passes._matmul_ksplit import split_matmuls_k
 from pypto.passes._matmul_operand import MatmulOperand, matmul_operand
-from pypto.passes._rewrite import assign_of, assigns_of, drop_defs, match, shaped
+from pypto.passes._peel import drop_dead_creates, peel
+from pypto.passes._rewrite import assign_of, assigns_of, drop_defs, expand_stmts, match, shaped
 from pypto.passes._util import iter_stmts, map_blocks, substitute_typed, used_vars, var_use_counts
 from pypto.passes.allocate_memory_addr import CAPACITY
 from pypto.passes.base import Pass
@@ -139,6 +141,7 @@ class AutoTileMatmulL0(Pass):
     def run_function(self, func: Function, program: Program) -> Function:
         if not func.is_incore or not any(_matmul_of(s) for s in iter_stmts(func.body)):
             return func  # both rewrites start at a ``c = tile.matmul(...)`` statement
+        func = self._first_iterations(func)
         loads = {**assigns_of(func.body, "tile.load"), **assigns_of(func.body, "tile.transpose_view")}
         uses = var_use_counts(func.body)
         caps = CAPACITY[self.backend]
@@ -169,6 +172,43 @@ class AutoTileMatmulL0(Pass):
             new = new.with_(body=drop_defs(body, dead))
         # the user's matmuls neither rewrite took whose operands alone exceed L0 (not the grids' own blocks)
         return split_matmuls_k(new, caps, only={id(s) for s in iter_stmts(func.body)})
+
+
+    def _k_loop_fits(self, a: MatmulOperand, b: MatmulOperand, mm: Call, t: Tiling) -> bool:
+        """Under PTOAS ptoas 0.1.1 gives each copy of a K loop's blocks bytes of its own (the peeled first block,
+        the two stages, a narrower last one): they must fit L0A / L0B side by side. The other planners share."""
+        if self.memory_planner is not MemoryPlanner.PTOAS:
+            return True
+        caps, n = CAPACITY[self.backend], block_copies(mm, a.shape[1], t.k)
+        return (n * t.m * t.k * _bytes(a) <= caps[MemorySpace.Left]
+                and n * t.k * t.n * _bytes(b) <= caps[MemorySpace.Right])
+
+    def _first_iterations(self, func: Function) -> Function:
+        """Loops choosing their accumulator on their first iteration (``if kb == 0: matmul else matmul_acc``):
+        branch matmuls exceeding L0 get K loops where they stand, or the loop is peeled at once when one needs
+        an ``[m, n]`` grid (the loop-carried grid below takes it); see :mod:`pypto.passes._branch_ktile`."""
+        loads = {**assigns_of(func.body, "tile.load"), **assigns_of(func.body, "tile.transpose_view")}
+        renames: dict[Var, Expr] = {}
+        dead: set[Var] = set()
+
+        def one(s: Stmt) -> list[Stmt] | None:
+            found = plan(s, loads, lambda a, b, c, mm: self.tiling(a, b, c, mm, loads), self._k_loop_fits)
+            if found is None:
+                return None
+            if found is True:
+                stmts, more = peel(s)  # type: ignore[arg-type]
+                renames.update(more)
+                return stmts
+            loop, operands = k_tile(s, found)  # type: ignore[arg-type]
+            dead.update(operands)
+            return [loop]
+
+        body = expand_stmts(func.body, one)
+        if body is func.body:
+            return func
+        body = substitute_typed(body, renames) if renames else body
+        uses = var_use_counts(body)
+        return func.with_(body=drop_dead_creates(drop_defs(body, {v for v in dead if uses[v] <= 1})))
 
 
 @dataclass(frozen=True)
@@ -353,10 +393,9 @@ def _plan_chain(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter
     if _fits(m_dim, n_dim, k_dim, (_bytes(a), _bytes(b)), bc, caps) and \
             _fits(m_dim, p_dim, n_dim, (bcb, _bytes(e)), bd, caps):
         return None
-    # a peeled last row block only for a plain matmul: a matmul_bias chain with one computed wrong numbers on
-    # a5sim (not yet understood)
-    t = _chain_tiling(m_dim, n_dim, k_dim, p_dim, (_bytes(a), _bytes(b), bcb, _bytes(e)), (bc, bd), caps,
-                      peel=mm.op == "tile.matmul")
+    # a matmul_bias chain takes a peeled last row block too (its wrong numbers on a5sim were the NZ-boxed bias
+    # Mat tile ptoas 0.1.1 placed short; InferTileMemorySpace lays a bias stage out as one ND row now)
+    t = _chain_tiling(m_dim, n_dim, k_dim, p_dim, (_bytes(a), _bytes(b), bcb, _bytes(e)), (bc, bd), caps)
     if t is None:
         return None
     if -(-m_dim // t.m) > MAX_UNROLL:
@@ -400,16 +439,16 @@ def _chain(c: Var, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var])
 
 
 def _chain_tiling(m_dim: int, n_dim: int, k_dim: int, p_dim: int, nbytes: tuple[int, int, int, int],
-                  acc_bytes: tuple[int, int], caps: dict[MemorySpace, int], peel: bool = True) -> Tiling | None:
-    """Row blocks ``m`` (then the first matmul's ``k``) for a chain; the second matmul is one block. ``peel``:
-    past MAX_UNROLL blocks, wider blocks with a peeled last one may be taken."""
+                  acc_bytes: tuple[int, int], caps: dict[MemorySpace, int]) -> Tiling | None:
+    """Row blocks ``m`` (then the first matmul's ``k``) for a chain; the second matmul is one block. Past
+    MAX_UNROLL blocks, wider blocks with a peeled last one may be taken."""
     ba, bb, bcb, be = nbytes
     left, right, acc = (caps[sp] // 2 for sp in (MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc))
     if n_dim * p_dim * be > right:
         return None
     # row blocks that divide M first; past MAX_UNROLL blocks, wider ones with a peeled last block
     tails = [m for m in range(m_dim // _FRACTAL * _FRACTAL, 0, -_FRACTAL)
-             if peel and m_dim % m and -(-m_dim // m) <= MAX_UNROLL]
+             if m_dim % m and -(-m_dim // m) <= MAX_UNROLL]
     found = []
     for m in _extents(m_dim) + tails:
         if m * n_dim * acc_bytes[0] > acc or m * n_dim * bcb > left or m * p_dim * acc_bytes[1] > acc:

@@ -46,7 +46,7 @@ from pypto.passes._concat_sink import sink_concats
 from pypto.passes._kernel_reads import write_values
 from pypto.passes._merge_lists import merge_lists
 from pypto.passes._mscatter import expand_mscatters
-from pypto.passes._peel import peel_first_iterations
+from pypto.passes._peel import drop_dead_creates, peel_first_iterations, peelable
 from pypto.passes._random import expand_randoms
 from pypto.passes._rewrite import assigns_of, drop_defs, emit, load_whole, match, shaped
 from pypto.passes._util import base_name, calls_in, iter_stmts, trailing_yield, var_use_counts
@@ -69,6 +69,7 @@ class _Converter:
     gm_windows: dict[Var, tuple[Expr, Expr]] = field(default_factory=dict)  # slice -> (tensor, its offsets)
     gather_only: set[Var] = field(default_factory=set)  # tensors only ever gathered from
     created: set[Var] = field(default_factory=set)  # pl.create_tensor / pl.full of the kernel
+    accumulators: set[Var] = field(default_factory=set)  # creates a first-iteration choice starts (Acc tiles)
 
     def tile_of(self, e: Expr, space: MemorySpace, out: list[Stmt]) -> Expr:
         """The tile for operand ``e``: already a tile, a converted temp, or a fresh tile.load."""
@@ -358,7 +359,7 @@ class _Converter:
         short = _op(value).short
         kw = {"dtype": value.kwargs.get("dtype")}
         if short == "create":
-            kw["target_memory"] = MemorySpace.Vec
+            kw["target_memory"] = MemorySpace.Acc if s.var in self.accumulators else MemorySpace.Vec
         self.created.add(s.var)
         return [self.bind(s, make_call(f"tile.{short}", list(value.args), kw, span=value.span))]
 
@@ -444,6 +445,18 @@ def _cube_only_operands(func: Function) -> set[Var]:
     return cube - other
 
 
+def _first_iteration_accumulators(func: Function) -> set[Var]:
+    """The initial values of loops that choose their accumulator on their first iteration (``if k == 0: acc =
+    matmul(...) else: acc = matmul_acc(acc, ...)``): placeholders for an accumulator, an Acc tile like the
+    branches' (the loop is peeled after AutoTileMatmulL0)."""
+    found: set[Var] = set()
+    for s in iter_stmts(func.body):
+        if isinstance(s, ForStmt) and peelable(s, cube=True):
+            acc_args = {c.args[0] for c in calls_in(s.body) if c.op in ("tensor.matmul_acc", "tile.matmul_acc")}
+            found.update(v for ia, v in zip(s.iter_args, s.inits, strict=True) if ia in acc_args and isinstance(v, Var))
+    return found
+
+
 def _gather_only(func: Function) -> set[Var]:
     """Vars whose every use is as the source of a mask-pattern ``tensor.gather`` (one by index copies)."""
     gathered = Counter(c.args[0] for c in calls_in(func.body) if c.op == "tensor.gather" and len(c.args) == 1)
@@ -472,10 +485,6 @@ def _compose(window: tuple[Expr, Expr], offset: Expr) -> tuple[Expr, Expr]:
                                    for x, y in zip(a.elements, offset.elements, strict=True)), span=offset.span)
 
 
-def _has_init_cond(func: Function) -> bool:
-    return any(c.op == "tile.matmul_acc" and len(c.args) > 3 for c in calls_in(func.body))
-
-
 def _has_tensor_ops(func: Function) -> bool:
     return any(isinstance(c.op, str) and c.op.startswith("tensor.") for c in calls_in(func.body))
 
@@ -484,9 +493,10 @@ def _has_tensor_ops(func: Function) -> bool:
 class ConvertTensorToTileOps(Pass):
     """Tensor-level compute in kernels becomes explicit loads, tile compute and stores.
 
-    A tensor a loop or if carries from a tile is carried as that tile; a loop that chooses its
-    accumulator on its first iteration (``if k == 0: acc = matmul else: acc = matmul_acc(acc)``)
-    is peeled first (see :mod:`pypto.passes._peel`); a ``matmul_acc`` into a window of an Acc tile carries a
+    A tensor a loop or if carries from a tile is carried as that tile; a loop that chooses on its first
+    iteration is peeled first (see :mod:`pypto.passes._peel`), unless the choice computes on the cube
+    (``if k == 0: acc = matmul else: acc = matmul_acc(acc)``): that one PeelFirstIterations peels after
+    AutoTileMatmulL0; a ``matmul_acc`` into a window of an Acc tile carries a
     window-sized accumulator instead (see :mod:`pypto.passes._acc_windows`). Atomic-add stores (``pl.store`` or ``pl.assemble``
     with ``atomic=pl.AtomicType.Add``) become read-modify-writes (see :mod:`pypto.passes._atomic_store`)."""
 
@@ -500,13 +510,15 @@ class ConvertTensorToTileOps(Pass):
 
     def _convert(self, func: Function) -> Function:
         func = carry_acc_windows(func)
-        if not _has_tensor_ops(func):  # tile-level: only loops of matmul_acc(..., init_cond=...) are peeled
-            return peel_first_iterations(func) if _has_init_cond(func) else func
-        peeled = sink_concats(_drop_full_validshapes(peel_first_iterations(func)))
-        conv = _Converter(cube_operands=_cube_only_operands(peeled), gm_views=_gm_views(peeled),
-                          write_values=write_values(peeled.body), gather_only=_gather_only(peeled))
-        body = conv.block(peeled.body)
-        if peeled is not func:  # the accumulator's uninitialised create is dead now
-            uses = var_use_counts(body)
-            body = drop_defs(body, [v for v in assigns_of(body, "tile.create") if uses[v] <= 1])
+        func_body = func.body
+        if not _has_tensor_ops(func):
+            return func
+        peeled = peel_first_iterations(func, cube=False)
+        func = sink_concats(_drop_full_validshapes(peeled))
+        conv = _Converter(cube_operands=_cube_only_operands(func), gm_views=_gm_views(func),
+                          write_values=write_values(func.body), gather_only=_gather_only(func),
+                          accumulators=_first_iteration_accumulators(func))
+        body = conv.block(func.body)
+        if peeled.body is not func_body:  # a peeled choice's uninitialised create is dead now
+            body = drop_dead_creates(body)
         return dataclasses.replace(func, body=substitute(body, conv.renames) if conv.renames else body)

@@ -4,6 +4,7 @@ matmul operands in Mat are moved to Left/Right with inserted ``tile.move``."""
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from dataclasses import dataclass
 
 from pypto.errors import UserError
@@ -13,9 +14,9 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import get_op, make_call, op_of
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, Stmt, merge_sources
-from pypto.ir.types import TileType
+from pypto.ir.types import TileType, TileView
 from pypto.passes._rewrite import emit, expand_stmts
-from pypto.passes._util import base_name, iter_stmts, retype, tile_space
+from pypto.passes._util import base_name, calls_in, iter_stmts, retype, tile_space, var_use_counts
 from pypto.passes.base import Pass
 
 # matmul operand index -> the space the cube reads it from
@@ -69,7 +70,25 @@ class InferTileMemorySpace(Pass):
 
         body = expand_stmts(func.body, one)
         func = func if body is func.body else func.with_(body=body)
-        return retype(func, _open_tiles(func))
+        return retype(func, {**_open_tiles(func), **_bias_stages(func)})
+
+
+def _bias_stages(func: Function) -> dict[Var, TileType]:
+    """Mat tiles only ever moved to the Bias table, laid out as one plain row (ND) instead of Mat's NZ boxes.
+
+    The Bias table holds one row; in NZ a ``[1, n]`` Mat tile spans 16 rows of boxes (8 KiB for 128 f32), but
+    ptoas 0.1.1 plans it by its logical bytes (512), so the tiles it places next to it overlapped its boxes and
+    the bias load overwrote them (boundary ``matmul_bias`` grids computed wrong numbers). ND takes exactly its
+    logical bytes, and ``tmov`` mat -> bias copies the row as it is."""
+    moved = Counter(c.args[0] for c in calls_in(func.body)
+                    if c.op == "tile.move" and c.kwargs.get("target_memory") is MemorySpace.Bias)
+    uses = var_use_counts(func.body)
+    out: dict[Var, TileType] = {}
+    for v, n in moved.items():
+        t = v.var_type if isinstance(v, Var) else None
+        if isinstance(t, TileType) and t.memory_space is MemorySpace.Mat and t.view is None and uses[v] == n + 1:
+            out[v] = dataclasses.replace(t, view=TileView())
+    return out
 
 
 def _open_tiles(func: Function) -> dict[Var, TileType]:

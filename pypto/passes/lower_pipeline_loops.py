@@ -2,6 +2,10 @@
 body holds F copies of the original body (stage k sees ``i + k * step``), each with fresh def-vars so
 every stage gets its own buffers.
 
+Under the PTOAS planner a pipeline loop around another pipeline loop keeps one stage (it is only marked as
+lowered): ptoas 0.1.1 gives every copy's tiles bytes of their own, so nested stages would multiply the inner
+loop's L0 / UB blocks (four copies for two levels) past the buffers; the inner loop keeps its stages.
+
 A static trip count that F does not divide leaves the last iterations as straight-line copies after
 the loop; with a run-time bound, copies 1..F-1 are guarded by ``if i + k * step < stop`` (only
 ``addi`` and ``cmpi``, which ptoas 0.1.1 lowers). The lowered loop keeps ``ForKind.Pipeline`` with
@@ -11,7 +15,7 @@ lets a buffer loaded in such a loop share storage with another buffer of the sam
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from pypto.errors import PartialCodegenError, UnsupportedFeatureError, UserError
@@ -131,26 +135,30 @@ class LowerPipelineLoops(Pass):
 
     name = "LowerPipelineLoops"
     produces = frozenset({IRProperty.PipelineResolved})
-    planner: MemoryPlanner = MemoryPlanner.PYPTO
+    memory_planner: MemoryPlanner = MemoryPlanner.PYPTO
 
     @classmethod
     def from_context(cls, ctx: PassContext) -> LowerPipelineLoops:
-        return cls(planner=ctx.memory_planner)
+        return cls(memory_planner=ctx.memory_planner)
 
     def run_function(self, func: Function, program: Program) -> Function:
-        if self.planner is MemoryPlanner.PTOAS:
+        if self.memory_planner is MemoryPlanner.PTOAS:
             _refuse_colive_slots(func)
         if not any((isinstance(s, ForStmt) and stages(s) > 1) or (isinstance(s, AssignStmt) and slot_memref(s.var))
                    for s in iter_stmts(func.body)):
             return func
-        body = map_blocks(func.body, lambda stmts: [x for s in stmts for x in _lower(s)])
+        nested = self.memory_planner is not MemoryPlanner.PTOAS
+        body = map_blocks(func.body, lambda stmts: [x for s in stmts for x in _lower(s, nested)])
         return func.with_(body=share_unresolved(body, _warn_shared))
 
 
-def _lower(s: Stmt) -> list[Stmt]:
+def _lower(s: Stmt, nested: bool = True) -> list[Stmt]:
     if not isinstance(s, ForStmt):
         return [s]
     period, step = unroll_period(s), as_int(s.step)
+    if stages(s) > 1 and not nested and any(isinstance(x, ForStmt) and x.kind is ForKind.Pipeline
+                                            for x in iter_stmts(s.body)):
+        return [replace(s, attrs={**s.attrs, "pipeline_stages": 1})]  # see the module doc (PTOAS)
     if stages(s) > 1:
         resolve = period is not None and step is not None and (stages(s) * step) % period == 0
         return _Lowering(s, stages(s), resolve=resolve).lower()

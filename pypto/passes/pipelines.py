@@ -9,7 +9,8 @@ DEFAULT: tuple[str, ...] = (
     "InlineFunctions", "HoistScopeGathers", "UnrollLoops", "CtrlFlowTransform", "ConvertToSSA", "Simplify",
     "NormalizeStmtStructure", "FlattenCallExpr", "OutlineHierarchyScopes", "OutlineIncoreScopes",
     "GatherCarriedReads", "HoistKernelReads", "LiftReadLoops", "OutlineClusterScopes", "ConvertTensorToTileOps", "OptimizeOrchTensors", "LowerCompositeOps",
-    "FlattenTileNdTo2D", "LegalizeTileCast", "AutoTileMatmulL0", "CanonicalizeTileSlice",
+    "FlattenTileNdTo2D", "LegalizeTileCast", "AutoTileMatmulL0", "PeelFirstIterations",
+    "CanonicalizeTileSlice",
     "InferTileMemorySpace", "InsertMxScaleAddr", "ResolveBackendOpLayouts", "LowerAutoVectorSplit",
     "ExpandMixedKernel", "InjectGMPipeBuffer", "SplitVectorKernel", "StampTfreeSplit",
     "NormalizeReturnOrder", "SkewCrossCorePipeline", "LowerPipelineToSlots", "LowerPipelineLoops",
@@ -25,8 +26,10 @@ DEFAULT: tuple[str, ...] = (
 # scalars move to the orchestration right after outlining.
 # ptoas 0.1.1 has no sub-tile view either, so row gathers into an on-chip operand become GM copies
 # in front of the kernel (HoistScopeGathers).
+# A loop choosing its accumulator on its first iteration is peeled after AutoTileMatmulL0 tiles its branches
+# (PeelFirstIterations): 0.1.1 cannot merge the branches' buffers.
 OWN_SLOTS: frozenset[str] = frozenset({"HoistScopeGathers", "GatherCarriedReads", "HoistKernelReads",
-                                       "LiftReadLoops"})
+                                       "LiftReadLoops", "PeelFirstIterations"})
 
 # Passes a memory planner removes from the pipeline (the planner does that work instead).
 PLANNER_DROPS: dict[MemoryPlanner, frozenset[str]] = {
@@ -38,7 +41,7 @@ PLANNER_DROPS: dict[MemoryPlanner, frozenset[str]] = {
 
 def pass_names(strategy: OptimizationStrategy = OptimizationStrategy.Default,
                planner: MemoryPlanner = MemoryPlanner.PYPTO) -> tuple[str, ...]:
-    """The pass names of ``strategy`` under ``planner`` (53 / 52 / 51 for PYPTO / DSA_RP / PTOAS)."""
+    """The pass names of ``strategy`` under ``planner`` (54 / 53 / 52 for PYPTO / DSA_RP / PTOAS)."""
     if not isinstance(strategy, OptimizationStrategy) or strategy is not OptimizationStrategy.Default:
         raise ValueError(f"Unsupported optimization strategy: {strategy}")
     drops = PLANNER_DROPS[planner]

@@ -113,3 +113,32 @@ def test_pointer_offsets_take_the_element_type_of_their_base():
     text = preprocess_ptoas(cpp)
     assert "__gm__ int8_t* v5 = v1 + v4;" in text and "__gm__ float* v6 = v2 + v4;" in text
     assert "__gm__ int32_t* v7 = v9 + v4;" in text  # an unknown base is left alone
+
+
+def test_a_bias_stage_in_mat_is_one_nd_row(tmp_path):
+    # the Bias table holds one row: the Mat tile staging it is laid out ND (its logical bytes), not in NZ boxes
+    # that span 16 rows while ptoas 0.1.1 plans only the row's bytes
+    compiled = ir.compile(pl.parse(_bias_src(528, 32, 528, "FP16", "FP32")), output_dir=str(tmp_path),
+                          skip_ptoas=True)
+    text = "".join(p.read_text() for p in Path(compiled.output_dir).rglob("*.pto"))
+    bias_mats = [ln for ln in text.splitlines() if "alloc_tile" in ln and "loc=mat, dtype=f32, rows=1" in ln]
+    assert bias_mats and all("blayout=row_major, slayout=none_box" in ln for ln in bias_mats)
+    operands = [ln for ln in text.splitlines() if "alloc_tile" in ln and "loc=mat, dtype=f16" in ln]
+    assert operands and all("blayout=col_major, slayout=row_major" in ln for ln in operands)  # still NZ
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+@pytest.mark.parametrize("planner", ["PYPTO", "DSA_RP"])
+def test_a_bias_grid_with_peeled_row_and_column_matches_torch(platform, planner, tmp_path, torch):
+    # 528 x 528 leaves a peeled last column (and, on a5, row) of tiles: more Mat tiles for ptoas to place beside
+    # the bias stages, which overlapped an NZ-boxed bias before
+    from pypto.ir import MemoryPlanner
+
+    compiled = ir.compile(pl.parse(_bias_src(528, 32, 528, "FP16", "FP32")), output_dir=str(tmp_path),
+                          platform=platform, memory_planner=getattr(MemoryPlanner, planner))
+    g = torch.Generator().manual_seed(5)
+    a, b = torch.randn(528, 32, generator=g).half(), torch.randn(32, 528, generator=g).half()
+    bias, out = torch.randn(1, 528, generator=g), torch.zeros(528, 528)
+    compiled(a, b, bias, out)
+    torch.testing.assert_close(out, a.float() @ b.float() + bias, rtol=1e-3, atol=1e-3)

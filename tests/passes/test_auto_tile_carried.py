@@ -158,6 +158,33 @@ def biased_chain(a: pl.Tensor, b: pl.Tensor, bias: pl.Tensor, e: pl.Tensor, out:
     return out
 
 
+@pytest.mark.sim
+def test_a_biased_chain_past_16_row_blocks_takes_a_peeled_last_block_on_a5sim(tmp_path, monkeypatch, torch):
+    # a5's 4 KiB Bias table holds the whole [1, 352] f32 bias; 272 rows need a peeled last row block
+    monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path))
+    g = torch.Generator().manual_seed(3)
+    a, b = torch.randn(272, 192, generator=g).half(), torch.randn(192, 352, generator=g).half()
+    bias, e = torch.randn(1, 352, generator=g), torch.randn(352, 32, generator=g).half()
+    out = torch.zeros((272, 32), dtype=torch.float32)
+    biased_chain_272(a, b, bias, e, out, config=RunConfig(platform="a5sim"))
+    golden = (a.float() @ b.float() + bias).to(torch.float16).float() @ e.float()
+    assert ((out - golden).norm() / golden.norm()).item() < 1e-3
+
+
+@pl.jit
+def biased_chain_272(a: pl.Tensor, b: pl.Tensor, bias: pl.Tensor, e: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="biased_chain_272"):
+        a_mat = pl.load(a, [0, 0], [272, 192], target_memory=pl.Mem.Mat)
+        b_mat = pl.load(b, [0, 0], [192, 352], target_memory=pl.Mem.Mat)
+        bias_mat = pl.load(bias, [0, 0], [1, 352], target_memory=pl.Mem.Mat)
+        e_mat = pl.load(e, [0, 0], [352, 32], target_memory=pl.Mem.Mat)
+        c = pl.tile.matmul_bias(a_mat, b_mat, bias_mat)
+        cb = pl.cast(c, pl.FP16, mode="rint")
+        d = pl.tile.matmul(cb, e_mat)
+        out = pl.store(d, [0, 0], out)
+    return out
+
+
 def test_a_chain_whose_whole_bias_overflows_the_bias_table_is_a_located_error(tmp_path, monkeypatch):
     monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path))
     a, b, bias = np.zeros((256, 192), np.float16), np.zeros((192, 352), np.float16), np.zeros((1, 352), np.float32)

@@ -239,4 +239,4 @@ def test_whole_pipeline_with_roundtrip_verification_keeps_the_inout(tmp_path):
     result = run_pipeline(pl.parse(text), ctx=ctx, dump_level=PassDumpLevel.CONCISE, dump_dir=tmp_path)
     calls = [c for c in calls_in(result.program.get_function("two").body) if isinstance(c.op, GlobalVar)]
     assert [c.attrs["arg_directions"] for c in calls] == [(IN, OUT_EX), (IN, INOUT)]
-    assert "pl.adir.inout" in next(tmp_path.glob("42_after_DeriveCallDirections.py")).read_text()
+    assert "pl.adir.inout" in next(tmp_path.glob("43_after_DeriveCallDirections.py")).read_text()

@@ -78,8 +78,8 @@ def test_dumps_written_with_upstream_names(tmp_path):
     with PassContext():
         PassManager.get_strategy().run_passes(add_program(), dump_ir=True, output_dir=tmp_path)
     names = sorted(p.name for p in tmp_path.glob("*.py"))
-    assert names[0] == "00_frontend.py" and len(names) == 54
-    assert names[5] == "05_after_ConvertToSSA.py" and names[-1] == "53_after_MaterializeValidShapeSymbols.py"
+    assert names[0] == "00_frontend.py" and len(names) == 55
+    assert names[5] == "05_after_ConvertToSSA.py" and names[-1] == "54_after_MaterializeValidShapeSymbols.py"
 
 
 def test_a_lowered_program_compiles_again_without_unused_variable_warnings():

@@ -14,7 +14,7 @@ from pypto.passes.pipelines import DEFAULT, OWN_SLOTS, pass_names
 
 
 def test_default_pipeline_has_49_upstream_names_in_order_and_our_slots():
-    assert len(DEFAULT) == 53 and OWN_SLOTS < set(DEFAULT)
+    assert len(DEFAULT) == 54 and OWN_SLOTS < set(DEFAULT)
     upstream = [n for n in DEFAULT if n not in OWN_SLOTS]
     assert len(upstream) == 49
     assert upstream[0] == "InlineFunctions" and upstream[3] == "ConvertToSSA"
@@ -22,13 +22,14 @@ def test_default_pipeline_has_49_upstream_names_in_order_and_our_slots():
     assert upstream[44] == "Simplify" and upstream[48] == "MaterializeValidShapeSymbols"
     assert DEFAULT[1] == "HoistScopeGathers"
     assert DEFAULT[9:13] == ("OutlineIncoreScopes", "GatherCarriedReads", "HoistKernelReads", "LiftReadLoops")
+    assert DEFAULT[19:21] == ("AutoTileMatmulL0", "PeelFirstIterations")
     assert all(name in REGISTRY for name in DEFAULT)
 
 
 @pytest.mark.parametrize(("planner", "count", "missing"), [
-    (MemoryPlanner.PYPTO, 53, set()),
-    (MemoryPlanner.DSA_RP, 52, {"MemoryReuse"}),
-    (MemoryPlanner.PTOAS, 51, {"MemoryReuse", "AllocateMemoryAddr"}),
+    (MemoryPlanner.PYPTO, 54, set()),
+    (MemoryPlanner.DSA_RP, 53, {"MemoryReuse"}),
+    (MemoryPlanner.PTOAS, 52, {"MemoryReuse", "AllocateMemoryAddr"}),
 ])
 def test_pass_counts_per_planner(planner, count, missing):
     with PassContext(memory_planner=planner):
