@@ -29,7 +29,7 @@ from pypto.passes._matmul_fit import Tiling
 from pypto.passes._matmul_operand import MatmulOperand, int_tuple, matmul_operand
 from pypto.passes._peel import first_iteration_choice, peelable
 from pypto.passes._rewrite import assign_of, emit
-from pypto.passes._util import base_name
+from pypto.passes._util import base_name, element_dtype
 from pypto.span import Span
 
 _INDEX = ScalarType(DataType.INDEX)
@@ -80,8 +80,8 @@ def plan(loop: Stmt, loads: dict[Var, Call], tiling_of: TilingOf, fits: KLoopFit
                 found = _site(x, loads, tiling_of, fits)
                 if found is True:
                     return True
-                if found:
-                    sites.append(found)  # type: ignore[arg-type]
+                if isinstance(found, tuple):
+                    sites.append(found)
     return sites or None
 
 
@@ -119,7 +119,7 @@ def k_tile(loop: ForStmt, sites: list[_Site]) -> tuple[ForStmt, set[Var]]:
             s = dataclasses.replace(s, then_body=branch(s.then_body), else_body=branch(s.else_body))
         new_body.append(s)
     body = substitute(seq(new_body, span=loop.body.span), renames)
-    operands = {v for site in sites for op in site[4:6] for v in op.defs}  # type: ignore[union-attr]
+    operands = {v for site in sites for op in (site[4], site[5]) for v in op.defs}
     return dataclasses.replace(loop, body=body), operands
 
 
@@ -139,7 +139,7 @@ class KLoop:
     def _fresh(self, va: Var, vb: Var) -> Call:
         kwargs = dict(self.mm.kwargs)
         if self.mm.op == "tile.matmul_acc":
-            kwargs["out_dtype"] = self.mm.result_type.dtype  # type: ignore[attr-defined]
+            kwargs["out_dtype"] = element_dtype(self.mm)
         return make_call("tile.matmul", [va, vb], kwargs, span=self.span)
 
     def _acc(self, acc: Expr, va: Var, vb: Var) -> Call:

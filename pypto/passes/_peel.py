@@ -22,7 +22,7 @@ from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, YieldStmt, flatten, initial_values, seq
 from pypto.ir.visitor import substitute
 from pypto.passes._rewrite import assign_of, assigns_of, clone, drop_defs, expand_stmts
-from pypto.passes._util import calls_in, scalar_dtype, var_use_counts
+from pypto.passes._util import calls_in, element_dtype, scalar_dtype, var_use_counts
 from pypto.passes.simplify import _Fold
 
 
@@ -74,8 +74,8 @@ def peelable(loop: Stmt, cube: bool | None = None) -> bool:
     if not isinstance(loop, ForStmt) or loop.kind not in (ForKind.Sequential, ForKind.Pipeline) \
             or not loop.iter_args:
         return False
-    bounds = [as_int(e) for e in (loop.start, loop.stop, loop.step)]
-    if any(b is None for b in bounds) or bounds[2] <= 0 or bounds[1] <= bounds[0]:  # type: ignore[operator]
+    start, stop, step = (as_int(e) for e in (loop.start, loop.stop, loop.step))
+    if start is None or stop is None or step is None or step <= 0 or stop <= start:
         return False
     body = flatten(loop.body)
     choices = [s for s in body if first_iteration_choice(s, loop, body)]
@@ -109,7 +109,7 @@ def _chosen_matmul(s: AssignStmt, first: bool) -> AssignStmt:
     assert isinstance(c, Call)
     if not first:
         return dataclasses.replace(s, value=dataclasses.replace(c, args=c.args[:3]))
-    kwargs = {**c.kwargs, "out_dtype": c.result_type.dtype}  # type: ignore[attr-defined]
+    kwargs = {**c.kwargs, "out_dtype": element_dtype(c)}
     return dataclasses.replace(s, value=make_call("tile.matmul", list(c.args[1:3]), kwargs, span=c.span))
 
 
@@ -147,9 +147,9 @@ def peel_first_iterations(func: Function, cube: bool | None = None) -> Function:
     renames: dict[Var, Expr] = {}
 
     def one(s: Stmt) -> list[Stmt] | None:
-        if not peelable(s, cube):
+        if not isinstance(s, ForStmt) or not peelable(s, cube):
             return None
-        stmts, more = peel(s)  # type: ignore[arg-type]
+        stmts, more = peel(s)
         renames.update(more)
         return stmts
 

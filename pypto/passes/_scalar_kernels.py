@@ -14,6 +14,7 @@ from __future__ import annotations
 from pypto.ir.expr import Call, Expr, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.common import SPMD_IDS
+from pypto.ir.ops.registry import op_of
 from pypto.ir.stmt import (
     AssignStmt,
     EvalStmt,
@@ -32,11 +33,15 @@ from pypto.passes._kernel_reads import listed_index, reads_in
 from pypto.passes._rewrite import clone, program_call, splice_calls
 from pypto.passes._util import iter_stmts, map_blocks
 
-_GM = ("tensor.read", "tensor.write")
+
+def _gm_scalar_access(c: Call) -> bool:
+    """``pl.read`` / ``pl.write`` / ``tensor.dim`` of a tensor: the registry's tensor access ops."""
+    op = op_of(c)
+    return op is not None and op.namespace == "tensor" and op.category == "access"
 
 
 def _scalar_call(c: Call) -> bool:
-    if c.op in _GM:
+    if _gm_scalar_access(c):
         return True
     op = c.op if isinstance(c.op, str) else ""
     return (isinstance(c.result_type, ScalarType) and op.rsplit(".", 1)[-1] not in SPMD_IDS

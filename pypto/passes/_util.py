@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+from pypto.errors import InternalError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import BinaryExpr, Call, ConstInt, Expr, Var
@@ -30,7 +31,7 @@ from pypto.ir.stmt import (
     seq,
     trailing_yield,  # noqa: F401 - re-exported: the yield ending a loop/branch body
 )
-from pypto.ir.types import ScalarType, TileType
+from pypto.ir.types import ScalarType, TensorType, TileType
 from pypto.ir.verifier import calls as calls_in  # noqa: F401 - re-exported: every Call in a tree, pre-order
 from pypto.ir.verifier import refs
 from pypto.ir.visitor import Substitute
@@ -66,6 +67,14 @@ def free_vars(stmt: Stmt) -> list[Var]:
 def scalar_dtype(e: Expr) -> DataType:
     """The dtype of a scalar expression (a loop variable, an index); INDEX for anything else."""
     return e.type.dtype if isinstance(e.type, ScalarType) else DataType.INDEX
+
+
+def element_dtype(e: Expr) -> DataType:
+    """The element dtype of a tile- or tensor-typed expression (a matmul's result: its ``out_dtype``)."""
+    t = e.type
+    if not isinstance(t, (TileType, TensorType)):
+        raise InternalError(f"element_dtype: expected a tile or tensor, got {t}")
+    return t.dtype
 
 
 def tile_space(e: Expr) -> MemorySpace | None:

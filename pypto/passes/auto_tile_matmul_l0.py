@@ -193,13 +193,13 @@ class AutoTileMatmulL0(Pass):
 
         def one(s: Stmt) -> list[Stmt] | None:
             found = plan(s, loads, lambda a, b, c, mm: self.tiling(a, b, c, mm, loads), self._k_loop_fits)
-            if found is None:
+            if found is None or not isinstance(s, ForStmt):
                 return None
-            if found is True:
-                stmts, more = peel(s)  # type: ignore[arg-type]
+            if isinstance(found, bool):  # plan's True: the loop is peeled now
+                stmts, more = peel(s)
                 renames.update(more)
                 return stmts
-            loop, operands = k_tile(s, found)  # type: ignore[arg-type]
+            loop, operands = k_tile(s, found)
             dead.update(operands)
             return [loop]
 
