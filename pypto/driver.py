@@ -371,11 +371,10 @@ def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text)
             raise
-    # under PTOAS the tiles have no addresses and ptoas' PlanMemory shares bytes between tiles whose lifetimes do
-    # not overlap, so the sum of the buffers overstates what it needs: ptoas reports a real overflow itself
+    # kernels whose UB buffers add up past the core's: ptoas may still fit them (its PlanMemory shares bytes between
+    # tiles that are not live together when space runs short, and always under PTOAS, where tiles have no
+    # addresses), so a kernel is cut only when ptoas itself reports the overflow
     over = [] if opts.memory_planner is MemoryPlanner.PTOAS else [o for u in artifact.units for o in ub_overflows(u.pto)]
-    if over:
-        raise _NoRoom(over)
     t1 = time.perf_counter()
     exe = None if opts.skip_ptoas else _ptoas(opts)
     try:
@@ -384,6 +383,8 @@ def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions
                      max_workers=opts.codegen_max_workers, timeout=opts.ptoas_timeout_s,
                      cache=_ptoas_cache(opts, exe))
     except ToolchainError as exc:
+        if over and _UB_OVERFLOW in str(exc):
+            raise _NoRoom(over) from None
         raise _relocated(exc, out) from None
     stages.append({"name": "codegen", "seconds": t1 - t0, "children": []})
     stages.append({"name": "ptoas", "seconds": time.perf_counter() - t1, "children": []})
@@ -394,6 +395,9 @@ def _codegen_and_commit(program: Program, lowered: Program, opts: CompileOptions
         write_run_script(out, meta.params, platform=sim_twin(opts.platform))
     commit(out, meta)
     return CompiledProgram.from_meta(program, out, meta, backend_type=opts.backend_type)
+
+
+_UB_OVERFLOW = "ub overflow"  # ptoas 0.1.1's PlanMemory: "ub overflow, requires N bits while M bits avaliable!"
 
 
 class _NoRoom(Exception):
@@ -432,8 +436,8 @@ def _too_big(o: UbOverflow, f: Function | None, cut: bool, platform: str) -> Use
     tried = " (and cutting its pl.at region into more tasks did not make it fit)" if cut else ""
     return UserError(
         f"kernel '{o.func}' needs {o.needed} bytes ({o.needed / 1024:.1f} KiB) of on-chip vector memory (UB), "
-        f"and the {platform} vector core has {o.available} ({o.available // 1024} KiB){tried}: ptoas 0.1.1 gives every "
-        "tile buffer of a kernel bytes of its own",
+        f"and the {platform} vector core has {o.available} ({o.available // 1024} KiB){tried}: ptoas 0.1.1 reported "
+        "'ub overflow' (its PlanMemory shares bytes only between tiles of one dtype)",
         None if f is None else f.span,
         hint="use smaller tiles (fewer rows or columns per pl.load / pl.create_tensor), or split the pl.at "
              "region into two, the second loading what the first stored into a pl.create_tensor")

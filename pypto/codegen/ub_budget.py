@@ -1,12 +1,12 @@
-"""The on-chip vector memory (UB) a generated kernel asks ptoas 0.1.1 for, counted before ptoas runs.
+"""The on-chip vector memory (UB) of a generated kernel's buffers, counted before ptoas 0.1.1 runs.
 
-ptoas 0.1.1's PlanMemory gives every ``pto.alloc_tile`` at the top of a function bytes of its own (no reuse
-between them; pypto's MemoryReuse shares one ``alloc_tile`` between tiles that are never live together),
-rounded up to 32 bytes, and fails past the capacity its ``pto.device-spec`` selects with
-``ub overflow, requires N bits while M bits avaliable!``. :func:`ub_overflows` counts those bytes per
-function of a ``.pto`` module, so the driver can cut a kernel that would not fit
-(:mod:`pypto.passes._ub_cut`) or say which one it is. Buffers allocated inside a loop or branch body are left
-out: the count is a lower bound of ptoas's own, so a kernel it finds over capacity is over.
+:func:`ub_overflows` sums, per function of a ``.pto`` module, the bytes of the ``pto.alloc_tile`` ops at its
+top level (each rounded up to 32; buffers allocated inside a loop or branch body are left out) and names the
+functions whose sum is past the capacity the module's ``pto.device-spec`` selects. That is what ptoas' PlanMemory
+needs when it gives each buffer bytes of its own; it shares bytes between tiles of one dtype that are not live
+together when space runs short, so a sum over capacity may still fit. The driver therefore cuts a kernel
+(:mod:`pypto.passes._ub_cut`) only when ptoas itself fails with ``ub overflow, requires N bits while M bits
+avaliable!``, and names the kernel with these bytes when it cannot be cut.
 """
 
 from __future__ import annotations

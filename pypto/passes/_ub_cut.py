@@ -1,9 +1,9 @@
 """A kernel whose buffers do not fit the vector memory (UB) is cut into tasks, its tiles crossing through GM.
 
-ptoas 0.1.1 gives every tile buffer of a kernel bytes of its own, so a long kernel (candidate rows, then the
-sort of them) can ask for more UB than the core has even though few of its tiles are live at once. The
-driver counts each generated kernel's UB (:mod:`pypto.codegen.ub_budget`); for the kernels over capacity it
-compiles again with :func:`ub_cut_plan` naming their source regions and how many tasks each should become.
+ptoas 0.1.1's PlanMemory shares bytes only between tiles of one dtype and only when space runs short, so a long
+kernel (candidate rows, then the sort of them) can overflow the UB even though few of its tiles are live at once.
+The driver counts each generated kernel's UB (:mod:`pypto.codegen.ub_budget`); when ptoas reports the overflow,
+for the kernels over capacity it compiles again with :func:`ub_cut_plan` naming their source regions and how many tasks each should become.
 Here such a kernel is cut before a top-level statement, as :mod:`._kernel_cut` cuts one at a read of its own
 tile: the first task stores the tiles the rest uses into GM scratch tensors, the second loads them. The cut
 point balances the bytes of the tiles each part computes (the crossing tiles count on both sides), so the

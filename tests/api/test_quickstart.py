@@ -46,7 +46,7 @@ def test_quickstart_as_written_with_torch(build_dir, capsys, torch):
     dumps = sorted(p.name for p in (compiled.output_dir / "passes_dump").iterdir() if p.suffix == ".py")
     assert dumps[0] == "00_frontend.py"
     assert dumps[1:] == [f"{i:02d}_after_{name}.py" for i, name in enumerate(DEFAULT, 1)]
-    assert len(dumps) == 54
+    assert len(dumps) == 55
     module.add(module.A, module.B, module.out, config=module.CFG)
     assert np.allclose(module.out.numpy(), (module.A + module.B).numpy(), rtol=1e-6, atol=1e-6)
 
@@ -60,7 +60,7 @@ def test_quickstart_numpy(build_dir):
     assert compiled.output_dir.parent == build_dir / "build_output"
     assert compiled.output_dir.name.startswith("_jit_add_")
     assert compiled.output_indices == [2] and compiled.has_return
-    assert len(list((compiled.output_dir / "passes_dump").glob("*_after_*.py"))) == 53
+    assert len(list((compiled.output_dir / "passes_dump").glob("*_after_*.py"))) == 54
     # the same specialization key returns the identical cached object
     assert add.compile(a, b, out, config=cfg) is compiled
     add(a, b, out, config=cfg)

@@ -1,5 +1,6 @@
-"""A kernel whose tile buffers add up past the core's UB (ptoas 0.1.1 gives each its own bytes) is cut into
-tasks, its tiles crossing through GM; one that cannot be cut gets a located error with the bytes."""
+"""A kernel whose tile buffers overflow the core's UB in ptoas 0.1.1 (its PlanMemory shares bytes only between
+tiles of one dtype) is cut into tasks, its tiles crossing through GM; one whose buffers only add up past the
+capacity stays whole; one that cannot be cut gets a located error with the bytes."""
 
 from __future__ import annotations
 
@@ -63,6 +64,12 @@ class Loop:
         return o1, o2
 '''
 
+
+# the second phase in INT32 (ptoas shares no bytes between tiles of different dtypes): a2a3's PlanMemory really
+# overflows, so the kernel is cut between the phases; a5's 248 KiB holds it whole
+TWO_DTYPES = TWO.replace("y: pl.Tensor[[64, 256], pl.FP32]", "y: pl.Tensor[[64, 256], pl.INT32]").replace(
+    "e = pl.mul(d, 3.0)", "e = pl.mul(d, 3)").replace(
+    "s2 = pl.row_sum(f)", "s2 = pl.row_sum(pl.cast(f, pl.FP32))")
 
 CAPACITY = {"a2a3sim": 192 * 1024, "a5sim": 248 * 1024}
 
@@ -137,6 +144,30 @@ def test_a_kernel_that_cannot_be_cut_names_its_bytes_and_region(platform: str) -
     assert f"the {platform} vector core has {CAPACITY[platform]}" in text and "split the pl.at" in text
     assert ":9:9:" in text  # the pl.at line
     assert err.value.__context__ is None  # not chained to the driver's internal retry signal
+
+
+def _kernels(tmp_path) -> list[str]:
+    return sorted(p.stem for p in tmp_path.rglob("*.pto"))
+
+
+@pytest.mark.parametrize(("platform", "cut"), [("a2a3sim", True), ("a5sim", False)])
+def test_a_kernel_is_cut_only_when_ptoas_reports_the_overflow(platform: str, cut: bool, tmp_path) -> None:
+    x = _inputs()[0]
+    y = np.random.default_rng(3).integers(-5, 5, (64, 256)).astype(np.int32)
+    out = np.zeros((32, 1), np.float32)
+    run(pl.parse_program(TWO_DTYPES), x, y, out, config=RunConfig(platform=platform, save_kernels_dir=str(tmp_path)))
+    want = 3 * x.sum(1, keepdims=True) + (4 * y.sum(1)).reshape(32, 2).sum(1, keepdims=True)
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-3)
+    assert ("main_incore_0_head" in _kernels(tmp_path)) is cut
+
+
+def test_buffers_past_the_capacity_that_ptoas_fits_stay_whole(tmp_path) -> None:
+    # 256 KiB of FP32 buffers in two phases: their sum is over a2a3's 192 KiB, but ptoas shares bytes between
+    # the phases' equal-dtype tiles, so nothing is cut
+    x, y = _inputs()
+    out = np.zeros((32, 1), np.float32)
+    run(pl.parse_program(TWO), x, y, out, config=RunConfig(platform="a2a3sim", save_kernels_dir=str(tmp_path)))
+    assert _kernels(tmp_path) == ["main_incore_0"]
 
 
 def test_under_ptoas_the_kernel_stays_whole_and_ptoas_plans_its_lifetimes(tmp_path) -> None:
