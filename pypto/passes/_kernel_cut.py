@@ -306,6 +306,12 @@ def cut_tile_reads(program: Program) -> Program:
             cuts = _cuts(f, names)
             if cuts:
                 plans[f.name] = cuts
+    return apply_cuts(program, plans)
+
+
+def apply_cuts(program: Program, plans: dict[str, list[Cut]]) -> Program:
+    """``program`` with each kernel named in ``plans`` replaced by its cut tasks (heads, then the pruned last
+    tail) and every call of it, in the orchestration, by calls of those tasks."""
     if not plans:
         return program
     olds = {f.name: f for f in program.functions if f.name in plans}

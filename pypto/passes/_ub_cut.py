@@ -20,9 +20,9 @@ from pypto.ir.expr import Call, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import AssignStmt, Stmt, flatten
 from pypto.ir.types import TensorType
-from pypto.passes._kernel_cut import Cut, expand_cuts, has_block_ids, prune_params, split_at
-from pypto.passes._kernel_reads import expand_calls, kernel_call_sites
-from pypto.passes._rewrite import match, replace_functions
+from pypto.passes._kernel_cut import Cut, apply_cuts, has_block_ids, split_at
+from pypto.passes._kernel_reads import kernel_call_sites
+from pypto.passes._rewrite import match
 from pypto.passes._util import iter_stmts
 from pypto.span import Span
 
@@ -113,13 +113,7 @@ def cut_for_room(program: Program) -> Program:
             cuts = _chain(f, names, pieces)
             if cuts:
                 plans[f.name] = cuts
-    if not plans:
-        return program
-    olds = {f.name: f for f in program.functions if f.name in plans}
-    lasts = {n: prune_params(cuts[-1].tail, len(olds[n].params)) for n, cuts in plans.items()}
-    return replace_functions(program, {n: [*(c.head for c in cuts), lasts[n][0]] for n, cuts in plans.items()},
-                             lambda f: f if f.is_incore else expand_calls(
-                                 f, olds, lambda c, old: expand_cuts(c, plans[old.name], lasts[old.name][1])))
+    return apply_cuts(program, plans)
 
 
 __all__ = ["RegionKey", "computed_bytes", "cut_for_room", "region_key", "ub_cut_plan"]
