@@ -12,7 +12,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pypto.errors import UserError
+
 SIM_ONLY = ("a2a3sim", "a5sim")
+
+
+class StandInRefusal(UserError, NotImplementedError):
+    """What the stand-in cannot do (a level or platform only the real ``simpler`` runs).
+
+    A :class:`~pypto.errors.UserError` with a hint, and still a ``NotImplementedError`` (for a level) or a
+    ``RuntimeError`` (its base) for code written against the real simpler.
+    """
 
 
 @dataclass(eq=False)
@@ -28,16 +38,16 @@ class Worker:
 
     def __init__(self, level: int, **config: Any) -> None:
         if level != 2:
-            raise NotImplementedError(
+            raise StandInRefusal(
                 f"simpler.worker.Worker(level={level}): pypto's simulator stand-in for simpler runs one chip "
-                "(level=2); for multi-chip runs use pypto.runtime.DistributedWorker, or install the real "
+                "(level=2)", hint="for multi-chip runs use pypto.runtime.DistributedWorker, or install the real "
                 "simpler (hw-native-sys/simpler)")
         platform = config.get("platform", "a2a3sim")
         if platform not in SIM_ONLY:
-            raise RuntimeError(
+            raise StandInRefusal(
                 f"simpler.worker.Worker(platform={platform!r}): pypto's stand-in for simpler runs only the "
-                f"simulators ({', '.join(SIM_ONLY)}); running on {platform!r} needs the real simpler runtime "
-                "(hw-native-sys/simpler) installed, which then takes precedence")
+                f"simulators ({', '.join(SIM_ONLY)})", hint=f"running on {platform!r} needs the real simpler "
+                "runtime (hw-native-sys/simpler) installed, which then takes precedence")
         self.level = level
         self.platform = platform
         self.device_id = int(config.get("device_id", 0))

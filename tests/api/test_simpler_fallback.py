@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pypto.errors import UserError
 from pypto.simpler_fallback import SimplerFallbackFinder, install_fallback, is_fallback, uninstall_fallback
 
 
@@ -84,10 +85,12 @@ def test_manual_worker_return_style_allocates_output(compiled, torch) -> None:
 def test_worker_refuses_what_it_cannot_do(compiled, torch) -> None:
     Worker = _simpler_worker().Worker
 
-    with pytest.raises(NotImplementedError, match=r"level=3.*runs one chip \(level=2\)"):
+    with pytest.raises(NotImplementedError, match=r"level=3.*runs one chip \(level=2\)") as level:
         Worker(level=3)
-    with pytest.raises(RuntimeError, match=r"platform='a2a3'.*needs the real simpler runtime"):
+    assert isinstance(level.value, UserError) and "DistributedWorker" in (level.value.hint or "")
+    with pytest.raises(RuntimeError, match=r"platform='a2a3'.*runs only the simulators") as platform:
         Worker(level=2, platform="a2a3")
+    assert isinstance(platform.value, UserError) and "needs the real simpler runtime" in (platform.value.hint or "")
     w = Worker(level=2, platform=compiled.platform, runtime=compiled.runtime_name)
     with pytest.raises(RuntimeError, match=r"register\(\): call init\(\) first"):
         w.register(compiled.chip_callable)
