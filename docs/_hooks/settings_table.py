@@ -63,6 +63,9 @@ def settings_table() -> str:
 
 
 def on_page_markdown(markdown: str, **_: Any) -> str:
-    if MARKER not in markdown:
+    """Each line that is the marker alone becomes the table; a mention of it inside prose stays text."""
+    lines = markdown.split("\n")
+    if not any(line.strip() == MARKER for line in lines):
         return markdown
-    return markdown.replace(MARKER, settings_table())
+    table = settings_table()
+    return "\n".join(table if line.strip() == MARKER else line for line in lines)

@@ -46,6 +46,15 @@ def test_the_marker_is_replaced_and_other_pages_are_left_alone(hook: ModuleType)
     assert hook.on_page_markdown("# Other\n") == "# Other\n"
 
 
+def test_a_mention_of_the_marker_in_prose_stays_text(hook: ModuleType) -> None:
+    """The development page names the marker inline; only a line that is the marker alone is replaced."""
+    prose = f"# Site\n\nA page holds the line `{hook.MARKER}` where the table goes.\n"
+    assert hook.on_page_markdown(prose) == prose
+    page = f"# Settings\n\n  {hook.MARKER}\n\nSee `{hook.MARKER}` above.\n"
+    out = hook.on_page_markdown(page)
+    assert out.count("| `platform` | `PYPTO_PLATFORM` |") == 1 and f"See `{hook.MARKER}` above." in out
+
+
 def test_a_new_factory_default_must_be_described(hook: ModuleType) -> None:
     """A default computed on the build machine would print that machine's value: the build fails instead."""
     field = Field(default_factory=lambda: "machine-specific")
