@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from doc_links import anchors
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,3 +101,21 @@ def test_a_missing_twin_or_a_changed_block_is_reported(tmp_path: Path) -> None:
         "code blocks: 1 in English, 0 in Chinese"]
     assert differences(english, "# 性能\n## 数字 {#figures}\n见 [x](a.md#b)。\n```bash\nrun --fast  # 快\n```\n") == [
         "code blocks differ: ['```bash\\nrun --fast  # quick\\n```']"]
+
+
+def _nav_titles(mkdocs_yml: str) -> list[str]:
+    nav = mkdocs_yml.split("\nnav:\n", 1)[1]
+    return [line.split("-", 1)[1].split(":", 1)[0].strip() for line in nav.splitlines() if _NAV_PAGE.match(line)]
+
+
+def test_every_nav_title_is_translated_for_the_chinese_build() -> None:
+    """Without a ``nav_translations`` entry the Chinese site shows the English title in its nav and tab."""
+    yaml = pytest.importorskip("yaml")
+
+    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    config = yaml.load(text, Loader=yaml.BaseLoader)  # BaseLoader: mkdocs' !!python tags stay unresolved
+    i18n = next(p["i18n"] for p in config["plugins"] if isinstance(p, dict) and "i18n" in p)
+    zh = next(lang for lang in i18n["languages"] if lang["locale"] == "zh")
+    titles = _nav_titles(text)
+    assert "Performance" in titles
+    assert [t for t in titles if t not in zh.get("nav_translations", {})] == []
