@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from pypto.codegen import pto_unsigned
+from pypto.codegen import pto_uint32, pto_unsigned
 from pypto.codegen.emitter import base_name
 from pypto.codegen.pto_ndview import flat_rows, flat_window
 from pypto.codegen.pto_types import TOOLCHAIN, flat_order, tile_view_type
@@ -496,6 +496,7 @@ def _register() -> None:
                     ("shrs", "broadcast the scalar with pl.tile.full and use tile.shr")):
         RULES[f"tile.{op}"] = _unsupported(f"tile.{op}", alt)
     RULES["tile.transpose"] = pto_views.transpose
+    pto_uint32.register(RULES)  # last: it wraps the ordering rules above for UINT32 operands
 
 
 _register()
