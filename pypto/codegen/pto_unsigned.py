@@ -142,8 +142,8 @@ def _cast32(cg: KernelCodegen, a: Tile, src: DataType, to: DataType, dst: Var | 
         pto_uint32.from_fp32(cg, a, cg.def_tile(dst))
     elif src.is_float and src is not DataType.FP16 or to.is_float:
         raise _refusal(cg, f"tile.cast({src.value} -> {to.value})", DataType.UINT32,
-                       f"a {src.value} -> {to.value} conversion would read the UINT32 side as INT32, and pypto's exact "
-                       "rewrite converts between UINT32 and FP32 only",
+                       f"a {src.value} -> {to.value} conversion would read UINT32 values of 2**31 and above as "
+                       "negative, and pypto's exact rewrite converts between UINT32 and FP32 only",
                        f"convert through FP32: pl.cast(pl.cast(x, pl.FP32), pl.{to.value})")
     else:
         _convert(cg, a, cg.def_tile(dst), tcvt)
