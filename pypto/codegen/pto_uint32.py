@@ -10,6 +10,8 @@ they mean on UINT32, and :func:`pypto.codegen.pto_unsigned.check` refuses the re
 * UINT32 -> FP32: the low 16 bits ``lo = x & 0xFFFF`` and the rest ``hi = x - lo`` (a multiple of 2**16)
   convert exactly; ``hi`` with its top bit flipped converts exactly too, and adding 2**31 back is exact
   (16 significant bits). ``f32(hi) + f32(lo)`` then rounds once, as numpy's conversion does.
+* A scalar for a ui32 tile (``full``, ``expands``, ``adds``, ``xors``, ...) is an i32 (0.1.1's
+  ``arith.constant`` takes no ``ui32``), broadcast into an i32 tile whose bits ``tcvt`` copies.
 * FP32 -> UINT32: ``h = max(x, 2**31) - 2**31`` and ``l = x - h`` split ``x`` exactly into parts below
   2**31; ``l`` is 2**31 itself for ``x >= 2**31``, so it converts as ``min(l, 2**31 - 128)`` plus the
   difference (0 or 128). The three INT32 conversions add up (wrapping) to the UINT32 bits.
@@ -164,6 +166,22 @@ def from_fp32(cg: KernelCodegen, x: Tile, out: Tile) -> None:
     for f in (h, lo):
         cg.emit_op("tadd", f"%{total.ssa}, %{_cvt(cg, f, part).ssa} : {total.ty}, {part.ty}", total)
     _cvt(cg, total, out)
+
+
+def scalar_type(dtype: DataType) -> str:
+    """The MLIR type of a scalar for a tile of ``dtype`` (``arith.constant`` takes no ``ui32``: an i32)."""
+    return "i32" if dtype is DataType.UINT32 else dtype.mlir
+
+
+def broadcast(cg: KernelCodegen, s: str, ty: str, t: Tile) -> None:
+    """``texpands`` of the scalar ``s`` (of type ``ty``) into ``t``. 0.1.1 wants a scalar of the tile's element
+    type, and no ``arith.constant`` is ``ui32``: a ui32 tile gets the bits of an i32 tile (``tcvt``)."""
+    if t.buf.dtype is not DataType.UINT32:
+        cg.emit_op("texpands", f"%{s} : {ty}", t)
+        return
+    bits = _temp(cg, t, 5)
+    cg.emit_op("texpands", f"%{s} : i32", bits)
+    _cvt(cg, bits, t)
 
 
 def register(rules: dict) -> None:

@@ -90,6 +90,42 @@ def test_uint32_order_and_fp32_casts_match_numpy(platform: str, tmp_path: Path,
         np.testing.assert_array_equal(out[name], w, err_msg=name)
 
 
+SCALARS = f"""import pypto.language as pl
+
+@pl.program
+class S32:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: {U}, a: pl.Out[{U}], s: pl.Out[{U}], m: pl.Out[{U}], r: pl.Out[{U}], e: pl.Out[{U}]) -> {U}:
+        t = pl.load(x, [0, 0], [16, 64])
+        a = pl.store(pl.tile.adds(t, 3000000000), [0, 0], a)
+        s = pl.store(pl.tile.subs(t, 5), [0, 0], s)
+        m = pl.store(pl.tile.muls(t, 3), [0, 0], m)
+        r = pl.store(pl.tile.xors(t, 4042322160), [0, 0], r)
+        e = pl.store(pl.add(t, pl.tile.full([16, 64], 2147483648, dtype=pl.UINT32)), [0, 0], e)
+        return a
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: {U}, a: pl.Out[{U}], s: pl.Out[{U}], m: pl.Out[{U}], r: pl.Out[{U}], e: pl.Out[{U}]) -> {U}:
+        a = self.k(x, a, s, m, r, e)
+        return a
+"""
+
+
+@pytest.mark.sim
+def test_uint32_scalars_of_2_31_and_above_wrap_like_numpy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scalar for a ui32 tile is an i32 constant (arith takes no ui32) broadcast into an i32 tile, its bits
+    copied over: adds/subs/muls/xors/full with scalars both sides of 2**31."""
+    monkeypatch.chdir(tmp_path)
+    compiled = ir.compile(pl.parse(SCALARS), platform="a2a3sim")
+    text = next(Path(compiled.output_dir).glob("ptoas/k*.pto")).read_text()
+    assert "arith.constant -1294967296 : i32" in text and ": ui32" not in text.replace("xui32", "")
+    x = _inputs()[0]
+    outs = [np.zeros((16, 64), np.uint32) for _ in range(5)]
+    compiled(x, *outs)
+    for got, want in zip(outs, (x + np.uint32(3000000000), x - np.uint32(5), x * np.uint32(3),
+                                x ^ np.uint32(4042322160), x + np.uint32(2**31)), strict=True):
+        np.testing.assert_array_equal(got, want)
+
 def _kernel(body: str, out: str = U) -> str:
     return f"""import pypto.language as pl
 
