@@ -1,18 +1,19 @@
 """Unsigned data in kernels for ptoas 0.1.1: UINT16 (no ``ui16`` tiles) and UINT32 (``ui32`` tiles it
 lowers as ``int32_t``, so every instruction reads them signed).
 
-UINT16 is carried as INT16, the same bits.
-The carrier (:data:`pypto.codegen.pto_types.CARRIERS`) is exact wherever the result's bits do not depend
-on whether the operands are read signed: loads, stores, moves, views, broadcasts, wrapping add/sub/mul,
-bitwise ops, left shifts, ``ci`` (the ops registered ``signless``), a fillpad with a zero pad. Casts are rewritten so that they mean
-what they mean on UINT16:
+UINT16 is carried as INT16, the same bits. The carrier (:data:`pypto.codegen.pto_types.CARRIERS`) is exact
+wherever the result's bits do not depend on whether the operands are read signed: loads, stores, moves,
+views, broadcasts, wrapping add/sub/mul (and row/column sums and products), bitwise ops, left shifts, ``ci``
+(the ops registered ``signless``), a fillpad with a zero pad. Casts are rewritten so that they mean what
+they mean on UINT16:
 
 * UINT16 <-> INT16, and any integer -> UINT16 (truncation), keep or drop the same bits: a plain ``tcvt``
   on the carrier (or a copy between two i16 tiles);
 * UINT16 -> INT32 / UINT32 / FP32 zero-extends: ``tcvt`` to i32 sign-extends, ``tand`` with 0xFFFF
-  clears the copied sign bits, then a ``tcvt`` to FP32 is exact (every value is below 2**24).
+  clears the copied sign bits (on an i32 tile: ``tand`` takes one dtype), then a ``tcvt`` to UINT32 or
+  FP32 is exact (every value is below 2**24).
 
-Every other op on UINT16 data (ordering comparisons, min/max, division, right shifts, reductions,
+Every other op on UINT16 data (ordering comparisons, min/max, division, right shifts, max/min reductions,
 float casts into UINT16, ...) would read values of 2**15 and above as negative: a located refusal.
 
 UINT32 keeps its ui32 tiles. The ``signless`` ops are exact as they are; min/max, their reductions and
@@ -141,10 +142,11 @@ def _cast32(cg: KernelCodegen, a: Tile, src: DataType, to: DataType, dst: Var | 
     elif (src, to) == (DataType.FP32, DataType.UINT32):
         pto_uint32.from_fp32(cg, a, cg.def_tile(dst))
     elif src.is_float and src is not DataType.FP16 or to.is_float:
+        why = ("would read UINT32 values of 2**31 and above as negative" if src is DataType.UINT32 else
+               "would convert values of 2**31 and above as INT32 ones")
         raise _refusal(cg, f"tile.cast({src.value} -> {to.value})", DataType.UINT32,
-                       f"a {src.value} -> {to.value} conversion would read UINT32 values of 2**31 and above as "
-                       "negative, and pypto's exact rewrite converts between UINT32 and FP32 only",
-                       f"convert through FP32: pl.cast(pl.cast(x, pl.FP32), pl.{to.value})")
+                       f"a {src.value} -> {to.value} conversion {why}, and pypto's exact rewrite converts between "
+                       "UINT32 and FP32 only", f"convert through FP32: pl.cast(pl.cast(x, pl.FP32), pl.{to.value})")
     else:
         _convert(cg, a, cg.def_tile(dst), tcvt)
 
