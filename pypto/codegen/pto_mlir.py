@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pypto.artifact.model import KernelFunc, KernelParam
-from pypto.codegen import pto_unsigned
+from pypto.codegen import pto_uint32, pto_unsigned
 from pypto.codegen.cores import core_of
 from pypto.codegen.emitter import Emitter, base_name
 from pypto.codegen.pto_ndview import flat_shape
@@ -253,10 +253,8 @@ class KernelCodegen(ScalarLowering):
                              "lower reads of never-written tiles",
                              hint="load or compute the tile first (use tile.matmul, not matmul_acc, "
                                   "for the first accumulation)")
-        ty = t.buf.dtype.mlir
-        zero = self.const(0.0 if t.buf.dtype.is_float else 0, ty)
-        self.op(f"pto.texpands ins(%{zero} : {ty}) outs(%{t.ssa} : {t.ty})")
-        self.written.add(t.ssa)
+        ty = pto_uint32.scalar_type(t.buf.dtype)
+        pto_uint32.broadcast(self, self.const(0.0 if t.buf.dtype.is_float else 0, ty), ty, t)
 
     def buf_type(self, t: TileType, valid: tuple | None = None) -> TileBuf:
         return tile_buf(t, f"kernel '{self.func.name}'", self.span, valid)

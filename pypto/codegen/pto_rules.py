@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from pypto.codegen import pto_unsigned
+from pypto.codegen import pto_uint32, pto_unsigned
 from pypto.codegen.emitter import base_name
 from pypto.codegen.pto_ndview import flat_rows, flat_window
 from pypto.codegen.pto_types import TOOLCHAIN, flat_order, tile_view_type
@@ -62,17 +62,21 @@ def _unary(pto: str) -> Rule:
     return rule
 
 
-def _scalar(pto: str, typing: str, int_form: tuple[str, str] | None = None) -> Rule:
+def _scalar(pto: str, typing: str, int_form: tuple[str, str] | None = None,
+            u32_form: tuple[str, str] | None = None) -> Rule:
     """``typing``: ``tile`` (scalar has the tile dtype), ``f32`` (always f32), ``untyped`` (f32, no type).
     ``int_form``: the binary op (and its ins form) an integer tile uses instead, on the broadcast scalar
-    (ptoas 0.1.1 rejects tmuls/tsubs/tmins/trems scalars of an integer tile in every spelling)."""
+    (ptoas 0.1.1 rejects tmuls/tsubs/tmins/trems scalars of an integer tile in every spelling);
+    ``u32_form``: the same for a UINT32 tile only (its scalar would be a ui32, which no constant is)."""
     def rule(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
         (a,) = _srcs(cg, c, 1)
-        if int_form is not None and not a.buf.dtype.is_float:
-            s = cg.scalar_operand(c.args[1], a.buf.dtype.mlir)
+        form_of = int_form or (u32_form if a.buf.dtype is DataType.UINT32 else None)
+        if form_of is not None and not a.buf.dtype.is_float:
+            ty = pto_uint32.scalar_type(a.buf.dtype)
+            s = cg.scalar_operand(c.args[1], ty)
             tmp = cg.scratch(a.buf, "scalar_tmp", shared=True)
-            cg.emit_op("texpands", f"%{s} : {a.buf.dtype.mlir}", tmp)
-            op, form = int_form
+            pto_uint32.broadcast(cg, s, ty, tmp)
+            op, form = form_of
             cg.emit_op(op, _list(a, tmp) if form == "list" else _pair(a, tmp), cg.def_tile(dst))
             return
         ty = a.buf.dtype.mlir if typing == "tile" or not a.buf.dtype.is_float else "f32"
@@ -117,7 +121,7 @@ def _sub_then_sub(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
 
 def _ci(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     out = cg.def_tile(dst)
-    ty = "i32" if out.buf.dtype is DataType.UINT32 else out.buf.dtype.mlir  # arith constants are signless
+    ty = pto_uint32.scalar_type(out.buf.dtype)  # arith constants are signless
     desc = " {descending = true}" if c.kwargs.get("descending") else ""
     cg.emit_op("tci", f"%{cg.scalar_operand(c.args[0], ty)} : {ty}", out, desc)
 
@@ -145,8 +149,8 @@ def _part(pto: str) -> Rule:
 
 def _fill(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
     out = cg.def_tile(dst)
-    ty = out.buf.dtype.mlir
-    cg.emit_op("texpands", f"%{cg.scalar_operand(c.args[1], ty)} : {ty}", out)
+    ty = pto_uint32.scalar_type(out.buf.dtype)
+    pto_uint32.broadcast(cg, cg.scalar_operand(c.args[1], ty), ty, out)
 
 
 def _create(cg: KernelCodegen, c: Call, dst: Var | None) -> None:
@@ -437,11 +441,12 @@ def _register() -> None:
         RULES[f"tile.{op}"] = _unary(f"t{op}")
     RULES["tile.not_"] = _unary("tnot")
     RULES.update({
-        "tile.adds": _scalar("tadds", "tile"), "tile.subs": _scalar("tsubs", "f32", ("tsub", "list")),
+        "tile.adds": _scalar("tadds", "tile", u32_form=("tadd", "list")),
+        "tile.subs": _scalar("tsubs", "f32", ("tsub", "list")),
         "tile.muls": _scalar("tmuls", "f32", ("tmul", "pair")), "tile.divs": _scalar("tdivs", "tile"),
         "tile.minimums": _scalar("tmins", "untyped", ("tmin", "pair")),
         "tile.rems": _scalar("trems", "untyped", ("trem", "pair")),
-        "tile.maximums": _maximums, "tile.xors": _scalar("txors", "tile"),
+        "tile.maximums": _maximums, "tile.xors": _scalar("txors", "tile", u32_form=("txor", "list")),
         "tile.prelu": _binary("tprelu", "pair"), "tile.addc": _addc, "tile.addsc": _addsc,
         "tile.subc": _sub_then_sub, "tile.subsc": _sub_then_sub, "tile.ci": _ci, "tile.extract": _extract,
         "tile.part_add": _part("tpartadd"), "tile.part_max": _part("tpartmax"), "tile.part_min": _part("tpartmin"),
@@ -496,6 +501,7 @@ def _register() -> None:
                     ("shrs", "broadcast the scalar with pl.tile.full and use tile.shr")):
         RULES[f"tile.{op}"] = _unsupported(f"tile.{op}", alt)
     RULES["tile.transpose"] = pto_views.transpose
+    pto_uint32.register(RULES)  # last: it wraps the ordering rules above for UINT32 operands
 
 
 _register()

@@ -74,6 +74,8 @@ class ScalarLowering:
             value = int(value)
             if ty == "i16" and 2**15 <= value < 2**16:  # a UINT16 constant on its INT16 carrier: same bits
                 value -= 2**16
+            if ty == "i32" and 2**31 <= value < 2**32:  # a UINT32 constant (i32: arith takes no ui32): same bits
+                value -= 2**32
             lit = str(value)
         key = (ty, repr(value))
         if key not in self.consts:

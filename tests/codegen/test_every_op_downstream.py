@@ -14,13 +14,14 @@ import pytest
 
 import pypto.language as pl
 from pypto import ir
+from pypto.codegen.pto_rules import RULES
 from pypto.errors import UserError
 from pypto.ir.ops.registry import all_ops, get_op
 from pypto.runtime.build import kernel_argv
 
 pytestmark = [pytest.mark.ptoas, pytest.mark.sim, pytest.mark.slow]
 
-DTYPES = ("FP32", "FP16", "BF16", "INT32", "INT16", "INT8", "UINT16")
+DTYPES = ("FP32", "FP16", "BF16", "INT32", "INT16", "INT8", "UINT16", "UINT32")
 R, C = 16, 64
 FLOATS = ("FP32", "FP16", "BF16")
 
@@ -198,9 +199,25 @@ def _u16_refused(op: str, dt: str, to: str | None) -> bool:
     return not get_op(f"tile.{op}").signless
 
 
+_U32 = ("ptoas 0.1.1 lowers ui32 tiles as int32_t: an op whose result depends on the sign and has no exact "
+        "rewrite is refused (pypto.codegen.pto_unsigned, pypto.codegen.pto_uint32)")
+
+
+def _u32_refused(op: str, dt: str, to: str | None) -> bool:
+    if op == "cast":
+        return bool({dt, to} & {"FP16", "BF16"}) and (dt, to) != ("FP16", "UINT32")
+    if op in MATMUL:
+        return True
+    if op in ("fillpad", "fillpad_inplace"):  # their recipes pad with zero, the same bits signed or not
+        return False
+    return not (get_op(f"tile.{op}").signless or getattr(RULES.get(f"tile.{op}"), "uint32_exact", False))
+
+
 def _known(op: str, dt: str, to: str | None) -> str | None:
     if "UINT16" in (dt, to) and _u16_refused(op, dt, to):
         return _U16
+    if "UINT32" in (dt, to) and "UINT16" not in (dt, to) and _u32_refused(op, dt, to):
+        return _U32
     if op == "write" and dt not in ("FP32", "INT32"):
         return _WRITE.format(dt=dt)
     if op in _NO_LOWERING:

@@ -52,10 +52,12 @@ ROW_EXPAND_FORM = {"adds": "row_expand_add", "subs": "row_expand_sub", "muls": "
 _BOOL_RESULT: frozenset[str] = frozenset()
 
 # ops whose integer results have the same bits whether the operands are read signed or unsigned
-# (OpDef.signless) among the families above: wrapping add/sub/mul, bitwise ops, left shifts, broadcasts
+# (OpDef.signless) among the families above: wrapping add/sub/mul (and their sums and products along rows or
+# columns), bitwise ops, left shifts, broadcasts
 SIGNLESS = frozenset({"add", "sub", "mul", "and_", "or_", "xor", "shl", "adds", "subs", "muls", "ands", "ors",
                       "shls", "neg", "not_", "row_expand", "col_expand", "row_expand_add", "row_expand_sub",
-                      "row_expand_mul", "col_expand_add", "col_expand_sub", "col_expand_mul"})
+                      "row_expand_mul", "col_expand_add", "col_expand_sub", "col_expand_mul",
+                      "row_sum", "col_sum", "row_prod", "col_prod"})
 
 # Upstream's ``high_precision=`` selects a more precise device algorithm for these ops. ptoas 0.1.1 has
 # one mode per instruction, and the simulators compute them in IEEE arithmetic, at least as precise as
@@ -387,10 +389,10 @@ def register_common(ns: str) -> None:
                        signless=op in SIGNLESS))
     for op in ROW_REDUCE:
         register(OpDef(f"{ns}.{op}", ("x", "tmp_tile?"), _reduce(f"{ns}.{op}", kind, 1), category="reduce",
-                       in_place=not tile))
+                       in_place=not tile, signless=op in SIGNLESS))
     for op in COL_REDUCE:
         register(OpDef(f"{ns}.{op}", ("x", "tmp_tile?"), _reduce(f"{ns}.{op}", kind, 0), category="reduce",
-                       in_place=not tile))
+                       in_place=not tile, signless=op in SIGNLESS))
     for op in ARG_REDUCE:
         register(OpDef(f"{ns}.{op}", ("x", "tmp_tile?"), _arg_reduce(f"{ns}.{op}", kind, 0 if op[0] == "c" else 1),
                        category="reduce", in_place=False))

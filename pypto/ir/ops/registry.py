@@ -42,9 +42,11 @@ class OpDef:
     * ``keeps_operands``: the result reads its operands' buffers lazily (deferred or byte views),
       so they must stay live as long as the result.
     * ``signless``: on integer data the result's bits do not depend on whether the operands are read
-      signed or unsigned (loads, stores, moves, views, broadcasts, wrapping add/sub/mul, bitwise ops,
-      left shifts, ``ci``). An unsigned type ptoas 0.1.1 has no tiles of (UINT16) is carried in its signed
-      twin through these ops only; any other op on it is a located refusal.
+      signed or unsigned (loads, stores, moves, views, broadcasts, wrapping add/sub/mul and their row/column
+      sums and products, bitwise ops, left shifts, ``ci``, sorts of FP32 keys, gathers). An unsigned type
+      ptoas 0.1.1 has no tiles of (UINT16) is carried in its signed twin through these ops only, and UINT32
+      (whose ui32 tiles 0.1.1 lowers as int32_t) takes these ops and the codegen's exact UINT32 rewrites;
+      any other op on either is a located refusal.
     * ``row_gather``: a GM row gather into a tensor (``tensor.gather_row``, ``tensor.paged_gather``) that
       ptoas 0.1.1 cannot run inside a kernel; HoistScopeGathers runs it as copy tasks before the kernel.
     """

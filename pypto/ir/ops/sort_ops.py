@@ -231,13 +231,14 @@ def _set_validshape(name: str, kind: type):
 
 
 for _ns, _kind in (("tile", TileType), ("tensor", TensorType)):
-    register(OpDef(f"{_ns}.sort32", ("src", "idx"), _sort32(f"{_ns}.sort32", _kind), category="sort"))
+    # signless: the keys sorted are FP32 (an integer index is carried along), and a gather copies bits
+    register(OpDef(f"{_ns}.sort32", ("src", "idx"), _sort32(f"{_ns}.sort32", _kind), category="sort", signless=True))
     register(OpDef(f"{_ns}.mrgsort", ("src", "src1?", "src2?", "src3?"), _mrgsort(f"{_ns}.mrgsort", _kind),
-                   {"block_len": None, "exhausted": False}, category="sort", in_place=False))
+                   {"block_len": None, "exhausted": False}, category="sort", in_place=False, signless=True))
     register(OpDef(f"{_ns}.gather", ("src", "index?", "tmp?"), _gather(f"{_ns}.gather", _kind),
                    {"mask_pattern": None, "output_dtype": None, "src_cols": None, "dim": None,
                     "src_shape": None, "index_shape": None, "src_col0": None,
-                    **dict.fromkeys(COMPARE_KW), "offset": 0}, category="sort", in_place=False))
+                    **dict.fromkeys(COMPARE_KW), "offset": 0}, category="sort", in_place=False, signless=True))
     register(OpDef(f"{_ns}.set_validshape", ("x", "valid_rows", "valid_cols"),
                    _set_validshape(f"{_ns}.set_validshape", _kind), category="view",
                    view_of=None if _ns == "tile" else "x", keeps_operands=_ns == "tile", signless=True))
