@@ -18,8 +18,8 @@ from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, YieldStmt, flatten, seq
 from pypto.ir.types import TensorType, TileType
 from pypto.passes._index import iadd
-from pypto.passes._rewrite import drop_defs, emit, match
-from pypto.passes._util import iter_stmts, map_blocks, refs, substitute_typed, var_use_counts
+from pypto.passes._rewrite import assigns_of, drop_unread, emit, match
+from pypto.passes._util import iter_stmts, map_blocks, refs, substitute_typed
 from pypto.passes.base import Pass
 
 
@@ -63,10 +63,8 @@ def _carry(loop: ForStmt, i: int, rest: list[Stmt]) -> _Carry | None:
     st = match(store, "tile.store") if isinstance(store, AssignStmt) else None
     if st is None or st.args[0] is not rv or sum(_uses(s, rv) for s in rest) != 1:
         return None
-    if not isinstance(st.args[1], MakeTuple) or len(st.args[1].elements) != 2:
-        return None
-    assert isinstance(store, AssignStmt)
-    return _Carry(i, store)
+    ok = isinstance(st.args[1], MakeTuple) and len(st.args[1].elements) == 2
+    return _Carry(i, store) if ok and isinstance(store, AssignStmt) else None
 
 
 def _carried_store(loop: ForStmt, i: int, init: Expr, store: AssignStmt) -> tuple[ForStmt, Var]:
@@ -124,7 +122,7 @@ class LowerCompositeOps(Pass):
     def run_function(self, func: Function, program: Program) -> Function:
         if not func.is_incore or not any(match(s, "tile.assemble") for s in iter_stmts(func.body)):
             return func
-        creates = {s.var for s in iter_stmts(func.body) if isinstance(s, AssignStmt) and match(s, "tile.create")}
+        creates = set(assigns_of(func.body, "tile.create"))
         renamed: dict[Var, Expr] = {}
 
         def block(stmts: list[Stmt]) -> list[Stmt]:
@@ -148,8 +146,7 @@ class LowerCompositeOps(Pass):
         if new is func:
             return func
         body = substitute_typed(new.body, renamed) if renamed else new.body
-        uses = var_use_counts(body)
-        return new.with_(body=drop_defs(body, {v for v in creates if uses[v] <= 1}))  # creates that fed a loop
+        return new.with_(body=drop_unread(body, creates))  # creates that fed a loop
 
 
 __all__ = ["LowerCompositeOps"]
