@@ -9,31 +9,26 @@ reads and writes, so the runtime orders the tasks that write it, as for atomic-a
 
 from __future__ import annotations
 
-import dataclasses
 from math import prod
 
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.enums import MemorySpace
-from pypto.ir.expr import Var, as_int
+from pypto.ir.expr import Call, Var, as_int
 from pypto.ir.function import Function
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, Stmt
-from pypto.passes._rewrite import expand_stmts, ints, load_whole, match, shaped
-from pypto.passes._util import base_name, calls_in
+from pypto.passes._rewrite import ints, load_whole, rewrite_blocks, shaped
+from pypto.passes._util import base_name
 
 MAX_BYTES = 64 * 1024  # the whole output lives on chip (a Vec tile) while the scatter writes it
 
 
 def expand_mscatters(func: Function) -> Function:
-    if not any(c.op == "tile.mscatter" for c in calls_in(func.body)):
-        return func
-    return dataclasses.replace(func, body=expand_stmts(func.body, _expand))
+    body = rewrite_blocks(func.body, {"tile.mscatter": _expand})
+    return func if body is func.body else func.with_(body=body)
 
 
-def _expand(s: Stmt) -> list[Stmt] | None:
-    call = match(s, "tile.mscatter")
-    if call is None:
-        return None
+def _expand(s: Stmt, call: Call) -> list[Stmt]:
     src, idx, target = call.args
     t = shaped(target)
     dims = [as_int(d) for d in t.shape]

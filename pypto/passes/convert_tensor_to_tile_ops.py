@@ -24,7 +24,7 @@ from pypto.ir.ops.common import (
     SPMD_IDS,
     UNARY,
 )
-from pypto.ir.ops.registry import OpDef, make_call, op_of
+from pypto.ir.ops.registry import get_op, make_call, op_of
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import (
     AssignStmt,
@@ -196,9 +196,9 @@ class _Converter:
     def compute(self, s: Stmt, value: Call) -> list[Stmt]:
         """Operands loaded into Vec (Mat for the cube), the tile op, its result a tile."""
         out: list[Stmt] = []
-        space = MemorySpace.Mat if _op(value).core == "cube" else MemorySpace.Vec
+        space = MemorySpace.Mat if get_op(value.op).core == "cube" else MemorySpace.Vec
         args = [self.tile_of(a, space, out) for a in value.args]
-        counts = _batch_counts(value) if _op(value).short == "matmul" else None
+        counts = _batch_counts(value) if get_op(value.op).short == "matmul" else None
         if counts is not None:  # a batch of matrices: FlattenTileNdTo2D issues one matmul each
             kwargs = {k: v for k, v in value.kwargs.items() if k != "c_matrix_nz"}
             kwargs.update(a_trans=bool(kwargs.get("a_trans")), b_trans=bool(kwargs.get("b_trans")),
@@ -209,7 +209,7 @@ class _Converter:
             if kwargs.get("init_cond") is not None:  # an operand of tile.matmul_acc
                 args.append(kwargs["init_cond"])
             kwargs = {k: v for k, v in kwargs.items() if k != "init_cond"}
-            call = make_call(f"tile.{_op(value).short}", args, kwargs, span=value.span)
+            call = make_call(f"tile.{get_op(value.op).short}", args, kwargs, span=value.span)
         if isinstance(s, AssignStmt):
             out.append(self.bind(s, call))
         return out
@@ -218,7 +218,7 @@ class _Converter:
         """``matmul(a, b, b_trans=True)``: ptoas 0.1.1 has no transposed matmul, so the operand becomes
         ``tile.transpose_view`` of its Mat load, which ResolveBackendOpLayouts turns into a load through
         the transposed GM view; the flag goes."""
-        first = 1 if _op(value).short.endswith("_acc") else 0
+        first = 1 if get_op(value.op).short.endswith("_acc") else 0
         kwargs = dict(value.kwargs)
         for flag, i in (("a_trans", first), ("b_trans", first + 1)):
             if not kwargs.get(flag) or i >= len(args) or not isinstance(args[i], Var):
@@ -240,7 +240,7 @@ class _Converter:
         return _no_scalar_read(s, value)
 
     def spmd_id(self, s: Stmt, value: Call) -> list[Stmt]:
-        call = make_call(f"tile.{_op(value).short}", [], span=value.span)
+        call = make_call(f"tile.{get_op(value.op).short}", [], span=value.span)
         return [dataclasses.replace(s, value=call) if isinstance(s, AssignStmt) else s]
 
     def dim(self, s: Stmt, value: Call) -> list[Stmt]:
@@ -258,7 +258,7 @@ class _Converter:
 
     def ci(self, s: Stmt, value: Call) -> list[Stmt]:
         assert isinstance(s, AssignStmt)
-        op = f"tile.{_op(value).short}"  # tensor.ci / tensor.random: the same op on a Vec tile
+        op = f"tile.{get_op(value.op).short}"  # tensor.ci / tensor.random: the same op on a Vec tile
         return [self.bind(s, make_call(op, list(value.args), value.kwargs, span=value.span))]
 
     def assemble(self, s: Stmt, value: Call) -> list[Stmt]:
@@ -356,7 +356,7 @@ class _Converter:
 
     def create(self, s: Stmt, value: Call) -> list[Stmt]:
         assert isinstance(s, AssignStmt)
-        short = _op(value).short
+        short = get_op(value.op).short
         kw = {"dtype": value.kwargs.get("dtype")}
         if short == "create":
             kw["target_memory"] = MemorySpace.Acc if s.var in self.accumulators else MemorySpace.Vec
@@ -384,12 +384,6 @@ def _batch_counts(value: Call) -> tuple[int, int] | None:
             "matrix (ptoas 0.1.1 has no batched matmul) and needs static batch dims, equal or 1", value.span,
             hint="give both operands the same static batch dims, or loop over the batch with pl.range")
     return na, nb
-
-
-def _op(call: Call) -> OpDef:
-    op = op_of(call)
-    assert op is not None
-    return op
 
 
 def ints_of(e: Expr) -> list[int] | None:
@@ -426,7 +420,7 @@ def _drop_full_validshapes(func: Function) -> Function:
     """``v = tensor.set_validshape(x, R, C)`` with ``[R, C]`` the static shape of ``x`` changes nothing:
     ``v`` becomes ``x`` (so a slice fed through it into a matmul still loads into Mat)."""
     full = {v: c.args[0] for v, c in assigns_of(func.body, "tensor.set_validshape").items()
-            if ints_of(MakeTuple(tuple(c.args[1:3]))) == list(shaped(c.args[0]).shape)}
+            if [as_int(n) for n in c.args[1:3]] == list(shaped(c.args[0]).shape)}
     if not full:
         return func
     return dataclasses.replace(func, body=substitute(drop_defs(func.body, full), full))
@@ -468,10 +462,9 @@ def _gm_views(func: Function) -> set[Var]:
     """Tensors that name GM bytes as they are: the parameters and their windows (a window of one of them
     is a load, not a window of a computed tile). A reshape is computed on the loaded tile."""
     views: set[Var] = set(func.params)
-    for s in iter_stmts(func.body):
-        m = match(s, ("tensor.slice",))
-        if m is not None and isinstance(s, AssignStmt) and m.args and m.args[0] in views:
-            views.add(s.var)
+    for v, c in assigns_of(func.body, "tensor.slice").items():  # in program order: windows of windows too
+        if c.args and c.args[0] in views:
+            views.add(v)
     return views
 
 
@@ -483,10 +476,6 @@ def _compose(window: tuple[Expr, Expr], offset: Expr) -> tuple[Expr, Expr]:
     return tensor, MakeTuple(tuple(y if as_int(x) == 0 else x if as_int(y) == 0 else
                                    BinaryExpr(BinOp.Add, x, y, DataType.INDEX, span=y.span)
                                    for x, y in zip(a.elements, offset.elements, strict=True)), span=offset.span)
-
-
-def _has_tensor_ops(func: Function) -> bool:
-    return any(isinstance(c.op, str) and c.op.startswith("tensor.") for c in calls_in(func.body))
 
 
 @dataclass(frozen=True)
@@ -511,7 +500,7 @@ class ConvertTensorToTileOps(Pass):
     def _convert(self, func: Function) -> Function:
         func = carry_acc_windows(func)
         func_body = func.body
-        if not _has_tensor_ops(func):
+        if not any(isinstance(c.op, str) and c.op.startswith("tensor.") for c in calls_in(func.body)):
             return func
         peeled = peel_first_iterations(func, cube=False)
         func = sink_concats(_drop_full_validshapes(peeled))

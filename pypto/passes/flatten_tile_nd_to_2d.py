@@ -140,8 +140,8 @@ class _Lowering:
     @staticmethod
     def _view(v: Expr, span: Span) -> tuple[list[Stmt], Var]:
         out: list[Stmt] = []
-        var = emit(out, f"{base_name(getattr(v, 'name', 'x'))}_t", make_call("tile.transpose_view", [v], span=span), span)
-        return out, var
+        view = make_call("tile.transpose_view", [v], span=span)
+        return out, emit(out, f"{base_name(getattr(v, 'name', 'x'))}_t", view, span)
 
     def plan(self, var: Var, mm: Call) -> None:
         kw = mm.kwargs
