@@ -23,12 +23,6 @@ from pypto.passes._util import iter_stmts, map_blocks, refs, substitute_typed
 from pypto.passes.base import Pass
 
 
-@dataclass(frozen=True, slots=True)
-class _Carry:
-    index: int          # of the loop's iter arg
-    store: AssignStmt   # ``t = tile.store(rv, offs, T)`` after the loop
-
-
 def _uses(node: object, v: Var) -> int:
     return sum(1 for x in refs(node) if x is v)
 
@@ -55,7 +49,9 @@ def _carrier(loop: ForStmt, i: int) -> Stmt | None:
     return None
 
 
-def _carry(loop: ForStmt, i: int, rest: list[Stmt]) -> _Carry | None:
+def _carry(loop: ForStmt, i: int, rest: list[Stmt]) -> AssignStmt | None:
+    """The one store ``t = tile.store(rv, [r0, c0], T)`` in ``rest`` of the result of iter arg ``i``, when
+    that arg is a tile assembled block by block (see :func:`_carrier`)."""
     if _carrier(loop, i) is None:
         return None
     rv = loop.return_vars[i]
@@ -64,7 +60,7 @@ def _carry(loop: ForStmt, i: int, rest: list[Stmt]) -> _Carry | None:
     if st is None or st.args[0] is not rv or sum(_uses(s, rv) for s in rest) != 1:
         return None
     ok = isinstance(st.args[1], MakeTuple) and len(st.args[1].elements) == 2
-    return _Carry(i, store) if ok and isinstance(store, AssignStmt) else None
+    return store if ok and isinstance(store, AssignStmt) else None
 
 
 def _carried_store(loop: ForStmt, i: int, init: Expr, store: AssignStmt) -> tuple[ForStmt, Var]:
@@ -99,17 +95,16 @@ def _carried_store(loop: ForStmt, i: int, init: Expr, store: AssignStmt) -> tupl
                    return_vars=(*(loop.return_vars[j] for j in keep), trv)), trv
 
 
-def _rewrite(loop: ForStmt, c: _Carry, creates: set[Var]) -> tuple[list[Stmt], ForStmt, Var]:
+def _rewrite(loop: ForStmt, i: int, store: AssignStmt, creates: set[Var]) -> tuple[list[Stmt], ForStmt, Var]:
     """The statements before the loop, the loop carrying the tensor, and the loop's tensor result."""
-    sp, st = loop.span, match(c.store)
+    st = match(store)
     assert st is not None
-    tensor = st.args[2]
-    init: Expr = loop.inits[c.index]
+    tensor, init = st.args[2], loop.inits[i]
     pre: list[Stmt] = []
     if init not in creates:  # a tile.create has no defined bytes to store
-        first = make_call("tile.store", [init, st.args[1], tensor], dict(st.kwargs), span=sp)
-        tensor = emit(pre, c.store.var.name, first, sp)
-    new, trv = _carried_store(loop, c.index, tensor, c.store)
+        first = make_call("tile.store", [init, st.args[1], tensor], dict(st.kwargs), span=loop.span)
+        tensor = emit(pre, store.var.name, first, loop.span)
+    new, trv = _carried_store(loop, i, tensor, store)
     return pre, new, trv
 
 
@@ -131,14 +126,14 @@ class LowerCompositeOps(Pass):
                 if not isinstance(s, ForStmt):
                     continue
                 for i in range(len(s.iter_args)):
-                    c = _carry(s, i, stmts[k + 1:])
-                    if c is None:
+                    store = _carry(s, i, stmts[k + 1:])
+                    if store is None:
                         continue
-                    pre, new, trv = _rewrite(s, c, creates)
+                    pre, new, trv = _rewrite(s, i, store, creates)
                     j = out.index(s)
                     out[j:j + 1] = [*pre, new]
-                    out.remove(c.store)
-                    renamed[c.store.var] = trv
+                    out.remove(store)
+                    renamed[store.var] = trv
                     break
             return out
 
