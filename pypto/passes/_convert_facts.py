@@ -11,17 +11,9 @@ from pypto.ir.function import Function
 from pypto.ir.ops.registry import op_of
 from pypto.ir.stmt import ForStmt
 from pypto.ir.visitor import substitute
-from pypto.passes._kernel_reads import write_values
 from pypto.passes._peel import peelable
 from pypto.passes._rewrite import assigns_of, drop_defs, shaped
 from pypto.passes._util import calls_in, iter_stmts, var_use_counts
-
-
-def kernel_facts(func: Function) -> dict[str, set[Var]]:
-    """The analyses the converter starts from (its fields of the same names)."""
-    return {"cube_operands": _cube_only_operands(func), "gm_views": _gm_views(func),
-            "write_values": write_values(func.body), "gather_only": _gather_only(func),
-            "accumulators": _first_iteration_accumulators(func)}
 
 
 def drop_full_validshapes(func: Function) -> Function:
@@ -34,7 +26,7 @@ def drop_full_validshapes(func: Function) -> Function:
     return dataclasses.replace(func, body=substitute(drop_defs(func.body, full), full))
 
 
-def _cube_only_operands(func: Function) -> set[Var]:
+def cube_only_operands(func: Function) -> set[Var]:
     """Tensors whose every use is as a ``tensor.matmul*`` operand: their slices load into Mat, not Vec."""
     cube: set[Var] = set()
     other: set[Var] = set()
@@ -47,7 +39,7 @@ def _cube_only_operands(func: Function) -> set[Var]:
     return cube - other
 
 
-def _first_iteration_accumulators(func: Function) -> set[Var]:
+def first_iteration_accumulators(func: Function) -> set[Var]:
     """The initial values of loops that choose their accumulator on their first iteration (``if k == 0: acc =
     matmul(...) else: acc = matmul_acc(acc, ...)``): placeholders for an accumulator, an Acc tile like the
     branches' (the loop is peeled after AutoTileMatmulL0)."""
@@ -59,14 +51,14 @@ def _first_iteration_accumulators(func: Function) -> set[Var]:
     return found
 
 
-def _gather_only(func: Function) -> set[Var]:
+def gather_only(func: Function) -> set[Var]:
     """Vars whose every use is as the source of a mask-pattern ``tensor.gather`` (one by index copies)."""
     gathered = Counter(c.args[0] for c in calls_in(func.body) if c.op == "tensor.gather" and len(c.args) == 1)
     uses = var_use_counts(func.body)
     return {v for v, n in gathered.items() if isinstance(v, Var) and uses[v] == n + 1}  # + its definition
 
 
-def _gm_views(func: Function) -> set[Var]:
+def gm_views(func: Function) -> set[Var]:
     """Tensors that name GM bytes as they are: the parameters and their windows (a window of one of them
     is a load, not a window of a computed tile). A reshape is computed on the loaded tile."""
     views: set[Var] = set(func.params)

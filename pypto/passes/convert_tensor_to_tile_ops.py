@@ -39,11 +39,12 @@ from pypto.ir.stmt import (
 )
 from pypto.ir.types import TensorType, TileType
 from pypto.ir.visitor import substitute
+from pypto.passes import _convert_facts as facts
 from pypto.passes import _expand_clone, _kernel_writes
 from pypto.passes._acc_windows import carry_acc_windows
 from pypto.passes._atomic_store import expand_atomic_stores
 from pypto.passes._concat_sink import sink_concats
-from pypto.passes._convert_facts import drop_full_validshapes, kernel_facts
+from pypto.passes._kernel_reads import write_values
 from pypto.passes._merge_lists import merge_lists
 from pypto.passes._mscatter import expand_mscatters
 from pypto.passes._peel import drop_dead_creates, peel_first_iterations
@@ -442,8 +443,10 @@ class ConvertTensorToTileOps(Pass):
         if not any(isinstance(c.op, str) and c.op.startswith("tensor.") for c in calls_in(func.body)):
             return func
         peeled = peel_first_iterations(func, cube=False)
-        func = sink_concats(drop_full_validshapes(peeled))
-        conv = _Converter(**kernel_facts(func))
+        func = sink_concats(facts.drop_full_validshapes(peeled))
+        conv = _Converter(cube_operands=facts.cube_only_operands(func), gm_views=facts.gm_views(func),
+                          write_values=write_values(func.body), gather_only=facts.gather_only(func),
+                          accumulators=facts.first_iteration_accumulators(func))
         body = conv.block(func.body)
         if peeled.body is not func_body:  # a peeled choice's uninitialised create is dead now
             body = drop_dead_creates(body)
