@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from pypto.ir.expr import Expr, IterArg, Var
 from pypto.ir.function import Function, Program
@@ -28,11 +29,18 @@ from pypto.passes.base import Pass
 class _Groups:
     """Union-find over vars, plus the copies needed to keep interfering members apart."""
 
-    life: Liveness
+    body: Stmt
     parent: dict[Var, Var] = field(default_factory=dict)
     members: dict[Var, list[Var]] = field(default_factory=dict)
     yield_copies: dict[int, dict[int, Var]] = field(default_factory=dict)  # id(YieldStmt) -> index -> copy
     init_copies: dict[IterArg, Var] = field(default_factory=dict)
+
+    @cached_property
+    def life(self) -> Liveness:
+        """The liveness of ``body``, computed when a first pair of tiles is checked (most kernels carry none)."""
+        life = Liveness()
+        life.walk(self.body)
+        return life
 
     def find(self, v: Var) -> Var:
         return follow(self.parent, v)
@@ -77,8 +85,7 @@ class _Groups:
 
 
 def _collect(func: Function) -> _Groups:
-    g = _Groups(Liveness())
-    g.life.walk(func.body)
+    g = _Groups(func.body)
     for s in iter_stmts(func.body):
         if isinstance(s, (ForStmt, WhileStmt)):
             ys = trailing_yield(s.body)
@@ -128,8 +135,6 @@ class MaterializeSemanticAliases(Pass):
     name = "MaterializeSemanticAliases"
 
     def run_function(self, func: Function, program: Program) -> Function:
-        if not _merges_tiles(func):  # no loop or if carries a tile: no alias group, nothing to do
-            return func
         groups = _collect(func)
         for _ in range(_MAX_ROUNDS):  # copies are new vars: re-analyze until none are needed
             if not groups.yield_copies and not groups.init_copies:
@@ -151,13 +156,3 @@ class MaterializeSemanticAliases(Pass):
 
 
 _MAX_ROUNDS = 4
-
-
-def _merges_tiles(func: Function) -> bool:
-    """A loop with a tile iter_arg or an if with a tile result: what :func:`_collect` groups."""
-    for s in iter_stmts(func.body):
-        if isinstance(s, (ForStmt, WhileStmt)) and any(isinstance(ia.var_type, TileType) for ia in s.iter_args):
-            return True
-        if isinstance(s, IfStmt) and any(isinstance(rv.var_type, TileType) for rv in s.return_vars):
-            return True
-    return False
