@@ -17,7 +17,7 @@ from pypto.ir.expr import Call, Var, as_int
 from pypto.ir.function import Function
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, Stmt
-from pypto.passes._rewrite import ints, load_whole, rewrite_blocks, shaped
+from pypto.passes._rewrite import emit, ints, load_whole, rewrite_blocks, shaped
 from pypto.passes._util import base_name
 
 MAX_BYTES = 64 * 1024  # the whole output lives on chip (a Vec tile) while the scatter writes it
@@ -39,11 +39,10 @@ def _expand(s: Stmt, call: Call) -> list[Stmt]:
             f"output of at most {MAX_BYTES // 1024} KiB", call.span,
             hint="scatter into a window of the output (pl.slice it) per call, or compute the offsets on the host")
     name = base_name(getattr(target, "name", "out"))
-    load = load_whole(target, MemorySpace.Vec, call.span)
-    cur = Var(f"{name}__cur", load.result_type, span=call.span)
-    scatter = make_call("tile.scatter", [cur, idx, src], {"flat": True}, span=call.span)
-    new = Var(f"{name}__scattered", scatter.result_type, span=call.span)
+    out: list[Stmt] = []
+    cur = emit(out, f"{name}__cur", load_whole(target, MemorySpace.Vec, call.span), call.span)
+    new = emit(out, f"{name}__scattered", make_call("tile.scatter", [cur, idx, src], {"flat": True}, span=call.span),
+               call.span)
     store = make_call("tile.store", [new, ints((0,) * len(dims)), target], span=call.span)
     var = s.var if isinstance(s, AssignStmt) else Var(f"{name}__store", store.result_type, span=s.span)
-    return [AssignStmt(cur, load, span=call.span), AssignStmt(new, scatter, span=call.span),
-            AssignStmt(var, store, span=s.span)]
+    return [*out, AssignStmt(var, store, span=s.span)]

@@ -144,8 +144,7 @@ class ResolveBackendOpLayouts(Pass):
             func = func.with_(body=substitute_typed(func.body, renamed))
         # the natural loads that only fed transposed views are dead now
         fed = {v for v, c in loads.items() if any(c is src for src in sources)}
-        body = drop_unread(func.body, fed)
-        return func if body is func.body else func.with_(body=body)
+        return func.with_(body=drop_unread(func.body, fed))
 
 
 __all__ = ["ResolveBackendOpLayouts"]
