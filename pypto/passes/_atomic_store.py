@@ -11,8 +11,6 @@ could overlap; a kernel launched with more than one block (``pl.spmd``) is there
 
 from __future__ import annotations
 
-import dataclasses
-
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.enums import AtomicType, MemorySpace
 from pypto.ir.expr import Call, Expr, Var, as_int
@@ -20,7 +18,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, Stmt
 from pypto.ir.types import TileType
-from pypto.passes._rewrite import emit, expand_stmts, ints, match, shaped
+from pypto.passes._rewrite import emit, ints, rewrite_blocks, shaped
 from pypto.passes._util import base_name, calls_in
 
 
@@ -42,12 +40,11 @@ def expand_atomic_stores(func: Function, program: Program) -> Function:
             hint="launch one block per task (a pl.parallel loop around the pl.at region): the runtime orders "
                  "the tasks that write the same tensor")
 
-    return dataclasses.replace(func, body=expand_stmts(func.body, _expand))
+    return func.with_(body=rewrite_blocks(func.body, {"tile.store": _expand}))
 
 
-def _expand(s: Stmt) -> list[Stmt] | None:
-    call = match(s, "tile.store")
-    if call is None or not is_atomic_add(call):
+def _expand(s: Stmt, call: Call) -> list[Stmt] | None:
+    if not is_atomic_add(call):
         return None
     tile, offsets, target = call.args
     out: list[Stmt] = []

@@ -9,31 +9,26 @@ reads and writes, so the runtime orders the tasks that write it, as for atomic-a
 
 from __future__ import annotations
 
-import dataclasses
 from math import prod
 
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.enums import MemorySpace
-from pypto.ir.expr import Var, as_int
+from pypto.ir.expr import Call, Var, as_int
 from pypto.ir.function import Function
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, Stmt
-from pypto.passes._rewrite import expand_stmts, ints, load_whole, match, shaped
-from pypto.passes._util import base_name, calls_in
+from pypto.passes._rewrite import emit, ints, load_whole, rewrite_blocks, shaped
+from pypto.passes._util import base_name
 
 MAX_BYTES = 64 * 1024  # the whole output lives on chip (a Vec tile) while the scatter writes it
 
 
 def expand_mscatters(func: Function) -> Function:
-    if not any(c.op == "tile.mscatter" for c in calls_in(func.body)):
-        return func
-    return dataclasses.replace(func, body=expand_stmts(func.body, _expand))
+    body = rewrite_blocks(func.body, {"tile.mscatter": _expand})
+    return func if body is func.body else func.with_(body=body)
 
 
-def _expand(s: Stmt) -> list[Stmt] | None:
-    call = match(s, "tile.mscatter")
-    if call is None:
-        return None
+def _expand(s: Stmt, call: Call) -> list[Stmt]:
     src, idx, target = call.args
     t = shaped(target)
     dims = [as_int(d) for d in t.shape]
@@ -44,11 +39,10 @@ def _expand(s: Stmt) -> list[Stmt] | None:
             f"output of at most {MAX_BYTES // 1024} KiB", call.span,
             hint="scatter into a window of the output (pl.slice it) per call, or compute the offsets on the host")
     name = base_name(getattr(target, "name", "out"))
-    load = load_whole(target, MemorySpace.Vec, call.span)
-    cur = Var(f"{name}__cur", load.result_type, span=call.span)
-    scatter = make_call("tile.scatter", [cur, idx, src], {"flat": True}, span=call.span)
-    new = Var(f"{name}__scattered", scatter.result_type, span=call.span)
+    out: list[Stmt] = []
+    cur = emit(out, f"{name}__cur", load_whole(target, MemorySpace.Vec, call.span), call.span)
+    new = emit(out, f"{name}__scattered", make_call("tile.scatter", [cur, idx, src], {"flat": True}, span=call.span),
+               call.span)
     store = make_call("tile.store", [new, ints((0,) * len(dims)), target], span=call.span)
     var = s.var if isinstance(s, AssignStmt) else Var(f"{name}__store", store.result_type, span=s.span)
-    return [AssignStmt(cur, load, span=call.span), AssignStmt(new, scatter, span=call.span),
-            AssignStmt(var, store, span=s.span)]
+    return [*out, AssignStmt(var, store, span=s.span)]

@@ -15,7 +15,6 @@ A UINT32 result is the INT32 tile reinterpreted; a narrower ``valid_shape`` is s
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from pypto.errors import UnsupportedFeatureError
@@ -25,8 +24,8 @@ from pypto.ir.function import Function
 from pypto.ir.ops.random_ops import valid_dims
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, Stmt
-from pypto.passes._rewrite import elements, expand_stmts, ints, match
-from pypto.passes._util import base_name, calls_in
+from pypto.passes._rewrite import elements, ints, rewrite_blocks
+from pypto.passes._util import base_name
 from pypto.span import Span
 
 MUL = (0xD2511F53, 0xCD9E8D57)
@@ -38,9 +37,8 @@ MAX_VEC = 248 * 1024  # the larger Vec buffer of the two targets (a5; a2a3 has 1
 
 
 def expand_randoms(func: Function) -> Function:
-    if not any(c.op == "tile.random" for c in calls_in(func.body)):
-        return func
-    return dataclasses.replace(func, body=expand_stmts(func.body, _expand))
+    body = rewrite_blocks(func.body, {"tile.random": _expand})
+    return func if body is func.body else func.with_(body=body)
 
 
 def _s32(v: int) -> int:
@@ -106,10 +104,7 @@ class _Ops:
         return self.op("tile.add", if0, self.op("tile.mul", bit, self.op("tile.sub", if1, if0)))
 
 
-def _expand(s: Stmt) -> list[Stmt] | None:
-    call = match(s, "tile.random")
-    if call is None:
-        return None
+def _expand(s: Stmt, call: Call) -> list[Stmt]:
     rows, cols = (as_int(d) for d in elements(call.args[6]))
     valid = valid_dims(call.kwargs.get("valid_shape")) or (rows, cols)
     if cols % 8:

@@ -223,3 +223,13 @@ def fresh_vars(func: Function) -> Function:
     params = {p: Var(p.name, p.var_type, span=p.span) for p in func.params}
     [body] = clone([func.body], dict(params))
     return dataclasses.replace(func, params=tuple(params.values()), body=body)
+
+
+def drop_unread(body: Stmt, candidates: Collection[Var]) -> Stmt:
+    """``body`` without the assignments to those ``candidates`` nothing reads any more (their definition
+    is their only occurrence); ``body`` itself when there is none."""
+    from pypto.passes._util import var_use_counts  # here, so appending this helper left the imports alone
+
+    uses = var_use_counts(body)
+    dead = {v for v in candidates if uses[v] <= 1}
+    return drop_defs(body, dead) if dead else body

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from math import prod
 
 from pypto.errors import InternalError, UnsupportedFeatureError
 from pypto.ir.dtypes import DataType
@@ -24,7 +24,7 @@ from pypto.ir.ops.common import (
     SPMD_IDS,
     UNARY,
 )
-from pypto.ir.ops.registry import OpDef, make_call, op_of
+from pypto.ir.ops.registry import get_op, make_call, op_of
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import (
     AssignStmt,
@@ -39,6 +39,7 @@ from pypto.ir.stmt import (
 )
 from pypto.ir.types import TensorType, TileType
 from pypto.ir.visitor import substitute
+from pypto.passes import _convert_facts as facts
 from pypto.passes import _expand_clone, _kernel_writes
 from pypto.passes._acc_windows import carry_acc_windows
 from pypto.passes._atomic_store import expand_atomic_stores
@@ -46,10 +47,10 @@ from pypto.passes._concat_sink import sink_concats
 from pypto.passes._kernel_reads import write_values
 from pypto.passes._merge_lists import merge_lists
 from pypto.passes._mscatter import expand_mscatters
-from pypto.passes._peel import drop_dead_creates, peel_first_iterations, peelable
+from pypto.passes._peel import drop_dead_creates, peel_first_iterations
 from pypto.passes._random import expand_randoms
-from pypto.passes._rewrite import assigns_of, drop_defs, emit, load_whole, match, shaped
-from pypto.passes._util import base_name, calls_in, iter_stmts, trailing_yield, var_use_counts
+from pypto.passes._rewrite import emit, load_whole, match, shaped
+from pypto.passes._util import base_name, calls_in, trailing_yield
 from pypto.passes.base import Pass
 
 # tensor ops computed elementwise on tiles: tensor.<op> -> tile.<op>, operands loaded into Vec
@@ -120,9 +121,8 @@ class _Converter:
                 self.created.add(ia)
             iter_args.append(new)
             inits.append(tile)
-        changed = any(a is not b for a, b in zip(iter_args, s.iter_args, strict=True))
-        if isinstance(s, WhileStmt):
-            s = dataclasses.replace(s, cond=substitute(s.cond, self.tiles)) if changed else s
+        if isinstance(s, WhileStmt) and any(a is not b for a, b in zip(iter_args, s.iter_args, strict=True)):
+            s = dataclasses.replace(s, cond=substitute(s.cond, self.tiles))
         body = self.block(s.body)
         return_vars = tuple(self._carry_result(rv, ia) for rv, ia in zip(s.return_vars, iter_args, strict=True))
         self.created.update(rv for rv, ia in zip(s.return_vars, s.iter_args, strict=True) if ia in self.created)
@@ -137,12 +137,8 @@ class _Converter:
         return_vars = []
         for i, rv in enumerate(s.return_vars):
             vals = [y.values[i] for y in yielded if y is not None and i < len(y.values)]
-            tile = next((v for v in vals if isinstance(v, Var) and isinstance(v.var_type, TileType)), None)
-            if tile is None or not isinstance(rv.var_type, TensorType) or len(vals) < 2 or \
-                    not all(isinstance(v, Var) and isinstance(v.var_type, TileType) for v in vals):
-                return_vars.append(rv)
-                continue
-            return_vars.append(self._carry_result(rv, tile))
+            tiles = len(vals) >= 2 and all(isinstance(v, Var) and isinstance(v.var_type, TileType) for v in vals)
+            return_vars.append(self._carry_result(rv, vals[0]) if tiles else rv)
         return [dataclasses.replace(s, then_body=then, else_body=other, return_vars=tuple(return_vars))]
 
     def _carry_result(self, rv: Var, carried: Var) -> Var:
@@ -196,9 +192,9 @@ class _Converter:
     def compute(self, s: Stmt, value: Call) -> list[Stmt]:
         """Operands loaded into Vec (Mat for the cube), the tile op, its result a tile."""
         out: list[Stmt] = []
-        space = MemorySpace.Mat if _op(value).core == "cube" else MemorySpace.Vec
+        space = MemorySpace.Mat if get_op(value.op).core == "cube" else MemorySpace.Vec
         args = [self.tile_of(a, space, out) for a in value.args]
-        counts = _batch_counts(value) if _op(value).short == "matmul" else None
+        counts = _batch_counts(value) if get_op(value.op).short == "matmul" else None
         if counts is not None:  # a batch of matrices: FlattenTileNdTo2D issues one matmul each
             kwargs = {k: v for k, v in value.kwargs.items() if k != "c_matrix_nz"}
             kwargs.update(a_trans=bool(kwargs.get("a_trans")), b_trans=bool(kwargs.get("b_trans")),
@@ -209,7 +205,7 @@ class _Converter:
             if kwargs.get("init_cond") is not None:  # an operand of tile.matmul_acc
                 args.append(kwargs["init_cond"])
             kwargs = {k: v for k, v in kwargs.items() if k != "init_cond"}
-            call = make_call(f"tile.{_op(value).short}", args, kwargs, span=value.span)
+            call = make_call(f"tile.{get_op(value.op).short}", args, kwargs, span=value.span)
         if isinstance(s, AssignStmt):
             out.append(self.bind(s, call))
         return out
@@ -218,7 +214,7 @@ class _Converter:
         """``matmul(a, b, b_trans=True)``: ptoas 0.1.1 has no transposed matmul, so the operand becomes
         ``tile.transpose_view`` of its Mat load, which ResolveBackendOpLayouts turns into a load through
         the transposed GM view; the flag goes."""
-        first = 1 if _op(value).short.endswith("_acc") else 0
+        first = 1 if get_op(value.op).short.endswith("_acc") else 0
         kwargs = dict(value.kwargs)
         for flag, i in (("a_trans", first), ("b_trans", first + 1)):
             if not kwargs.get(flag) or i >= len(args) or not isinstance(args[i], Var):
@@ -240,7 +236,7 @@ class _Converter:
         return _no_scalar_read(s, value)
 
     def spmd_id(self, s: Stmt, value: Call) -> list[Stmt]:
-        call = make_call(f"tile.{_op(value).short}", [], span=value.span)
+        call = make_call(f"tile.{get_op(value.op).short}", [], span=value.span)
         return [dataclasses.replace(s, value=call) if isinstance(s, AssignStmt) else s]
 
     def dim(self, s: Stmt, value: Call) -> list[Stmt]:
@@ -258,7 +254,7 @@ class _Converter:
 
     def ci(self, s: Stmt, value: Call) -> list[Stmt]:
         assert isinstance(s, AssignStmt)
-        op = f"tile.{_op(value).short}"  # tensor.ci / tensor.random: the same op on a Vec tile
+        op = f"tile.{get_op(value.op).short}"  # tensor.ci / tensor.random: the same op on a Vec tile
         return [self.bind(s, make_call(op, list(value.args), value.kwargs, span=value.span))]
 
     def assemble(self, s: Stmt, value: Call) -> list[Stmt]:
@@ -356,7 +352,7 @@ class _Converter:
 
     def create(self, s: Stmt, value: Call) -> list[Stmt]:
         assert isinstance(s, AssignStmt)
-        short = _op(value).short
+        short = get_op(value.op).short
         kw = {"dtype": value.kwargs.get("dtype")}
         if short == "create":
             kw["target_memory"] = MemorySpace.Acc if s.var in self.accumulators else MemorySpace.Vec
@@ -368,12 +364,8 @@ def _batch_counts(value: Call) -> tuple[int, int] | None:
     """How many matrices each operand of an N-D ``tensor.matmul`` holds, when the result is a batch of
     more than one; None for a single matrix. Batches other than equal counts or 1 are rejected."""
     def count(t: object) -> int | None:
-        n = 1
-        for d in getattr(t, "shape", ())[:-2]:
-            if not isinstance(d, int):
-                return None
-            n *= d
-        return n
+        dims = getattr(t, "shape", ())[:-2]
+        return prod(dims) if all(isinstance(d, int) for d in dims) else None
 
     out, na, nb = count(value.type), count(value.args[0].type), count(value.args[1].type)
     if out in (None, 1):
@@ -384,12 +376,6 @@ def _batch_counts(value: Call) -> tuple[int, int] | None:
             "matrix (ptoas 0.1.1 has no batched matmul) and needs static batch dims, equal or 1", value.span,
             hint="give both operands the same static batch dims, or loop over the batch with pl.range")
     return na, nb
-
-
-def _op(call: Call) -> OpDef:
-    op = op_of(call)
-    assert op is not None
-    return op
 
 
 def ints_of(e: Expr) -> list[int] | None:
@@ -422,59 +408,6 @@ def _no_scalar_read(s: Stmt, value: Call) -> list[Stmt]:
              "as a pl.Scalar argument")
 
 
-def _drop_full_validshapes(func: Function) -> Function:
-    """``v = tensor.set_validshape(x, R, C)`` with ``[R, C]`` the static shape of ``x`` changes nothing:
-    ``v`` becomes ``x`` (so a slice fed through it into a matmul still loads into Mat)."""
-    full = {v: c.args[0] for v, c in assigns_of(func.body, "tensor.set_validshape").items()
-            if ints_of(MakeTuple(tuple(c.args[1:3]))) == list(shaped(c.args[0]).shape)}
-    if not full:
-        return func
-    return dataclasses.replace(func, body=substitute(drop_defs(func.body, full), full))
-
-
-def _cube_only_operands(func: Function) -> set[Var]:
-    """Tensors whose every use is as a ``tensor.matmul*`` operand: their slices load into Mat, not Vec."""
-    cube: set[Var] = set()
-    other: set[Var] = set()
-    for c in calls_in(func.body):
-        op = op_of(c)
-        is_mm = op is not None and op.namespace == "tensor" and op.core == "cube"
-        for a in c.args:
-            if isinstance(a, Var):
-                (cube if is_mm else other).add(a)
-    return cube - other
-
-
-def _first_iteration_accumulators(func: Function) -> set[Var]:
-    """The initial values of loops that choose their accumulator on their first iteration (``if k == 0: acc =
-    matmul(...) else: acc = matmul_acc(acc, ...)``): placeholders for an accumulator, an Acc tile like the
-    branches' (the loop is peeled after AutoTileMatmulL0)."""
-    found: set[Var] = set()
-    for s in iter_stmts(func.body):
-        if isinstance(s, ForStmt) and peelable(s, cube=True):
-            acc_args = {c.args[0] for c in calls_in(s.body) if c.op in ("tensor.matmul_acc", "tile.matmul_acc")}
-            found.update(v for ia, v in zip(s.iter_args, s.inits, strict=True) if ia in acc_args and isinstance(v, Var))
-    return found
-
-
-def _gather_only(func: Function) -> set[Var]:
-    """Vars whose every use is as the source of a mask-pattern ``tensor.gather`` (one by index copies)."""
-    gathered = Counter(c.args[0] for c in calls_in(func.body) if c.op == "tensor.gather" and len(c.args) == 1)
-    uses = var_use_counts(func.body)
-    return {v for v, n in gathered.items() if isinstance(v, Var) and uses[v] == n + 1}  # + its definition
-
-
-def _gm_views(func: Function) -> set[Var]:
-    """Tensors that name GM bytes as they are: the parameters and their windows (a window of one of them
-    is a load, not a window of a computed tile). A reshape is computed on the loaded tile."""
-    views: set[Var] = set(func.params)
-    for s in iter_stmts(func.body):
-        m = match(s, ("tensor.slice",))
-        if m is not None and isinstance(s, AssignStmt) and m.args and m.args[0] in views:
-            views.add(s.var)
-    return views
-
-
 def _compose(window: tuple[Expr, Expr], offset: Expr) -> tuple[Expr, Expr]:
     """A window at ``offset`` of the window ``(tensor, base)``: the same bytes as a window of ``tensor``."""
     tensor, a = window
@@ -483,10 +416,6 @@ def _compose(window: tuple[Expr, Expr], offset: Expr) -> tuple[Expr, Expr]:
     return tensor, MakeTuple(tuple(y if as_int(x) == 0 else x if as_int(y) == 0 else
                                    BinaryExpr(BinOp.Add, x, y, DataType.INDEX, span=y.span)
                                    for x, y in zip(a.elements, offset.elements, strict=True)), span=offset.span)
-
-
-def _has_tensor_ops(func: Function) -> bool:
-    return any(isinstance(c.op, str) and c.op.startswith("tensor.") for c in calls_in(func.body))
 
 
 @dataclass(frozen=True)
@@ -511,13 +440,13 @@ class ConvertTensorToTileOps(Pass):
     def _convert(self, func: Function) -> Function:
         func = carry_acc_windows(func)
         func_body = func.body
-        if not _has_tensor_ops(func):
+        if not any(isinstance(c.op, str) and c.op.startswith("tensor.") for c in calls_in(func.body)):
             return func
         peeled = peel_first_iterations(func, cube=False)
-        func = sink_concats(_drop_full_validshapes(peeled))
-        conv = _Converter(cube_operands=_cube_only_operands(func), gm_views=_gm_views(func),
-                          write_values=write_values(func.body), gather_only=_gather_only(func),
-                          accumulators=_first_iteration_accumulators(func))
+        func = sink_concats(facts.drop_full_validshapes(peeled))
+        conv = _Converter(cube_operands=facts.cube_only_operands(func), gm_views=facts.gm_views(func),
+                          write_values=write_values(func.body), gather_only=facts.gather_only(func),
+                          accumulators=facts.first_iteration_accumulators(func))
         body = conv.block(func.body)
         if peeled.body is not func_body:  # a peeled choice's uninitialised create is dead now
             body = drop_dead_creates(body)

@@ -12,6 +12,7 @@ reused by every product (broadcast). Every other N-D tile is still refused.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from itertools import product
 from typing import ClassVar
@@ -25,8 +26,8 @@ from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, Stmt
 from pypto.ir.types import TileType
 from pypto.passes._index import iadd
-from pypto.passes._rewrite import assign_of, assigns_of, drop_defs, rewrite_blocks, shaped
-from pypto.passes._util import base_name, iter_stmts, map_blocks, var_use_counts
+from pypto.passes._rewrite import assign_of, assigns_of, drop_unread, emit, ints, rewrite_blocks, shaped
+from pypto.passes._util import base_name, map_blocks, var_use_counts
 from pypto.passes.base import Pass
 from pypto.passes.guards import no_nd_tiles
 from pypto.span import Span
@@ -66,10 +67,6 @@ def _stacked_rows(v: Expr, count: int) -> int | None:
     return rows // count if isinstance(rows, int) and rows % count == 0 else None
 
 
-def _ints(values: list[int], span: Span) -> MakeTuple:
-    return MakeTuple(tuple(ConstInt(x, span=span) for x in values), span=span)
-
-
 def _matrix_load(load: Call, index: tuple[int, ...], span: Span) -> Call:
     """The load of matrix ``index`` of an N-D window: leading dims offset by ``index``, extent 1."""
     offs, shapes = load.args[1], load.args[2]
@@ -99,8 +96,8 @@ class _Lowering:
         if count == 1:
             if not trans:
                 return [[]], [v], ()
-            stmts, views, _ = self._view(v, span)
-            return [stmts], views, ()
+            stmts, view = self._view(v, span)
+            return [stmts], [view], ()
         load = self.loads.get(v) if isinstance(v, Var) else None
         if load is None and (rows := _stacked_rows(v, count)) is not None:
             return self._slices(v, count, rows, trans, span)
@@ -112,13 +109,8 @@ class _Lowering:
                               "or loop over the batch with pl.matmul")
         assert isinstance(v, Var)
         self.fed.add(v)
-        chunks: list[list[Stmt]] = []
-        mats: list[Expr] = []
-        for index in product(*(range(d) for d in dims)):
-            stmts, var = self._matrix(f"{base_name(v.name)}_{'_'.join(map(str, index))}",
-                                      _matrix_load(load, index, span), trans, span)
-            chunks.append(stmts)
-            mats.append(var)
+        chunks, mats = self._matrices(v, [("_".join(map(str, index)), _matrix_load(load, index, span))
+                                          for index in product(*(range(d) for d in dims))], trans, span)
         return chunks, mats, dims
 
     def _slices(self, v: Var, count: int, rows: int, trans: bool, span: Span) -> tuple[list[list[Stmt]], list[Expr],
@@ -126,29 +118,30 @@ class _Lowering:
         """A batched operand computed in the kernel (its N-D tile is the 2-D stack of its ``count``
         matrices): matrix ``i`` is the window ``[i * rows, 0]`` of it (a copy, ``pto.textract``)."""
         cols = shaped(v).shape[1]
-        chunks: list[list[Stmt]] = []
-        mats: list[Expr] = []
-        for i in range(count):
-            win = make_call("tile.slice", [v, _ints([rows, cols], span), _ints([i * rows, 0], span)], span=span)
-            stmts, var = self._matrix(f"{base_name(v.name)}_{i}", win, trans, span)
-            chunks.append(stmts)
-            mats.append(var)
+        wins = [make_call("tile.slice", [v, ints([rows, cols], span), ints([i * rows, 0], span)], span=span)
+                for i in range(count)]
+        chunks, mats = self._matrices(v, [(str(i), win) for i, win in enumerate(wins)], trans, span)
         return chunks, mats, (count,)
 
-    def _matrix(self, name: str, value: Call, trans: bool, span: Span) -> tuple[list[Stmt], Expr]:
-        """``name = value`` (one matrix of a batch), then its transposed view when ``trans``."""
-        var = Var(name, value.result_type, span=span)
-        stmts: list[Stmt] = [AssignStmt(var, value, span=span)]
-        if not trans:
-            return stmts, var
-        more, views, _ = self._view(var, span)
-        return stmts + more, views[0]
+    def _matrices(self, v: Var, values: list[tuple[str, Call]], trans: bool, span: Span
+                  ) -> tuple[list[list[Stmt]], list[Expr]]:
+        """Per matrix ``<v>_<suffix> = value``, then its transposed view when ``trans``; and the operands."""
+        chunks: list[list[Stmt]] = []
+        mats: list[Expr] = []
+        for suffix, value in values:
+            chunks.append([])
+            var = emit(chunks[-1], f"{base_name(v.name)}_{suffix}", value, span)
+            if trans:
+                more, var = self._view(var, span)
+                chunks[-1] += more
+            mats.append(var)
+        return chunks, mats
 
     @staticmethod
-    def _view(v: Expr, span: Span) -> tuple[list[Stmt], list[Expr], tuple[int, ...]]:
+    def _view(v: Expr, span: Span) -> tuple[list[Stmt], Var]:
+        out: list[Stmt] = []
         view = make_call("tile.transpose_view", [v], span=span)
-        var = Var(f"{base_name(getattr(v, 'name', 'x'))}_t", view.result_type, span=span)
-        return [AssignStmt(var, view, span=span)], [var], ()
+        return out, emit(out, f"{base_name(getattr(v, 'name', 'x'))}_t", view, span)
 
     def plan(self, var: Var, mm: Call) -> None:
         kw = mm.kwargs
@@ -176,15 +169,10 @@ class _Lowering:
 
     def check_uses(self, body: Stmt) -> None:
         """Each batched product may only be stored (one store per matrix replaces each store)."""
-        stored: dict[Var, int] = {}
-        for s in iter_stmts(body):
-            m = assign_of(s, "tile.store")
-            src = m[1].args[0] if m is not None else None
-            if isinstance(src, Var) and src in self.plans:
-                stored[src] = stored.get(src, 0) + 1
+        stored = Counter(c.args[0] for c in assigns_of(body, "tile.store").values())
         for var, plan in self.plans.items():
-            plan.at_store = stored.get(var, 0) == 1 and _same_block(body, var)
-            if self.uses[var] - 1 != stored.get(var, 0):
+            plan.at_store = stored[var] == 1 and _same_block(body, var)
+            if self.uses[var] - 1 != stored[var]:
                 raise _error(f"its result '{var.name}' is used other than by pl.store", var.span,
                              hint="store the batch with pl.store(c, offsets, out) and load it back, or loop over "
                                   "the batch with pl.matmul")
@@ -231,10 +219,11 @@ class FlattenTileNdTo2D(Pass):
         return program
 
     def run_function(self, func: Function, program: Program) -> Function:
-        if not func.is_incore or not any(assign_of(s, "tile.batch_matmul") for s in iter_stmts(func.body)):
+        mms = assigns_of(func.body, "tile.batch_matmul") if func.is_incore else {}
+        if not mms:
             return func
         low = _Lowering(func)
-        for var, mm in assigns_of(func.body, "tile.batch_matmul").items():
+        for var, mm in mms.items():
             low.plan(var, mm)
         low.check_uses(func.body)
         body = rewrite_blocks(func.body, {
@@ -261,11 +250,7 @@ def _same_block(body: Stmt, var: Var) -> bool:
 def _drop_dead(body: Stmt, loads: set[Var]) -> Stmt:
     """The whole-batch loads, and transposed views of them, nothing reads any more."""
     views = {v for v, c in assigns_of(body, "tile.transpose_view").items() if c.args[0] in loads}
-    for candidates in (views, loads):
-        counts = var_use_counts(body)
-        dead = {v for v in candidates if counts[v] <= 1}
-        body = drop_defs(body, dead) if dead else body
-    return body
+    return drop_unread(drop_unread(body, views), loads)
 
 
 __all__ = ["FlattenTileNdTo2D"]

@@ -17,20 +17,15 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from pypto.ir.dtypes import DataType
-from pypto.ir.expr import Call, ConstInt, Expr, MakeTuple, Var, as_int
+from pypto.ir.expr import Call, Expr, MakeTuple, Var, as_int
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt
 from pypto.ir.types import TensorType
 from pypto.passes._buffer_roots import collect_buffer_roots
-from pypto.passes._rewrite import match
+from pypto.passes._rewrite import assign_of, ints, match
 from pypto.passes._util import iter_stmts, map_blocks, used_vars
 from pypto.passes.base import Pass
-
-
-def _call(s: Stmt, op: str) -> Call | None:
-    return match(s, op) if isinstance(s, AssignStmt) else None
 
 
 def _contiguous(window: TensorType, target: TensorType) -> bool:
@@ -80,13 +75,13 @@ class FuseCreateAssembleToSlice(Pass):
     def run_function(self, func: Function, program: Program) -> Function:
         if not func.is_orchestration:
             return func
-        creates = {s.var: s for s in iter_stmts(func.body) if _call(s, "tensor.create") is not None}
+        creates = {s.var: s for s in iter_stmts(func.body) if assign_of(s, "tensor.create") is not None}
         if not creates:
             return func
         roots = collect_buffer_roots(func, program)
         assembles: dict[Var, list[AssignStmt]] = {}
         for s in iter_stmts(func.body):
-            c = _call(s, "tensor.assemble")
+            c = match(s, "tensor.assemble") if isinstance(s, AssignStmt) else None
             root = roots.root(c.args[1]) if c is not None and len(c.args) == 3 else None
             if root in creates:
                 assembles.setdefault(root, []).append(s)  # type: ignore[arg-type]
@@ -122,16 +117,11 @@ def _fuse(create: AssignStmt, assemble: AssignStmt, visible: set[Var]) -> dict[S
     if any(v not in visible for v in used_vars(offsets) + [target]):
         return {}
     sp = create.span
-    view = make_call("tensor.slice", [target, _dims(wide.shape, sp), offsets], span=sp)
+    view = make_call("tensor.slice", [target, ints(wide.shape, sp), offsets], span=sp)
     alias: Expr = target
     done = [dataclasses.replace(assemble, value=alias)]
     if wide is w:
         return {create: [dataclasses.replace(create, value=view)], assemble: done}
     window = Var(f"{create.var.name}_window", view.type, span=sp)
-    flat = make_call("tensor.reshape", [window, _dims(w.shape, sp)], span=sp)
+    flat = make_call("tensor.reshape", [window, ints(w.shape, sp)], span=sp)
     return {create: [AssignStmt(window, view, span=sp), dataclasses.replace(create, value=flat)], assemble: done}
-
-
-def _dims(shape: tuple, span: object) -> MakeTuple:
-    return MakeTuple(tuple(ConstInt(d, DataType.INDEX, span=span) if isinstance(d, int) else d for d in shape),
-                     span=span)

@@ -11,11 +11,11 @@ from pypto.errors import UserError
 from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.ops.registry import get_op, make_call, op_of
+from pypto.ir.ops.registry import get_op, make_call, op_of, ops_where
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, Stmt, merge_sources
 from pypto.ir.types import TileType, TileView
-from pypto.passes._rewrite import emit, expand_stmts
+from pypto.passes._rewrite import emit, rewrite_blocks
 from pypto.passes._util import base_name, calls_in, iter_stmts, retype, tile_space, var_use_counts
 from pypto.passes.base import Pass
 
@@ -26,8 +26,10 @@ BIAS_SPACE: dict[int, MemorySpace] = {**OPERAND_SPACE, 2: MemorySpace.Bias}
 MOVE_SUFFIX = {MemorySpace.Left: "l0a", MemorySpace.Right: "l0b", MemorySpace.Bias: "bt"}
 
 
-def _moves(s: AssignStmt, call: Call) -> tuple[list[Stmt], Call]:
-    """Insert tile.move for matmul operands that still sit in Mat."""
+def _moves(s: Stmt, call: Call) -> list[Stmt] | None:
+    """Insert tile.move for the operands of a cube op (one with a result space) that still sit in Mat."""
+    if not isinstance(s, AssignStmt):
+        return None
     pre: list[Stmt] = []
     args = list(call.args)
     first = 1 if get_op(call.op).reuses else 0  # operands after the accumulator
@@ -48,7 +50,7 @@ def _moves(s: AssignStmt, call: Call) -> tuple[list[Stmt], Call]:
                             hint="load the operand with target_memory=pl.Mem.Mat")
         move = make_call("tile.move", [a], {"target_memory": want}, span=call.span)
         args[first + i] = emit(pre, f"{base_name(getattr(a, 'name', 't'))}_{MOVE_SUFFIX[want]}", move, s.span, call.span)
-    return pre, dataclasses.replace(call, args=tuple(args))
+    return [*pre, dataclasses.replace(s, value=dataclasses.replace(call, args=tuple(args)))] if pre else None
 
 
 @dataclass(frozen=True)
@@ -61,14 +63,7 @@ class InferTileMemorySpace(Pass):
     def run_function(self, func: Function, program: Program) -> Function:
         if not func.is_incore:
             return func
-
-        def one(s: Stmt) -> list[Stmt] | None:
-            if not (isinstance(s, AssignStmt) and (op := op_of(s.value)) is not None and op.result_space):
-                return None
-            pre, call = _moves(s, s.value)
-            return [*pre, dataclasses.replace(s, value=call)] if pre else None
-
-        body = expand_stmts(func.body, one)
+        body = rewrite_blocks(func.body, dict.fromkeys(ops_where(lambda op: op.result_space), _moves))
         func = func if body is func.body else func.with_(body=body)
         return retype(func, {**_open_tiles(func), **_bias_stages(func)})
 

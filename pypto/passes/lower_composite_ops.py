@@ -18,15 +18,9 @@ from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, YieldStmt, flatten, seq
 from pypto.ir.types import TensorType, TileType
 from pypto.passes._index import iadd
-from pypto.passes._rewrite import drop_defs, emit, match
-from pypto.passes._util import iter_stmts, map_blocks, refs, substitute_typed, var_use_counts
+from pypto.passes._rewrite import assigns_of, drop_unread, emit, match
+from pypto.passes._util import iter_stmts, map_blocks, refs, substitute_typed
 from pypto.passes.base import Pass
-
-
-@dataclass(frozen=True, slots=True)
-class _Carry:
-    index: int          # of the loop's iter arg
-    store: AssignStmt   # ``t = tile.store(rv, offs, T)`` after the loop
 
 
 def _uses(node: object, v: Var) -> int:
@@ -55,7 +49,9 @@ def _carrier(loop: ForStmt, i: int) -> Stmt | None:
     return None
 
 
-def _carry(loop: ForStmt, i: int, rest: list[Stmt]) -> _Carry | None:
+def _carry(loop: ForStmt, i: int, rest: list[Stmt]) -> AssignStmt | None:
+    """The one store ``t = tile.store(rv, [r0, c0], T)`` in ``rest`` of the result of iter arg ``i``, when
+    that arg is a tile assembled block by block (see :func:`_carrier`)."""
     if _carrier(loop, i) is None:
         return None
     rv = loop.return_vars[i]
@@ -63,10 +59,8 @@ def _carry(loop: ForStmt, i: int, rest: list[Stmt]) -> _Carry | None:
     st = match(store, "tile.store") if isinstance(store, AssignStmt) else None
     if st is None or st.args[0] is not rv or sum(_uses(s, rv) for s in rest) != 1:
         return None
-    if not isinstance(st.args[1], MakeTuple) or len(st.args[1].elements) != 2:
-        return None
-    assert isinstance(store, AssignStmt)
-    return _Carry(i, store)
+    ok = isinstance(st.args[1], MakeTuple) and len(st.args[1].elements) == 2
+    return store if ok and isinstance(store, AssignStmt) else None
 
 
 def _carried_store(loop: ForStmt, i: int, init: Expr, store: AssignStmt) -> tuple[ForStmt, Var]:
@@ -101,17 +95,16 @@ def _carried_store(loop: ForStmt, i: int, init: Expr, store: AssignStmt) -> tupl
                    return_vars=(*(loop.return_vars[j] for j in keep), trv)), trv
 
 
-def _rewrite(loop: ForStmt, c: _Carry, creates: set[Var]) -> tuple[list[Stmt], ForStmt, Var]:
+def _rewrite(loop: ForStmt, i: int, store: AssignStmt, creates: set[Var]) -> tuple[list[Stmt], ForStmt, Var]:
     """The statements before the loop, the loop carrying the tensor, and the loop's tensor result."""
-    sp, st = loop.span, match(c.store)
+    st = match(store)
     assert st is not None
-    tensor = st.args[2]
-    init: Expr = loop.inits[c.index]
+    tensor, init = st.args[2], loop.inits[i]
     pre: list[Stmt] = []
     if init not in creates:  # a tile.create has no defined bytes to store
-        first = make_call("tile.store", [init, st.args[1], tensor], dict(st.kwargs), span=sp)
-        tensor = emit(pre, c.store.var.name, first, sp)
-    new, trv = _carried_store(loop, c.index, tensor, c.store)
+        first = make_call("tile.store", [init, st.args[1], tensor], dict(st.kwargs), span=loop.span)
+        tensor = emit(pre, store.var.name, first, loop.span)
+    new, trv = _carried_store(loop, i, tensor, store)
     return pre, new, trv
 
 
@@ -124,7 +117,7 @@ class LowerCompositeOps(Pass):
     def run_function(self, func: Function, program: Program) -> Function:
         if not func.is_incore or not any(match(s, "tile.assemble") for s in iter_stmts(func.body)):
             return func
-        creates = {s.var for s in iter_stmts(func.body) if isinstance(s, AssignStmt) and match(s, "tile.create")}
+        creates = set(assigns_of(func.body, "tile.create"))
         renamed: dict[Var, Expr] = {}
 
         def block(stmts: list[Stmt]) -> list[Stmt]:
@@ -133,14 +126,14 @@ class LowerCompositeOps(Pass):
                 if not isinstance(s, ForStmt):
                     continue
                 for i in range(len(s.iter_args)):
-                    c = _carry(s, i, stmts[k + 1:])
-                    if c is None:
+                    store = _carry(s, i, stmts[k + 1:])
+                    if store is None:
                         continue
-                    pre, new, trv = _rewrite(s, c, creates)
+                    pre, new, trv = _rewrite(s, i, store, creates)
                     j = out.index(s)
                     out[j:j + 1] = [*pre, new]
-                    out.remove(c.store)
-                    renamed[c.store.var] = trv
+                    out.remove(store)
+                    renamed[store.var] = trv
                     break
             return out
 
@@ -148,8 +141,7 @@ class LowerCompositeOps(Pass):
         if new is func:
             return func
         body = substitute_typed(new.body, renamed) if renamed else new.body
-        uses = var_use_counts(body)
-        return new.with_(body=drop_defs(body, {v for v in creates if uses[v] <= 1}))  # creates that fed a loop
+        return new.with_(body=drop_unread(body, creates))  # creates that fed a loop
 
 
 __all__ = ["LowerCompositeOps"]

@@ -13,11 +13,8 @@ from pypto.passes.base import Pass
 
 
 def _scoped(body: Stmt | None) -> Stmt | None:
-    if body is None:
-        return None
-    stmts = flatten(body)
-    if len(stmts) == 1 and isinstance(stmts[0], RuntimeScopeStmt):
-        return body
+    if body is None or (len(stmts := flatten(body)) == 1 and isinstance(stmts[0], RuntimeScopeStmt)):
+        return body  # no body, or one already scoped
     return RuntimeScopeStmt(_inner(body), span=body.span)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from pypto.ir.expr import Expr, IterArg, Var
 from pypto.ir.function import Function, Program
@@ -28,11 +29,18 @@ from pypto.passes.base import Pass
 class _Groups:
     """Union-find over vars, plus the copies needed to keep interfering members apart."""
 
-    life: Liveness
+    body: Stmt
     parent: dict[Var, Var] = field(default_factory=dict)
     members: dict[Var, list[Var]] = field(default_factory=dict)
     yield_copies: dict[int, dict[int, Var]] = field(default_factory=dict)  # id(YieldStmt) -> index -> copy
     init_copies: dict[IterArg, Var] = field(default_factory=dict)
+
+    @cached_property
+    def life(self) -> Liveness:
+        """The liveness of ``body``, computed when a first pair of tiles is checked (most kernels carry none)."""
+        life = Liveness()
+        life.walk(self.body)
+        return life
 
     def find(self, v: Var) -> Var:
         return follow(self.parent, v)
@@ -76,8 +84,8 @@ class _Groups:
             self.init_copies[ia] = copy
 
 
-def _collect(func: Function, life: Liveness) -> _Groups:
-    g = _Groups(life)
+def _collect(func: Function) -> _Groups:
+    g = _Groups(func.body)
     for s in iter_stmts(func.body):
         if isinstance(s, (ForStmt, WhileStmt)):
             ys = trailing_yield(s.body)
@@ -105,25 +113,19 @@ def _copy_stmt(copy: Var, src: Var) -> AssignStmt:
 
 
 def _insert_copies(func: Function, g: _Groups) -> Function:
+    """The recorded copies: of a yielded value before its yield, of a loop init before the loop."""
     def one(s: Stmt) -> list[Stmt] | None:
         if isinstance(s, YieldStmt) and id(s) in g.yield_copies:
             copies = g.yield_copies[id(s)]
             pre = [_copy_stmt(c, s.values[i]) for i, c in copies.items()]  # type: ignore[arg-type]
             return [*pre, dataclasses.replace(s, values=tuple(copies.get(i, v) for i, v in enumerate(s.values)))]
         if isinstance(s, (ForStmt, WhileStmt)) and any(ia in g.init_copies for ia in s.iter_args):
-            return _with_init_copies(s, g.init_copies)
+            pairs, inits = list(zip(s.iter_args, s.inits, strict=True)), g.init_copies
+            pre = [_copy_stmt(inits[ia], init) for ia, init in pairs if ia in inits]  # type: ignore[arg-type]
+            return [*pre, dataclasses.replace(s, inits=tuple(inits.get(ia, init) for ia, init in pairs))]
         return None
 
-    if not g.yield_copies and not g.init_copies:
-        return func
     return func.with_(body=expand_stmts(func.body, one))
-
-
-def _with_init_copies(s: ForStmt | WhileStmt, copies: dict[IterArg, Var]) -> list[Stmt]:
-    """Copies of the initial values of the iter_args in ``copies``, then the loop starting from them."""
-    pairs = list(zip(s.iter_args, s.inits, strict=True))
-    pre: list[Stmt] = [_copy_stmt(copies[ia], init) for ia, init in pairs if ia in copies]  # type: ignore[arg-type]
-    return [*pre, dataclasses.replace(s, inits=tuple(copies.get(ia, init) for ia, init in pairs))]
 
 
 @dataclass(frozen=True)
@@ -133,14 +135,12 @@ class MaterializeSemanticAliases(Pass):
     name = "MaterializeSemanticAliases"
 
     def run_function(self, func: Function, program: Program) -> Function:
-        if not _merges_tiles(func):  # no loop or if carries a tile: no alias group, nothing to do
-            return func
-        groups = _analyze(func)
+        groups = _collect(func)
         for _ in range(_MAX_ROUNDS):  # copies are new vars: re-analyze until none are needed
             if not groups.yield_copies and not groups.init_copies:
                 break
             func = _insert_copies(func, groups)
-            groups = _analyze(func)
+            groups = _collect(func)
         types: dict[Var, object] = {}
         for root in {groups.find(v) for v in groups.members}:
             members = groups.members[root]
@@ -156,19 +156,3 @@ class MaterializeSemanticAliases(Pass):
 
 
 _MAX_ROUNDS = 4
-
-
-def _merges_tiles(func: Function) -> bool:
-    """A loop with a tile iter_arg or an if with a tile result: what :func:`_collect` groups."""
-    for s in iter_stmts(func.body):
-        if isinstance(s, (ForStmt, WhileStmt)) and any(isinstance(ia.var_type, TileType) for ia in s.iter_args):
-            return True
-        if isinstance(s, IfStmt) and any(isinstance(rv.var_type, TileType) for rv in s.return_vars):
-            return True
-    return False
-
-
-def _analyze(func: Function) -> _Groups:
-    life = Liveness()
-    life.walk(func.body)
-    return _collect(func, life)

@@ -28,10 +28,6 @@ def packed_strides(shape: tuple[Dim, ...]) -> tuple[Dim, ...]:
     return tuple(reversed(out))
 
 
-def _needs(t: object) -> bool:
-    return isinstance(t, TensorType) and t.view is not None and t.view.stride is None
-
-
 @dataclass(frozen=True)
 class MaterializeTensorStrides(Pass):
     """Tensors with a view but no strides get canonical packed strides; others are untouched."""
@@ -41,9 +37,8 @@ class MaterializeTensorStrides(Pass):
 
     def run_function(self, func: Function, program: Program) -> Function:
         todo: dict[Var, TensorType] = {}
-        for v in (*func.params, *(d for s in [func.body] for d in defined_vars(s))):
+        for v in (*func.params, *defined_vars(func.body)):
             t = v.var_type
-            if _needs(t):
-                assert isinstance(t, TensorType) and t.view is not None
+            if isinstance(t, TensorType) and t.view is not None and t.view.stride is None:
                 todo[v] = dataclasses.replace(t, view=dataclasses.replace(t.view, stride=packed_strides(t.shape)))
         return retype(func, todo)

@@ -12,6 +12,7 @@ read through: it becomes ``tile.transpose`` (``pto.ttrans``, a copy) before the 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import prod
 
 from pypto.errors import UserError
 from pypto.ir.enums import MemorySpace
@@ -22,8 +23,8 @@ from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, Stmt
 from pypto.ir.types import TensorType, TileType
 from pypto.passes._index import iadd, imul
-from pypto.passes._rewrite import assign_of, assigns_of, call_in, drop_defs, rewrite_blocks
-from pypto.passes._util import base_name, iter_stmts, substitute_typed, var_use_counts
+from pypto.passes._rewrite import assigns_of, drop_unread, emit, ints, rewrite_blocks
+from pypto.passes._util import base_name, substitute_typed
 from pypto.passes.base import Pass
 from pypto.span import Span
 
@@ -81,36 +82,32 @@ def _flat_rows(load: Call) -> Expr | None:
     return row
 
 
-def _flattened(s: AssignStmt, load: Call) -> tuple[list[AssignStmt], Call]:
+def _flattened(s: AssignStmt, load: Call, out: list[Stmt]) -> Call:
     """An N-D load as a load of the tensor's packed 2-D view: ``x2 = tensor.reshape(x, [rows, last])``."""
     x, t = load.args[0], load.args[0].type
     if not isinstance(t, TensorType) or t.rank == 2:
-        return [], load
-    rows = 1
-    for d in t.shape[:-1]:
-        rows *= d
-    shape2 = MakeTuple((ConstInt(rows, span=s.span), ConstInt(t.shape[-1], span=s.span)), span=s.span)
-    flat = make_call("tensor.reshape", [x, shape2], span=s.span)
-    x2 = Var(f"{base_name(getattr(x, 'name', 'x'))}_2d", flat.result_type, span=s.span)
+        return load
+    flat = make_call("tensor.reshape", [x, ints((prod(t.shape[:-1]), t.shape[-1]), s.span)], span=s.span)
+    x2 = emit(out, f"{base_name(getattr(x, 'name', 'x'))}_2d", flat, s.span)
     row = _flat_rows(load)
     assert row is not None and isinstance(load.args[1], MakeTuple)
     offs = MakeTuple((row, load.args[1].elements[-1]), span=s.span)
     last2 = [MakeTuple(a.elements[-2:], span=a.span) if isinstance(a, MakeTuple) else a for a in load.args[2:]]
-    return [AssignStmt(x2, flat, span=s.span)], make_call("tile.load", [x2, offs, *last2], dict(load.kwargs),
-                                                           span=load.span)
+    return make_call("tile.load", [x2, offs, *last2], dict(load.kwargs), span=load.span)
 
 
-def _transposed_load(s: AssignStmt, load: Call) -> list[AssignStmt]:
+def _transposed_load(s: AssignStmt, load: Call) -> list[Stmt]:
     """``xt = tensor.transpose(x, 0, 1)`` and ``v = tile.load(xt, swapped window)`` (an N-D ``x`` first
     viewed as packed 2-D)."""
-    pre, load = _flattened(s, load)
+    out: list[Stmt] = []
+    load = _flattened(s, load, out)
     x = load.args[0]
     tr = make_call("tensor.transpose", [x, ConstInt(0, span=s.span), ConstInt(1, span=s.span)], span=s.span)
-    xt = Var(f"{base_name(getattr(x, 'name', 'x'))}_t", tr.result_type, span=s.span)
+    xt = emit(out, f"{base_name(getattr(x, 'name', 'x'))}_t", tr, s.span)
     args = [xt, *(_swap(a) if a is not None else None for a in load.args[1:])]
     new = make_call("tile.load", args, dict(load.kwargs), span=s.span)
     var = s.var if new.result_type == s.var.var_type else Var(s.var.name, new.result_type, span=s.var.span)
-    return [*pre, AssignStmt(xt, tr, span=s.span), AssignStmt(var, new, span=s.span)]
+    return [*out, AssignStmt(var, new, span=s.span)]
 
 
 @dataclass(frozen=True)
@@ -122,12 +119,12 @@ class ResolveBackendOpLayouts(Pass):
     def run_function(self, func: Function, program: Program) -> Function:
         if not func.is_incore:
             return func
-        views = [s for s in iter_stmts(func.body) if assign_of(s, "tile.transpose_view") is not None]
+        views = assigns_of(func.body, "tile.transpose_view").values()
         if not views:
             return func
         loads = assigns_of(func.body, "tile.load")
         # every view checked before any rewrite
-        sources = [_source_load(call_in(s), loads) for s in views if not _vector_tile(call_in(s), loads)]
+        sources = [_source_load(view, loads) for view in views if not _vector_tile(view, loads)]
         renamed: dict[Var, Expr] = {}
 
         def transpose_view(s: Stmt, view: Call) -> list[Stmt] | None:
@@ -140,19 +137,14 @@ class ResolveBackendOpLayouts(Pass):
             new = _transposed_load(s, _source_load(view, loads))
             if new[-1].var is not s.var:
                 renamed[s.var] = new[-1].var
-            return list(new)
+            return new
 
         func = func.with_(body=rewrite_blocks(func.body, {"tile.transpose_view": transpose_view}))
         if renamed:
             func = func.with_(body=substitute_typed(func.body, renamed))
-        return _drop_unused_loads(func, {v for v, c in loads.items() if any(c is src for src in sources)})
-
-
-def _drop_unused_loads(func: Function, candidates: set[Var]) -> Function:
-    """Natural loads that only fed transposed views are dead now."""
-    counts = var_use_counts(func.body)
-    dead = {v for v in candidates if counts[v] <= 1}  # the definition itself
-    return func.with_(body=drop_defs(func.body, dead)) if dead else func
+        # the natural loads that only fed transposed views are dead now
+        fed = {v for v, c in loads.items() if any(c is src for src in sources)}
+        return func.with_(body=drop_unread(func.body, fed))
 
 
 __all__ = ["ResolveBackendOpLayouts"]
