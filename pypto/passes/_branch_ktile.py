@@ -26,9 +26,9 @@ from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, SeqStmts, Stmt, YieldStmt
 from pypto.ir.types import ScalarType, TileType
 from pypto.ir.visitor import substitute
 from pypto.passes._matmul_fit import Tiling
-from pypto.passes._matmul_operand import MatmulOperand, int_tuple, matmul_operand
+from pypto.passes._matmul_operand import MatmulOperand, matmul_of_loads, operand_blocks
 from pypto.passes._peel import first_iteration_choice, peelable
-from pypto.passes._rewrite import assign_of, emit
+from pypto.passes._rewrite import emit, ints
 from pypto.passes._util import base_name, element_dtype
 from pypto.span import Span
 
@@ -46,16 +46,12 @@ _Site = tuple[AssignStmt, Var, Call, Expr | None, MatmulOperand, MatmulOperand, 
 def _site(s: Stmt, loads: dict[Var, Call], tiling_of: TilingOf, fits: KLoopFits) -> _Site | bool | None:
     """A branch matmul that needs K blocks only (its site), one that needs an ``[m, n]`` grid or whose K loop's
     blocks would not fit L0 (True), or anything else (None)."""
-    found = assign_of(s, ("tile.matmul", "tile.matmul_acc"))
+    found = matmul_of_loads(s, loads)
     if found is None or not isinstance(s, AssignStmt):
         return None
-    var, call = found
+    var, call, a, b = found
     acc = call.args[0] if call.op == "tile.matmul_acc" else None
-    if call.op == "tile.matmul_acc" and len(call.args) != 3:
-        return None
-    ops = call.args[1:3] if acc is not None else call.args[:2]
-    a, b = matmul_operand(ops[0], loads), matmul_operand(ops[1], loads)
-    if a is None or b is None or not isinstance(var.var_type, TileType):
+    if acc is not None and len(call.args) != 3:
         return None
     t = tiling_of(a, b, var, call)
     if t is None:
@@ -131,10 +127,8 @@ class KLoop:
         self.a, self.b, self.t, self.mm, self.span = a, b, t, mm, span
 
     def _block(self, ko: Expr, k: int, tag: str, name: str) -> tuple[list[Stmt], Var, Var]:
-        zero = ConstInt(0, span=self.span)
-        sa, va = self.a.window(zero, ko, (self.a.shape[0], k), f"{name}_l0_a{tag}", self.span)
-        sb, vb = self.b.window(ko, zero, (k, self.b.shape[1]), f"{name}_l0_b{tag}", self.span)
-        return [*sa, *sb], va, vb
+        zero, mnk = ConstInt(0, span=self.span), (self.a.shape[0], self.b.shape[1], k)
+        return operand_blocks(self.a, self.b, (zero, zero, ko), mnk, (f"{name}_l0_a{tag}", f"{name}_l0_b{tag}"), self.span)
 
     def _fresh(self, va: Var, vb: Var) -> Call:
         kwargs = dict(self.mm.kwargs)
@@ -169,7 +163,7 @@ class KLoop:
         acc_t = self.mm.result_type
         assert isinstance(acc_t, TileType)
         if acc_in is None:
-            create = make_call("tile.create", [int_tuple(list(acc_t.shape), sp)],
+            create = make_call("tile.create", [ints(acc_t.shape, sp)],
                                {"dtype": acc_t.dtype, "target_memory": MemorySpace.Acc}, span=sp)
             init: Expr = emit(out, f"{name}_l0_init", create, sp)
         else:

@@ -14,8 +14,8 @@ from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, SeqStmts, Stmt, YieldSt
 from pypto.ir.types import ScalarType
 from pypto.passes._index import iadd
 from pypto.passes._matmul_fit import Tiling, spans
-from pypto.passes._matmul_operand import MatmulOperand, int_tuple
-from pypto.passes._rewrite import clone, elements, emit
+from pypto.passes._matmul_operand import MatmulOperand, operand_blocks
+from pypto.passes._rewrite import clone, elements, emit, ints
 from pypto.passes._util import base_name
 from pypto.span import Span
 
@@ -47,10 +47,8 @@ class Builder:
         return make_call("tile.matmul_bias", [va, vb, bias], {}, span=self.span)
 
     def _block(self, mi: Expr, ni: Expr, ko: Expr, suffix: str, mnk: tuple[int, int, int]) -> tuple[list[Stmt], Var, Var]:
-        m, n, k = mnk
-        sa, va = self.a.window(mi, ko, (m, k), f"{_stem(self.a)}_{suffix}", self.span)
-        sb, vb = self.b.window(ko, ni, (k, n), f"{_stem(self.b)}_{suffix}", self.span)
-        return [*sa, *sb], va, vb
+        names = (f"{_stem(self.a)}_{suffix}", f"{_stem(self.b)}_{suffix}")
+        return operand_blocks(self.a, self.b, (mi, ni, ko), mnk, names, self.span)
 
     def _acc_step(self, acc: Var, mi: Expr, ni: Expr, ko: Expr, mnk: tuple[int, int, int],
                   suffix: str) -> tuple[list[Stmt], Var]:
@@ -87,7 +85,7 @@ class Builder:
     def store_at(self, body: list[Stmt], acc: Var, store: Call, mi: Expr, ni: Expr) -> None:
         sp = self.span
         *lead, row0, col0 = elements(store.args[1])
-        offs = int_tuple([*lead, iadd(row0, mi, sp), iadd(col0, ni, sp)], sp)
+        offs = ints([*lead, iadd(row0, mi, sp), iadd(col0, ni, sp)], sp)
         body.append(EvalStmt(make_call("tile.store", [acc, offs, store.args[2]], dict(store.kwargs), span=sp),
                              span=sp))
 

@@ -30,15 +30,14 @@ from pypto.ir.expr import Call, Expr, MakeTuple, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.options import BackendType, MemoryPlanner
 from pypto.ir.stmt import AssignStmt, ForStmt, SeqStmts, Stmt, YieldStmt
-from pypto.ir.types import TileType
 from pypto.passes._branch_ktile import block_copies, k_tile, plan
 from pypto.passes._matmul_fit import Tiling, regions_fit
 from pypto.passes._matmul_grid import Builder as _Builder
 from pypto.passes._matmul_grid import CarriedBuilder
 from pypto.passes._matmul_ksplit import split_matmuls_k
-from pypto.passes._matmul_operand import MatmulOperand, matmul_operand
+from pypto.passes._matmul_operand import MatmulOperand, matmul_of_loads, matmul_operand, operand_defs
 from pypto.passes._peel import drop_dead_creates, peel
-from pypto.passes._rewrite import assign_of, assigns_of, drop_defs, expand_stmts, match, shaped
+from pypto.passes._rewrite import assign_of, drop_defs, expand_stmts, match, shaped
 from pypto.passes._util import iter_stmts, map_blocks, substitute_typed, used_vars, var_use_counts
 from pypto.passes.allocate_memory_addr import CAPACITY
 from pypto.passes.base import Pass
@@ -142,7 +141,7 @@ class AutoTileMatmulL0(Pass):
         if not func.is_incore or not any(_matmul_of(s) for s in iter_stmts(func.body)):
             return func  # both rewrites start at a ``c = tile.matmul(...)`` statement
         func = self._first_iterations(func)
-        loads = {**assigns_of(func.body, "tile.load"), **assigns_of(func.body, "tile.transpose_view")}
+        loads = operand_defs(func.body)
         uses = var_use_counts(func.body)
         caps = CAPACITY[self.backend]
         replaced: dict[Var, Expr] = {}
@@ -187,7 +186,7 @@ class AutoTileMatmulL0(Pass):
         """Loops choosing their accumulator on their first iteration (``if kb == 0: matmul else matmul_acc``):
         branch matmuls exceeding L0 get K loops where they stand, or the loop is peeled at once when one needs
         an ``[m, n]`` grid (the loop-carried grid below takes it); see :mod:`pypto.passes._branch_ktile`."""
-        loads = {**assigns_of(func.body, "tile.load"), **assigns_of(func.body, "tile.transpose_view")}
+        loads = operand_defs(func.body)
         renames: dict[Var, Expr] = {}
         dead: set[Var] = set()
 
@@ -242,24 +241,18 @@ def _bias(mm: Call, loads: dict[Var, Call], t: Tiling, n_dim: int) -> tuple[bool
 
 
 def _matmul_of_loads(s: Stmt, loads: dict[Var, Call], uses: Counter[Var]) -> _MatmulOfLoads | None:
-    mm = _matmul_of(s)
-    if mm is None:
-        return None
-    c, call = mm
-    a, b = matmul_operand(call.args[0], loads), matmul_operand(call.args[1], loads)
-    if a is None or b is None or not isinstance(c.var_type, TileType) or uses[c] != 2:
-        return None
-    return c, call, a, b
+    found = matmul_of_loads(s, loads, ("tile.matmul", "tile.matmul_bias"))
+    return found if found is not None and uses[found[0]] == 2 else None
 
 
 def _plan_store(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var],
                 target: AutoTileMatmulL0) -> _Rewrite | None:
     """``c = matmul(A, B); store(c, ...)`` -> an [m, n] grid of sub-tiles stored to DDR."""
     found = _matmul_of_loads(s, loads, uses)
-    store = next((x for x in rest if _stores(x, found[0])), None) if found is not None else None
-    if found is None or store is None or (store_call := match(store)) is None:
+    store = _store_of(rest, found[0]) if found is not None else None
+    if found is None or store is None:
         return None
-    c, mm, a, b = found
+    (c, mm, a, b), (store, store_call) = found, store
     t = target.tiling(a, b, c, mm, loads)
     ok, bias = _bias(mm, loads, t, b.shape[1]) if t is not None else (False, None)
     if t is None or not ok:
@@ -279,10 +272,10 @@ def _plan_carried(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Count
     c, mm, a0, b0 = found
     step = _carried_step(loop, loads, uses)
     out = loop.return_vars[0]
-    store = next((x for x in rest if _stores(x, out)), None)
-    if step is None or store is None or uses[out] != 2 or (store_call := match(store)) is None:
+    store = _store_of(rest, out)
+    if step is None or store is None or uses[out] != 2:
         return None
-    acc_stmt, a, b = step
+    (acc_stmt, a, b), (store, store_call) = step, store
     if (a.shape, b.shape) != (a0.shape, b0.shape):
         return None
     _check_boxes(a0, b0, target, s)
@@ -370,10 +363,10 @@ def _bytes(op: MatmulOperand) -> int:
     return _nbytes(op.load)
 
 
-def _stores(s: Stmt, c: Var) -> bool:
-    call = match(s, "tile.store")
-    return (call is not None and call.args[0] is c
-            and isinstance(call.args[1], MakeTuple) and len(call.args[1].elements) >= 2)
+def _store_of(rest: list[Stmt], c: Var) -> tuple[Stmt, Call] | None:
+    """The first ``tile.store(c, [.., r, s], out)`` of ``rest`` (at least two offsets) and its call."""
+    return next(((x, call) for x in rest if (call := match(x, "tile.store")) is not None and call.args[0] is c
+                 and isinstance(call.args[1], MakeTuple) and len(call.args[1].elements) >= 2), None)
 
 
 def _plan_chain(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var],
@@ -432,10 +425,8 @@ def _chain(c: Var, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var])
     if second is None or uses[second[1][0]] != 2:
         return None
     e = matmul_operand(second[1][1].args[1], loads)
-    store = next((x for x in rest if _stores(x, second[1][0])), None)
-    if e is None or store is None or (store_call := match(store)) is None:
-        return None
-    return cast, second, e, (store, store_call)
+    store = _store_of(rest, second[1][0])
+    return None if e is None or store is None else (cast, second, e, store)
 
 
 def _chain_tiling(m_dim: int, n_dim: int, k_dim: int, p_dim: int, nbytes: tuple[int, int, int, int],
