@@ -22,13 +22,14 @@ from pypto.ir.dtypes import DataType
 from pypto.ir.enums import ForKind, MemorySpace
 from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, IterArg, Var
 from pypto.ir.ops.registry import make_call
-from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, SeqStmts, Stmt, YieldStmt, flatten, seq
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, SeqStmts, Stmt, YieldStmt, flatten
 from pypto.ir.types import ScalarType, TileType
 from pypto.ir.visitor import substitute
 from pypto.passes._matmul_fit import Tiling
+from pypto.passes._matmul_grid import const_loop
 from pypto.passes._matmul_operand import MatmulOperand, matmul_of_loads, operand_blocks
 from pypto.passes._peel import first_iteration_choice, peelable
-from pypto.passes._rewrite import emit, ints
+from pypto.passes._rewrite import emit, expand_stmts, ints
 from pypto.passes._util import base_name, element_dtype
 from pypto.span import Span
 
@@ -94,27 +95,14 @@ def k_tile(loop: ForStmt, sites: list[_Site]) -> tuple[ForStmt, set[Var]]:
     by_stmt = {id(site[0]): site for site in sites}
     renames: dict[Var, Expr] = {}
 
-    def branch(b: Stmt | None) -> Stmt | None:
-        if b is None:
+    def one(x: Stmt) -> list[Stmt] | None:
+        site = by_stmt.get(id(x))
+        if site is None:
             return None
-        out: list[Stmt] = []
-        for x in flatten(b):
-            site = by_stmt.get(id(x))
-            if site is None:
-                out.append(x)
-                continue
-            stmts, result = KLoop(*site[4:], site[2], site[0].span).emit(site[1].name, site[3])
-            out += stmts
-            renames[site[1]] = result
-        return seq(out, span=b.span)
+        stmts, renames[site[1]] = KLoop(*site[4:], site[2], site[0].span).emit(site[1].name, site[3])
+        return stmts
 
-    new_body: list[Stmt] = []
-    for s in flatten(loop.body):
-        if isinstance(s, IfStmt) and any(id(x) in by_stmt for b in (s.then_body, s.else_body) if b is not None
-                                         for x in flatten(b)):
-            s = dataclasses.replace(s, then_body=branch(s.then_body), else_body=branch(s.else_body))
-        new_body.append(s)
-    body = substitute(seq(new_body, span=loop.body.span), renames)
+    body = substitute(expand_stmts(loop.body, one), renames)
     operands = {v for site in sites for op in (site[4], site[5]) for v in op.defs}
     return dataclasses.replace(loop, body=body), operands
 
@@ -177,9 +165,8 @@ class KLoop:
             step = self._choice(body, name, ko, carry, va, vb)
         body.append(YieldStmt((step,), span=sp))
         result = Var(f"{name}_l0_kmain" if has_tail else name, acc_t, span=sp)
-        out.append(ForStmt(ko, ConstInt(0, span=sp), ConstInt(full * k, span=sp), ConstInt(k, span=sp),
-                           SeqStmts(tuple(body), span=sp), (carry,), (result,), inits=(init,),
-                           kind=ForKind.Pipeline, attrs=dict(_STAGES), span=sp))
+        out.append(const_loop(ko, (0, full * k, k), body, sp, iter_args=(carry,), return_vars=(result,), inits=(init,),
+                              kind=ForKind.Pipeline, attrs=dict(_STAGES)))
         return result
 
     def _choice(self, body: list[Stmt], name: str, ko: Var, carry: IterArg, va: Var, vb: Var) -> Var:

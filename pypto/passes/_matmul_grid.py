@@ -5,6 +5,7 @@ stored to DDR, and a chain's row blocks."""
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import ForKind
@@ -25,6 +26,18 @@ DOUBLE_BUFFER_C = "pipeline_double_buffer_c"  # upstream's loop attribute: two L
 
 def _stem(op: MatmulOperand) -> str:
     return base_name(getattr(op.tensor, "name", "x"))
+
+
+def const_loop(var: Var, bounds: tuple[int, int, int], body: list[Stmt], span: Span, **kwargs: Any) -> ForStmt:
+    """``for var in range(lo, hi, step)`` over ``body`` (``bounds`` constants; ``kwargs``: ForStmt fields)."""
+    lo, hi, step = (ConstInt(x, span=span) for x in bounds)
+    return ForStmt(var, lo, hi, step, SeqStmts(tuple(body), span=span), span=span, **kwargs)
+
+
+def _axis(name: str, bounds: tuple[int, int, int], span: Span) -> Expr:
+    """The index of a grid axis over ``[lo, hi)``: a loop variable, or ``lo`` itself for a single tile."""
+    lo, hi, step = bounds
+    return Var(name, _INDEX, span=span) if hi - lo > step else ConstInt(lo, span=span)
 
 
 class Builder:
@@ -74,8 +87,8 @@ class Builder:
             carry = IterArg(f"{name}_iter", acc.var_type, span=sp)
             body, nxt = self._acc_step(carry, mi, ni, ko, (m, n, k), "k")
             out = Var(name, acc.var_type, span=sp)
-            stmts.append(ForStmt(ko, ConstInt(k, span=sp), ConstInt(full * k, span=sp), ConstInt(k, span=sp),
-                                 SeqStmts((*body, YieldStmt((nxt,), span=sp)), span=sp), (carry,), (out,), inits=(acc,), span=sp))
+            stmts.append(const_loop(ko, (k, full * k, k), [*body, YieldStmt((nxt,), span=sp)], sp, iter_args=(carry,),
+                                    return_vars=(out,), inits=(acc,)))
             acc = out
         if tail:
             body, acc = self._acc_step(acc, mi, ni, ConstInt(full * k, span=sp), (m, n, tail), "kt")
@@ -105,18 +118,14 @@ class Builder:
         ``double_buffer_c`` (the full tiles only: the peeled tails stay one accumulator) the inner loop is
         ``pl.pipeline(..., stage=2)`` marked ``pipeline_double_buffer_c``."""
         sp = self.span
-        axes = []
-        for name, (lo, hi, step) in (("mi", rows), ("ni", cols)):
-            axes.append(Var(name, _INDEX, span=sp) if hi - lo > step else ConstInt(lo, span=sp))
-        mi, ni = axes
+        mi, ni = _axis("mi", rows, sp), _axis("ni", cols, sp)
         body, acc = self.sub_tile(mi, ni, f"{base_name(getattr(store.args[0], 'name', 'c'))}_sub", rows[2], cols[2])
         self.store_at(body, acc, store, mi, ni)
-        for var, (lo, hi, step) in ((ni, cols), (mi, rows)):
+        for var, bounds in ((ni, cols), (mi, rows)):
             if isinstance(var, Var):
                 kind, attrs = (ForKind.Pipeline, {"pipeline_stages": 2, DOUBLE_BUFFER_C: True}) if double_buffer_c \
                     else (ForKind.Sequential, {})
-                body = [ForStmt(var, ConstInt(lo, span=sp), ConstInt(hi, span=sp), ConstInt(step, span=sp),
-                                SeqStmts(tuple(body), span=sp), kind=kind, attrs=attrs, span=sp)]
+                body = [const_loop(var, bounds, body, sp, kind=kind, attrs=attrs)]
                 double_buffer_c = False
         return body
 
@@ -124,13 +133,10 @@ class Builder:
         """Per row block: its rows of ``c`` (full-K or split-K), their cast, times ``E``, stored; a loop over
         the full blocks of ``m`` rows, then a peeled last block when ``m`` does not divide M."""
         sp, out = self.span, []
-        for lo, hi, m in spans(self.a.shape[0], self.t.m):
-            mi = Var("mi", _INDEX, span=sp) if hi - lo > m else ConstInt(lo, span=sp)
-            body = self._row_block(mi, m, cast, second, store)
-            if isinstance(mi, Var):
-                body = [ForStmt(mi, ConstInt(lo, span=sp), ConstInt(hi, span=sp), ConstInt(m, span=sp),
-                                SeqStmts(tuple(body), span=sp), span=sp)]
-            out += body
+        for bounds in spans(self.a.shape[0], self.t.m):
+            mi = _axis("mi", bounds, sp)
+            body = self._row_block(mi, bounds[2], cast, second, store)
+            out += [const_loop(mi, bounds, body, sp)] if isinstance(mi, Var) else body
         return out
 
     def _row_block(self, mi: Expr, m: int, cast: tuple[Var, Call], second: tuple[Var, Call],
@@ -173,4 +179,4 @@ class CarriedBuilder(Builder):
         return [*stmts, loop], loop.return_vars[0]
 
 
-__all__ = ["DOUBLE_BUFFER_C", "Builder", "CarriedBuilder"]
+__all__ = ["DOUBLE_BUFFER_C", "Builder", "CarriedBuilder", "const_loop"]
