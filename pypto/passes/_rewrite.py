@@ -18,9 +18,9 @@ from pypto.ir.enums import MemorySpace, ParamDirection
 from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, MakeTuple, TupleGetItem, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
-from pypto.ir.stmt import AssignStmt, Stmt, seq, stmt_value
+from pypto.ir.stmt import AssignStmt, InCoreScopeStmt, Stmt, seq, stmt_value
 from pypto.ir.types import TensorType, TileType, TupleType
-from pypto.ir.visitor import substitute
+from pypto.ir.visitor import IRMutator, substitute
 from pypto.passes._util import defined_vars, iter_stmts, map_blocks, used_vars
 from pypto.span import Span
 
@@ -223,3 +223,15 @@ def fresh_vars(func: Function) -> Function:
     params = {p: Var(p.name, p.var_type, span=p.span) for p in func.params}
     [body] = clone([func.body], dict(params))
     return dataclasses.replace(func, params=tuple(params.values()), body=body)
+
+
+def map_kernel_bodies(func: Function, fn: Callable[[Stmt], Stmt]) -> Function:
+    """``func`` with ``fn`` applied to its body (a kernel) or to the body of each of its ``pl.at`` regions
+    (an orchestration); ``func`` itself when nothing changed."""
+    class _Regions(IRMutator):
+        def visit_InCoreScopeStmt(self, s: InCoreScopeStmt) -> Stmt:  # noqa: N802
+            body = fn(s.body)
+            return s if body is s.body else dataclasses.replace(s, body=body)
+
+    body = fn(func.body) if func.is_incore else _Regions().visit(func.body)
+    return func if body is func.body else func.with_(body=body)

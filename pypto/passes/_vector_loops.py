@@ -34,8 +34,8 @@ from pypto.ir.ops.registry import make_call, op_of
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, InCoreScopeStmt, Stmt, flatten, seq
 from pypto.ir.types import ScalarType, TensorType
 from pypto.ir.visitor import IRMutator
-from pypto.passes._rewrite import elements, emit, ints, match
-from pypto.passes._util import iter_stmts, jumps, map_blocks, used_vars, var_use_counts
+from pypto.passes._rewrite import elements, emit, expand_stmts, ints, map_kernel_bodies, match
+from pypto.passes._util import iter_stmts, jumps, used_vars, var_use_counts
 
 _TILE_OP = {BinOp.Add: "add", BinOp.Sub: "sub", BinOp.Mul: "mul", BinOp.FloatDiv: "div",
             BinOp.Max: "maximum", BinOp.Min: "minimum"}
@@ -302,15 +302,7 @@ def _read_tensors(e: Expr) -> set[Expr]:
 
 def _rewrite_region(body: Stmt, local: frozenset[Var]) -> Stmt:
     counts = var_use_counts(body)
-
-    def block(stmts: list[Stmt]) -> list[Stmt]:
-        out: list[Stmt] = []
-        for s in stmts:
-            new = rows_of(s, local, counts) if isinstance(s, ForStmt) else None
-            out.extend([s] if new is None else new)
-        return out
-
-    return map_blocks(body, block)
+    return expand_stmts(body, lambda s: rows_of(s, local, counts) if isinstance(s, ForStmt) else None)
 
 
 def _assigned(body: Stmt, skip_regions: bool = False) -> dict[Var, list[Expr]]:
@@ -353,18 +345,8 @@ def _source(e: Call) -> Expr | None:
 
 def vectorize_element_loops(func: Function) -> Function:
     """Every such loop of a kernel, or of a ``pl.at`` region of an orchestration, as row tile ops."""
-    if func.is_incore:
-        body = _rewrite_region(func.body, _computed(func.body, set(func.params)))
-        return func if body is func.body else func.with_(body=body)
-    outside = set(func.params) | set(_assigned(func.body, skip_regions=True))
-
-    class _Regions(IRMutator):
-        def visit_InCoreScopeStmt(self, s: InCoreScopeStmt) -> Stmt:  # noqa: N802
-            body = _rewrite_region(s.body, _computed(s.body, outside))
-            return s if body is s.body else dataclasses.replace(s, body=body)
-
-    body = _Regions().visit(func.body)
-    return func if body is func.body else func.with_(body=body)
+    outside = set(func.params) | (set() if func.is_incore else set(_assigned(func.body, skip_regions=True)))
+    return map_kernel_bodies(func, lambda body: _rewrite_region(body, _computed(body, outside)))
 
 
 __all__ = ["rows_of", "vectorize_element_loops"]
