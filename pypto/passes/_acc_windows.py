@@ -34,17 +34,13 @@ from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, SeqStmts, Stmt, YieldSt
 from pypto.ir.types import TileType
 from pypto.ir.visitor import substitute
 from pypto.passes._index import iadd
-from pypto.passes._rewrite import assign_of, elements, ints
-from pypto.passes._util import defined_vars, iter_stmts, map_blocks, used_vars, var_use_counts
+from pypto.passes._rewrite import assign_of, elements, expand_stmts, ints
+from pypto.passes._util import defined_vars, iter_stmts, used_vars, var_use_counts
 
 
 def _acc_creates(func: Function) -> list[Var]:
-    out = []
-    for s in flatten(func.body):
-        a = assign_of(s, "tile.create")
-        if a is not None and isinstance(t := a[0].var_type, TileType) and t.memory_space is MemorySpace.Acc:
-            out.append(a[0])
-    return out
+    return [a[0] for s in flatten(func.body) if (a := assign_of(s, "tile.create")) is not None
+            and isinstance(t := a[0].var_type, TileType) and t.memory_space is MemorySpace.Acc]
 
 
 def _windows(func: Function, acc: Var) -> tuple[list[tuple[ForStmt, AssignStmt, AssignStmt]], Stmt] | None:
@@ -108,14 +104,11 @@ def carry_acc_windows(func: Function) -> Function:
         assert st is not None
         loops = {id(loop): (sl, step) for loop, sl, step in windows}
 
-        def block(stmts: list[Stmt], loops=loops, st=st) -> list[Stmt]:
-            out: list[Stmt] = []
-            for s in stmts:
-                hit = loops.get(id(s))
-                out += _carry(s, *hit, st[1]) if hit is not None and isinstance(s, ForStmt) else [s]
-            return out
+        def carry(s: Stmt, loops=loops, st=st) -> list[Stmt] | None:
+            hit = loops.get(id(s))
+            return _carry(s, *hit, st[1]) if hit is not None and isinstance(s, ForStmt) else None
 
-        body = map_blocks(func.body, block)
+        body = expand_stmts(func.body, carry)
         kept = [s for s in flatten(body) if s is not store and not (isinstance(s, AssignStmt) and s.var is acc)]
         body = substitute(seq(kept, span=func.body.span), {st[0]: st[1].args[2]})
         func = dataclasses.replace(func, body=body)
