@@ -195,9 +195,7 @@ class AutoTileMatmulL0(Pass):
             if found is None or not isinstance(s, ForStmt):
                 return None
             if isinstance(found, bool):  # plan's True: the loop is peeled now
-                stmts, more = peel(s)
-                renames.update(more)
-                return stmts
+                return peel(s, renames)
             loop, operands = k_tile(s, found)
             dead.update(operands)
             return [loop]
