@@ -59,10 +59,9 @@ class _Rows:
     out: list[Stmt] = dataclasses.field(default_factory=list)
     reads_local: bool = False
 
-    def bind(self, name: str, call: Call, row: bool = True) -> Var:
+    def bind(self, name: str, call: Call) -> Var:
         var = emit(self.out, name, call, call.span)
-        if row:
-            self.row_set.add(var)
+        self.row_set.add(var)
         return var
 
     def invariant(self, e: Expr) -> bool:
@@ -189,7 +188,7 @@ def _element_stmt(s: Stmt) -> bool:
 
 
 def _as_rows(loop: ForStmt, stmts: list[Stmt], local: frozenset[Var]) -> tuple[_Rows, set[Expr]] | None:
-    """The row rewrite of ``stmts`` (a loop body, or its leading element statements) and the tensors they
+    """The row rewrite of ``stmts`` (the element statements a loop body starts with) and the tensors they
     touch, or None."""
     start, stop, step = as_int(loop.start), as_int(loop.stop), as_int(loop.step)
     if start is None or stop is None or step != 1 or stop <= start or loop.iter_args:
@@ -205,12 +204,10 @@ def _as_rows(loop: ForStmt, stmts: list[Stmt], local: frozenset[Var]) -> tuple[_
                 if row not in rw.row_set:
                     raise _NotRows
                 rw.rows[s.var] = row
-            elif _element_stmt(s):
+            else:  # an element write: ``stmts`` are element statements only
                 assert isinstance(s, EvalStmt) and isinstance(s.expr, Call)
                 read |= _read_tensors(s.expr.args[2])
                 rw.write(s.expr, written)
-            else:
-                raise _NotRows
     except _NotRows:
         return None
     if not rw.reads_local or read & written:
