@@ -132,7 +132,7 @@ class AutoTileMatmulL0(Pass):
                                one_region_at_a_time=self.memory_planner is MemoryPlanner.PTOAS,
                                operand_sets=1 + carried):
                     return tt
-        bytes_ab, bytes_c, bias_b = (_bytes(a), _bytes(b)), dtype_c.nbytes, _bias_bytes(mm)
+        bytes_ab, bytes_c, bias_b = (ba, bb), dtype_c.nbytes, _bias_bytes(mm)
         if _fits(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps, bias_b):
             return None
         return choose_tiling(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps, bias_b, 1 + carried)
@@ -167,11 +167,9 @@ class AutoTileMatmulL0(Pass):
 
         new = func.with_(body=map_blocks(func.body, block))
         if new is not func:
-            body = substitute_typed(new.body, replaced) if replaced else new.body
-            new = new.with_(body=drop_defs(body, dead))
+            new = new.with_(body=drop_defs(substitute_typed(new.body, replaced), dead))
         # the user's matmuls neither rewrite took whose operands alone exceed L0 (not the grids' own blocks)
         return split_matmuls_k(new, caps, only={id(s) for s in iter_stmts(func.body)})
-
 
     def _k_loop_fits(self, a: MatmulOperand, b: MatmulOperand, mm: Call, t: Tiling) -> bool:
         """Under PTOAS ptoas 0.1.1 gives each copy of a K loop's blocks bytes of its own (the peeled first block,
@@ -203,7 +201,7 @@ class AutoTileMatmulL0(Pass):
         body = expand_stmts(func.body, one)
         if body is func.body:
             return func
-        body = substitute_typed(body, renames) if renames else body
+        body = substitute_typed(body, renames)
         uses = var_use_counts(body)
         return func.with_(body=drop_dead_creates(drop_defs(body, {v for v in dead if uses[v] <= 1})))
 
@@ -309,18 +307,16 @@ def _body(loop: ForStmt) -> tuple[Stmt, ...]:
 def _carried_step(loop: ForStmt, loads: dict[Var, Call], uses: Counter[Var]) \
         -> tuple[Stmt, MatmulOperand, MatmulOperand] | None:
     """The loop's ``c = matmul_acc(carry, A, B)`` (yielded, the carry used nowhere else) and its operands."""
+    # the first step onto the carry whose operands are loads: another one would read the carry a second time
     body, carry = _body(loop), loop.iter_args[0]
-    last = body[-1] if body else None
-    hit = next(((x, m) for x in body if (m := assign_of(x, "tile.matmul_acc")) is not None
+    hit = next(((x, m) for x in body if (m := matmul_of_loads(x, loads, ("tile.matmul_acc",))) is not None
                 and m[1].args[0] is carry and len(m[1].args) == 3), None)
-    if hit is None or not isinstance(last, YieldStmt) or last.values != (hit[1][0],) or uses[hit[1][0]] != 2:
+    if hit is None or not isinstance(body[-1], YieldStmt) or body[-1].values != (hit[1][0],) or uses[hit[1][0]] != 2:
         return None
-    if sum(v is carry for x in body for v in used_vars(x)) != 1:
+    x, (_, _, a, b) = hit
+    if sum(v is carry for s in body for v in used_vars(s)) != 1 or any(uses[v] != 2 for v in (*a.defs, *b.defs)):
         return None
-    a, b = matmul_operand(hit[1][1].args[1], loads), matmul_operand(hit[1][1].args[2], loads)
-    if a is None or b is None or any(uses[v] != 2 for v in (*a.defs, *b.defs)):
-        return None
-    return hit[0], a, b
+    return x, a, b
 
 
 def _bias_limits(mm: Call, loads: dict[Var, Call], caps: dict[MemorySpace, int], n_dim: int) -> dict[str, int]:
