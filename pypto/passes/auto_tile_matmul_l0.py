@@ -150,9 +150,12 @@ class AutoTileMatmulL0(Pass):
         def block(stmts: list[Stmt]) -> list[Stmt]:
             out = list(stmts)
             for i, s in enumerate(stmts):
+                found = matmul_of_loads(s, loads, ("tile.matmul", "tile.matmul_bias"))
+                if found is None or uses[found[0]] != 2:
+                    continue
                 rest = stmts[i + 1:]
-                rw = _plan_store(s, rest, loads, uses, self) or _plan_chain(s, rest, loads, uses, caps) \
-                    or _plan_carried(s, rest, loads, uses, self)
+                rw = _plan_store(s, found, rest, loads, self) or _plan_chain(s, found, rest, loads, uses, caps) \
+                    or _plan_carried(s, found, rest, loads, uses, self)
                 if rw is None:
                     continue
                 j = out.index(rw.at)
@@ -236,17 +239,11 @@ def _bias(mm: Call, loads: dict[Var, Call], t: Tiling, n_dim: int) -> tuple[bool
     return op is not None or t.n == n_dim, op
 
 
-def _matmul_of_loads(s: Stmt, loads: dict[Var, Call], uses: Counter[Var]) -> _MatmulOfLoads | None:
-    found = matmul_of_loads(s, loads, ("tile.matmul", "tile.matmul_bias"))
-    return found if found is not None and uses[found[0]] == 2 else None
-
-
-def _plan_store(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var],
+def _plan_store(s: Stmt, found: _MatmulOfLoads, rest: list[Stmt], loads: dict[Var, Call],
                 target: AutoTileMatmulL0) -> _Rewrite | None:
     """``c = matmul(A, B); store(c, ...)`` -> an [m, n] grid of sub-tiles stored to DDR."""
-    found = _matmul_of_loads(s, loads, uses)
-    store = _store_of(rest, found[0]) if found is not None else None
-    if found is None or store is None:
+    store = _store_of(rest, found[0])
+    if store is None:
         return None
     (c, mm, a, b), (store, store_call) = found, store
     t = target.tiling(a, b, c, mm, loads)
@@ -257,13 +254,12 @@ def _plan_store(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter
     return _Rewrite(store, stmts, (s,), (*a.defs, *b.defs, *(bias.defs if bias else ())))
 
 
-def _plan_carried(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var],
+def _plan_carried(s: Stmt, found: _MatmulOfLoads, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var],
                   target: AutoTileMatmulL0) -> _Rewrite | None:
     """``c = matmul(A0, B0); for ..: c = matmul_acc(c, A, B); store(c, ...)`` (a K loop whose first iteration was
     peeled) -> a grid of ``[m, n]`` sub-tiles, each running the first matmul and then the loop on its window."""
-    found = _matmul_of_loads(s, loads, uses)
-    loop = next((x for x in rest if isinstance(x, ForStmt) and found is not None and found[0] in x.inits), None)
-    if found is None or loop is None or found[1].op != "tile.matmul" or len(loop.iter_args) != 1:
+    loop = next((x for x in rest if isinstance(x, ForStmt) and found[0] in x.inits), None)
+    if loop is None or found[1].op != "tile.matmul" or len(loop.iter_args) != 1:
         return None
     c, mm, a0, b0 = found
     step = _carried_step(loop, loads, uses)
@@ -363,16 +359,15 @@ def _store_of(rest: list[Stmt], c: Var) -> tuple[Stmt, Call] | None:
                  and isinstance(call.args[1], MakeTuple) and len(call.args[1].elements) >= 2), None)
 
 
-def _plan_chain(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var],
+def _plan_chain(s: Stmt, found: _MatmulOfLoads, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var],
                 caps: dict[MemorySpace, int]) -> _Rewrite | None:
     """``c = matmul(A, B); cb = cast(c); d = matmul(cb, E); store(d, ...)`` with something too big for L0
     -> a loop over blocks of ``m`` rows, each computing its rows of ``c`` (a K loop of L0-sized blocks when
     ``A``/``B`` exceed L0), their cast and their rows of ``d``. Upstream assembles an oversized ``c`` into a
     Mat scratch (``tinsert``); 0.1.1 has no Acc->Mat move, so ``cb`` is a vector tile that ExpandMixedKernel
     passes to the cube through GM, one row block at a time (its row-block loop is unrolled, <= 16 blocks)."""
-    found = _matmul_of_loads(s, loads, uses)
-    chain = _chain(found[0], rest, loads, uses) if found is not None else None
-    if found is None or chain is None:
+    chain = _chain(found[0], rest, loads, uses)
+    if chain is None:
         return None
     (c, mm, a, b), (cast, second, e, store) = found, chain
     m_dim, k_dim, n_dim, p_dim = a.shape[0], a.shape[1], b.shape[1], e.shape[1]
