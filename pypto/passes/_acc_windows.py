@@ -43,11 +43,12 @@ def _acc_creates(func: Function) -> list[Var]:
             and isinstance(t := a[0].var_type, TileType) and t.memory_space is MemorySpace.Acc]
 
 
-def _windows(func: Function, acc: Var) -> tuple[list[tuple[ForStmt, AssignStmt, AssignStmt]], Stmt] | None:
-    """The (loop, slice, matmul_acc) of every window of ``acc`` and its one top-level store, or None when
-    ``acc`` is used in any other way."""
+def _windows(func: Function, acc: Var) -> tuple[list[tuple[ForStmt, AssignStmt, AssignStmt]],
+                                                tuple[Stmt, tuple[Var, Call]]] | None:
+    """The (loop, slice, matmul_acc) of every window of ``acc`` and its one top-level store (the statement and
+    its ``var = call``), or None when ``acc`` is used in any other way."""
     uses = var_use_counts(func.body)  # a var's count includes its definition
-    stores = [s for s in flatten(func.body) if (a := assign_of(s, "tile.store")) and a[1].args[0] is acc]
+    stores = [(s, a) for s in flatten(func.body) if (a := assign_of(s, "tile.store")) and a[1].args[0] is acc]
     found = []
     for loop in iter_stmts(func.body):
         if not isinstance(loop, ForStmt):
@@ -99,9 +100,7 @@ def carry_acc_windows(func: Function) -> Function:
         found = _windows(func, acc)
         if found is None:
             continue
-        windows, store = found
-        st = assign_of(store, "tile.store")
-        assert st is not None
+        windows, (store, st) = found
         loops = {id(loop): (sl, step) for loop, sl, step in windows}
 
         def carry(s: Stmt, loops=loops, st=st) -> list[Stmt] | None:

@@ -50,10 +50,7 @@ def first_iteration_choice(s: Stmt, loop: ForStmt, body: list[Stmt]) -> bool:
     """``if x == c`` with an else and results, or a ``matmul_acc`` whose ``init_cond`` is ``x == c``, where
     ``x`` is the loop variable times ``k`` and ``c`` its value on the first iteration (only there): a
     choice on iteration one."""
-    if isinstance(s, IfStmt) and s.else_body is not None and s.return_vars:
-        c = s.cond
-    else:
-        c = _init_cond(s)
+    c = s.cond if isinstance(s, IfStmt) and s.else_body is not None and s.return_vars else _init_cond(s)
     if not isinstance(c, BinaryExpr) or c.op is not BinOp.Eq:
         return False
     start = as_int(loop.start)

@@ -401,17 +401,16 @@ def _plan_chain(s: Stmt, found: _MatmulOfLoads, rest: list[Stmt], loads: dict[Va
     return _Rewrite(store[0], stmts, (s, cast[0], second[0]), (*a.defs, *b.defs, *(bias.defs if bias else ())))
 
 
-def _next_use(rest: list[Stmt], op: str, first: Var) -> tuple[Stmt, tuple[Var, Call]] | None:
-    """The first ``x = op(first, ...)`` of ``rest``: the statement, its Var and its call."""
-    return next(((x, m) for x in rest if (m := assign_of(x, op)) is not None and m[1].args[0] is first), None)
+def _next_use(rest: list[Stmt], op: str, first: Var, uses: Counter[Var]) -> tuple[Stmt, tuple[Var, Call]] | None:
+    """The first ``x = op(first, ...)`` of ``rest`` (the statement, its Var and its call), when ``x`` is read once."""
+    hit = next(((x, m) for x in rest if (m := assign_of(x, op)) is not None and m[1].args[0] is first), None)
+    return hit if hit is not None and uses[hit[1][0]] == 2 else None
 
 
 def _chain(c: Var, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var]) -> _Chain | None:
-    cast = _next_use(rest, "tile.cast", c)
-    if cast is None or uses[cast[1][0]] != 2:
-        return None
-    second = _next_use(rest, "tile.matmul", cast[1][0])
-    if second is None or uses[second[1][0]] != 2:
+    cast = _next_use(rest, "tile.cast", c, uses)
+    second = _next_use(rest, "tile.matmul", cast[1][0], uses) if cast is not None else None
+    if cast is None or second is None:
         return None
     e = matmul_operand(second[1][1].args[1], loads)
     store = _store_of(rest, second[1][0])

@@ -143,14 +143,6 @@ class _Regime:
     double_buffer_c: bool = False
 
     @property
-    def a_depth(self) -> int:
-        return 1 if self.stationarity is Stationarity.AStationary else 2
-
-    @property
-    def b_depth(self) -> int:
-        return 1 if self.stationarity is Stationarity.BStationary else 2
-
-    @property
     def full_k_only(self) -> bool:
         return self.stationarity is not Stationarity.OutputStationary or self.double_buffer_c
 
@@ -187,8 +179,11 @@ def acc_elements(m: int, n: int, cfg: L0TileConfig) -> int:
 
 
 def _budgets(cfg: L0TileConfig, r: _Regime) -> tuple[int, int, int]:
-    """Elements per L0A / L0B block and per accumulator under ``r``'s buffer depths."""
-    return (cfg.l0a_bytes // (cfg.bytes_a * r.a_depth), cfg.l0b_bytes // (cfg.bytes_b * r.b_depth),
+    """Elements per L0A / L0B block and per accumulator under ``r``'s buffer depths (a streamed operand and a
+    second accumulator take two buffers, a resident operand one)."""
+    a_depth = 1 if r.stationarity is Stationarity.AStationary else 2
+    b_depth = 1 if r.stationarity is Stationarity.BStationary else 2
+    return (cfg.l0a_bytes // (cfg.bytes_a * a_depth), cfg.l0b_bytes // (cfg.bytes_b * b_depth),
             cfg.l0c_bytes // (cfg.bytes_c * (2 if r.double_buffer_c else 1)))
 
 
