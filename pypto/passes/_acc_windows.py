@@ -30,11 +30,10 @@ from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call, IterArg, Var
 from pypto.ir.function import Function
 from pypto.ir.ops.registry import make_call
-from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, SeqStmts, Stmt, YieldStmt, flatten, seq
+from pypto.ir.stmt import AssignStmt, ForStmt, SeqStmts, Stmt, YieldStmt, flatten, seq
 from pypto.ir.types import TileType
 from pypto.ir.visitor import substitute
-from pypto.passes._index import iadd
-from pypto.passes._rewrite import assign_of, elements, expand_stmts, ints
+from pypto.passes._rewrite import assign_of, elements, expand_stmts, ints, store_shifted
 from pypto.passes._util import defined_vars, iter_stmts, used_vars, var_use_counts
 
 
@@ -87,11 +86,7 @@ def _carry(loop: ForStmt, sl: AssignStmt, step: AssignStmt, store: Call) -> list
     new = dataclasses.replace(loop, body=SeqStmts(tuple(body), span=loop.body.span),
                               iter_args=(*loop.iter_args, carry), inits=(*loop.inits, init),
                               return_vars=(*loop.return_vars, out))
-    *lead, row, col = elements(store.args[1])
-    off_r, off_c = elements(sl.value.args[2])
-    offs = ints([*lead, iadd(row, off_r, sp), iadd(col, off_c, sp)], sp)
-    put = make_call("tile.store", [out, offs, store.args[2]], dict(store.kwargs), span=sp)
-    return [AssignStmt(init, create, span=sp), new, EvalStmt(put, span=sp)]
+    return [AssignStmt(init, create, span=sp), new, store_shifted(out, store, *elements(sl.value.args[2]), sp)]
 
 
 def carry_acc_windows(func: Function) -> Function:

@@ -11,12 +11,11 @@ from pypto.ir.dtypes import DataType
 from pypto.ir.enums import ForKind
 from pypto.ir.expr import Call, ConstInt, Expr, IterArg, Var
 from pypto.ir.ops.registry import make_call
-from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, SeqStmts, Stmt, YieldStmt
+from pypto.ir.stmt import AssignStmt, ForStmt, SeqStmts, Stmt, YieldStmt
 from pypto.ir.types import ScalarType
-from pypto.passes._index import iadd
 from pypto.passes._matmul_fit import Tiling, spans
 from pypto.passes._matmul_operand import MatmulOperand, operand_blocks
-from pypto.passes._rewrite import clone, elements, emit, ints
+from pypto.passes._rewrite import clone, emit, store_shifted
 from pypto.passes._util import base_name
 from pypto.span import Span
 
@@ -95,13 +94,6 @@ class Builder:
             stmts += body
         return stmts, acc
 
-    def store_at(self, body: list[Stmt], acc: Var, store: Call, mi: Expr, ni: Expr) -> None:
-        sp = self.span
-        *lead, row0, col0 = elements(store.args[1])
-        offs = ints([*lead, iadd(row0, mi, sp), iadd(col0, ni, sp)], sp)
-        body.append(EvalStmt(make_call("tile.store", [acc, offs, store.args[2]], dict(store.kwargs), span=sp),
-                             span=sp))
-
     def grid(self, store: Call) -> list[Stmt]:
         """Every ``[m, n]`` sub-tile stored to its window of the store's tensor: loops over the full tiles of M
         and N, and the partial last row / column of tiles peeled after them."""
@@ -120,7 +112,7 @@ class Builder:
         sp = self.span
         mi, ni = _axis("mi", rows, sp), _axis("ni", cols, sp)
         body, acc = self.sub_tile(mi, ni, f"{base_name(getattr(store.args[0], 'name', 'c'))}_sub", rows[2], cols[2])
-        self.store_at(body, acc, store, mi, ni)
+        body.append(store_shifted(acc, store, mi, ni, sp))
         for var, bounds in ((ni, cols), (mi, rows)):
             if isinstance(var, Var):
                 kind, attrs = (ForKind.Pipeline, {"pipeline_stages": 2, DOUBLE_BUFFER_C: True}) if double_buffer_c \
@@ -150,7 +142,7 @@ class Builder:
         dc = make_call("tile.matmul", [cb, *second[1].args[1:]], dict(second[1].kwargs), span=sp)
         d = Var(base_name(second[0].name), dc.result_type, span=sp)
         body += [AssignStmt(cb, cc, span=sp), AssignStmt(d, dc, span=sp)]
-        self.store_at(body, d, store, mi, ConstInt(0, span=sp))
+        body.append(store_shifted(d, store, mi, ConstInt(0, span=sp), sp))
         return body
 
 
