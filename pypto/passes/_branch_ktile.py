@@ -72,13 +72,12 @@ def plan(loop: Stmt, loads: dict[Var, Call], tiling_of: TilingOf, fits: KLoopFit
     for s in body:
         if not isinstance(s, IfStmt) or not first_iteration_choice(s, loop, body):
             continue
-        for branch in (s.then_body, s.else_body):
-            for x in flatten(branch) if branch is not None else ():
-                found = _site(x, loads, tiling_of, fits)
-                if found is True:
-                    return True
-                if isinstance(found, tuple):
-                    sites.append(found)
+        for x in (*flatten(s.then_body), *flatten(s.else_body)):
+            found = _site(x, loads, tiling_of, fits)
+            if found is True:
+                return True
+            if isinstance(found, tuple):
+                sites.append(found)
     return sites or None
 
 
@@ -150,12 +149,11 @@ class KLoop:
         sp, k = self.span, self.t.k
         acc_t = self.mm.result_type
         assert isinstance(acc_t, TileType)
-        if acc_in is None:
+        init = acc_in
+        if init is None:  # a placeholder the first block's fresh matmul replaces (peeled away later)
             create = make_call("tile.create", [ints(acc_t.shape, sp)],
                                {"dtype": acc_t.dtype, "target_memory": MemorySpace.Acc}, span=sp)
-            init: Expr = emit(out, f"{name}_l0_init", create, sp)
-        else:
-            init = acc_in
+            init = emit(out, f"{name}_l0_init", create, sp)
         ko = Var(f"{name}_l0_ko", _INDEX, span=sp)
         carry = IterArg(f"{name}_l0_c", acc_t, span=sp)
         body, va, vb = self._block(ko, k, "", name)

@@ -65,9 +65,8 @@ class Builder:
     def _acc_step(self, acc: Var, mi: Expr, ni: Expr, ko: Expr, mnk: tuple[int, int, int],
                   suffix: str) -> tuple[list[Stmt], Var]:
         stmts, va, vb = self._block(mi, ni, ko, suffix, mnk)
-        step = make_call("tile.matmul_acc", [acc, va, vb], {}, span=self.span)
-        nxt = Var(acc.name, step.result_type, span=self.span)
-        return [*stmts, AssignStmt(nxt, step, span=self.span)], nxt
+        nxt = emit(stmts, acc.name, make_call("tile.matmul_acc", [acc, va, vb], {}, span=self.span), self.span)
+        return stmts, nxt
 
     def sub_tile(self, mi: Expr, ni: Expr, name: str, m: int, n: int,
                  acc_in: Var | None = None) -> tuple[list[Stmt], Var]:

@@ -46,6 +46,7 @@ from pypto.passes.expand_mixed_kernel import MAX_UNROLL
 from pypto.passes.l0_tile_chooser import L0TileConfig, backend_config, choose_l0_tile
 
 _FRACTAL = 16
+_MATMULS = ("tile.matmul", "tile.matmul_bias")  # the matmuls this pass tiles (a matmul_acc only as a carried step)
 
 
 def _extents(dim: int, align: int = _FRACTAL) -> list[int]:
@@ -115,7 +116,7 @@ class AutoTileMatmulL0(Pass):
                       allow_double_buffer_c=self.memory_planner is not MemoryPlanner.PYPTO or self.l0c_double_buffer,
                       **_bias_limits(mm, loads, caps, n_dim))
         t = _chooser_tiling(cfg)
-        ba, bb = _bytes(a), _bytes(b)
+        bytes_ab = ba, bb = _bytes(a), _bytes(b)
         if t is not None and carried and (t.n % c0(bb) or t.k % c0(min(ba, bb)) or (
                 self.memory_planner is MemoryPlanner.PTOAS and (m_dim % t.m or n_dim % t.n))):
             # blocks whose Mat tiles are not whole NZ boxes take more bytes than planned; under PTOAS whole
@@ -124,21 +125,20 @@ class AutoTileMatmulL0(Pass):
         if t is not None:
             if (t.m, t.n, t.k) == (m_dim, n_dim, k_dim):
                 return None
-            shared = self.memory_planner is MemoryPlanner.PYPTO
             # each stage of a dbC loop loads its own operand blocks (an operand-stationary choice holds one
             # panel upstream): when two stages do not fit, the same tiles run single-buffered
             for tt in ((t,) if not carried else ()) + (replace(t, double_buffer_c=False),):
-                if regions_fit(tt, cfg, caps, shared=shared, biased=mm.op == "tile.matmul_bias",
+                if regions_fit(tt, cfg, caps, shared=self.memory_planner is MemoryPlanner.PYPTO, biased=mm.op == "tile.matmul_bias",
                                one_region_at_a_time=self.memory_planner is MemoryPlanner.PTOAS,
                                operand_sets=1 + carried):
                     return tt
-        bytes_ab, bytes_c, bias_b = (ba, bb), dtype_c.nbytes, _bias_bytes(mm)
+        bytes_c, bias_b = dtype_c.nbytes, _bias_bytes(mm)
         if _fits(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps, bias_b):
             return None
         return choose_tiling(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps, bias_b, 1 + carried)
 
     def run_function(self, func: Function, program: Program) -> Function:
-        if not func.is_incore or not any(_matmul_of(s) for s in iter_stmts(func.body)):
+        if not func.is_incore or not any(assign_of(s, _MATMULS) for s in iter_stmts(func.body)):
             return func  # both rewrites start at a ``c = tile.matmul(...)`` statement
         func = self._first_iterations(func)
         loads = operand_defs(func.body)
@@ -150,7 +150,7 @@ class AutoTileMatmulL0(Pass):
         def block(stmts: list[Stmt]) -> list[Stmt]:
             out = list(stmts)
             for i, s in enumerate(stmts):
-                found = matmul_of_loads(s, loads, ("tile.matmul", "tile.matmul_bias"))
+                found = matmul_of_loads(s, loads, _MATMULS)
                 if found is None or uses[found[0]] != 2:
                     continue
                 rest = stmts[i + 1:]
@@ -224,10 +224,6 @@ _MatmulOfLoads = tuple[Var, Call, MatmulOperand, MatmulOperand]
 # the statement and the ``var = call`` of each link after ``c``: its cast, the second matmul, E, the store
 _Link = tuple[Stmt, tuple[Var, Call]]
 _Chain = tuple[_Link, _Link, MatmulOperand, tuple[Stmt, Call]]
-
-
-def _matmul_of(s: Stmt) -> tuple[Var, Call] | None:
-    return assign_of(s, ("tile.matmul", "tile.matmul_bias"))
 
 
 def _bias(mm: Call, loads: dict[Var, Call], t: Tiling, n_dim: int) -> tuple[bool, MatmulOperand | None]:

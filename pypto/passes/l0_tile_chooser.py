@@ -112,27 +112,22 @@ class L0TileResult:
     perf_hint: str = ""
 
 
-# Upstream's calibrations of the cost fields: 910B (a2a3) on-device sweeps; 950 (a5) fitted on the a5 simulator.
-_COST_FIELDS = ("bw_a", "bw_b", "bw_drain", "drain_fixed_cycles", "drain_row_cycles", "drain_penalty_cycles",
-                "mad_head", "mad_fp32_passes")
-_COST_MODELS = {
-    BackendType.Ascend910B: dict(zip(_COST_FIELDS, (129.7, 85.4, 118.0, 164.0, 4.45, 2.6, 21, 2), strict=True)),
-    BackendType.Ascend950: dict(zip(_COST_FIELDS, (206.3, 223.8, 30.0, 343.4, 4.59, 0.26, 25, 8), strict=True)),
-}
-_L0_BYTES = {
-    BackendType.Ascend910B: (64 * 1024, 64 * 1024, 128 * 1024),
-    BackendType.Ascend950: (64 * 1024, 64 * 1024, 256 * 1024),
+# Upstream's L0 sizes and cost calibrations: 910B (a2a3) on-device sweeps; 950 (a5) fitted on the a5 simulator.
+_BACKEND_FIELDS = ("l0a_bytes", "l0b_bytes", "l0c_bytes", "bw_a", "bw_b", "bw_drain", "drain_fixed_cycles",
+                   "drain_row_cycles", "drain_penalty_cycles", "mad_head", "mad_fp32_passes")
+_BACKENDS = {
+    BackendType.Ascend910B: (64 * 1024, 64 * 1024, 128 * 1024, 129.7, 85.4, 118.0, 164.0, 4.45, 2.6, 21, 2),
+    BackendType.Ascend950: (64 * 1024, 64 * 1024, 256 * 1024, 206.3, 223.8, 30.0, 343.4, 4.59, 0.26, 25, 8),
 }
 
 
 def backend_config(backend: BackendType, m: int, n: int, k: int, *, dtype_a: DataType, dtype_b: DataType,
                    dtype_c: DataType) -> L0TileConfig:
     """The configuration AutoTileMatmulL0 starts from on ``backend`` (gates closed, no caps)."""
-    l0a, l0b, l0c = _L0_BYTES[backend]
     int32_rows = backend is BackendType.Ascend910B and dtype_c == DataType.INT32
-    return L0TileConfig(M=m, N=n, K=k, l0a_bytes=l0a, l0b_bytes=l0b, l0c_bytes=l0c, bytes_a=dtype_a.nbytes,
-                        bytes_b=dtype_b.nbytes, bytes_c=dtype_c.nbytes, l0c_align_m=32 if int32_rows else 16,
-                        **_COST_MODELS[backend])
+    return L0TileConfig(M=m, N=n, K=k, bytes_a=dtype_a.nbytes, bytes_b=dtype_b.nbytes, bytes_c=dtype_c.nbytes,
+                        l0c_align_m=32 if int32_rows else 16,
+                        **dict(zip(_BACKEND_FIELDS, _BACKENDS[backend], strict=True)))
 
 
 @dataclass(frozen=True)
