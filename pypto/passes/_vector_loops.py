@@ -215,9 +215,9 @@ def _as_rows(loop: ForStmt, stmts: list[Stmt], local: frozenset[Var]) -> tuple[_
     return rw, read | written
 
 
-def rows_of(loop: ForStmt, local: frozenset[Var], uses: Counter[Var] | None = None) -> list[Stmt] | None:
-    """The tile statements replacing ``loop`` (see the module doc), or None; with ``uses`` (the use counts of
-    the enclosing body), also None when a scalar of the element statements is used after the loop.
+def rows_of(loop: ForStmt, local: frozenset[Var], uses: Counter[Var]) -> list[Stmt] | None:
+    """The tile statements replacing ``loop`` (see the module doc), or None, also when a scalar of the element
+    statements is used after the loop (``uses``: the use counts of the enclosing body).
 
     A loop whose body starts with such statements and goes on with others (tile work that takes the
     scalars only as ``pl.mul(row, s)`` and the like, on one-row tensors, and touches none of their
@@ -232,19 +232,16 @@ def rows_of(loop: ForStmt, local: frozenset[Var], uses: Counter[Var] | None = No
     if done is None:
         return None
     rw, touched = done
-    if uses is not None:
-        inner = var_use_counts(loop)
-        if any(uses[v] != inner[v] for v in rw.rows):
-            return None  # a scalar of the loop is used after it
+    inner = var_use_counts(loop)
+    if any(uses[v] != inner[v] for v in rw.rows):
+        return None  # a scalar of the loop is used after it
     if cut == len(body):
         return rw.out
     rest = body[cut:]
     if any(v in touched for s in rest for v in used_vars(s)):
         return None
     new_rest = _window_uses(rw, rest)
-    if new_rest is None:
-        return None
-    return [*rw.out, dataclasses.replace(loop, body=seq(new_rest, span=loop.body.span))]
+    return None if new_rest is None else [*rw.out, dataclasses.replace(loop, body=seq(new_rest, span=loop.body.span))]
 
 
 def _window_uses(rw: _Rows, rest: list[Stmt]) -> list[Stmt] | None:
