@@ -46,7 +46,6 @@ from pypto.passes.expand_mixed_kernel import MAX_UNROLL
 from pypto.passes.l0_tile_chooser import L0TileConfig, backend_config, choose_l0_tile
 
 _FRACTAL = 16
-_MATMULS = ("tile.matmul", "tile.matmul_bias")  # the matmuls this pass tiles (a matmul_acc only as a carried step)
 
 
 def _extents(dim: int, align: int = _FRACTAL) -> list[int]:
@@ -138,7 +137,7 @@ class AutoTileMatmulL0(Pass):
         return choose_tiling(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps, bias_b, 1 + carried)
 
     def run_function(self, func: Function, program: Program) -> Function:
-        if not func.is_incore or not any(assign_of(s, _MATMULS) for s in iter_stmts(func.body)):
+        if not func.is_incore or not any(assign_of(s, ("tile.matmul", "tile.matmul_bias")) for s in iter_stmts(func.body)):
             return func  # both rewrites start at a ``c = tile.matmul(...)`` statement
         func = self._first_iterations(func)
         loads = operand_defs(func.body)
@@ -150,7 +149,7 @@ class AutoTileMatmulL0(Pass):
         def block(stmts: list[Stmt]) -> list[Stmt]:
             out = list(stmts)
             for i, s in enumerate(stmts):
-                found = matmul_of_loads(s, loads, _MATMULS)
+                found = matmul_of_loads(s, loads, ("tile.matmul", "tile.matmul_bias"))
                 if found is None or uses[found[0]] != 2:
                     continue
                 rest = stmts[i + 1:]
