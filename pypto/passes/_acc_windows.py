@@ -30,28 +30,24 @@ from pypto.ir.enums import MemorySpace
 from pypto.ir.expr import Call, IterArg, Var
 from pypto.ir.function import Function
 from pypto.ir.ops.registry import make_call
-from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, SeqStmts, Stmt, YieldStmt, flatten, seq
+from pypto.ir.stmt import AssignStmt, ForStmt, SeqStmts, Stmt, YieldStmt, flatten, seq
 from pypto.ir.types import TileType
 from pypto.ir.visitor import substitute
-from pypto.passes._index import iadd
-from pypto.passes._rewrite import assign_of, elements, ints
-from pypto.passes._util import defined_vars, iter_stmts, map_blocks, used_vars, var_use_counts
+from pypto.passes._rewrite import assign_of, elements, expand_stmts, ints, store_shifted
+from pypto.passes._util import defined_vars, iter_stmts, used_vars, var_use_counts
 
 
 def _acc_creates(func: Function) -> list[Var]:
-    out = []
-    for s in flatten(func.body):
-        a = assign_of(s, "tile.create")
-        if a is not None and isinstance(t := a[0].var_type, TileType) and t.memory_space is MemorySpace.Acc:
-            out.append(a[0])
-    return out
+    return [a[0] for s in flatten(func.body) if (a := assign_of(s, "tile.create")) is not None
+            and isinstance(t := a[0].var_type, TileType) and t.memory_space is MemorySpace.Acc]
 
 
-def _windows(func: Function, acc: Var) -> tuple[list[tuple[ForStmt, AssignStmt, AssignStmt]], Stmt] | None:
-    """The (loop, slice, matmul_acc) of every window of ``acc`` and its one top-level store, or None when
-    ``acc`` is used in any other way."""
+def _windows(func: Function, acc: Var) -> tuple[list[tuple[ForStmt, AssignStmt, AssignStmt]],
+                                                tuple[Stmt, tuple[Var, Call]]] | None:
+    """The (loop, slice, matmul_acc) of every window of ``acc`` and its one top-level store (the statement and
+    its ``var = call``), or None when ``acc`` is used in any other way."""
     uses = var_use_counts(func.body)  # a var's count includes its definition
-    stores = [s for s in flatten(func.body) if (a := assign_of(s, "tile.store")) and a[1].args[0] is acc]
+    stores = [(s, a) for s in flatten(func.body) if (a := assign_of(s, "tile.store")) and a[1].args[0] is acc]
     found = []
     for loop in iter_stmts(func.body):
         if not isinstance(loop, ForStmt):
@@ -90,11 +86,7 @@ def _carry(loop: ForStmt, sl: AssignStmt, step: AssignStmt, store: Call) -> list
     new = dataclasses.replace(loop, body=SeqStmts(tuple(body), span=loop.body.span),
                               iter_args=(*loop.iter_args, carry), inits=(*loop.inits, init),
                               return_vars=(*loop.return_vars, out))
-    *lead, row, col = elements(store.args[1])
-    off_r, off_c = elements(sl.value.args[2])
-    offs = ints([*lead, iadd(row, off_r, sp), iadd(col, off_c, sp)], sp)
-    put = make_call("tile.store", [out, offs, store.args[2]], dict(store.kwargs), span=sp)
-    return [AssignStmt(init, create, span=sp), new, EvalStmt(put, span=sp)]
+    return [AssignStmt(init, create, span=sp), new, store_shifted(out, store, *elements(sl.value.args[2]), sp)]
 
 
 def carry_acc_windows(func: Function) -> Function:
@@ -103,19 +95,14 @@ def carry_acc_windows(func: Function) -> Function:
         found = _windows(func, acc)
         if found is None:
             continue
-        windows, store = found
-        st = assign_of(store, "tile.store")
-        assert st is not None
+        windows, (store, st) = found
         loops = {id(loop): (sl, step) for loop, sl, step in windows}
 
-        def block(stmts: list[Stmt], loops=loops, st=st) -> list[Stmt]:
-            out: list[Stmt] = []
-            for s in stmts:
-                hit = loops.get(id(s))
-                out += _carry(s, *hit, st[1]) if hit is not None and isinstance(s, ForStmt) else [s]
-            return out
+        def carry(s: Stmt, loops=loops, st=st) -> list[Stmt] | None:
+            hit = loops.get(id(s))
+            return _carry(s, *hit, st[1]) if hit is not None and isinstance(s, ForStmt) else None
 
-        body = map_blocks(func.body, block)
+        body = expand_stmts(func.body, carry)
         kept = [s for s in flatten(body) if s is not store and not (isinstance(s, AssignStmt) and s.var is acc)]
         body = substitute(seq(kept, span=func.body.span), {st[0]: st[1].args[2]})
         func = dataclasses.replace(func, body=body)

@@ -22,13 +22,14 @@ from pypto.ir.dtypes import DataType
 from pypto.ir.enums import ForKind, MemorySpace
 from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, IterArg, Var
 from pypto.ir.ops.registry import make_call
-from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, SeqStmts, Stmt, YieldStmt, flatten, seq
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, SeqStmts, Stmt, YieldStmt, flatten
 from pypto.ir.types import ScalarType, TileType
 from pypto.ir.visitor import substitute
 from pypto.passes._matmul_fit import Tiling
-from pypto.passes._matmul_operand import MatmulOperand, int_tuple, matmul_operand
+from pypto.passes._matmul_grid import const_loop
+from pypto.passes._matmul_operand import MatmulOperand, matmul_of_loads, operand_blocks
 from pypto.passes._peel import first_iteration_choice, peelable
-from pypto.passes._rewrite import assign_of, emit
+from pypto.passes._rewrite import emit, expand_stmts, ints
 from pypto.passes._util import base_name, element_dtype
 from pypto.span import Span
 
@@ -46,16 +47,12 @@ _Site = tuple[AssignStmt, Var, Call, Expr | None, MatmulOperand, MatmulOperand, 
 def _site(s: Stmt, loads: dict[Var, Call], tiling_of: TilingOf, fits: KLoopFits) -> _Site | bool | None:
     """A branch matmul that needs K blocks only (its site), one that needs an ``[m, n]`` grid or whose K loop's
     blocks would not fit L0 (True), or anything else (None)."""
-    found = assign_of(s, ("tile.matmul", "tile.matmul_acc"))
+    found = matmul_of_loads(s, loads)
     if found is None or not isinstance(s, AssignStmt):
         return None
-    var, call = found
+    var, call, a, b = found
     acc = call.args[0] if call.op == "tile.matmul_acc" else None
-    if call.op == "tile.matmul_acc" and len(call.args) != 3:
-        return None
-    ops = call.args[1:3] if acc is not None else call.args[:2]
-    a, b = matmul_operand(ops[0], loads), matmul_operand(ops[1], loads)
-    if a is None or b is None or not isinstance(var.var_type, TileType):
+    if acc is not None and len(call.args) != 3:
         return None
     t = tiling_of(a, b, var, call)
     if t is None:
@@ -75,13 +72,12 @@ def plan(loop: Stmt, loads: dict[Var, Call], tiling_of: TilingOf, fits: KLoopFit
     for s in body:
         if not isinstance(s, IfStmt) or not first_iteration_choice(s, loop, body):
             continue
-        for branch in (s.then_body, s.else_body):
-            for x in flatten(branch) if branch is not None else ():
-                found = _site(x, loads, tiling_of, fits)
-                if found is True:
-                    return True
-                if isinstance(found, tuple):
-                    sites.append(found)
+        for x in (*flatten(s.then_body), *flatten(s.else_body)):
+            found = _site(x, loads, tiling_of, fits)
+            if found is True:
+                return True
+            if isinstance(found, tuple):
+                sites.append(found)
     return sites or None
 
 
@@ -98,27 +94,14 @@ def k_tile(loop: ForStmt, sites: list[_Site]) -> tuple[ForStmt, set[Var]]:
     by_stmt = {id(site[0]): site for site in sites}
     renames: dict[Var, Expr] = {}
 
-    def branch(b: Stmt | None) -> Stmt | None:
-        if b is None:
+    def one(x: Stmt) -> list[Stmt] | None:
+        site = by_stmt.get(id(x))
+        if site is None:
             return None
-        out: list[Stmt] = []
-        for x in flatten(b):
-            site = by_stmt.get(id(x))
-            if site is None:
-                out.append(x)
-                continue
-            stmts, result = KLoop(*site[4:], site[2], site[0].span).emit(site[1].name, site[3])
-            out += stmts
-            renames[site[1]] = result
-        return seq(out, span=b.span)
+        stmts, renames[site[1]] = KLoop(*site[4:], site[2], site[0].span).emit(site[1].name, site[3])
+        return stmts
 
-    new_body: list[Stmt] = []
-    for s in flatten(loop.body):
-        if isinstance(s, IfStmt) and any(id(x) in by_stmt for b in (s.then_body, s.else_body) if b is not None
-                                         for x in flatten(b)):
-            s = dataclasses.replace(s, then_body=branch(s.then_body), else_body=branch(s.else_body))
-        new_body.append(s)
-    body = substitute(seq(new_body, span=loop.body.span), renames)
+    body = substitute(expand_stmts(loop.body, one), renames)
     operands = {v for site in sites for op in (site[4], site[5]) for v in op.defs}
     return dataclasses.replace(loop, body=body), operands
 
@@ -131,10 +114,8 @@ class KLoop:
         self.a, self.b, self.t, self.mm, self.span = a, b, t, mm, span
 
     def _block(self, ko: Expr, k: int, tag: str, name: str) -> tuple[list[Stmt], Var, Var]:
-        zero = ConstInt(0, span=self.span)
-        sa, va = self.a.window(zero, ko, (self.a.shape[0], k), f"{name}_l0_a{tag}", self.span)
-        sb, vb = self.b.window(ko, zero, (k, self.b.shape[1]), f"{name}_l0_b{tag}", self.span)
-        return [*sa, *sb], va, vb
+        zero, mnk = ConstInt(0, span=self.span), (self.a.shape[0], self.b.shape[1], k)
+        return operand_blocks(self.a, self.b, (zero, zero, ko), mnk, (f"{name}_l0_a{tag}", f"{name}_l0_b{tag}"), self.span)
 
     def _fresh(self, va: Var, vb: Var) -> Call:
         kwargs = dict(self.mm.kwargs)
@@ -168,12 +149,11 @@ class KLoop:
         sp, k = self.span, self.t.k
         acc_t = self.mm.result_type
         assert isinstance(acc_t, TileType)
-        if acc_in is None:
-            create = make_call("tile.create", [int_tuple(list(acc_t.shape), sp)],
+        init = acc_in
+        if init is None:  # a placeholder the first block's fresh matmul replaces (peeled away later)
+            create = make_call("tile.create", [ints(acc_t.shape, sp)],
                                {"dtype": acc_t.dtype, "target_memory": MemorySpace.Acc}, span=sp)
-            init: Expr = emit(out, f"{name}_l0_init", create, sp)
-        else:
-            init = acc_in
+            init = emit(out, f"{name}_l0_init", create, sp)
         ko = Var(f"{name}_l0_ko", _INDEX, span=sp)
         carry = IterArg(f"{name}_l0_c", acc_t, span=sp)
         body, va, vb = self._block(ko, k, "", name)
@@ -183,9 +163,8 @@ class KLoop:
             step = self._choice(body, name, ko, carry, va, vb)
         body.append(YieldStmt((step,), span=sp))
         result = Var(f"{name}_l0_kmain" if has_tail else name, acc_t, span=sp)
-        out.append(ForStmt(ko, ConstInt(0, span=sp), ConstInt(full * k, span=sp), ConstInt(k, span=sp),
-                           SeqStmts(tuple(body), span=sp), (carry,), (result,), inits=(init,),
-                           kind=ForKind.Pipeline, attrs=dict(_STAGES), span=sp))
+        out.append(const_loop(ko, (0, full * k, k), body, sp, iter_args=(carry,), return_vars=(result,), inits=(init,),
+                              kind=ForKind.Pipeline, attrs=dict(_STAGES)))
         return result
 
     def _choice(self, body: list[Stmt], name: str, ko: Var, carry: IterArg, va: Var, vb: Var) -> Var:

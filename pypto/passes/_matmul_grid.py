@@ -5,17 +5,17 @@ stored to DDR, and a chain's row blocks."""
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import ForKind
 from pypto.ir.expr import Call, ConstInt, Expr, IterArg, Var
 from pypto.ir.ops.registry import make_call
-from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, SeqStmts, Stmt, YieldStmt
+from pypto.ir.stmt import AssignStmt, ForStmt, SeqStmts, Stmt, YieldStmt
 from pypto.ir.types import ScalarType
-from pypto.passes._index import iadd
 from pypto.passes._matmul_fit import Tiling, spans
-from pypto.passes._matmul_operand import MatmulOperand, int_tuple
-from pypto.passes._rewrite import clone, elements, emit
+from pypto.passes._matmul_operand import MatmulOperand, operand_blocks
+from pypto.passes._rewrite import clone, emit, store_shifted
 from pypto.passes._util import base_name
 from pypto.span import Span
 
@@ -25,6 +25,18 @@ DOUBLE_BUFFER_C = "pipeline_double_buffer_c"  # upstream's loop attribute: two L
 
 def _stem(op: MatmulOperand) -> str:
     return base_name(getattr(op.tensor, "name", "x"))
+
+
+def const_loop(var: Var, bounds: tuple[int, int, int], body: list[Stmt], span: Span, **kwargs: Any) -> ForStmt:
+    """``for var in range(lo, hi, step)`` over ``body`` (``bounds`` constants; ``kwargs``: ForStmt fields)."""
+    lo, hi, step = (ConstInt(x, span=span) for x in bounds)
+    return ForStmt(var, lo, hi, step, SeqStmts(tuple(body), span=span), span=span, **kwargs)
+
+
+def _axis(name: str, bounds: tuple[int, int, int], span: Span) -> Expr:
+    """The index of a grid axis over ``[lo, hi)``: a loop variable, or ``lo`` itself for a single tile."""
+    lo, hi, step = bounds
+    return Var(name, _INDEX, span=span) if hi - lo > step else ConstInt(lo, span=span)
 
 
 class Builder:
@@ -47,17 +59,14 @@ class Builder:
         return make_call("tile.matmul_bias", [va, vb, bias], {}, span=self.span)
 
     def _block(self, mi: Expr, ni: Expr, ko: Expr, suffix: str, mnk: tuple[int, int, int]) -> tuple[list[Stmt], Var, Var]:
-        m, n, k = mnk
-        sa, va = self.a.window(mi, ko, (m, k), f"{_stem(self.a)}_{suffix}", self.span)
-        sb, vb = self.b.window(ko, ni, (k, n), f"{_stem(self.b)}_{suffix}", self.span)
-        return [*sa, *sb], va, vb
+        names = (f"{_stem(self.a)}_{suffix}", f"{_stem(self.b)}_{suffix}")
+        return operand_blocks(self.a, self.b, (mi, ni, ko), mnk, names, self.span)
 
     def _acc_step(self, acc: Var, mi: Expr, ni: Expr, ko: Expr, mnk: tuple[int, int, int],
                   suffix: str) -> tuple[list[Stmt], Var]:
         stmts, va, vb = self._block(mi, ni, ko, suffix, mnk)
-        step = make_call("tile.matmul_acc", [acc, va, vb], {}, span=self.span)
-        nxt = Var(acc.name, step.result_type, span=self.span)
-        return [*stmts, AssignStmt(nxt, step, span=self.span)], nxt
+        nxt = emit(stmts, acc.name, make_call("tile.matmul_acc", [acc, va, vb], {}, span=self.span), self.span)
+        return stmts, nxt
 
     def sub_tile(self, mi: Expr, ni: Expr, name: str, m: int, n: int,
                  acc_in: Var | None = None) -> tuple[list[Stmt], Var]:
@@ -76,20 +85,13 @@ class Builder:
             carry = IterArg(f"{name}_iter", acc.var_type, span=sp)
             body, nxt = self._acc_step(carry, mi, ni, ko, (m, n, k), "k")
             out = Var(name, acc.var_type, span=sp)
-            stmts.append(ForStmt(ko, ConstInt(k, span=sp), ConstInt(full * k, span=sp), ConstInt(k, span=sp),
-                                 SeqStmts((*body, YieldStmt((nxt,), span=sp)), span=sp), (carry,), (out,), inits=(acc,), span=sp))
+            stmts.append(const_loop(ko, (k, full * k, k), [*body, YieldStmt((nxt,), span=sp)], sp, iter_args=(carry,),
+                                    return_vars=(out,), inits=(acc,)))
             acc = out
         if tail:
             body, acc = self._acc_step(acc, mi, ni, ConstInt(full * k, span=sp), (m, n, tail), "kt")
             stmts += body
         return stmts, acc
-
-    def store_at(self, body: list[Stmt], acc: Var, store: Call, mi: Expr, ni: Expr) -> None:
-        sp = self.span
-        *lead, row0, col0 = elements(store.args[1])
-        offs = int_tuple([*lead, iadd(row0, mi, sp), iadd(col0, ni, sp)], sp)
-        body.append(EvalStmt(make_call("tile.store", [acc, offs, store.args[2]], dict(store.kwargs), span=sp),
-                             span=sp))
 
     def grid(self, store: Call) -> list[Stmt]:
         """Every ``[m, n]`` sub-tile stored to its window of the store's tensor: loops over the full tiles of M
@@ -107,18 +109,14 @@ class Builder:
         ``double_buffer_c`` (the full tiles only: the peeled tails stay one accumulator) the inner loop is
         ``pl.pipeline(..., stage=2)`` marked ``pipeline_double_buffer_c``."""
         sp = self.span
-        axes = []
-        for name, (lo, hi, step) in (("mi", rows), ("ni", cols)):
-            axes.append(Var(name, _INDEX, span=sp) if hi - lo > step else ConstInt(lo, span=sp))
-        mi, ni = axes
+        mi, ni = _axis("mi", rows, sp), _axis("ni", cols, sp)
         body, acc = self.sub_tile(mi, ni, f"{base_name(getattr(store.args[0], 'name', 'c'))}_sub", rows[2], cols[2])
-        self.store_at(body, acc, store, mi, ni)
-        for var, (lo, hi, step) in ((ni, cols), (mi, rows)):
+        body.append(store_shifted(acc, store, mi, ni, sp))
+        for var, bounds in ((ni, cols), (mi, rows)):
             if isinstance(var, Var):
                 kind, attrs = (ForKind.Pipeline, {"pipeline_stages": 2, DOUBLE_BUFFER_C: True}) if double_buffer_c \
                     else (ForKind.Sequential, {})
-                body = [ForStmt(var, ConstInt(lo, span=sp), ConstInt(hi, span=sp), ConstInt(step, span=sp),
-                                SeqStmts(tuple(body), span=sp), kind=kind, attrs=attrs, span=sp)]
+                body = [const_loop(var, bounds, body, sp, kind=kind, attrs=attrs)]
                 double_buffer_c = False
         return body
 
@@ -126,13 +124,10 @@ class Builder:
         """Per row block: its rows of ``c`` (full-K or split-K), their cast, times ``E``, stored; a loop over
         the full blocks of ``m`` rows, then a peeled last block when ``m`` does not divide M."""
         sp, out = self.span, []
-        for lo, hi, m in spans(self.a.shape[0], self.t.m):
-            mi = Var("mi", _INDEX, span=sp) if hi - lo > m else ConstInt(lo, span=sp)
-            body = self._row_block(mi, m, cast, second, store)
-            if isinstance(mi, Var):
-                body = [ForStmt(mi, ConstInt(lo, span=sp), ConstInt(hi, span=sp), ConstInt(m, span=sp),
-                                SeqStmts(tuple(body), span=sp), span=sp)]
-            out += body
+        for bounds in spans(self.a.shape[0], self.t.m):
+            mi = _axis("mi", bounds, sp)
+            body = self._row_block(mi, bounds[2], cast, second, store)
+            out += [const_loop(mi, bounds, body, sp)] if isinstance(mi, Var) else body
         return out
 
     def _row_block(self, mi: Expr, m: int, cast: tuple[Var, Call], second: tuple[Var, Call],
@@ -146,7 +141,7 @@ class Builder:
         dc = make_call("tile.matmul", [cb, *second[1].args[1:]], dict(second[1].kwargs), span=sp)
         d = Var(base_name(second[0].name), dc.result_type, span=sp)
         body += [AssignStmt(cb, cc, span=sp), AssignStmt(d, dc, span=sp)]
-        self.store_at(body, d, store, mi, ConstInt(0, span=sp))
+        body.append(store_shifted(d, store, mi, ConstInt(0, span=sp), sp))
         return body
 
 
@@ -175,4 +170,4 @@ class CarriedBuilder(Builder):
         return [*stmts, loop], loop.return_vars[0]
 
 
-__all__ = ["DOUBLE_BUFFER_C", "Builder", "CarriedBuilder"]
+__all__ = ["DOUBLE_BUFFER_C", "Builder", "CarriedBuilder", "const_loop"]

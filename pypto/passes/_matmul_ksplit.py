@@ -20,21 +20,16 @@ from pypto.ir.expr import Call, ConstInt, Expr, Var
 from pypto.ir.function import Function
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, Stmt
-from pypto.ir.types import TileType
-from pypto.passes._matmul_operand import MatmulOperand, matmul_operand
-from pypto.passes._rewrite import assign_of, assigns_of, drop_defs, shaped
-from pypto.passes._util import base_name, map_blocks, var_use_counts
+from pypto.passes._matmul_operand import MatmulOperand, matmul_of_loads, operand_blocks, operand_defs
+from pypto.passes._rewrite import call_in, drop_defs, expand_stmts, shaped
+from pypto.passes._util import base_name, var_use_counts
 
 
 def _split(s: Stmt, loads: dict[Var, Call], pick_k: Callable[[int, int, int, int, int], int | None]) -> list[Stmt] | None:
-    found = assign_of(s, ("tile.matmul", "tile.matmul_acc"))
+    found = matmul_of_loads(s, loads)
     if found is None or found[1].kwargs.get("init_cond") is not None:
         return None
-    c, mm = found
-    acc = mm.op == "tile.matmul_acc"
-    a, b = (matmul_operand(x, loads) for x in mm.args[acc:acc + 2])
-    if a is None or b is None or not isinstance(c.var_type, TileType):
-        return None
+    c, mm, a, b = found
     (m, k_dim), n = a.shape, b.shape[1]
     k = pick_k(m, n, k_dim, shaped(a.load).dtype.nbytes, shaped(b.load).dtype.nbytes)
     if k is None or k == k_dim:
@@ -49,13 +44,11 @@ def _chain(c: Var, mm: Call, a: MatmulOperand, b: MatmulOperand, k: int, s: Stmt
     name = base_name(c.name)
     for k0 in range(0, k_dim, k):
         zero, at = ConstInt(0, span=sp), ConstInt(k0, span=sp)
-        sa, wa = a.window(zero, at, (m, k), f"{name}_a{k0}", sp)
-        sb, wb = b.window(at, zero, (k, n), f"{name}_b{k0}", sp)
-        out += [*sa, *sb]
+        blocks, wa, wb = operand_blocks(a, b, (zero, zero, at), (m, n, k), (f"{name}_a{k0}", f"{name}_b{k0}"), sp)
+        out += blocks
         call = make_call("tile.matmul", [wa, wb], dict(mm.kwargs), span=sp) if prev is None \
             else make_call("tile.matmul_acc", [prev, wa, wb], span=sp)
-        last = k0 + k >= k_dim
-        var = c if last else Var(f"{name}_k{k0}", call.type, span=c.span)
+        var = c if k0 + k >= k_dim else Var(f"{name}_k{k0}", call.type, span=c.span)
         out.append(AssignStmt(var, call, span=sp))
         prev = var
     return out
@@ -64,7 +57,7 @@ def _chain(c: Var, mm: Call, a: MatmulOperand, b: MatmulOperand, k: int, s: Stmt
 def split_matmuls_k(func: Function, caps: dict[MemorySpace, int], only: set[int] | None = None) -> Function:
     """``func`` with every matmul of two Mat loads that only L0A / L0B are too small for chained over K
     (with ``only``: of the statements whose ids it holds)."""
-    loads = {**assigns_of(func.body, "tile.load"), **assigns_of(func.body, "tile.transpose_view")}
+    loads = operand_defs(func.body)
     left, right, accum = caps[MemorySpace.Left] // 2, caps[MemorySpace.Right] // 2, caps[MemorySpace.Acc]
 
     def pick_k(m: int, n: int, k_dim: int, ba: int, bb: int) -> int | None:
@@ -78,17 +71,13 @@ def split_matmuls_k(func: Function, caps: dict[MemorySpace, int], only: set[int]
 
     operands: set[Var] = set()
 
-    def block(stmts: list[Stmt]) -> list[Stmt]:
-        out: list[Stmt] = []
-        for s in stmts:
-            new = _split(s, loads, pick_k) if only is None or id(s) in only else None
-            out.extend([s] if new is None else new)
-            if new is not None:
-                mm = assign_of(s)
-                operands.update(x for x in mm[1].args if isinstance(x, Var))  # type: ignore[index]
-        return out
+    def one(s: Stmt) -> list[Stmt] | None:
+        new = _split(s, loads, pick_k) if only is None or id(s) in only else None
+        if new is not None:
+            operands.update(x for x in call_in(s).args if isinstance(x, Var))
+        return new
 
-    body = map_blocks(func.body, block)
+    body = expand_stmts(func.body, one)
     if body is func.body:
         return func
     for _ in range(2):  # a transpose view, then the load under it

@@ -12,17 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pypto.ir.enums import MemorySpace
-from pypto.ir.expr import Call, ConstInt, Expr, MakeTuple, Var, as_int
+from pypto.ir.expr import Call, Expr, MakeTuple, Var, as_int
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import Stmt
 from pypto.ir.types import TensorType, TileType
 from pypto.passes._index import iadd
-from pypto.passes._rewrite import emit
+from pypto.passes._rewrite import assign_of, assigns_of, emit, ints
 from pypto.span import Span
-
-
-def int_tuple(values: list[int | Expr], span: Span) -> MakeTuple:
-    return MakeTuple(tuple(v if isinstance(v, Expr) else ConstInt(v, span=span) for v in values), span=span)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +51,8 @@ class MatmulOperand:
             row, col, shape = col, row, (shape[1], shape[0])
         offs = [*self.lead, iadd(self.origin[0], row, span), iadd(self.origin[1], col, span)]
         ext = [*(1 for _ in self.lead), *shape]
-        call = make_call("tile.load", [self.tensor, int_tuple(offs, span), int_tuple(ext, span),
-                                       int_tuple(ext, span)], dict(self.load.kwargs), span=span)
+        call = make_call("tile.load", [self.tensor, ints(offs, span), ints(ext, span), ints(ext, span)],
+                         dict(self.load.kwargs), span=span)
         stmts: list[Stmt] = []
         v = emit(stmts, name + ("_nat" if self.trans else ""), call, span)
         if self.trans:
@@ -92,4 +88,34 @@ def matmul_operand(e: Expr, defs: dict[Var, Call]) -> MatmulOperand | None:
     return MatmulOperand(e, load.args[0], tuple(lead), (row, col), load, trans, defs_)
 
 
-__all__ = ["MatmulOperand", "int_tuple", "matmul_operand"]
+def operand_defs(body: Stmt) -> dict[Var, Call]:
+    """The ``tile.load`` and ``tile.transpose_view`` assignments of ``body``: what :func:`matmul_operand` reads."""
+    return {**assigns_of(body, "tile.load"), **assigns_of(body, "tile.transpose_view")}
+
+
+def matmul_of_loads(s: Stmt, defs: dict[Var, Call], ops: tuple[str, ...] = ("tile.matmul", "tile.matmul_acc")
+                    ) -> tuple[Var, Call, MatmulOperand, MatmulOperand] | None:
+    """``(c, call, A, B)`` for ``c = op(A, B, ...)`` or ``c = matmul_acc(acc, A, B)`` (``op`` in ``ops``) of
+    two :class:`MatmulOperand` with a tile result; None for anything else."""
+    found = assign_of(s, ops)
+    if found is None:
+        return None
+    c, call = found
+    first = int(call.op == "tile.matmul_acc")
+    a, b = (matmul_operand(x, defs) for x in call.args[first:first + 2])
+    if a is None or b is None or not isinstance(c.var_type, TileType):
+        return None
+    return c, call, a, b
+
+
+def operand_blocks(a: MatmulOperand, b: MatmulOperand, at: tuple[Expr, Expr, Expr], mnk: tuple[int, int, int],
+                   names: tuple[str, str], span: Span) -> tuple[list[Stmt], Var, Var]:
+    """The ``[m, k]`` window of ``a`` at ``(row, ko)`` and the ``[k, n]`` window of ``b`` at ``(ko, col)``
+    (``at`` is ``(row, col, ko)``): their loads and the two windows."""
+    (row, col, ko), (m, n, k) = at, mnk
+    sa, va = a.window(row, ko, (m, k), names[0], span)
+    sb, vb = b.window(ko, col, (k, n), names[1], span)
+    return [*sa, *sb], va, vb
+
+
+__all__ = ["MatmulOperand", "matmul_of_loads", "matmul_operand", "operand_blocks", "operand_defs"]

@@ -14,6 +14,7 @@ plain matmul when the condition holds): the peeled iteration gets ``matmul(a, b)
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from pypto.ir.enums import ForKind
 from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, Var, as_int
@@ -49,10 +50,7 @@ def first_iteration_choice(s: Stmt, loop: ForStmt, body: list[Stmt]) -> bool:
     """``if x == c`` with an else and results, or a ``matmul_acc`` whose ``init_cond`` is ``x == c``, where
     ``x`` is the loop variable times ``k`` and ``c`` its value on the first iteration (only there): a
     choice on iteration one."""
-    if isinstance(s, IfStmt) and s.else_body is not None and s.return_vars:
-        c = s.cond
-    else:
-        c = _init_cond(s)
+    c = s.cond if isinstance(s, IfStmt) and s.else_body is not None and s.return_vars else _init_cond(s)
     if not isinstance(c, BinaryExpr) or c.op is not BinOp.Eq:
         return False
     start = as_int(loop.start)
@@ -85,21 +83,22 @@ def peelable(loop: Stmt, cube: bool | None = None) -> bool:
 def _take_branch(body: list[Stmt], choices: set[int], then: bool, renames: dict[Var, Expr]) -> list[Stmt]:
     """``body`` with its statements at ``choices`` (first-iteration ifs) replaced by one branch; the ifs'
     results read the branch's yields."""
+    def renamed(x: Any) -> Any:
+        return substitute(x, renames) if renames else x
+
     out: list[Stmt] = []
     for i, s in enumerate(body):
         if i not in choices:
-            out.append(substitute(s, renames) if renames else s)
-            continue
-        if isinstance(s, AssignStmt):
-            out.append(_chosen_matmul(substitute(s, renames) if renames else s, then))
-            continue
-        assert isinstance(s, IfStmt)
-        branch = flatten(s.then_body if then else s.else_body)
-        yielded = branch.pop() if branch and isinstance(branch[-1], YieldStmt) else None
-        out.extend(substitute(b, renames) if renames else b for b in branch)
-        values = yielded.values if yielded is not None else ()
-        for rv, v in zip(s.return_vars, values, strict=False):
-            renames[rv] = substitute(v, renames) if renames else v
+            out.append(renamed(s))
+        elif isinstance(s, AssignStmt):
+            out.append(_chosen_matmul(renamed(s), then))
+        else:
+            assert isinstance(s, IfStmt)
+            branch = flatten(s.then_body if then else s.else_body)
+            yielded = branch.pop() if branch and isinstance(branch[-1], YieldStmt) else None
+            out.extend(renamed(b) for b in branch)
+            for rv, v in zip(s.return_vars, yielded.values if yielded is not None else (), strict=False):
+                renames[rv] = renamed(v)
     return out
 
 
@@ -113,9 +112,9 @@ def _chosen_matmul(s: AssignStmt, first: bool) -> AssignStmt:
     return dataclasses.replace(s, value=make_call("tile.matmul", list(c.args[1:3]), kwargs, span=c.span))
 
 
-def peel(loop: ForStmt) -> tuple[list[Stmt], dict[Var, Expr]]:
-    """The peeled first iteration, then the loop over the rest; and the renames of the loop's results
-    when no iteration is left (uses of them read the peeled values)."""
+def peel(loop: ForStmt, renames: dict[Var, Expr]) -> list[Stmt]:
+    """The peeled first iteration, then the loop over the rest. When no iteration is left, ``renames`` gains
+    the loop's results (uses of them read the peeled values)."""
     start, stop, step = as_int(loop.start), as_int(loop.stop), as_int(loop.step)
     assert start is not None and stop is not None and step is not None
     first = ConstInt(start, scalar_dtype(loop.loop_var))
@@ -127,11 +126,12 @@ def peel(loop: ForStmt) -> tuple[list[Stmt], dict[Var, Expr]]:
     yielded = peeled.pop() if peeled and isinstance(peeled[-1], YieldStmt) else None
     carried = yielded.values if yielded is not None else loop.inits
     if start + step >= stop:
-        return peeled, dict(zip(loop.return_vars, carried, strict=True))
+        renames.update(zip(loop.return_vars, carried, strict=True))
+        return peeled
     rest = _take_branch(body, choices, False, {})
     rest_loop = dataclasses.replace(loop, start=ConstInt(start + step, first.dtype), inits=tuple(carried),
                                     body=seq(rest, span=loop.body.span))
-    return [*peeled, rest_loop], {}
+    return [*peeled, rest_loop]
 
 
 def drop_dead_creates(body: Stmt) -> Stmt:
@@ -147,11 +147,7 @@ def peel_first_iterations(func: Function, cube: bool | None = None) -> Function:
     renames: dict[Var, Expr] = {}
 
     def one(s: Stmt) -> list[Stmt] | None:
-        if not isinstance(s, ForStmt) or not peelable(s, cube):
-            return None
-        stmts, more = peel(s)
-        renames.update(more)
-        return stmts
+        return peel(s, renames) if isinstance(s, ForStmt) and peelable(s, cube) else None
 
     body = expand_stmts(func.body, one)
     if body is func.body:

@@ -18,9 +18,10 @@ from pypto.ir.enums import MemorySpace, ParamDirection
 from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, MakeTuple, TupleGetItem, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
-from pypto.ir.stmt import AssignStmt, Stmt, seq, stmt_value
+from pypto.ir.stmt import AssignStmt, EvalStmt, InCoreScopeStmt, Stmt, seq, stmt_value
 from pypto.ir.types import TensorType, TileType, TupleType
-from pypto.ir.visitor import substitute
+from pypto.ir.visitor import IRMutator, substitute
+from pypto.passes._index import iadd
 from pypto.passes._util import defined_vars, iter_stmts, map_blocks, used_vars
 from pypto.span import Span
 
@@ -233,3 +234,23 @@ def drop_unread(body: Stmt, candidates: Collection[Var]) -> Stmt:
     uses = var_use_counts(body)
     dead = {v for v in candidates if uses[v] <= 1}
     return drop_defs(body, dead) if dead else body
+
+
+def map_kernel_bodies(func: Function, fn: Callable[[Stmt], Stmt]) -> Function:
+    """``func`` with ``fn`` applied to its body (a kernel) or to the body of each of its ``pl.at`` regions
+    (an orchestration); ``func`` itself when nothing changed."""
+    class _Regions(IRMutator):
+        def visit_InCoreScopeStmt(self, s: InCoreScopeStmt) -> Stmt:  # noqa: N802
+            body = fn(s.body)
+            return s if body is s.body else dataclasses.replace(s, body=body)
+
+    body = fn(func.body) if func.is_incore else _Regions().visit(func.body)
+    return func if body is func.body else func.with_(body=body)
+
+
+def store_shifted(value: Expr, store: Call, row: Expr, col: Expr, span: Span) -> EvalStmt:
+    """``tile.store(value, ...)`` to the tensor of ``store`` (a ``tile.store`` call), with its last two
+    offsets moved by ``row`` and ``col``: a block of the stored tile put where it belongs."""
+    *lead, row0, col0 = elements(store.args[1])
+    offs = ints([*lead, iadd(row0, row, span), iadd(col0, col, span)], span)
+    return EvalStmt(make_call("tile.store", [value, offs, store.args[2]], dict(store.kwargs), span=span), span=span)

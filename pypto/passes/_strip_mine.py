@@ -22,11 +22,12 @@ from pypto.ir.dtypes import DataType
 from pypto.ir.enums import ForKind
 from pypto.ir.expr import BinaryExpr, BinOp, ConstInt, Expr, Var, as_int
 from pypto.ir.function import Function
-from pypto.ir.stmt import BreakStmt, ForStmt, InCoreScopeStmt, Stmt
+from pypto.ir.stmt import BreakStmt, ForStmt, Stmt
 from pypto.ir.types import ScalarType
 from pypto.ir.visitor import IRMutator, IRVisitor, substitute
 from pypto.passes._div_affine import split_affine_divisions
-from pypto.passes._util import jumps, map_blocks, scalar_dtype
+from pypto.passes._rewrite import expand_stmts, map_kernel_bodies
+from pypto.passes._util import jumps, scalar_dtype
 
 _OPS = (BinOp.FloorMod, BinOp.FloorDiv)
 
@@ -68,15 +69,11 @@ class _Replace(IRMutator):
         return self.generic_visit(e)
 
 
-def _fresh(v: Var, tag: str) -> Var:
-    return Var(f"{v.name}_{tag}", v.var_type, span=v.span)
-
-
 def _peel(loop: ForStmt, lo: int, hi: int, c: int, tag: str) -> ForStmt:
     """``for i in range(lo, hi, st)`` inside one block of ``c`` (``lo // c == (hi - 1) // c``): ``i // c`` is
     the constant ``q0`` and ``i % c`` is ``i - q0 * c`` (an ``addi`` of a constant)."""
     dt = scalar_dtype(loop.loop_var)
-    i = _fresh(loop.loop_var, tag)
+    i = Var(f"{loop.loop_var.name}_{tag}", loop.loop_var.var_type, span=loop.loop_var.span)
     q0 = lo // c
     mod = _add(i, ConstInt(-q0 * c, dt), dt)
     body = substitute(_Replace(loop.loop_var, c, mod, ConstInt(q0, dt)).visit(loop.body), {loop.loop_var: i})
@@ -127,17 +124,7 @@ def strip_mine(loop: ForStmt) -> list[Stmt] | None:
 
 def strip_mine_kernel_loops(func: Function) -> Function:
     """Every such loop of a kernel, or of a ``pl.at`` region of an orchestration, strip-mined."""
-    def block(stmts: list[Stmt]) -> list[Stmt]:
-        out: list[Stmt] = []
-        for s in stmts:
-            mined = strip_mine(s) if isinstance(s, ForStmt) else None
-            out.extend([s] if mined is None else mined)
-        return out
+    def mine(s: Stmt) -> list[Stmt] | None:
+        return strip_mine(s) if isinstance(s, ForStmt) else None
 
-    class _Regions(IRMutator):
-        def visit_InCoreScopeStmt(self, s: InCoreScopeStmt) -> Stmt:  # noqa: N802
-            body = map_blocks(split_affine_divisions(s.body), block)
-            return s if body is s.body else dataclasses.replace(s, body=body)
-
-    body = map_blocks(split_affine_divisions(func.body), block) if func.is_incore else _Regions().visit(func.body)
-    return func if body is func.body else func.with_(body=body)
+    return map_kernel_bodies(func, lambda body: expand_stmts(split_affine_divisions(body), mine))

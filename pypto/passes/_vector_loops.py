@@ -34,8 +34,8 @@ from pypto.ir.ops.registry import make_call, op_of
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, InCoreScopeStmt, Stmt, flatten, seq
 from pypto.ir.types import ScalarType, TensorType
 from pypto.ir.visitor import IRMutator
-from pypto.passes._rewrite import elements, emit, ints, match
-from pypto.passes._util import iter_stmts, jumps, map_blocks, used_vars, var_use_counts
+from pypto.passes._rewrite import elements, emit, expand_stmts, ints, map_kernel_bodies, match
+from pypto.passes._util import iter_stmts, jumps, used_vars, var_use_counts
 
 _TILE_OP = {BinOp.Add: "add", BinOp.Sub: "sub", BinOp.Mul: "mul", BinOp.FloatDiv: "div",
             BinOp.Max: "maximum", BinOp.Min: "minimum"}
@@ -59,10 +59,9 @@ class _Rows:
     out: list[Stmt] = dataclasses.field(default_factory=list)
     reads_local: bool = False
 
-    def bind(self, name: str, call: Call, row: bool = True) -> Var:
+    def bind(self, name: str, call: Call) -> Var:
         var = emit(self.out, name, call, call.span)
-        if row:
-            self.row_set.add(var)
+        self.row_set.add(var)
         return var
 
     def invariant(self, e: Expr) -> bool:
@@ -189,7 +188,7 @@ def _element_stmt(s: Stmt) -> bool:
 
 
 def _as_rows(loop: ForStmt, stmts: list[Stmt], local: frozenset[Var]) -> tuple[_Rows, set[Expr]] | None:
-    """The row rewrite of ``stmts`` (a loop body, or its leading element statements) and the tensors they
+    """The row rewrite of ``stmts`` (the element statements a loop body starts with) and the tensors they
     touch, or None."""
     start, stop, step = as_int(loop.start), as_int(loop.stop), as_int(loop.step)
     if start is None or stop is None or step != 1 or stop <= start or loop.iter_args:
@@ -205,12 +204,10 @@ def _as_rows(loop: ForStmt, stmts: list[Stmt], local: frozenset[Var]) -> tuple[_
                 if row not in rw.row_set:
                     raise _NotRows
                 rw.rows[s.var] = row
-            elif _element_stmt(s):
+            else:  # an element write: ``stmts`` are element statements only
                 assert isinstance(s, EvalStmt) and isinstance(s.expr, Call)
                 read |= _read_tensors(s.expr.args[2])
                 rw.write(s.expr, written)
-            else:
-                raise _NotRows
     except _NotRows:
         return None
     if not rw.reads_local or read & written:
@@ -218,9 +215,9 @@ def _as_rows(loop: ForStmt, stmts: list[Stmt], local: frozenset[Var]) -> tuple[_
     return rw, read | written
 
 
-def rows_of(loop: ForStmt, local: frozenset[Var], uses: Counter[Var] | None = None) -> list[Stmt] | None:
-    """The tile statements replacing ``loop`` (see the module doc), or None; with ``uses`` (the use counts of
-    the enclosing body), also None when a scalar of the element statements is used after the loop.
+def rows_of(loop: ForStmt, local: frozenset[Var], uses: Counter[Var]) -> list[Stmt] | None:
+    """The tile statements replacing ``loop`` (see the module doc), or None, also when a scalar of the element
+    statements is used after the loop (``uses``: the use counts of the enclosing body).
 
     A loop whose body starts with such statements and goes on with others (tile work that takes the
     scalars only as ``pl.mul(row, s)`` and the like, on one-row tensors, and touches none of their
@@ -235,19 +232,16 @@ def rows_of(loop: ForStmt, local: frozenset[Var], uses: Counter[Var] | None = No
     if done is None:
         return None
     rw, touched = done
-    if uses is not None:
-        inner = var_use_counts(loop)
-        if any(uses[v] != inner[v] for v in rw.rows):
-            return None  # a scalar of the loop is used after it
+    inner = var_use_counts(loop)
+    if any(uses[v] != inner[v] for v in rw.rows):
+        return None  # a scalar of the loop is used after it
     if cut == len(body):
         return rw.out
     rest = body[cut:]
     if any(v in touched for s in rest for v in used_vars(s)):
         return None
     new_rest = _window_uses(rw, rest)
-    if new_rest is None:
-        return None
-    return [*rw.out, dataclasses.replace(loop, body=seq(new_rest, span=loop.body.span))]
+    return None if new_rest is None else [*rw.out, dataclasses.replace(loop, body=seq(new_rest, span=loop.body.span))]
 
 
 def _window_uses(rw: _Rows, rest: list[Stmt]) -> list[Stmt] | None:
@@ -302,15 +296,7 @@ def _read_tensors(e: Expr) -> set[Expr]:
 
 def _rewrite_region(body: Stmt, local: frozenset[Var]) -> Stmt:
     counts = var_use_counts(body)
-
-    def block(stmts: list[Stmt]) -> list[Stmt]:
-        out: list[Stmt] = []
-        for s in stmts:
-            new = rows_of(s, local, counts) if isinstance(s, ForStmt) else None
-            out.extend([s] if new is None else new)
-        return out
-
-    return map_blocks(body, block)
+    return expand_stmts(body, lambda s: rows_of(s, local, counts) if isinstance(s, ForStmt) else None)
 
 
 def _assigned(body: Stmt, skip_regions: bool = False) -> dict[Var, list[Expr]]:
@@ -353,18 +339,8 @@ def _source(e: Call) -> Expr | None:
 
 def vectorize_element_loops(func: Function) -> Function:
     """Every such loop of a kernel, or of a ``pl.at`` region of an orchestration, as row tile ops."""
-    if func.is_incore:
-        body = _rewrite_region(func.body, _computed(func.body, set(func.params)))
-        return func if body is func.body else func.with_(body=body)
-    outside = set(func.params) | set(_assigned(func.body, skip_regions=True))
-
-    class _Regions(IRMutator):
-        def visit_InCoreScopeStmt(self, s: InCoreScopeStmt) -> Stmt:  # noqa: N802
-            body = _rewrite_region(s.body, _computed(s.body, outside))
-            return s if body is s.body else dataclasses.replace(s, body=body)
-
-    body = _Regions().visit(func.body)
-    return func if body is func.body else func.with_(body=body)
+    outside = set(func.params) | (set() if func.is_incore else set(_assigned(func.body, skip_regions=True)))
+    return map_kernel_bodies(func, lambda body: _rewrite_region(body, _computed(body, outside)))
 
 
 __all__ = ["rows_of", "vectorize_element_loops"]

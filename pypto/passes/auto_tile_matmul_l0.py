@@ -30,15 +30,14 @@ from pypto.ir.expr import Call, Expr, MakeTuple, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.options import BackendType, MemoryPlanner
 from pypto.ir.stmt import AssignStmt, ForStmt, SeqStmts, Stmt, YieldStmt
-from pypto.ir.types import TileType
 from pypto.passes._branch_ktile import block_copies, k_tile, plan
 from pypto.passes._matmul_fit import Tiling, regions_fit
 from pypto.passes._matmul_grid import Builder as _Builder
 from pypto.passes._matmul_grid import CarriedBuilder
 from pypto.passes._matmul_ksplit import split_matmuls_k
-from pypto.passes._matmul_operand import MatmulOperand, matmul_operand
+from pypto.passes._matmul_operand import MatmulOperand, matmul_of_loads, matmul_operand, operand_defs
 from pypto.passes._peel import drop_dead_creates, peel
-from pypto.passes._rewrite import assign_of, assigns_of, drop_defs, expand_stmts, match, shaped
+from pypto.passes._rewrite import assign_of, drop_defs, expand_stmts, match, shaped
 from pypto.passes._util import iter_stmts, map_blocks, substitute_typed, used_vars, var_use_counts
 from pypto.passes.allocate_memory_addr import CAPACITY
 from pypto.passes.base import Pass
@@ -116,7 +115,7 @@ class AutoTileMatmulL0(Pass):
                       allow_double_buffer_c=self.memory_planner is not MemoryPlanner.PYPTO or self.l0c_double_buffer,
                       **_bias_limits(mm, loads, caps, n_dim))
         t = _chooser_tiling(cfg)
-        ba, bb = _bytes(a), _bytes(b)
+        bytes_ab = ba, bb = _bytes(a), _bytes(b)
         if t is not None and carried and (t.n % c0(bb) or t.k % c0(min(ba, bb)) or (
                 self.memory_planner is MemoryPlanner.PTOAS and (m_dim % t.m or n_dim % t.n))):
             # blocks whose Mat tiles are not whole NZ boxes take more bytes than planned; under PTOAS whole
@@ -125,24 +124,23 @@ class AutoTileMatmulL0(Pass):
         if t is not None:
             if (t.m, t.n, t.k) == (m_dim, n_dim, k_dim):
                 return None
-            shared = self.memory_planner is MemoryPlanner.PYPTO
             # each stage of a dbC loop loads its own operand blocks (an operand-stationary choice holds one
             # panel upstream): when two stages do not fit, the same tiles run single-buffered
             for tt in ((t,) if not carried else ()) + (replace(t, double_buffer_c=False),):
-                if regions_fit(tt, cfg, caps, shared=shared, biased=mm.op == "tile.matmul_bias",
+                if regions_fit(tt, cfg, caps, shared=self.memory_planner is MemoryPlanner.PYPTO, biased=mm.op == "tile.matmul_bias",
                                one_region_at_a_time=self.memory_planner is MemoryPlanner.PTOAS,
                                operand_sets=1 + carried):
                     return tt
-        bytes_ab, bytes_c, bias_b = (_bytes(a), _bytes(b)), dtype_c.nbytes, _bias_bytes(mm)
+        bytes_c, bias_b = dtype_c.nbytes, _bias_bytes(mm)
         if _fits(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps, bias_b):
             return None
         return choose_tiling(m_dim, n_dim, k_dim, bytes_ab, bytes_c, caps, bias_b, 1 + carried)
 
     def run_function(self, func: Function, program: Program) -> Function:
-        if not func.is_incore or not any(_matmul_of(s) for s in iter_stmts(func.body)):
+        if not func.is_incore or not any(assign_of(s, ("tile.matmul", "tile.matmul_bias")) for s in iter_stmts(func.body)):
             return func  # both rewrites start at a ``c = tile.matmul(...)`` statement
         func = self._first_iterations(func)
-        loads = {**assigns_of(func.body, "tile.load"), **assigns_of(func.body, "tile.transpose_view")}
+        loads = operand_defs(func.body)
         uses = var_use_counts(func.body)
         caps = CAPACITY[self.backend]
         replaced: dict[Var, Expr] = {}
@@ -151,9 +149,12 @@ class AutoTileMatmulL0(Pass):
         def block(stmts: list[Stmt]) -> list[Stmt]:
             out = list(stmts)
             for i, s in enumerate(stmts):
+                found = matmul_of_loads(s, loads, ("tile.matmul", "tile.matmul_bias"))
+                if found is None or uses[found[0]] != 2:
+                    continue
                 rest = stmts[i + 1:]
-                rw = _plan_store(s, rest, loads, uses, self) or _plan_chain(s, rest, loads, uses, caps) \
-                    or _plan_carried(s, rest, loads, uses, self)
+                rw = _plan_store(s, found, rest, loads, self) or _plan_chain(s, found, rest, loads, uses, caps) \
+                    or _plan_carried(s, found, rest, loads, uses, self)
                 if rw is None:
                     continue
                 j = out.index(rw.at)
@@ -168,11 +169,9 @@ class AutoTileMatmulL0(Pass):
 
         new = func.with_(body=map_blocks(func.body, block))
         if new is not func:
-            body = substitute_typed(new.body, replaced) if replaced else new.body
-            new = new.with_(body=drop_defs(body, dead))
+            new = new.with_(body=drop_defs(substitute_typed(new.body, replaced), dead))
         # the user's matmuls neither rewrite took whose operands alone exceed L0 (not the grids' own blocks)
         return split_matmuls_k(new, caps, only={id(s) for s in iter_stmts(func.body)})
-
 
     def _k_loop_fits(self, a: MatmulOperand, b: MatmulOperand, mm: Call, t: Tiling) -> bool:
         """Under PTOAS ptoas 0.1.1 gives each copy of a K loop's blocks bytes of its own (the peeled first block,
@@ -187,7 +186,7 @@ class AutoTileMatmulL0(Pass):
         """Loops choosing their accumulator on their first iteration (``if kb == 0: matmul else matmul_acc``):
         branch matmuls exceeding L0 get K loops where they stand, or the loop is peeled at once when one needs
         an ``[m, n]`` grid (the loop-carried grid below takes it); see :mod:`pypto.passes._branch_ktile`."""
-        loads = {**assigns_of(func.body, "tile.load"), **assigns_of(func.body, "tile.transpose_view")}
+        loads = operand_defs(func.body)
         renames: dict[Var, Expr] = {}
         dead: set[Var] = set()
 
@@ -196,9 +195,7 @@ class AutoTileMatmulL0(Pass):
             if found is None or not isinstance(s, ForStmt):
                 return None
             if isinstance(found, bool):  # plan's True: the loop is peeled now
-                stmts, more = peel(s)
-                renames.update(more)
-                return stmts
+                return peel(s, renames)
             loop, operands = k_tile(s, found)
             dead.update(operands)
             return [loop]
@@ -206,7 +203,7 @@ class AutoTileMatmulL0(Pass):
         body = expand_stmts(func.body, one)
         if body is func.body:
             return func
-        body = substitute_typed(body, renames) if renames else body
+        body = substitute_typed(body, renames)
         uses = var_use_counts(body)
         return func.with_(body=drop_dead_creates(drop_defs(body, {v for v in dead if uses[v] <= 1})))
 
@@ -228,10 +225,6 @@ _Link = tuple[Stmt, tuple[Var, Call]]
 _Chain = tuple[_Link, _Link, MatmulOperand, tuple[Stmt, Call]]
 
 
-def _matmul_of(s: Stmt) -> tuple[Var, Call] | None:
-    return assign_of(s, ("tile.matmul", "tile.matmul_bias"))
-
-
 def _bias(mm: Call, loads: dict[Var, Call], t: Tiling, n_dim: int) -> tuple[bool, MatmulOperand | None]:
     """Can a matmul_bias be tiled as ``t``, and the bias's Mat load (windowed per sub-tile) if it is one?
     Another bias tile (e.g. one already moved to Bias) is reused whole, so only when N is not tiled."""
@@ -241,25 +234,13 @@ def _bias(mm: Call, loads: dict[Var, Call], t: Tiling, n_dim: int) -> tuple[bool
     return op is not None or t.n == n_dim, op
 
 
-def _matmul_of_loads(s: Stmt, loads: dict[Var, Call], uses: Counter[Var]) -> _MatmulOfLoads | None:
-    mm = _matmul_of(s)
-    if mm is None:
-        return None
-    c, call = mm
-    a, b = matmul_operand(call.args[0], loads), matmul_operand(call.args[1], loads)
-    if a is None or b is None or not isinstance(c.var_type, TileType) or uses[c] != 2:
-        return None
-    return c, call, a, b
-
-
-def _plan_store(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var],
+def _plan_store(s: Stmt, found: _MatmulOfLoads, rest: list[Stmt], loads: dict[Var, Call],
                 target: AutoTileMatmulL0) -> _Rewrite | None:
     """``c = matmul(A, B); store(c, ...)`` -> an [m, n] grid of sub-tiles stored to DDR."""
-    found = _matmul_of_loads(s, loads, uses)
-    store = next((x for x in rest if _stores(x, found[0])), None) if found is not None else None
-    if found is None or store is None or (store_call := match(store)) is None:
+    store = _store_of(rest, found[0])
+    if store is None:
         return None
-    c, mm, a, b = found
+    (c, mm, a, b), (store, store_call) = found, store
     t = target.tiling(a, b, c, mm, loads)
     ok, bias = _bias(mm, loads, t, b.shape[1]) if t is not None else (False, None)
     if t is None or not ok:
@@ -268,21 +249,20 @@ def _plan_store(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter
     return _Rewrite(store, stmts, (s,), (*a.defs, *b.defs, *(bias.defs if bias else ())))
 
 
-def _plan_carried(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var],
+def _plan_carried(s: Stmt, found: _MatmulOfLoads, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var],
                   target: AutoTileMatmulL0) -> _Rewrite | None:
     """``c = matmul(A0, B0); for ..: c = matmul_acc(c, A, B); store(c, ...)`` (a K loop whose first iteration was
     peeled) -> a grid of ``[m, n]`` sub-tiles, each running the first matmul and then the loop on its window."""
-    found = _matmul_of_loads(s, loads, uses)
-    loop = next((x for x in rest if isinstance(x, ForStmt) and found is not None and found[0] in x.inits), None)
-    if found is None or loop is None or found[1].op != "tile.matmul" or len(loop.iter_args) != 1:
+    loop = next((x for x in rest if isinstance(x, ForStmt) and found[0] in x.inits), None)
+    if loop is None or found[1].op != "tile.matmul" or len(loop.iter_args) != 1:
         return None
     c, mm, a0, b0 = found
     step = _carried_step(loop, loads, uses)
     out = loop.return_vars[0]
-    store = next((x for x in rest if _stores(x, out)), None)
-    if step is None or store is None or uses[out] != 2 or (store_call := match(store)) is None:
+    store = _store_of(rest, out)
+    if step is None or store is None or uses[out] != 2:
         return None
-    acc_stmt, a, b = step
+    (acc_stmt, a, b), (store, store_call) = step, store
     if (a.shape, b.shape) != (a0.shape, b0.shape):
         return None
     _check_boxes(a0, b0, target, s)
@@ -318,18 +298,16 @@ def _body(loop: ForStmt) -> tuple[Stmt, ...]:
 def _carried_step(loop: ForStmt, loads: dict[Var, Call], uses: Counter[Var]) \
         -> tuple[Stmt, MatmulOperand, MatmulOperand] | None:
     """The loop's ``c = matmul_acc(carry, A, B)`` (yielded, the carry used nowhere else) and its operands."""
+    # the first step onto the carry whose operands are loads: another one would read the carry a second time
     body, carry = _body(loop), loop.iter_args[0]
-    last = body[-1] if body else None
-    hit = next(((x, m) for x in body if (m := assign_of(x, "tile.matmul_acc")) is not None
+    hit = next(((x, m) for x in body if (m := matmul_of_loads(x, loads, ("tile.matmul_acc",))) is not None
                 and m[1].args[0] is carry and len(m[1].args) == 3), None)
-    if hit is None or not isinstance(last, YieldStmt) or last.values != (hit[1][0],) or uses[hit[1][0]] != 2:
+    if hit is None or not isinstance(body[-1], YieldStmt) or body[-1].values != (hit[1][0],) or uses[hit[1][0]] != 2:
         return None
-    if sum(v is carry for x in body for v in used_vars(x)) != 1:
+    x, (_, _, a, b) = hit
+    if sum(v is carry for s in body for v in used_vars(s)) != 1 or any(uses[v] != 2 for v in (*a.defs, *b.defs)):
         return None
-    a, b = matmul_operand(hit[1][1].args[1], loads), matmul_operand(hit[1][1].args[2], loads)
-    if a is None or b is None or any(uses[v] != 2 for v in (*a.defs, *b.defs)):
-        return None
-    return hit[0], a, b
+    return x, a, b
 
 
 def _bias_limits(mm: Call, loads: dict[Var, Call], caps: dict[MemorySpace, int], n_dim: int) -> dict[str, int]:
@@ -370,22 +348,21 @@ def _bytes(op: MatmulOperand) -> int:
     return _nbytes(op.load)
 
 
-def _stores(s: Stmt, c: Var) -> bool:
-    call = match(s, "tile.store")
-    return (call is not None and call.args[0] is c
-            and isinstance(call.args[1], MakeTuple) and len(call.args[1].elements) >= 2)
+def _store_of(rest: list[Stmt], c: Var) -> tuple[Stmt, Call] | None:
+    """The first ``tile.store(c, [.., r, s], out)`` of ``rest`` (at least two offsets) and its call."""
+    return next(((x, call) for x in rest if (call := match(x, "tile.store")) is not None and call.args[0] is c
+                 and isinstance(call.args[1], MakeTuple) and len(call.args[1].elements) >= 2), None)
 
 
-def _plan_chain(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var],
+def _plan_chain(s: Stmt, found: _MatmulOfLoads, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var],
                 caps: dict[MemorySpace, int]) -> _Rewrite | None:
     """``c = matmul(A, B); cb = cast(c); d = matmul(cb, E); store(d, ...)`` with something too big for L0
     -> a loop over blocks of ``m`` rows, each computing its rows of ``c`` (a K loop of L0-sized blocks when
     ``A``/``B`` exceed L0), their cast and their rows of ``d``. Upstream assembles an oversized ``c`` into a
     Mat scratch (``tinsert``); 0.1.1 has no Acc->Mat move, so ``cb`` is a vector tile that ExpandMixedKernel
     passes to the cube through GM, one row block at a time (its row-block loop is unrolled, <= 16 blocks)."""
-    found = _matmul_of_loads(s, loads, uses)
-    chain = _chain(found[0], rest, loads, uses) if found is not None else None
-    if found is None or chain is None:
+    chain = _chain(found[0], rest, loads, uses)
+    if chain is None:
         return None
     (c, mm, a, b), (cast, second, e, store) = found, chain
     m_dim, k_dim, n_dim, p_dim = a.shape[0], a.shape[1], b.shape[1], e.shape[1]
@@ -419,23 +396,20 @@ def _plan_chain(s: Stmt, rest: list[Stmt], loads: dict[Var, Call], uses: Counter
     return _Rewrite(store[0], stmts, (s, cast[0], second[0]), (*a.defs, *b.defs, *(bias.defs if bias else ())))
 
 
-def _next_use(rest: list[Stmt], op: str, first: Var) -> tuple[Stmt, tuple[Var, Call]] | None:
-    """The first ``x = op(first, ...)`` of ``rest``: the statement, its Var and its call."""
-    return next(((x, m) for x in rest if (m := assign_of(x, op)) is not None and m[1].args[0] is first), None)
+def _next_use(rest: list[Stmt], op: str, first: Var, uses: Counter[Var]) -> tuple[Stmt, tuple[Var, Call]] | None:
+    """The first ``x = op(first, ...)`` of ``rest`` (the statement, its Var and its call), when ``x`` is read once."""
+    hit = next(((x, m) for x in rest if (m := assign_of(x, op)) is not None and m[1].args[0] is first), None)
+    return hit if hit is not None and uses[hit[1][0]] == 2 else None
 
 
 def _chain(c: Var, rest: list[Stmt], loads: dict[Var, Call], uses: Counter[Var]) -> _Chain | None:
-    cast = _next_use(rest, "tile.cast", c)
-    if cast is None or uses[cast[1][0]] != 2:
-        return None
-    second = _next_use(rest, "tile.matmul", cast[1][0])
-    if second is None or uses[second[1][0]] != 2:
+    cast = _next_use(rest, "tile.cast", c, uses)
+    second = _next_use(rest, "tile.matmul", cast[1][0], uses) if cast is not None else None
+    if cast is None or second is None:
         return None
     e = matmul_operand(second[1][1].args[1], loads)
-    store = next((x for x in rest if _stores(x, second[1][0])), None)
-    if e is None or store is None or (store_call := match(store)) is None:
-        return None
-    return cast, second, e, (store, store_call)
+    store = _store_of(rest, second[1][0])
+    return None if e is None or store is None else (cast, second, e, store)
 
 
 def _chain_tiling(m_dim: int, n_dim: int, k_dim: int, p_dim: int, nbytes: tuple[int, int, int, int],

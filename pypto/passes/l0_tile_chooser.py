@@ -112,41 +112,22 @@ class L0TileResult:
     perf_hint: str = ""
 
 
-@dataclass(frozen=True)
-class _CostModel:
-    bw_a: float
-    bw_b: float
-    bw_drain: float
-    drain_fixed_cycles: float
-    drain_row_cycles: float
-    drain_penalty_cycles: float
-    mad_head: int
-    mad_fp32_passes: int
-
-
-# Upstream's calibrations: 910B (a2a3) on-device sweeps; 950 (a5) fitted on the a5 simulator.
-_COST_MODELS = {
-    BackendType.Ascend910B: _CostModel(129.7, 85.4, 118.0, 164.0, 4.45, 2.6, 21, 2),
-    BackendType.Ascend950: _CostModel(206.3, 223.8, 30.0, 343.4, 4.59, 0.26, 25, 8),
-}
-_L0_BYTES = {
-    BackendType.Ascend910B: (64 * 1024, 64 * 1024, 128 * 1024),
-    BackendType.Ascend950: (64 * 1024, 64 * 1024, 256 * 1024),
+# Upstream's L0 sizes and cost calibrations: 910B (a2a3) on-device sweeps; 950 (a5) fitted on the a5 simulator.
+_BACKEND_FIELDS = ("l0a_bytes", "l0b_bytes", "l0c_bytes", "bw_a", "bw_b", "bw_drain", "drain_fixed_cycles",
+                   "drain_row_cycles", "drain_penalty_cycles", "mad_head", "mad_fp32_passes")
+_BACKENDS = {
+    BackendType.Ascend910B: (64 * 1024, 64 * 1024, 128 * 1024, 129.7, 85.4, 118.0, 164.0, 4.45, 2.6, 21, 2),
+    BackendType.Ascend950: (64 * 1024, 64 * 1024, 256 * 1024, 206.3, 223.8, 30.0, 343.4, 4.59, 0.26, 25, 8),
 }
 
 
 def backend_config(backend: BackendType, m: int, n: int, k: int, *, dtype_a: DataType, dtype_b: DataType,
                    dtype_c: DataType) -> L0TileConfig:
     """The configuration AutoTileMatmulL0 starts from on ``backend`` (gates closed, no caps)."""
-    l0a, l0b, l0c = _L0_BYTES[backend]
-    cost = _COST_MODELS[backend]
     int32_rows = backend is BackendType.Ascend910B and dtype_c == DataType.INT32
-    return L0TileConfig(M=m, N=n, K=k, l0a_bytes=l0a, l0b_bytes=l0b, l0c_bytes=l0c, bytes_a=dtype_a.nbytes,
-                        bytes_b=dtype_b.nbytes, bytes_c=dtype_c.nbytes, l0c_align_m=32 if int32_rows else 16,
-                        bw_a=cost.bw_a, bw_b=cost.bw_b, bw_drain=cost.bw_drain,
-                        drain_fixed_cycles=cost.drain_fixed_cycles, drain_row_cycles=cost.drain_row_cycles,
-                        drain_penalty_cycles=cost.drain_penalty_cycles, mad_head=cost.mad_head,
-                        mad_fp32_passes=cost.mad_fp32_passes)
+    return L0TileConfig(M=m, N=n, K=k, bytes_a=dtype_a.nbytes, bytes_b=dtype_b.nbytes, bytes_c=dtype_c.nbytes,
+                        l0c_align_m=32 if int32_rows else 16,
+                        **dict(zip(_BACKEND_FIELDS, _BACKENDS[backend], strict=True)))
 
 
 @dataclass(frozen=True)
@@ -155,14 +136,6 @@ class _Regime:
 
     stationarity: Stationarity = Stationarity.OutputStationary
     double_buffer_c: bool = False
-
-    @property
-    def a_depth(self) -> int:
-        return 1 if self.stationarity is Stationarity.AStationary else 2
-
-    @property
-    def b_depth(self) -> int:
-        return 1 if self.stationarity is Stationarity.BStationary else 2
 
     @property
     def full_k_only(self) -> bool:
@@ -201,8 +174,11 @@ def acc_elements(m: int, n: int, cfg: L0TileConfig) -> int:
 
 
 def _budgets(cfg: L0TileConfig, r: _Regime) -> tuple[int, int, int]:
-    """Elements per L0A / L0B block and per accumulator under ``r``'s buffer depths."""
-    return (cfg.l0a_bytes // (cfg.bytes_a * r.a_depth), cfg.l0b_bytes // (cfg.bytes_b * r.b_depth),
+    """Elements per L0A / L0B block and per accumulator under ``r``'s buffer depths (a streamed operand and a
+    second accumulator take two buffers, a resident operand one)."""
+    a_depth = 1 if r.stationarity is Stationarity.AStationary else 2
+    b_depth = 1 if r.stationarity is Stationarity.BStationary else 2
+    return (cfg.l0a_bytes // (cfg.bytes_a * a_depth), cfg.l0b_bytes // (cfg.bytes_b * b_depth),
             cfg.l0c_bytes // (cfg.bytes_c * (2 if r.double_buffer_c else 1)))
 
 
