@@ -19,9 +19,9 @@ from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, MakeTuple, TupleGetIt
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, Stmt, seq, stmt_value
-from pypto.ir.types import TensorType, TileType, TupleType
+from pypto.ir.types import TensorType, TupleType
 from pypto.ir.visitor import substitute
-from pypto.passes._util import defined_vars, iter_stmts, map_blocks, used_vars
+from pypto.passes._util import defined_vars, iter_stmts, map_blocks, shaped, used_vars
 from pypto.span import Span
 
 # A rule gets ``var = call`` (var None for a bare call statement) and returns the statements that
@@ -94,10 +94,7 @@ def assigns_of(body: Stmt, op: str) -> dict[Var, Call]:
 
 def drop_defs(body: Stmt, dead: Collection[Var]) -> Stmt:
     """``body`` without the assignments to ``dead`` (values nothing reads any more)."""
-    def keep(s: Stmt) -> bool:
-        return not (isinstance(s, AssignStmt) and s.var in dead)
-
-    return map_blocks(body, lambda stmts: [s for s in stmts if keep(s)])
+    return expand_stmts(body, lambda s: [] if isinstance(s, AssignStmt) and s.var in dead else None)
 
 
 def drop_unused(stmts: list[Stmt], removable: Callable[[AssignStmt], bool]) -> list[Stmt]:
@@ -137,14 +134,6 @@ def load_whole(tensor: Expr, space: MemorySpace, span: Span) -> Call:
     shape = ints(shaped(tensor).shape)
     return make_call("tile.load", [tensor, ints((0,) * len(shape.elements)), shape, shape], {"target_memory": space},
                      span=span)
-
-
-def shaped(e: Expr) -> TensorType | TileType:
-    """The tensor or tile type of ``e``; a pypto bug for anything else."""
-    t = e.type
-    if not isinstance(t, TensorType | TileType):
-        raise InternalError(f"expected a tensor or tile, got {t}")
-    return t
 
 
 def expand_stmts(body: Stmt, fn: Callable[[Stmt], list[Stmt] | None]) -> Stmt:

@@ -37,11 +37,7 @@ def reads(node: Any) -> frozenset[str]:
     """Names an expression or a statement without a body (return, yield, an evaluated call) reads."""
     if node is None:
         return frozenset()
-    return _READS.get(None, node, _names_read)
-
-
-def _names_read(node: Any) -> frozenset[str]:
-    return frozenset(v.name for v in refs(node))
+    return _READS.get(None, node, lambda n: frozenset(v.name for v in refs(n)))
 
 
 def _live_before(s: Stmt, live: set[str]) -> set[str]:
@@ -71,10 +67,15 @@ def _live_before(s: Stmt, live: set[str]) -> set[str]:
 def _loop_reads(s: ForStmt | WhileStmt) -> frozenset[str]:
     """Names live before a loop whatever is live after it (a loop kills nothing): read by its body
     before the body binds them, other than its header's (loop variable, iter_args), or by its header."""
-    header = {ia.name for ia in s.iter_args} | ({s.loop_var.name} if isinstance(s, ForStmt) else set())
+    header = header_names(s)
     body = _live_through(flatten(s.body), set()) | (reads(s.cond) if isinstance(s, WhileStmt) else set())
     heads = [*s.inits, *([s.start, s.stop, s.step] if isinstance(s, ForStmt) else [])]
     return frozenset((body - header).union(*(reads(h) for h in heads)))
+
+
+def header_names(s: ForStmt | WhileStmt) -> set[str]:
+    """The names a loop's header binds: its loop variable (a for) and its iter_args."""
+    return {ia.name for ia in s.iter_args} | ({s.loop_var.name} if isinstance(s, ForStmt) else set())
 
 
 def _live_through(stmts: list[Stmt], live: set[str]) -> set[str]:
@@ -135,15 +136,9 @@ class _ShadowCheck:
             self.scope[v.name] = {v}
 
     def merge(self, *scopes: dict[str, set[Var]]) -> None:
-        merged: dict[str, set[Var]] = {}
-        for sc in scopes:
-            for name, vs in sc.items():
-                merged.setdefault(name, set()).update(vs)
-        self.scope = merged
+        self.scope = {n: set().union(*(sc.get(n, ()) for sc in scopes)) for sc in scopes for n in sc}
 
     def walk(self, s: Stmt | None) -> None:
-        if s is None:
-            return
         if isinstance(s, SeqStmts):
             for x in s.stmts:
                 self.walk(x)
@@ -154,22 +149,21 @@ class _ShadowCheck:
             self.loop(s)
         elif isinstance(s, IfStmt):
             self.uses(s.cond)
-            before = {k: set(v) for k, v in self.scope.items()}
+            before = dict(self.scope)  # a scope's sets are replaced, never changed in place
             self.walk(s.then_body)
-            then = self.scope
-            self.scope = {k: set(v) for k, v in before.items()}
+            then, self.scope = self.scope, before
             self.walk(s.else_body)
             self.merge(then, self.scope)
             self.bind(s.return_vars)
         elif isinstance(s, ScopeStmt):
             self.uses([*getattr(s, "deps", ()), getattr(s, "predicate", None)])
             self.walk(s.body)
-        else:
+        elif s is not None:
             self.uses(s)
 
     def loop(self, s: ForStmt | WhileStmt) -> None:
         self.uses([*((s.start, s.stop, s.step) if isinstance(s, ForStmt) else ()), *s.inits])
-        before = {k: set(v) for k, v in self.scope.items()}
+        before = dict(self.scope)
         self.bind(s.iter_args)
         if isinstance(s, ForStmt):
             self.bind([s.loop_var])

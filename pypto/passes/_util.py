@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
 
 from pypto.errors import InternalError
@@ -69,12 +68,17 @@ def scalar_dtype(e: Expr) -> DataType:
     return e.type.dtype if isinstance(e.type, ScalarType) else DataType.INDEX
 
 
+def shaped(e: Expr) -> TensorType | TileType:
+    """The tensor or tile type of ``e``; a pypto bug for anything else."""
+    t = e.type
+    if not isinstance(t, TensorType | TileType):
+        raise InternalError(f"expected a tensor or tile, got {t}")
+    return t
+
+
 def element_dtype(e: Expr) -> DataType:
     """The element dtype of a tile- or tensor-typed expression (a matmul's result: its ``out_dtype``)."""
-    t = e.type
-    if not isinstance(t, (TileType, TensorType)):
-        raise InternalError(f"element_dtype: expected a tile or tensor, got {t}")
-    return t.dtype
+    return shaped(e).dtype
 
 
 def tile_space(e: Expr) -> MemorySpace | None:
@@ -82,10 +86,9 @@ def tile_space(e: Expr) -> MemorySpace | None:
     return e.type.memory_space if isinstance(e.type, TileType) else None
 
 
-def iter_stmts(stmt: Stmt | None) -> Iterator[Stmt]:
-    """Pre-order walk over every statement (nested bodies included); the list is remembered per body
-    (:func:`pypto.ir.stmt.preorder`), so scanning an unchanged body again costs a tuple iteration."""
-    return iter(preorder(stmt))
+# Pre-order walk over every statement (nested bodies included); the tuple is remembered per body, so
+# scanning an unchanged body again costs a tuple iteration.
+iter_stmts = preorder
 
 
 def defined_vars(stmt: Stmt) -> list[Var]:
@@ -95,11 +98,7 @@ def defined_vars(stmt: Stmt) -> list[Var]:
 
 def bound_vars(stmt: Stmt) -> list[Var]:
     """Vars a statement binds for the statements after it: an assignment's var, a loop's or if's results."""
-    if isinstance(stmt, AssignStmt):
-        return [stmt.var]
-    if isinstance(stmt, (ForStmt, WhileStmt, IfStmt)):
-        return list(stmt.return_vars)
-    return []
+    return [stmt.var] if isinstance(stmt, AssignStmt) else list(getattr(stmt, "return_vars", ()))
 
 
 def jumps(stmt: Stmt | None, kinds: tuple[type, ...] = (BreakStmt, ContinueStmt)) -> list[Stmt]:
@@ -178,7 +177,6 @@ def _map_child_blocks(stmt: Stmt, fn: Any) -> Stmt:
 
 def retype(func: Function, new_types: dict[Var, Any]) -> Function:
     """``func`` with the given Vars replaced by fresh Vars of new types (uses and definitions)."""
-
     if not new_types:
         return func
     mapping: dict[Var, Any] = {v: type(v)(v.name, t, span=v.span) for v, t in new_types.items()}

@@ -37,6 +37,7 @@ from pypto.ir.visitor import IRMutator, rebuild
 from pypto.passes._ssa_checks import Unbound, check_merge_types
 from pypto.passes._ssa_names import (
     bound_on_every_path,
+    header_names,
     live_in,
     separate_shadowed_names,
     suffix_live,
@@ -76,16 +77,12 @@ def _store_target(body: Stmt, name: str, env: Env) -> Var | None:
     """The tensor bound before the loop that every definition of ``name`` in ``body`` stores into."""
     targets: set[str] = set()
     for st in iter_stmts(body):
-        if not (isinstance(st, AssignStmt) and st.var.name == name):
-            continue
-        v = st.value
-        at = written_index(v) if isinstance(v, Call) else None
-        if not isinstance(v, Call) or at is None:
-            return None
-        arg = v.args[at]
-        if not isinstance(arg, Var) or arg.name not in env:
-            return None
-        targets.add(arg.name)
+        if isinstance(st, AssignStmt) and st.var.name == name:
+            at = written_index(st.value) if isinstance(st.value, Call) else None
+            arg = None if at is None else st.value.args[at]
+            if not isinstance(arg, Var) or arg.name not in env:
+                return None
+            targets.add(arg.name)
     return env[targets.pop()] if len(targets) == 1 else None
 
 
@@ -196,15 +193,10 @@ class _Converter:
         args, then all iter args, inits, body and results. ``env`` gets the loop's results."""
         carried = self._carry(s, env, later)
         iters = [IterArg(self.iter(base_name(n)), v.type) for n, v in carried.items()]
-        body_env = {**env, **header}
-        explicit = []
         all_inits = (*(self.expr(e, env) for e in s.inits), *carried.values())
-        for ia in s.iter_args:
-            new = self.fresh(ia, self.iter, env, IterArg)
-            body_env[ia.name] = new
-            explicit.append(new)
-        for n, ia in zip(carried, iters, strict=True):
-            body_env[n] = ia
+        explicit = [self.fresh(ia, self.iter, env, IterArg) for ia in s.iter_args]
+        body_env = {**env, **header, **{ia.name: new for ia, new in zip(s.iter_args, explicit, strict=True)},
+                    **dict(zip(carried, iters, strict=True))}
         stmts = self.block(s.body, body_env, frozenset(carried))
         stmts = _merge_yield(stmts, [body_env[n] for n in carried])
         all_iters = (*explicit, *iters)
@@ -237,8 +229,7 @@ class _Converter:
 
     def _drop_locals(self, s: ForStmt | WhileStmt, env: Env, body_env: Env) -> None:
         """Names of the body, loop variable and carried names that the loop does not give a value after it."""
-        header = {ia.name for ia in s.iter_args} | ({s.loop_var.name} if isinstance(s, ForStmt) else set())
-        local = set(body_env) - set(env)
+        header, local = header_names(s), set(body_env) - set(env)
         self.unbound.drop(local & header, "header", s.span)
         self.unbound.drop(local - header, "loop", s.span)
 

@@ -40,11 +40,10 @@ from pypto.ir.stmt import (
 from pypto.ir.types import ScalarType
 from pypto.ir.visitor import substitute
 from pypto.passes._rewrite import expand_stmts
-from pypto.passes._util import defined_vars, iter_stmts, jumps, unique_name, used_vars
+from pypto.passes._util import bound_vars, defined_vars, iter_stmts, jumps, unique_name, used_vars
 from pypto.passes.base import Pass
 
 BOOL = ScalarType(DataType.BOOL)
-JUMPS = (BreakStmt, ContinueStmt)
 
 
 @dataclass(frozen=True)
@@ -116,7 +115,7 @@ class CtrlFlowTransform(Pass):
     produces = frozenset({IRProperty.StructuredCtrlFlow})
 
     def run_function(self, func: Function, program: Program) -> Function:
-        if not any(isinstance(s, JUMPS) for s in iter_stmts(func.body)):
+        if not any(isinstance(s, (BreakStmt, ContinueStmt)) for s in iter_stmts(func.body)):
             return func  # no break/continue anywhere: nothing to rewrite or reject
         taken = {v.name for v in (*func.params, *defined_vars(func.body))}
 
@@ -158,9 +157,7 @@ class _Rebinder:
     def stmt(self, s: Stmt) -> Stmt:
         if isinstance(s, AssignStmt):
             s = dataclasses.replace(s, value=self.use(s.value))
-            self.env[s.var.name] = s.var
-            return s
-        if isinstance(s, IfStmt):
+        elif isinstance(s, IfStmt):
             s = dataclasses.replace(s, cond=self.use(s.cond), then_body=self._body(s.then_body, True),
                                     else_body=self._body(s.else_body, True))
         elif isinstance(s, (ForStmt, WhileStmt)):
@@ -173,5 +170,5 @@ class _Rebinder:
             s = dataclasses.replace(s, body=self._body(s.body, False))
         else:
             return self.use(s)
-        self.env.update({v.name: v for v in getattr(s, "return_vars", ())})
+        self.env.update({v.name: v for v in bound_vars(s)})  # an assignment's var; a loop's or if's results
         return s
