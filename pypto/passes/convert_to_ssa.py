@@ -129,13 +129,10 @@ class _Converter:
 
     def block(self, body: Stmt | None, env: Env, after: frozenset[str]) -> list[Stmt]:
         """Convert a statement list; ``after`` = names read once the block is done."""
-        out: list[Stmt] = []
         stmts = flatten(body)
-        for s, later in zip(stmts, suffix_live(stmts, after), strict=True):
-            out.extend(self.stmt(s, env, later))
-        return out
+        return [self.stmt(s, env, later) for s, later in zip(stmts, suffix_live(stmts, after), strict=True)]
 
-    def stmt(self, s: Stmt, env: Env, later: frozenset[str]) -> list[Stmt]:
+    def stmt(self, s: Stmt, env: Env, later: frozenset[str]) -> Stmt:
         if s.span.is_known():
             self.unbound.at = s.span  # where a read of a name without a value is reported
         if isinstance(s, AssignStmt):
@@ -144,10 +141,10 @@ class _Converter:
                 # a buffer binding (tile.alloc) of an already-lowered program: the tiles' MemRefs
                 # name this Var as their base, so it keeps its identity (it is defined once anyway)
                 env[s.var.name] = s.var
-                return [s if value is s.value else rebuild(s, value=value)]
+                return s if value is s.value else rebuild(s, value=value)
             new = self.fresh(s.var, self.ssa, env)
             env[s.var.name] = new
-            return [rebuild(s, var=new, value=value)]
+            return rebuild(s, var=new, value=value)
         if isinstance(s, ForStmt):
             return self.for_(s, env, later)
         if isinstance(s, WhileStmt):
@@ -158,8 +155,8 @@ class _Converter:
             # the scope's operands name values from before it: read them before converting the body
             changes = {f: self.operand(getattr(s, f), env) for f in _SCOPE_OPERANDS if hasattr(s, f)}
             changes["body"] = seq(self.block(s.body, env, later))
-            return [rebuild(s, **changes)]
-        return [self.expr(s, env)]
+            return rebuild(s, **changes)
+        return self.expr(s, env)
 
     def operand(self, e: Expr | tuple[Expr, ...] | None, env: Env) -> Expr | tuple[Expr, ...] | None:
         if isinstance(e, tuple):
@@ -213,19 +210,19 @@ class _Converter:
         env.update(zip([*(rv.name for rv in s.return_vars), *merged], rvs, strict=True))
         return tuple(rvs)
 
-    def for_(self, s: ForStmt, env: Env, later: frozenset[str]) -> list[Stmt]:
+    def for_(self, s: ForStmt, env: Env, later: frozenset[str]) -> Stmt:
         start, stop, step = (self.expr(e, env) for e in (s.start, s.stop, s.step))
         loop_var = self.fresh(s.loop_var, self.idx, env)
         _, all_iters, inits, body, rvs = self._loop(s, env, later, {s.loop_var.name: loop_var})
-        return [rebuild(s, loop_var=loop_var, start=start, stop=stop, step=step, body=body,
-                        iter_args=all_iters, inits=inits, return_vars=rvs)]
+        return rebuild(s, loop_var=loop_var, start=start, stop=stop, step=step, body=body,
+                       iter_args=all_iters, inits=inits, return_vars=rvs)
 
-    def while_(self, s: WhileStmt, env: Env, later: frozenset[str]) -> list[Stmt]:
+    def while_(self, s: WhileStmt, env: Env, later: frozenset[str]) -> Stmt:
         carried, all_iters, inits, body, rvs = self._loop(s, env, later, {})
         self.unbound.at = s.span
         cond_env = {**env, **carried, **{old.name: new for old, new in zip(s.iter_args, all_iters, strict=False)}}
-        return [rebuild(s, cond=self.expr(s.cond, cond_env), body=body, iter_args=all_iters, inits=inits,
-                        return_vars=rvs)]
+        return rebuild(s, cond=self.expr(s.cond, cond_env), body=body, iter_args=all_iters, inits=inits,
+                       return_vars=rvs)
 
     def _drop_locals(self, s: ForStmt | WhileStmt, env: Env, body_env: Env) -> None:
         """Names of the body, loop variable and carried names that the loop does not give a value after it."""
@@ -233,7 +230,7 @@ class _Converter:
         self.unbound.drop(local & header, "header", s.span)
         self.unbound.drop(local - header, "loop", s.span)
 
-    def if_(self, s: IfStmt, env: Env, later: frozenset[str]) -> list[Stmt]:
+    def if_(self, s: IfStmt, env: Env, later: frozenset[str]) -> Stmt:
         cond = self.expr(s.cond, env)
         then_env, else_env = dict(env), dict(env)
         then = self.block(s.then_body, then_env, later)
@@ -252,7 +249,7 @@ class _Converter:
             check_merge_types(rvs, _yielded(then), _yielded(other),
                               ("at the end of the then-branch", "at the end of the else-branch"), s.span)
         else_body = seq(other) if (other or s.else_body is not None) else None
-        return [rebuild(s, cond=cond, then_body=seq(then), else_body=else_body, return_vars=rvs)]
+        return rebuild(s, cond=cond, then_body=seq(then), else_body=else_body, return_vars=rvs)
 
 
 def _yielded(stmts: list[Stmt]) -> tuple:

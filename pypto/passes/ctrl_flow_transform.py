@@ -118,18 +118,16 @@ class CtrlFlowTransform(Pass):
         if not any(isinstance(s, (BreakStmt, ContinueStmt)) for s in iter_stmts(func.body)):
             return func  # no break/continue anywhere: nothing to rewrite or reject
         taken = {v.name for v in (*func.params, *defined_vars(func.body))}
-
-        stray = jumps(func.body)
-        if stray:
+        if stray := jumps(func.body):
             raise UnsupportedFeatureError("'break'/'continue' outside a loop", stray[0].span)
+        # every jump now sits in a loop, which is rewritten: the body always changes
         body = expand_stmts(func.body, lambda s: _transform_loop(s, unique_name("broke", taken))
                             if isinstance(s, (ForStmt, WhileStmt)) and jumps(s.body) else None)
-        if body is func.body:
-            return func
-        return func.with_(body=seq(_Rebinder({p.name: p for p in func.params}).block(flatten(body)), span=body.span))
+        rebind = _Rebinder({p.name: p for p in func.params})
+        return func.with_(body=seq([rebind.stmt(s) for s in flatten(body)], span=body.span))
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Rebinder:
     """Re-point every use to the Var the frontend would bind its name to (so dumps re-parse identically):
     names assigned inside an if-branch fall back to their pre-if binding after the if; loop and
@@ -141,17 +139,13 @@ class _Rebinder:
         mapping = {v: self.env[v.name] for v in used_vars(node) if v.name in self.env and self.env[v.name] is not v}
         return substitute(node, mapping) if mapping else node
 
-    def block(self, stmts: list[Stmt]) -> list[Stmt]:
-        return [self.stmt(s) for s in stmts]
-
     def _body(self, body: Stmt | None, restore: bool) -> Stmt | None:
         if body is None:
             return None
-        snap = dict(self.env)
-        out = seq(self.block(flatten(body)), span=body.span) if flatten(body) else body
+        snap, stmts = dict(self.env), flatten(body)
+        out = seq([self.stmt(s) for s in stmts], span=body.span) if stmts else body
         if restore:
-            self.env.clear()
-            self.env.update(snap)
+            self.env = snap
         return out
 
     def stmt(self, s: Stmt) -> Stmt:

@@ -26,6 +26,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.options import MemoryPlanner
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, YieldStmt, flatten, seq
+from pypto.passes._index import iadd
 from pypto.passes._rewrite import clone
 from pypto.passes._slots import colive_slot_defs, resolve_slots, share_unresolved, slot_memref, unroll_period
 from pypto.passes._util import base_name, iter_stmts, map_blocks
@@ -41,10 +42,6 @@ def stages(loop: ForStmt) -> int:
     return int(loop.attrs.get("pipeline_stages", 1)) if loop.kind is ForKind.Pipeline else 1
 
 
-def _offset(iv: Var, k: int) -> Expr:
-    return iv if k == 0 else BinaryExpr(BinOp.Add, iv, ConstInt(k, DataType.INDEX), DataType.INDEX, span=iv.span)
-
-
 @dataclass
 class _Lowering:
     loop: ForStmt
@@ -58,8 +55,7 @@ class _Lowering:
         ``rep`` is a value of the loop variable congruent to ``iv_value`` modulo the unroll period; slot
         indices ``f(i) % N`` of the copy are evaluated with it.
         """
-        mapping: dict[Var, Expr] = {self.loop.loop_var: iv_value}
-        mapping.update(zip(self.loop.iter_args, carried, strict=True))
+        mapping = {self.loop.loop_var: iv_value, **dict(zip(self.loop.iter_args, carried, strict=True))}
         stmts = clone(flatten(self.loop.body), mapping)
         if isinstance(iv_value, ConstInt):  # a tail copy: fold `6 * 64` as the parser would
             stmts = [_Fold().visit(x) for x in stmts]
@@ -88,7 +84,7 @@ class _Lowering:
         body: list[Stmt] = []
         start = as_int(lp.start)
         for k in range(self.factor):
-            value = _offset(iv, k * step)
+            value = iadd(iv, k * step, iv.span)
             rep = start + k * step if self.resolve and start is not None else None
             if dynamic and k:
                 cond = BinaryExpr(BinOp.Lt, value, lp.stop, DataType.BOOL, span=lp.span)
