@@ -44,9 +44,8 @@ def _affine(e: Expr, defs: dict[Var, Expr], multi: set[Var], inside: bool = Fals
         (terms, k), scale = (a, b[1]) if not b[0] else (b, a[1])
         return {v: n * scale for v, n in terms.items() if n * scale}, k * scale
     sign = 1 if e.op is BinOp.Add else -1
-    terms = dict(a[0])
-    for v, n in b[0].items():
-        terms[v] = terms.get(v, 0) + sign * n
+    terms = Counter(a[0])
+    terms.update({v: sign * n for v, n in b[0].items()})
     return {v: n for v, n in terms.items() if n}, a[1] + sign * b[1]
 
 

@@ -40,10 +40,6 @@ def _lists(s: Stmt) -> Call | None:
     return v if v is not None and len(v.args) > 1 else None
 
 
-def _refuse(call: Call, where: str) -> UserError:
-    return UserError(MULTI_LIST.format(name=OP, k=len(call.args), where=where), call.span, hint=MULTI_LIST_HINT)
-
-
 def _expand(s: Stmt, call: Call) -> list[Stmt]:
     if not isinstance(s, AssignStmt):
         return []  # a merge nobody reads
@@ -67,10 +63,11 @@ def merge_lists(func: Function) -> Function:
     top = flatten(func.body)
     at_top = {id(s) for s in top}
     for s in iter_stmts(func.body):
-        call = _lists(s)
-        if call is not None and id(s) not in at_top:
-            raise _refuse(call, "inside a loop or an if of a kernel is not supported with ptoas 0.1.1 (pypto "
-                                "merges separate lists through GM between two tasks, at the top level only)")
+        if (call := _lists(s)) is not None and id(s) not in at_top:
+            where = ("inside a loop or an if of a kernel is not supported with ptoas 0.1.1 (pypto merges "
+                     "separate lists through GM between two tasks, at the top level only)")
+            raise UserError(MULTI_LIST.format(name=OP, k=len(call.args), where=where), call.span,
+                            hint=MULTI_LIST_HINT)
     swap = {id(s): _expand(s, call) for s in top if (call := _lists(s)) is not None}
     if not swap:
         return func

@@ -56,8 +56,7 @@ def _live_before(s: Stmt, live: set[str]) -> set[str]:
     if isinstance(s, (ForStmt, WhileStmt)):
         return live | _READS.get("loop", s, _loop_reads)
     if isinstance(s, (SeqStmts, ScopeStmt)):
-        for x in reversed(s.stmts if isinstance(s, SeqStmts) else flatten(s.body)):
-            live = _live_before(x, live)
+        live = _live_through(s.stmts if isinstance(s, SeqStmts) else flatten(s.body), live)
         for d in (*getattr(s, "deps", ()), getattr(s, "predicate", None)):
             live = live | reads(d)
         return live

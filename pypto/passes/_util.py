@@ -121,12 +121,11 @@ class NameGen:
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
-        self.counts: dict[str, int] = {}
+        self.counts: Counter[str] = Counter()
 
     def __call__(self, stem: str) -> str:
-        k = self.counts.get(stem, 0)
-        self.counts[stem] = k + 1
-        return f"{stem}__{self.kind}_v{k}"
+        self.counts[stem] += 1
+        return f"{stem}__{self.kind}_v{self.counts[stem] - 1}"
 
 
 def unique_name(stem: str, taken: set[str]) -> str:

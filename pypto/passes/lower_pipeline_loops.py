@@ -148,7 +148,7 @@ class LowerPipelineLoops(Pass):
         return func.with_(body=share_unresolved(body, _warn_shared))
 
 
-def _lower(s: Stmt, nested: bool = True) -> list[Stmt]:
+def _lower(s: Stmt, nested: bool) -> list[Stmt]:
     if not isinstance(s, ForStmt):
         return [s]
     period, step = unroll_period(s), as_int(s.step)
