@@ -151,7 +151,6 @@ def expand_stmts(body: Stmt, fn: Callable[[Stmt], list[Stmt] | None]) -> Stmt:
 
 def rewrite_blocks(body: Stmt, rules: Mapping[str, Rule]) -> Stmt:
     """Apply ``rules`` (op name -> rule) to every call statement of every block of ``body``."""
-
     def apply(s: Stmt) -> list[Stmt] | None:
         call = match(s)
         rule = rules.get(call.op) if call is not None and isinstance(call.op, str) else None
@@ -187,10 +186,8 @@ def splice_calls(stmts: list[Stmt], expand: Callable[[Stmt], tuple[list[Stmt], l
 
 
 def clone(stmts: list[Stmt], mapping: dict[Var, Expr]) -> list[Stmt]:
-    """``stmts`` with ``mapping`` applied and every Var they define replaced by a fresh one.
-
-    ``mapping`` gains the fresh Vars, so later statements can be read through it.
-    """
+    """``stmts`` with ``mapping`` applied and every Var they define replaced by a fresh one; ``mapping``
+    gains the fresh Vars, so later statements can be read through it."""
     for v in (v for s in stmts for v in defined_vars(s)):
         mapping[v] = type(v)(v.name, v.var_type, span=v.span)
     return [substitute(s, mapping) for s in stmts]
@@ -204,11 +201,8 @@ def replace_functions(program: Program, new: Mapping[str, Sequence[Function]],
 
 
 def fresh_vars(func: Function) -> Function:
-    """``func`` with its params and every local definition renamed to fresh Vars.
-
-    Functions built from statements of another function (kernel splits) must not share Var objects:
-    a Var belongs to one function, as in a re-parsed dump.
-    """
+    """``func`` with its params and every local definition renamed to fresh Vars: functions built from
+    statements of another function (kernel splits) must not share Var objects, as in a re-parsed dump."""
     params = {p: Var(p.name, p.var_type, span=p.span) for p in func.params}
     [body] = clone([func.body], dict(params))
     return dataclasses.replace(func, params=tuple(params.values()), body=body)

@@ -57,9 +57,7 @@ def _live_before(s: Stmt, live: set[str]) -> set[str]:
         return live | _READS.get("loop", s, _loop_reads)
     if isinstance(s, (SeqStmts, ScopeStmt)):
         live = _live_through(s.stmts if isinstance(s, SeqStmts) else flatten(s.body), live)
-        for d in (*getattr(s, "deps", ()), getattr(s, "predicate", None)):
-            live = live | reads(d)
-        return live
+        return live.union(*(reads(d) for d in (*getattr(s, "deps", ()), getattr(s, "predicate", None))))
     return live | reads(s)
 
 

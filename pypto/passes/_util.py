@@ -149,10 +149,8 @@ def follow(links: Any, v: Var) -> Var:
 
 
 def map_blocks(body: Stmt, fn: Any) -> Stmt:
-    """Apply ``fn(list[Stmt]) -> list[Stmt]`` to every statement list, innermost first.
-
-    Returns ``body`` itself when nothing changed, so untouched functions are shared.
-    """
+    """Apply ``fn(list[Stmt]) -> list[Stmt]`` to every statement list, innermost first; ``body`` itself
+    when nothing changed, so untouched functions are shared."""
     old = flatten(body)
     kids = [_map_child_blocks(s, fn) for s in old]
     new = fn(kids)
@@ -193,10 +191,8 @@ def substitute_typed(node: Any, mapping: dict[Var, Expr], *, keep_defs: bool = F
 
 
 class _RetypeCalls(Substitute):
-    """Substitute, re-deriving the result type of every op Call whose arguments changed.
-
-    The parser types a call from its arguments, so a stale result type would not survive a dump.
-    """
+    """Substitute, re-deriving the result type of every op Call whose arguments changed (the parser types
+    a call from its arguments, so a stale result type would not survive a dump)."""
 
     def visit_Call(self, call: Call) -> Expr:  # noqa: N802
         new = self.generic_visit(call)

@@ -200,7 +200,10 @@ class _Converter:
         check_merge_types(all_iters, all_inits, _yielded(stmts),
                           ("when it enters the loop", "at the end of the loop body"), s.span)
         rvs = self.results(s, env, {n: ia.var_type for n, ia in zip(carried, iters, strict=True)})
-        self._drop_locals(s, env, body_env)
+        # names of the body, loop variable and carried names: the loop gives them no value after it
+        header, local = header_names(s), set(body_env) - set(env)
+        self.unbound.drop(local & header, "header", s.span)
+        self.unbound.drop(local - header, "loop", s.span)
         return dict(zip(carried, iters, strict=True)), all_iters, all_inits, seq(stmts), rvs
 
     def results(self, s: ForStmt | WhileStmt | IfStmt, env: Env, merged: dict[str, Type]) -> tuple[Var, ...]:
@@ -224,12 +227,6 @@ class _Converter:
         return rebuild(s, cond=self.expr(s.cond, cond_env), body=body, iter_args=all_iters, inits=inits,
                        return_vars=rvs)
 
-    def _drop_locals(self, s: ForStmt | WhileStmt, env: Env, body_env: Env) -> None:
-        """Names of the body, loop variable and carried names that the loop does not give a value after it."""
-        header, local = header_names(s), set(body_env) - set(env)
-        self.unbound.drop(local & header, "header", s.span)
-        self.unbound.drop(local - header, "loop", s.span)
-
     def if_(self, s: IfStmt, env: Env, later: frozenset[str]) -> Stmt:
         cond = self.expr(s.cond, env)
         then_env, else_env = dict(env), dict(env)
@@ -242,9 +239,8 @@ class _Converter:
                 and (then_env[n] is not env.get(n) or else_env[n] is not env.get(n))]
         rvs = self.results(s, env, {n: then_env[n].var_type for n in phis})
         self.unbound.drop((set(then_env) | set(else_env)) - set(env), "if", s.span)
-        if phis:
-            then = _merge_yield(then, [then_env[n] for n in phis])
-            other = _merge_yield(other, [else_env[n] for n in phis])
+        then = _merge_yield(then, [then_env[n] for n in phis])
+        other = _merge_yield(other, [else_env[n] for n in phis])
         if rvs:
             check_merge_types(rvs, _yielded(then), _yielded(other),
                               ("at the end of the then-branch", "at the end of the else-branch"), s.span)
@@ -261,8 +257,7 @@ def _merge_yield(stmts: list[Stmt], extra: list[Var]) -> list[Stmt]:
     if not extra:
         return stmts
     if stmts and isinstance(stmts[-1], YieldStmt):
-        last = stmts[-1]
-        return [*stmts[:-1], rebuild(last, values=(*last.values, *extra))]
+        return [*stmts[:-1], rebuild(stmts[-1], values=(*stmts[-1].values, *extra))]
     return [*stmts, YieldStmt(tuple(extra))]
 
 

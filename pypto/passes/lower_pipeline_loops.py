@@ -51,10 +51,8 @@ class _Lowering:
 
     def clone(self, iv_value: Expr, carried: list[Expr], rep: int | None = None) -> tuple[list[Stmt], list[Expr]]:
         """One copy of the body for loop value ``iv_value``; returns it (without its yield) and the new carries.
-
         ``rep`` is a value of the loop variable congruent to ``iv_value`` modulo the unroll period; slot
-        indices ``f(i) % N`` of the copy are evaluated with it.
-        """
+        indices ``f(i) % N`` of the copy are evaluated with it."""
         mapping = {self.loop.loop_var: iv_value, **dict(zip(self.loop.iter_args, carried, strict=True))}
         stmts = clone(flatten(self.loop.body), mapping)
         if isinstance(iv_value, ConstInt):  # a tail copy: fold `6 * 64` as the parser would
