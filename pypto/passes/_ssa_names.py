@@ -123,14 +123,11 @@ class _ShadowCheck:
         self.conflicts: set[str] = set()
 
     def uses(self, node: Any) -> None:
-        for v in used_vars(node):
-            cur = self.scope.get(v.name)
-            if cur and v not in cur and v in self.assigned and cur & self.assigned:
-                self.conflicts.add(v.name)
+        self.conflicts.update(v.name for v in used_vars(node) if (cur := self.scope.get(v.name)) and v not in cur
+                              and v in self.assigned and cur & self.assigned)
 
     def bind(self, vs: Any) -> None:
-        for v in vs:
-            self.scope[v.name] = {v}
+        self.scope.update({v.name: {v} for v in vs})
 
     def merge(self, *scopes: dict[str, set[Var]]) -> None:
         self.scope = {n: set().union(*(sc.get(n, ()) for sc in scopes)) for sc in scopes for n in sc}

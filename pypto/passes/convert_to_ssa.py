@@ -110,9 +110,7 @@ class _Converter:
     def __init__(self, func: Function) -> None:
         self.unbound = Unbound(func)
         self.own = {*func.params, *defined_vars(func.body)}  # the Vars this function binds
-        self.ssa = NameGen("ssa")
-        self.idx = NameGen("idx")
-        self.iter = NameGen("iter")
+        self.ssa, self.idx, self.iter = NameGen("ssa"), NameGen("idx"), NameGen("iter")
 
     def fresh(self, var: Var, gen: NameGen, env: Env, cls: type[Var] = Var) -> Var:
         """A fresh ``cls`` for ``var``, its type read in ``env`` (:meth:`type_in`)."""
