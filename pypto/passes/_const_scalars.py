@@ -60,9 +60,7 @@ def propagate_constants(func: Function) -> Function:
         return func
     defs = Counter(s.var for s in iter_stmts(func.body) if isinstance(s, AssignStmt))
     consts = {v: c for v, c in found.items() if defs[v] == 1}
-    if not consts:
-        return func
-    body = substitute_typed(func.body, consts, keep_defs=True)
+    body = substitute_typed(func.body, consts, keep_defs=True)  # the body itself when there are none
     if body is func.body:
         return func
     func = func.with_(body=body)

@@ -172,15 +172,12 @@ def splice_calls(stmts: list[Stmt], expand: Callable[[Stmt], tuple[list[Stmt], l
                 and isinstance(tup := s.value.tuple_value, Var) and tup in items:
             renames[s.var] = items[tup][s.value.index]
             continue
-        s = substitute(s, renames) if renames else s
+        s = substitute(s, renames)
         new = expand(s)
-        if new is None:
-            out.append(s)
-            continue
-        out.extend(new[0])
-        if isinstance(s, AssignStmt) and isinstance(s.var.var_type, TupleType):
+        out.extend([s] if new is None else new[0])
+        if new is not None and isinstance(s, AssignStmt) and isinstance(s.var.var_type, TupleType):
             items[s.var] = new[1]
-        elif isinstance(s, AssignStmt):
+        elif new is not None and isinstance(s, AssignStmt):
             renames[s.var] = new[1][0]
     return out, renames
 

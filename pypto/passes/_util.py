@@ -152,8 +152,7 @@ def map_blocks(body: Stmt, fn: Any) -> Stmt:
     """Apply ``fn(list[Stmt]) -> list[Stmt]`` to every statement list, innermost first; ``body`` itself
     when nothing changed, so untouched functions are shared."""
     old = flatten(body)
-    kids = [_map_child_blocks(s, fn) for s in old]
-    new = fn(kids)
+    new = fn([_map_child_blocks(s, fn) for s in old])
     if len(new) == len(old) and all(a is b for a, b in zip(new, old, strict=True)):
         return body
     return seq(new, span=body.span)
@@ -161,15 +160,11 @@ def map_blocks(body: Stmt, fn: Any) -> Stmt:
 
 def _map_child_blocks(stmt: Stmt, fn: Any) -> Stmt:
     if isinstance(stmt, IfStmt):
-        then = map_blocks(stmt.then_body, fn)
-        other = map_blocks(stmt.else_body, fn) if stmt.else_body is not None else None
-        if then is stmt.then_body and other is stmt.else_body:
-            return stmt
-        return dataclasses.replace(stmt, then_body=then, else_body=other)
-    if isinstance(stmt, (ForStmt, WhileStmt, ScopeStmt)):
-        body = map_blocks(stmt.body, fn)
-        return stmt if body is stmt.body else dataclasses.replace(stmt, body=body)
-    return stmt
+        fields = ("then_body", "else_body")
+    else:
+        fields = ("body",) if isinstance(stmt, (ForStmt, WhileStmt, ScopeStmt)) else ()
+    new = {f: map_blocks(b, fn) for f in fields if (b := getattr(stmt, f)) is not None}
+    return stmt if all(b is getattr(stmt, f) for f, b in new.items()) else dataclasses.replace(stmt, **new)
 
 
 def retype(func: Function, new_types: dict[Var, Any]) -> Function:

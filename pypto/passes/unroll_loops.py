@@ -82,6 +82,5 @@ class UnrollLoops(Pass):
         if ForStmt not in census(func).stmts or \
                 not any(isinstance(s, ForStmt) and s.kind is ForKind.Unroll for s in iter_stmts(func.body)):
             return func
-
         return func.with_(body=expand_stmts(
             func.body, lambda s: _unroll(s) if isinstance(s, ForStmt) and s.kind is ForKind.Unroll else None))
