@@ -123,8 +123,8 @@ class _ShadowCheck:
         self.conflicts: set[str] = set()
 
     def uses(self, node: Any) -> None:
-        self.conflicts.update(v.name for v in used_vars(node) if (cur := self.scope.get(v.name)) and v not in cur
-                              and v in self.assigned and cur & self.assigned)
+        self.conflicts.update(v.name for v in used_vars(node) if (cur := self.scope.get(v.name))
+                              and v not in cur and v in self.assigned and cur & self.assigned)
 
     def bind(self, vs: Any) -> None:
         self.scope.update({v.name: {v} for v in vs})

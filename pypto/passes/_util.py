@@ -103,17 +103,15 @@ def bound_vars(stmt: Stmt) -> list[Var]:
 
 def jumps(stmt: Stmt | None, kinds: tuple[type, ...] = (BreakStmt, ContinueStmt)) -> list[Stmt]:
     """Jump statements of the innermost enclosing loop (nested loops are not searched)."""
-    if stmt is None:
-        return []
     if isinstance(stmt, kinds):
         return [stmt]
-    if isinstance(stmt, SeqStmts):
-        return [j for s in stmt.stmts for j in jumps(s, kinds)]
     if isinstance(stmt, IfStmt):
-        return jumps(stmt.then_body, kinds) + jumps(stmt.else_body, kinds)
-    if isinstance(stmt, ScopeStmt):
-        return jumps(stmt.body, kinds)
-    return []
+        inner = (stmt.then_body, stmt.else_body)
+    elif isinstance(stmt, SeqStmts):
+        inner = stmt.stmts
+    else:
+        inner = (stmt.body,) if isinstance(stmt, ScopeStmt) else ()
+    return [j for s in inner for j in jumps(s, kinds)]
 
 
 class NameGen:

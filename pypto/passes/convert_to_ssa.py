@@ -94,9 +94,8 @@ def _first_trip_start(s: ForStmt | WhileStmt, name: str) -> Expr | None:
     if not isinstance(s, ForStmt) or s.kind is ForKind.Parallel or not runs_at_least_once(s):
         return None
     stmts = flatten(s.body)
-    if any(isinstance(x, (BreakStmt, ContinueStmt, ReturnStmt)) for x in iter_stmts(s.body)):
-        return None
-    if name in live_in(stmts) or name not in bound_on_every_path(stmts):
+    if any(isinstance(x, (BreakStmt, ContinueStmt, ReturnStmt)) for x in iter_stmts(s.body)) or \
+            name in live_in(stmts) or name not in bound_on_every_path(stmts):
         return None
     t = next((v.var_type for v in defined_vars(s.body) if v.name == name), None)
     if not isinstance(t, ScalarType):
@@ -143,12 +142,9 @@ class _Converter:
             new = self.fresh(s.var, self.ssa, env)
             env[s.var.name] = new
             return rebuild(s, var=new, value=value)
-        if isinstance(s, ForStmt):
-            return self.for_(s, env, later)
-        if isinstance(s, WhileStmt):
-            return self.while_(s, env, later)
-        if isinstance(s, IfStmt):
-            return self.if_(s, env, later)
+        compound = {ForStmt: self.for_, WhileStmt: self.while_, IfStmt: self.if_}.get(type(s))
+        if compound is not None:
+            return compound(s, env, later)
         if isinstance(s, ScopeStmt):
             # the scope's operands name values from before it: read them before converting the body
             changes = {f: self.operand(getattr(s, f), env) for f in _SCOPE_OPERANDS if hasattr(s, f)}

@@ -27,9 +27,9 @@ from pypto.ir.options import MemoryPlanner
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, YieldStmt, flatten, seq
 from pypto.passes._index import iadd
-from pypto.passes._rewrite import clone
+from pypto.passes._rewrite import clone, expand_stmts
 from pypto.passes._slots import colive_slot_defs, resolve_slots, share_unresolved, slot_memref, unroll_period
-from pypto.passes._util import base_name, iter_stmts, map_blocks
+from pypto.passes._util import base_name, iter_stmts
 from pypto.passes.base import Pass
 from pypto.passes.simplify import _Fold
 
@@ -142,7 +142,7 @@ class LowerPipelineLoops(Pass):
                    for s in iter_stmts(func.body)):
             return func
         nested = self.memory_planner is not MemoryPlanner.PTOAS
-        body = map_blocks(func.body, lambda stmts: [x for s in stmts for x in _lower(s, nested)])
+        body = expand_stmts(func.body, lambda s: _lower(s, nested))
         return func.with_(body=share_unresolved(body, _warn_shared))
 
 
