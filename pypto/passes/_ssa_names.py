@@ -35,8 +35,6 @@ _READS = IdentityMemo(8192)
 
 def reads(node: Any) -> frozenset[str]:
     """Names an expression or a statement without a body (return, yield, an evaluated call) reads."""
-    if node is None:
-        return frozenset()
     return _READS.get(None, node, lambda n: frozenset(v.name for v in refs(n)))
 
 
@@ -158,11 +156,8 @@ class _ShadowCheck:
     def loop(self, s: ForStmt | WhileStmt) -> None:
         self.uses([*((s.start, s.stop, s.step) if isinstance(s, ForStmt) else ()), *s.inits])
         before = dict(self.scope)
-        self.bind(s.iter_args)
-        if isinstance(s, ForStmt):
-            self.bind([s.loop_var])
-        else:
-            self.uses(s.cond)
+        self.bind([*s.iter_args, *([s.loop_var] if isinstance(s, ForStmt) else ())])
+        self.uses(s.cond if isinstance(s, WhileStmt) else None)  # a while's condition reads its iter_args
         self.walk(s.body)
         self.merge(before, self.scope)
         self.bind(s.return_vars)

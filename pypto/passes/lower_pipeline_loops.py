@@ -63,9 +63,11 @@ class _Lowering:
             carried = list(stmts.pop().values)
         return stmts, carried
 
-    def guarded(self, cond: Expr, iv_value: Expr, carried: list[Expr], rep: int | None) -> tuple[list[Stmt], list[Expr]]:
+    def guarded(self, iv_value: Expr, carried: list[Expr], rep: int | None) -> tuple[list[Stmt], list[Expr]]:
+        """A copy run only when ``iv_value`` is still below the loop's (run-time) stop."""
         stmts, new = self.clone(iv_value, carried, rep)
         span = self.loop.span
+        cond = BinaryExpr(BinOp.Lt, iv_value, self.loop.stop, DataType.BOOL, span=span)
         if not carried:
             return [IfStmt(cond, seq(stmts, span), span=span)], carried
         rvs = tuple(Var(ia.name, ia.var_type, span=span) for ia in self.loop.iter_args)
@@ -84,11 +86,7 @@ class _Lowering:
         for k in range(self.factor):
             value = iadd(iv, k * step, iv.span)
             rep = start + k * step if self.resolve and start is not None else None
-            if dynamic and k:
-                cond = BinaryExpr(BinOp.Lt, value, lp.stop, DataType.BOOL, span=lp.span)
-                stmts, carried = self.guarded(cond, value, carried, rep)
-            else:
-                stmts, carried = self.clone(value, carried, rep)
+            stmts, carried = (self.guarded if dynamic and k else self.clone)(value, carried, rep)
             body += stmts
         if iters:
             body.append(YieldStmt(tuple(carried), span=lp.span))
