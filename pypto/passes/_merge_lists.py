@@ -23,7 +23,7 @@ import dataclasses
 
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
-from pypto.ir.expr import Call, ConstFloat, Var
+from pypto.ir.expr import Call, ConstFloat
 from pypto.ir.function import Function
 from pypto.ir.ops.registry import make_call
 from pypto.ir.ops.sort_ops import MULTI_LIST, MULTI_LIST_HINT
@@ -52,10 +52,9 @@ def _expand(s: Stmt, call: Call) -> list[Stmt]:
     for i, part in enumerate(call.args):
         row = emit(out, f"{name}_lists", make_call("tensor.assemble", [row, part, ints([0, i * width])], span=sp), sp)
     out.append(EvalStmt(make_call("system.syncall", [], {"core_type": "aiv_only"}, span=sp), span=sp))
-    merge = make_call(OP, [row], {"block_len": width}, span=sp)
-    merged = Var(f"{name}_merged", merge.type, span=sp)
+    merged = emit(out, f"{name}_merged", make_call(OP, [row], {"block_len": width}, span=sp), sp)
     head = make_call("tensor.slice", [merged, ints([1, k * width]), ints([0, 0])], span=sp)
-    return [*out, AssignStmt(merged, merge, span=sp), dataclasses.replace(s, value=head)]
+    return [*out, dataclasses.replace(s, value=head)]
 
 
 def merge_lists(func: Function) -> Function:

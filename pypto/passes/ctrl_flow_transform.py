@@ -46,35 +46,34 @@ from pypto.passes.base import Pass
 BOOL = ScalarType(DataType.BOOL)
 
 
-@dataclass(frozen=True)
-class _Rewriter:
-    flag: str
+def _end_paths(stmts: list[Stmt], flag: str) -> list[Stmt]:
+    """``stmts`` with every jump ending its path (the rest moves into the branches that fall through); a
+    break sets ``flag``."""
+    out: list[Stmt] = []
+    for k, s in enumerate(stmts):
+        if isinstance(s, ContinueStmt):
+            return out
+        if isinstance(s, BreakStmt):
+            return [*out, AssignStmt(Var(flag, BOOL, span=s.span), ConstBool(True, span=s.span), span=s.span)]
+        if jumps(s):
+            return [*out, _branch(s, stmts[k + 1:], flag)]
+        out.append(s)
+    return out
 
-    def block(self, stmts: list[Stmt]) -> list[Stmt]:
-        """``stmts`` with every jump ending its path (the rest moves into the branches that fall through)."""
-        out: list[Stmt] = []
-        for k, s in enumerate(stmts):
-            if isinstance(s, ContinueStmt):
-                return out
-            if isinstance(s, BreakStmt):
-                return [*out, AssignStmt(Var(self.flag, BOOL, span=s.span), ConstBool(True, span=s.span), span=s.span)]
-            if jumps(s):
-                return [*out, self._branch(s, stmts[k + 1:])]
-            out.append(s)
-        return out
 
-    def _branch(self, s: Stmt, rest: list[Stmt]) -> Stmt:
-        kw = "break" if jumps(s, (BreakStmt,)) else "continue"
-        if not isinstance(s, IfStmt):
-            raise UnsupportedFeatureError(f"'{kw}' inside a {type(s).__name__} scope cannot leave the scope",
-                                          jumps(s)[0].span, hint=f"move the '{kw}' out of the `with` block")
-        if s.return_vars:
-            raise UnsupportedFeatureError(f"'{kw}' inside an if/else that yields values (pl.yield_) is not supported",
-                                          jumps(s)[0].span, hint="assign the values by name instead of yielding them")
-        then = self.block(flatten(s.then_body) + rest)
-        other = self.block(flatten(s.else_body) + rest)
-        return dataclasses.replace(s, then_body=seq(then, span=s.span),
-                                   else_body=seq(other, span=s.span) if other else None)
+def _branch(s: Stmt, rest: list[Stmt], flag: str) -> Stmt:
+    kw = "break" if jumps(s, (BreakStmt,)) else "continue"
+    if not isinstance(s, IfStmt):
+        raise UnsupportedFeatureError(f"'{kw}' inside a {type(s).__name__} scope cannot leave the scope",
+                                      jumps(s)[0].span, hint=f"move the '{kw}' out of the `with` block")
+    if s.return_vars:
+        raise UnsupportedFeatureError(f"'{kw}' inside an if/else that yields values (pl.yield_) is not "
+                                      "supported", jumps(s)[0].span,
+                                      hint="assign the values by name instead of yielding them")
+    then = _end_paths(flatten(s.then_body) + rest, flag)
+    other = _end_paths(flatten(s.else_body) + rest, flag)
+    return dataclasses.replace(s, then_body=seq(then, span=s.span),
+                               else_body=seq(other, span=s.span) if other else None)
 
 
 def _split_yield(loop: ForStmt | WhileStmt) -> tuple[list[Stmt], list[Stmt]]:
@@ -94,7 +93,7 @@ def _transform_loop(loop: ForStmt | WhileStmt, flag: str) -> list[Stmt]:
         raise UnsupportedFeatureError("'break' inside a pl.parallel loop is not supported (iterations are "
                                       "independent)", breaks[0].span, hint="use pl.range for a loop that can stop early")
     body, final = _split_yield(loop)
-    body = _Rewriter(flag).block(body)
+    body = _end_paths(body, flag)
     if not breaks:
         return [dataclasses.replace(loop, body=seq([*body, *final], span=loop.span))]
     sp = loop.span
