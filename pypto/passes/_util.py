@@ -35,16 +35,12 @@ from pypto.ir.verifier import calls as calls_in  # noqa: F401 - re-exported: eve
 from pypto.ir.verifier import refs
 from pypto.ir.visitor import Substitute
 
-_SUFFIX = re.compile(r"__(ssa|tmp|idx|iter|rv|phi|tile|store)(_v\d+)?$")
+_SUFFIXES = re.compile(r"(__(ssa|tmp|idx|iter|rv|phi|tile|store)(_v\d+)?)+$")
 
 
 def base_name(name: str) -> str:
-    """``x__ssa_v3`` -> ``x``: the user-facing stem of a compiler-made name."""
-    while True:
-        stripped = _SUFFIX.sub("", name)
-        if stripped == name:
-            return name
-        name = stripped
+    """``x__tile__ssa_v3`` -> ``x``: the user-facing stem of a compiler-made name."""
+    return _SUFFIXES.sub("", name)
 
 
 def used_vars(node: Any) -> list[Var]:
