@@ -185,8 +185,7 @@ def splice_calls(stmts: list[Stmt], expand: Callable[[Stmt], tuple[list[Stmt], l
 def clone(stmts: list[Stmt], mapping: dict[Var, Expr]) -> list[Stmt]:
     """``stmts`` with ``mapping`` applied and every Var they define replaced by a fresh one; ``mapping``
     gains the fresh Vars, so later statements can be read through it."""
-    for v in (v for s in stmts for v in defined_vars(s)):
-        mapping[v] = type(v)(v.name, v.var_type, span=v.span)
+    mapping.update({v: type(v)(v.name, v.var_type, span=v.span) for s in stmts for v in defined_vars(s)})
     return [substitute(s, mapping) for s in stmts]
 
 

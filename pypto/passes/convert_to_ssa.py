@@ -226,9 +226,8 @@ class _Converter:
         then_env, else_env = dict(env), dict(env)
         then = self.block(s.then_body, then_env, later)
         other = self.block(s.else_body, else_env, later) if s.else_body is not None else []
-        assigned = _assigned(s.then_body) + _assigned(s.else_body)
         explicit = {rv.name for rv in s.return_vars}
-        phis = [n for n in dict.fromkeys(assigned)
+        phis = [n for n in dict.fromkeys(_assigned(s.then_body) + _assigned(s.else_body))
                 if n not in explicit and n in later and n in then_env and n in else_env
                 and (then_env[n] is not env.get(n) or else_env[n] is not env.get(n))]
         rvs = self.results(s, env, {n: then_env[n].var_type for n in phis})
