@@ -24,12 +24,11 @@ def _top_level_constants(body: Stmt) -> dict[Var, Expr]:
     for s in flatten(body):
         if isinstance(s, ScopeStmt):
             out.update(_top_level_constants(s.body))
-        elif isinstance(s, AssignStmt) and isinstance(s.value, ConstInt) and type(s.var) is Var \
-                and isinstance(t := s.var.var_type, ScalarType) and t.dtype.is_int:
-            out[s.var] = ConstInt(s.value.value, t.dtype, span=s.value.span)
-        elif isinstance(s, AssignStmt) and (n := _static_dim(s.value)) is not None \
-                and isinstance(t := s.var.var_type, ScalarType):
-            out[s.var] = ConstInt(n, t.dtype, span=s.value.span)
+        elif isinstance(s, AssignStmt) and isinstance(t := s.var.var_type, ScalarType):
+            if isinstance(s.value, ConstInt) and type(s.var) is Var and t.dtype.is_int:
+                out[s.var] = ConstInt(s.value.value, t.dtype, span=s.value.span)
+            elif (n := _static_dim(s.value)) is not None:
+                out[s.var] = ConstInt(n, t.dtype, span=s.value.span)
     return out
 
 
@@ -60,9 +59,7 @@ def propagate_constants(func: Function) -> Function:
         return func
     defs = Counter(s.var for s in iter_stmts(func.body) if isinstance(s, AssignStmt))
     consts = {v: c for v, c in found.items() if defs[v] == 1}
-    if not consts:
-        return func
-    body = substitute_typed(func.body, consts, keep_defs=True)
+    body = substitute_typed(func.body, consts, keep_defs=True)  # the body itself when there are none
     if body is func.body:
         return func
     func = func.with_(body=body)

@@ -18,6 +18,7 @@ from pypto.ir.expr import BinaryExpr, BinOp, ConstInt, Expr, Var, as_int
 from pypto.ir.stmt import AssignStmt, Stmt
 from pypto.ir.types import ScalarType
 from pypto.ir.visitor import IRMutator
+from pypto.passes._util import iter_stmts
 
 Affine = tuple[dict[Var, int], int]
 
@@ -43,9 +44,8 @@ def _affine(e: Expr, defs: dict[Var, Expr], multi: set[Var], inside: bool = Fals
         (terms, k), scale = (a, b[1]) if not b[0] else (b, a[1])
         return {v: n * scale for v, n in terms.items() if n * scale}, k * scale
     sign = 1 if e.op is BinOp.Add else -1
-    terms = dict(a[0])
-    for v, n in b[0].items():
-        terms[v] = terms.get(v, 0) + sign * n
+    terms = Counter(a[0])
+    terms.update({v: sign * n for v, n in b[0].items()})
     return {v: n for v, n in terms.items() if n}, a[1] + sign * b[1]
 
 
@@ -92,20 +92,14 @@ class _Split(IRMutator):
         return out
 
     def _scoped(self, s: Stmt) -> Stmt:
+        """A loop or an if: the assignments of its bodies are not visible after it."""
         saved = dict(self.defs)
         try:
             return self.generic_visit(s)
         finally:
             self.defs = saved
 
-    def visit_ForStmt(self, s: Stmt) -> Stmt:  # noqa: N802
-        return self._scoped(s)
-
-    def visit_WhileStmt(self, s: Stmt) -> Stmt:  # noqa: N802
-        return self._scoped(s)
-
-    def visit_IfStmt(self, s: Stmt) -> Stmt:  # noqa: N802
-        return self._scoped(s)
+    visit_ForStmt = visit_WhileStmt = visit_IfStmt = _scoped  # noqa: N815
 
     def visit_BinaryExpr(self, e: BinaryExpr) -> Expr:  # noqa: N802
         e = self.generic_visit(e)
@@ -116,8 +110,6 @@ class _Split(IRMutator):
 
 def split_affine_divisions(body: Stmt) -> Stmt:
     """``body`` with every affine ``//`` / ``%`` by a constant split (see the module docstring)."""
-    from pypto.passes._util import iter_stmts
-
     counts = Counter(s.var for s in iter_stmts(body) if isinstance(s, AssignStmt))
     once = {v for v, n in counts.items() if n == 1}
     return _Split(once, {v for v, n in counts.items() if n > 1}).visit(body)

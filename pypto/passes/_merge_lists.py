@@ -23,7 +23,7 @@ import dataclasses
 
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
-from pypto.ir.expr import Call, ConstFloat, Var
+from pypto.ir.expr import Call, ConstFloat
 from pypto.ir.function import Function
 from pypto.ir.ops.registry import make_call
 from pypto.ir.ops.sort_ops import MULTI_LIST, MULTI_LIST_HINT
@@ -40,10 +40,6 @@ def _lists(s: Stmt) -> Call | None:
     return v if v is not None and len(v.args) > 1 else None
 
 
-def _refuse(call: Call, where: str) -> UserError:
-    return UserError(MULTI_LIST.format(name=OP, k=len(call.args), where=where), call.span, hint=MULTI_LIST_HINT)
-
-
 def _expand(s: Stmt, call: Call) -> list[Stmt]:
     if not isinstance(s, AssignStmt):
         return []  # a merge nobody reads
@@ -56,10 +52,9 @@ def _expand(s: Stmt, call: Call) -> list[Stmt]:
     for i, part in enumerate(call.args):
         row = emit(out, f"{name}_lists", make_call("tensor.assemble", [row, part, ints([0, i * width])], span=sp), sp)
     out.append(EvalStmt(make_call("system.syncall", [], {"core_type": "aiv_only"}, span=sp), span=sp))
-    merge = make_call(OP, [row], {"block_len": width}, span=sp)
-    merged = Var(f"{name}_merged", merge.type, span=sp)
+    merged = emit(out, f"{name}_merged", make_call(OP, [row], {"block_len": width}, span=sp), sp)
     head = make_call("tensor.slice", [merged, ints([1, k * width]), ints([0, 0])], span=sp)
-    return [*out, AssignStmt(merged, merge, span=sp), dataclasses.replace(s, value=head)]
+    return [*out, dataclasses.replace(s, value=head)]
 
 
 def merge_lists(func: Function) -> Function:
@@ -67,10 +62,11 @@ def merge_lists(func: Function) -> Function:
     top = flatten(func.body)
     at_top = {id(s) for s in top}
     for s in iter_stmts(func.body):
-        call = _lists(s)
-        if call is not None and id(s) not in at_top:
-            raise _refuse(call, "inside a loop or an if of a kernel is not supported with ptoas 0.1.1 (pypto "
-                                "merges separate lists through GM between two tasks, at the top level only)")
+        if (call := _lists(s)) is not None and id(s) not in at_top:
+            where = ("inside a loop or an if of a kernel is not supported with ptoas 0.1.1 (pypto merges "
+                     "separate lists through GM between two tasks, at the top level only)")
+            raise UserError(MULTI_LIST.format(name=OP, k=len(call.args), where=where), call.span,
+                            hint=MULTI_LIST_HINT)
     swap = {id(s): _expand(s, call) for s in top if (call := _lists(s)) is not None}
     if not swap:
         return func

@@ -19,10 +19,10 @@ from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, MakeTuple, TupleGetIt
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, EvalStmt, InCoreScopeStmt, Stmt, seq, stmt_value
-from pypto.ir.types import TensorType, TileType, TupleType
+from pypto.ir.types import TensorType, TupleType
 from pypto.ir.visitor import IRMutator, substitute
 from pypto.passes._index import iadd
-from pypto.passes._util import defined_vars, iter_stmts, map_blocks, used_vars
+from pypto.passes._util import defined_vars, iter_stmts, map_blocks, shaped, used_vars, var_use_counts
 from pypto.span import Span
 
 # A rule gets ``var = call`` (var None for a bare call statement) and returns the statements that
@@ -95,10 +95,7 @@ def assigns_of(body: Stmt, op: str) -> dict[Var, Call]:
 
 def drop_defs(body: Stmt, dead: Collection[Var]) -> Stmt:
     """``body`` without the assignments to ``dead`` (values nothing reads any more)."""
-    def keep(s: Stmt) -> bool:
-        return not (isinstance(s, AssignStmt) and s.var in dead)
-
-    return map_blocks(body, lambda stmts: [s for s in stmts if keep(s)])
+    return expand_stmts(body, lambda s: [] if isinstance(s, AssignStmt) and s.var in dead else None)
 
 
 def drop_unused(stmts: list[Stmt], removable: Callable[[AssignStmt], bool]) -> list[Stmt]:
@@ -140,14 +137,6 @@ def load_whole(tensor: Expr, space: MemorySpace, span: Span) -> Call:
                      span=span)
 
 
-def shaped(e: Expr) -> TensorType | TileType:
-    """The tensor or tile type of ``e``; a pypto bug for anything else."""
-    t = e.type
-    if not isinstance(t, TensorType | TileType):
-        raise InternalError(f"expected a tensor or tile, got {t}")
-    return t
-
-
 def expand_stmts(body: Stmt, fn: Callable[[Stmt], list[Stmt] | None]) -> Stmt:
     """``body`` with each statement of every block replaced by ``fn(s)`` (None keeps it), innermost
     first; ``body`` itself when nothing changed."""
@@ -163,7 +152,6 @@ def expand_stmts(body: Stmt, fn: Callable[[Stmt], list[Stmt] | None]) -> Stmt:
 
 def rewrite_blocks(body: Stmt, rules: Mapping[str, Rule]) -> Stmt:
     """Apply ``rules`` (op name -> rule) to every call statement of every block of ``body``."""
-
     def apply(s: Stmt) -> list[Stmt] | None:
         call = match(s)
         rule = rules.get(call.op) if call is not None and isinstance(call.op, str) else None
@@ -185,26 +173,20 @@ def splice_calls(stmts: list[Stmt], expand: Callable[[Stmt], tuple[list[Stmt], l
                 and isinstance(tup := s.value.tuple_value, Var) and tup in items:
             renames[s.var] = items[tup][s.value.index]
             continue
-        s = substitute(s, renames) if renames else s
+        s = substitute(s, renames)
         new = expand(s)
-        if new is None:
-            out.append(s)
-            continue
-        out.extend(new[0])
-        if isinstance(s, AssignStmt) and isinstance(s.var.var_type, TupleType):
+        out.extend([s] if new is None else new[0])
+        if new is not None and isinstance(s, AssignStmt) and isinstance(s.var.var_type, TupleType):
             items[s.var] = new[1]
-        elif isinstance(s, AssignStmt):
+        elif new is not None and isinstance(s, AssignStmt):
             renames[s.var] = new[1][0]
     return out, renames
 
 
 def clone(stmts: list[Stmt], mapping: dict[Var, Expr]) -> list[Stmt]:
-    """``stmts`` with ``mapping`` applied and every Var they define replaced by a fresh one.
-
-    ``mapping`` gains the fresh Vars, so later statements can be read through it.
-    """
-    for v in (v for s in stmts for v in defined_vars(s)):
-        mapping[v] = type(v)(v.name, v.var_type, span=v.span)
+    """``stmts`` with ``mapping`` applied and every Var they define replaced by a fresh one; ``mapping``
+    gains the fresh Vars, so later statements can be read through it."""
+    mapping.update({v: type(v)(v.name, v.var_type, span=v.span) for s in stmts for v in defined_vars(s)})
     return [substitute(s, mapping) for s in stmts]
 
 
@@ -216,11 +198,8 @@ def replace_functions(program: Program, new: Mapping[str, Sequence[Function]],
 
 
 def fresh_vars(func: Function) -> Function:
-    """``func`` with its params and every local definition renamed to fresh Vars.
-
-    Functions built from statements of another function (kernel splits) must not share Var objects:
-    a Var belongs to one function, as in a re-parsed dump.
-    """
+    """``func`` with its params and every local definition renamed to fresh Vars: functions built from
+    statements of another function (kernel splits) must not share Var objects, as in a re-parsed dump."""
     params = {p: Var(p.name, p.var_type, span=p.span) for p in func.params}
     [body] = clone([func.body], dict(params))
     return dataclasses.replace(func, params=tuple(params.values()), body=body)
@@ -229,8 +208,6 @@ def fresh_vars(func: Function) -> Function:
 def drop_unread(body: Stmt, candidates: Collection[Var]) -> Stmt:
     """``body`` without the assignments to those ``candidates`` nothing reads any more (their definition
     is their only occurrence); ``body`` itself when there is none."""
-    from pypto.passes._util import var_use_counts  # here, so appending this helper left the imports alone
-
     uses = var_use_counts(body)
     dead = {v for v in candidates if uses[v] <= 1}
     return drop_defs(body, dead) if dead else body

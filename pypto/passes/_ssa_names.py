@@ -35,13 +35,7 @@ _READS = IdentityMemo(8192)
 
 def reads(node: Any) -> frozenset[str]:
     """Names an expression or a statement without a body (return, yield, an evaluated call) reads."""
-    if node is None:
-        return frozenset()
-    return _READS.get(None, node, _names_read)
-
-
-def _names_read(node: Any) -> frozenset[str]:
-    return frozenset(v.name for v in refs(node))
+    return _READS.get(None, node, lambda n: frozenset(v.name for v in refs(n)))
 
 
 def _live_before(s: Stmt, live: set[str]) -> set[str]:
@@ -60,21 +54,23 @@ def _live_before(s: Stmt, live: set[str]) -> set[str]:
     if isinstance(s, (ForStmt, WhileStmt)):
         return live | _READS.get("loop", s, _loop_reads)
     if isinstance(s, (SeqStmts, ScopeStmt)):
-        for x in reversed(s.stmts if isinstance(s, SeqStmts) else flatten(s.body)):
-            live = _live_before(x, live)
-        for d in (*getattr(s, "deps", ()), getattr(s, "predicate", None)):
-            live = live | reads(d)
-        return live
+        live = _live_through(s.stmts if isinstance(s, SeqStmts) else flatten(s.body), live)
+        return live.union(*(reads(d) for d in (*getattr(s, "deps", ()), getattr(s, "predicate", None))))
     return live | reads(s)
 
 
 def _loop_reads(s: ForStmt | WhileStmt) -> frozenset[str]:
     """Names live before a loop whatever is live after it (a loop kills nothing): read by its body
     before the body binds them, other than its header's (loop variable, iter_args), or by its header."""
-    header = {ia.name for ia in s.iter_args} | ({s.loop_var.name} if isinstance(s, ForStmt) else set())
+    header = header_names(s)
     body = _live_through(flatten(s.body), set()) | (reads(s.cond) if isinstance(s, WhileStmt) else set())
     heads = [*s.inits, *([s.start, s.stop, s.step] if isinstance(s, ForStmt) else [])]
     return frozenset((body - header).union(*(reads(h) for h in heads)))
+
+
+def header_names(s: ForStmt | WhileStmt) -> set[str]:
+    """The names a loop's header binds: its loop variable (a for) and its iter_args."""
+    return {ia.name for ia in s.iter_args} | ({s.loop_var.name} if isinstance(s, ForStmt) else set())
 
 
 def _live_through(stmts: list[Stmt], live: set[str]) -> set[str]:
@@ -125,25 +121,16 @@ class _ShadowCheck:
         self.conflicts: set[str] = set()
 
     def uses(self, node: Any) -> None:
-        for v in used_vars(node):
-            cur = self.scope.get(v.name)
-            if cur and v not in cur and v in self.assigned and cur & self.assigned:
-                self.conflicts.add(v.name)
+        self.conflicts.update(v.name for v in used_vars(node) if (cur := self.scope.get(v.name))
+                              and v not in cur and v in self.assigned and cur & self.assigned)
 
     def bind(self, vs: Any) -> None:
-        for v in vs:
-            self.scope[v.name] = {v}
+        self.scope.update({v.name: {v} for v in vs})
 
     def merge(self, *scopes: dict[str, set[Var]]) -> None:
-        merged: dict[str, set[Var]] = {}
-        for sc in scopes:
-            for name, vs in sc.items():
-                merged.setdefault(name, set()).update(vs)
-        self.scope = merged
+        self.scope = {n: set().union(*(sc.get(n, ()) for sc in scopes)) for sc in scopes for n in sc}
 
     def walk(self, s: Stmt | None) -> None:
-        if s is None:
-            return
         if isinstance(s, SeqStmts):
             for x in s.stmts:
                 self.walk(x)
@@ -154,27 +141,23 @@ class _ShadowCheck:
             self.loop(s)
         elif isinstance(s, IfStmt):
             self.uses(s.cond)
-            before = {k: set(v) for k, v in self.scope.items()}
+            before = dict(self.scope)  # a scope's sets are replaced, never changed in place
             self.walk(s.then_body)
-            then = self.scope
-            self.scope = {k: set(v) for k, v in before.items()}
+            then, self.scope = self.scope, before
             self.walk(s.else_body)
             self.merge(then, self.scope)
             self.bind(s.return_vars)
         elif isinstance(s, ScopeStmt):
             self.uses([*getattr(s, "deps", ()), getattr(s, "predicate", None)])
             self.walk(s.body)
-        else:
+        elif s is not None:
             self.uses(s)
 
     def loop(self, s: ForStmt | WhileStmt) -> None:
         self.uses([*((s.start, s.stop, s.step) if isinstance(s, ForStmt) else ()), *s.inits])
-        before = {k: set(v) for k, v in self.scope.items()}
-        self.bind(s.iter_args)
-        if isinstance(s, ForStmt):
-            self.bind([s.loop_var])
-        else:
-            self.uses(s.cond)
+        before = dict(self.scope)
+        self.bind([*s.iter_args, *([s.loop_var] if isinstance(s, ForStmt) else ())])
+        self.uses(s.cond if isinstance(s, WhileStmt) else None)  # a while's condition reads its iter_args
         self.walk(s.body)
         self.merge(before, self.scope)
         self.bind(s.return_vars)

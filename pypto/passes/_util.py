@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
 
 from pypto.errors import InternalError
@@ -36,16 +35,12 @@ from pypto.ir.verifier import calls as calls_in  # noqa: F401 - re-exported: eve
 from pypto.ir.verifier import refs
 from pypto.ir.visitor import Substitute
 
-_SUFFIX = re.compile(r"__(ssa|tmp|idx|iter|rv|phi|tile|store)(_v\d+)?$")
+_SUFFIXES = re.compile(r"(__(ssa|tmp|idx|iter|rv|phi|tile|store)(_v\d+)?)+$")
 
 
 def base_name(name: str) -> str:
-    """``x__ssa_v3`` -> ``x``: the user-facing stem of a compiler-made name."""
-    while True:
-        stripped = _SUFFIX.sub("", name)
-        if stripped == name:
-            return name
-        name = stripped
+    """``x__tile__ssa_v3`` -> ``x``: the user-facing stem of a compiler-made name."""
+    return _SUFFIXES.sub("", name)
 
 
 def used_vars(node: Any) -> list[Var]:
@@ -69,12 +64,17 @@ def scalar_dtype(e: Expr) -> DataType:
     return e.type.dtype if isinstance(e.type, ScalarType) else DataType.INDEX
 
 
+def shaped(e: Expr) -> TensorType | TileType:
+    """The tensor or tile type of ``e``; a pypto bug for anything else."""
+    t = e.type
+    if not isinstance(t, TensorType | TileType):
+        raise InternalError(f"expected a tensor or tile, got {t}")
+    return t
+
+
 def element_dtype(e: Expr) -> DataType:
     """The element dtype of a tile- or tensor-typed expression (a matmul's result: its ``out_dtype``)."""
-    t = e.type
-    if not isinstance(t, (TileType, TensorType)):
-        raise InternalError(f"element_dtype: expected a tile or tensor, got {t}")
-    return t.dtype
+    return shaped(e).dtype
 
 
 def tile_space(e: Expr) -> MemorySpace | None:
@@ -82,10 +82,9 @@ def tile_space(e: Expr) -> MemorySpace | None:
     return e.type.memory_space if isinstance(e.type, TileType) else None
 
 
-def iter_stmts(stmt: Stmt | None) -> Iterator[Stmt]:
-    """Pre-order walk over every statement (nested bodies included); the list is remembered per body
-    (:func:`pypto.ir.stmt.preorder`), so scanning an unchanged body again costs a tuple iteration."""
-    return iter(preorder(stmt))
+# Pre-order walk over every statement (nested bodies included); the tuple is remembered per body, so
+# scanning an unchanged body again costs a tuple iteration.
+iter_stmts = preorder
 
 
 def defined_vars(stmt: Stmt) -> list[Var]:
@@ -95,26 +94,20 @@ def defined_vars(stmt: Stmt) -> list[Var]:
 
 def bound_vars(stmt: Stmt) -> list[Var]:
     """Vars a statement binds for the statements after it: an assignment's var, a loop's or if's results."""
-    if isinstance(stmt, AssignStmt):
-        return [stmt.var]
-    if isinstance(stmt, (ForStmt, WhileStmt, IfStmt)):
-        return list(stmt.return_vars)
-    return []
+    return [stmt.var] if isinstance(stmt, AssignStmt) else list(getattr(stmt, "return_vars", ()))
 
 
 def jumps(stmt: Stmt | None, kinds: tuple[type, ...] = (BreakStmt, ContinueStmt)) -> list[Stmt]:
     """Jump statements of the innermost enclosing loop (nested loops are not searched)."""
-    if stmt is None:
-        return []
     if isinstance(stmt, kinds):
         return [stmt]
-    if isinstance(stmt, SeqStmts):
-        return [j for s in stmt.stmts for j in jumps(s, kinds)]
     if isinstance(stmt, IfStmt):
-        return jumps(stmt.then_body, kinds) + jumps(stmt.else_body, kinds)
-    if isinstance(stmt, ScopeStmt):
-        return jumps(stmt.body, kinds)
-    return []
+        inner = (stmt.then_body, stmt.else_body)
+    elif isinstance(stmt, SeqStmts):
+        inner = stmt.stmts
+    else:
+        inner = (stmt.body,) if isinstance(stmt, ScopeStmt) else ()
+    return [j for s in inner for j in jumps(s, kinds)]
 
 
 class NameGen:
@@ -122,12 +115,11 @@ class NameGen:
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
-        self.counts: dict[str, int] = {}
+        self.counts: Counter[str] = Counter()
 
     def __call__(self, stem: str) -> str:
-        k = self.counts.get(stem, 0)
-        self.counts[stem] = k + 1
-        return f"{stem}__{self.kind}_v{k}"
+        self.counts[stem] += 1
+        return f"{stem}__{self.kind}_v{self.counts[stem] - 1}"
 
 
 def unique_name(stem: str, taken: set[str]) -> str:
@@ -151,13 +143,10 @@ def follow(links: Any, v: Var) -> Var:
 
 
 def map_blocks(body: Stmt, fn: Any) -> Stmt:
-    """Apply ``fn(list[Stmt]) -> list[Stmt]`` to every statement list, innermost first.
-
-    Returns ``body`` itself when nothing changed, so untouched functions are shared.
-    """
+    """Apply ``fn(list[Stmt]) -> list[Stmt]`` to every statement list, innermost first; ``body`` itself
+    when nothing changed, so untouched functions are shared."""
     old = flatten(body)
-    kids = [_map_child_blocks(s, fn) for s in old]
-    new = fn(kids)
+    new = fn([_map_child_blocks(s, fn) for s in old])
     if len(new) == len(old) and all(a is b for a, b in zip(new, old, strict=True)):
         return body
     return seq(new, span=body.span)
@@ -165,20 +154,15 @@ def map_blocks(body: Stmt, fn: Any) -> Stmt:
 
 def _map_child_blocks(stmt: Stmt, fn: Any) -> Stmt:
     if isinstance(stmt, IfStmt):
-        then = map_blocks(stmt.then_body, fn)
-        other = map_blocks(stmt.else_body, fn) if stmt.else_body is not None else None
-        if then is stmt.then_body and other is stmt.else_body:
-            return stmt
-        return dataclasses.replace(stmt, then_body=then, else_body=other)
-    if isinstance(stmt, (ForStmt, WhileStmt, ScopeStmt)):
-        body = map_blocks(stmt.body, fn)
-        return stmt if body is stmt.body else dataclasses.replace(stmt, body=body)
-    return stmt
+        fields = ("then_body", "else_body")
+    else:
+        fields = ("body",) if isinstance(stmt, (ForStmt, WhileStmt, ScopeStmt)) else ()
+    new = {f: map_blocks(b, fn) for f in fields if (b := getattr(stmt, f)) is not None}
+    return stmt if all(b is getattr(stmt, f) for f, b in new.items()) else dataclasses.replace(stmt, **new)
 
 
 def retype(func: Function, new_types: dict[Var, Any]) -> Function:
     """``func`` with the given Vars replaced by fresh Vars of new types (uses and definitions)."""
-
     if not new_types:
         return func
     mapping: dict[Var, Any] = {v: type(v)(v.name, t, span=v.span) for v, t in new_types.items()}
@@ -196,10 +180,8 @@ def substitute_typed(node: Any, mapping: dict[Var, Expr], *, keep_defs: bool = F
 
 
 class _RetypeCalls(Substitute):
-    """Substitute, re-deriving the result type of every op Call whose arguments changed.
-
-    The parser types a call from its arguments, so a stale result type would not survive a dump.
-    """
+    """Substitute, re-deriving the result type of every op Call whose arguments changed (the parser types
+    a call from its arguments, so a stale result type would not survive a dump)."""
 
     def visit_Call(self, call: Call) -> Expr:  # noqa: N802
         new = self.generic_visit(call)

@@ -37,6 +37,7 @@ from pypto.ir.visitor import IRMutator, rebuild
 from pypto.passes._ssa_checks import Unbound, check_merge_types
 from pypto.passes._ssa_names import (
     bound_on_every_path,
+    header_names,
     live_in,
     separate_shadowed_names,
     suffix_live,
@@ -76,16 +77,12 @@ def _store_target(body: Stmt, name: str, env: Env) -> Var | None:
     """The tensor bound before the loop that every definition of ``name`` in ``body`` stores into."""
     targets: set[str] = set()
     for st in iter_stmts(body):
-        if not (isinstance(st, AssignStmt) and st.var.name == name):
-            continue
-        v = st.value
-        at = written_index(v) if isinstance(v, Call) else None
-        if not isinstance(v, Call) or at is None:
-            return None
-        arg = v.args[at]
-        if not isinstance(arg, Var) or arg.name not in env:
-            return None
-        targets.add(arg.name)
+        if isinstance(st, AssignStmt) and st.var.name == name:
+            at = written_index(st.value) if isinstance(st.value, Call) else None
+            arg = None if at is None else st.value.args[at]
+            if not isinstance(arg, Var) or arg.name not in env:
+                return None
+            targets.add(arg.name)
     return env[targets.pop()] if len(targets) == 1 else None
 
 
@@ -97,9 +94,8 @@ def _first_trip_start(s: ForStmt | WhileStmt, name: str) -> Expr | None:
     if not isinstance(s, ForStmt) or s.kind is ForKind.Parallel or not runs_at_least_once(s):
         return None
     stmts = flatten(s.body)
-    if any(isinstance(x, (BreakStmt, ContinueStmt, ReturnStmt)) for x in iter_stmts(s.body)):
-        return None
-    if name in live_in(stmts) or name not in bound_on_every_path(stmts):
+    if any(isinstance(x, (BreakStmt, ContinueStmt, ReturnStmt)) for x in iter_stmts(s.body)) or \
+            name in live_in(stmts) or name not in bound_on_every_path(stmts):
         return None
     t = next((v.var_type for v in defined_vars(s.body) if v.name == name), None)
     if not isinstance(t, ScalarType):
@@ -113,9 +109,7 @@ class _Converter:
     def __init__(self, func: Function) -> None:
         self.unbound = Unbound(func)
         self.own = {*func.params, *defined_vars(func.body)}  # the Vars this function binds
-        self.ssa = NameGen("ssa")
-        self.idx = NameGen("idx")
-        self.iter = NameGen("iter")
+        self.ssa, self.idx, self.iter = NameGen("ssa"), NameGen("idx"), NameGen("iter")
 
     def fresh(self, var: Var, gen: NameGen, env: Env, cls: type[Var] = Var) -> Var:
         """A fresh ``cls`` for ``var``, its type read in ``env`` (:meth:`type_in`)."""
@@ -132,13 +126,10 @@ class _Converter:
 
     def block(self, body: Stmt | None, env: Env, after: frozenset[str]) -> list[Stmt]:
         """Convert a statement list; ``after`` = names read once the block is done."""
-        out: list[Stmt] = []
         stmts = flatten(body)
-        for s, later in zip(stmts, suffix_live(stmts, after), strict=True):
-            out.extend(self.stmt(s, env, later))
-        return out
+        return [self.stmt(s, env, later) for s, later in zip(stmts, suffix_live(stmts, after), strict=True)]
 
-    def stmt(self, s: Stmt, env: Env, later: frozenset[str]) -> list[Stmt]:
+    def stmt(self, s: Stmt, env: Env, later: frozenset[str]) -> Stmt:
         if s.span.is_known():
             self.unbound.at = s.span  # where a read of a name without a value is reported
         if isinstance(s, AssignStmt):
@@ -147,22 +138,19 @@ class _Converter:
                 # a buffer binding (tile.alloc) of an already-lowered program: the tiles' MemRefs
                 # name this Var as their base, so it keeps its identity (it is defined once anyway)
                 env[s.var.name] = s.var
-                return [s if value is s.value else rebuild(s, value=value)]
+                return s if value is s.value else rebuild(s, value=value)
             new = self.fresh(s.var, self.ssa, env)
             env[s.var.name] = new
-            return [rebuild(s, var=new, value=value)]
-        if isinstance(s, ForStmt):
-            return self.for_(s, env, later)
-        if isinstance(s, WhileStmt):
-            return self.while_(s, env, later)
-        if isinstance(s, IfStmt):
-            return self.if_(s, env, later)
+            return rebuild(s, var=new, value=value)
+        compound = {ForStmt: self.for_, WhileStmt: self.while_, IfStmt: self.if_}.get(type(s))
+        if compound is not None:
+            return compound(s, env, later)
         if isinstance(s, ScopeStmt):
             # the scope's operands name values from before it: read them before converting the body
             changes = {f: self.operand(getattr(s, f), env) for f in _SCOPE_OPERANDS if hasattr(s, f)}
             changes["body"] = seq(self.block(s.body, env, later))
-            return [rebuild(s, **changes)]
-        return [self.expr(s, env)]
+            return rebuild(s, **changes)
+        return self.expr(s, env)
 
     def operand(self, e: Expr | tuple[Expr, ...] | None, env: Env) -> Expr | tuple[Expr, ...] | None:
         if isinstance(e, tuple):
@@ -196,22 +184,20 @@ class _Converter:
         args, then all iter args, inits, body and results. ``env`` gets the loop's results."""
         carried = self._carry(s, env, later)
         iters = [IterArg(self.iter(base_name(n)), v.type) for n, v in carried.items()]
-        body_env = {**env, **header}
-        explicit = []
         all_inits = (*(self.expr(e, env) for e in s.inits), *carried.values())
-        for ia in s.iter_args:
-            new = self.fresh(ia, self.iter, env, IterArg)
-            body_env[ia.name] = new
-            explicit.append(new)
-        for n, ia in zip(carried, iters, strict=True):
-            body_env[n] = ia
+        explicit = [self.fresh(ia, self.iter, env, IterArg) for ia in s.iter_args]
+        body_env = {**env, **header, **{ia.name: new for ia, new in zip(s.iter_args, explicit, strict=True)},
+                    **dict(zip(carried, iters, strict=True))}
         stmts = self.block(s.body, body_env, frozenset(carried))
         stmts = _merge_yield(stmts, [body_env[n] for n in carried])
         all_iters = (*explicit, *iters)
         check_merge_types(all_iters, all_inits, _yielded(stmts),
                           ("when it enters the loop", "at the end of the loop body"), s.span)
         rvs = self.results(s, env, {n: ia.var_type for n, ia in zip(carried, iters, strict=True)})
-        self._drop_locals(s, env, body_env)
+        # names of the body, loop variable and carried names: the loop gives them no value after it
+        header, local = header_names(s), set(body_env) - set(env)
+        self.unbound.drop(local & header, "header", s.span)
+        self.unbound.drop(local - header, "loop", s.span)
         return dict(zip(carried, iters, strict=True)), all_iters, all_inits, seq(stmts), rvs
 
     def results(self, s: ForStmt | WhileStmt | IfStmt, env: Env, merged: dict[str, Type]) -> tuple[Var, ...]:
@@ -221,47 +207,38 @@ class _Converter:
         env.update(zip([*(rv.name for rv in s.return_vars), *merged], rvs, strict=True))
         return tuple(rvs)
 
-    def for_(self, s: ForStmt, env: Env, later: frozenset[str]) -> list[Stmt]:
+    def for_(self, s: ForStmt, env: Env, later: frozenset[str]) -> Stmt:
         start, stop, step = (self.expr(e, env) for e in (s.start, s.stop, s.step))
         loop_var = self.fresh(s.loop_var, self.idx, env)
         _, all_iters, inits, body, rvs = self._loop(s, env, later, {s.loop_var.name: loop_var})
-        return [rebuild(s, loop_var=loop_var, start=start, stop=stop, step=step, body=body,
-                        iter_args=all_iters, inits=inits, return_vars=rvs)]
+        return rebuild(s, loop_var=loop_var, start=start, stop=stop, step=step, body=body,
+                       iter_args=all_iters, inits=inits, return_vars=rvs)
 
-    def while_(self, s: WhileStmt, env: Env, later: frozenset[str]) -> list[Stmt]:
+    def while_(self, s: WhileStmt, env: Env, later: frozenset[str]) -> Stmt:
         carried, all_iters, inits, body, rvs = self._loop(s, env, later, {})
         self.unbound.at = s.span
         cond_env = {**env, **carried, **{old.name: new for old, new in zip(s.iter_args, all_iters, strict=False)}}
-        return [rebuild(s, cond=self.expr(s.cond, cond_env), body=body, iter_args=all_iters, inits=inits,
-                        return_vars=rvs)]
+        return rebuild(s, cond=self.expr(s.cond, cond_env), body=body, iter_args=all_iters, inits=inits,
+                       return_vars=rvs)
 
-    def _drop_locals(self, s: ForStmt | WhileStmt, env: Env, body_env: Env) -> None:
-        """Names of the body, loop variable and carried names that the loop does not give a value after it."""
-        header = {ia.name for ia in s.iter_args} | ({s.loop_var.name} if isinstance(s, ForStmt) else set())
-        local = set(body_env) - set(env)
-        self.unbound.drop(local & header, "header", s.span)
-        self.unbound.drop(local - header, "loop", s.span)
-
-    def if_(self, s: IfStmt, env: Env, later: frozenset[str]) -> list[Stmt]:
+    def if_(self, s: IfStmt, env: Env, later: frozenset[str]) -> Stmt:
         cond = self.expr(s.cond, env)
         then_env, else_env = dict(env), dict(env)
         then = self.block(s.then_body, then_env, later)
         other = self.block(s.else_body, else_env, later) if s.else_body is not None else []
-        assigned = _assigned(s.then_body) + _assigned(s.else_body)
         explicit = {rv.name for rv in s.return_vars}
-        phis = [n for n in dict.fromkeys(assigned)
+        phis = [n for n in dict.fromkeys(_assigned(s.then_body) + _assigned(s.else_body))
                 if n not in explicit and n in later and n in then_env and n in else_env
                 and (then_env[n] is not env.get(n) or else_env[n] is not env.get(n))]
         rvs = self.results(s, env, {n: then_env[n].var_type for n in phis})
         self.unbound.drop((set(then_env) | set(else_env)) - set(env), "if", s.span)
-        if phis:
-            then = _merge_yield(then, [then_env[n] for n in phis])
-            other = _merge_yield(other, [else_env[n] for n in phis])
+        then = _merge_yield(then, [then_env[n] for n in phis])
+        other = _merge_yield(other, [else_env[n] for n in phis])
         if rvs:
             check_merge_types(rvs, _yielded(then), _yielded(other),
                               ("at the end of the then-branch", "at the end of the else-branch"), s.span)
         else_body = seq(other) if (other or s.else_body is not None) else None
-        return [rebuild(s, cond=cond, then_body=seq(then), else_body=else_body, return_vars=rvs)]
+        return rebuild(s, cond=cond, then_body=seq(then), else_body=else_body, return_vars=rvs)
 
 
 def _yielded(stmts: list[Stmt]) -> tuple:
@@ -273,8 +250,7 @@ def _merge_yield(stmts: list[Stmt], extra: list[Var]) -> list[Stmt]:
     if not extra:
         return stmts
     if stmts and isinstance(stmts[-1], YieldStmt):
-        last = stmts[-1]
-        return [*stmts[:-1], rebuild(last, values=(*last.values, *extra))]
+        return [*stmts[:-1], rebuild(stmts[-1], values=(*stmts[-1].values, *extra))]
     return [*stmts, YieldStmt(tuple(extra))]
 
 

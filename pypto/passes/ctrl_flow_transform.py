@@ -40,42 +40,40 @@ from pypto.ir.stmt import (
 from pypto.ir.types import ScalarType
 from pypto.ir.visitor import substitute
 from pypto.passes._rewrite import expand_stmts
-from pypto.passes._util import defined_vars, iter_stmts, jumps, unique_name, used_vars
+from pypto.passes._util import bound_vars, defined_vars, iter_stmts, jumps, unique_name, used_vars
 from pypto.passes.base import Pass
 
 BOOL = ScalarType(DataType.BOOL)
-JUMPS = (BreakStmt, ContinueStmt)
 
 
-@dataclass(frozen=True)
-class _Rewriter:
-    flag: str
+def _end_paths(stmts: list[Stmt], flag: str) -> list[Stmt]:
+    """``stmts`` with every jump ending its path (the rest moves into the branches that fall through); a
+    break sets ``flag``."""
+    out: list[Stmt] = []
+    for k, s in enumerate(stmts):
+        if isinstance(s, ContinueStmt):
+            return out
+        if isinstance(s, BreakStmt):
+            return [*out, AssignStmt(Var(flag, BOOL, span=s.span), ConstBool(True, span=s.span), span=s.span)]
+        if jumps(s):
+            return [*out, _branch(s, stmts[k + 1:], flag)]
+        out.append(s)
+    return out
 
-    def block(self, stmts: list[Stmt]) -> list[Stmt]:
-        """``stmts`` with every jump ending its path (the rest moves into the branches that fall through)."""
-        out: list[Stmt] = []
-        for k, s in enumerate(stmts):
-            if isinstance(s, ContinueStmt):
-                return out
-            if isinstance(s, BreakStmt):
-                return [*out, AssignStmt(Var(self.flag, BOOL, span=s.span), ConstBool(True, span=s.span), span=s.span)]
-            if jumps(s):
-                return [*out, self._branch(s, stmts[k + 1:])]
-            out.append(s)
-        return out
 
-    def _branch(self, s: Stmt, rest: list[Stmt]) -> Stmt:
-        kw = "break" if jumps(s, (BreakStmt,)) else "continue"
-        if not isinstance(s, IfStmt):
-            raise UnsupportedFeatureError(f"'{kw}' inside a {type(s).__name__} scope cannot leave the scope",
-                                          jumps(s)[0].span, hint=f"move the '{kw}' out of the `with` block")
-        if s.return_vars:
-            raise UnsupportedFeatureError(f"'{kw}' inside an if/else that yields values (pl.yield_) is not supported",
-                                          jumps(s)[0].span, hint="assign the values by name instead of yielding them")
-        then = self.block(flatten(s.then_body) + rest)
-        other = self.block(flatten(s.else_body) + rest)
-        return dataclasses.replace(s, then_body=seq(then, span=s.span),
-                                   else_body=seq(other, span=s.span) if other else None)
+def _branch(s: Stmt, rest: list[Stmt], flag: str) -> Stmt:
+    kw = "break" if jumps(s, (BreakStmt,)) else "continue"
+    if not isinstance(s, IfStmt):
+        raise UnsupportedFeatureError(f"'{kw}' inside a {type(s).__name__} scope cannot leave the scope",
+                                      jumps(s)[0].span, hint=f"move the '{kw}' out of the `with` block")
+    if s.return_vars:
+        raise UnsupportedFeatureError(f"'{kw}' inside an if/else that yields values (pl.yield_) is not "
+                                      "supported", jumps(s)[0].span,
+                                      hint="assign the values by name instead of yielding them")
+    then = _end_paths(flatten(s.then_body) + rest, flag)
+    other = _end_paths(flatten(s.else_body) + rest, flag)
+    return dataclasses.replace(s, then_body=seq(then, span=s.span),
+                               else_body=seq(other, span=s.span) if other else None)
 
 
 def _split_yield(loop: ForStmt | WhileStmt) -> tuple[list[Stmt], list[Stmt]]:
@@ -95,7 +93,7 @@ def _transform_loop(loop: ForStmt | WhileStmt, flag: str) -> list[Stmt]:
         raise UnsupportedFeatureError("'break' inside a pl.parallel loop is not supported (iterations are "
                                       "independent)", breaks[0].span, hint="use pl.range for a loop that can stop early")
     body, final = _split_yield(loop)
-    body = _Rewriter(flag).block(body)
+    body = _end_paths(body, flag)
     if not breaks:
         return [dataclasses.replace(loop, body=seq([*body, *final], span=loop.span))]
     sp = loop.span
@@ -116,21 +114,19 @@ class CtrlFlowTransform(Pass):
     produces = frozenset({IRProperty.StructuredCtrlFlow})
 
     def run_function(self, func: Function, program: Program) -> Function:
-        if not any(isinstance(s, JUMPS) for s in iter_stmts(func.body)):
+        if not any(isinstance(s, (BreakStmt, ContinueStmt)) for s in iter_stmts(func.body)):
             return func  # no break/continue anywhere: nothing to rewrite or reject
         taken = {v.name for v in (*func.params, *defined_vars(func.body))}
-
-        stray = jumps(func.body)
-        if stray:
+        if stray := jumps(func.body):
             raise UnsupportedFeatureError("'break'/'continue' outside a loop", stray[0].span)
+        # every jump now sits in a loop, which is rewritten: the body always changes
         body = expand_stmts(func.body, lambda s: _transform_loop(s, unique_name("broke", taken))
                             if isinstance(s, (ForStmt, WhileStmt)) and jumps(s.body) else None)
-        if body is func.body:
-            return func
-        return func.with_(body=seq(_Rebinder({p.name: p for p in func.params}).block(flatten(body)), span=body.span))
+        rebind = _Rebinder({p.name: p for p in func.params})
+        return func.with_(body=seq([rebind.stmt(s) for s in flatten(body)], span=body.span))
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Rebinder:
     """Re-point every use to the Var the frontend would bind its name to (so dumps re-parse identically):
     names assigned inside an if-branch fall back to their pre-if binding after the if; loop and
@@ -142,25 +138,19 @@ class _Rebinder:
         mapping = {v: self.env[v.name] for v in used_vars(node) if v.name in self.env and self.env[v.name] is not v}
         return substitute(node, mapping) if mapping else node
 
-    def block(self, stmts: list[Stmt]) -> list[Stmt]:
-        return [self.stmt(s) for s in stmts]
-
     def _body(self, body: Stmt | None, restore: bool) -> Stmt | None:
         if body is None:
             return None
-        snap = dict(self.env)
-        out = seq(self.block(flatten(body)), span=body.span) if flatten(body) else body
+        snap, stmts = dict(self.env), flatten(body)
+        out = seq([self.stmt(s) for s in stmts], span=body.span) if stmts else body
         if restore:
-            self.env.clear()
-            self.env.update(snap)
+            self.env = snap
         return out
 
     def stmt(self, s: Stmt) -> Stmt:
         if isinstance(s, AssignStmt):
             s = dataclasses.replace(s, value=self.use(s.value))
-            self.env[s.var.name] = s.var
-            return s
-        if isinstance(s, IfStmt):
+        elif isinstance(s, IfStmt):
             s = dataclasses.replace(s, cond=self.use(s.cond), then_body=self._body(s.then_body, True),
                                     else_body=self._body(s.else_body, True))
         elif isinstance(s, (ForStmt, WhileStmt)):
@@ -173,5 +163,5 @@ class _Rebinder:
             s = dataclasses.replace(s, body=self._body(s.body, False))
         else:
             return self.use(s)
-        self.env.update({v.name: v for v in getattr(s, "return_vars", ())})
+        self.env.update({v.name: v for v in bound_vars(s)})  # an assignment's var; a loop's or if's results
         return s

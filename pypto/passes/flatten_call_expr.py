@@ -36,17 +36,15 @@ class _Hoist(IRMutator):
         new = self.generic_visit(call)
         return emit(self.pre, self.names("t"), new, call.span)
 
-    def args_of(self, call: Call) -> Call:
-        return self.generic_visit(call)
-
 
 def _flatten_stmt(s: Stmt, h: _Hoist) -> list[Stmt] | None:
     """The temps for the calls nested in ``s``, then ``s`` reading them; None when nothing is nested."""
     h.pre = []
+    # a call that is an assignment's value or a statement of its own stays: only its arguments get temps
     if isinstance(s, AssignStmt) and isinstance(s.value, Call):
-        new: Stmt = dataclasses.replace(s, value=h.args_of(s.value))
+        new: Stmt = dataclasses.replace(s, value=h.generic_visit(s.value))
     elif isinstance(s, EvalStmt) and isinstance(s.expr, Call):
-        new = dataclasses.replace(s, expr=h.args_of(s.expr))
+        new = dataclasses.replace(s, expr=h.generic_visit(s.expr))
     elif isinstance(s, AssignStmt):
         new = dataclasses.replace(s, value=h.visit(s.value))
     elif isinstance(s, (ReturnStmt, YieldStmt)):

@@ -14,7 +14,6 @@ from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import (
     DUMP_TAGS_ATTR,
     AssignStmt,
-    EvalStmt,
     InCoreScopeStmt,
     ReturnStmt,
     Stmt,
@@ -40,12 +39,11 @@ def tag_spliced_scopes(stmts: list[Stmt], tags: tuple[Expr, ...]) -> list[Stmt]:
 
 def _expand(call: Call, target: Function, result: Var | None, span: object) -> list[Stmt]:
     stmts = flatten(target.body)
-    ret = stmts[-1] if stmts and isinstance(stmts[-1], ReturnStmt) else None
     if any(isinstance(s, ReturnStmt) for s in stmts[:-1]):
         raise UnsupportedFeatureError(f"early return inside inline function '{target.name}'", target.span)
     out = clone(stmts, dict(zip(target.params, call.args, strict=True)))
     out = tag_spliced_scopes(out, call.attrs.get(DUMP_TAGS_ATTR, ()))  # the caller's pl.dump_tag marks
-    tail = out.pop() if ret is not None else None
+    tail = out.pop() if stmts and isinstance(stmts[-1], ReturnStmt) else None
     if result is not None:
         if not isinstance(tail, ReturnStmt) or len(tail.values) != 1:
             raise UnsupportedFeatureError(f"inline function '{target.name}' must return exactly one value", span)
@@ -84,7 +82,7 @@ class InlineFunctions(Pass):
             tmp = Var(f"{found[1]}_result", found[0].result_type, span=s.span)
             return [*_expand(found[0], inline[found[1]], tmp, s.span), ReturnStmt((tmp,), span=s.span)]
         nested = [c for c in calls_in(s) if program_call(c, inline)]
-        if nested and not isinstance(s, (AssignStmt, EvalStmt)) or nested and stmt_value(s) is not nested[0]:
+        if nested and stmt_value(s) is not nested[0]:  # not an assignment's or expression statement's value
             raise UnsupportedFeatureError(
                 f"call to inline function '{nested[0].op.name}' nested inside an expression", s.span,
                 hint="assign the call's result to a variable first")

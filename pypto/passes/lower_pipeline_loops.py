@@ -26,9 +26,10 @@ from pypto.ir.function import Function, Program
 from pypto.ir.options import MemoryPlanner
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, YieldStmt, flatten, seq
-from pypto.passes._rewrite import clone
+from pypto.passes._index import iadd
+from pypto.passes._rewrite import clone, expand_stmts
 from pypto.passes._slots import colive_slot_defs, resolve_slots, share_unresolved, slot_memref, unroll_period
-from pypto.passes._util import base_name, iter_stmts, map_blocks
+from pypto.passes._util import base_name, iter_stmts
 from pypto.passes.base import Pass
 from pypto.passes.simplify import _Fold
 
@@ -41,10 +42,6 @@ def stages(loop: ForStmt) -> int:
     return int(loop.attrs.get("pipeline_stages", 1)) if loop.kind is ForKind.Pipeline else 1
 
 
-def _offset(iv: Var, k: int) -> Expr:
-    return iv if k == 0 else BinaryExpr(BinOp.Add, iv, ConstInt(k, DataType.INDEX), DataType.INDEX, span=iv.span)
-
-
 @dataclass
 class _Lowering:
     loop: ForStmt
@@ -54,12 +51,9 @@ class _Lowering:
 
     def clone(self, iv_value: Expr, carried: list[Expr], rep: int | None = None) -> tuple[list[Stmt], list[Expr]]:
         """One copy of the body for loop value ``iv_value``; returns it (without its yield) and the new carries.
-
         ``rep`` is a value of the loop variable congruent to ``iv_value`` modulo the unroll period; slot
-        indices ``f(i) % N`` of the copy are evaluated with it.
-        """
-        mapping: dict[Var, Expr] = {self.loop.loop_var: iv_value}
-        mapping.update(zip(self.loop.iter_args, carried, strict=True))
+        indices ``f(i) % N`` of the copy are evaluated with it."""
+        mapping = {self.loop.loop_var: iv_value, **dict(zip(self.loop.iter_args, carried, strict=True))}
         stmts = clone(flatten(self.loop.body), mapping)
         if isinstance(iv_value, ConstInt):  # a tail copy: fold `6 * 64` as the parser would
             stmts = [_Fold().visit(x) for x in stmts]
@@ -69,9 +63,11 @@ class _Lowering:
             carried = list(stmts.pop().values)
         return stmts, carried
 
-    def guarded(self, cond: Expr, iv_value: Expr, carried: list[Expr], rep: int | None) -> tuple[list[Stmt], list[Expr]]:
+    def guarded(self, iv_value: Expr, carried: list[Expr], rep: int | None) -> tuple[list[Stmt], list[Expr]]:
+        """A copy run only when ``iv_value`` is still below the loop's (run-time) stop."""
         stmts, new = self.clone(iv_value, carried, rep)
         span = self.loop.span
+        cond = BinaryExpr(BinOp.Lt, iv_value, self.loop.stop, DataType.BOOL, span=span)
         if not carried:
             return [IfStmt(cond, seq(stmts, span), span=span)], carried
         rvs = tuple(Var(ia.name, ia.var_type, span=span) for ia in self.loop.iter_args)
@@ -88,13 +84,9 @@ class _Lowering:
         body: list[Stmt] = []
         start = as_int(lp.start)
         for k in range(self.factor):
-            value = _offset(iv, k * step)
+            value = iadd(iv, k * step, iv.span)
             rep = start + k * step if self.resolve and start is not None else None
-            if dynamic and k:
-                cond = BinaryExpr(BinOp.Lt, value, lp.stop, DataType.BOOL, span=lp.span)
-                stmts, carried = self.guarded(cond, value, carried, rep)
-            else:
-                stmts, carried = self.clone(value, carried, rep)
+            stmts, carried = (self.guarded if dynamic and k else self.clone)(value, carried, rep)
             body += stmts
         if iters:
             body.append(YieldStmt(tuple(carried), span=lp.span))
@@ -148,11 +140,11 @@ class LowerPipelineLoops(Pass):
                    for s in iter_stmts(func.body)):
             return func
         nested = self.memory_planner is not MemoryPlanner.PTOAS
-        body = map_blocks(func.body, lambda stmts: [x for s in stmts for x in _lower(s, nested)])
+        body = expand_stmts(func.body, lambda s: _lower(s, nested))
         return func.with_(body=share_unresolved(body, _warn_shared))
 
 
-def _lower(s: Stmt, nested: bool = True) -> list[Stmt]:
+def _lower(s: Stmt, nested: bool) -> list[Stmt]:
     if not isinstance(s, ForStmt):
         return [s]
     period, step = unroll_period(s), as_int(s.step)

@@ -9,7 +9,7 @@ from pypto.ir.enums import ParamDirection
 from pypto.ir.expr import Expr
 from pypto.ir.function import Function, Program
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import ReturnStmt, Stmt, flatten, seq
+from pypto.ir.stmt import ReturnStmt, flatten, seq
 from pypto.ir.types import TensorType
 from pypto.passes._buffer_roots import collect_buffer_roots
 from pypto.passes.base import Pass
@@ -23,10 +23,8 @@ class NormalizeReturnOrder(Pass):
     produces = frozenset({IRProperty.ReturnParamsExplicit})
 
     def run_function(self, func: Function, program: Program) -> Function:
-        if not func.is_incore:
-            return func
         stmts = flatten(func.body)
-        if not stmts or not isinstance(stmts[-1], ReturnStmt):
+        if not func.is_incore or not stmts or not isinstance(stmts[-1], ReturnStmt):
             return func
         ret = stmts[-1]
         roots = collect_buffer_roots(func, program)
@@ -34,10 +32,7 @@ class NormalizeReturnOrder(Pass):
         # a returned write result (``c__store = tile.store(t, off, c)``) names the param it updated
         values: list[Expr] = [(roots.root(v) or v) if isinstance(v.type, TensorType) and not roots.is_ambiguous(v)
                               else v for v in ret.values]
-        if all(a is b for a, b in zip(values, ret.values, strict=True)):
+        if all(a is b for a, b in zip(values, ret.values, strict=True)) or \
+                any(isinstance(v.type, TensorType) and v not in outs for v in values):
             return func
-        bad = [v for v in values if isinstance(v.type, TensorType) and v not in outs]
-        if bad:
-            return func
-        new: list[Stmt] = [*stmts[:-1], dataclasses.replace(ret, values=tuple(values))]
-        return func.with_(body=seq(new))
+        return func.with_(body=seq([*stmts[:-1], dataclasses.replace(ret, values=tuple(values))]))

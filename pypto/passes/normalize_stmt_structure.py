@@ -12,10 +12,8 @@ from pypto.passes.base import Pass
 
 
 def _needs_work(func: Function) -> bool:
-    for s in iter_stmts(func.body):
-        if isinstance(s, SeqStmts) and (len(s.stmts) == 1 or any(isinstance(c, SeqStmts) for c in s.stmts)):
-            return True
-    return False
+    seqs = [s for s in iter_stmts(func.body) if isinstance(s, SeqStmts)]
+    return any(len(s.stmts) == 1 or any(isinstance(c, SeqStmts) for c in s.stmts) for s in seqs)
 
 
 @dataclass(frozen=True)

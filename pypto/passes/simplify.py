@@ -27,24 +27,19 @@ IDENTITY: frozenset[tuple[BinOp, str, int]] = frozenset({
 })
 
 
-def _folded(e: BinaryExpr) -> Expr:
-    """``e`` with its own constant arithmetic or identity folded (``e`` itself when none applies)."""
-    a, b = as_int(e.lhs), as_int(e.rhs)
-    fn = FOLD.get(e.op)
-    if a is not None and b is not None and fn is not None:
-        if e.op in DIVISIONS and b == 0:
-            return e
-        return ConstInt(fn(a, b), e.dtype, span=e.span)
-    if b is not None and (e.op, "rhs", b) in IDENTITY:
-        return e.lhs
-    if a is not None and (e.op, "lhs", a) in IDENTITY:
-        return e.rhs
-    return e
-
-
 class _Fold(IRMutator):
     def visit_BinaryExpr(self, e: BinaryExpr) -> Expr:  # noqa: N802
-        return _folded(self.generic_visit(e))
+        """``e`` with its own constant arithmetic or identity folded (``e`` itself when none applies)."""
+        e = self.generic_visit(e)
+        a, b = as_int(e.lhs), as_int(e.rhs)
+        fn = FOLD.get(e.op)
+        if a is not None and b is not None and fn is not None and not (e.op in DIVISIONS and b == 0):
+            return ConstInt(fn(a, b), e.dtype, span=e.span)
+        if b is not None and (e.op, "rhs", b) in IDENTITY:
+            return e.lhs
+        if a is not None and (e.op, "lhs", a) in IDENTITY:
+            return e.rhs
+        return e
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ def unrolled(loop: ForStmt, indices: Iterable[Expr]) -> list[Stmt]:
     body = flatten(loop.body)
     defined = {v for s in body for v in defined_vars(s)}
     names = {v.name for v in defined}
-    outer = [v for v in dict.fromkeys(used_vars(body)) if v not in defined and v.name in names]
+    outer = [v for v in used_vars(body) if v not in defined and v.name in names]
     latest: dict[str, Var] = {}
     idxs = list(indices)
     for n, idx in enumerate(idxs):
@@ -82,6 +82,5 @@ class UnrollLoops(Pass):
         if ForStmt not in census(func).stmts or \
                 not any(isinstance(s, ForStmt) and s.kind is ForKind.Unroll for s in iter_stmts(func.body)):
             return func
-
         return func.with_(body=expand_stmts(
             func.body, lambda s: _unroll(s) if isinstance(s, ForStmt) and s.kind is ForKind.Unroll else None))

@@ -7,7 +7,7 @@ import pytest
 import pypto.language as pl
 from pypto.errors import UnsupportedFeatureError, UserError
 from pypto.ir.enums import ArgDirection
-from pypto.passes._util import calls_in
+from pypto.ir.verifier import calls
 
 
 @pl.jit
@@ -54,11 +54,11 @@ def test_atomic_store_adds_onto_the_baseline_in_the_tensor_dtype(torch, dtype: s
 def test_the_kernel_reads_adds_and_stores_its_target_as_inout(torch) -> None:
     prog = _add_once.lower(torch.zeros(16, 32), torch.zeros(16, 32))
     kernel = next(f for f in prog.functions if f.is_incore)
-    ops = [c.op for c in calls_in(kernel.body) if isinstance(c.op, str) and not c.op.endswith("alloc")]
+    ops = [c.op for c in calls(kernel.body) if isinstance(c.op, str) and not c.op.endswith("alloc")]
     assert ops == ["tile.load", "tile.load", "tile.add", "tile.store"]
-    assert all("atomic" not in c.kwargs for c in calls_in(kernel.body))
+    assert all("atomic" not in c.kwargs for c in calls(kernel.body))
     orch = next(f for f in prog.functions if not f.is_incore)
-    launch = next(c for c in calls_in(orch.body) if getattr(c.op, "name", None) == kernel.name)
+    launch = next(c for c in calls(orch.body) if getattr(c.op, "name", None) == kernel.name)
     assert launch.attrs["arg_directions"][-1] is ArgDirection.InOut  # the runtime orders its writers
 
 

@@ -6,6 +6,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from filecheck import filecheck
 
 import pypto.language as pl
 from pypto.errors import UnsupportedFeatureError
@@ -149,6 +150,60 @@ def test_break_in_parallel_loop_is_rejected_with_span():
     with pytest.raises(UnsupportedFeatureError, match="'break' inside a pl.parallel loop") as exc:
         _transform(prog)
     assert exc.value.span.line > 0
+
+
+def test_only_the_loop_a_jump_leaves_gets_a_flag():
+    # the inner break belongs to the inner loop only (an if without else holds it); the outer loop, with
+    # no jump of its own, keeps its body; a loop left by continue alone needs no flag
+    prog = _transform(_prog("""
+        s: pl.Scalar[pl.INDEX] = 0
+        for i in pl.range(4):
+            for j in pl.range(4):
+                if j == n:
+                    break
+                s = s + j
+            s = s + i
+        for k in pl.range(4):
+            if k == n:
+                continue
+            s = s + k
+        return s
+    """))
+    text = prog.as_python()
+    filecheck(text, """
+        CHECK: for i in pl.range(4):
+        CHECK-NEXT: broke: pl.Scalar[pl.BOOL] = False
+        CHECK-NEXT: for j in pl.range(4):
+        CHECK-NEXT: if not broke:
+        CHECK: s: pl.Scalar[pl.INDEX] = s + i
+        CHECK-NEXT: for k in pl.range(4):
+        CHECK-NEXT: if k == n:
+        CHECK-NEXT: pass
+        CHECK-NOT: broke
+        CHECK: return s
+    """)
+    assert text.count("broke: pl.Scalar[pl.BOOL] = False") == 1 and "broke_1" not in text
+
+
+def test_the_flag_takes_a_name_the_function_does_not_bind():
+    prog = _transform(_prog("""
+        broke: pl.Scalar[pl.INDEX] = 1
+        broke_1: pl.Scalar[pl.INDEX] = 2
+        s: pl.Scalar[pl.INDEX] = broke + broke_1
+        for i in pl.range(4):
+            if i == n:
+                break
+            s = s + i
+        return s
+    """))
+    text = prog.as_python()
+    filecheck(text, """
+        CHECK: broke_2: pl.Scalar[pl.BOOL] = False
+        CHECK-NEXT: for i in pl.range(4):
+        CHECK-NEXT: if not broke_2:
+        CHECK: broke_2: pl.Scalar[pl.BOOL] = True
+    """)
+    assert "broke_3" not in text
 
 
 def test_program_without_jumps_is_returned_unchanged():

@@ -14,8 +14,7 @@ import pytest
 import pypto.language as pl
 from pypto import ir
 from pypto.errors import UserError
-from pypto.ir.stmt import ForStmt
-from pypto.passes._util import iter_stmts
+from pypto.ir.stmt import ForStmt, preorder
 from pypto.passes.unroll_loops import UnrollLoops
 
 KERNEL = """import pypto.language as pl
@@ -45,7 +44,7 @@ class Mod:
 
 def _loops(prog, name: str) -> list[ForStmt]:
     f = next(f for f in prog.functions if f.name == name)
-    return [s for s in iter_stmts(f.body) if isinstance(s, ForStmt)]
+    return [s for s in preorder(f.body) if isinstance(s, ForStmt)]
 
 
 def test_the_loops_become_nested_loops_without_modulo() -> None:

@@ -1,4 +1,5 @@
-"""passes/_util.py and passes/_rewrite.py: the shared use/def collectors, unique names and dead-definition removal."""
+"""passes/_util.py and passes/_rewrite.py: the shared use/def collectors and dead-definition removal (the jump
+search and the unique names are checked through CtrlFlowTransform in test_ctrl_flow.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,6 @@ from pypto.ir.dtypes import DataType
 from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstBool, ConstInt, GlobalVar, IterArg, TupleGetItem, Var
 from pypto.ir.stmt import (
     AssignStmt,
-    BreakStmt,
-    ContinueStmt,
     ForStmt,
     IfStmt,
     ReturnStmt,
@@ -17,7 +16,7 @@ from pypto.ir.stmt import (
 )
 from pypto.ir.types import ScalarType, TupleType
 from pypto.passes._rewrite import drop_unused, splice_calls
-from pypto.passes._util import bound_vars, free_vars, jumps, unique_name, used_vars, var_use_counts
+from pypto.passes._util import bound_vars, free_vars, used_vars, var_use_counts
 
 IDX = ScalarType(DataType.INDEX)
 
@@ -61,20 +60,6 @@ def test_merge_sources_pair_each_merged_var_with_its_incoming_value():
     branch = IfStmt(ConstBool(True), SeqStmts((YieldStmt((a,)),)), SeqStmts((YieldStmt((b,)),)), (phi,))
     assert merge_sources(branch) == [(phi, a)]  # the then-branch's value
     assert merge_sources(IfStmt(ConstBool(True), SeqStmts((step,)))) == [] and merge_sources(step) == []
-
-
-def test_jumps_stop_at_nested_loops():
-    brk, cont = BreakStmt(), ContinueStmt()
-    inner = ForStmt(Var("j", IDX), ConstInt(0), ConstInt(2), ConstInt(1), SeqStmts((BreakStmt(),)))
-    body = SeqStmts((inner, IfStmt(ConstBool(True), SeqStmts((brk,)), SeqStmts((cont,)))))
-    assert jumps(body) == [brk, cont]
-    assert jumps(body, (BreakStmt,)) == [brk] and jumps(inner) == [] and jumps(None) == []
-
-
-def test_unique_name_counts_up_and_records_the_name():
-    taken = {"broke", "broke_1"}
-    assert unique_name("broke", taken) == "broke_2" and "broke_2" in taken
-    assert unique_name("x", taken) == "x" and "x" in taken
 
 
 def test_drop_unused_removes_a_whole_chain_of_removable_definitions():
