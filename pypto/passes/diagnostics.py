@@ -53,20 +53,15 @@ def _type_refs(func: Function) -> set[str]:
     return names
 
 
-def _kept_for_effect(value: object) -> bool:
-    """A call that updates an operand in place (``tile.store``): its unused result is not dead code."""
-    op = op_of(value)
-    return op is not None and op.has_effect
-
-
 def _unused_variable(program: Program, ctx: PassContext) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for f in program.functions:
         used = _uses(f)
         used_names = {v.name for v in used} | _type_refs(f)
         for s in iter_stmts(f.body):
+            # a call that updates an operand in place (``tile.store``, has_effect): its unused result is not dead
             if isinstance(s, AssignStmt) and s.var not in used and s.var.name not in used_names \
-                    and not s.var.name.startswith("_") and not _kept_for_effect(s.value):
+                    and not s.var.name.startswith("_") and not getattr(op_of(s.value), "has_effect", False):
                 out.append(Diagnostic(Severity.WARNING, "UnusedVariable",
                                       f"Variable '{s.var.name}' is defined but never used", s.span))
     return out
