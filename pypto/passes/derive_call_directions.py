@@ -50,16 +50,7 @@ class _PriorWriters(IRVisitor):
         self.program = program
         self.roots = roots
         self.first: dict[int, set[Var]] = {}  # id(call) -> roots it writes first
-        self._written: dict[int, frozenset[Var]] = {}
         self.seen: set[Var] = set()
-
-    def written(self, s: Stmt) -> frozenset[Var]:
-        """Roots written by any program call inside ``s`` (cached per statement)."""
-        got = self._written.get(id(s))
-        if got is None:
-            found = (self.roots_of(c) for c in calls_in(s) if isinstance(c.op, GlobalVar))
-            got = self._written[id(s)] = frozenset().union(*found)
-        return got
 
     def roots_of(self, call: Call) -> set[Var]:
         """The buffer roots of the arguments a program call writes."""
@@ -74,7 +65,8 @@ class _PriorWriters(IRVisitor):
             self.seen = set(outer)
             self.visit(body)
         self.seen = outer
-        outer.update(*(self.written(b) for b in bodies))
+        # then the unit's writes: the roots of every program call inside it
+        outer.update(*(self.roots_of(c) for b in bodies for c in calls_in(b) if isinstance(c.op, GlobalVar)))
 
     visit_WhileStmt = visit_IfStmt = visit_ForStmt
 

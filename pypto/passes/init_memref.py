@@ -115,15 +115,9 @@ class InitMemRef(Pass):
 
 def _next_buffer_number(func: Function) -> int:
     """The first free ``mem_<space>_<n>`` number: a program lowered before keeps its buffer names."""
-    taken = [-1]
-    for v in all_vars(func):
-        mr = memref_of(v)
-        if mr is None:
-            continue
-        base = mr.base if isinstance(mr.base, str) else mr.base.name
-        if m := _BUFFER_NAME.fullmatch(base):
-            taken.append(int(m.group(1)))
-    return max(taken) + 1
+    bases = (mr.base if isinstance(mr.base, str) else mr.base.name
+             for v in all_vars(func) if (mr := memref_of(v)) is not None)
+    return max([-1, *(int(m.group(1)) for b in bases if (m := _BUFFER_NAME.fullmatch(b)))]) + 1
 
 
 _BUFFER_NAME = re.compile(r"mem_[a-z0-9]+_(\d+)")
