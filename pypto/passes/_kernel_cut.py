@@ -199,19 +199,17 @@ def _reads_of_windows(f: Function) -> Function:
 def _lift_branch_tiles(f: Function) -> Function:
     """Tile statements at the head of an ``if`` branch that reads a tile, on values bound before the ``if``,
     computed before it (they write nothing, so computing them on both paths changes no result)."""
-    out: list[Stmt] = []
-    changed = False
-    for s in flatten(f.body):
-        if isinstance(s, IfStmt) and _tile_reads(f, s):
-            before = set(free_vars(s))
-            lifted: list[Stmt] = []
-            bodies = [_lift(b, before, lifted) if b is not None else None for b in (s.then_body, s.else_body)]
-            if lifted:
-                changed = True
-                out += lifted
-                s = dataclasses.replace(s, then_body=bodies[0], else_body=bodies[1])
-        out.append(s)
-    return f.with_(body=seq(out, span=f.body.span)) if changed else f
+    stmts, out = flatten(f.body), []
+    for s in stmts:
+        lifted: list[Stmt] = []
+        new = _lift_if(s, set(free_vars(s)), lifted) if isinstance(s, IfStmt) and _tile_reads(f, s) else s
+        out += [*lifted, new if lifted else s]
+    return f if len(out) == len(stmts) else f.with_(body=seq(out, span=f.body.span))
+
+
+def _lift_if(s: IfStmt, before: set[Var], lifted: list[Stmt]) -> IfStmt:
+    return dataclasses.replace(s, then_body=_lift(s.then_body, before, lifted),
+                               else_body=None if s.else_body is None else _lift(s.else_body, before, lifted))
 
 
 def _lift(body: Stmt, before: set[Var], lifted: list[Stmt]) -> Stmt:
@@ -226,10 +224,7 @@ def _lift(body: Stmt, before: set[Var], lifted: list[Stmt]) -> Stmt:
         if pure:
             lifted.append(t)
             continue
-        if isinstance(t, IfStmt):
-            t = dataclasses.replace(t, then_body=_lift(t.then_body, before, lifted),
-                                    else_body=None if t.else_body is None else _lift(t.else_body, before, lifted))
-        keep.append(t)
+        keep.append(_lift_if(t, before, lifted) if isinstance(t, IfStmt) else t)
     return seq(keep, span=body.span)
 
 
