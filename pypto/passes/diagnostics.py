@@ -45,12 +45,8 @@ def _uses(func: Function) -> set[Var]:
 
 def _type_refs(func: Function) -> set[str]:
     """Names of tile.alloc bases that values' types point at (``MemRef(mem_vec_3, ...)``): those are used."""
-    names: set[str] = set()
-    for s in iter_stmts(func.body):
-        memref = getattr(s.var.type, "memref", None) if isinstance(s, AssignStmt) else None
-        if memref is not None and isinstance(memref.base, Var):
-            names.add(memref.base.name)
-    return names
+    refs = (getattr(s.var.type, "memref", None) for s in iter_stmts(func.body) if isinstance(s, AssignStmt))
+    return {mr.base.name for mr in refs if mr is not None and isinstance(mr.base, Var)}
 
 
 def _unused_variable(program: Program, ctx: PassContext) -> list[Diagnostic]:
@@ -71,16 +67,10 @@ def _unused_cf_result(program: Program, ctx: PassContext) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for f in program.functions:
         used = _uses(f)
-        for s in iter_stmts(f.body):
-            for rv in getattr(s, "return_vars", ()):
-                if rv not in used:
-                    out.append(Diagnostic(Severity.WARNING, "UnusedControlFlowResult",
-                                          f"Control-flow result '{rv.name}' is never used", s.span))
+        out += [Diagnostic(Severity.WARNING, "UnusedControlFlowResult",
+                           f"Control-flow result '{rv.name}' is never used", s.span)
+                for s in iter_stmts(f.body) for rv in getattr(s, "return_vars", ()) if rv not in used]
     return out
-
-
-def _writes_into(value: object, old: set[str]) -> bool:
-    return any(isinstance(a, Var) and a.name in old for c in calls_in(value) for a in c.args)
 
 
 def _out_param_write_dropped(program: Program, ctx: PassContext) -> list[Diagnostic]:
@@ -88,7 +78,9 @@ def _out_param_write_dropped(program: Program, ctx: PassContext) -> list[Diagnos
     for f in program.functions:
         outs = {p.name for p, d in zip(f.params, f.param_directions, strict=True) if d is ParamDirection.Out}
         for s in iter_stmts(f.body):
-            if isinstance(s, AssignStmt) and s.var.name in outs and not _writes_into(s.value, {s.var.name}):
+            # a call writing into the old value (``x = pl.assemble(x, ...)``) writes the buffer
+            if isinstance(s, AssignStmt) and s.var.name in outs and not any(
+                    isinstance(a, Var) and a.name == s.var.name for c in calls_in(s.value) for a in c.args):
                 out.append(Diagnostic(
                     Severity.WARNING, "OutParamWriteDropped",
                     f"assignment to Out parameter '{s.var.name}' in '{f.name}' rebinds the name only — the "
