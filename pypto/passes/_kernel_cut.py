@@ -165,9 +165,8 @@ def split_at(f: Function, names: set[str], at: int | None = None) -> Cut | None:
 
 def _scalar_block(s: Stmt, written: set[Var]) -> bool:
     """A loop or ``if`` that only reads unwritten tensors, does scalar arithmetic and carries scalars."""
-    if not isinstance(s, ForStmt | IfStmt) or not bound_vars(s):
-        return False
-    if not all(isinstance(v.var_type, ScalarType) for v in bound_vars(s)):
+    bound = bound_vars(s) if isinstance(s, ForStmt | IfStmt) else []
+    if not bound or not all(isinstance(v.var_type, ScalarType) for v in bound):
         return False
     for t in iter_stmts(s):
         if isinstance(t, ForStmt) and not all(isinstance(a.var_type, ScalarType) for a in t.iter_args):

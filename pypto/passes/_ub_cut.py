@@ -52,11 +52,8 @@ def _bytes(v: Var) -> int:
 
 def computed_bytes(stmts: list[Stmt]) -> int:
     """The bytes of the tensors ``stmts`` compute (each value once; views of another tensor are free)."""
-    seen: dict[Var, int] = {}
-    for s in stmts:
-        for t in iter_stmts(s):
-            if assign_of(t) is not None and match(t, _VIEWS) is None:
-                seen[t.var] = _bytes(t.var)
+    seen = {t.var: _bytes(t.var) for s in stmts for t in iter_stmts(s)
+            if assign_of(t) is not None and match(t, _VIEWS) is None}
     return sum(seen.values())
 
 

@@ -90,12 +90,8 @@ def _fits(host: _Buffer, buf: _Buffer) -> bool:
         return False  # stages keep their own load (and dbC accumulator) buffers, so stage k+1 overlaps stage k
     op = lookup(buf.start_op)
     in_place = op is None or op.in_place
-    for s1, e1 in host.spans:
-        for s2, e2 in buf.spans:
-            disjoint = e1 < s2 or e2 < s1 or (e1 == s2 and s2 == buf.start and in_place)
-            if not disjoint:
-                return False
-    return True
+    return all(e1 < s2 or e2 < s1 or (e1 == s2 and s2 == buf.start and in_place)
+               for s1, e1 in host.spans for s2, e2 in buf.spans)
 
 
 def plan_reuse(func: Function) -> dict[int, Var]:
