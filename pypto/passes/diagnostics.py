@@ -168,11 +168,7 @@ class DiagnosticsRunner:
         self._post_pass = DiagnosticPhase.POST_PASS in self._phases
 
     def _run(self, program: Program, phase: DiagnosticPhase, warn: bool = False) -> list[Diagnostic]:
-        out: list[Diagnostic] = []
-        for check in self.enabled:
-            spec = CHECKS[check]
-            if spec.phase is phase:
-                out.extend(spec.run(program, self.ctx))
+        out = [d for c in self.enabled if CHECKS[c].phase is phase for d in CHECKS[c].run(program, self.ctx)]
         self.found.extend(out)
         for d in out if warn else ():
             get_logger("pypto.passes").warning(format_warning(d, phase))
