@@ -25,7 +25,7 @@ from pypto.ir.callgraph import written_args
 from pypto.ir.expr import Call, Expr, TupleGetItem, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import lookup, source_operand
-from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, WhileStmt, runs_at_least_once
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, WhileStmt, runs_at_least_once
 from pypto.ir.types import TensorType, TupleType, Type
 from pypto.ir.visitor import IRVisitor
 from pypto.passes._util import trailing_yield
@@ -83,15 +83,31 @@ class _Collector(IRVisitor):
         self.assign(s.var, s.value)
 
     def visit_ForStmt(self, s: ForStmt | WhileStmt) -> None:  # noqa: N802
-        inits = self.loop_inits(s)
+        inits = [self.info(init) for init in s.inits]
+        for ia, i in zip(s.iter_args, inits, strict=True):
+            self.record(ia, i)
         self.visit(s.body)
-        self.loop_results(s.body, s.return_vars, inits, isinstance(s, ForStmt) and runs_at_least_once(s))
+        y = trailing_yield(s.body)
+        guaranteed = isinstance(s, ForStmt) and runs_at_least_once(s)
+        for k, (rv, val) in enumerate(zip(s.return_vars, y.values if y is not None else (), strict=False)):
+            i = self.info(val)
+            roots, unresolved = i.roots, not i.roots or i.ambiguous
+            if not guaranteed and k < len(inits):  # a loop that may not run may return the init
+                unresolved = unresolved or not inits[k].roots
+                roots = roots + inits[k].roots
+            self.record(rv, _RootInfo(roots, unresolved))
 
     visit_WhileStmt = visit_ForStmt
 
     def visit_IfStmt(self, s: IfStmt) -> None:  # noqa: N802
         self.generic_visit(s)
-        self.if_results(s)
+        then_y, else_y = trailing_yield(s.then_body), trailing_yield(s.else_body)
+        if then_y is None or else_y is None:  # no else branch, or a branch yields nothing
+            return
+        for rv, a, b in zip(s.return_vars, then_y.values, else_y.values, strict=False):
+            ia, ib = self.info(a), self.info(b)
+            unresolved = not ia.roots or not ib.roots or ia.ambiguous or ib.ambiguous
+            self.record(rv, _RootInfo(ia.roots + ib.roots, unresolved))
 
     def assign(self, var: Var, value: Expr) -> None:
         if isinstance(value, Var):
@@ -113,36 +129,6 @@ class _Collector(IRVisitor):
                 self.tuple_items[var] = outs
             else:
                 self.record(var, _select_return(outs, value.result_type))
-
-    def loop_inits(self, loop: ForStmt | WhileStmt) -> list[_RootInfo]:
-        inits = [self.info(init) for init in loop.inits]
-        for ia, i in zip(loop.iter_args, inits, strict=True):
-            self.record(ia, i)
-        return inits
-
-    def loop_results(self, body: Stmt, return_vars: tuple[Var, ...], inits: list[_RootInfo],
-                     guaranteed: bool) -> None:
-        y = trailing_yield(body)
-        if y is None:
-            return
-        for k, (rv, val) in enumerate(zip(return_vars, y.values, strict=False)):
-            i = self.info(val)
-            roots, unresolved = i.roots, not i.roots or i.ambiguous
-            if not guaranteed and k < len(inits):
-                unresolved = unresolved or not inits[k].roots
-                roots = roots + inits[k].roots
-            self.record(rv, _RootInfo(roots, unresolved))
-
-    def if_results(self, s: IfStmt) -> None:
-        if not s.return_vars or s.else_body is None:
-            return
-        then_y, else_y = trailing_yield(s.then_body), trailing_yield(s.else_body)
-        if then_y is None or else_y is None:
-            return
-        for rv, a, b in zip(s.return_vars, then_y.values, else_y.values, strict=False):
-            ia, ib = self.info(a), self.info(b)
-            unresolved = not ia.roots or not ib.roots or ia.ambiguous or ib.ambiguous
-            self.record(rv, _RootInfo(ia.roots + ib.roots, unresolved))
 
 
 def _select_return(outs: list[_RootInfo], result_type: Type) -> _RootInfo:
