@@ -145,7 +145,7 @@ def split_at(f: Function, names: set[str], at: int | None = None) -> Cut | None:
     orig = origins(f)
     tiles = [v for v in crossing if isinstance(v.var_type, TensorType) and kernel_tile(v, params, orig)]
     read = {r.value.args[0] for r in _tile_reads(f, stmts[k])} if at is None else set()
-    if not read <= set(tiles) or any(not all(isinstance(d, int) for d in t.var_type.shape) for t in tiles):
+    if not read <= set(tiles) or any(t.var_type.static_shape() is None for t in tiles):
         return None  # the tile read is computed after the cut (or has a dynamic shape)
     if _writes(rest, set(tiles)):
         return None  # the rest writes a tile of the head: it would write the scratch it reads

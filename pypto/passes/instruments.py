@@ -124,8 +124,7 @@ class VerifyInstrument(Instrument):
 
     def after_pass(self, step: PassStep) -> None:
         p = step.pass_
-        if p.invalidates:
-            self.verified -= p.invalidates
+        self.verified -= p.invalidates
         todo = (p.produces & VERIFIED) - self.verified
         if todo:
             from pypto.ir.verifier import verify_or_raise
