@@ -63,10 +63,6 @@ def get_pass(name: str) -> type[Pass]:
     return cls
 
 
-def all_pass_names() -> list[str]:
-    return sorted(REGISTRY)
-
-
 def __getattr__(name: str) -> Any:
     lazy = {"PassManager": "pypto.passes.manager", "run_pipeline": "pypto.passes.manager",
             "PipelineResult": "pypto.passes.manager", "PassContext": "pypto.passes.context"}
@@ -81,5 +77,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'pypto.passes' has no attribute '{name}'")
 
 
-__all__ = ["REGISTRY", "PassContext", "PassManager", "PipelineResult", "all_pass_names", "get_pass",
-           "run_pipeline"]
+__all__ = ["REGISTRY", "PassContext", "PassManager", "PipelineResult", "get_pass", "run_pipeline"]

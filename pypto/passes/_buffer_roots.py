@@ -25,7 +25,7 @@ from pypto.ir.callgraph import written_args
 from pypto.ir.expr import Call, Expr, TupleGetItem, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import lookup, source_operand
-from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, WhileStmt, runs_at_least_once
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, WhileStmt, runs_at_least_once
 from pypto.ir.types import TensorType, TupleType, Type
 from pypto.ir.visitor import IRVisitor
 from pypto.passes._util import trailing_yield
@@ -67,8 +67,8 @@ class _Collector(IRVisitor):
             return _RootInfo((), False)
         return _RootInfo(self.candidates.get(e, ()), e in self.out.ambiguous)
 
-    def record(self, var: Var, roots: Roots, unresolved: bool = False) -> None:
-        unique = tuple(dict.fromkeys(roots))
+    def record(self, var: Var, info: _RootInfo) -> None:
+        unique, unresolved = tuple(dict.fromkeys(info.roots)), info.ambiguous
         if not unique:
             return
         self.candidates[var] = unique
@@ -83,71 +83,52 @@ class _Collector(IRVisitor):
         self.assign(s.var, s.value)
 
     def visit_ForStmt(self, s: ForStmt | WhileStmt) -> None:  # noqa: N802
-        inits = self.loop_inits(s)
+        inits = [self.info(init) for init in s.inits]
+        for ia, i in zip(s.iter_args, inits, strict=True):
+            self.record(ia, i)
         self.visit(s.body)
-        self.loop_results(s.body, s.return_vars, inits, isinstance(s, ForStmt) and runs_at_least_once(s))
+        y = trailing_yield(s.body)
+        guaranteed = isinstance(s, ForStmt) and runs_at_least_once(s)
+        for k, (rv, val) in enumerate(zip(s.return_vars, y.values if y is not None else (), strict=False)):
+            i = self.info(val)
+            roots, unresolved = i.roots, not i.roots or i.ambiguous
+            if not guaranteed and k < len(inits):  # a loop that may not run may return the init
+                unresolved = unresolved or not inits[k].roots
+                roots = roots + inits[k].roots
+            self.record(rv, _RootInfo(roots, unresolved))
 
     visit_WhileStmt = visit_ForStmt
 
     def visit_IfStmt(self, s: IfStmt) -> None:  # noqa: N802
         self.generic_visit(s)
-        self.if_results(s)
+        then_y, else_y = trailing_yield(s.then_body), trailing_yield(s.else_body)
+        if then_y is None or else_y is None:  # no else branch, or a branch yields nothing
+            return
+        for rv, a, b in zip(s.return_vars, then_y.values, else_y.values, strict=False):
+            ia, ib = self.info(a), self.info(b)
+            unresolved = not ia.roots or not ib.roots or ia.ambiguous or ib.ambiguous
+            self.record(rv, _RootInfo(ia.roots + ib.roots, unresolved))
 
     def assign(self, var: Var, value: Expr) -> None:
         if isinstance(value, Var):
-            i = self.info(value)
-            self.record(var, i.roots, i.ambiguous)
+            self.record(var, self.info(value))
         elif isinstance(value, TupleGetItem):
             items = self.tuple_items.get(value.tuple_value) if isinstance(value.tuple_value, Var) else None
             if items is not None and value.index < len(items):
-                self.record(var, items[value.index].roots, items[value.index].ambiguous)
+                self.record(var, items[value.index])
         elif isinstance(value, Call) and isinstance(value.op, str):
             op = lookup(value.op)
             if op is not None and op.fresh:
-                self.record(var, (var,))
+                self.record(var, _RootInfo((var,), False))
             elif (src := source_operand(value)) is not None:
-                i = self.info(src)
-                self.record(var, i.roots, i.ambiguous)
+                self.record(var, self.info(src))
         elif isinstance(value, Call):
             outs = [dataclasses.replace(self.info(value.args[i]), type=value.args[i].type)
                     for i in written_args(value, self.program)]
             if isinstance(value.result_type, TupleType):
                 self.tuple_items[var] = outs
             else:
-                i = _select_return(outs, value.result_type)
-                self.record(var, i.roots, i.ambiguous)
-
-    def loop_inits(self, loop: ForStmt | WhileStmt) -> list[_RootInfo]:
-        inits = []
-        for ia, init in zip(loop.iter_args, loop.inits, strict=True):
-            i = self.info(init)
-            inits.append(i)
-            self.record(ia, i.roots, i.ambiguous)
-        return inits
-
-    def loop_results(self, body: Stmt, return_vars: tuple[Var, ...], inits: list[_RootInfo],
-                     guaranteed: bool) -> None:
-        y = trailing_yield(body)
-        if y is None:
-            return
-        for k, (rv, val) in enumerate(zip(return_vars, y.values, strict=False)):
-            i = self.info(val)
-            roots, unresolved = i.roots, not i.roots or i.ambiguous
-            if not guaranteed and k < len(inits):
-                unresolved = unresolved or not inits[k].roots
-                roots = roots + inits[k].roots
-            self.record(rv, roots, unresolved)
-
-    def if_results(self, s: IfStmt) -> None:
-        if not s.return_vars or s.else_body is None:
-            return
-        then_y, else_y = trailing_yield(s.then_body), trailing_yield(s.else_body)
-        if then_y is None or else_y is None:
-            return
-        for rv, a, b in zip(s.return_vars, then_y.values, else_y.values, strict=False):
-            ia, ib = self.info(a), self.info(b)
-            unresolved = not ia.roots or not ib.roots or ia.ambiguous or ib.ambiguous
-            self.record(rv, ia.roots + ib.roots, unresolved)
+                self.record(var, _select_return(outs, value.result_type))
 
 
 def _select_return(outs: list[_RootInfo], result_type: Type) -> _RootInfo:
@@ -177,6 +158,6 @@ def collect_buffer_roots(func: Function, program: Program) -> BufferRoots:
     """The buffer root of every tensor Var of ``func`` (params are their own roots)."""
     c = _Collector(program)
     for p in func.params:
-        c.record(p, (p,))
+        c.record(p, _RootInfo((p,), False))
     c.visit(func.body)
     return c.out

@@ -21,6 +21,7 @@ The parts are cut again until no such read is left (a read the cut cannot take k
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pypto.ir.enums import ParamDirection
@@ -38,6 +39,7 @@ from pypto.passes._kernel_reads import (
     listed_index,
     movable,
     reading_kernels,
+    reads_in,
     write_values,
     written_tensors,
 )
@@ -77,7 +79,7 @@ class Cut:
 
 def _tile_reads(f: Function, s: Stmt) -> list[AssignStmt]:
     """The scalar reads in ``s`` of a tensor ``f`` computes (only-written reads are copies, not reads)."""
-    reads = [r for r in iter_stmts(s) if isinstance(r, AssignStmt) and is_read(r.value)]
+    reads = reads_in(s)
     if not reads:  # most statements read nothing: skip the whole-function analyses below
         return []
     params, orig, copied = set(f.params), origins(f), write_values(f.body)
@@ -86,8 +88,8 @@ def _tile_reads(f: Function, s: Stmt) -> list[AssignStmt]:
 
 def _writes(stmts: list[Stmt], targets: set[Var]) -> bool:
     """Whether a statement of ``stmts`` writes into one of ``targets`` (a store-like op's destination)."""
-    return any(isinstance(c, Call) and (i := written_index(c)) is not None and c.args[i] in targets
-               for s in stmts for t in iter_stmts(s) if isinstance(c := stmt_value(t), Call))
+    return any((i := written_index(c)) is not None and c.args[i] in targets
+               for s in stmts for t in iter_stmts(s) if (c := match(t)) is not None)
 
 
 def _recomputable(v: Var, defs: dict[Var, Stmt], params: set[Var], out: dict[Var, Stmt]) -> bool:
@@ -107,10 +109,10 @@ def _recomputable(v: Var, defs: dict[Var, Stmt], params: set[Var], out: dict[Var
     return True
 
 
-def _head(f: Function, head: list[Stmt], tiles: list[Var], names: set[str]) -> tuple[Function, tuple[Var, ...]]:
-    """The first task: ``head``, then each tile stored whole into its Out scratch parameter."""
+def _head(f: Function, head: list[Stmt], tiles: list[Var], scratch: list[Var],
+          names: set[str]) -> tuple[Function, tuple[Var, ...]]:
+    """The first task: ``head``, then each tile stored whole into its Out ``scratch`` parameter."""
     sp = f.span
-    scratch = [Var(f"{base_name(t.name)}_gm", t.var_type, span=t.span) for t in tiles]
     stores, outs = [], []
     for t, g in zip(tiles, scratch, strict=True):
         stored = Var(f"{g.name}_out", g.var_type, span=t.span)
@@ -143,7 +145,7 @@ def split_at(f: Function, names: set[str], at: int | None = None) -> Cut | None:
     orig = origins(f)
     tiles = [v for v in crossing if isinstance(v.var_type, TensorType) and kernel_tile(v, params, orig)]
     read = {r.value.args[0] for r in _tile_reads(f, stmts[k])} if at is None else set()
-    if not read <= set(tiles) or any(not all(isinstance(d, int) for d in t.var_type.shape) for t in tiles):
+    if not read <= set(tiles) or any(t.var_type.static_shape() is None for t in tiles):
         return None  # the tile read is computed after the cut (or has a dynamic shape)
     if _writes(rest, set(tiles)):
         return None  # the rest writes a tile of the head: it would write the scratch it reads
@@ -155,18 +157,16 @@ def split_at(f: Function, names: set[str], at: int | None = None) -> Cut | None:
     body = [substitute(s, dict(zip(tiles, inputs, strict=True))) for s in [*kept, *rest]]
     tail = with_scalar_params(f, inputs, body)
     tail, moved, extra = _outward(_reads_of_windows(tail))
-    if at is None and any(is_read(r.value) and r.value.args[0] in inputs
-                          for r in iter_stmts(tail.body) if isinstance(r, AssignStmt)):
+    if at is None and any(r.value.args[0] in inputs for r in reads_in(tail.body)):
         return None  # a read of a stored tile stays in the kernel: the cut would not take it
-    head_f, sources = _head(f, head, tiles, names)
+    head_f, sources = _head(f, head, tiles, inputs, names)
     return Cut(f, head_f, sources, tail, tuple(moved), extra)
 
 
 def _scalar_block(s: Stmt, written: set[Var]) -> bool:
     """A loop or ``if`` that only reads unwritten tensors, does scalar arithmetic and carries scalars."""
-    if not isinstance(s, ForStmt | IfStmt) or not bound_vars(s):
-        return False
-    if not all(isinstance(v.var_type, ScalarType) for v in bound_vars(s)):
+    bound = bound_vars(s) if isinstance(s, ForStmt | IfStmt) else []
+    if not bound or not all(isinstance(v.var_type, ScalarType) for v in bound):
         return False
     for t in iter_stmts(s):
         if isinstance(t, ForStmt) and not all(isinstance(a.var_type, ScalarType) for a in t.iter_args):
@@ -198,19 +198,17 @@ def _reads_of_windows(f: Function) -> Function:
 def _lift_branch_tiles(f: Function) -> Function:
     """Tile statements at the head of an ``if`` branch that reads a tile, on values bound before the ``if``,
     computed before it (they write nothing, so computing them on both paths changes no result)."""
-    out: list[Stmt] = []
-    changed = False
-    for s in flatten(f.body):
-        if isinstance(s, IfStmt) and _tile_reads(f, s):
-            before = set(free_vars(s))
-            lifted: list[Stmt] = []
-            bodies = [_lift(b, before, lifted) if b is not None else None for b in (s.then_body, s.else_body)]
-            if lifted:
-                changed = True
-                out += lifted
-                s = dataclasses.replace(s, then_body=bodies[0], else_body=bodies[1])
-        out.append(s)
-    return f.with_(body=seq(out, span=f.body.span)) if changed else f
+    stmts, out = flatten(f.body), []
+    for s in stmts:
+        lifted: list[Stmt] = []
+        new = _lift_if(s, set(free_vars(s)), lifted) if isinstance(s, IfStmt) and _tile_reads(f, s) else s
+        out += [*lifted, new if lifted else s]
+    return f if len(out) == len(stmts) else f.with_(body=seq(out, span=f.body.span))
+
+
+def _lift_if(s: IfStmt, before: set[Var], lifted: list[Stmt]) -> IfStmt:
+    return dataclasses.replace(s, then_body=_lift(s.then_body, before, lifted),
+                               else_body=None if s.else_body is None else _lift(s.else_body, before, lifted))
 
 
 def _lift(body: Stmt, before: set[Var], lifted: list[Stmt]) -> Stmt:
@@ -225,10 +223,7 @@ def _lift(body: Stmt, before: set[Var], lifted: list[Stmt]) -> Stmt:
         if pure:
             lifted.append(t)
             continue
-        if isinstance(t, IfStmt):
-            t = dataclasses.replace(t, then_body=_lift(t.then_body, before, lifted),
-                                    else_body=None if t.else_body is None else _lift(t.else_body, before, lifted))
-        keep.append(t)
+        keep.append(_lift_if(t, before, lifted) if isinstance(t, IfStmt) else t)
     return seq(keep, span=body.span)
 
 
@@ -264,6 +259,8 @@ def _outward(f: Function) -> tuple[Function, list[Stmt], tuple[Var, ...]]:
 def _cuts(f: Function, names: set[str]) -> list[Cut]:
     """The cuts that take ``f``'s tile reads apart, in order (each one's tail is the next one's kernel)."""
     cuts: list[Cut] = []
+    if not any(_tile_reads(f, s) for s in flatten(f.body)):
+        return cuts
     for _ in range(_MAX_CUTS):
         f = _lift_branch_tiles(_reads_of_windows(f))
         cut = split_at(f, names)
@@ -282,11 +279,9 @@ def expand_cuts(call: Call, cuts: list[Cut], keep: list[int]) -> tuple[list[Stmt
     sp = call.span
     for cut in cuts:
         at = dict(zip(cut.before.params, args, strict=True))
-        bufs = []
-        for g in cut.head.params[len(cut.sources):]:
-            buf, create = create_tensor(f"{g.name}_buf", g.var_type, sp)
-            pre.append(create)
-            bufs.append(buf)
+        made = [create_tensor(f"{g.name}_buf", g.var_type, sp) for g in cut.head.params[len(cut.sources):]]
+        pre += [create for _, create in made]
+        bufs = [buf for buf, _ in made]
         head_call = call_function(cut.head, [*(at[p] for p in cut.sources), *bufs], sp)
         res = emit(pre, f"{cut.head.name}_out", head_call, sp)
         filled = [res] if len(bufs) == 1 else [TupleGetItem(res, i, span=sp) for i in range(len(bufs))]
@@ -299,19 +294,16 @@ def expand_cuts(call: Call, cuts: list[Cut], keep: list[int]) -> tuple[list[Stmt
 
 def cut_tile_reads(program: Program) -> Program:
     """Cut every orchestrated kernel at its top-level reads of its own tiles (see the module doc)."""
+    return cut_kernels(program, reading_kernels(program), _cuts)
+
+
+def cut_kernels(program: Program, kernels: list[Function], plan: Callable[[Function, set[str]], list[Cut]]
+                ) -> Program:
+    """``program`` with each of ``kernels`` that asks for no block id replaced by the tasks ``plan`` cuts
+    it into (heads, then the pruned last tail), and every call of it, in the orchestration, by calls of
+    those tasks."""
     names = {f.name for f in program.functions}
-    plans: dict[str, list[Cut]] = {}
-    for f in reading_kernels(program):
-        if any(_tile_reads(f, s) for s in flatten(f.body)) and not has_block_ids(f):
-            cuts = _cuts(f, names)
-            if cuts:
-                plans[f.name] = cuts
-    return apply_cuts(program, plans)
-
-
-def apply_cuts(program: Program, plans: dict[str, list[Cut]]) -> Program:
-    """``program`` with each kernel named in ``plans`` replaced by its cut tasks (heads, then the pruned last
-    tail) and every call of it, in the orchestration, by calls of those tasks."""
+    plans = {f.name: cuts for f in kernels if not has_block_ids(f) and (cuts := plan(f, names))}
     if not plans:
         return program
     olds = {f.name: f for f in program.functions if f.name in plans}
@@ -335,4 +327,4 @@ def prune_params(f: Function, own: int) -> tuple[Function, list[int]]:
                    param_directions=tuple(f.param_directions[i] for i in keep)), keep
 
 
-__all__ = ["Cut", "cut_tile_reads", "expand_cuts", "has_block_ids", "prune_params", "split_at"]
+__all__ = ["Cut", "cut_kernels", "cut_tile_reads", "expand_cuts", "prune_params", "split_at"]

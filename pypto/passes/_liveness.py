@@ -110,9 +110,6 @@ class Liveness:
         """Is ``v`` still needed after ``at`` (a use later on a path through ``at``)?"""
         return any(q.pos > at.pos and not q.exclusive(at) for q in self.uses.get(v, ()))
 
-    def consumed_at(self, v: Var, at: Point) -> bool:
-        return any(q.pos == at.pos for q in self.uses.get(v, ()))
-
     def interfere(self, a: Var, b: Var) -> bool:
         """Can ``a`` and ``b`` not share one buffer (one is needed while the other is written)?"""
         da, db = self.defs.get(a), self.defs.get(b)
@@ -124,4 +121,5 @@ class Liveness:
         if self.live_after(first, d2):
             return True
         op = lookup(self.ops.get(second))
-        return self.consumed_at(first, d2) and op is not None and not op.in_place
+        consumed = any(q.pos == d2.pos for q in self.uses.get(first, ()))  # used by the op defining ``second``
+        return consumed and op is not None and not op.in_place

@@ -30,12 +30,9 @@ def all_vars(func: Function) -> Iterator[Var]:
 def rebase(func: Function, new_ref: Callable[[MemRef], MemRef | None]) -> Function:
     """``func`` with every Var whose MemRef lies in a ``tile.alloc`` buffer (a Var base) retyped to
     ``new_ref(memref)``; a Var for which that is None keeps its MemRef."""
-    types = {}
-    for v in all_vars(func):
-        mr = memref_of(v)
-        if mr is not None and isinstance(mr.base, Var) and (new := new_ref(mr)) is not None:
-            types[v] = with_memref(v.var_type, new)
-    return retype(func, types)
+    return retype(func, {v: with_memref(v.var_type, new) for v in all_vars(func)
+                         if (mr := memref_of(v)) is not None and isinstance(mr.base, Var)
+                         and (new := new_ref(mr)) is not None})
 
 
 def allocs(func: Function) -> list[tuple[Var, Call]]:

@@ -23,10 +23,10 @@ from math import lcm
 
 from pypto.errors import UserError
 from pypto.ir.expr import BinaryExpr, BinOp, Expr, UnaryExpr, UnOp, Var, as_int
-from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt, seq
+from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, WhileStmt, seq
 from pypto.ir.types import MemRef
 from pypto.ir.visitor import substitute
-from pypto.passes._util import base_name, iter_stmts, used_vars
+from pypto.passes._util import base_name, iter_stmts, jumps, used_vars
 
 _ARITH = {BinOp.Add: lambda a, b: a + b, BinOp.Sub: lambda a, b: a - b, BinOp.Mul: lambda a, b: a * b,
           BinOp.FloorMod: lambda a, b: a % b}
@@ -100,12 +100,12 @@ def resolve_slots(stmts: list[Stmt], iv: Var, rep: int) -> list[Stmt]:
                             f"range for its pl.MemRef of {mr.slots} slots", s.span,
                             hint=f"keep the index in 0..{mr.slots - 1} (e.g. i % {mr.slots}), or declare more slots")
         if k is not None:
-            mapping[s.var] = Var(s.var.name, _with_slot(s.var, mr, k), span=s.var.span)
+            mapping[s.var] = _with_slot(s.var, mr, k)
     return [substitute(x, mapping) for x in stmts] if mapping else stmts
 
 
-def _with_slot(var: Var, mr: MemRef, slot: int) -> object:
-    return dataclasses.replace(var.var_type, memref=dataclasses.replace(mr, slot=slot))
+def _with_slot(var: Var, mr: MemRef, slot: int) -> Var:
+    return Var(var.name, dataclasses.replace(var.var_type, memref=dataclasses.replace(mr, slot=slot)), span=var.span)
 
 
 def share_unresolved(body: Stmt, warn) -> Stmt:
@@ -113,22 +113,8 @@ def share_unresolved(body: Stmt, warn) -> Stmt:
     mapping: dict[Var, Expr] = {}
     for s, mr, _ in _slot_defs(body):
         warn(s)
-        mapping[s.var] = Var(s.var.name, _with_slot(s.var, mr, 0), span=s.var.span)
+        mapping[s.var] = _with_slot(s.var, mr, 0)
     return substitute(body, mapping) if mapping else body
-
-
-def _own_assigns(stmt: Stmt | None) -> Iterator[AssignStmt]:
-    """The assignments of one loop body, nested loops' bodies left out (they are iterations of their own)."""
-    if isinstance(stmt, AssignStmt):
-        yield stmt
-    elif isinstance(stmt, SeqStmts):
-        for s in stmt.stmts:
-            yield from _own_assigns(s)
-    elif isinstance(stmt, IfStmt):
-        yield from _own_assigns(stmt.then_body)
-        yield from _own_assigns(stmt.else_body)
-    elif isinstance(stmt, ScopeStmt):
-        yield from _own_assigns(stmt.body)
 
 
 def colive_slot_defs(body: Stmt | None) -> tuple[AssignStmt, AssignStmt, Stmt, MemRef] | None:
@@ -144,7 +130,7 @@ def colive_slot_defs(body: Stmt | None) -> tuple[AssignStmt, AssignStmt, Stmt, M
         if not isinstance(loop, (ForStmt, WhileStmt)):
             continue
         seen: dict[object, list[AssignStmt]] = {}
-        for s in _own_assigns(loop.body):
+        for s in jumps(loop.body, (AssignStmt,)):  # one iteration's: a nested loop's are iterations of its own
             mr = getattr(s.var.var_type, "memref", None)
             if mr is None or mr.slots < 2 or mr.slot is None:
                 continue

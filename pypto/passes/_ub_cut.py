@@ -16,13 +16,13 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from pypto.ir.expr import Call, Var
+from pypto.ir.expr import Var
 from pypto.ir.function import Function, Program
-from pypto.ir.stmt import AssignStmt, Stmt, flatten
+from pypto.ir.stmt import Stmt, flatten
 from pypto.ir.types import TensorType
-from pypto.passes._kernel_cut import Cut, apply_cuts, has_block_ids, split_at
+from pypto.passes._kernel_cut import Cut, cut_kernels, split_at
 from pypto.passes._kernel_reads import kernel_call_sites
-from pypto.passes._rewrite import match
+from pypto.passes._rewrite import assign_of, match
 from pypto.passes._util import iter_stmts
 from pypto.span import Span
 
@@ -47,22 +47,13 @@ def ub_cut_plan(plan: Mapping[RegionKey, int]) -> Iterator[None]:
 
 
 def _bytes(v: Var) -> int:
-    t = v.var_type
-    if not isinstance(t, TensorType) or not all(isinstance(d, int) for d in t.shape):
-        return 0
-    n = 1
-    for d in t.shape:
-        n *= d
-    return n * t.dtype.nbytes
+    return (v.var_type.nbytes() or 0) if isinstance(v.var_type, TensorType) else 0
 
 
 def computed_bytes(stmts: list[Stmt]) -> int:
     """The bytes of the tensors ``stmts`` compute (each value once; views of another tensor are free)."""
-    seen: dict[Var, int] = {}
-    for s in stmts:
-        for t in iter_stmts(s):
-            if isinstance(t, AssignStmt) and isinstance(t.value, Call) and match(t.value, _VIEWS) is None:
-                seen[t.var] = _bytes(t.var)
+    seen = {t.var: _bytes(t.var) for s in stmts for t in iter_stmts(s)
+            if assign_of(t) is not None and match(t, _VIEWS) is None}
     return sum(seen.values())
 
 
@@ -83,6 +74,7 @@ def _best_cut(f: Function, names: set[str], pieces: int) -> Cut | None:
 
 
 def _chain(f: Function, names: set[str], pieces: int) -> list[Cut]:
+    """``f`` cut into ``pieces`` tasks, as far as it can be."""
     cuts: list[Cut] = []
     while pieces > 1:
         cut = _best_cut(f, names, pieces)
@@ -93,27 +85,15 @@ def _chain(f: Function, names: set[str], pieces: int) -> list[Cut]:
     return cuts
 
 
-def _kernels(program: Program) -> list[Function]:
-    """The kernels only orchestration functions call."""
-    sites = kernel_call_sites(program)
-    return [f for f in program.functions if f.is_incore and sites.get(f.name)
-            and not any(c.is_incore for c in sites[f.name])]
-
-
 def cut_for_room(program: Program) -> Program:
     """Cut the kernels the active :func:`ub_cut_plan` names (see the module doc)."""
     plan = _PLAN.get()
     if not plan:
         return program
-    names = {f.name for f in program.functions}
-    plans: dict[str, list[Cut]] = {}
-    for f in _kernels(program):
-        pieces = plan.get(region_key(f.span), 1)
-        if pieces > 1 and not has_block_ids(f):
-            cuts = _chain(f, names, pieces)
-            if cuts:
-                plans[f.name] = cuts
-    return apply_cuts(program, plans)
+    sites = kernel_call_sites(program)  # kernels only orchestration functions call
+    kernels = [f for f in program.functions if f.is_incore and sites.get(f.name)
+               and not any(c.is_incore for c in sites[f.name]) and plan.get(region_key(f.span), 1) > 1]
+    return cut_kernels(program, kernels, lambda f, names: _chain(f, names, plan[region_key(f.span)]))
 
 
 __all__ = ["RegionKey", "computed_bytes", "cut_for_room", "region_key", "ub_cut_plan"]

@@ -44,22 +44,15 @@ PARAM_TO_ARG: dict[ParamDirection, ArgDirection] = {
 
 
 class _PriorWriters(IRVisitor):
-    """For each program call: the buffer roots it is the first writer of within its scope."""
+    """For each program call: the buffer roots it is the first writer of within its scope, and whether it
+    sits in a sequential loop."""
 
     def __init__(self, program: Program, roots: BufferRoots) -> None:
         self.program = program
         self.roots = roots
         self.first: dict[int, set[Var]] = {}  # id(call) -> roots it writes first
-        self._written: dict[int, frozenset[Var]] = {}
+        self.in_loop: set[int] = set()  # id(call) of every call in a ``while`` or a ``for`` but a parallel one
         self.seen: set[Var] = set()
-
-    def written(self, s: Stmt) -> frozenset[Var]:
-        """Roots written by any program call inside ``s`` (cached per statement)."""
-        got = self._written.get(id(s))
-        if got is None:
-            found = (self.roots_of(c) for c in calls_in(s) if isinstance(c.op, GlobalVar))
-            got = self._written[id(s)] = frozenset().union(*found)
-        return got
 
     def roots_of(self, call: Call) -> set[Var]:
         """The buffer roots of the arguments a program call writes."""
@@ -68,13 +61,16 @@ class _PriorWriters(IRVisitor):
     # In order; ``seen`` holds the roots written by earlier units of the scope. A loop or an if is one
     # unit: a call inside it sees the writes made before it, not those of its sibling branch.
     def visit_ForStmt(self, s: ForStmt | WhileStmt | IfStmt) -> None:  # noqa: N802
+        if isinstance(s, WhileStmt) or (isinstance(s, ForStmt) and s.kind is not ForKind.Parallel):
+            self.in_loop.update(id(c) for c in calls_in(s))
         outer = self.seen
         bodies = [b for b in (s.then_body, s.else_body) if b is not None] if isinstance(s, IfStmt) else [s.body]
         for body in bodies:
             self.seen = set(outer)
             self.visit(body)
         self.seen = outer
-        outer.update(*(self.written(b) for b in bodies))
+        # then the unit's writes: the roots of every program call inside it
+        outer.update(*(self.roots_of(c) for b in bodies for c in calls_in(b) if isinstance(c.op, GlobalVar)))
 
     visit_WhileStmt = visit_IfStmt = visit_ForStmt
 
@@ -94,17 +90,6 @@ class _Stamp(IRMutator):
         self.prior = prior
         self.inout_params = {p for p, d in zip(func.params, func.param_directions, strict=True)
                              if d is ParamDirection.InOut}
-        self.sequential = 0
-
-    def visit_ForStmt(self, s: ForStmt | WhileStmt) -> Stmt:  # noqa: N802
-        step = not isinstance(s, ForStmt) or s.kind is not ForKind.Parallel
-        self.sequential += step
-        try:
-            return self.generic_visit(s)
-        finally:
-            self.sequential -= step
-
-    visit_WhileStmt = visit_ForStmt
 
     def visit_Call(self, call: Call) -> Expr:  # noqa: N802
         new = self.generic_visit(call)
@@ -121,7 +106,7 @@ class _Stamp(IRMutator):
             return ArgDirection.Scalar
         if d is not ParamDirection.Out:
             return PARAM_TO_ARG[d]
-        if self.sequential or self.roots.is_ambiguous(arg):
+        if id(call) in self.prior.in_loop or self.roots.is_ambiguous(arg):
             return ArgDirection.InOut
         root = self.roots.root(arg)
         if root is not None and (root not in self.prior.first.get(id(call), ()) or root in self.inout_params):

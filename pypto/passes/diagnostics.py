@@ -45,18 +45,8 @@ def _uses(func: Function) -> set[Var]:
 
 def _type_refs(func: Function) -> set[str]:
     """Names of tile.alloc bases that values' types point at (``MemRef(mem_vec_3, ...)``): those are used."""
-    names: set[str] = set()
-    for s in iter_stmts(func.body):
-        memref = getattr(s.var.type, "memref", None) if isinstance(s, AssignStmt) else None
-        if memref is not None and isinstance(memref.base, Var):
-            names.add(memref.base.name)
-    return names
-
-
-def _kept_for_effect(value: object) -> bool:
-    """A call that updates an operand in place (``tile.store``): its unused result is not dead code."""
-    op = op_of(value)
-    return op is not None and op.has_effect
+    refs = (getattr(s.var.type, "memref", None) for s in iter_stmts(func.body) if isinstance(s, AssignStmt))
+    return {mr.base.name for mr in refs if mr is not None and isinstance(mr.base, Var)}
 
 
 def _unused_variable(program: Program, ctx: PassContext) -> list[Diagnostic]:
@@ -65,8 +55,9 @@ def _unused_variable(program: Program, ctx: PassContext) -> list[Diagnostic]:
         used = _uses(f)
         used_names = {v.name for v in used} | _type_refs(f)
         for s in iter_stmts(f.body):
+            # a call that updates an operand in place (``tile.store``, has_effect): its unused result is not dead
             if isinstance(s, AssignStmt) and s.var not in used and s.var.name not in used_names \
-                    and not s.var.name.startswith("_") and not _kept_for_effect(s.value):
+                    and not s.var.name.startswith("_") and not getattr(op_of(s.value), "has_effect", False):
                 out.append(Diagnostic(Severity.WARNING, "UnusedVariable",
                                       f"Variable '{s.var.name}' is defined but never used", s.span))
     return out
@@ -76,16 +67,10 @@ def _unused_cf_result(program: Program, ctx: PassContext) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for f in program.functions:
         used = _uses(f)
-        for s in iter_stmts(f.body):
-            for rv in getattr(s, "return_vars", ()):
-                if rv not in used:
-                    out.append(Diagnostic(Severity.WARNING, "UnusedControlFlowResult",
-                                          f"Control-flow result '{rv.name}' is never used", s.span))
+        out += [Diagnostic(Severity.WARNING, "UnusedControlFlowResult",
+                           f"Control-flow result '{rv.name}' is never used", s.span)
+                for s in iter_stmts(f.body) for rv in getattr(s, "return_vars", ()) if rv not in used]
     return out
-
-
-def _writes_into(value: object, old: set[str]) -> bool:
-    return any(isinstance(a, Var) and a.name in old for c in calls_in(value) for a in c.args)
 
 
 def _out_param_write_dropped(program: Program, ctx: PassContext) -> list[Diagnostic]:
@@ -93,7 +78,9 @@ def _out_param_write_dropped(program: Program, ctx: PassContext) -> list[Diagnos
     for f in program.functions:
         outs = {p.name for p, d in zip(f.params, f.param_directions, strict=True) if d is ParamDirection.Out}
         for s in iter_stmts(f.body):
-            if isinstance(s, AssignStmt) and s.var.name in outs and not _writes_into(s.value, {s.var.name}):
+            # a call writing into the old value (``x = pl.assemble(x, ...)``) writes the buffer
+            if isinstance(s, AssignStmt) and s.var.name in outs and not any(
+                    isinstance(a, Var) and a.name == s.var.name for c in calls_in(s.value) for a in c.args):
                 out.append(Diagnostic(
                     Severity.WARNING, "OutParamWriteDropped",
                     f"assignment to Out parameter '{s.var.name}' in '{f.name}' rebinds the name only — the "
@@ -181,11 +168,7 @@ class DiagnosticsRunner:
         self._post_pass = DiagnosticPhase.POST_PASS in self._phases
 
     def _run(self, program: Program, phase: DiagnosticPhase, warn: bool = False) -> list[Diagnostic]:
-        out: list[Diagnostic] = []
-        for check in self.enabled:
-            spec = CHECKS[check]
-            if spec.phase is phase:
-                out.extend(spec.run(program, self.ctx))
+        out = [d for c in self.enabled if CHECKS[c].phase is phase for d in CHECKS[c].run(program, self.ctx)]
         self.found.extend(out)
         for d in out if warn else ():
             get_logger("pypto.passes").warning(format_warning(d, phase))

@@ -11,7 +11,7 @@ from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call, op_of
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, Stmt, WhileStmt, flatten, seq
-from pypto.ir.types import MemRef, PtrType, ShapedType, TensorType, TileType, Type
+from pypto.ir.types import MemRef, PtrType, TensorType, TileType, Type
 from pypto.ir.visitor import IRVisitor
 from pypto.passes._memref import all_vars, memref_of, with_memref
 from pypto.passes._util import retype, trailing_yield
@@ -25,25 +25,19 @@ class _Planner(IRVisitor):
     refs: dict[Var, MemRef] = field(default_factory=dict)
     allocs: list[Stmt] = field(default_factory=list)
 
-    def ddr(self, t: ShapedType) -> MemRef:
-        mr = MemRef(f"mem_ddr_{self.n}", 0, t.nbytes() or 0)  # static offsets are plain ints
+    def fresh(self, t: Type) -> MemRef | None:
+        """The next buffer for a tensor or tile: in DDR, or (an on-chip tile of a kernel) a ``tile.alloc``."""
+        onchip = isinstance(t, TileType) and t.memory_space is not MemorySpace.DDR
+        if not isinstance(t, (TensorType, TileType)) or (onchip and not self.incore):
+            return None
+        n, size = self.n, t.nbytes() or 0
         self.n += 1
-        return mr
-
-    def onchip(self, t: TileType) -> MemRef:
+        if not onchip:
+            return MemRef(f"mem_ddr_{n}", 0, size)  # static offsets are plain ints
         space = t.memory_space or MemorySpace.Vec
-        size = t.nbytes() or 0
-        ptr = Var(f"mem_{space.value.lower()}_{self.n}", PtrType())
-        self.n += 1
+        ptr = Var(f"mem_{space.value.lower()}_{n}", PtrType())
         self.allocs.append(AssignStmt(ptr, make_call("tile.alloc", [], {"memory_space": space, "size": size})))
         return MemRef(ptr, 0, size)
-
-    def fresh(self, t: Type) -> MemRef | None:
-        if isinstance(t, TileType) and t.memory_space is not MemorySpace.DDR:
-            return self.onchip(t) if self.incore else None
-        if isinstance(t, (TensorType, TileType)):
-            return self.ddr(t)
-        return None
 
     def define(self, v: Var, value: object = None, init: object = None) -> None:
         """Give ``v`` (assigned ``value``, or an iter_arg starting from ``init``) its MemRef."""
@@ -104,7 +98,7 @@ class InitMemRef(Pass):
         plan = _Planner(func.is_incore, n=_next_buffer_number(func))
         for p in func.params:
             if isinstance(p.var_type, TensorType) and p.var_type.memref is None:
-                plan.refs[p] = plan.ddr(p.var_type)
+                plan.refs[p] = plan.fresh(p.var_type)
         plan.visit(func.body)
         types = {v: with_memref(v.var_type, mr) for v, mr in plan.refs.items() if memref_of(v) is None}
         func = retype(func, types)
@@ -115,15 +109,9 @@ class InitMemRef(Pass):
 
 def _next_buffer_number(func: Function) -> int:
     """The first free ``mem_<space>_<n>`` number: a program lowered before keeps its buffer names."""
-    taken = [-1]
-    for v in all_vars(func):
-        mr = memref_of(v)
-        if mr is None:
-            continue
-        base = mr.base if isinstance(mr.base, str) else mr.base.name
-        if m := _BUFFER_NAME.fullmatch(base):
-            taken.append(int(m.group(1)))
-    return max(taken) + 1
+    bases = (mr.base if isinstance(mr.base, str) else mr.base.name
+             for v in all_vars(func) if (mr := memref_of(v)) is not None)
+    return max([-1, *(int(m.group(1)) for b in bases if (m := _BUFFER_NAME.fullmatch(b)))]) + 1
 
 
 _BUFFER_NAME = re.compile(r"mem_[a-z0-9]+_(\d+)")

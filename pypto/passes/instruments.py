@@ -124,25 +124,13 @@ class VerifyInstrument(Instrument):
 
     def after_pass(self, step: PassStep) -> None:
         p = step.pass_
-        if p.invalidates:
-            self.verified -= p.invalidates
-        todo = _verified_products(type(p)) - self.verified
+        self.verified -= p.invalidates
+        todo = (p.produces & VERIFIED) - self.verified
         if todo:
             from pypto.ir.verifier import verify_or_raise
 
             verify_or_raise(step.after, todo, where=f"after pass {p.name}")
             self.verified |= todo
-
-
-_PRODUCTS: dict[type, frozenset[IRProperty]] = {}
-
-
-def _verified_products(cls: type[Pass]) -> frozenset[IRProperty]:
-    """``cls.produces & VERIFIED``, once per pass class."""
-    got = _PRODUCTS.get(cls)
-    if got is None:
-        got = _PRODUCTS[cls] = frozenset(cls.produces & VERIFIED)
-    return got
 
 
 class RoundtripInstrument(Instrument):

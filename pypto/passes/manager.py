@@ -4,6 +4,7 @@ diagnostics) and collects per-pass timings."""
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -135,13 +136,11 @@ def _build_passes(names: tuple[str, ...], ctx: PassContext) -> tuple[Pass, ...]:
     try:
         built = _BUILT.get(key)
     except TypeError:  # an option value that cannot be a key: build afresh, remember nothing
-        key, built = None, None
+        return tuple(get_pass(n).from_context(ctx) for n in names)
     if built is None:
-        built = tuple(get_pass(n).from_context(ctx) for n in names)
-        if key is not None:
-            if len(_BUILT) >= 16:
-                _BUILT.clear()
-            _BUILT[key] = built
+        if len(_BUILT) >= 16:
+            _BUILT.clear()
+        built = _BUILT[key] = tuple(get_pass(n).from_context(ctx) for n in names)
     return built
 
 
@@ -164,13 +163,7 @@ def run_pipeline(program: Program, *, ctx: PassContext | None = None,
 
     reject_unsupported(program)
     ctx = ctx or _active()
-    entered = PassContext.current() is not ctx
-    if entered:
-        ctx.__enter__()
-    try:
+    with nullcontext() if PassContext.current() is ctx else ctx:
         pm = PassManager.get_strategy(strategy, analyze_auto_scopes_for_deps=analyze_auto_scopes_for_deps)
         return pm.run(program, dump_level=PassDumpLevel.coerce(dump_level), dump_dir=dump_dir,
                       report_dir=report_dir, file_prefix_map=file_prefix_map)
-    finally:
-        if entered:
-            ctx.__exit__(None, None, None)

@@ -17,37 +17,19 @@ from pypto.passes._util import iter_stmts
 from pypto.passes.base import Pass
 
 
-@dataclass
-class _Lifetimes:
-    """Linear statement positions: where each tile var is defined and last used.
-
-    Built from :class:`Liveness`, so iter args (defined at the loop header), loop/if results
-    (defined at the end) and values used inside a loop (live to its end) are accounted for.
-    """
-
-    defined: dict[Var, int] = field(default_factory=dict)
-    last: dict[Var, int] = field(default_factory=dict)
-    def_op: dict[Var, str] = field(default_factory=dict)
-
-    def walk(self, stmt: Stmt | None) -> None:
-        life = Liveness()
-        life.walk(stmt)
-        for v, at in life.defs.items():
-            self.defined[v] = at.pos
-            self.last[v] = max([at.pos, *(q.pos for q in life.uses.get(v, ()))])
-        self.def_op.update(life.ops)
-        self._extend_deferred(stmt)
-
-    def _extend_deferred(self, stmt: Stmt | None) -> None:
-        """Operands of view ops (concat/assemble, lowered lazily; reshape, sharing their bytes) stay live
-        as long as the result."""
-        views = [s for s in iter_stmts(stmt) if isinstance(s, AssignStmt)
-                 and (op := op_of(s.value)) is not None and op.keeps_operands]
-        for s in reversed(views):  # results before the views that feed them
-            end = self.last.get(s.var)
-            for a in s.value.args:
-                if isinstance(a, Var) and a in self.last and end is not None:
-                    self.last[a] = max(self.last[a], end)
+def _last_uses(body: Stmt, life: Liveness) -> dict[Var, int]:
+    """The linear position where each tile var is last used (from :class:`Liveness`, so values used inside a
+    loop live to its end). Operands of view ops (concat/assemble, lowered lazily; reshape, sharing their
+    bytes) stay live as long as the result."""
+    last = {v: max([at.pos, *(q.pos for q in life.uses.get(v, ()))]) for v, at in life.defs.items()}
+    views = [s for s in iter_stmts(body) if isinstance(s, AssignStmt)
+             and (op := op_of(s.value)) is not None and op.keeps_operands]
+    for s in reversed(views):  # results before the views that feed them
+        end = last.get(s.var)
+        for a in s.value.args:
+            if isinstance(a, Var) and a in last and end is not None:
+                last[a] = max(last[a], end)
+    return last
 
 
 @dataclass
@@ -76,19 +58,24 @@ def _pipeline_members(func: Function) -> dict[Var, tuple[int, bool]]:
     return out
 
 
-def _buffers(func: Function, life: _Lifetimes) -> list[_Buffer]:
+def _buffers(func: Function) -> list[_Buffer]:
+    """The buffers of ``func``'s tiles: where each tile is defined (from :class:`Liveness`: iter args at the
+    loop header, loop/if results at the end) and last used."""
+    life = Liveness()
+    life.walk(func.body)
+    last = _last_uses(func.body, life)
     by_base: dict[int, _Buffer] = {}
     members = _pipeline_members(func)
     for var, call in allocs(func):
         by_base[id(var)] = _Buffer(var, call.kwargs.get("size", 0), call.kwargs.get("memory_space"))
-    for v, d in life.defined.items():
+    for v, at in life.defs.items():
         mr = memref_of(v)
         if mr is None or not isinstance(mr.base, Var) or id(mr.base) not in by_base:
             continue
-        buf = by_base[id(mr.base)]
+        buf, d = by_base[id(mr.base)], at.pos
         if not buf.spans or d < buf.start:
-            buf.start, buf.start_op = d, life.def_op.get(v, "")
-        buf.spans.append((d, life.last.get(v, d)))
+            buf.start, buf.start_op = d, life.ops.get(v, "")
+        buf.spans.append((d, last.get(v, d)))
         if v in members:
             buf.stages.add(members[v][0])
             buf.loaded |= members[v][1]
@@ -103,21 +90,15 @@ def _fits(host: _Buffer, buf: _Buffer) -> bool:
         return False  # stages keep their own load (and dbC accumulator) buffers, so stage k+1 overlaps stage k
     op = lookup(buf.start_op)
     in_place = op is None or op.in_place
-    for s1, e1 in host.spans:
-        for s2, e2 in buf.spans:
-            disjoint = e1 < s2 or e2 < s1 or (e1 == s2 and s2 == buf.start and in_place)
-            if not disjoint:
-                return False
-    return True
+    return all(e1 < s2 or e2 < s1 or (e1 == s2 and s2 == buf.start and in_place)
+               for s1, e1 in host.spans for s2, e2 in buf.spans)
 
 
 def plan_reuse(func: Function) -> dict[int, Var]:
     """alloc base id -> the base it is merged into."""
-    life = _Lifetimes()
-    life.walk(func.body)
     kept: list[_Buffer] = []
     merged: dict[int, Var] = {}
-    for buf in sorted(_buffers(func, life), key=lambda b: b.start):
+    for buf in sorted(_buffers(func), key=lambda b: b.start):
         host = next((k for k in kept if _fits(k, buf)), None)
         if host is None:
             kept.append(buf)

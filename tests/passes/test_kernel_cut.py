@@ -5,17 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from cut_helpers import FRONT, front, program_calls
 
 import pypto.language as pl
 from pypto.errors import UnsupportedFeatureError
-from pypto.ir.expr import Call, GlobalVar
+from pypto.ir.expr import Call
 from pypto.ir.stmt import AssignStmt, ForStmt, preorder
-from pypto.passes import get_pass
 from pypto.runtime import RunConfig, run
-
-FRONT = ("InlineFunctions", "UnrollLoops", "CtrlFlowTransform", "ConvertToSSA", "Simplify",
-         "NormalizeStmtStructure", "FlattenCallExpr", "OutlineHierarchyScopes", "OutlineIncoreScopes",
-         "GatherCarriedReads", "HoistKernelReads")
 
 PICK = '''
 import pypto.language as pl
@@ -77,15 +73,7 @@ class Argmax:
 
 
 def _front(text: str):
-    prog = pl.parse_program(text)
-    for name in FRONT:
-        prog = get_pass(name)().run(prog)
-    return prog
-
-
-def _calls(f) -> list[str]:
-    return [s.value.op.name for s in preorder(f.body)
-            if isinstance(s, AssignStmt) and isinstance(s.value, Call) and isinstance(s.value.op, GlobalVar)]
+    return front(text, (*FRONT, "HoistKernelReads"))
 
 
 def _reads(f) -> list[AssignStmt]:
@@ -96,7 +84,7 @@ def _reads(f) -> list[AssignStmt]:
 def test_the_kernel_is_cut_at_the_read_and_the_orchestration_reads_the_stored_tile() -> None:
     prog = _front(PICK.replace("{BEFORE}", ""))
     main = prog.get_function("main")
-    assert _calls(main) == ["main_incore_0_head", "main_incore_0"]  # the head task first, then the rest
+    assert program_calls(main) == ["main_incore_0_head", "main_incore_0"]  # the head task first, then the rest
     head, rest = prog.get_function("main_incore_0_head"), prog.get_function("main_incore_0")
     assert not _reads(head) and not _reads(rest) and _reads(main)
     assert [p.name for p in rest.params][-1] == "i__ssa_v0"  # the value arrives as a scalar
@@ -106,7 +94,7 @@ def test_the_kernel_is_cut_at_the_read_and_the_orchestration_reads_the_stored_ti
 def test_the_scalar_scans_between_the_cuts_run_in_the_orchestration() -> None:
     prog = _front(ARGMAX)
     main = prog.get_function("main")
-    assert _calls(main) == ["main_incore_0_head", "main_incore_0_head_1", "main_incore_0"]
+    assert program_calls(main) == ["main_incore_0_head", "main_incore_0_head_1", "main_incore_0"]
     for f in prog.functions:
         if f.is_incore:
             assert not _reads(f) and not any(isinstance(s, ForStmt) for s in preorder(f.body))

@@ -6,20 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from cut_helpers import FRONT, front, program_calls, run_passes
 
 import pypto.language as pl
 from pypto.codegen.ub_budget import UB_BYTES, ub_bytes, ub_overflows
 from pypto.errors import UserError
 from pypto.ir import MemoryPlanner
-from pypto.ir.expr import Call, GlobalVar
-from pypto.ir.stmt import AssignStmt, preorder
-from pypto.passes import get_pass
 from pypto.passes._ub_cut import region_key, ub_cut_plan
 from pypto.runtime import RunConfig, run
-
-FRONT = ("InlineFunctions", "UnrollLoops", "CtrlFlowTransform", "ConvertToSSA", "Simplify",
-         "NormalizeStmtStructure", "FlattenCallExpr", "OutlineHierarchyScopes", "OutlineIncoreScopes",
-         "GatherCarriedReads")
 
 # two phases of 64 KiB tiles of different shapes (MemoryReuse shares a buffer only between equal tiles):
 # 256 KiB of buffers in one kernel, past a2a3's 192 KiB and a5's 248 KiB; 128 KiB in each half
@@ -74,36 +68,22 @@ TWO_DTYPES = TWO.replace("y: pl.Tensor[[64, 256], pl.FP32]", "y: pl.Tensor[[64, 
 CAPACITY = {"a2a3sim": 192 * 1024, "a5sim": 248 * 1024}
 
 
-def _front(text: str):
-    prog = pl.parse_program(text)
-    for name in FRONT:
-        prog = get_pass(name)().run(prog)
-    return prog
-
-
-def _calls(f) -> list[str]:
-    return [s.value.op.name for s in preorder(f.body)
-            if isinstance(s, AssignStmt) and isinstance(s.value, Call) and isinstance(s.value.op, GlobalVar)]
-
-
 def _inputs() -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(7)
     return (rng.standard_normal((32, 512)).astype(np.float32), rng.standard_normal((64, 256)).astype(np.float32))
 
 
 def test_without_a_plan_the_kernel_stays_whole() -> None:
-    prog = _front(TWO)
-    assert _calls(prog.get_function("main")) == ["main_incore_0"]
+    prog = front(TWO)
+    assert program_calls(prog.get_function("main")) == ["main_incore_0"]
 
 
 def test_a_plan_cuts_the_kernel_between_the_phases() -> None:
-    plain = pl.parse_program(TWO)
-    for name in FRONT[:-1]:
-        plain = get_pass(name)().run(plain)
+    plain = front(TWO, FRONT[:-1])
     key = region_key(plain.get_function("main_incore_0").span)
     with ub_cut_plan({key: 2}):
-        prog = get_pass("GatherCarriedReads")().run(plain)
-    assert _calls(prog.get_function("main")) == ["main_incore_0_head", "main_incore_0"]
+        prog = run_passes(plain, FRONT[-1:])
+    assert program_calls(prog.get_function("main")) == ["main_incore_0_head", "main_incore_0"]
     head, rest = prog.get_function("main_incore_0_head"), prog.get_function("main_incore_0")
     assert [p.name for p in head.params[-1:]] == ["s1_gm"]  # only the row sums cross, not a 64 KiB tile
     assert "x" not in {p.name for p in rest.params}
