@@ -81,6 +81,11 @@ def test_a_bounded_run_time_loop_gathers_its_rows_once_per_outer_iteration() -> 
     creates = [s for s in flatten(outer.body) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
                and s.value.op == "tensor.create"]
     assert len(creates) == 2  # one scratch per batch row: created inside its parallel loop, never shared
+    gather = prog.functions["pick_gather_rows"]
+    loads = [s for s in preorder(gather.body) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
+             and s.value.op == "tile.load"]
+    assert len(loads) == 7  # the 7 rows of k in [1, 8) in one task: their addresses arrive as 7 scalars
+    assert sum(p.name.startswith("r") for p in gather.params if isinstance(p.var_type, ScalarType)) == 7
 
 
 def test_an_unbounded_run_time_loop_is_a_located_error_naming_the_rewrite() -> None:

@@ -18,21 +18,21 @@ import pypto.language as pl
 @pl.program
 class PickedRows:
     @pl.function(type=pl.FunctionType.Opaque)
-    def main(self, q: pl.Tensor[[4, 64], pl.FP32], lens: pl.Tensor[[3], pl.INT32], picks: pl.Tensor[[3, 8], pl.INT32],
-             rows: pl.Tensor[[48, 64], pl.BF16], tails: pl.Tensor[[48, 16], pl.BF16],
+    def main(self, q: pl.Tensor[[4, 64], pl.FP32], lens: pl.Tensor[[3], pl.INT32], picks: pl.Tensor[[3, 32], pl.INT32],
+             rows: pl.Tensor[[192, 64], pl.BF16], tails: pl.Tensor[[192, 16], pl.BF16],
              out: pl.InOut[pl.Tensor[[12, 64], pl.FP32]]) -> pl.Tensor[[12, 64], pl.FP32]:
-        flat = pl.reshape(picks, [24])
+        flat = pl.reshape(picks, [96])
         for b in pl.parallel(3):
-            n = pl.min(8, pl.read(lens, [b]))
-            base = b * 8
+            n = pl.min(32, pl.read(lens, [b]))
+            base = b * 32
             for h in pl.parallel(4):
                 with pl.at(level=pl.Level.CORE_GROUP, name_hint="pick"):
-                    first = b * 16 + pl.read(flat, [base])
+                    first = b * 64 + pl.read(flat, [base])
                     acc = pl.cast(rows[first:first + 1, 0:64], target_type=pl.FP32)
                     top = pl.row_sum(pl.cast(tails[first:first + 1, 0:16], target_type=pl.FP32))
                     qh = q[h:h + 1, 0:64]
                     for k in pl.range(1, n):
-                        r = b * 16 + pl.read(flat, [base + k])
+                        r = b * 64 + pl.read(flat, [base + k])
                         row = pl.cast(rows[r:r + 1, 0:64], target_type=pl.FP32)
                         weight = pl.row_sum(pl.cast(tails[r:r + 1, 0:16], target_type=pl.FP32))
                         acc = pl.add(acc, pl.row_expand_mul(pl.mul(row, qh), weight))
@@ -45,12 +45,12 @@ class PickedRows:
 def _want(torch, q, lens, picks, rows, tails):
     out = torch.zeros(12, 64)
     for b in range(3):
-        n = min(8, int(lens[b]))
+        n = min(32, int(lens[b]))
         for h in range(4):
-            first = b * 16 + int(picks[b, 0])
+            first = b * 64 + int(picks[b, 0])
             acc, top = rows[first].float().clone(), tails[first].float().sum()
             for k in range(1, n):
-                r = b * 16 + int(picks[b, k])
+                r = b * 64 + int(picks[b, k])
                 w = tails[r].float().sum()
                 acc, top = acc + rows[r].float() * q[h] * w, torch.maximum(top, w)
             out[b * 4 + h] = acc / top
@@ -64,10 +64,11 @@ def test_picked_rows_with_a_run_time_count_match_torch(torch, tmp_path: Path) ->
                           dump_passes=False)
     g = torch.Generator().manual_seed(29)
     q = torch.randn(4, 64, generator=g)
-    lens = torch.tensor([5, 1, 13], dtype=torch.int32)  # 5 rows, the first row only, all 8 (a bound by pl.min)
-    picks = torch.stack([torch.randperm(16, generator=g)[:8] for _ in range(3)]).to(torch.int32)
-    rows = torch.randn(48, 64, generator=g).to(torch.bfloat16)
-    tails = (torch.rand(48, 16, generator=g) + 0.5).to(torch.bfloat16)  # positive sums: a safe divisor
+    # 5 rows, the first row only, all 32 (bounded by pl.min): a gather task copies 12 rows, the last ones clamped
+    lens = torch.tensor([5, 1, 40], dtype=torch.int32)
+    picks = torch.stack([torch.randperm(64, generator=g)[:32] for _ in range(3)]).to(torch.int32)
+    rows = torch.randn(192, 64, generator=g).to(torch.bfloat16)
+    tails = (torch.rand(192, 16, generator=g) + 0.5).to(torch.bfloat16)  # positive sums: a safe divisor
     out = torch.zeros(12, 64)
     compiled(q, lens, picks, rows, tails, out)
     torch.testing.assert_close(out, _want(torch, q, lens, picks, rows, tails), rtol=1e-4, atol=1e-4)
