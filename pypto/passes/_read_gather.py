@@ -14,9 +14,9 @@ reads at exactly the loop variable, or, for a stop passed as a parameter, the st
 site gives it (``n = pl.min(2048, pl.read(lens, [b]))``; :mod:`._gather_sites`). A stop with no bound
 is a located error naming that rewrite. With such a run-time stop, one gather task copies several
 iterations' blocks (as many as its scalars hold, each address read by the orchestration; the reads past
-the stop re-read the last iteration, and their copies fill slots the loop never loads). The gathers then move in front of every orchestration loop
-that does not change their arguments (a head loop around a kernel whose rows depend on the batch row
-only gathers them once per batch row).
+the stop re-read the last iteration, and their copies fill slots the loop never loads). The gathers
+then move in front of every orchestration loop that does not change their arguments (a head loop
+around a kernel whose rows depend on the batch row only gathers them once per batch row).
 """
 
 from __future__ import annotations
