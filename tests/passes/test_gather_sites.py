@@ -43,7 +43,7 @@ class SparseRows:
                     acc = pl.cast(rows[first:first + 1, 0:64], target_type=pl.FP32)
                     qh = q[h:h + 1, 0:64]
                     for k in pl.range(1, n):
-                        r = b * 16 + pl.read(flat, [base + k])
+                        r = b * 16 + pl.read(flat, [{index}])
                         row = pl.cast(rows[r:r + 1, 0:64], target_type=pl.FP32)
                         tail = pl.cast(tails[r:r + 1, 0:16], target_type=pl.FP32)
                         acc = pl.add(acc, pl.row_expand_mul(pl.mul(row, qh), pl.row_sum(tail)))
@@ -67,7 +67,7 @@ def _calls(stmts) -> list[str]:
 
 
 def test_a_bounded_run_time_loop_gathers_its_rows_once_per_outer_iteration() -> None:
-    prog = _outline(SRC.format(stop=BOUNDED))
+    prog = _outline(SRC.format(stop=BOUNDED, index="base + k"))
     assert verify(prog, {IRProperty.UseAfterDef}) == []
     pick = prog.functions["pick"]
     assert not [s for s in preorder(pick.body) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
@@ -90,7 +90,7 @@ def test_a_bounded_run_time_loop_gathers_its_rows_once_per_outer_iteration() -> 
 
 def test_an_unbounded_run_time_loop_is_a_located_error_naming_the_rewrite() -> None:
     with pytest.raises(UnsupportedFeatureError) as err:
-        _outline(SRC.format(stop="pl.read(lens, [b])"))
+        _outline(SRC.format(stop="pl.read(lens, [b])", index="base + k"))
     msg = str(err.value)
     assert "sparse_rows.py:20:38:" in msg and "carries 'acc" in msg and "ptoas 0.1.1 has no scalar load" in msg, msg
     assert "n = pl.min(<most iterations>, n)" in msg, msg
@@ -109,3 +109,12 @@ def test_upper_bounds_follow_min_add_and_casts() -> None:
     assert upper_bound(n, defs) == 8 and upper_bound(m, defs) == 8 and upper_bound(s, defs) == 10
     assert upper_bound(x, defs) is None
     assert upper_bound(BinaryExpr(BinOp.Mul, n, ConstInt(2, idx), idx), defs) is None  # only min and +
+
+
+def test_rows_that_depend_on_the_inner_loop_are_gathered_inside_it() -> None:
+    prog = _outline(SRC.format(stop=BOUNDED, index="h + k"))
+    assert verify(prog, {IRProperty.UseAfterDef}) == []
+    [outer] = [s for s in flatten(prog.functions["main"].body) if isinstance(s, ForStmt)]
+    [heads] = [s for s in flatten(outer.body) if isinstance(s, ForStmt)]
+    inner = [s for s in flatten(heads.body) if isinstance(s, ForStmt)]
+    assert [_calls(preorder(s.body)) for s in inner] == [["pick_gather_rows"], ["pick_gather_tails"]]
