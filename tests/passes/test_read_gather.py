@@ -201,7 +201,7 @@ class P:
     # the read feeds arithmetic on the tile, not an address, and not by a cast and constants alone (those
     # run on its [1, 1] tile: test_decode_worklist)
     ("nxt = pl.adds(acc_it, pl.cast(pl.read(table, k), pl.FP32) * pl.cast(pl.read(table, k), pl.FP32))", ":11:"),
-    # no static bound on the loop variable: a dynamic stop and no read at exactly the loop variable
+    # no static bound on the loop variable: a stop unbounded at the call site, no read at exactly the loop variable
     ("nxt = pl.add(acc_it, pl.load(a, [pl.cast(pl.read(table, k + 1), pl.INDEX) * 16, 0], [16, 16]))", ":11:"),
 ])
 def test_reads_that_cannot_be_gathered_keep_the_located_error(body: str, where: str) -> None:
@@ -223,7 +223,8 @@ class P:
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, a: pl.Tensor[[96, 16], pl.FP32], table: pl.Tensor[[6], pl.INT32],
              out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
-        out = self.pick(a, table, out, 4)
+        n = pl.cast(pl.read(table, 5), pl.INDEX)  # no static bound
+        out = self.pick(a, table, out, n)
         return out
 '''
     with pytest.raises(UnsupportedFeatureError) as err:
