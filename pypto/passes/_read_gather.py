@@ -82,7 +82,6 @@ from pypto.span import Span
 from pypto.toolchain.platforms import TASK_MAX_SCALARS
 
 _CHUNK_BYTES = 64 * 1024  # one gather copy's Vec tile at most (rows are split above this)
-_WINDOWS = ("tile.load", "tensor.slice")
 _MAX_BATCH = 16  # rows one gather task copies at most (a task's scalars bound it first)
 
 
@@ -153,7 +152,7 @@ def _window(v: Call) -> tuple[Expr, MakeTuple, MakeTuple, Expr | None]:
 def _gatherable(s: Stmt, dependent: set[Var], addressable: set[Var], written: set[Var]) -> bool:
     """``t = pl.load(param, offsets, static shape[, valid])`` (or the ``tensor.slice`` of a ``pl.at`` region)
     whose read-dependent values are offsets."""
-    v = match(s, _WINDOWS) if isinstance(s, AssignStmt) else None
+    v = match(s, ("tile.load", "tensor.slice")) if isinstance(s, AssignStmt) else None
     if v is None:
         return False
     src, offsets, shape, valid = _window(v)
