@@ -9,6 +9,7 @@ constant (``f = pl.cast(s, pl.FP32)``; ``pl.adds(x, f * 0.0)``). Such a chain is
 from __future__ import annotations
 
 from pypto.ir.expr import BinaryExpr, BinOp, ConstFloat, ConstInt, Expr, UnaryExpr, UnOp, Var
+from pypto.ir.ops.common import BINOP_FORM, SCALAR_FORM
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, Stmt
 from pypto.ir.types import ScalarType
@@ -16,7 +17,7 @@ from pypto.passes._rewrite import emit
 from pypto.passes._util import iter_stmts, var_use_counts
 from pypto.span import Span
 
-_TILE_OP = {BinOp.Add: "adds", BinOp.Sub: "subs", BinOp.Mul: "muls", BinOp.FloatDiv: "divs"}
+_CHAINED = (BinOp.Add, BinOp.Sub, BinOp.Mul, BinOp.FloatDiv)  # their tile-scalar forms: adds ... divs
 _COMMUTES = (BinOp.Add, BinOp.Mul)
 
 Chain = dict[Var, Expr | None]  # the read's Var (None), then each scalar computed from it -> its value
@@ -39,7 +40,7 @@ def liftable(e: Expr, chain: Chain) -> bool:
         return e in chain
     if isinstance(e, UnaryExpr) and e.op is UnOp.Cast:
         return liftable(e.operand, chain)
-    if isinstance(e, BinaryExpr) and e.op in _TILE_OP and (x := _operand(e)) is not None:
+    if isinstance(e, BinaryExpr) and e.op in _CHAINED and (x := _operand(e)) is not None:
         same = isinstance(x.type, ScalarType) and x.type.dtype == e.dtype  # no promotion on the way
         return same and liftable(x, chain)
     return False
@@ -79,4 +80,5 @@ def lift(e: Expr, chain: Chain, tiles: dict[Var, Var], ns: str, out: list[Stmt],
     assert x is not None
     c = e.rhs if x is e.lhs else e.lhs
     src = lift(x, chain, tiles, ns, out, span)
-    return emit(out, f"{src.name}_{_TILE_OP[e.op]}", make_call(f"{ns}.{_TILE_OP[e.op]}", [src, c], span=span), span)
+    op = SCALAR_FORM[BINOP_FORM[e.op]]
+    return emit(out, f"{src.name}_{op}", make_call(f"{ns}.{op}", [src, c], span=span), span)

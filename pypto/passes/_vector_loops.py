@@ -29,7 +29,7 @@ from collections import Counter
 from pypto.ir.dtypes import DataType
 from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, UnaryExpr, UnOp, Var, as_int
 from pypto.ir.function import Function
-from pypto.ir.ops.common import ROW_EXPAND_FORM, SCALAR_FORM
+from pypto.ir.ops.common import BINOP_FORM, ROW_EXPAND_FORM, SCALAR_FORM
 from pypto.ir.ops.registry import make_call, op_of
 from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, InCoreScopeStmt, Stmt, flatten, seq
 from pypto.ir.types import ScalarType, TensorType
@@ -37,8 +37,6 @@ from pypto.ir.visitor import IRMutator
 from pypto.passes._rewrite import elements, emit, expand_stmts, ints, map_kernel_bodies, match
 from pypto.passes._util import iter_stmts, jumps, used_vars, var_use_counts
 
-_TILE_OP = {BinOp.Add: "add", BinOp.Sub: "sub", BinOp.Mul: "mul", BinOp.FloatDiv: "div",
-            BinOp.Max: "maximum", BinOp.Min: "minimum"}
 _COMMUTES = frozenset({BinOp.Add, BinOp.Mul, BinOp.Max, BinOp.Min})
 
 
@@ -135,7 +133,7 @@ class _Rows:
             return self.rows[e]
         if match(e, "tensor.read") is not None:
             return self.gathered(e, name) if self._positions(e) is not None else self.read(e, name)
-        if isinstance(e, BinaryExpr) and e.op in _TILE_OP and not self.invariant(e):
+        if isinstance(e, BinaryExpr) and e.op in BINOP_FORM and not self.invariant(e):
             return self.binary(e, name)
         if self.invariant(e) and isinstance(e.type, ScalarType):
             return e
@@ -154,7 +152,7 @@ class _Rows:
             if (isinstance(t, TensorType) and t.dtype != e.dtype) or \
                     (isinstance(t, ScalarType) and t.dtype.is_float != e.dtype.is_float):
                 raise _NotRows
-        op = _TILE_OP[e.op]
+        op = BINOP_FORM[e.op]
         return self.bind(name, make_call(f"tensor.{op if rv else SCALAR_FORM[op]}", [lhs, rhs], span=e.span))
 
     def write(self, call: Call, written: set[Var]) -> None:

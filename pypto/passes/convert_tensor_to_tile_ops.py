@@ -14,17 +14,9 @@ from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, IterArg, Make
 from pypto.ir.function import Function, Program
 from pypto.ir.op_conversion import lookup_conversion
 from pypto.ir.ops.common import (
-    ARG_REDUCE,
-    BINARY,
-    COL_EXPAND,
-    COL_REDUCE,
-    ROW_EXPAND,
-    ROW_REDUCE,
-    SCALAR,
     SPMD_IDS,
-    UNARY,
 )
-from pypto.ir.ops.registry import get_op, make_call, op_of
+from pypto.ir.ops.registry import OpDef, get_op, make_call, op_of
 from pypto.ir.properties import IRProperty
 from pypto.ir.stmt import (
     AssignStmt,
@@ -52,11 +44,6 @@ from pypto.passes._random import expand_randoms
 from pypto.passes._rewrite import emit, load_whole, match, shaped
 from pypto.passes._util import base_name, calls_in, trailing_yield
 from pypto.passes.base import Pass
-
-# tensor ops computed elementwise on tiles: tensor.<op> -> tile.<op>, operands loaded into Vec
-COMPUTE = frozenset((*BINARY, *SCALAR, *UNARY, *ROW_REDUCE, *COL_REDUCE, *ARG_REDUCE, *ROW_EXPAND, *COL_EXPAND, "cast", "reshape",
-                     "expands", "fillpad", "fillpad_expand", "fmod", "fmods", "xors", "part_add", "part_max", "part_min", "sort32",
-                     "mrgsort", "gather", "set_validshape", "scatter", "scatter_update"))
 
 
 @dataclass
@@ -157,7 +144,7 @@ class _Converter:
         user = lookup_conversion(value.op)
         if user is not None:
             return self.user_rule(s, value, user)
-        rule = self.rule(op.short, op.core == "cube")
+        rule = self.rule(op)
         if op.short == "transpose" and value.args and value.args[0] in self.tiles:
             rule = self.compute  # a computed tile: pto.ttrans (a GM tensor's transpose stays a view)
         if rule is None or (not isinstance(s, AssignStmt) and rule in (self.ci, self.create)):
@@ -179,15 +166,15 @@ class _Converter:
             out.append(self.bind(s, result))
         return out
 
-    def rule(self, short: str, cube: bool) -> Callable[[Stmt, Call], list[Stmt]] | None:
-        """The conversion of ``tensor.<short>``: a rule of its own, else elementwise or cube compute."""
+    def rule(self, op: OpDef) -> Callable[[Stmt, Call], list[Stmt]] | None:
+        """The conversion of a tensor op: a rule of its own, else elementwise or cube compute."""
         rules = {"assemble": self.assemble, "slice": self.slice_, "ci": self.ci, "random": self.ci, "create": self.create,
                  "gather": self.gather, "dim": self.dim, "full": self.create, "read": self.read,
                  "concat": self.compute,  # stored block by block (pto_views); see _concat_sink
                  "write": lambda s, v: _kernel_writes.write(self, s, v),
                  "expand_clone": lambda s, v: _expand_clone.expand_clone(self.tiles, s, v),
                  **dict.fromkeys(SPMD_IDS, self.spmd_id)}
-        return rules.get(short) or (self.compute if short in COMPUTE or cube else None)
+        return rules.get(op.short) or (self.compute if op.computes_on_tiles or op.core == "cube" else None)
 
     def compute(self, s: Stmt, value: Call) -> list[Stmt]:
         """Operands loaded into Vec (Mat for the cube), the tile op, its result a tile."""

@@ -80,18 +80,30 @@ def test_written_args_of_an_op_call_and_a_program_call():
     assert written_args(calls["k"], P) == (1,) and written_index(calls["k"]) is None
 
 
-def _op_name_tables(path: Path) -> list[str]:
-    """Module-level assignments whose value is a set/dict/tuple literal of two or more registered op names."""
+_FAMILIES = {"BINARY", "SCALAR", "UNARY", "ROW_REDUCE", "COL_REDUCE", "ARG_REDUCE", "ROW_EXPAND", "COL_EXPAND"}
+
+
+def _op_name_tables(path: Path, root: Path = PKG.parent) -> list[str]:
+    """Module-level assignments whose value is a literal of two or more registered op names, of three or more
+    short op names (``"add"``, ``"cast"``), or a table built from the registry's op families."""
     names = set(all_ops())
+    shorts = {n.split(".", 1)[1] for n in names}
     found = []
     for node in ast.parse(path.read_text()).body:
         value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
         if value is None:
             continue
-        literals = [c.value for c in ast.walk(value) if isinstance(c, ast.Constant) and c.value in names]
-        if len(literals) >= 2:
-            found.append(f"{path.relative_to(PKG.parent)}:{node.lineno}")
+        consts = [c.value for c in ast.walk(value) if isinstance(c, ast.Constant) and isinstance(c.value, str)]
+        families = [c.id for c in ast.walk(value) if isinstance(c, ast.Name) and c.id in _FAMILIES]
+        if sum(c in names for c in consts) >= 2 or sum(c in shorts for c in consts) >= 3 or families:
+            found.append(f"{path.relative_to(root)}:{node.lineno}")
     return found
+
+
+def test_a_short_name_or_family_table_is_found(tmp_path):
+    src = tmp_path / "p.py"
+    src.write_text('A = {"add": 1, "sub": 2, "mul": 3}\nB = frozenset((*BINARY, "cast"))\nC = ("row", "col")\n')
+    assert _op_name_tables(src, tmp_path) == ["p.py:1", "p.py:2"]
 
 
 @pytest.mark.parametrize("path", [*sorted((PKG / "passes").glob("*.py")), PKG / "ir" / "verifier.py"],

@@ -8,7 +8,7 @@ from typing import Any
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import MemorySpace, TensorLayout
-from pypto.ir.expr import Expr, MakeTuple
+from pypto.ir.expr import BinOp, Expr, MakeTuple
 from pypto.ir.ops.bounds import check_window
 from pypto.ir.ops.infer import (
     KIND_NAME,
@@ -43,6 +43,11 @@ COL_EXPAND = ("col_expand", "col_expand_add", "col_expand_sub", "col_expand_mul"
 SCALAR_FORM = {"add": "adds", "sub": "subs", "mul": "muls", "div": "divs", "maximum": "maximums",
                "minimum": "minimums", "and_": "ands", "or_": "ors", "rem": "rems", "shl": "shls",
                "shr": "shrs", "fmod": "fmods"}
+
+# the elementwise op a scalar binary operator becomes on tiles (``x + y`` -> ``add``; its scalar form is
+# SCALAR_FORM's)
+BINOP_FORM = {BinOp.Add: "add", BinOp.Sub: "sub", BinOp.Mul: "mul", BinOp.FloatDiv: "div", BinOp.Max: "maximum",
+              BinOp.Min: "minimum"}
 
 # the row-broadcast form of a tile-scalar op: the scalar as an [M, 1] tile (``muls(x, s)`` is
 # ``row_expand_mul(x, col)`` with every row of ``col`` holding ``s``)
@@ -422,12 +427,12 @@ def register_common(ns: str) -> None:
                    keeps_operands=tile, signless=True))
     register(OpDef(f"{ns}.read", ("src", "offset"), _read(f"{ns}.read", kind), category="access"))
     register(OpDef(f"{ns}.reshape", ("x", "shape"), _reshape(f"{ns}.reshape", kind), category="view",
-                   view_of=None if tile else "x", keeps_operands=tile, signless=True))
+                   view_of=None if tile else "x", keeps_operands=tile, signless=True, tile_compute=not tile))
     register(OpDef(f"{ns}.transpose", ("x", "axis1", "axis2"), _transpose(f"{ns}.transpose", kind),
                    category="view", view_of=None if tile else "x", in_place=not tile, signless=True))
     register(OpDef(f"{ns}.fillpad", ("x",), _same_as_first(f"{ns}.fillpad", kind),
-                   {"pad_value": None}, category="view"))
+                   {"pad_value": None}, category="view", tile_compute=not tile))
     register(OpDef(f"{ns}.expands", ("target", "scalar"), _same_as_first(f"{ns}.expands", kind, "target"),
-                   category="create", signless=True))
+                   category="create", signless=True, tile_compute=not tile))
     for op in SPMD_IDS:  # this block's index / the launch's block count / the AIV lane (INDEX scalars)
         register(OpDef(f"{ns}.{op}", (), _spmd_id, category="spmd", signless=True))

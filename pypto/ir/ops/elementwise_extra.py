@@ -165,7 +165,8 @@ def _fillpad_expand(name: str, kind: type):
 for _ns, _kind in (("tile", TileType), ("tensor", TensorType)):
     register(OpDef(f"{_ns}.fillpad_expand", ("tile", "shape"), _fillpad_expand(f"{_ns}.fillpad_expand", _kind),
                    {"pad_value": PadValue.zero}, category="view", keeps_operands=_ns == "tile",
-                   doc="a larger tile: the source's valid region at the top-left, the pad value elsewhere"))
+                   doc="a larger tile: the source's valid region at the top-left, the pad value elsewhere",
+                   tile_compute=_ns == "tensor"))
 
 
 def _reinterpret_view(args: list[Expr], kw: dict[str, Any], span: Span) -> Type:

@@ -19,6 +19,10 @@ from pypto.span import Span
 InferFn = Callable[["list[Expr]", "dict[str, Any]", Span], Type]
 
 
+# op families a tensor op of converts to its tile twin over its operands' tiles (OpDef.computes_on_tiles)
+COMPUTE_CATEGORIES = frozenset({"binary", "scalar", "unary", "cast", "expand", "reduce", "sort"})
+
+
 @dataclass(frozen=True, slots=True)
 class OpDef:
     """One op: ``args`` are positional operand names (``?`` suffix = optional), ``kwargs`` defaults.
@@ -47,6 +51,10 @@ class OpDef:
       ptoas 0.1.1 has no tiles of (UINT16) is carried in its signed twin through these ops only, and UINT32
       (whose ui32 tiles 0.1.1 lowers as int32_t) takes these ops and the codegen's exact UINT32 rewrites;
       any other op on either is a located refusal.
+    * ``tile_compute``: a ``tensor`` op ConvertTensorToTileOps lowers as ``tile.<same name>`` over its
+      operands loaded into Vec tiles. True for every op of the elementwise, cast, broadcast, reduction and
+      sort families (:data:`COMPUTE_CATEGORIES`); set by hand on the few views and creates that work the
+      same way (``reshape``, ``fillpad``, ``fillpad_expand``, ``set_validshape``, ``expands``).
     * ``row_gather``: a GM row gather into a tensor (``tensor.gather_row``, ``tensor.paged_gather``) that
       ptoas 0.1.1 cannot run inside a kernel; HoistScopeGathers runs it as copy tasks before the kernel.
     """
@@ -69,10 +77,16 @@ class OpDef:
     keeps_operands: bool = False
     signless: bool = False
     row_gather: bool = False
+    tile_compute: bool = False
 
     @property
     def namespace(self) -> str:
         return self.name.split(".", 1)[0]
+
+    @property
+    def computes_on_tiles(self) -> bool:
+        """See ``tile_compute``: the explicit trait, or a family that always converts this way."""
+        return self.tile_compute or self.category in COMPUTE_CATEGORIES
 
     @property
     def short(self) -> str:

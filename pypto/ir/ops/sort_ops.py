@@ -241,4 +241,5 @@ for _ns, _kind in (("tile", TileType), ("tensor", TensorType)):
                     **dict.fromkeys(COMPARE_KW), "offset": 0}, category="sort", in_place=False, signless=True))
     register(OpDef(f"{_ns}.set_validshape", ("x", "valid_rows", "valid_cols"),
                    _set_validshape(f"{_ns}.set_validshape", _kind), category="view",
-                   view_of=None if _ns == "tile" else "x", keeps_operands=_ns == "tile", signless=True))
+                   view_of=None if _ns == "tile" else "x", keeps_operands=_ns == "tile", signless=True,
+                   tile_compute=_ns == "tensor"))
