@@ -83,17 +83,20 @@ class Analysis:
     first_core: str = CUBE
 
     def __post_init__(self) -> None:
-        body = flatten(self.func.body)
-        self.ret = body[-1] if body and isinstance(body[-1], ReturnStmt) else None
-        for s in body[:-1] if self.ret is not None else body:
-            self.items.append(self._item(s))
+        self.items = [self._item(s) for s in self._top()]
         self._inherit_cores()
         self._assign_stages()
 
     def root(self, v: Var) -> Var:
         return follow(self.roots, v)
 
-    def _item(self, s: Stmt) -> Item:
+    def _top(self) -> list[Stmt]:
+        """The kernel's top-level statements before its return (kept as ``ret``)."""
+        body = flatten(self.func.body)
+        self.ret = body[-1] if body and isinstance(body[-1], ReturnStmt) else None
+        return body[:-1] if self.ret is not None else body
+
+    def _core(self, s: Stmt) -> str | None:
         cores = stmt_cores(s)
         if len(cores) > 1:
             kind = {ForStmt: "for-loop", WhileStmt: "while-loop", IfStmt: "if/else"}.get(type(s), "statement")
@@ -101,21 +104,20 @@ class Analysis:
                 f"kernel '{self.func.name}': a {kind} that mixes cube ops (matmul, Mat/Left/Right/Acc tiles) with "
                 f"vector ops cannot be split into AIC and AIV kernels", s.span,
                 hint="keep each loop/if on one core: do the cube work in one loop and the vector work in another")
-        item = Item(s, next(iter(cores)) if cores else None, bound_vars(s), free_vars(s))
-        for call in calls_in(s):
-            self._tensor_access(call, s, item)
-        return item
+        return next(iter(cores)) if cores else None
 
-    def _tensor_access(self, call: Call, s: Stmt, item: Item) -> None:
-        op = op_of(call)
-        target = op.writes_index if op is not None else None
-        for i, a in enumerate(call.args):
-            if isinstance(a, Var) and isinstance(a.type, TensorType):
-                (item.writes if i == target else item.reads).add(self.root(a))
-        if target is not None and isinstance(s, AssignStmt) and s.value is call:
-            t = call.args[target]
-            if isinstance(t, Var):
+    def _item(self, s: Stmt) -> Item:
+        """The item of ``s``; a tensor version it binds (a store's result) is noted with its root."""
+        item = Item(s, self._core(s), bound_vars(s), free_vars(s))
+        for call in calls_in(s):
+            target = written_index(call)
+            for i, a in enumerate(call.args):
+                if isinstance(a, Var) and isinstance(a.type, TensorType):
+                    (item.writes if i == target else item.reads).add(self.root(a))
+            t = call.args[target] if target is not None else None
+            if isinstance(t, Var) and isinstance(s, AssignStmt) and s.value is call:
                 self.roots[s.var] = self.root(t)
+        return item
 
     def _producers(self) -> dict[Var, int]:
         return {v: i for i, it in enumerate(self.items) for v in it.defs}
