@@ -34,14 +34,11 @@ from pypto.passes._rewrite import clone, program_call, splice_calls
 from pypto.passes._util import iter_stmts, map_blocks
 
 
-def _gm_scalar_access(c: Call) -> bool:
-    """``pl.read`` / ``pl.write`` / ``tensor.dim`` of a tensor: the registry's tensor access ops."""
-    op = op_of(c)
-    return op is not None and op.namespace == "tensor" and op.category == "access"
-
-
 def _scalar_call(c: Call) -> bool:
-    if _gm_scalar_access(c):
+    """``pl.read`` / ``pl.write`` / ``tensor.dim`` of a tensor (the registry's tensor access ops), or scalar
+    arithmetic that is no block index."""
+    od = op_of(c)
+    if od is not None and od.namespace == "tensor" and od.category == "access":
         return True
     op = c.op if isinstance(c.op, str) else ""
     return (isinstance(c.result_type, ScalarType) and op.rsplit(".", 1)[-1] not in SPMD_IDS
