@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pypto.errors import UnsupportedFeatureError
-from pypto.ir.enums import CUBE_SPACES, MemorySpace
+from pypto.ir.enums import CUBE_SPACES
 from pypto.ir.expr import Call, Var
 from pypto.ir.function import Function
 from pypto.ir.ops.registry import op_of, written_index
@@ -24,10 +24,6 @@ from pypto.passes._util import bound_vars, calls_in, defined_vars, follow, free_
 
 CUBE, VECTOR = "cube", "vector"
 OTHER = {CUBE: VECTOR, VECTOR: CUBE}
-
-
-def _space_core(space: MemorySpace | None) -> str:
-    return CUBE if space in CUBE_SPACES else VECTOR
 
 
 def core_of(call: Call, dest: Type | None = None) -> str | None:
@@ -44,7 +40,7 @@ def core_of(call: Call, dest: Type | None = None) -> str | None:
         return CUBE
     result = dest if isinstance(dest, TileType) else call.result_type
     if isinstance(result, TileType):
-        return _space_core(result.memory_space)
+        return CUBE if result.memory_space in CUBE_SPACES else VECTOR
     tiles = [a.type for a in call.args if isinstance(a.type, TileType)]
     if not tiles:
         return None
@@ -66,10 +62,6 @@ class Item:
     uses: list[Var]
     reads: set[Var] = field(default_factory=set)
     writes: set[Var] = field(default_factory=set)
-
-    @property
-    def pure(self) -> bool:
-        return not self.writes
 
 
 @dataclass
@@ -119,12 +111,9 @@ class Analysis:
                 self.roots[s.var] = self.root(t)
         return item
 
-    def _producers(self) -> dict[Var, int]:
-        return {v: i for i, it in enumerate(self.items) for v in it.defs}
-
     def deps(self, i: int) -> set[int]:
         """Earlier items that item ``i`` depends on (data, or the same tensor with a write involved)."""
-        prod = self._producers()
+        prod = {v: j for j, it in enumerate(self.items) for v in it.defs}
         it = self.items[i]
         out = {prod[v] for v in it.uses if v in prod}
         for j, other in enumerate(self.items[:i]):
@@ -148,15 +137,12 @@ class Analysis:
         return self.first_core if k % 2 == 0 else OTHER[self.first_core]
 
     def _assign_stages(self) -> None:
-        best: tuple[int, str, dict[int, int]] | None = None
-        for first in (CUBE, VECTOR):
+        def trial(first: str) -> tuple[str, dict[int, int]]:
             self.first_core = first
-            stages = self._asap()
-            n = len(set(stages.values()))
-            if best is None or n < best[0]:
-                best = (n, first, stages)
-        assert best is not None
-        self.first_core, self.stage = best[1], best[2]
+            return first, self._asap()
+
+        # the first core with the fewest stages (cube on a tie)
+        self.first_core, self.stage = min(map(trial, (CUBE, VECTOR)), key=lambda t: len(set(t[1].values())))
         self._sink()
         self.stage_cores: list[str] = []
         renumber: dict[int, int] = {}
@@ -166,19 +152,13 @@ class Analysis:
             renumber[k] = len(self.stage_cores) - 1
         self.stage = {i: renumber[k] for i, k in self.stage.items()}
 
-    def _next_stage(self, core: str, at_least: int) -> int:
-        k = at_least
-        while self.stage_core(k) != core:
-            k += 1
-        return k
-
     def _asap(self) -> dict[int, int]:
         stages: dict[int, int] = {}
         for i, it in enumerate(self.items):
             if it.core is None:
                 continue
             req = max((stages[j] + (self.items[j].core != it.core) for j in self.deps(i) if j in stages), default=0)
-            stages[i] = self._next_stage(it.core, req)
+            stages[i] = req if self.stage_core(req) == it.core else req + 1  # the cores alternate
         return stages
 
     def _sink(self) -> None:
@@ -189,17 +169,13 @@ class Analysis:
                     succs[j].add(i)
         for i in sorted(self.stage, reverse=True):
             it = self.items[i]
-            if not it.pure or not succs[i]:
+            if it.writes or not succs[i]:  # only pure statements sink
                 continue
             limit = min(self.stage[j] - (self.items[j].core != it.core) for j in succs[i])
             k = limit
             while k > self.stage[i] and self.stage_core(k) != it.core:
                 k -= 1
             self.stage[i] = max(k, self.stage[i])
-
-    @property
-    def n_stages(self) -> int:
-        return len(self.stage_cores)
 
 
 def last_writes(stmts: list[Stmt], tiles: set[Var]) -> dict[Var, int]:

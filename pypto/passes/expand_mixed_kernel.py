@@ -30,7 +30,6 @@ from pypto.ir.expr import (
     Call,
     ConstInt,
     Expr,
-    GlobalVar,
     MakeTuple,
     TupleGetItem,
     Var,
@@ -242,11 +241,8 @@ def _interleave(loads: list[Stmt], stmts: list[Stmt], stores: dict[Var, Stmt]) -
         uses = set(used_vars(s))
         out += [ld for ld in pending if ld.var in uses]
         pending = [ld for ld in pending if ld.var not in uses]
-        out.append(s)
-        done = {v for v in stores if last.get(v) == i}
-        out += [st for v, st in stores.items() if v in done]
-        stores = {v: st for v, st in stores.items() if v not in done}
-    return pending + out + list(stores.values())
+        out += [s, *(st for v, st in stores.items() if last.get(v) == i)]
+    return pending + out + [st for v, st in stores.items() if v not in last]
 
 
 
@@ -309,7 +305,7 @@ def spmd_blocks(program: Program, name: str) -> int | Expr | None:
     counts: set[int] = set()
     for f in program.functions:
         for c in calls_in(f.body) if not f.is_incore else ():
-            if not (isinstance(c.op, GlobalVar) and c.op.name == name and "block_num" in c.attrs):
+            if program_call(c, (name,)) is None or "block_num" not in c.attrs:
                 continue
             n = as_int(c.attrs["block_num"])
             if n is None:
@@ -348,13 +344,6 @@ def _unroll_mixed(s: Stmt) -> list[Stmt] | None:
     step, start, dtype = as_int(s.step) or 1, as_int(s.start), scalar_dtype(s.loop_var)
     return unrolled(s, (ConstInt(start + k * step, dtype) if start is not None else
                         BinaryExpr(BinOp.Add, s.start, ConstInt(k * step, dtype), dtype) for k in range(n)))
-
-
-def split_kernel(an: Analysis, blocks: int | Expr | None = None) -> tuple[list[StageKernel], Analysis]:
-    """The stage kernels of an analysed kernel (in execution order); ``blocks``: its pl.spmd block count."""
-    sp = _Splitter(an, blocks)
-    cross = sp.crossing()
-    return [sp.build(k, cross) for k in range(an.n_stages)], an
 
 
 @dataclass
@@ -479,7 +468,9 @@ def _split(program: Program, analyse: Callable[[Function], Function | Analysis],
         if isinstance(got, Function):
             funcs.append(got)
             continue
-        splits[f.name] = split_kernel(got, spmd_blocks(program, f.name))
+        sp = _Splitter(got, spmd_blocks(program, f.name))
+        cross = sp.crossing()
+        splits[f.name] = [sp.build(k, cross) for k in range(len(got.stage_cores))], got
         funcs.extend(k.func for k in splits[f.name][0])
     if not splits:
         return program if all(a is b for a, b in zip(funcs, program.functions, strict=True)) \
