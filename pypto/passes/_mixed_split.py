@@ -6,7 +6,8 @@ copied into every stage that needs them) and a stage. Stages alternate cores; a 
 first stage of its core that comes after everything it depends on (on the other core: strictly after).
 Pure statements then sink to the latest stage of their core before their first consumer, so a bias
 load sits with the vector ops that use it. Every tile used in a later stage than the one defining it
-crosses through a GM temp tensor.
+crosses through a GM temp tensor. :func:`splittable` first makes a kernel fit this model (small loops
+mixing both cores are unrolled, a Mat window feeding the vector side is rebuilt there).
 """
 
 from __future__ import annotations
@@ -14,13 +15,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pypto.errors import UnsupportedFeatureError
-from pypto.ir.enums import CUBE_SPACES
-from pypto.ir.expr import Call, Var
+from pypto.ir.enums import CUBE_SPACES, MemorySpace
+from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Var, as_int
 from pypto.ir.function import Function
-from pypto.ir.ops.registry import op_of, written_index
+from pypto.ir.ops.registry import make_call, op_of, written_index
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ReturnStmt, Stmt, WhileStmt, flatten
 from pypto.ir.types import TensorType, TileType, Type
-from pypto.passes._util import bound_vars, calls_in, defined_vars, follow, free_vars, iter_stmts
+from pypto.passes._rewrite import assign_of, drop_unused, emit, expand_stmts
+from pypto.passes._util import (
+    base_name,
+    bound_vars,
+    calls_in,
+    defined_vars,
+    follow,
+    free_vars,
+    iter_stmts,
+    map_blocks,
+    scalar_dtype,
+    tile_space,
+)
+from pypto.passes.unroll_loops import unrolled
 
 CUBE, VECTOR = "cube", "vector"
 OTHER = {CUBE: VECTOR, VECTOR: CUBE}
@@ -187,3 +201,71 @@ def last_writes(stmts: list[Stmt], tiles: set[Var]) -> dict[Var, int]:
         hit |= {c.args[k] for c in calls_in(s) if (k := written_index(c)) is not None and c.args[k] in tiles}
         last.update(dict.fromkeys(hit, i))
     return last
+
+
+def _vec_assemble(stmts: list[Stmt]) -> list[Stmt]:
+    """``m = move(assemble(load(x, Mat), acc, off), Vec)`` -> ``m = assemble(load(x, Vec), move(acc, Vec), off)``.
+
+    A Mat tile cannot cross from cube to vector in ptoas 0.1.1 (no Mat->GM store, no ``tinsert``), but
+    when it is a GM window with an Acc block inserted, the vector side can build the same value
+    itself: reload the window into Vec and insert the block, which crosses as an Acc tile (through a
+    GM temp). The Mat load and Mat assemble are dropped when nothing else reads them.
+    """
+    defs = {s.var: s for s in stmts if isinstance(s, AssignStmt)}
+    out: list[Stmt] = []
+    for s in stmts:
+        to_vec = assign_of(s, "tile.move")
+        asm = assign_of(defs.get(to_vec[1].args[0]), "tile.assemble") if to_vec is not None else None
+        tgt = assign_of(defs.get(asm[1].args[0]), "tile.load") if asm is not None else None
+        if (to_vec is None or asm is None or tgt is None or to_vec[1].kwargs.get("target_memory") is not MemorySpace.Vec
+                or tile_space(asm[0]) is not MemorySpace.Mat):
+            out.append(s)
+            continue
+        span, window_load = s.span, tgt[1]
+        load = make_call("tile.load", list(window_load.args), {**window_load.kwargs, "target_memory": MemorySpace.Vec},
+                         span=window_load.span)
+        window = emit(out, f"{base_name(tgt[0].name)}_vec", load, window_load.span)
+        block = asm[1].args[1]
+        if tile_space(block) is not MemorySpace.Vec:
+            move = make_call("tile.move", [block], {"target_memory": MemorySpace.Vec}, span=span)
+            block = emit(out, f"{base_name(block.name) if isinstance(block, Var) else 'block'}_vec", move, span)
+        ins = make_call("tile.assemble", [window, block, asm[1].args[2]], span=asm[1].span)
+        out.append(AssignStmt(to_vec[0], ins, span=span))
+    if len(out) == len(stmts):
+        return out
+    return drop_unused(out, lambda s: tile_space(s.var) is MemorySpace.Mat)  # Mat tiles nothing reads any more
+
+
+MAX_UNROLL = 16
+
+
+def _trip_count(loop: ForStmt) -> int | None:
+    """Iterations of a loop whose bounds differ by a constant (``range(db, db + 2)`` -> 2)."""
+    from pypto.language.subscript import _linear
+
+    step = as_int(loop.step)
+    (lt, lc), (ht, hc) = _linear(loop.start), _linear(loop.stop)
+    if not step or step < 0 or lt != ht:
+        return None
+    return max(0, -(-(hc - lc) // step))
+
+
+def _unroll_mixed(s: Stmt) -> list[Stmt] | None:
+    """A loop mixing cube and vector work, with a small constant trip count, is unrolled.
+
+    The cube and vector halves of each iteration then become separate stages that exchange their
+    tiles through GM, like straight-line code (a loop cannot be cut in two stage kernels here).
+    """
+    n = _trip_count(s) if isinstance(s, ForStmt) and len(stmt_cores(s)) > 1 else None
+    if n is None or n > MAX_UNROLL:
+        return None
+    assert isinstance(s, ForStmt)
+    step, start, dtype = as_int(s.step) or 1, as_int(s.start), scalar_dtype(s.loop_var)
+    return unrolled(s, (ConstInt(start + k * step, dtype) if start is not None else
+                        BinaryExpr(BinOp.Add, s.start, ConstInt(k * step, dtype), dtype) for k in range(n)))
+
+
+def splittable(f: Function) -> Function:
+    """``f`` with its small mixed loops unrolled and its Mat windows built on the vector side (see above)."""
+    body = map_blocks(expand_stmts(f.body, _unroll_mixed), _vec_assemble)
+    return f if body is f.body else f.with_(body=body)

@@ -144,17 +144,15 @@ def _kernel(g: _Group, f: Function) -> tuple[Function, list[Var]]:
         if slot is not None:
             new.append(slot)
             dirs.append(ParamDirection.Out if c.op in PUSH else ParamDirection.In)
-    fn = f.with_(params=(*f.params, *new), param_directions=(*f.param_directions, *dirs),
-                 body=seq(body, span=f.body.span))
-    return fn, new
+    return f.with_(params=(*f.params, *new), param_directions=(*f.param_directions, *dirs),
+                   body=seq(body, span=f.body.span)), new
 
 
 def _load(var: Var, slot: Var) -> AssignStmt:
     t = var.var_type
     assert isinstance(t, TileType)
     shape = ints(t.shape)
-    view = t.view
-    valid = ints(view.valid_shape) if view is not None and getattr(view, "valid_shape", None) else shape
+    valid = ints(t.view.valid_shape) if getattr(t.view, "valid_shape", None) else shape
     kw = {"target_memory": t.memory_space} if t.memory_space is not None else {}
     load = make_call("tile.load", [slot, ints((0,) * len(t.shape)), shape, valid], kw, span=var.span)
     return AssignStmt(var, load, span=var.span)

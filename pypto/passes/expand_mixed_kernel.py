@@ -24,32 +24,20 @@ from pypto.errors import UnsupportedFeatureError
 from pypto.ir.callgraph import callee_first
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import FunctionType, MemorySpace, ParamDirection, TensorLayout
-from pypto.ir.expr import (
-    BinaryExpr,
-    BinOp,
-    Call,
-    ConstInt,
-    Expr,
-    MakeTuple,
-    TupleGetItem,
-    Var,
-    as_int,
-)
+from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, MakeTuple, TupleGetItem, Var, as_int
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, ReturnStmt, Stmt, seq
+from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, Stmt, seq
 from pypto.ir.types import Dim, ScalarType, TensorType, TileType, TupleType
 from pypto.ir.visitor import substitute
 from pypto.passes._barrier_split import SEGMENT, BarrierAnalysis, has_barrier
-from pypto.passes._mixed_split import CUBE, VECTOR, Analysis, last_writes, stmt_cores
+from pypto.passes._mixed_split import CUBE, MAX_UNROLL, VECTOR, Analysis, last_writes, splittable, stmt_cores
 from pypto.passes._rewrite import (
     assign_of,
     call_function,
     create_tensor,
-    drop_unused,
     emit,
-    expand_stmts,
     fresh_vars,
     ints,
     program_call,
@@ -63,14 +51,12 @@ from pypto.passes._util import (
     map_blocks,
     scalar_dtype,
     substitute_typed,
-    tile_space,
     used_vars,
 )
 from pypto.passes.base import Pass
-from pypto.passes.unroll_loops import unrolled
 from pypto.span import Span
 
-__all__ = ["ExpandMixedKernel"]
+__all__ = ["MAX_UNROLL", "ExpandMixedKernel"]
 
 CORE_TYPE = {CUBE: FunctionType.AIC, VECTOR: FunctionType.AIV, SEGMENT: FunctionType.InCore}
 LOAD_SPACE = {CUBE: MemorySpace.Mat, VECTOR: MemorySpace.Vec, SEGMENT: MemorySpace.Vec}
@@ -127,16 +113,15 @@ class _Splitter:
 
     def _band(self, tile: Var, span: Span) -> MakeTuple:
         """Offsets of this block's slot in a temp (``[block_idx * rows, 0]`` under pl.spmd, else zeros)."""
-        t = tile.var_type
-        assert isinstance(t, TileType)
+        shape = tile.var_type.shape
         if self.blocks is None:
-            return ints((0,) * len(t.shape))
+            return ints((0,) * len(shape))
         if self._blk is None:
             call = make_call("tile.get_block_idx", [], span=span)
             self._blk = AssignStmt(Var("pipe_blk", call.result_type, span=span), call, span=span)
         idx = self._blk.var
-        row = BinaryExpr(BinOp.Mul, idx, ConstInt(int(t.shape[0]), scalar_dtype(idx)), scalar_dtype(idx))
-        return ints((row, *(0,) * (len(t.shape) - 1)))
+        row = BinaryExpr(BinOp.Mul, idx, ConstInt(int(shape[0]), scalar_dtype(idx)), scalar_dtype(idx))
+        return ints((row, *(0,) * (len(shape) - 1)))
 
     def crossing(self) -> dict[Var, tuple[int, set[int]]]:
         """Tile vars used outside their defining stage -> (defining stage, consuming stages)."""
@@ -255,40 +240,6 @@ def _noop_move(s: Stmt) -> tuple[Var, Call] | None:
     return move if isinstance(src, TileType) and src.memory_space is move[1].kwargs.get("target_memory") else None
 
 
-def _vec_assemble(stmts: list[Stmt]) -> list[Stmt]:
-    """``m = move(assemble(load(x, Mat), acc, off), Vec)`` -> ``m = assemble(load(x, Vec), move(acc, Vec), off)``.
-
-    A Mat tile cannot cross from cube to vector in ptoas 0.1.1 (no Mat->GM store, no ``tinsert``), but
-    when it is a GM window with an Acc block inserted, the vector side can build the same value
-    itself: reload the window into Vec and insert the block, which crosses as an Acc tile (through a
-    GM temp). The Mat load and Mat assemble are dropped when nothing else reads them.
-    """
-    defs = {s.var: s for s in stmts if isinstance(s, AssignStmt)}
-    out: list[Stmt] = []
-    for s in stmts:
-        to_vec = assign_of(s, "tile.move")
-        asm = assign_of(defs.get(to_vec[1].args[0]), "tile.assemble") if to_vec is not None else None
-        tgt = assign_of(defs.get(asm[1].args[0]), "tile.load") if asm is not None else None
-        if (to_vec is None or asm is None or tgt is None or to_vec[1].kwargs.get("target_memory") is not MemorySpace.Vec
-                or tile_space(asm[0]) is not MemorySpace.Mat):
-            out.append(s)
-            continue
-        span, window_load = s.span, tgt[1]
-        load = make_call("tile.load", list(window_load.args), {**window_load.kwargs, "target_memory": MemorySpace.Vec},
-                         span=window_load.span)
-        window = emit(out, f"{base_name(tgt[0].name)}_vec", load, window_load.span)
-        block = asm[1].args[1]
-        if tile_space(block) is not MemorySpace.Vec:
-            move = make_call("tile.move", [block], {"target_memory": MemorySpace.Vec}, span=span)
-            block = emit(out, f"{base_name(block.name) if isinstance(block, Var) else 'block'}_vec", move, span)
-        ins = make_call("tile.assemble", [window, block, asm[1].args[2]], span=asm[1].span)
-        out.append(AssignStmt(to_vec[0], ins, span=span))
-    if len(out) == len(stmts):
-        return out
-    return drop_unused(out, lambda s: tile_space(s.var) is MemorySpace.Mat)  # Mat tiles nothing reads any more
-
-
-MAX_UNROLL = 16
 LAUNCH_ATTRS = ("block_num", "sync_start")
 
 
@@ -318,32 +269,6 @@ def spmd_blocks(program: Program, name: str) -> int | Expr | None:
             next(f for f in program.functions if f.name == name).span,
             hint="launch it with one block count, or copy the kernel for each count")
     return counts.pop() if counts else None
-
-
-def _trip_count(loop: ForStmt) -> int | None:
-    """Iterations of a loop whose bounds differ by a constant (``range(db, db + 2)`` -> 2)."""
-    from pypto.language.subscript import _linear
-
-    step = as_int(loop.step)
-    (lt, lc), (ht, hc) = _linear(loop.start), _linear(loop.stop)
-    if not step or step < 0 or lt != ht:
-        return None
-    return max(0, -(-(hc - lc) // step))
-
-
-def _unroll_mixed(s: Stmt) -> list[Stmt] | None:
-    """A loop mixing cube and vector work, with a small constant trip count, is unrolled.
-
-    The cube and vector halves of each iteration then become separate stages that exchange their
-    tiles through GM, like straight-line code (a loop cannot be cut in two stage kernels here).
-    """
-    n = _trip_count(s) if isinstance(s, ForStmt) and len(stmt_cores(s)) > 1 else None
-    if n is None or n > MAX_UNROLL:
-        return None
-    assert isinstance(s, ForStmt)
-    step, start, dtype = as_int(s.step) or 1, as_int(s.start), scalar_dtype(s.loop_var)
-    return unrolled(s, (ConstInt(start + k * step, dtype) if start is not None else
-                        BinaryExpr(BinOp.Add, s.start, ConstInt(k * step, dtype), dtype) for k in range(n)))
 
 
 @dataclass
@@ -449,8 +374,7 @@ def _stages(f: Function) -> Function | Analysis:
     """An InCore kernel typed AIC or AIV, or, when it mixes cube and vector work, analysed for its split."""
     if f.func_type is not FunctionType.InCore:
         return f
-    body = map_blocks(expand_stmts(f.body, _unroll_mixed), _vec_assemble)
-    f = f if body is f.body else f.with_(body=body)
+    f = splittable(f)
     cores = stmt_cores(f.body)
     if len(cores) > 1:
         return Analysis(f)

@@ -265,14 +265,13 @@ def _hoist_reads(scope: InCoreScopeStmt, program: Program) -> tuple[InCoreScopeS
     value then reaches the kernel as a scalar parameter (the same program as writing the read just
     before the ``pl.at``).
     """
-    body = flatten(scope.body)
     region = _Region(scope.body, program)
     written = {region.root(t) for t in region.targets}
     local = set(defined_vars(scope.body))
     hoisted: list[Stmt] = []
     kept: list[Stmt] = []
     moved: set[Var] = set()  # results of hoisted statements
-    for s in body:
+    for s in flatten(scope.body):
         v = s.value if isinstance(s, AssignStmt) else None
         uses = set(used_vars(v)) if v is not None else set()
         ready = all(u not in local or u in moved for u in uses)
