@@ -79,9 +79,7 @@ def write(conv: _Converter, s: Stmt, value: Call) -> list[Stmt]:
     v = conv.renames.get(v, v) if isinstance(v, Var) else v
     if isinstance(dst, Var) and dst in conv.tiles:
         call = make_call("tile.write", [conv.tiles[dst], pos, v], span=value.span)
-        if isinstance(s, AssignStmt):
-            return [conv.bind(s, call)]
-        return [EvalStmt(call, span=s.span)]
+        return [conv.bind(s, call) if isinstance(s, AssignStmt) else EvalStmt(call, span=s.span)]
     t = dst.type
     assert isinstance(t, TensorType)
     out: list[Stmt] = []

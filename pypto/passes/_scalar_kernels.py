@@ -70,8 +70,8 @@ def _inline(call: Call, f: Function) -> tuple[list[Stmt], list[Expr]]:
     """The kernel's body with its params bound to the call's arguments; the results are those arguments."""
     *body, ret = flatten(f.body)
     mapping: dict[Var, Expr] = dict(zip(f.params, call.args, strict=True))
-    stmts = [map_blocks(s, lambda ss: [listed_index(x) for x in ss]) for s in clone(body, mapping)]
-    return [listed_index(s) for s in stmts], [mapping[v] for v in ret.values]  # type: ignore[index]
+    stmts = [map_blocks(s, lambda ss: [listed_index(x) for x in ss]) for s in clone(body, mapping)]  # all levels
+    return stmts, [mapping[v] for v in ret.values]  # type: ignore[index]
 
 
 def _called_well(program: Program, name: str) -> bool:

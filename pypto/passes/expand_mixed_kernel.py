@@ -280,13 +280,14 @@ class _CallRewriter:
     names: NameGen = field(default_factory=lambda: NameGen("rv"))
 
     def block(self, stmts: list[Stmt]) -> list[Stmt]:
-        return splice_calls(stmts, self._expand)[0]
+        return splice_calls(stmts, self.expand)[0]
 
-    def _expand(self, s: Stmt) -> tuple[list[Stmt], list[Expr]] | None:
+    def expand(self, s: Stmt) -> tuple[list[Stmt], list[Expr]] | None:
+        """A call of a split kernel: the temps' creation and the stage calls; the results it stands for."""
         found = program_call(s, self.splits)
-        return None if found is None else self.expand(*found)
-
-    def expand(self, call: Call, name: str) -> tuple[list[Stmt], list[Expr]]:
+        if found is None:
+            return None
+        call, name = found
         kernels, an = self.splits[name]
         span = call.span
         launch = {a: call.attrs[a] for a in self.launch_attrs if a in call.attrs}
