@@ -63,7 +63,6 @@ LOAD_SPACE = {CUBE: MemorySpace.Mat, VECTOR: MemorySpace.Vec, SEGMENT: MemorySpa
 STORE_SPACES = frozenset({MemorySpace.Vec, MemorySpace.Acc})
 
 
-
 @dataclass
 class StageKernel:
     """A stage kernel; its arguments and results are params of the mixed kernel or crossing tiles (GM temps)."""
@@ -228,7 +227,6 @@ def _interleave(loads: list[Stmt], stmts: list[Stmt], stores: dict[Var, Stmt]) -
         pending = [ld for ld in pending if ld.var not in uses]
         out += [s, *(st for v, st in stores.items() if last.get(v) == i)]
     return pending + out + [st for v, st in stores.items() if v not in last]
-
 
 
 def _noop_move(s: Stmt) -> tuple[Var, Call] | None:
