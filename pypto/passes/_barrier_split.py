@@ -13,35 +13,25 @@ from __future__ import annotations
 
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.function import Function
-from pypto.ir.stmt import ReturnStmt, Stmt, flatten
-from pypto.passes._mixed_split import Analysis, Item, stmt_cores
+from pypto.ir.stmt import Stmt
+from pypto.passes._mixed_split import Analysis, stmt_cores
 from pypto.passes._rewrite import match
-from pypto.passes._util import bound_vars, calls_in, free_vars
+from pypto.passes._util import calls_in
 
 SEGMENT = "segment"  # the core of a statement with tile work: it runs in its segment
-
-
-def is_barrier(s: Stmt) -> bool:
-    return match(s, "system.syncall") is not None
 
 
 def has_barrier(f: Function) -> bool:
     return any(match(c, "system.syncall") for c in calls_in(f.body))
 
 
-def _is_load(s: Stmt) -> bool:
-    return match(s, "tile.load") is not None
-
-
 class BarrierAnalysis(Analysis):
     """Items of a kernel and their segments (the number of barriers before them)."""
 
     def __post_init__(self) -> None:
-        body = flatten(self.func.body)
-        self.ret = body[-1] if body and isinstance(body[-1], ReturnStmt) else None
         seg = 0
-        for s in body[:-1] if self.ret is not None else body:
-            if is_barrier(s):
+        for s in self._top():
+            if match(s, "system.syncall") is not None:
                 seg += 1
                 continue
             nested = [c for c in calls_in(s) if match(c, "system.syncall")]
@@ -57,16 +47,13 @@ class BarrierAnalysis(Analysis):
             if item.core is not None:
                 self.stage[len(self.items) - 1] = seg
         written = {w for it in self.items for w in it.writes}
-        for i, it in enumerate(self.items):
-            if _is_load(it.stmt) and not (it.reads & written):  # re-loaded where used, not passed through GM
+        for i, it in enumerate(self.items):  # loads of unwritten tensors: re-loaded where used, not passed via GM
+            if match(it.stmt, "tile.load") is not None and not (it.reads & written):
                 it.core = None
                 self.stage.pop(i, None)
         segs = sorted(set(self.stage.values())) or [0]  # segments with work (a barrier before none orders nothing)
         self.stage = {i: segs.index(k) for i, k in self.stage.items()}
         self.stage_cores = [SEGMENT] * len(segs)
 
-    def _item(self, s: Stmt) -> Item:
-        item = Item(s, SEGMENT if stmt_cores(s) else None, bound_vars(s), free_vars(s))
-        for call in calls_in(s):
-            self._tensor_access(call, s, item)
-        return item
+    def _core(self, s: Stmt) -> str | None:
+        return SEGMENT if stmt_cores(s) else None

@@ -80,10 +80,9 @@ def expand_clone(tiles: Collection[Var], s: Stmt, value: Call) -> list[Stmt]:
         e = em.expand("tile.row_expand", col, [shape[0] * shape[1], shape[2]], dst.dtype)
         stores = [(em("tile.reshape", [e, ints(shape)]), zeros)]
     target: Expr = y
-    for i, (t, at) in enumerate(stores):
-        call = make_call("tile.store", [t, ints(at), target], span=value.span)
-        if i == len(stores) - 1:
-            last = AssignStmt(s.var, call, span=s.span) if isinstance(s, AssignStmt) else EvalStmt(call, span=s.span)
-            return [*em.stmts, last]
+    for t, at in stores[:-1]:  # each store's result is the target of the next; the last is the statement's
         target = em("tile.store", [t, ints(at), target])
-    raise AssertionError("expand_clone: no store")
+    t, at = stores[-1]
+    call = make_call("tile.store", [t, ints(at), target], span=value.span)
+    last = AssignStmt(s.var, call, span=s.span) if isinstance(s, AssignStmt) else EvalStmt(call, span=s.span)
+    return [*em.stmts, last]

@@ -44,15 +44,12 @@ def read_into_tile(conv: _Converter, s: AssignStmt, value: Call) -> list[Stmt]:
     ones = ints([1] * t.rank)
     src = conv.tiles.get(value.args[0]) if isinstance(value.args[0], Var) else None
     if src is not None and t.rank == 2:
-        window = make_call("tile.slice", [src, ones, _listed(value.args[1])], span=value.span)
-        tile = Var(f"{base_name(s.var.name)}__tile", window.result_type, span=s.var.span)
-        conv.renames[s.var] = tile
-        return [AssignStmt(tile, window, span=s.span)]
-    load = make_call("tile.load", [value.args[0], _listed(value.args[1]), ones, ones],
-                     {"target_memory": MemorySpace.Vec}, span=value.span)
-    tile = Var(f"{base_name(s.var.name)}__tile", load.result_type, span=s.var.span)
-    conv.renames[s.var] = tile
-    return [AssignStmt(tile, load, span=s.span)]
+        call = make_call("tile.slice", [src, ones, _listed(value.args[1])], span=value.span)
+    else:
+        call = make_call("tile.load", [value.args[0], _listed(value.args[1]), ones, ones],
+                         {"target_memory": MemorySpace.Vec}, span=value.span)
+    conv.renames[s.var] = tile = Var(f"{base_name(s.var.name)}__tile", call.result_type, span=s.var.span)
+    return [AssignStmt(tile, call, span=s.span)]
 
 
 def created_tile_assemble(conv: _Converter, s: Stmt, value: Call) -> list[Stmt] | None:
@@ -82,9 +79,7 @@ def write(conv: _Converter, s: Stmt, value: Call) -> list[Stmt]:
     v = conv.renames.get(v, v) if isinstance(v, Var) else v
     if isinstance(dst, Var) and dst in conv.tiles:
         call = make_call("tile.write", [conv.tiles[dst], pos, v], span=value.span)
-        if isinstance(s, AssignStmt):
-            return [conv.bind(s, call)]
-        return [EvalStmt(call, span=s.span)]
+        return [conv.bind(s, call) if isinstance(s, AssignStmt) else EvalStmt(call, span=s.span)]
     t = dst.type
     assert isinstance(t, TensorType)
     out: list[Stmt] = []

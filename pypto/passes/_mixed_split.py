@@ -6,7 +6,8 @@ copied into every stage that needs them) and a stage. Stages alternate cores; a 
 first stage of its core that comes after everything it depends on (on the other core: strictly after).
 Pure statements then sink to the latest stage of their core before their first consumer, so a bias
 load sits with the vector ops that use it. Every tile used in a later stage than the one defining it
-crosses through a GM temp tensor.
+crosses through a GM temp tensor. :func:`splittable` first makes a kernel fit this model (small loops
+mixing both cores are unrolled, a Mat window feeding the vector side is rebuilt there).
 """
 
 from __future__ import annotations
@@ -15,19 +16,28 @@ from dataclasses import dataclass, field
 
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.enums import CUBE_SPACES, MemorySpace
-from pypto.ir.expr import Call, Var
+from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Var, as_int
 from pypto.ir.function import Function
-from pypto.ir.ops.registry import op_of, written_index
+from pypto.ir.ops.registry import make_call, op_of, written_index
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ReturnStmt, Stmt, WhileStmt, flatten
 from pypto.ir.types import TensorType, TileType, Type
-from pypto.passes._util import bound_vars, calls_in, defined_vars, follow, free_vars, iter_stmts
+from pypto.passes._rewrite import assign_of, drop_unused, emit, expand_stmts
+from pypto.passes._util import (
+    base_name,
+    bound_vars,
+    calls_in,
+    defined_vars,
+    follow,
+    free_vars,
+    iter_stmts,
+    map_blocks,
+    scalar_dtype,
+    tile_space,
+)
+from pypto.passes.unroll_loops import unrolled
 
 CUBE, VECTOR = "cube", "vector"
 OTHER = {CUBE: VECTOR, VECTOR: CUBE}
-
-
-def _space_core(space: MemorySpace | None) -> str:
-    return CUBE if space in CUBE_SPACES else VECTOR
 
 
 def core_of(call: Call, dest: Type | None = None) -> str | None:
@@ -44,7 +54,7 @@ def core_of(call: Call, dest: Type | None = None) -> str | None:
         return CUBE
     result = dest if isinstance(dest, TileType) else call.result_type
     if isinstance(result, TileType):
-        return _space_core(result.memory_space)
+        return CUBE if result.memory_space in CUBE_SPACES else VECTOR
     tiles = [a.type for a in call.args if isinstance(a.type, TileType)]
     if not tiles:
         return None
@@ -67,10 +77,6 @@ class Item:
     reads: set[Var] = field(default_factory=set)
     writes: set[Var] = field(default_factory=set)
 
-    @property
-    def pure(self) -> bool:
-        return not self.writes
-
 
 @dataclass
 class Analysis:
@@ -83,17 +89,20 @@ class Analysis:
     first_core: str = CUBE
 
     def __post_init__(self) -> None:
-        body = flatten(self.func.body)
-        self.ret = body[-1] if body and isinstance(body[-1], ReturnStmt) else None
-        for s in body[:-1] if self.ret is not None else body:
-            self.items.append(self._item(s))
+        self.items = [self._item(s) for s in self._top()]
         self._inherit_cores()
         self._assign_stages()
 
     def root(self, v: Var) -> Var:
         return follow(self.roots, v)
 
-    def _item(self, s: Stmt) -> Item:
+    def _top(self) -> list[Stmt]:
+        """The kernel's top-level statements before its return (kept as ``ret``)."""
+        body = flatten(self.func.body)
+        self.ret = body[-1] if body and isinstance(body[-1], ReturnStmt) else None
+        return body[:-1] if self.ret is not None else body
+
+    def _core(self, s: Stmt) -> str | None:
         cores = stmt_cores(s)
         if len(cores) > 1:
             kind = {ForStmt: "for-loop", WhileStmt: "while-loop", IfStmt: "if/else"}.get(type(s), "statement")
@@ -101,28 +110,24 @@ class Analysis:
                 f"kernel '{self.func.name}': a {kind} that mixes cube ops (matmul, Mat/Left/Right/Acc tiles) with "
                 f"vector ops cannot be split into AIC and AIV kernels", s.span,
                 hint="keep each loop/if on one core: do the cube work in one loop and the vector work in another")
-        item = Item(s, next(iter(cores)) if cores else None, bound_vars(s), free_vars(s))
+        return next(iter(cores)) if cores else None
+
+    def _item(self, s: Stmt) -> Item:
+        """The item of ``s``; a tensor version it binds (a store's result) is noted with its root."""
+        item = Item(s, self._core(s), bound_vars(s), free_vars(s))
         for call in calls_in(s):
-            self._tensor_access(call, s, item)
-        return item
-
-    def _tensor_access(self, call: Call, s: Stmt, item: Item) -> None:
-        op = op_of(call)
-        target = op.writes_index if op is not None else None
-        for i, a in enumerate(call.args):
-            if isinstance(a, Var) and isinstance(a.type, TensorType):
-                (item.writes if i == target else item.reads).add(self.root(a))
-        if target is not None and isinstance(s, AssignStmt) and s.value is call:
-            t = call.args[target]
-            if isinstance(t, Var):
+            target = written_index(call)
+            for i, a in enumerate(call.args):
+                if isinstance(a, Var) and isinstance(a.type, TensorType):
+                    (item.writes if i == target else item.reads).add(self.root(a))
+            t = call.args[target] if target is not None else None
+            if isinstance(t, Var) and isinstance(s, AssignStmt) and s.value is call:
                 self.roots[s.var] = self.root(t)
-
-    def _producers(self) -> dict[Var, int]:
-        return {v: i for i, it in enumerate(self.items) for v in it.defs}
+        return item
 
     def deps(self, i: int) -> set[int]:
         """Earlier items that item ``i`` depends on (data, or the same tensor with a write involved)."""
-        prod = self._producers()
+        prod = {v: j for j, it in enumerate(self.items) for v in it.defs}
         it = self.items[i]
         out = {prod[v] for v in it.uses if v in prod}
         for j, other in enumerate(self.items[:i]):
@@ -146,15 +151,12 @@ class Analysis:
         return self.first_core if k % 2 == 0 else OTHER[self.first_core]
 
     def _assign_stages(self) -> None:
-        best: tuple[int, str, dict[int, int]] | None = None
-        for first in (CUBE, VECTOR):
+        def trial(first: str) -> tuple[str, dict[int, int]]:
             self.first_core = first
-            stages = self._asap()
-            n = len(set(stages.values()))
-            if best is None or n < best[0]:
-                best = (n, first, stages)
-        assert best is not None
-        self.first_core, self.stage = best[1], best[2]
+            return first, self._asap()
+
+        # the first core with the fewest stages (cube on a tie)
+        self.first_core, self.stage = min(map(trial, (CUBE, VECTOR)), key=lambda t: len(set(t[1].values())))
         self._sink()
         self.stage_cores: list[str] = []
         renumber: dict[int, int] = {}
@@ -164,19 +166,13 @@ class Analysis:
             renumber[k] = len(self.stage_cores) - 1
         self.stage = {i: renumber[k] for i, k in self.stage.items()}
 
-    def _next_stage(self, core: str, at_least: int) -> int:
-        k = at_least
-        while self.stage_core(k) != core:
-            k += 1
-        return k
-
     def _asap(self) -> dict[int, int]:
         stages: dict[int, int] = {}
         for i, it in enumerate(self.items):
             if it.core is None:
                 continue
             req = max((stages[j] + (self.items[j].core != it.core) for j in self.deps(i) if j in stages), default=0)
-            stages[i] = self._next_stage(it.core, req)
+            stages[i] = req if self.stage_core(req) == it.core else req + 1  # the cores alternate
         return stages
 
     def _sink(self) -> None:
@@ -187,17 +183,13 @@ class Analysis:
                     succs[j].add(i)
         for i in sorted(self.stage, reverse=True):
             it = self.items[i]
-            if not it.pure or not succs[i]:
+            if it.writes or not succs[i]:  # only pure statements sink
                 continue
             limit = min(self.stage[j] - (self.items[j].core != it.core) for j in succs[i])
             k = limit
             while k > self.stage[i] and self.stage_core(k) != it.core:
                 k -= 1
             self.stage[i] = max(k, self.stage[i])
-
-    @property
-    def n_stages(self) -> int:
-        return len(self.stage_cores)
 
 
 def last_writes(stmts: list[Stmt], tiles: set[Var]) -> dict[Var, int]:
@@ -209,3 +201,71 @@ def last_writes(stmts: list[Stmt], tiles: set[Var]) -> dict[Var, int]:
         hit |= {c.args[k] for c in calls_in(s) if (k := written_index(c)) is not None and c.args[k] in tiles}
         last.update(dict.fromkeys(hit, i))
     return last
+
+
+def _vec_assemble(stmts: list[Stmt]) -> list[Stmt]:
+    """``m = move(assemble(load(x, Mat), acc, off), Vec)`` -> ``m = assemble(load(x, Vec), move(acc, Vec), off)``.
+
+    A Mat tile cannot cross from cube to vector in ptoas 0.1.1 (no Mat->GM store, no ``tinsert``), but
+    when it is a GM window with an Acc block inserted, the vector side can build the same value
+    itself: reload the window into Vec and insert the block, which crosses as an Acc tile (through a
+    GM temp). The Mat load and Mat assemble are dropped when nothing else reads them.
+    """
+    defs = {s.var: s for s in stmts if isinstance(s, AssignStmt)}
+    out: list[Stmt] = []
+    for s in stmts:
+        to_vec = assign_of(s, "tile.move")
+        asm = assign_of(defs.get(to_vec[1].args[0]), "tile.assemble") if to_vec is not None else None
+        tgt = assign_of(defs.get(asm[1].args[0]), "tile.load") if asm is not None else None
+        if (to_vec is None or asm is None or tgt is None or to_vec[1].kwargs.get("target_memory") is not MemorySpace.Vec
+                or tile_space(asm[0]) is not MemorySpace.Mat):
+            out.append(s)
+            continue
+        span, window_load = s.span, tgt[1]
+        load = make_call("tile.load", list(window_load.args), {**window_load.kwargs, "target_memory": MemorySpace.Vec},
+                         span=window_load.span)
+        window = emit(out, f"{base_name(tgt[0].name)}_vec", load, window_load.span)
+        block = asm[1].args[1]
+        if tile_space(block) is not MemorySpace.Vec:
+            move = make_call("tile.move", [block], {"target_memory": MemorySpace.Vec}, span=span)
+            block = emit(out, f"{base_name(block.name) if isinstance(block, Var) else 'block'}_vec", move, span)
+        ins = make_call("tile.assemble", [window, block, asm[1].args[2]], span=asm[1].span)
+        out.append(AssignStmt(to_vec[0], ins, span=span))
+    if len(out) == len(stmts):
+        return out
+    return drop_unused(out, lambda s: tile_space(s.var) is MemorySpace.Mat)  # Mat tiles nothing reads any more
+
+
+MAX_UNROLL = 16
+
+
+def _trip_count(loop: ForStmt) -> int | None:
+    """Iterations of a loop whose bounds differ by a constant (``range(db, db + 2)`` -> 2)."""
+    from pypto.language.subscript import _linear
+
+    step = as_int(loop.step)
+    (lt, lc), (ht, hc) = _linear(loop.start), _linear(loop.stop)
+    if not step or step < 0 or lt != ht:
+        return None
+    return max(0, -(-(hc - lc) // step))
+
+
+def _unroll_mixed(s: Stmt) -> list[Stmt] | None:
+    """A loop mixing cube and vector work, with a small constant trip count, is unrolled.
+
+    The cube and vector halves of each iteration then become separate stages that exchange their
+    tiles through GM, like straight-line code (a loop cannot be cut in two stage kernels here).
+    """
+    n = _trip_count(s) if isinstance(s, ForStmt) and len(stmt_cores(s)) > 1 else None
+    if n is None or n > MAX_UNROLL:
+        return None
+    assert isinstance(s, ForStmt)
+    step, start, dtype = as_int(s.step) or 1, as_int(s.start), scalar_dtype(s.loop_var)
+    return unrolled(s, (ConstInt(start + k * step, dtype) if start is not None else
+                        BinaryExpr(BinOp.Add, s.start, ConstInt(k * step, dtype), dtype) for k in range(n)))
+
+
+def splittable(f: Function) -> Function:
+    """``f`` with its small mixed loops unrolled and its Mat windows built on the vector side (see above)."""
+    body = map_blocks(expand_stmts(f.body, _unroll_mixed), _vec_assemble)
+    return f if body is f.body else f.with_(body=body)

@@ -26,17 +26,13 @@ from pypto.ir.expr import Call, Expr, GlobalVar, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.pipe_ops import FREE, POP, PUSH, SETUP
 from pypto.ir.ops.registry import make_call
-from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, Stmt, flatten, seq, stmt_value
+from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, Stmt, flatten, seq
 from pypto.ir.types import TensorType, TileType
-from pypto.passes._rewrite import create_tensor, ints, match
+from pypto.passes._rewrite import create_tensor, emit, ints, match, program_call
 from pypto.passes._util import calls_in
 
 PIPE_OPS = frozenset(PUSH) | frozenset(POP) | frozenset(FREE) | frozenset(SETUP)
 LATER = "ptoas 0.1.1 has no cross-core pipe instructions (pto.tpush/tpop arrived in later ptoas releases)"
-
-
-def _pipe_call(s: Stmt) -> Call | None:
-    return match(s, PIPE_OPS)
 
 
 def has_pipes(f: Function) -> bool:
@@ -63,7 +59,7 @@ class _Group:
     def scan(self) -> None:
         for name, m in self.members.items():
             for s in flatten(m.body):
-                c = _pipe_call(s)
+                c = match(s, PIPE_OPS)
                 if c is None:
                     nested = [x for x in calls_in(s) if x.op in PUSH or x.op in POP]
                     if nested:
@@ -102,8 +98,8 @@ class _Group:
                         f"kernel '{src.kernel}': pushed tile {st} does not match the popped {t} in "
                         f"'{dst.kernel}'; through GM the slot holds the pushed tile as it is", src.stmt.span)
                 name = f"{key[0]}_pipe{key[1]}_{k}"
-                self.slots[id(src.stmt)] = Var(name, TensorType(tuple(t.shape), t.dtype), span=src.stmt.span)
-                self.slots[id(dst.stmt)] = Var(name, TensorType(tuple(t.shape), t.dtype), span=dst.stmt.span)
+                for end in (src, dst):  # one slot param in each kernel
+                    self.slots[id(end.stmt)] = Var(name, TensorType(tuple(t.shape), t.dtype), span=end.stmt.span)
                 if src.kernel == dst.kernel:
                     raise UnsupportedFeatureError(f"kernel '{src.kernel}' pops the tile it pushed itself",
                                                   dst.stmt.span)
@@ -136,32 +132,27 @@ def _kernel(g: _Group, f: Function) -> tuple[Function, list[Var]]:
     new: list[Var] = []
     dirs: list[ParamDirection] = []
     for s in flatten(f.body):
-        c = _pipe_call(s)
-        slot = g.slots.get(id(s)) if c is not None else None
+        c = match(s, PIPE_OPS)
+        slot = g.slots.get(id(s)) if c is not None else None  # a push or pop (set-up and tfree have none)
         if c is None:
             body.append(s)
-        elif c.op in PUSH and slot is not None:
-            zeros = ints((0,) * len(slot.var_type.shape))
-            store = make_call("tile.store", [c.args[0], zeros, slot], span=s.span)
-            body.append(AssignStmt(Var(f"{slot.name}_store", store.result_type, span=s.span), store, span=s.span))
-            new.append(slot)
-            dirs.append(ParamDirection.Out)
-        elif c.op in POP and slot is not None:
-            assert isinstance(s, AssignStmt)
+        elif slot is not None and c.op in PUSH:
+            store = make_call("tile.store", [c.args[0], ints((0,) * len(slot.var_type.shape)), slot], span=s.span)
+            emit(body, f"{slot.name}_store", store, s.span)
+        elif slot is not None:
             body.append(_load(s.var, slot))
+        if slot is not None:
             new.append(slot)
-            dirs.append(ParamDirection.In)
-    fn = f.with_(params=(*f.params, *new), param_directions=(*f.param_directions, *dirs),
-                 body=seq(body, span=f.body.span))
-    return fn, new
+            dirs.append(ParamDirection.Out if c.op in PUSH else ParamDirection.In)
+    return f.with_(params=(*f.params, *new), param_directions=(*f.param_directions, *dirs),
+                   body=seq(body, span=f.body.span)), new
 
 
 def _load(var: Var, slot: Var) -> AssignStmt:
     t = var.var_type
     assert isinstance(t, TileType)
     shape = ints(t.shape)
-    view = t.view
-    valid = ints(view.valid_shape) if view is not None and getattr(view, "valid_shape", None) else shape
+    valid = ints(t.view.valid_shape) if getattr(t.view, "valid_shape", None) else shape
     kw = {"target_memory": t.memory_space} if t.memory_space is not None else {}
     load = make_call("tile.load", [slot, ints((0,) * len(t.shape)), shape, valid], kw, span=var.span)
     return AssignStmt(var, load, span=var.span)
@@ -185,13 +176,14 @@ def _group_body(g: _Group, order: list[str], new_params: dict[str, list[Var]]) -
                 out.append(create)
     keyed: dict[str, list[Stmt]] = {}
     for s in calls:
-        c = stmt_value(s)
-        if not isinstance(c, Call) or not isinstance(c.op, GlobalVar) or c.op.name not in g.members:
+        found = program_call(s, g.members)
+        if found is None:
             raise UnsupportedFeatureError(f"group '{g.group.name}': with cross-core pipes a Group may only call "
                                           f"its AIC/AIV kernels", s.span)
-        extra = tuple(env[v.name] for v in new_params[c.op.name])
+        c, name = found
+        extra = tuple(env[v.name] for v in new_params[name])
         call = Call(c.op, (*c.args, *extra), c.kwargs, c.attrs, c.result_type, span=c.span)
-        keyed.setdefault(c.op.name, []).append(AssignStmt(s.var, call, span=s.span) if isinstance(s, AssignStmt)
+        keyed.setdefault(name, []).append(AssignStmt(s.var, call, span=s.span) if isinstance(s, AssignStmt)
                                               else EvalStmt(call, span=s.span))
     for name in order:
         out += keyed.get(name, [])

@@ -34,14 +34,11 @@ from pypto.passes._rewrite import clone, program_call, splice_calls
 from pypto.passes._util import iter_stmts, map_blocks
 
 
-def _gm_scalar_access(c: Call) -> bool:
-    """``pl.read`` / ``pl.write`` / ``tensor.dim`` of a tensor: the registry's tensor access ops."""
-    op = op_of(c)
-    return op is not None and op.namespace == "tensor" and op.category == "access"
-
-
 def _scalar_call(c: Call) -> bool:
-    if _gm_scalar_access(c):
+    """``pl.read`` / ``pl.write`` / ``tensor.dim`` of a tensor (the registry's tensor access ops), or scalar
+    arithmetic that is no block index."""
+    od = op_of(c)
+    if od is not None and od.namespace == "tensor" and od.category == "access":
         return True
     op = c.op if isinstance(c.op, str) else ""
     return (isinstance(c.result_type, ScalarType) and op.rsplit(".", 1)[-1] not in SPMD_IDS
@@ -73,8 +70,8 @@ def _inline(call: Call, f: Function) -> tuple[list[Stmt], list[Expr]]:
     """The kernel's body with its params bound to the call's arguments; the results are those arguments."""
     *body, ret = flatten(f.body)
     mapping: dict[Var, Expr] = dict(zip(f.params, call.args, strict=True))
-    stmts = [map_blocks(s, lambda ss: [listed_index(x) for x in ss]) for s in clone(body, mapping)]
-    return [listed_index(s) for s in stmts], [mapping[v] for v in ret.values]  # type: ignore[index]
+    stmts = [map_blocks(s, lambda ss: [listed_index(x) for x in ss]) for s in clone(body, mapping)]  # all levels
+    return stmts, [mapping[v] for v in ret.values]  # type: ignore[index]
 
 
 def _called_well(program: Program, name: str) -> bool:

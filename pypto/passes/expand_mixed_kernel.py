@@ -17,39 +17,27 @@ MixedKernels would need, without co-scheduling. The split is visible in the pass
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.callgraph import callee_first
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import FunctionType, MemorySpace, ParamDirection, TensorLayout
-from pypto.ir.expr import (
-    BinaryExpr,
-    BinOp,
-    Call,
-    ConstInt,
-    Expr,
-    GlobalVar,
-    MakeTuple,
-    TupleGetItem,
-    Var,
-    as_int,
-)
+from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, MakeTuple, TupleGetItem, Var, as_int
 from pypto.ir.function import Function, Program
 from pypto.ir.ops.registry import make_call
 from pypto.ir.properties import IRProperty
-from pypto.ir.stmt import AssignStmt, EvalStmt, ForStmt, ReturnStmt, Stmt, seq
+from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, Stmt, seq
 from pypto.ir.types import Dim, ScalarType, TensorType, TileType, TupleType
 from pypto.ir.visitor import substitute
 from pypto.passes._barrier_split import SEGMENT, BarrierAnalysis, has_barrier
-from pypto.passes._mixed_split import CUBE, VECTOR, Analysis, core_of, last_writes, stmt_cores
+from pypto.passes._mixed_split import CUBE, MAX_UNROLL, VECTOR, Analysis, last_writes, splittable, stmt_cores
 from pypto.passes._rewrite import (
     assign_of,
     call_function,
     create_tensor,
-    drop_unused,
     emit,
-    expand_stmts,
     fresh_vars,
     ints,
     program_call,
@@ -63,28 +51,25 @@ from pypto.passes._util import (
     map_blocks,
     scalar_dtype,
     substitute_typed,
-    tile_space,
     used_vars,
 )
 from pypto.passes.base import Pass
-from pypto.passes.unroll_loops import unrolled
 from pypto.span import Span
 
-__all__ = ["ExpandMixedKernel", "core_of"]
+__all__ = ["MAX_UNROLL", "ExpandMixedKernel"]
 
 CORE_TYPE = {CUBE: FunctionType.AIC, VECTOR: FunctionType.AIV, SEGMENT: FunctionType.InCore}
 LOAD_SPACE = {CUBE: MemorySpace.Mat, VECTOR: MemorySpace.Vec, SEGMENT: MemorySpace.Vec}
 STORE_SPACES = frozenset({MemorySpace.Vec, MemorySpace.Acc})
 
-# A kernel argument: ("param", index into the mixed kernel's params) or ("temp", the crossing tile var)
-Source = tuple[str, object]
-
 
 @dataclass
 class StageKernel:
+    """A stage kernel; its arguments and results are params of the mixed kernel or crossing tiles (GM temps)."""
+
     func: Function
-    args: list[Source]
-    results: list[Source]
+    args: list[Var]
+    results: list[Var]
 
 
 @dataclass
@@ -127,16 +112,15 @@ class _Splitter:
 
     def _band(self, tile: Var, span: Span) -> MakeTuple:
         """Offsets of this block's slot in a temp (``[block_idx * rows, 0]`` under pl.spmd, else zeros)."""
-        t = tile.var_type
-        assert isinstance(t, TileType)
+        shape = tile.var_type.shape
         if self.blocks is None:
-            return ints((0,) * len(t.shape))
+            return ints((0,) * len(shape))
         if self._blk is None:
             call = make_call("tile.get_block_idx", [], span=span)
             self._blk = AssignStmt(Var("pipe_blk", call.result_type, span=span), call, span=span)
         idx = self._blk.var
-        row = BinaryExpr(BinOp.Mul, idx, ConstInt(int(t.shape[0]), scalar_dtype(idx)), scalar_dtype(idx))
-        return ints((row, *(0,) * (len(t.shape) - 1)))
+        row = BinaryExpr(BinOp.Mul, idx, ConstInt(int(shape[0]), scalar_dtype(idx)), scalar_dtype(idx))
+        return ints((row, *(0,) * (len(shape) - 1)))
 
     def crossing(self) -> dict[Var, tuple[int, set[int]]]:
         """Tile vars used outside their defining stage -> (defining stage, consuming stages)."""
@@ -161,7 +145,7 @@ class _Splitter:
         self._blk = None
         incoming = [v for v, (src, dst) in cross.items() if k in dst]
         outgoing = [v for v, (src, _) in cross.items() if src == k]
-        loads = self._loads(k, incoming, mine)
+        loads = self._loads(k, incoming)
         body = _interleave(loads, self._with_scalars(mine), {v: self._store(v) for v in outgoing})
         body = [self._blk, *body] if self._blk is not None else body
         local = {v for s in body for v in defined_vars(s)}
@@ -171,14 +155,11 @@ class _Splitter:
         used = set(used_vars(body))
         params = [p for p in self.func.params if p in used]
         written = {w for i in mine for w in an.items[i].writes}
-        results: list[Source] = [("param", self.func.params.index(p)) for p in params
-                                 if p in written and self._dir(p) is not ParamDirection.In]
-        results += [("temp", v) for v in outgoing]
-        ret_vals = [self._expr(s) for s in results]
+        results = [p for p in params if p in written and self._dir(p) is not ParamDirection.In] + outgoing
+        ret_vals = [self._expr(v) for v in results]
         body.append(ReturnStmt(tuple(ret_vals), span=self.func.span))
-        args: list[Source] = [("temp", v) for v in incoming] + [("param", self.func.params.index(p)) for p in params]
-        args += [("temp", v) for v in outgoing]
-        all_params = tuple(self._expr(s) for s in args)
+        args = [*incoming, *params, *outgoing]
+        all_params = tuple(self._expr(v) for v in args)
         dirs = (ParamDirection.In,) * len(incoming) + tuple(self._dir(p) for p in params) \
             + (ParamDirection.Out,) * len(outgoing)
         func = Function(self.kernel_name(k), all_params, dirs, tuple(v.type for v in ret_vals),
@@ -186,31 +167,23 @@ class _Splitter:
                         span=self.func.span)
         return StageKernel(fresh_vars(func), args, results)
 
-    def _expr(self, s: Source) -> Var:
-        key = s[1]
-        if isinstance(key, Var):
-            return self.temp(key)
-        assert isinstance(key, int)
-        return self.func.params[key]
+    def _expr(self, v: Var) -> Var:
+        """A kernel param: the GM temp of a crossing tile, else the mixed kernel's param itself."""
+        return self.temp(v) if isinstance(v.var_type, TileType) else v
 
     def _dir(self, p: Var) -> ParamDirection:
         return self.func.param_directions[self.func.params.index(p)]
 
-    def _loads(self, k: int, incoming: list[Var], mine: list[int]) -> list[AssignStmt]:
+    def _loads(self, k: int, incoming: list[Var]) -> list[Stmt]:
         """Loads of the incoming tiles; a ``tile.move`` of an incoming tile becomes the load itself."""
         space = LOAD_SPACE[self.an.stage_cores[k]]
-        out: list[AssignStmt] = []
+        out: list[Stmt] = []
         self._loaded = {}
         for v in incoming:
-            gm = self.temp(v)
-            t = v.var_type
-            assert isinstance(t, TileType)
-            shape = ints(t.shape)
+            gm, shape = self.temp(v), ints(v.var_type.shape)
             load = make_call("tile.load", [gm, self._band(v, v.span), shape, shape], {"target_memory": space},
                              span=v.span)
-            tile = Var(v.name, load.result_type, span=v.span)
-            out.append(AssignStmt(tile, load, span=v.span))
-            self._loaded[v] = tile
+            self._loaded[v] = emit(out, v.name, load, v.span)
         return out
 
     def _with_scalars(self, mine: list[int]) -> list[Stmt]:
@@ -241,7 +214,7 @@ class _Splitter:
         return AssignStmt(Var(f"{gm.name}__store", store.result_type, span=v.span), store, span=v.span)
 
 
-def _interleave(loads: list[AssignStmt], stmts: list[Stmt], stores: dict[Var, Stmt]) -> list[Stmt]:
+def _interleave(loads: list[Stmt], stmts: list[Stmt], stores: dict[Var, Stmt]) -> list[Stmt]:
     """Each incoming tile is loaded right before its first use and each outgoing one stored right after
     its definition, so tiles that cross stages one after another can share a buffer; a tile written in
     place later (``pl.write(t, idx, v)``, which binds no new value) is stored after its last such write."""
@@ -252,12 +225,8 @@ def _interleave(loads: list[AssignStmt], stmts: list[Stmt], stores: dict[Var, St
         uses = set(used_vars(s))
         out += [ld for ld in pending if ld.var in uses]
         pending = [ld for ld in pending if ld.var not in uses]
-        out.append(s)
-        done = {v for v in stores if last.get(v) == i}
-        out += [st for v, st in stores.items() if v in done]
-        stores = {v: st for v, st in stores.items() if v not in done}
-    return pending + out + list(stores.values())
-
+        out += [s, *(st for v, st in stores.items() if last.get(v) == i)]
+    return pending + out + [st for v, st in stores.items() if v not in last]
 
 
 def _noop_move(s: Stmt) -> tuple[Var, Call] | None:
@@ -269,40 +238,6 @@ def _noop_move(s: Stmt) -> tuple[Var, Call] | None:
     return move if isinstance(src, TileType) and src.memory_space is move[1].kwargs.get("target_memory") else None
 
 
-def _vec_assemble(stmts: list[Stmt]) -> list[Stmt]:
-    """``m = move(assemble(load(x, Mat), acc, off), Vec)`` -> ``m = assemble(load(x, Vec), move(acc, Vec), off)``.
-
-    A Mat tile cannot cross from cube to vector in ptoas 0.1.1 (no Mat->GM store, no ``tinsert``), but
-    when it is a GM window with an Acc block inserted, the vector side can build the same value
-    itself: reload the window into Vec and insert the block, which crosses as an Acc tile (through a
-    GM temp). The Mat load and Mat assemble are dropped when nothing else reads them.
-    """
-    defs = {s.var: s for s in stmts if isinstance(s, AssignStmt)}
-    out: list[Stmt] = []
-    for s in stmts:
-        to_vec = assign_of(s, "tile.move")
-        asm = assign_of(defs.get(to_vec[1].args[0]), "tile.assemble") if to_vec is not None else None
-        tgt = assign_of(defs.get(asm[1].args[0]), "tile.load") if asm is not None else None
-        if (to_vec is None or asm is None or tgt is None or to_vec[1].kwargs.get("target_memory") is not MemorySpace.Vec
-                or tile_space(asm[0]) is not MemorySpace.Mat):
-            out.append(s)
-            continue
-        span, window_load = s.span, tgt[1]
-        load = make_call("tile.load", list(window_load.args), {**window_load.kwargs, "target_memory": MemorySpace.Vec},
-                         span=window_load.span)
-        window = emit(out, f"{base_name(tgt[0].name)}_vec", load, window_load.span)
-        block = asm[1].args[1]
-        if tile_space(block) is not MemorySpace.Vec:
-            move = make_call("tile.move", [block], {"target_memory": MemorySpace.Vec}, span=span)
-            block = emit(out, f"{base_name(block.name) if isinstance(block, Var) else 'block'}_vec", move, span)
-        ins = make_call("tile.assemble", [window, block, asm[1].args[2]], span=asm[1].span)
-        out.append(AssignStmt(to_vec[0], ins, span=span))
-    if len(out) == len(stmts):
-        return out
-    return drop_unused(out, lambda s: tile_space(s.var) is MemorySpace.Mat)  # Mat tiles nothing reads any more
-
-
-MAX_UNROLL = 16
 LAUNCH_ATTRS = ("block_num", "sync_start")
 
 
@@ -319,7 +254,7 @@ def spmd_blocks(program: Program, name: str) -> int | Expr | None:
     counts: set[int] = set()
     for f in program.functions:
         for c in calls_in(f.body) if not f.is_incore else ():
-            if not (isinstance(c.op, GlobalVar) and c.op.name == name and "block_num" in c.attrs):
+            if program_call(c, (name,)) is None or "block_num" not in c.attrs:
                 continue
             n = as_int(c.attrs["block_num"])
             if n is None:
@@ -334,76 +269,40 @@ def spmd_blocks(program: Program, name: str) -> int | Expr | None:
     return counts.pop() if counts else None
 
 
-def _trip_count(loop: ForStmt) -> int | None:
-    """Iterations of a loop whose bounds differ by a constant (``range(db, db + 2)`` -> 2)."""
-    from pypto.language.subscript import _linear
-
-    step = as_int(loop.step)
-    (lt, lc), (ht, hc) = _linear(loop.start), _linear(loop.stop)
-    if not step or step < 0 or lt != ht:
-        return None
-    return max(0, -(-(hc - lc) // step))
-
-
-def _unroll_mixed(s: Stmt) -> list[Stmt] | None:
-    """A loop mixing cube and vector work, with a small constant trip count, is unrolled.
-
-    The cube and vector halves of each iteration then become separate stages that exchange their
-    tiles through GM, like straight-line code (a loop cannot be cut in two stage kernels here).
-    """
-    n = _trip_count(s) if isinstance(s, ForStmt) and len(stmt_cores(s)) > 1 else None
-    if n is None or n > MAX_UNROLL:
-        return None
-    assert isinstance(s, ForStmt)
-    step, start, dtype = as_int(s.step) or 1, as_int(s.start), scalar_dtype(s.loop_var)
-    return unrolled(s, (ConstInt(start + k * step, dtype) if start is not None else
-                        BinaryExpr(BinOp.Add, s.start, ConstInt(k * step, dtype), dtype) for k in range(n)))
-
-
-def split_kernel(an: Analysis, blocks: int | Expr | None = None) -> tuple[list[StageKernel], Analysis]:
-    """The stage kernels of an analysed kernel (in execution order); ``blocks``: its pl.spmd block count."""
-    sp = _Splitter(an, blocks)
-    cross = sp.crossing()
-    return [sp.build(k, cross) for k in range(an.n_stages)], an
-
-
 @dataclass
 class _CallRewriter:
     """Rewrites the calls of split kernels in orchestration functions."""
 
     splits: dict[str, tuple[list[StageKernel], Analysis]]
-    launch_attrs: tuple[str, ...] = LAUNCH_ATTRS  # the launch attrs each stage call keeps
+    launch_attrs: tuple[str, ...]  # the launch attrs each stage call keeps
     names: NameGen = field(default_factory=lambda: NameGen("rv"))
 
     def block(self, stmts: list[Stmt]) -> list[Stmt]:
-        return splice_calls(stmts, self._expand)[0]
+        return splice_calls(stmts, self.expand)[0]
 
-    def _expand(self, s: Stmt) -> tuple[list[Stmt], list[Expr]] | None:
+    def expand(self, s: Stmt) -> tuple[list[Stmt], list[Expr]] | None:
+        """A call of a split kernel: the temps' creation and the stage calls; the results it stands for."""
         found = program_call(s, self.splits)
-        return None if found is None else self.expand(*found)
-
-    def expand(self, call: Call, name: str) -> tuple[list[Stmt], list[Expr]]:
+        if found is None:
+            return None
+        call, name = found
         kernels, an = self.splits[name]
         span = call.span
         launch = {a: call.attrs[a] for a in self.launch_attrs if a in call.attrs}
-        env: dict[Source, Expr] = {("param", i): a for i, a in enumerate(call.args)}
+        env: dict[Var, Expr] = dict(zip(an.func.params, call.args, strict=True))
         stmts: list[Stmt] = []
         tid = _task_id(call.result_type)  # ``with pl.at(...) as tid``: a dummy task joins the stages' tasks
         tids: list[Expr] = []
         for k in kernels:
-            for src in k.args:
-                if src[0] == "temp" and src not in env:
-                    t = k.func.params[k.args.index(src)].var_type
-                    assert isinstance(t, TensorType)
-                    tile = src[1]
-                    assert isinstance(tile, Var)
+            for src, param in zip(k.args, k.func.params, strict=True):
+                if isinstance(src.var_type, TileType) and src not in env:  # a crossing tile: create its GM temp
+                    t = param.var_type
                     if not isinstance(t.shape[0], int):  # one band of the tile's rows per block of this launch
-                        t = _per_launch(t, tile, call)
-                    name = f"{base_name(tile.name)}_gm"
-                    env[src], create = create_tensor(name, t, span, layout=TensorLayout.ND)
+                        t = _per_launch(t, src, call)
+                    env[src], create = create_tensor(f"{base_name(src.name)}_gm", t, span, layout=TensorLayout.ND)
                     stmts.append(create)
             kcall = call_function(k.func, [env[a] for a in k.args], span, **launch)
-            stmts.extend(self._bind(k, kcall, env) if tid is None else self._bind_tid(k, kcall, env, tid, tids))
+            stmts.extend(self._bind(k, kcall, env, tid, tids))
         return stmts, [*self._results(an, env), *self._join(tids, stmts, span)]
 
     def _join(self, tids: list[Expr], stmts: list[Stmt], span: Span) -> list[Expr]:
@@ -413,34 +312,31 @@ class _CallRewriter:
         join = make_call("system.task_dummy", [MakeTuple(tuple(tids), span=span)], span=span)
         return [emit(stmts, self.names("tid"), join, span)]
 
-    def _bind_tid(self, k: StageKernel, kcall: Call, env: dict[Source, Expr], tid: ScalarType,
-                  tids: list[Expr]) -> list[Stmt]:
-        """The stage call bound with its task id as a last result item (appended to ``tids``)."""
-        span, rt = kcall.span, kcall.result_type
-        types = () if not k.results else rt.types if isinstance(rt, TupleType) else (rt,)
-        tup = Var(self.names(f"{k.func.name}_out"), TupleType((*types, tid)), span=span)
-        stmts: list[Stmt] = [AssignStmt(tup, dataclasses.replace(kcall, result_type=tup.var_type), span=span)]
-        for i, r in enumerate(k.results):
-            env[r] = emit(stmts, self.names("out"), TupleGetItem(tup, i, span=span), span)
-        tids.append(emit(stmts, self.names("tid"), TupleGetItem(tup, len(k.results), span=span), span))
-        return stmts
-
-    def _bind(self, k: StageKernel, kcall: Call, env: dict[Source, Expr]) -> list[Stmt]:
-        span = kcall.span
-        if not k.results:
-            return [EvalStmt(kcall, span=span)]
-        names = [base_name(k.func.params[k.args.index(r)].name) if r in k.args else "out" for r in k.results]
-        if len(k.results) == 1:
-            var = Var(self.names(names[0]), kcall.result_type, span=span)
-            env[k.results[0]] = var
+    def _bind(self, k: StageKernel, kcall: Call, env: dict[Var, Expr], tid: ScalarType | None,
+              tids: list[Expr]) -> list[Stmt]:
+        """The stage call with its results bound in ``env``; with ``tid``, its task id is a last result
+        item (appended to ``tids``)."""
+        span, n = kcall.span, len(k.results)
+        names = ["out" if tid is not None or r not in k.args else base_name(k.func.params[k.args.index(r)].name)
+                 for r in k.results]
+        if tid is None and n < 2:
+            if not n:
+                return [EvalStmt(kcall, span=span)]
+            env[k.results[0]] = var = Var(self.names(names[0]), kcall.result_type, span=span)
             return [AssignStmt(var, kcall, span=span)]
+        if tid is not None:
+            rt = kcall.result_type
+            types = () if not n else rt.types if isinstance(rt, TupleType) else (rt,)
+            kcall = dataclasses.replace(kcall, result_type=TupleType((*types, tid)))
         tup = Var(self.names(f"{k.func.name}_out"), kcall.result_type, span=span)
         stmts: list[Stmt] = [AssignStmt(tup, kcall, span=span)]
-        for i, (r, n) in enumerate(zip(k.results, names, strict=True)):
-            env[r] = emit(stmts, self.names(n), TupleGetItem(tup, i, span=span), span)
+        for i, (r, name) in enumerate(zip(k.results, names, strict=True)):
+            env[r] = emit(stmts, self.names(name), TupleGetItem(tup, i, span=span), span)
+        if tid is not None:
+            tids.append(emit(stmts, self.names("tid"), TupleGetItem(tup, n, span=span), span))
         return stmts
 
-    def _results(self, an: Analysis, env: dict[Source, Expr]) -> list[Expr]:
+    def _results(self, an: Analysis, env: dict[Var, Expr]) -> list[Expr]:
         """The mixed kernel's return values, as the split calls' results."""
         out: list[Expr] = []
         for v in an.ret.values if an.ret is not None else ():
@@ -448,7 +344,7 @@ class _CallRewriter:
             if root not in an.func.params:
                 raise UnsupportedFeatureError(f"kernel '{an.func.name}' returns a value that is not one of its "
                                               f"tensor params; a mixed kernel can only return its outputs", v.span)
-            out.append(env[("param", an.func.params.index(root))])
+            out.append(env[root])
         return out
 
 
@@ -461,29 +357,48 @@ def _task_id(t: object) -> ScalarType | None:
 def _per_launch(t: TensorType, tile: Var, call: Call) -> TensorType:
     """A GM temp of a launch with a run-time block count: ``tile rows * block_num`` rows."""
     blocks = call.attrs["block_num"]
-    tt = tile.var_type
-    assert isinstance(tt, (TileType, TensorType))
-    rows = tt.shape[0]
     dtype = scalar_dtype(blocks) if isinstance(blocks, Expr) else DataType.INDEX
     count = blocks if isinstance(blocks, Expr) else ConstInt(int(blocks), dtype)
-    return TensorType((BinaryExpr(BinOp.Mul, count, ConstInt(int(rows), dtype), dtype), *t.shape[1:]), t.dtype)
+    rows = ConstInt(int(tile.var_type.shape[0]), dtype)
+    return TensorType((BinaryExpr(BinOp.Mul, count, rows, dtype), *t.shape[1:]), t.dtype)
 
 
-def _split_barriers(program: Program) -> Program:
-    """Kernels with ``pl.system.syncall`` barriers become one InCore kernel per segment (_barrier_split)."""
-    splits: dict[str, tuple[list[StageKernel], Analysis]] = {}
+def _segments(f: Function) -> Function | Analysis:
+    """A kernel with ``pl.system.syncall`` barriers, cut into one InCore kernel per segment (_barrier_split)."""
+    kernel = f.func_type in (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
+    return BarrierAnalysis(f) if kernel and has_barrier(f) else f
+
+
+def _stages(f: Function) -> Function | Analysis:
+    """An InCore kernel typed AIC or AIV, or, when it mixes cube and vector work, analysed for its split."""
+    if f.func_type is not FunctionType.InCore:
+        return f
+    f = splittable(f)
+    cores = stmt_cores(f.body)
+    if len(cores) > 1:
+        return Analysis(f)
+    return f.with_(func_type=FunctionType.AIC if cores == {CUBE} else FunctionType.AIV)
+
+
+def _split(program: Program, analyse: Callable[[Function], Function | Analysis],
+           launch_attrs: tuple[str, ...]) -> Program:
+    """``program`` with each function ``analyse`` analyses replaced by its stage kernels, and their calls
+    by calls of the stages (keeping ``launch_attrs``); the other functions as ``analyse`` gives them."""
     funcs: list[Function] = []
+    splits: dict[str, tuple[list[StageKernel], Analysis]] = {}
     for f in program.functions:
-        if f.func_type not in (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV) or not has_barrier(f):
-            funcs.append(f)
+        got = analyse(f)
+        if isinstance(got, Function):
+            funcs.append(got)
             continue
-        splits[f.name] = split_kernel(BarrierAnalysis(f), spmd_blocks(program, f.name))
+        sp = _Splitter(got, spmd_blocks(program, f.name))
+        cross = sp.crossing()
+        splits[f.name] = [sp.build(k, cross) for k in range(len(got.stage_cores))], got
         funcs.extend(k.func for k in splits[f.name][0])
     if not splits:
-        return program
-    # the barriers are now the order between the segment tasks: their blocks need not start together
-    # (sync_start asked co-residency for the barrier only), so a launch larger than the cores runs in waves
-    rw = _CallRewriter(splits, launch_attrs=("block_num",))
+        return program if all(a is b for a, b in zip(funcs, program.functions, strict=True)) \
+            else program.with_functions(callee_first(funcs))
+    rw = _CallRewriter(splits, launch_attrs)
     funcs = [f if f.is_incore else f.with_(body=map_blocks(f.body, rw.block)) for f in funcs]
     return program.with_functions(callee_first(funcs))
 
@@ -496,24 +411,7 @@ class ExpandMixedKernel(Pass):
     produces = frozenset({IRProperty.MixedKernelExpanded})
 
     def run(self, program: Program) -> Program:
-        program = _split_barriers(program)
-        funcs: list[Function] = []
-        splits: dict[str, tuple[list[StageKernel], Analysis]] = {}
-        for f in program.functions:
-            if f.func_type is not FunctionType.InCore:
-                funcs.append(f)
-                continue
-            body = map_blocks(expand_stmts(f.body, _unroll_mixed), _vec_assemble)
-            f = f if body is f.body else f.with_(body=body)
-            cores = stmt_cores(f.body)
-            if len(cores) < 2:
-                funcs.append(f.with_(func_type=FunctionType.AIC if cores == {CUBE} else FunctionType.AIV))
-                continue
-            splits[f.name] = split_kernel(Analysis(f), spmd_blocks(program, f.name))
-            funcs.extend(k.func for k in splits[f.name][0])
-        if not splits:
-            return program if all(a is b for a, b in zip(funcs, program.functions, strict=True)) \
-                else program.with_functions(callee_first(funcs))
-        rw = _CallRewriter(splits)
-        funcs = [f if f.is_incore else f.with_(body=map_blocks(f.body, rw.block)) for f in funcs]
-        return program.with_functions(callee_first(funcs))
+        # the barriers are now the order between the segment tasks: their blocks need not start together
+        # (sync_start asked co-residency for the barrier only), so a launch larger than the cores runs in waves
+        program = _split(program, _segments, ("block_num",))
+        return _split(program, _stages, LAUNCH_ATTRS)

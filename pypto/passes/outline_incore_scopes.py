@@ -82,7 +82,6 @@ class _Region:
             else:
                 self.reads.update(used_vars(a))
 
-
     def root(self, v: Var) -> Var:
         return follow(self.source, v)
 
@@ -148,7 +147,6 @@ class _Outliner:
                                           s.span)
         return stmts[:i] + _launch_call(stmts[i], launch, s, self._fresh_name) + stmts[i + 1:]
 
-
     def _escape_buffers(self, scope: InCoreScopeStmt, rest: list[Stmt]
                         ) -> tuple[InCoreScopeStmt, list[Stmt], list[tuple[Var, Var]]]:
         """A tensor computed in the region and used after it goes out through a GM buffer.
@@ -168,14 +166,11 @@ class _Outliner:
         writes: list[Stmt] = []
         pairs: list[tuple[Var, Var]] = []
         for v in leaked:
-            t = v.var_type
-            assert isinstance(t, TensorType)
-            buf, create = create_tensor(self._fresh_name(f"{base_name(v.name)}_buf"), t, v.span,
+            buf, create = create_tensor(self._fresh_name(f"{base_name(v.name)}_buf"), v.var_type, v.span,
                                         layout=TensorLayout.ND)
-            write = make_call("tensor.assemble", [buf, v, ints((0,) * len(t.shape))], span=v.span)
             creates.append(create)
-            done = emit(writes, self._fresh_name(f"{base_name(v.name)}_out"), write, v.span)
-            pairs.append((v, done))
+            write = make_call("tensor.assemble", [buf, v, ints((0,) * len(v.var_type.shape))], span=v.span)
+            pairs.append((v, emit(writes, self._fresh_name(f"{base_name(v.name)}_out"), write, v.span)))
         return dataclasses.replace(scope, body=seq([*flatten(scope.body), *writes])), creates, pairs
 
     def _fresh_name(self, stem: str) -> str:
@@ -193,10 +188,9 @@ class _Outliner:
         outs = [v for v in free if v in written and isinstance(v.var_type, TensorType)]
         fname = self._func_name(scope.name_hint or f"{self.parent.name}_incore_{len(self.new_funcs)}")
         params: dict[Var, Expr] = {v: Var(v.name, v.var_type, span=v.span) for v in free}
-        dirs = tuple(_direction(v, written, region.reads) for v in free)
-        inner = map_blocks(substitute(scope.body, params),
-                           lambda stmts: [_name_store(s) for s in stmts])
-        body = flatten(inner)
+        dirs = tuple(ParamDirection.In if v not in written else ParamDirection.InOut if v in region.reads
+                     else ParamDirection.Out for v in free)
+        body = flatten(expand_stmts(substitute(scope.body, params), _name_store))
         body.append(ReturnStmt(tuple(params[v] for v in outs), span=scope.span))
         func = Function(fname, tuple(params[v] for v in free), dirs,  # type: ignore[misc]
                         tuple(v.var_type for v in outs), seq(body), FunctionType.InCore, span=scope.span)
@@ -205,14 +199,15 @@ class _Outliner:
 
     def _call_site(self, scope: InCoreScopeStmt, func: Function, free: list[Var], outs: list[Var],
                    region: _Region) -> tuple[list[Stmt], dict[Var, Expr]]:
-        call = call_function(func, free, scope.span, **scope.attrs.get(_LAUNCH, {}))
+        attrs = dict(scope.attrs.get(_LAUNCH, {}))
         if scope.attrs.get("allow_early_resolve"):  # a pure scheduling hint for the runtime
-            call = dataclasses.replace(call, attrs={**call.attrs, "allow_early_resolve": True})
+            attrs["allow_early_resolve"] = True
         if scope.deps:  # declared edges: the orchestration passes them to set_dependencies
-            call = dataclasses.replace(call, attrs={**call.attrs, "manual_dep_edges": tuple(scope.deps)})
+            attrs["manual_dep_edges"] = tuple(scope.deps)
         dump_args = [i for i, v in enumerate(free) if any(d is v for d in scope.dumps)]
         if dump_args:  # dumps= / pl.dump_tag: argument positions the orchestration marks with params.dump(...)
-            call = dataclasses.replace(call, attrs={**call.attrs, "dump_args": dump_args})
+            attrs["dump_args"] = dump_args
+        call = call_function(func, free, scope.span, **attrs)
         task = scope.task_var
         if task is not None:  # `as tid`: the call also yields its task id, as the last tuple item
             call = dataclasses.replace(call, result_type=TupleType((*func.return_types, task.var_type)))
@@ -225,11 +220,10 @@ class _Outliner:
             stmts: list[Stmt] = [AssignStmt(results[outs[0]], call, span=scope.span)]
         else:
             tup = Var(self._fresh_name(f"{func.name}_out"), call.result_type, span=scope.span)
+            items = [results[v] for v in outs] + ([task] if task is not None else [])  # the task id comes last
             stmts = [AssignStmt(tup, call, span=scope.span)]
-            stmts += [AssignStmt(results[v], TupleGetItem(tup, i, span=scope.span), span=scope.span)
-                      for i, v in enumerate(outs)]
-            if task is not None:
-                stmts.append(AssignStmt(task, TupleGetItem(tup, len(outs), span=scope.span), span=scope.span))
+            stmts += [AssignStmt(x, TupleGetItem(tup, i, span=scope.span), span=scope.span)
+                      for i, x in enumerate(items)]
         renames: dict[Var, Expr] = {lv: results[v] for v in outs for lv in versions[v]}
         renames.update({v: results[v] for v in outs})
         return stmts, renames
@@ -271,14 +265,13 @@ def _hoist_reads(scope: InCoreScopeStmt, program: Program) -> tuple[InCoreScopeS
     value then reaches the kernel as a scalar parameter (the same program as writing the read just
     before the ``pl.at``).
     """
-    body = flatten(scope.body)
     region = _Region(scope.body, program)
     written = {region.root(t) for t in region.targets}
     local = set(defined_vars(scope.body))
     hoisted: list[Stmt] = []
     kept: list[Stmt] = []
     moved: set[Var] = set()  # results of hoisted statements
-    for s in body:
+    for s in flatten(scope.body):
         v = s.value if isinstance(s, AssignStmt) else None
         uses = set(used_vars(v)) if v is not None else set()
         ready = all(u not in local or u in moved for u in uses)
@@ -298,12 +291,6 @@ def _hoist_reads(scope: InCoreScopeStmt, program: Program) -> tuple[InCoreScopeS
     return dataclasses.replace(scope, body=seq(kept)), hoisted
 
 
-def _direction(v: Var, written: set[Var], reads: set[Var]) -> ParamDirection:
-    if v not in written:
-        return ParamDirection.In
-    return ParamDirection.InOut if v in reads else ParamDirection.Out
-
-
 def _check_escapes(scope: InCoreScopeStmt, rest: list[Stmt], renames: dict[Var, Expr]) -> None:
     local = set(defined_vars(scope.body))
     leaked = [v for v in used_vars(rest) if v in local and v not in renames]
@@ -314,14 +301,13 @@ def _check_escapes(scope: InCoreScopeStmt, rest: list[Stmt], renames: dict[Var, 
             hint="write the value into an output tensor inside the region")
 
 
-def _name_store(s: Stmt) -> Stmt:
+def _name_store(s: Stmt) -> list[Stmt] | None:
     """``pl.tile.store(t, off, c)`` -> ``c__store = pl.tile.store(...)`` (the result names the write)."""
     store = match(s, "tile.store") if isinstance(s, EvalStmt) else None
-    if store is not None:
-        target = store.args[2]
-        stem = base_name(target.name) if isinstance(target, Var) else "out"
-        return AssignStmt(Var(f"{stem}__store", store.result_type, span=s.span), store, span=s.span)
-    return s
+    if store is None:
+        return None
+    stem = base_name(store.args[2].name) if isinstance(store.args[2], Var) else "out"
+    return [AssignStmt(Var(f"{stem}__store", store.result_type, span=s.span), store, span=s.span)]
 
 
 @dataclass(frozen=True)
