@@ -27,7 +27,7 @@ from pypto.passes._util import base_name, var_use_counts
 
 def _split(s: Stmt, loads: dict[Var, Call], pick_k: Callable[[int, int, int, int, int], int | None]) -> list[Stmt] | None:
     found = matmul_of_loads(s, loads)
-    if found is None or found[1].kwargs.get("init_cond") is not None:
+    if found is None:
         return None
     c, mm, a, b = found
     (m, k_dim), n = a.shape, b.shape[1]
@@ -41,16 +41,17 @@ def _chain(c: Var, mm: Call, a: MatmulOperand, b: MatmulOperand, k: int, s: Stmt
     sp, out = s.span, []
     (m, k_dim), n = a.shape, b.shape[1]
     prev: Expr | None = mm.args[0] if mm.op == "tile.matmul_acc" else None
+    init = list(mm.args[3:])  # matmul_acc's init_cond: the first block overwrites where it holds
     name = base_name(c.name)
     for k0 in range(0, k_dim, k):
         zero, at = ConstInt(0, span=sp), ConstInt(k0, span=sp)
         blocks, wa, wb = operand_blocks(a, b, (zero, zero, at), (m, n, k), (f"{name}_a{k0}", f"{name}_b{k0}"), sp)
         out += blocks
         call = make_call("tile.matmul", [wa, wb], dict(mm.kwargs), span=sp) if prev is None \
-            else make_call("tile.matmul_acc", [prev, wa, wb], span=sp)
+            else make_call("tile.matmul_acc", [prev, wa, wb, *init], span=sp)
         var = c if k0 + k >= k_dim else Var(f"{name}_k{k0}", call.type, span=c.span)
         out.append(AssignStmt(var, call, span=sp))
-        prev = var
+        prev, init = var, []
     return out
 
 

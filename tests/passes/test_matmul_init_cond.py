@@ -126,3 +126,31 @@ def test_a_window_of_an_acc_tile_accumulated_onto_its_old_content_is_a_located_e
         ir.compile(pl.parse(src), output_dir=str(tmp_path), skip_ptoas=True)
     assert "tile.slice of an Acc tile cannot be lowered" in ei.value.message
     assert "store it at the window's offset" in (ei.value.hint or "")
+
+
+def test_a_k_split_keeps_init_cond_on_its_first_block() -> None:
+    """A matmul_acc whose Mat operands L0 cannot hold is chained over K: its first block carries the
+    init_cond (overwrite where it holds), the later blocks accumulate onto it; PeelFirstIterations then
+    turns the first iteration's first block into a plain matmul."""
+    from pypto.ir.enums import MemorySpace
+    from pypto.passes._matmul_ksplit import split_matmuls_k
+
+    src = SRC.replace("            a_l0 = pl.move(a_l1, target_memory=pl.MemorySpace.Left)\n"
+                      "            b_l0 = pl.move(b_l1, target_memory=pl.MemorySpace.Right)\n", "")
+    src = src.replace("matmul_acc(acc, a_l0, b_l0,", "matmul_acc(acc, a_l1, b_l1,")
+    prog = ConvertTensorToTileOps()(ConvertToSSA()(pl.parse(src)))
+    kernel = _kernel(prog)
+    # L0A / L0B halves of 2 KiB / 4 KiB: the [32, 32] x [32, 64] FP32 blocks run as two K=16 blocks
+    split = split_matmuls_k(kernel, {MemorySpace.Left: 4096, MemorySpace.Right: 8192, MemorySpace.Acc: 65536})
+    loop = next(s for s in flatten(split.body) if isinstance(s, ForStmt))
+    accs = [s.value for s in flatten(loop.body) if isinstance(getattr(s, "value", None), Call)
+            and s.value.op == "tile.matmul_acc"]
+    assert [len(c.args) for c in accs] == [4, 3]
+    before = next(s for s in flatten(kernel.body) if isinstance(s, ForStmt))
+    (orig,) = [s.value for s in flatten(before.body) if isinstance(getattr(s, "value", None), Call)
+               and s.value.op == "tile.matmul_acc"]
+    assert accs[0].args[3] is orig.args[3]  # the user's k0 == 0
+    peeled = PeelFirstIterations()(prog.with_functions([split if f is kernel else f for f in prog.functions]))
+    body = flatten(_kernel(peeled).body)
+    first = [s.value.op for s in body if isinstance(getattr(s, "value", None), Call)]
+    assert first.count("tile.matmul") == 1 and first.count("tile.matmul_acc") == 1
