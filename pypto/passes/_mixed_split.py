@@ -16,11 +16,14 @@ from dataclasses import dataclass, field
 
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.enums import CUBE_SPACES, MemorySpace
-from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Var, as_int
+from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, Var, as_int
 from pypto.ir.function import Function
 from pypto.ir.ops.registry import make_call, op_of, written_index
-from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ReturnStmt, Stmt, WhileStmt, flatten
+from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ReturnStmt, Stmt, WhileStmt, flatten, seq
 from pypto.ir.types import TensorType, TileType, Type
+from pypto.ir.visitor import substitute
+from pypto.passes._matmul_carry import carry_matmuls
+from pypto.passes._peel import drop_dead_creates
 from pypto.passes._rewrite import assign_of, drop_unused, emit, expand_stmts
 from pypto.passes._util import (
     base_name,
@@ -265,7 +268,32 @@ def _unroll_mixed(s: Stmt) -> list[Stmt] | None:
                         BinaryExpr(BinOp.Add, s.start, ConstInt(k * step, dtype), dtype) for k in range(n)))
 
 
+def _carried(f: Function) -> Function:
+    """``f`` with its top-level loops adding a matmul into a carried vector tile carrying the matmul's
+    accumulator instead (see :mod:`pypto.passes._matmul_carry`)."""
+    stmts = flatten(f.body)
+    defs = {s.var: s for s in stmts if isinstance(s, AssignStmt)}
+    out: list[Stmt] = []
+    renames: dict[Var, Expr] = {}
+    inits: set[Var] = set()
+    for s in stmts:
+        s = substitute(s, renames) if renames else s
+        done = carry_matmuls(s, defs, lambda x: len(stmt_cores(x)) > 1) if len(stmt_cores(s)) > 1 else None
+        if done is None:
+            out.append(s)
+            continue
+        out.extend(done[0])
+        renames.update(done[1])
+        inits.update(v for v in s.inits if isinstance(v, Var))  # type: ignore[attr-defined]
+    if not inits:
+        return f
+    out = drop_unused(out, lambda s: s.var in inits)  # the zero fills the sums replaced
+    return f.with_(body=drop_dead_creates(seq(out, span=f.body.span)))
+
+
 def splittable(f: Function) -> Function:
-    """``f`` with its small mixed loops unrolled and its Mat windows built on the vector side (see above)."""
+    """``f`` with its matmul sums carried on the cube, its small mixed loops unrolled and its Mat windows built on
+    the vector side (see above)."""
+    f = _carried(f)
     body = map_blocks(expand_stmts(f.body, _unroll_mixed), _vec_assemble)
     return f if body is f.body else f.with_(body=body)
