@@ -20,12 +20,11 @@ from collections.abc import Callable
 
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import ForKind, MemorySpace
-from pypto.ir.expr import BinaryExpr, BinOp, ConstInt, Expr, IterArg, Var, as_int
+from pypto.ir.expr import BinaryExpr, BinOp, Call, ConstInt, Expr, IterArg, Var, as_int
 from pypto.ir.ops.registry import make_call
 from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, YieldStmt, flatten, seq
 from pypto.ir.types import TileType
 from pypto.ir.verifier import refs
-from pypto.ir.visitor import substitute
 from pypto.passes._peel import peel
 from pypto.passes._rewrite import assign_of, ints
 from pypto.passes._util import element_dtype
@@ -44,7 +43,8 @@ def _match(loop: ForStmt, i: int, body: list[Stmt], uses: Counter[Var]) -> tuple
         return None
     other = [x for x in add.value.args[:2] if x is not carry]  # type: ignore[attr-defined]
     mm = next((s for s in body if other and isinstance(s, AssignStmt) and s.var is other[0]), None)
-    if mm is None or assign_of(mm, "tile.matmul") is None or uses[mm.var] != 2:
+    if mm is None or assign_of(mm, "tile.matmul") is None or uses[mm.var] != 2 \
+            or mm.value.kwargs.get("c_matrix_nz"):  # type: ignore[attr-defined]
         return None
     a, m = add.var.var_type, mm.var.var_type
     if not (isinstance(a, TileType) and isinstance(m, TileType) and a.shape == m.shape
@@ -78,8 +78,11 @@ def _carried_loop(loop: ForStmt, found: dict[int, tuple[AssignStmt, AssignStmt]]
                                   span=sp))
         iters[i], inits[i] = IterArg(f"{mm.var.name}_iter", t, span=sp), init
         rets[i], yields[i] = Var(f"{mm.var.name}_sum", t, span=sp), mm.var
-        args = [iters[i], *mm.value.args[:2], cond]  # type: ignore[attr-defined]
-        swap[id(mm)] = dataclasses.replace(mm, value=make_call("tile.matmul_acc", args, span=mm.value.span))
+        c = mm.value
+        assert isinstance(c, Call)
+        trans = {k: v for k, v in c.kwargs.items() if k in ("a_trans", "b_trans")}
+        swap[id(mm)] = dataclasses.replace(mm, value=make_call("tile.matmul_acc", [iters[i], *c.args[:2], cond], trans,
+                                                               span=c.span))
     body = [swap.get(id(s), s) for s in flatten(loop.body)[:-1] if id(s) not in drop]
     body.append(YieldStmt(tuple(yields), span=flatten(loop.body)[-1].span))
     new = dataclasses.replace(loop, body=seq(body, span=loop.body.span), iter_args=tuple(iters), inits=tuple(inits),

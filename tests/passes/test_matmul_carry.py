@@ -36,6 +36,17 @@ def biased_sum(x: pl.Tensor, w: pl.Tensor, bias: pl.Tensor, y: pl.Out[pl.Tensor]
 
 
 @pl.jit
+def transposed_sum(x: pl.Tensor, wt: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.full([M, N], dtype=pl.FP32, value=0.0)
+        for kb in pl.range(KB):
+            acc = pl.add(acc, pl.matmul(pl.slice(x, [M, K], [0, kb * K]), pl.slice(wt, [N, K], [0, kb * K]),
+                                        b_trans=True))
+        y[:] = pl.relu(acc)
+    return y
+
+
+@pl.jit
 def read_twice(x: pl.Tensor, w: pl.Tensor, y: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         acc = pl.full([M, N], dtype=pl.FP32, value=0.0)
@@ -113,3 +124,12 @@ def test_biased_sum_matches_numpy(tmp_path):
     x, w, bias, y = _inputs(seed=2, bias=True)
     _run(biased_sum, (x, w, bias, y), "a2a3sim", tmp_path)
     np.testing.assert_allclose(y, np.maximum(x @ w + bias, 0), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.sim
+@pytest.mark.ptoas
+def test_transposed_sum_matches_numpy(tmp_path):
+    x, w, y = _inputs(seed=3)
+    wt = np.ascontiguousarray(w.T)
+    _run(transposed_sum, (x, wt, y), "a2a3sim", tmp_path)
+    np.testing.assert_allclose(y, np.maximum(x @ w, 0), rtol=1e-3, atol=1e-3)
