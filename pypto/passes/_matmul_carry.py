@@ -26,8 +26,8 @@ from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, YieldStmt, flatten, seq
 from pypto.ir.types import TileType
 from pypto.ir.verifier import refs
 from pypto.passes._peel import peel
-from pypto.passes._rewrite import assign_of, ints
-from pypto.passes._util import element_dtype
+from pypto.passes._rewrite import assign_of, ints, match
+from pypto.passes._util import element_dtype, scalar_dtype
 
 
 def _uses(node: object) -> Counter[Var]:
@@ -38,13 +38,15 @@ def _match(loop: ForStmt, i: int, body: list[Stmt], uses: Counter[Var]) -> tuple
     """(the matmul, the add) of ``acc = add(acc, matmul(a, b))`` carried as ``loop``'s iter arg ``i``."""
     carry, yielded = loop.iter_args[i], body[-1]
     assert isinstance(yielded, YieldStmt)
-    add = next((s for s in body if (a := assign_of(s, "tile.add")) and carry in a[1].args[:2]), None)
-    if add is None or uses[carry] != 1 or yielded.values[i] is not add.var or uses[add.var] != 2:
+    add = next((s for s in body if isinstance(s, AssignStmt) and (a := match(s, "tile.add")) and carry in a.args[:2]),
+               None)
+    call = match(add, "tile.add")
+    if add is None or call is None or uses[carry] != 1 or yielded.values[i] is not add.var or uses[add.var] != 2:
         return None
-    other = [x for x in add.value.args[:2] if x is not carry]  # type: ignore[attr-defined]
+    other = [x for x in call.args[:2] if x is not carry]
     mm = next((s for s in body if other and isinstance(s, AssignStmt) and s.var is other[0]), None)
-    if mm is None or assign_of(mm, "tile.matmul") is None or uses[mm.var] != 2 \
-            or mm.value.kwargs.get("c_matrix_nz"):  # type: ignore[attr-defined]
+    prod = match(mm, "tile.matmul")
+    if mm is None or prod is None or uses[mm.var] != 2 or prod.kwargs.get("c_matrix_nz"):
         return None
     a, m = add.var.var_type, mm.var.var_type
     if not (isinstance(a, TileType) and isinstance(m, TileType) and a.shape == m.shape
@@ -63,12 +65,14 @@ def _carried_loop(loop: ForStmt, found: dict[int, tuple[AssignStmt, AssignStmt]]
     sp, lv = loop.span, loop.loop_var
     start = as_int(loop.start)
     assert start is not None
-    cond = BinaryExpr(BinOp.Eq, lv, ConstInt(start, lv.var_type.dtype, span=sp), DataType.BOOL, span=sp)  # type: ignore[attr-defined]
+    cond = BinaryExpr(BinOp.Eq, lv, ConstInt(start, scalar_dtype(lv), span=sp), DataType.BOOL, span=sp)
     drop = {id(add) for _, add in found.values()}
     swap: dict[int, AssignStmt] = {}
     creates: list[Stmt] = []
     iters, inits, rets = list(loop.iter_args), list(loop.inits), list(loop.return_vars)
-    yields = list(flatten(loop.body)[-1].values)  # type: ignore[attr-defined]
+    last = flatten(loop.body)[-1]
+    assert isinstance(last, YieldStmt)
+    yields = list(last.values)
     for i, (mm, _) in found.items():
         t = mm.var.var_type
         assert isinstance(t, TileType)

@@ -279,12 +279,12 @@ def _carried(f: Function) -> Function:
     for s in stmts:
         s = substitute(s, renames) if renames else s
         done = carry_matmuls(s, defs, lambda x: len(stmt_cores(x)) > 1) if len(stmt_cores(s)) > 1 else None
-        if done is None:
+        if done is None or not isinstance(s, ForStmt):
             out.append(s)
             continue
         out.extend(done[0])
         renames.update(done[1])
-        inits.update(v for v in s.inits if isinstance(v, Var))  # type: ignore[attr-defined]
+        inits.update(v for v in s.inits if isinstance(v, Var))
     if not inits:
         return f
     out = drop_unused(out, lambda s: s.var in inits)  # the zero fills the sums replaced
