@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from ptocheck import checker, verify
+from unsigned_kernel import one_kernel
 
 import pypto.language as pl
 from pypto import ir
@@ -127,21 +128,7 @@ def test_uint32_scalars_of_2_31_and_above_wrap_like_numpy(tmp_path: Path, monkey
         np.testing.assert_array_equal(got, want)
 
 def _kernel(body: str, out: str = U) -> str:
-    return f"""import pypto.language as pl
-
-@pl.program
-class R:
-    @pl.function(type=pl.FunctionType.InCore)
-    def k(self, x: {U}, o: pl.Out[{out}]) -> {out}:
-        t = pl.load(x, [0, 0], [16, 64])
-        {body}
-        return o
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: {U}, o: pl.Out[{out}]) -> {out}:
-        o = self.k(x, o)
-        return o
-"""
+    return one_kernel(U, body, out)
 
 
 @pytest.mark.parametrize(("body", "out", "what", "hint"), [
