@@ -19,7 +19,7 @@ from pypto.span import Span
 InferFn = Callable[["list[Expr]", "dict[str, Any]", Span], Type]
 
 
-# op families a tensor op of converts to its tile twin over its operands' tiles (OpDef.computes_on_tiles)
+# op families whose tensor ops convert to their tile twin over their operands' tiles (OpDef.computes_on_tiles)
 COMPUTE_CATEGORIES = frozenset({"binary", "scalar", "unary", "cast", "expand", "reduce", "sort"})
 
 
@@ -51,10 +51,11 @@ class OpDef:
       ptoas 0.1.1 has no tiles of (UINT16) is carried in its signed twin through these ops only, and UINT32
       (whose ui32 tiles 0.1.1 lowers as int32_t) takes these ops and the codegen's exact UINT32 rewrites;
       any other op on either is a located refusal.
-    * ``tile_compute``: a ``tensor`` op ConvertTensorToTileOps lowers as ``tile.<same name>`` over its
-      operands loaded into Vec tiles. True for every op of the elementwise, cast, broadcast, reduction and
-      sort families (:data:`COMPUTE_CATEGORIES`); set by hand on the few views and creates that work the
-      same way (``reshape``, ``fillpad``, ``fillpad_expand``, ``set_validshape``, ``expands``).
+    * ``computes_on_tiles`` (a property): ConvertTensorToTileOps lowers this ``tensor`` op as
+      ``tile.<same name>`` over its operands loaded into Vec tiles. It holds for every op of the elementwise,
+      cast, broadcast, reduction and sort families (:data:`COMPUTE_CATEGORIES`) and for the few views and
+      creates registered with ``tile_compute=True`` (``reshape``, ``fillpad``, ``fillpad_expand``,
+      ``set_validshape``, ``expands``).
     * ``row_gather``: a GM row gather into a tensor (``tensor.gather_row``, ``tensor.paged_gather``) that
       ptoas 0.1.1 cannot run inside a kernel; HoistScopeGathers runs it as copy tasks before the kernel.
     """
