@@ -7,8 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ptocheck import checker, verify
-from unsigned_kernel import one_kernel
+from unsigned_kernel import compile_checked, one_kernel
 
 import pypto.language as pl
 from pypto import ir
@@ -45,10 +44,7 @@ class U16:
 def test_uint16_wraps_casts_and_counts_like_numpy(platform: str, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    compiled = ir.compile(pl.parse(SRC), platform=platform)
-    ptos = sorted(Path(compiled.output_dir).glob("ptoas/*.pto"))
-    if checker()[0] is not None:
-        verify(*ptos)
+    compiled, ptos = compile_checked(SRC, platform)
     text = ptos[0].read_text()
     assert "ui16" not in text and "!pto.ptr<i16>" in text
     rng = np.random.default_rng(3)

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ptocheck import checker, verify
-from unsigned_kernel import one_kernel
+from unsigned_kernel import compile_checked, one_kernel
 
 import pypto.language as pl
 from pypto import ir
@@ -71,10 +70,7 @@ def _inputs() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def test_uint32_order_and_fp32_casts_match_numpy(platform: str, tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    compiled = ir.compile(pl.parse(SRC), platform=platform)
-    ptos = sorted(Path(compiled.output_dir).glob("ptoas/*.pto"))
-    if checker()[0] is not None:
-        verify(*ptos)
+    compiled, ptos = compile_checked(SRC, platform)
     x, y, f = _inputs()
     out = {n: np.zeros(s, t) for n, s, t in (
         ("mx", (16, 64), np.uint32), ("mn", (16, 64), np.uint32), ("ms", (16, 64), np.uint32),
