@@ -70,7 +70,7 @@ def _inputs() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def test_uint32_order_and_fp32_casts_match_numpy(platform: str, tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    compiled, ptos = compile_checked(SRC, platform)
+    compiled, _ = compile_checked(SRC, platform)
     x, y, f = _inputs()
     out = {n: np.zeros(s, t) for n, s, t in (
         ("mx", (16, 64), np.uint32), ("mn", (16, 64), np.uint32), ("ms", (16, 64), np.uint32),
