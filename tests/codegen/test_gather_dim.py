@@ -175,7 +175,8 @@ def test_torch_rendering_of_the_gather_forms(torch) -> None:
     ns["main"](src, torch.tensor([2], dtype=torch.int32), dst, cnt)
     hits = src == 2
     assert torch.equal(cnt[0], hits.sum(1).to(torch.int32))
-    assert torch.equal(dst[0, :8], torch.nonzero(hits[0]).flatten()[:8].to(torch.int32))
+    first = torch.nonzero(hits[0]).flatten()[:8].to(torch.int32)  # a row may hold fewer than 8 hits
+    assert torch.equal(dst[0, : len(first)], first)
 
 
 FLAT = """import pypto.language as pl

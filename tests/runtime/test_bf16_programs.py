@@ -124,10 +124,13 @@ def test_bf16_matmul_accumulates_in_f32(tmp_path, platform):
     out = torch.zeros(64, 32)
     compiled(a, b, out)
     af, bf = a.float(), b.float()
-    exact = torch.zeros(64, 32)
-    for k in range(128):  # f32 products of bf16 are exact; the cube adds them per k, ascending
-        exact = exact + af[:, k:k + 1] * bf[k:k + 1, :]
-    assert torch.equal(out, exact)
+    halves = []
+    for k0 in (0, 64):  # f32 products of bf16 are exact; each instruction adds its own per k, ascending
+        part = torch.zeros(64, 32)
+        for k in range(k0, k0 + 64):
+            part = part + af[:, k:k + 1] * bf[k:k + 1, :]
+        halves.append(part)
+    assert torch.equal(out, halves[0] + halves[1])  # then matmul_acc adds its sum to the accumulator
     torch.testing.assert_close(out, af @ bf, rtol=1e-5, atol=1e-4)
     torch.testing.assert_close(out, (a @ b).float(), rtol=1e-2, atol=5e-2)  # torch's own bf16 matmul
 

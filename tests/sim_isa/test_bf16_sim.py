@@ -119,9 +119,8 @@ def test_bf16_matmul_accumulates_in_f32_exactly(kit):
     c = np.zeros((32, 32), np.float32)
     kit.kernel(MATMUL, "mm")(a.view(torch.int16).numpy().copy(), b.view(torch.int16).numpy().copy(), c)
     af, bf = a.float().numpy(), b.float().numpy()
-    want = np.zeros((32, 32), np.float32)
-    for _ in range(2):  # TMATMUL then TMATMUL_ACC: f32 products (exact) added per k, ascending
-        for k in range(32):
-            want = want + np.outer(af[:, k], bf[k, :]).astype(np.float32)
-    np.testing.assert_array_equal(c, want)
+    one = np.zeros((32, 32), np.float32)
+    for k in range(32):  # each instruction: f32 products (exact) added per k, ascending, from zero
+        one = one + np.outer(af[:, k], bf[k, :]).astype(np.float32)
+    np.testing.assert_array_equal(c, one + one)  # TMATMUL, then TMATMUL_ACC adds its own sum to it
     np.testing.assert_allclose(c, 2 * (a.float() @ b.float()).numpy(), rtol=1e-5, atol=1e-4)

@@ -341,6 +341,37 @@ def test_row_and_col_sums_f16(kit, rng):
     np.testing.assert_array_equal(cs[0], col)
 
 
+ROWSUM_LONG_KERNEL = (
+    PRELUDE
+    + """
+__global__ AICORE void rowsum_f32_long(__gm__ float* a, __gm__ float* rs) {
+  Tile<TileType::Vec, float, 4, 1024> x;
+  Tile<TileType::Vec, float, 4, 1, BLayout::ColMajor> r;
+  TASSIGN(x, 0); TASSIGN(r, 16384);
+  TLOAD(x, GlobalTensor<float, pto::Shape<4, 1024>, pto::Stride<1024, 1>>(a));
+  TROWSUM(r, x);
+  auto g = GlobalTensor<float, pto::Shape<4, 1>, pto::Stride<1, 1>>(rs);
+  TSTORE(g, r);
+}
+"""
+)
+
+
+def test_row_sum_f32_rounds_once(kit, rng):
+    """A long f32 row sum is the exact sum rounded once, not a left-to-right f32 sum: each 2**-25 after a
+    leading 1.0 is half an ulp and would vanish one at a time (row 0); random rows agree with float64."""
+    a = rng.standard_normal((4, 1024)).astype(np.float32)
+    a[0, 0], a[0, 1:] = 1.0, np.float32(2.0**-25)
+    rs = np.zeros((4, 1), np.float32)
+    kit.kernel(ROWSUM_LONG_KERNEL, "rowsum_f32_long")(a, rs)
+    exact = a.astype(np.float64).sum(axis=1).astype(np.float32)
+    left_to_right = np.float32(1.0)
+    for v in a[0, 1:]:
+        left_to_right = np.float32(left_to_right + v)
+    assert left_to_right == np.float32(1.0) != exact[0]  # the data tells the two sums apart
+    np.testing.assert_array_equal(rs[:, 0], exact)
+
+
 def test_col_sum_binary_tree_f16(kit, rng):
     """TCOLSUM(dst, src, tmp, isBinary): true sums row pairs level by level (an odd row folds into row 0),
     false top to bottom; both round to f16 at every step, so the two differ in the last bits."""

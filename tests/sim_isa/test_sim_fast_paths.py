@@ -67,12 +67,13 @@ __global__ AICORE void mm_odd(__gm__ half* a, __gm__ half* b, __gm__ float* init
 
 
 def _sequential(a: np.ndarray, b: np.ndarray, init: np.ndarray) -> np.ndarray:
-    """f32 result of summing k ascending, each product and each sum rounded to f32 (no fused multiply-add)."""
+    """f32 result of summing k ascending from zero, each product and each sum rounded to f32 (no fused
+    multiply-add), then adding that sum to ``init`` (one more rounding)."""
     a32, b32 = a.astype(np.float32), b.astype(np.float32)
-    out = init.astype(np.float32).copy()
+    out = np.zeros(init.shape, np.float32)
     for k in range(a.shape[1]):
         out = (out + (a32[:, k:k + 1] * b32[k:k + 1, :]).astype(np.float32)).astype(np.float32)
-    return out
+    return (init.astype(np.float32) + out).astype(np.float32)
 
 
 @pytest.mark.parametrize(("m", "k", "n"), [(20, 33, 40), (48, 48, 48), (3, 7, 5), (17, 48, 16), (4, 1, 33), (8, 40, 48)])

@@ -1,4 +1,5 @@
-// TMATMUL family: operands upcast to the accumulator type, summed over k ascending.
+// TMATMUL family: operands upcast to the accumulator type; each instruction sums its own product from zero over
+// k ascending and then adds it to the accumulator or bias it starts from, as the reference CPU simulator does.
 // -DPTO_SIM_NO_AVX2 keeps the GEMM on its 4-wide path even where the host has AVX2, -DPTO_SIM_NO_AVX512 on
 // its 8-wide path where it has AVX-512 (same results).
 #pragma once
@@ -16,7 +17,7 @@ namespace sim {
 
 template <class A>
 struct MatmulScratch {
-    std::vector<A> lhs, rhs, out, line;
+    std::vector<A> lhs, rhs, out, init, line;
 };
 
 template <class A>
@@ -222,7 +223,8 @@ inline void gemm_rows(A* out, const A* a, const A* b, int M, int K, int N) {
     }
 }
 
-// acc(i, j) = init(i, j) + sum_k L(i, k) * R(k, j) with M = L.vr, K = L.vc, N = R.vc.
+// acc(i, j) = init(i, j) + sum_k L(i, k) * R(k, j) with M = L.vr, K = L.vc, N = R.vc. The sum starts from zero and
+// is added to init afterwards: a K-chained accumulation rounds once per instruction, not once per k.
 template <class TAcc, class TL, class TR, class TInit>
 inline void matmul(const char* op, TAcc& acc, const TL& lhs, const TR& rhs, AccInit mode, const TInit* init) {
     using A = typename TAcc::DType;
@@ -243,16 +245,17 @@ inline void matmul(const char* op, TAcc& acc, const TL& lhs, const TR& rhs, AccI
     MatmulScratch<A>& s = matmul_scratch<A>();
     unpack(s.lhs, s.line, lhs, M, K);
     unpack(s.rhs, s.line, rhs, K, N);
+    s.out.assign(static_cast<size_t>(M) * N, A(0));
+    gemm_rows(s.out.data(), s.lhs.data(), s.rhs.data(), M, K, N);
     if (mode == AccInit::Acc) {
-        unpack(s.out, s.line, *init, M, N);
-    } else {
-        s.out.assign(static_cast<size_t>(M) * N, A(0));
-        if (mode == AccInit::Bias) {
-            for (int j = 0; j < N; ++j) s.out[static_cast<size_t>(j)] = static_cast<A>(init->at(0, j));
-            for (int i = 1; i < M; ++i) std::memcpy(s.out.data() + static_cast<size_t>(i) * N, s.out.data(), sizeof(A) * N);
+        unpack(s.init, s.line, *init, M, N);
+        for (size_t e = 0; e < s.out.size(); ++e) s.out[e] = s.init[e] + s.out[e];
+    } else if (mode == AccInit::Bias) {
+        for (int i = 0; i < M; ++i) {
+            A* o = s.out.data() + static_cast<size_t>(i) * N;
+            for (int j = 0; j < N; ++j) o[j] = static_cast<A>(init->at(0, j)) + o[j];
         }
     }
-    gemm_rows(s.out.data(), s.lhs.data(), s.rhs.data(), M, K, N);
     pack(acc, s.out.data(), M, N);
 }
 

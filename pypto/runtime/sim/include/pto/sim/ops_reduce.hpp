@@ -12,9 +12,23 @@
 namespace pto {
 namespace sim {
 
-// Accumulator type of a row reduction: half/bf16 sum in f32, everything else in its own type.
+template <class T>
+inline constexpr bool is_float_like_v =
+    std::is_floating_point<T>::value || std::is_same<T, half>::value || std::is_same<T, bfloat16_t>::value;
+
+// Accumulator type of a row reduction: half/bf16 max/min/prod in f32, everything else in its own type.
 template <class T>
 using row_acc_t = std::conditional_t<std::is_same<T, half>::value || std::is_same<T, bfloat16_t>::value, float, T>;
+
+struct SumOp;
+
+// A row sum of floating values accumulates in double and rounds once into the destination. The vector unit reduces
+// a row through adder trees, which stay within a few ulps of that sum; a left-to-right f32 sum (the reference CPU
+// simulator's) drifts about sqrt(n) ulps from it over a long row, enough to tip a later bf16 rounding away from
+// what torch's own reductions give.
+template <class Op, class T>
+using row_reduce_acc_t =
+    std::conditional_t<std::is_same<Op, SumOp>::value && is_float_like_v<T>, double, row_acc_t<T>>;
 
 struct SumOp {
     template <class A>
@@ -39,7 +53,7 @@ template <class Op, class TD, class TS>
 inline void row_reduce(const char* op, TD& dst, const TS& src) {
     require_assigned(op, dst);
     require_assigned(op, src);
-    using A = row_acc_t<typename TS::DType>;
+    using A = row_reduce_acc_t<Op, typename TS::DType>;
     using D = typename TD::DType;
     const int vr = src.GetValidRow(), vc = src.GetValidCol();
     if (vr > TD::Rows || vc == 0) failf("pto sim: %s of %d rows x %d cols into a %dx%d destination", op, vr, vc,
