@@ -2,7 +2,8 @@
 
 The IR-to-C++ mapping is 1:1: one ``PTO2_SCOPE`` per RuntimeScopeStmt, one ``alloc_tensors`` per
 scope for its ``tensor.create``s, one submit per kernel call (tensors first, then scalars), loops
-and ifs verbatim. A call's result is renamed to its Out/InOut argument.
+and ifs verbatim. A call's result is renamed to its Out/InOut argument. Before a submit, its tensor
+arguments are checked against the layouts its kernel's parameters declare (:mod:`pypto.codegen.orch_args`).
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from pypto.artifact.model import CoreKind
 from pypto.codegen import orch_comm
 from pypto.codegen.cores import core_of
 from pypto.codegen.emitter import Emitter, base_name
+from pypto.codegen.orch_args import check_views, check_windows, gappy_windows
 from pypto.codegen.orch_expr import CppExpr, call_deps, runtime_dtype
 from pypto.codegen.orch_predicate import close_predicate, open_predicate
 from pypto.errors import UserError
 from pypto.ir.dtypes import DataType
 from pypto.ir.enums import ArgDirection, FunctionType, ParamDirection
-from pypto.ir.expr import Call, GlobalVar, MakeTuple, TupleGetItem, Var, as_int
+from pypto.ir.expr import Call, GlobalVar, MakeTuple, TupleGetItem, Var
 from pypto.ir.function import Function, Program
 from pypto.ir.stmt import (
     AssignStmt,
@@ -32,7 +34,6 @@ from pypto.ir.stmt import (
     WhileStmt,
     YieldStmt,
     flatten,
-    preorder,
 )
 from pypto.ir.types import ArrayType, ScalarType, TensorType, TupleType
 from pypto.ir.verifier import refs
@@ -289,8 +290,8 @@ class OrchCodegen(CppExpr):
         if callee is None:
             raise UserError(f"call to unknown function '{c.op.name}'", c.span)  # type: ignore[union-attr]
         dirs = self._directions(c, callee)
-        _check_views(c, callee)
-        _check_windows(c, callee, self._windows())
+        check_views(c, callee)
+        check_windows(c, callee, self._windows())
         k = self.task
         self.task += 1
         self.em.line()
@@ -425,68 +426,6 @@ class OrchCodegen(CppExpr):
                 "__attribute__((visibility(\"default\")))\n"
                 "void aicpu_orchestration_entry(const ChipTaskArgs& orch_args) {\n"
                 f"{body}\n}}\n\n}}  // extern \"C\"\n")
-
-
-def _strides(t: TensorType) -> tuple | None:
-    """A tensor's strides when they differ from dense row-major (None: dense)."""
-    st = t.view.stride if t.view is not None else None
-    if st is None or (len(t.shape) == 2 and tuple(st) == (t.shape[1], 1)):
-        return None
-    return tuple(st)
-
-
-def _check_views(c: Call, callee: Function) -> None:
-    """A kernel reads a tensor argument with the strides its parameter declares: a strided argument
-    (``pl.transpose(x, 0, 1)``, a DN view) given to a dense parameter would be read in the wrong order."""
-    for arg, p in zip(c.args, callee.params, strict=False):
-        if not (isinstance(arg.type, TensorType) and isinstance(p.type, TensorType)):
-            continue
-        have, want = _strides(arg.type), _strides(p.type)
-        if have is not None and have != want:
-            dims = ", ".join(str(d) for d in have)
-            raise UserError(f"argument '{base_name(getattr(arg, 'name', '?'))}' of '{callee.name}' is a strided "
-                            f"view (strides [{dims}], e.g. a pl.transpose) but parameter '{base_name(p.name)}' "
-                            f"declares {'strides ' + str(list(want)) if want else 'a dense row-major tensor'}, so "
-                            "the kernel would read it in the wrong order", c.span,
-                            hint=f"annotate the parameter pl.Tensor[[...], dtype, pl.TensorView(stride=[{dims}], "
-                                 "layout=pl.TensorLayout.DN)], or leave it a bare pl.Tensor in a @pl.jit.incore")
-
-
-def gappy_windows(body: Stmt) -> dict[Var, tuple[tuple, tuple]]:
-    """``{var: (parent shape, window shape)}`` of the ``tensor.slice`` windows in ``body`` whose elements
-    are not one run of their dense parent (a window narrower than a row, unless it is a single row)."""
-    out: dict[Var, tuple[tuple, tuple]] = {}
-    for s in preorder(body):
-        if not (isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tensor.slice"):
-            continue
-        parent, window = s.value.args[0].type, s.var.type
-        if not (isinstance(parent, TensorType) and isinstance(window, TensorType)) or parent.view is not None:
-            continue
-        full = tuple(as_int(d) for d in parent.shape)
-        part = tuple(as_int(d) for d in window.shape)
-        if None in full or None in part or len(full) != len(part):
-            continue
-        k = next((i for i in range(len(part)) if part[i] != 1), len(part))  # leading unit axes are free
-        if any(part[j] != full[j] for j in range(k + 1, len(part))):
-            out[s.var] = (full, part)
-    return out
-
-
-def _check_windows(c: Call, callee: Function, gappy: dict[Var, tuple[tuple, tuple]]) -> None:
-    """A window with gaps between its rows, given to a dense kernel parameter, would be read as if packed."""
-    for arg, p in zip(c.args, callee.params, strict=False):
-        if arg not in gappy or not isinstance(p.type, TensorType) or _strides(p.type) is not None:
-            continue
-        full, part = gappy[arg]  # type: ignore[index]
-        stride = [1] * len(full)
-        for i in range(len(full) - 2, -1, -1):
-            stride[i] = stride[i + 1] * full[i + 1]
-        raise UserError(f"argument '{base_name(getattr(arg, 'name', '?'))}' of '{callee.name}' is a {list(part)} "
-                        f"window of a {list(full)} tensor, whose rows are {stride[-2] if len(full) > 1 else 1} "
-                        f"elements apart, but parameter '{base_name(p.name)}' declares a dense tensor, so the "
-                        "kernel would read the wrong elements", c.span,
-                        hint="pass the whole tensor and pl.load the window inside the kernel, or declare the "
-                             f"parameter's strides: pl.TensorView(stride={stride}, layout=pl.TensorLayout.ND)")
 
 
 def _uses_comm(func: Function) -> bool:

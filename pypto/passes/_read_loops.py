@@ -53,6 +53,7 @@ from pypto.ir.types import ScalarType
 from pypto.ir.visitor import substitute
 from pypto.passes._kernel_reads import carried_values, listed_index, movable, reads_in
 from pypto.passes._rewrite import (
+    LAUNCH_ATTRS,
     assign_of,
     clone,
     program_call,
@@ -64,7 +65,6 @@ from pypto.passes._scalar_kernels import inline_scalar_kernels
 from pypto.passes._util import base_name, bound_vars, iter_stmts, map_blocks, scalar_dtype, used_vars
 from pypto.passes.base import Pass
 
-_LAUNCH_ATTRS = ("block_num", "sync_start")  # one single-block task per iteration
 _BLOCK_IDS = tuple(f"{ns}.{op}" for ns in ("tile", "tensor") for op in ("get_block_idx", "get_block_num"))
 
 
@@ -303,7 +303,8 @@ class _CallSites:
         tensor_of = dict(zip(loop.inits, loop.iter_args, strict=True))
         call_args = [tensor_of.get(p, a) for p, a in zip(f.params, call.args, strict=True)]
         call_args += [plan.arg_of.get(v, v) for v in plan.extra]
-        attrs = {k: v for k, v in call.attrs.items() if k not in _LAUNCH_ATTRS}
+        # one single-block task per iteration
+        attrs = {k: v for k, v in call.attrs.items() if k not in LAUNCH_ATTRS}
         new_call = dataclasses.replace(call, args=tuple(call_args), attrs=attrs)
         res = Var(f"{f.name}_out", call.result_type, span=call.span)
         yields = [self._element(res, plan.returns.index(rv), len(plan.returns)) if rv in plan.returns else it

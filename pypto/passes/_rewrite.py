@@ -29,6 +29,12 @@ from pypto.span import Span
 # replace it, or None to keep it.
 Rule = Callable[[Stmt, Call], "list[Stmt] | None"]
 
+# The attrs that launch a program call's kernel as an SPMD task (``pl.spmd`` / ``core_num=``:
+# ``block_num`` blocks, started together under ``sync_start``). A rewrite that replaces the call either
+# keeps them on its new calls (ExpandMixedKernel's stage calls) or drops them (a kernel loop turned
+# into single-block tasks).
+LAUNCH_ATTRS = ("block_num", "sync_start")
+
 
 def match(node: object, op: str | Collection[str] | None = None) -> Call | None:
     """The op call ``node`` computes: a Call, ``x = call`` or a bare ``call`` statement, when its op is

@@ -34,6 +34,7 @@ from pypto.ir.visitor import substitute
 from pypto.passes._barrier_split import SEGMENT, BarrierAnalysis, has_barrier
 from pypto.passes._mixed_split import CUBE, MAX_UNROLL, VECTOR, Analysis, last_writes, splittable, stmt_cores
 from pypto.passes._rewrite import (
+    LAUNCH_ATTRS,
     assign_of,
     call_function,
     create_tensor,
@@ -236,9 +237,6 @@ def _noop_move(s: Stmt) -> tuple[Var, Call] | None:
         return None
     src = move[1].args[0].type
     return move if isinstance(src, TileType) and src.memory_space is move[1].kwargs.get("target_memory") else None
-
-
-LAUNCH_ATTRS = ("block_num", "sync_start")
 
 
 def spmd_blocks(program: Program, name: str) -> int | Expr | None:

@@ -31,6 +31,18 @@ def _prog(body: str) -> pl.Program:
     return pl.parse(HEADER + textwrap.indent(textwrap.dedent(body), " " * 8))
 
 
+def _sum_loop(skip: str | None = None, stop: str | None = None) -> pl.Program:
+    """``s`` sums ``i`` over ``pl.range(8)``; ``skip``: the condition of a ``continue`` before the add,
+    ``stop``: the condition of a ``break`` after it."""
+    lines = ["s: pl.Scalar[pl.INDEX] = 0", "for i in pl.range(8):"]
+    if skip is not None:
+        lines += [f"    if {skip}:", "        continue"]
+    lines.append("    s = s + i")
+    if stop is not None:
+        lines += [f"    if {stop}:", "        break"]
+    return _prog("\n".join([*lines, "return s"]))
+
+
 def _transform(prog):
     return get_pass("CtrlFlowTransform")().run(prog)
 
@@ -41,14 +53,7 @@ def _ssa(prog):
 
 
 def test_continue_moves_the_rest_into_the_fall_through_branch():
-    before = _prog("""
-        s: pl.Scalar[pl.INDEX] = 0
-        for i in pl.range(8):
-            if i == n:
-                continue
-            s = s + i
-        return s
-    """)
+    before = _sum_loop(skip="i == n")
     expected = _prog("""
         s: pl.Scalar[pl.INDEX] = 0
         for i in pl.range(8):
@@ -207,12 +212,7 @@ def test_the_flag_takes_a_name_the_function_does_not_bind():
 
 
 def test_program_without_jumps_is_returned_unchanged():
-    prog = _prog("""
-        s: pl.Scalar[pl.INDEX] = 0
-        for i in pl.range(8):
-            s = s + i
-        return s
-    """)
+    prog = _sum_loop()
     assert _transform(prog) is prog
 
 
@@ -260,14 +260,5 @@ def test_orchestration_loop_with_jump_runs_on_a2a3sim(kernel, tmp_path):
 
 
 def test_transformed_program_reparses_identically():
-    prog = _transform(_prog("""
-        s: pl.Scalar[pl.INDEX] = 0
-        for i in pl.range(8):
-            if i == 2:
-                continue
-            s = s + i
-            if i == n:
-                break
-        return s
-    """))
+    prog = _transform(_sum_loop(skip="i == 2", stop="i == n"))
     assert_structural_equal(pl.parse(prog.as_python()), prog)

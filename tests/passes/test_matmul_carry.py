@@ -15,46 +15,51 @@ from tests.passes.filecheck import filecheck
 M, K, N, KB = 16, 32, 64, 20  # KB > 16: too many iterations to unroll the mixed loop
 
 
-@pl.jit
-def zero_sum(x: pl.Tensor, w: pl.Tensor, y: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        acc = pl.full([M, N], dtype=pl.FP32, value=0.0)
-        for kb in pl.range(KB):
-            acc = pl.add(acc, pl.matmul(pl.slice(x, [M, K], [0, kb * K]), pl.slice(w, [K, N], [kb * K, 0])))
-        y[:] = pl.exp(pl.mul(acc, 0.01))
-    return y
+_SHAPES = {"x": "[M, K * KB]", "w": "[K * KB, N]", "wt": "[N, K * KB]", "bias": "[M, N]"}
+ZERO = "pl.full([M, N], dtype=pl.FP32, value=0.0)"
+X_BLOCK = "pl.slice(x, [M, K], [0, kb * K])"
+PRODUCT = f"pl.matmul({X_BLOCK}, pl.slice(w, [K, N], [kb * K, 0]))"
 
 
-@pl.jit
-def biased_sum(x: pl.Tensor, w: pl.Tensor, bias: pl.Tensor, y: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        acc = pl.slice(bias, [M, N], [0, 0])
-        for kb in pl.range(KB):
-            acc = pl.add(pl.matmul(pl.slice(x, [M, K], [0, kb * K]), pl.slice(w, [K, N], [kb * K, 0])), acc)
-        y[:] = pl.relu(acc)
-    return y
+def _sum_kernel(name: str, *steps: str, result: str, init: str = ZERO,
+                inputs: tuple[str, ...] = ("x", "w")) -> str:
+    """DSL source of ``name(*inputs, y)``: on one core group, ``acc = init``, then ``KB`` times the loop body
+    ``steps`` (statements updating ``acc``), then ``y[:] = result``."""
+    params = "".join(f"{t}: pl.Tensor[{_SHAPES[t]}, pl.FP32], " for t in inputs)
+    body = "\n".join(" " * 16 + step for step in steps)
+    return f"""import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def {name}(self, {params}y: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            acc = {init}
+            for kb in pl.range(KB):
+{body}
+            y[:] = {result}
+        return y
+"""
 
 
-@pl.jit
-def transposed_sum(x: pl.Tensor, wt: pl.Tensor, y: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        acc = pl.full([M, N], dtype=pl.FP32, value=0.0)
-        for kb in pl.range(KB):
-            acc = pl.add(acc, pl.matmul(pl.slice(x, [M, K], [0, kb * K]), pl.slice(wt, [N, K], [0, kb * K]),
-                                        b_trans=True))
-        y[:] = pl.relu(acc)
-    return y
+ZERO_SUM = _sum_kernel("zero_sum", f"acc = pl.add(acc, {PRODUCT})", result="pl.exp(pl.mul(acc, 0.01))")
+BIASED_SUM = _sum_kernel("biased_sum", f"acc = pl.add({PRODUCT}, acc)", result="pl.relu(acc)",
+                         init="pl.slice(bias, [M, N], [0, 0])", inputs=("x", "w", "bias"))
+TRANSPOSED_SUM = _sum_kernel(
+    "transposed_sum", f"acc = pl.add(acc, pl.matmul({X_BLOCK}, pl.slice(wt, [N, K], [0, kb * K]), b_trans=True))",
+    result="pl.relu(acc)", inputs=("x", "wt"))
+# the carried tile is read again: not a plain sum
+READ_TWICE = _sum_kernel("read_twice", f"acc = pl.add(acc, {PRODUCT})", "acc = pl.mul(acc, 0.5)", result="acc")
 
 
-@pl.jit
-def read_twice(x: pl.Tensor, w: pl.Tensor, y: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        acc = pl.full([M, N], dtype=pl.FP32, value=0.0)
-        for kb in pl.range(KB):
-            acc = pl.add(acc, pl.matmul(pl.slice(x, [M, K], [0, kb * K]), pl.slice(w, [K, N], [kb * K, 0])))
-            acc = pl.mul(acc, 0.5)  # the carried tile is read again: not a plain sum
-        y[:] = acc
-    return y
+def _parse(src: str) -> pl.Program:
+    return pl.parse(src, env={"M": M, "K": K, "N": N, "KB": KB})
+
+
+def _lower(src: str) -> pl.Program:
+    from pypto.driver import lower
+
+    return lower(_parse(src))
 
 
 def _inputs(seed: int = 0, bias: bool = False) -> tuple[np.ndarray, ...]:
@@ -70,7 +75,7 @@ def _kernels(prog, kind):
 
 
 def test_a_matmul_sum_from_zero_is_carried_on_the_cube():
-    prog = zero_sum.lower(*_inputs())
+    prog = _lower(ZERO_SUM)
     (aic,), (aiv,) = _kernels(prog, FunctionType.AIC), _kernels(prog, FunctionType.AIV)
     filecheck(aic.as_python(), """
         CHECK: pl.tile.matmul(
@@ -88,7 +93,7 @@ def test_a_matmul_sum_from_zero_is_carried_on_the_cube():
 
 
 def test_a_matmul_sum_from_a_tile_adds_it_after_the_loop():
-    prog = biased_sum.lower(*_inputs(bias=True))
+    prog = _lower(BIASED_SUM)
     (aic,), (aiv,) = _kernels(prog, FunctionType.AIC), _kernels(prog, FunctionType.AIV)
     assert "pl.tile.add(" not in aic.as_python()
     filecheck(aiv.as_python(), """
@@ -99,14 +104,14 @@ def test_a_matmul_sum_from_a_tile_adds_it_after_the_loop():
 
 def test_a_loop_reading_its_sum_again_keeps_the_refusal():
     with pytest.raises(UnsupportedFeatureError, match="for-loop that mixes cube ops .* with vector ops") as exc:
-        read_twice.lower(*_inputs())
+        _lower(READ_TWICE)
     assert exc.value.span.line > 0
 
 
-def _run(fn, args, platform, tmp_path):
-    from pypto.runtime import RunConfig
+def _run(src, args, platform, tmp_path):
+    from pypto import ir
 
-    fn(*args, config=RunConfig(platform=platform, save_kernels_dir=str(tmp_path / "build")))
+    ir.compile(_parse(src), platform=platform, output_dir=str(tmp_path / "build"))(*args)
 
 
 @pytest.mark.sim
@@ -114,7 +119,7 @@ def _run(fn, args, platform, tmp_path):
 @pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
 def test_zero_sum_matches_numpy(platform, tmp_path):
     x, w, y = _inputs(seed=1)
-    _run(zero_sum, (x, w, y), platform, tmp_path)
+    _run(ZERO_SUM, (x, w, y), platform, tmp_path)
     np.testing.assert_allclose(y, np.exp(0.01 * (x @ w)), rtol=1e-3, atol=1e-3)
 
 
@@ -122,7 +127,7 @@ def test_zero_sum_matches_numpy(platform, tmp_path):
 @pytest.mark.ptoas
 def test_biased_sum_matches_numpy(tmp_path):
     x, w, bias, y = _inputs(seed=2, bias=True)
-    _run(biased_sum, (x, w, bias, y), "a2a3sim", tmp_path)
+    _run(BIASED_SUM, (x, w, bias, y), "a2a3sim", tmp_path)
     np.testing.assert_allclose(y, np.maximum(x @ w + bias, 0), rtol=1e-3, atol=1e-3)
 
 
@@ -131,5 +136,5 @@ def test_biased_sum_matches_numpy(tmp_path):
 def test_transposed_sum_matches_numpy(tmp_path):
     x, w, y = _inputs(seed=3)
     wt = np.ascontiguousarray(w.T)
-    _run(transposed_sum, (x, wt, y), "a2a3sim", tmp_path)
+    _run(TRANSPOSED_SUM, (x, wt, y), "a2a3sim", tmp_path)
     np.testing.assert_allclose(y, np.maximum(x @ w, 0), rtol=1e-3, atol=1e-3)
