@@ -28,8 +28,28 @@ def _module_env(tree: ast.Module, source: Source, env: dict[str, Any]) -> None:
             for alias in node.names:
                 if alias.name == "language":
                     env[alias.asname or "language"] = pl
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            env[node.targets[0].id] = ev.eval(node.value)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            _bind(node.targets[0], node.value, ev, env)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            _bind(node.target, node.value, ev, env)
+
+
+def _bind(target: ast.expr, value: ast.expr, ev: ExprParser, env: dict[str, Any]) -> None:
+    """``N = 64`` and the unpacking forms ``M, N = 16, 64`` / ``M, N = SHAPE`` (a tuple or list of that length)."""
+    if isinstance(target, ast.Name):
+        env[target.id] = ev.eval(value)
+        return
+    if not isinstance(target, (ast.Tuple, ast.List)) or not all(isinstance(e, ast.Name) for e in target.elts):
+        return
+    names = [e.id for e in target.elts if isinstance(e, ast.Name)]
+    if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(names):
+        values = [ev.eval(v) for v in value.elts]
+    else:
+        packed = ev.eval(value)
+        if not isinstance(packed, (tuple, list)) or len(packed) != len(names):
+            return
+        values = list(packed)
+    env.update(zip(names, values, strict=True))
 
 
 def _is_decorated(node: ast.AST, name: str) -> bool:

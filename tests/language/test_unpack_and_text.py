@@ -124,3 +124,26 @@ def test_name_first_defined_in_both_branches_is_merged():
 def test_name_not_defined_on_every_path_stays_undefined(then, other):
     with pytest.raises(UserError, match="name 's' is not defined"):
         pl.parse(_branches(then, other))
+
+
+SIZED = '''import pypto.language as pl
+{sizes}
+
+@pl.program
+class Sized:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, x: pl.Tensor[[M, N], pl.FP32], out: pl.Out[pl.Tensor[[M, N], pl.FP32]]
+             ) -> pl.Tensor[[M, N], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out = pl.assemble(out, pl.add(x, x), [0, 0])
+        return out
+'''
+
+
+@pytest.mark.parametrize("sizes", ["M, N = 16, 64", "[M, N] = [16, 64]", "SHAPE = (16, 64)\nM, N = SHAPE",
+                                   "M: int = 16\nN: int = 64"])
+def test_module_level_sizes_bound_by_unpacking_are_static(sizes):
+    """Module-level names a file binds by unpacking or with an annotation are its sizes, not dynamic dims."""
+    program = pl.parse(SIZED.format(sizes=sizes), filename="sized.py")
+    text = program.as_python()
+    assert "pl.Tensor[[16, 64], pl.FP32]" in text and "pl.dynamic" not in text
