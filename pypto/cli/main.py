@@ -13,6 +13,7 @@ Exit codes:
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ class PyptoGroup(click.Group):
             from pypto.toolchain.procs import kill_running
 
             kill_running()
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # on its way out: a second Ctrl-C must not cut the exit short
             click.echo("pypto: interrupted", err=True)
             ctx.exit(int(ExitCode.INTERRUPTED))
         except Exception as exc:  # noqa: BLE001 - the CLI boundary turns every failure into an exit code

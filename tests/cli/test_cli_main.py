@@ -115,3 +115,30 @@ def test_main_returns_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
 def test_python_dash_m() -> None:
     proc = subprocess.run([sys.executable, "-m", "pypto", "--version"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.startswith("pypto ")
+
+
+def test_an_interrupt_exits_130_and_ignores_a_second_ctrl_c(monkeypatch):
+    """Ctrl-C ends a command with 130 and ``pypto: interrupted``; from then on SIGINT is ignored, so a second
+    Ctrl-C cannot cut the exit (its cleanup and exit status) short."""
+    import signal
+
+    import click
+
+    from pypto.cli.main import PyptoGroup
+
+    @click.group(cls=PyptoGroup)
+    def group() -> None:
+        pass
+
+    @group.command()
+    def slow() -> None:
+        raise KeyboardInterrupt
+
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        out = CliRunner().invoke(group, ["slow"])
+        assert out.exit_code == int(ExitCode.INTERRUPTED) == 130
+        assert "pypto: interrupted" in out.output and "Aborted!" not in out.output
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
