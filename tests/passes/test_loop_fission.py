@@ -52,8 +52,31 @@ SPLIT = _kernel("a_t")
 CARRIED = _kernel("pl.slice(out, [M, K], [0, 0])", jb=20)
 
 
+# vector -> cube: each iteration scales a block of ``a`` (vector), then multiplies it and stores the product
+VEC_FIRST = """import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def scaled_proj(self, a: pl.Tensor[[M, K * JB * JI], pl.FP32], w: pl.Tensor[[K, N * JB * JI], pl.FP32],
+                    out: pl.Out[pl.Tensor[[M, N * JB * JI], pl.FP32]]) -> pl.Tensor[[M, N * JB * JI], pl.FP32]:
+        for jb in pl.range(JB):
+            for ji in pl.range(JI):
+                blk = jb * JI + ji
+                x = pl.mul(pl.slice(a, [M, K], [0, blk * K]), 2.0)
+                out = pl.assemble(out, pl.matmul(x, pl.slice(w, [K, N], [0, blk * N])), [0, blk * N])
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[M, K * JB * JI], pl.FP32], w: pl.Tensor[[K, N * JB * JI], pl.FP32],
+             out: pl.Out[pl.Tensor[[M, N * JB * JI], pl.FP32]]) -> pl.Tensor[[M, N * JB * JI], pl.FP32]:
+        out = self.scaled_proj(a, w, out)
+        return out
+"""
+
+
 def _parse(src: str) -> pl.Program:
-    return pl.parse(src, env={"M": M, "K": K, "N": N, "JI": JI})
+    return pl.parse(src, env={"M": M, "K": K, "N": N, "JI": JI, "JB": JB})
 
 
 def _lower(src: str) -> pl.Program:
@@ -121,3 +144,36 @@ def test_the_split_nest_matches_numpy(platform, tmp_path):
     expected = out + (2.0 * a) @ w
     ir.compile(_parse(SPLIT), platform=platform, output_dir=str(tmp_path / "build"))(a, w, out)
     np.testing.assert_allclose(out, expected, rtol=1e-3, atol=1e-3)
+
+
+def test_vector_then_cube_puts_the_vector_loop_first():
+    prog = _lower(VEC_FIRST)
+    (aiv,), (aic,) = _kernels(prog, FunctionType.AIV), _kernels(prog, FunctionType.AIC)
+    filecheck(aiv.as_python(), f"""
+        CHECK: pl.range({JB})
+        CHECK: pl.tile.muls(
+        CHECK: = pl.tile.store(x__tile, [(jb__idx_v0 * {JI} + ji__idx_v0) * {M}, 0], x_loop_gm)
+    """)
+    filecheck(aic.as_python(), f"""
+        CHECK: pl.range({JB}
+        CHECK: = pl.tile.load(x_loop_gm, [(jb__idx_v0 * {JI} + ji__idx_v0) * {M}, 0], [{M}, {K}], [{M}, {K}], target_memory=pl.Mem.Mat)
+        CHECK: pl.tile.matmul(
+    """)
+    filecheck(prog.functions["main"].as_python(), f"""
+        CHECK: self.{aiv.name}(
+        CHECK: self.{aic.name}(
+    """)
+
+
+@pytest.mark.sim
+@pytest.mark.ptoas
+def test_the_vector_first_split_matches_numpy(tmp_path):
+    from pypto import ir
+
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((M, K * JB * JI)).astype(np.float32)
+    w = rng.standard_normal((K, N * JB * JI)).astype(np.float32)
+    out = np.zeros((M, N * JB * JI), np.float32)
+    blocks = [2.0 * a[:, b * K:(b + 1) * K] @ w[:, b * N:(b + 1) * N] for b in range(JB * JI)]
+    ir.compile(_parse(VEC_FIRST), platform="a2a3sim", output_dir=str(tmp_path / "build"))(a, w, out)
+    np.testing.assert_allclose(out, np.concatenate(blocks, axis=1), rtol=1e-3, atol=1e-3)
