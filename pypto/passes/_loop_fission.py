@@ -137,7 +137,8 @@ def _plan(nest: _Nest, cores: Cores, root: Callable[[Var], Var]) -> _Plan | None
     scalars = [s for stmts in (*nest.prefixes, body) for s in stmts if not cores(s)]
     carried = {a for lv in nest.levels for a in lv.iter_args}
     core_defs = {v for stmts in part.values() for s in stmts for v in defined_vars(s)}
-    if any(set(free_vars(s)) & (core_defs | carried) or _rw([s], root) != (set(), set()) for s in scalars):
+    if any(not isinstance(s, AssignStmt) or set(free_vars(s)) & (core_defs | carried) or _rw([s], root) != (set(), set())
+           for s in scalars):  # scalars are copied into both halves: plain index arithmetic only
         return None
     defs = {c: {v for s in part[c] for v in defined_vars(s)} for c in part}
     uses = {c: {v for s in part[c] for v in free_vars(s)} for c in part}
@@ -199,7 +200,7 @@ def _half(nest: _Nest, plan: _Plan, core: str, temps: dict[Var, Var]) -> Stmt:
         dt = scalar_dtype(k)
         lin = BinaryExpr(BinOp.Add, BinaryExpr(BinOp.Mul, lin, ConstInt(n, dt), dt), k, dt)
     mine = [s for s in nest.body if any(s is m for m in plan.part[core])]
-    stmts = [*_needed([s for s in nest.body if plan_core(s, plan) is None], mine, scalar_only=True), *mine]
+    stmts = [*_needed([s for s in nest.body if _core_in(s, plan) is None], mine), *mine]
     stmts = sorted(stmts, key=lambda s: next(i for i, b in enumerate(nest.body) if b is s))
     if core == plan.second:
         loads, renames = _loads(plan.cross, temps, lin, LOAD_SPACE[core])
@@ -214,7 +215,7 @@ def _half(nest: _Nest, plan: _Plan, core: str, temps: dict[Var, Var]) -> Stmt:
             inner = [*stmts, *_yield([nest.yields[i] for i in own], lv)]
         else:
             assert isinstance(body, ForStmt)
-            pre = _needed(nest.prefixes[depth], [body], scalar_only=False)
+            pre = _needed(nest.prefixes[depth], [body])
             inner = [*pre, body, *_yield(list(body.return_vars), lv)]
         body = ForStmt(idx[depth], ConstInt(0, dt), ConstInt(nest.trips[depth], dt), ConstInt(1, dt),
                        seq([*heads[depth], *inner], span=lv.span), tuple(lv.iter_args[i] for i in own),
@@ -223,13 +224,14 @@ def _half(nest: _Nest, plan: _Plan, core: str, temps: dict[Var, Var]) -> Stmt:
     assert body is not None
     if core == plan.second:  # the loop indices and scalars both halves compute get Vars of their own
         dup = [*(lv.loop_var for lv in nest.levels),
-               *(v for s in (*(x for p in nest.prefixes for x in p), *nest.body) if not plan_core(s, plan)
+               *(v for s in (*(x for p in nest.prefixes for x in p), *nest.body) if not _core_in(s, plan)
                  for v in defined_vars(s))]
         body = substitute(body, {v: Var(v.name, v.type, span=v.span) for v in dup})
     return body
 
 
-def plan_core(s: Stmt, plan: _Plan) -> str | None:
+def _core_in(s: Stmt, plan: _Plan) -> str | None:
+    """The core whose half runs ``s`` (None: a scalar statement both halves copy as they need it)."""
     return next((c for c, stmts in plan.part.items() if any(s is m for m in stmts)), None)
 
 
@@ -244,13 +246,11 @@ def _normalised(lv: ForStmt) -> tuple[Var, list[Stmt]]:
     return k, [AssignStmt(lv.loop_var, value, span=lv.span)]
 
 
-def _needed(candidates: list[Stmt], users: list[Stmt], *, scalar_only: bool) -> list[Stmt]:
-    """The statements of ``candidates`` (scalar ones only, with ``scalar_only``) whose values ``users`` need."""
+def _needed(candidates: list[Stmt], users: list[Stmt]) -> list[Stmt]:
+    """The statements of ``candidates`` whose values ``users`` need, in order."""
     want = {v for u in users for v in free_vars(u)}
     keep: list[Stmt] = []
     for s in reversed(candidates):
-        if scalar_only and not isinstance(s, AssignStmt):
-            continue
         if set(defined_vars(s)) & want:
             keep.append(s)
             want |= set(free_vars(s))
