@@ -131,19 +131,36 @@ def test_a_split_needing_a_huge_buffer_is_refused_naming_the_loop():
     assert exc.value.span.line == 9
 
 
-@pytest.mark.sim
-@pytest.mark.ptoas
-@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
-def test_the_split_nest_matches_numpy(platform, tmp_path):
+def _check_accumulation(src: str, jb: int, platform: str, tmp_path) -> None:
     from pypto import ir
 
     rng = np.random.default_rng(7)
     a = rng.standard_normal((M, K)).astype(np.float32)
-    w = rng.standard_normal((K, N * JB * JI)).astype(np.float32)
-    out = rng.standard_normal((M, N * JB * JI)).astype(np.float32)
+    w = rng.standard_normal((K, N * jb * JI)).astype(np.float32)
+    out = rng.standard_normal((M, N * jb * JI)).astype(np.float32)
     expected = out + (2.0 * a) @ w
-    ir.compile(_parse(SPLIT), platform=platform, output_dir=str(tmp_path / "build"))(a, w, out)
+    ir.compile(_parse(src), platform=platform, output_dir=str(tmp_path / "build"))(a, w, out)
     np.testing.assert_allclose(out, expected, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.sim
+@pytest.mark.ptoas
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_the_split_nest_matches_numpy(platform, tmp_path):
+    _check_accumulation(SPLIT, JB, platform, tmp_path)
+
+
+def test_a_nest_of_at_most_16_iterations_is_still_unrolled():
+    prog = _lower(_kernel("a_t", jb=4))  # 4 x 2 iterations
+    assert len(_kernels(prog, FunctionType.AIC)) == 1
+    assert all("pl.range" not in f.as_python() for f in prog.functions.values() if f.is_incore)
+
+
+@pytest.mark.sim
+@pytest.mark.ptoas
+def test_the_unrolled_nest_matches_numpy(tmp_path):
+    # the unrolled copies thread ``out`` through plain copies: the kernel still returns its output param
+    _check_accumulation(_kernel("a_t", jb=4), 4, "a2a3sim", tmp_path)
 
 
 def test_vector_then_cube_puts_the_vector_loop_first():
