@@ -12,6 +12,7 @@ mixing both cores are unrolled, a Mat window feeding the vector side is rebuilt 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pypto.errors import UnsupportedFeatureError
@@ -22,6 +23,7 @@ from pypto.ir.ops.registry import make_call, op_of, written_index
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ReturnStmt, Stmt, WhileStmt, flatten, seq
 from pypto.ir.types import TensorType, TileType, Type
 from pypto.ir.visitor import substitute
+from pypto.passes._loop_fission import fission, tensor_roots, trip_count
 from pypto.passes._matmul_carry import carry_matmuls
 from pypto.passes._peel import drop_dead_creates
 from pypto.passes._rewrite import assign_of, drop_unused, emit, expand_stmts
@@ -90,9 +92,13 @@ class Analysis:
     roots: dict[Var, Var] = field(default_factory=dict)   # tensor version (store result) -> param
     stage: dict[int, int] = field(default_factory=dict)
     first_core: str = CUBE
+    loop_temps: list[Var] = field(default_factory=list)  # GM temps of split loops, see __post_init__
 
     def __post_init__(self) -> None:
         self.items = [self._item(s) for s in self._top()]
+        # tensors the kernel uses without taking them: the GM temps of split loops (_loop_fission)
+        self.loop_temps = [v for v in free_vars(self.func.body)
+                           if isinstance(v.type, TensorType) and v not in self.func.params]
         self._inherit_cores()
         self._assign_stages()
 
@@ -118,6 +124,7 @@ class Analysis:
     def _item(self, s: Stmt) -> Item:
         """The item of ``s``; a tensor version it binds (a store's result) is noted with its root."""
         item = Item(s, self._core(s), bound_vars(s), free_vars(s))
+        self.roots.update(tensor_roots(s))  # a loop's carried and returned versions, plain copies
         for call in calls_in(s):
             target = written_index(call)
             for i, a in enumerate(call.args):
@@ -242,24 +249,13 @@ def _vec_assemble(stmts: list[Stmt]) -> list[Stmt]:
 MAX_UNROLL = 16
 
 
-def _trip_count(loop: ForStmt) -> int | None:
-    """Iterations of a loop whose bounds differ by a constant (``range(db, db + 2)`` -> 2)."""
-    from pypto.language.subscript import _linear
-
-    step = as_int(loop.step)
-    (lt, lc), (ht, hc) = _linear(loop.start), _linear(loop.stop)
-    if not step or step < 0 or lt != ht:
-        return None
-    return max(0, -(-(hc - lc) // step))
-
-
 def _unroll_mixed(s: Stmt) -> list[Stmt] | None:
     """A loop mixing cube and vector work, with a small constant trip count, is unrolled.
 
     The cube and vector halves of each iteration then become separate stages that exchange their
     tiles through GM, like straight-line code (a loop cannot be cut in two stage kernels here).
     """
-    n = _trip_count(s) if isinstance(s, ForStmt) and len(stmt_cores(s)) > 1 else None
+    n = trip_count(s) if isinstance(s, ForStmt) and len(stmt_cores(s)) > 1 else None
     if n is None or n > MAX_UNROLL:
         return None
     assert isinstance(s, ForStmt)
@@ -291,9 +287,18 @@ def _carried(f: Function) -> Function:
     return f.with_(body=drop_dead_creates(seq(out, span=f.body.span)))
 
 
+def _fission_of(f: Function) -> Callable[[Stmt], list[Stmt] | None]:
+    """Splits a mixed loop of ``f`` too long to unroll into a loop per core (see :mod:`pypto.passes._loop_fission`)."""
+    roots = tensor_roots(f.body)
+    return lambda s: fission(s, f.name, stmt_cores, lambda v: follow(roots, v), MAX_UNROLL)
+
+
 def splittable(f: Function) -> Function:
     """``f`` with its matmul sums carried on the cube, its small mixed loops unrolled and its Mat windows built on
     the vector side (see above)."""
     f = _carried(f)
-    body = map_blocks(expand_stmts(f.body, _unroll_mixed), _vec_assemble)
+    body = expand_stmts(f.body, _fission_of(f))  # a perfect nest first, as a whole
+    split = _fission_of(f.with_(body=body))  # then a loop whose small inner loops were unrolled
+    body = expand_stmts(body, lambda s: _unroll_mixed(s) or split(s))
+    body = map_blocks(body, _vec_assemble)
     return f if body is f.body else f.with_(body=body)

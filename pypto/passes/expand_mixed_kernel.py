@@ -32,10 +32,10 @@ from pypto.ir.stmt import AssignStmt, EvalStmt, ReturnStmt, Stmt, seq
 from pypto.ir.types import Dim, ScalarType, TensorType, TileType, TupleType
 from pypto.ir.visitor import substitute
 from pypto.passes._barrier_split import SEGMENT, BarrierAnalysis, has_barrier
+from pypto.passes._loop_fission import drop_noop_moves
 from pypto.passes._mixed_split import CUBE, MAX_UNROLL, VECTOR, Analysis, last_writes, splittable, stmt_cores
 from pypto.passes._rewrite import (
     LAUNCH_ATTRS,
-    assign_of,
     call_function,
     create_tensor,
     emit,
@@ -156,13 +156,16 @@ class _Splitter:
         used = set(used_vars(body))
         params = [p for p in self.func.params if p in used]
         written = {w for i in mine for w in an.items[i].writes}
-        results = [p for p in params if p in written and self._dir(p) is not ParamDirection.In] + outgoing
+        # the GM temps of a split loop (_loop_fission): made by the loop that writes them, read by the other
+        temps_in = [t for t in an.loop_temps if t in used and t not in written]
+        temps_out = [t for t in an.loop_temps if t in used and t in written]
+        results = [p for p in params if p in written and self._dir(p) is not ParamDirection.In] + outgoing + temps_out
         ret_vals = [self._expr(v) for v in results]
         body.append(ReturnStmt(tuple(ret_vals), span=self.func.span))
-        args = [*incoming, *params, *outgoing]
+        args = [*incoming, *temps_in, *params, *outgoing, *temps_out]
         all_params = tuple(self._expr(v) for v in args)
-        dirs = (ParamDirection.In,) * len(incoming) + tuple(self._dir(p) for p in params) \
-            + (ParamDirection.Out,) * len(outgoing)
+        dirs = (ParamDirection.In,) * (len(incoming) + len(temps_in)) + tuple(self._dir(p) for p in params) \
+            + (ParamDirection.Out,) * (len(outgoing) + len(temps_out))
         func = Function(self.kernel_name(k), all_params, dirs, tuple(v.type for v in ret_vals),
                         seq(body, span=self.func.span), CORE_TYPE[an.stage_cores[k]], attrs=dict(self.func.attrs),
                         span=self.func.span)
@@ -200,14 +203,7 @@ class _Splitter:
                 keep.add(j)
                 todo.extend(an.items[j].uses)
         renames: dict[Var, Expr] = dict(self._loaded)
-        out: list[Stmt] = []
-        for i in sorted(keep):
-            s = substitute_typed(an.items[i].stmt, renames)
-            if (move := _noop_move(s)) is not None:
-                renames[move[0]] = move[1].args[0]
-                continue
-            out.append(s)
-        return out
+        return drop_noop_moves([substitute_typed(an.items[i].stmt, renames) for i in sorted(keep)])
 
     def _store(self, v: Var) -> Stmt:
         gm = self.temp(v)
@@ -228,15 +224,6 @@ def _interleave(loads: list[Stmt], stmts: list[Stmt], stores: dict[Var, Stmt]) -
         pending = [ld for ld in pending if ld.var not in uses]
         out += [s, *(st for v, st in stores.items() if last.get(v) == i)]
     return pending + out + [st for v, st in stores.items() if v not in last]
-
-
-def _noop_move(s: Stmt) -> tuple[Var, Call] | None:
-    """``x = tile.move(t, target_memory=S)`` with ``t`` already in S (a loaded GM temp)."""
-    move = assign_of(s, "tile.move")
-    if move is None:
-        return None
-    src = move[1].args[0].type
-    return move if isinstance(src, TileType) and src.memory_space is move[1].kwargs.get("target_memory") else None
 
 
 def spmd_blocks(program: Program, name: str) -> int | Expr | None:
@@ -293,7 +280,10 @@ class _CallRewriter:
         tids: list[Expr] = []
         for k in kernels:
             for src, param in zip(k.args, k.func.params, strict=True):
-                if isinstance(src.var_type, TileType) and src not in env:  # a crossing tile: create its GM temp
+                if src in an.loop_temps and src not in env:  # the GM temp of a split loop
+                    env[src], create = create_tensor(base_name(src.name), src.var_type, span, layout=TensorLayout.ND)
+                    stmts.append(create)
+                elif isinstance(src.var_type, TileType) and src not in env:  # a crossing tile: create its GM temp
                     t = param.var_type
                     if not isinstance(t.shape[0], int):  # one band of the tile's rows per block of this launch
                         t = _per_launch(t, src, call)
@@ -390,6 +380,11 @@ def _split(program: Program, analyse: Callable[[Function], Function | Analysis],
             funcs.append(got)
             continue
         sp = _Splitter(got, spmd_blocks(program, f.name))
+        if sp.blocks is not None and got.loop_temps:
+            raise UnsupportedFeatureError(
+                f"kernel '{f.name}' is launched with pl.spmd and has a mixed cube+vector loop too long to unroll; "
+                f"the GM buffer its split loops share has no slot per block", f.span,
+                hint="launch it without pl.spmd, or do the loop's cube work and vector work in two loops yourself")
         cross = sp.crossing()
         splits[f.name] = [sp.build(k, cross) for k in range(len(got.stage_cores))], got
         funcs.extend(k.func for k in splits[f.name][0])

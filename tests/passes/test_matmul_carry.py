@@ -1,6 +1,6 @@
 """ExpandMixedKernel: a loop adding a matmul into a carried vector tile carries the matmul's accumulator
 instead (``pypto.passes._matmul_carry``): the loop becomes cube-only, the vector work after it a second stage.
-A loop that does more with the carried tile keeps the located refusal."""
+A loop that does more with the carried tile is split in two loops instead (``_loop_fission``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import pypto.language as pl
-from pypto.errors import UnsupportedFeatureError
 from pypto.ir.function import FunctionType
 from tests.passes.filecheck import filecheck
 
@@ -102,10 +101,21 @@ def test_a_matmul_sum_from_a_tile_adds_it_after_the_loop():
     """)
 
 
-def test_a_loop_reading_its_sum_again_keeps_the_refusal():
-    with pytest.raises(UnsupportedFeatureError, match="for-loop that mixes cube ops .* with vector ops") as exc:
-        _lower(READ_TWICE)
-    assert exc.value.span.line > 0
+def test_a_loop_reading_its_sum_again_is_split_in_two_loops():
+    # not a plain sum, so not carried on the cube; the loop is split instead (see test_loop_fission.py)
+    prog = _lower(READ_TWICE)
+    (aic,), (aiv,) = _kernels(prog, FunctionType.AIC), _kernels(prog, FunctionType.AIV)
+    filecheck(aic.as_python(), """
+        CHECK: pl.range(20)
+        CHECK: pl.tile.matmul(
+        CHECK: pl.tile.store(
+    """)
+    filecheck(aiv.as_python(), """
+        CHECK: pl.range(20, init_values=
+        CHECK: pl.tile.load(
+        CHECK: pl.tile.add(
+        CHECK: pl.tile.muls(
+    """)
 
 
 def _run(src, args, platform, tmp_path):
@@ -129,6 +139,17 @@ def test_biased_sum_matches_numpy(tmp_path):
     x, w, bias, y = _inputs(seed=2, bias=True)
     _run(BIASED_SUM, (x, w, bias, y), "a2a3sim", tmp_path)
     np.testing.assert_allclose(y, np.maximum(x @ w + bias, 0), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.sim
+@pytest.mark.ptoas
+def test_a_split_loop_reading_its_sum_again_matches_numpy(tmp_path):
+    x, w, y = _inputs(seed=4)
+    _run(READ_TWICE, (x, w, y), "a2a3sim", tmp_path)
+    acc = np.zeros((M, N), np.float32)
+    for kb in range(KB):
+        acc = (acc + x[:, kb * K:(kb + 1) * K] @ w[kb * K:(kb + 1) * K]) * 0.5
+    np.testing.assert_allclose(y, acc, rtol=1e-3, atol=1e-3)
 
 
 @pytest.mark.sim

@@ -53,7 +53,8 @@ def scale_matmul_bias(x: pl.Tensor, w: pl.Tensor, bias: pl.Tensor, y: pl.Out[pl.
 def mixed_loop(x: pl.Tensor, w: pl.Tensor, y: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         for _i in pl.range(32):  # too many iterations to unroll (a 2-iteration loop would be)
-            a = pl.tile.load(x, [0, 0], [64, 64], [64, 64], target_memory=pl.Mem.Mat)
+            # the cube half reads y, which the vector half writes: it cannot be split in two loops either
+            a = pl.tile.load(y, [0, 0], [64, 64], [64, 64], target_memory=pl.Mem.Mat)
             b = pl.tile.load(w, [0, 0], [64, 64], [64, 64], target_memory=pl.Mem.Mat)
             c = pl.tile.matmul(pl.tile.move(a, target_memory=pl.Mem.Left), pl.tile.move(b, target_memory=pl.Mem.Right))
             pl.tile.store(pl.tile.relu(c), [0, 0], y)
