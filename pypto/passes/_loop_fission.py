@@ -82,9 +82,9 @@ class _Nest:
     yields: tuple[Expr, ...]
 
 
-def _nest(loop: ForStmt, cores: Cores) -> _Nest | None:
+def _nest(loop: ForStmt, cores: Cores) -> _Nest | str:
     """``loop`` as a perfect nest: each outer level is scalar statements then the inner loop, carrying
-    exactly what the inner loop carries; None for anything else."""
+    exactly what the inner loop carries; for anything else, why not."""
     nest = _Nest([], [], [], [], ())
     cur = loop
     while True:
@@ -92,14 +92,16 @@ def _nest(loop: ForStmt, cores: Cores) -> _Nest | None:
         stmts = flatten(cur.body)
         y = stmts[-1] if stmts and isinstance(stmts[-1], YieldStmt) else None
         body = stmts[:-1] if y is not None else stmts
-        if n is None or (y is None) != (not cur.iter_args) or any(isinstance(s, YieldStmt) for s in body):
-            return None
+        if n is None:
+            return "its trip count is not a constant"
+        if (y is None) != (not cur.iter_args) or any(isinstance(s, YieldStmt) for s in body):
+            return "it yields from inside its body"
         nest.levels.append(cur)
         nest.trips.append(n)
         inner = body[-1] if body else None
         if isinstance(inner, ForStmt) and len(cores(inner)) > 1 and not any(cores(s) for s in body[:-1]):
             if tuple(inner.inits) != tuple(cur.iter_args) or y is None or tuple(y.values) != inner.return_vars:
-                return None
+                return "its outer loop carries values other than its inner loop's"
             nest.prefixes.append(body[:-1])
             cur = inner
             continue
@@ -129,38 +131,47 @@ def _rw(stmts: list[Stmt], root: Callable[[Var], Var]) -> tuple[set[Var], set[Va
     return reads, writes
 
 
-def _plan(nest: _Nest, cores: Cores, root: Callable[[Var], Var]) -> _Plan | None:
+def _plan(nest: _Nest, cores: Cores, root: Callable[[Var], Var]) -> _Plan | str:
+    """How the nest splits; else why it cannot."""
     body = nest.body
     if any(len(cores(s)) > 1 for s in body):
-        return None
+        return "a statement in its body (an if or an inner loop) itself mixes cube and vector work"
     part = {c: [s for s in body if cores(s) == {c}] for c in ("cube", "vector")}
     scalars = [s for stmts in (*nest.prefixes, body) for s in stmts if not cores(s)]
     carried = {a for lv in nest.levels for a in lv.iter_args}
     core_defs = {v for stmts in part.values() for s in stmts for v in defined_vars(s)}
-    if any(not isinstance(s, AssignStmt) or set(free_vars(s)) & (core_defs | carried) or _rw([s], root) != (set(), set())
-           for s in scalars):  # scalars are copied into both halves: plain index arithmetic only
-        return None
+    (r1, w1), (r2, w2) = _rw(part["cube"], root), _rw(part["vector"], root)
+    if shared := ((r1 | w1) & (r2 | w2)) & (w1 | w2):  # a tensor both halves touch must be read-only
+        return f"both halves touch {_names(shared)} and one of them writes it"
+    for s in scalars:  # copied into both halves: plain index arithmetic only
+        reads, writes = _rw([s], root)
+        if reads | writes:
+            return f"a statement outside its cube and vector work reads or writes {_names(reads | writes)}"
+        if not isinstance(s, AssignStmt) or set(free_vars(s)) & (core_defs | carried):
+            return "a scalar statement in it depends on its tiles or carried values"
     defs = {c: {v for s in part[c] for v in defined_vars(s)} for c in part}
     uses = {c: {v for s in part[c] for v in free_vars(s)} for c in part}
     to_vec, to_cube = defs["cube"] & uses["vector"], defs["vector"] & uses["cube"]
     if to_vec and to_cube:
-        return None
+        return (f"values flow both ways between its halves within an iteration ({_names(to_vec)} to the vector "
+                f"half, {_names(to_cube)} to the cube half)")
     first = "vector" if to_cube else "cube"
     second = "cube" if first == "vector" else "vector"
     own: dict[str, list[int]] = {"cube": [], "vector": []}
     for i, (a, y) in enumerate(zip(nest.levels[-1].iter_args, nest.yields, strict=True)):
         owners = {c for c in part if a in uses[c] or y in defs[c]}
         if len(owners) > 1 or (y is not a and not owners):
-            return None
+            return f"both halves use the value it carries as '{base_name(a.name)}'"
         own[owners.pop() if owners else first].append(i)
-    (r1, w1), (r2, w2) = _rw(part[first], root), _rw(part[second], root)
-    if ((r1 | w1) & (r2 | w2)) & (w1 | w2):  # a tensor both halves touch must be read-only
-        return None
     cross = sorted(to_vec | to_cube, key=lambda v: v.uid)
-    if any(not isinstance(v.type, TileType) or v.type.memory_space not in CROSS_SPACES
-           or not all(isinstance(d, int) for d in v.type.shape) for v in cross):
-        return None
+    if odd := [v for v in cross if not isinstance(v.type, TileType) or v.type.memory_space not in CROSS_SPACES
+               or not all(isinstance(d, int) for d in v.type.shape)]:
+        return f"{_names(set(odd))} passes between its halves and is not a static Vec or Acc tile"
     return _Plan(first, second, part, own, cross)
+
+
+def _names(vs: set[Var]) -> str:
+    return ", ".join(f"'{base_name(v.name)}'" for v in sorted(vs, key=lambda v: v.uid))
 
 
 def fission(loop: Stmt, kernel: str, cores: Cores, root: Callable[[Var], Var], limit: int) -> list[Stmt] | None:
@@ -169,12 +180,20 @@ def fission(loop: Stmt, kernel: str, cores: Cores, root: Callable[[Var], Var], l
     if not isinstance(loop, ForStmt) or len(cores(loop)) < 2:
         return None
     nest = _nest(loop, cores)
-    total = math.prod(nest.trips) if nest is not None else 0
-    plan = _plan(nest, cores, root) if nest is not None and total > limit else None
-    if nest is None or plan is None:
+    if isinstance(nest, str) or math.prod(nest.trips) <= limit:
         return None
-    temps = {v: _temp(v, total, kernel, loop) for v in plan.cross}
+    plan = _plan(nest, cores, root)
+    if isinstance(plan, str):
+        return None
+    temps = {v: _temp(v, math.prod(nest.trips), kernel, loop) for v in plan.cross}
     return [_half(nest, plan, plan.first, temps), _half(nest, plan, plan.second, temps)]
+
+
+def obstacle(loop: ForStmt, cores: Cores, root: Callable[[Var], Var]) -> str | None:
+    """Why a mixed ``loop`` cannot be split in two (for its refusal); None when nothing in it forbids that."""
+    nest = _nest(loop, cores)
+    plan = nest if isinstance(nest, str) else _plan(nest, cores, root)
+    return plan if isinstance(plan, str) else None
 
 
 def _temp(v: Var, total: int, kernel: str, loop: Stmt) -> Var:

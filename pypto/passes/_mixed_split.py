@@ -23,7 +23,7 @@ from pypto.ir.ops.registry import make_call, op_of, written_index
 from pypto.ir.stmt import AssignStmt, ForStmt, IfStmt, ReturnStmt, Stmt, WhileStmt, flatten, seq
 from pypto.ir.types import TensorType, TileType, Type
 from pypto.ir.visitor import substitute
-from pypto.passes._loop_fission import fission, tensor_roots, trip_count
+from pypto.passes._loop_fission import fission, obstacle, tensor_roots, trip_count
 from pypto.passes._matmul_carry import carry_matmuls
 from pypto.passes._peel import drop_dead_creates
 from pypto.passes._rewrite import assign_of, drop_unused, emit, expand_stmts
@@ -115,9 +115,11 @@ class Analysis:
         cores = stmt_cores(s)
         if len(cores) > 1:
             kind = {ForStmt: "for-loop", WhileStmt: "while-loop", IfStmt: "if/else"}.get(type(s), "statement")
+            roots = tensor_roots(self.func.body)
+            why = obstacle(s, stmt_cores, lambda v: follow(roots, v)) if isinstance(s, ForStmt) else None
             raise UnsupportedFeatureError(
                 f"kernel '{self.func.name}': a {kind} that mixes cube ops (matmul, Mat/Left/Right/Acc tiles) with "
-                f"vector ops cannot be split into AIC and AIV kernels", s.span,
+                f"vector ops cannot be split into AIC and AIV kernels" + (f" ({why})" if why else ""), s.span,
                 hint="keep each loop/if on one core: do the cube work in one loop and the vector work in another")
         return next(iter(cores)) if cores else None
 

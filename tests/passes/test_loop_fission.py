@@ -122,7 +122,18 @@ def test_a_cube_half_reading_what_the_vector_half_writes_keeps_the_refusal():
     with pytest.raises(UnsupportedFeatureError, match="for-loop that mixes cube ops .* with vector ops") as exc:
         _lower(CARRIED)
     assert exc.value.span.line == 9  # the outer ``for jb``
+    assert "(both halves touch 'out' and one of them writes it)" in str(exc.value)  # why no split
     assert "do the cube work in one loop and the vector work in another" in (exc.value.hint or "")
+
+
+def test_a_nest_with_a_runtime_trip_count_is_refused_saying_so():
+    src = _kernel("a_t", jb=20).replace("for jb in pl.range(20):", "for jb in pl.range(nb):")
+    src = src.replace("pl.FP32]]) -> pl.Tensor[[M, N * 20 * JI], pl.FP32]:\n        a_t",
+                      "pl.FP32]], nb: pl.Scalar[pl.INDEX]) -> pl.Tensor[[M, N * 20 * JI], pl.FP32]:\n        a_t", 1)
+    src = src.replace("self.acc_proj(a, w, out)", "self.acc_proj(a, w, out, 20)")
+    with pytest.raises(UnsupportedFeatureError, match=r"cannot be split .*\(its trip count is not a constant\)") as exc:
+        _lower(src)
+    assert exc.value.span.line == 9
 
 
 def test_a_split_needing_a_huge_buffer_is_refused_naming_the_loop():

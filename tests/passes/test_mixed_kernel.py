@@ -142,6 +142,7 @@ def test_loop_mixing_cube_and_vector_is_rejected():
     with pytest.raises(UnsupportedFeatureError, match="for-loop that mixes cube ops .* with vector ops") as exc:
         mixed_loop.lower(*_inputs(3))
     assert exc.value.span.line > 0
+    assert "(both halves touch 'y' and one of them writes it)" in str(exc.value)
 
 
 def test_region_writing_two_tensors_returns_a_tuple():
