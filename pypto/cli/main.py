@@ -38,10 +38,22 @@ class PyptoGroup(click.Group):
 
             kill_running()
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # on its way out: a second Ctrl-C must not cut the exit short
+            _forget_interrupt()
             click.echo("pypto: interrupted", err=True)
             ctx.exit(int(ExitCode.INTERRUPTED))
         except Exception as exc:  # noqa: BLE001 - the CLI boundary turns every failure into an exit code
             ctx.exit(int(report_error(exc, ctx.find_object(CliState).json if ctx.find_object(CliState) else False)))
+
+
+def _forget_interrupt() -> None:
+    """Clear CPython's note of an unhandled Ctrl-C once pypto has handled it.
+
+    Under ``python -m`` a KeyboardInterrupt that passed through ``exec`` of a string marks itself unhandled even when
+    it is caught, and the interpreter then ends the process by SIGINT after its exit instead of with our 130. That is
+    where a Ctrl-C lands when it arrives while a dataclass is being made during an import. Each evaluation of a
+    string resets the mark (CPython 3.11).
+    """
+    exec("pass")  # noqa: S102 - a constant string
 
 
 def version_text(toolchain: str | None = None) -> str:

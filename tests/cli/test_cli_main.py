@@ -142,3 +142,18 @@ def test_an_interrupt_exits_130_and_ignores_a_second_ctrl_c(monkeypatch):
         assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+def test_an_interrupt_inside_exec_of_a_string_still_exits_130_under_python_m(tmp_path):
+    """A Ctrl-C that lands while a dataclass is being made (``exec`` of generated source, during an import) used to
+    end ``python -m pypto`` by SIGINT (-2) after the handled exit: CPython marks it unhandled. It exits 130."""
+    (tmp_path / "interrupted_cli.py").write_text(
+        "import sys\n\nimport click\n\nfrom pypto.cli.main import PyptoGroup\n\n\n"
+        "@click.group(cls=PyptoGroup)\ndef group():\n    pass\n\n\n"
+        "@group.command()\ndef boom():\n    exec('raise KeyboardInterrupt')\n\n\n"
+        "group.main(['boom'], standalone_mode=True)\n")
+    env = {**__import__("os").environ, "PYTHONPATH": str(Path(pypto.__file__).parents[1])}
+    out = subprocess.run([sys.executable, "-m", "interrupted_cli"], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=120, check=False)
+    assert out.returncode == 130, (out.returncode, out.stderr)
+    assert out.stderr.strip() == "pypto: interrupted"
