@@ -26,7 +26,7 @@ from pypto.ir.ops.registry import make_call, written_index
 from pypto.ir.stmt import AssignStmt, ForStmt, Stmt, WhileStmt, YieldStmt, flatten, seq
 from pypto.ir.types import TensorType, TileType
 from pypto.ir.visitor import substitute
-from pypto.passes._rewrite import assign_of, ints
+from pypto.passes._rewrite import assign_of, ints, last_writes, store_tile
 from pypto.passes._util import (
     base_name,
     calls_in,
@@ -180,12 +180,13 @@ def fission(loop: Stmt, kernel: str, cores: Cores, root: Callable[[Var], Var], l
     if not isinstance(loop, ForStmt) or len(cores(loop)) < 2:
         return None
     nest = _nest(loop, cores)
-    if isinstance(nest, str) or math.prod(nest.trips) <= limit:
+    total = 0 if isinstance(nest, str) else math.prod(nest.trips)
+    if isinstance(nest, str) or total <= limit:
         return None
     plan = _plan(nest, cores, root)
     if isinstance(plan, str):
         return None
-    temps = {v: _temp(v, math.prod(nest.trips), kernel, loop) for v in plan.cross}
+    temps = {v: _temp(v, total, kernel, loop) for v in plan.cross}
     return [_half(nest, plan, plan.first, temps), _half(nest, plan, plan.second, temps)]
 
 
@@ -284,21 +285,12 @@ def _row(lin: Expr, v: Var) -> MakeTuple:
 
 def _with_stores(stmts: list[Stmt], cross: list[Var], temps: dict[Var, Var], lin: Expr) -> list[Stmt]:
     """``stmts`` with each crossing tile stored into its temp after its last write."""
-    last = {v: max(i for i, s in enumerate(stmts) if v in _writes(s)) for v in cross}
+    last = last_writes(stmts, set(cross))
     out: list[Stmt] = []
     for i, s in enumerate(stmts):
         out.append(s)
-        for v in cross:
-            if last[v] == i:
-                store = make_call("tile.store", [v, _row(lin, v), temps[v]], span=v.span)
-                out.append(AssignStmt(Var(f"{temps[v].name}__store", store.result_type, span=v.span), store,
-                                      span=v.span))
+        out += [store_tile(v, _row(lin, v), temps[v]) for v in cross if last[v] == i]
     return out
-
-
-def _writes(s: Stmt) -> set[Var]:
-    hit = set(defined_vars(s))
-    return hit | {c.args[k] for c in calls_in(s) if (k := written_index(c)) is not None and isinstance(c.args[k], Var)}
 
 
 def _loads(cross: list[Var], temps: dict[Var, Var], lin: Expr, space: MemorySpace) -> tuple[list[Stmt], dict]:

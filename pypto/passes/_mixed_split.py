@@ -31,7 +31,6 @@ from pypto.passes._util import (
     base_name,
     bound_vars,
     calls_in,
-    defined_vars,
     follow,
     free_vars,
     iter_stmts,
@@ -202,17 +201,6 @@ class Analysis:
             while k > self.stage[i] and self.stage_core(k) != it.core:
                 k -= 1
             self.stage[i] = max(k, self.stage[i])
-
-
-def last_writes(stmts: list[Stmt], tiles: set[Var]) -> dict[Var, int]:
-    """Each of ``tiles`` -> the position of the last statement of ``stmts`` that defines it or writes into
-    it in place (a call's written operand, in a loop or an if included)."""
-    last: dict[Var, int] = {}
-    for i, s in enumerate(stmts):
-        hit = set(defined_vars(s)) & tiles
-        hit |= {c.args[k] for c in calls_in(s) if (k := written_index(c)) is not None and c.args[k] in tiles}
-        last.update(dict.fromkeys(hit, i))
-    return last
 
 
 def _vec_assemble(stmts: list[Stmt]) -> list[Stmt]:

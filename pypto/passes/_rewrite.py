@@ -17,12 +17,20 @@ from pypto.errors import InternalError
 from pypto.ir.enums import MemorySpace, ParamDirection
 from pypto.ir.expr import Call, ConstInt, Expr, GlobalVar, MakeTuple, TupleGetItem, Var
 from pypto.ir.function import Function, Program
-from pypto.ir.ops.registry import make_call
+from pypto.ir.ops.registry import make_call, written_index
 from pypto.ir.stmt import AssignStmt, EvalStmt, InCoreScopeStmt, Stmt, seq, stmt_value
 from pypto.ir.types import TensorType, TupleType
 from pypto.ir.visitor import IRMutator, substitute
 from pypto.passes._index import iadd
-from pypto.passes._util import defined_vars, iter_stmts, map_blocks, shaped, used_vars, var_use_counts
+from pypto.passes._util import (
+    calls_in,
+    defined_vars,
+    iter_stmts,
+    map_blocks,
+    shaped,
+    used_vars,
+    var_use_counts,
+)
 from pypto.span import Span
 
 # A rule gets ``var = call`` (var None for a bare call statement) and returns the statements that
@@ -237,3 +245,20 @@ def store_shifted(value: Expr, store: Call, row: Expr, col: Expr, span: Span) ->
     *lead, row0, col0 = elements(store.args[1])
     offs = ints([*lead, iadd(row0, row, span), iadd(col0, col, span)], span)
     return EvalStmt(make_call("tile.store", [value, offs, store.args[2]], dict(store.kwargs), span=span), span=span)
+
+
+def last_writes(stmts: list[Stmt], tiles: set[Var]) -> dict[Var, int]:
+    """Each of ``tiles`` -> the position of the last statement of ``stmts`` that defines it or writes into
+    it in place (a call's written operand, in a loop or an if included)."""
+    last: dict[Var, int] = {}
+    for i, s in enumerate(stmts):
+        hit = set(defined_vars(s)) & tiles
+        hit |= {c.args[k] for c in calls_in(s) if (k := written_index(c)) is not None and c.args[k] in tiles}
+        last.update(dict.fromkeys(hit, i))
+    return last
+
+
+def store_tile(tile: Var, offsets: Expr, gm: Var) -> AssignStmt:
+    """``<gm>__store = tile.store(tile, offsets, gm)``: a tile crossing cores, written into its GM temp."""
+    store = make_call("tile.store", [tile, offsets, gm], span=tile.span)
+    return AssignStmt(Var(f"{gm.name}__store", store.result_type, span=tile.span), store, span=tile.span)

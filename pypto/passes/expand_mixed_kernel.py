@@ -33,7 +33,7 @@ from pypto.ir.types import Dim, ScalarType, TensorType, TileType, TupleType
 from pypto.ir.visitor import substitute
 from pypto.passes._barrier_split import SEGMENT, BarrierAnalysis, has_barrier
 from pypto.passes._loop_fission import drop_noop_moves
-from pypto.passes._mixed_split import CUBE, MAX_UNROLL, VECTOR, Analysis, last_writes, splittable, stmt_cores
+from pypto.passes._mixed_split import CUBE, MAX_UNROLL, VECTOR, Analysis, splittable, stmt_cores
 from pypto.passes._rewrite import (
     LAUNCH_ATTRS,
     call_function,
@@ -41,8 +41,10 @@ from pypto.passes._rewrite import (
     emit,
     fresh_vars,
     ints,
+    last_writes,
     program_call,
     splice_calls,
+    store_tile,
 )
 from pypto.passes._util import (
     NameGen,
@@ -206,9 +208,7 @@ class _Splitter:
         return drop_noop_moves([substitute_typed(an.items[i].stmt, renames) for i in sorted(keep)])
 
     def _store(self, v: Var) -> Stmt:
-        gm = self.temp(v)
-        store = make_call("tile.store", [v, self._band(v, v.span), gm], span=v.span)
-        return AssignStmt(Var(f"{gm.name}__store", store.result_type, span=v.span), store, span=v.span)
+        return store_tile(v, self._band(v, v.span), self.temp(v))
 
 
 def _interleave(loads: list[Stmt], stmts: list[Stmt], stores: dict[Var, Stmt]) -> list[Stmt]:
